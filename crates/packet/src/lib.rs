@@ -1,0 +1,1 @@
+//! Packet views and builders.
