@@ -210,28 +210,60 @@ pub struct Match {
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
     /// Send out a port; `max_len` bytes go to the controller when the port is `Controller`.
-    Output { port: PortNo, max_len: u16 },
+    Output {
+        port: PortNo,
+        max_len: u16,
+    },
     /// Set the 802.1Q VLAN id (1.3: a set-field; push a tag first on untagged packets).
-    SetVlanVid { vid: u16 },
-    SetVlanPcp { pcp: u8 },
+    SetVlanVid {
+        vid: u16,
+    },
+    SetVlanPcp {
+        pcp: u8,
+    },
     /// Remove the outer 802.1Q tag (1.0 STRIP_VLAN, 1.3 POP_VLAN).
     PopVlan,
     /// Push a new 802.1Q tag with this TPID (1.3 only).
-    PushVlan { ethertype: u16 },
-    SetEthSrc { addr: MacAddr },
-    SetEthDst { addr: MacAddr },
-    SetIpv4Src { addr: Ipv4Addr },
-    SetIpv4Dst { addr: Ipv4Addr },
+    PushVlan {
+        ethertype: u16,
+    },
+    SetEthSrc {
+        addr: MacAddr,
+    },
+    SetEthDst {
+        addr: MacAddr,
+    },
+    SetIpv4Src {
+        addr: Ipv4Addr,
+    },
+    SetIpv4Dst {
+        addr: Ipv4Addr,
+    },
     /// Set the DSCP bits (1.0 SET_NW_TOS with the value shifted left by 2).
-    SetIpDscp { dscp: u8 },
-    SetTcpSrc { port: u16 },
-    SetTcpDst { port: u16 },
-    SetUdpSrc { port: u16 },
-    SetUdpDst { port: u16 },
+    SetIpDscp {
+        dscp: u8,
+    },
+    SetTcpSrc {
+        port: u16,
+    },
+    SetTcpDst {
+        port: u16,
+    },
+    SetUdpSrc {
+        port: u16,
+    },
+    SetUdpDst {
+        port: u16,
+    },
     /// Send through a queue of a port (1.0 ENQUEUE, 1.3 SET_QUEUE then OUTPUT).
-    Enqueue { port: PortNo, queue_id: u32 },
+    Enqueue {
+        port: PortNo,
+        queue_id: u32,
+    },
     /// Process through a group (1.3 only).
-    Group { group_id: u32 },
+    Group {
+        group_id: u32,
+    },
     /// Decrement the IP TTL (1.3 only).
     DecNwTtl,
 }
@@ -616,12 +648,28 @@ fn emit_action_v10(a: &Action, out: &mut Vec<u8>) -> EncodeResult<()> {
             out.put_zeros(4);
         }
         Action::SetEthSrc { addr } | Action::SetEthDst { addr } => {
-            tl(out, if matches!(a, Action::SetEthSrc { .. }) { 4 } else { 5 }, 16);
+            tl(
+                out,
+                if matches!(a, Action::SetEthSrc { .. }) {
+                    4
+                } else {
+                    5
+                },
+                16,
+            );
             out.put_slice(&addr.0);
             out.put_zeros(6);
         }
         Action::SetIpv4Src { addr } | Action::SetIpv4Dst { addr } => {
-            tl(out, if matches!(a, Action::SetIpv4Src { .. }) { 6 } else { 7 }, 8);
+            tl(
+                out,
+                if matches!(a, Action::SetIpv4Src { .. }) {
+                    6
+                } else {
+                    7
+                },
+                8,
+            );
             out.put_u32(addr.into());
         }
         Action::SetIpDscp { dscp } => {
@@ -713,12 +761,22 @@ fn emit_match_v13(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
         oxm(out, oxm13::METADATA, &md.to_be_bytes(), None);
     }
     if let Some(a) = m.eth_dst {
-        oxm(out, oxm13::ETH_DST, &a.0, m.eth_dst_mask.as_ref().map(|x| &x.0[..]));
+        oxm(
+            out,
+            oxm13::ETH_DST,
+            &a.0,
+            m.eth_dst_mask.as_ref().map(|x| &x.0[..]),
+        );
     } else if m.eth_dst_mask.is_some() {
         return Err(not_in(V, "an eth_dst mask without an eth_dst"));
     }
     if let Some(a) = m.eth_src {
-        oxm(out, oxm13::ETH_SRC, &a.0, m.eth_src_mask.as_ref().map(|x| &x.0[..]));
+        oxm(
+            out,
+            oxm13::ETH_SRC,
+            &a.0,
+            m.eth_src_mask.as_ref().map(|x| &x.0[..]),
+        );
     } else if m.eth_src_mask.is_some() {
         return Err(not_in(V, "an eth_src mask without an eth_src"));
     }
@@ -758,7 +816,10 @@ fn emit_match_v13(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
         } else if is_ip {
             oxm(out, oxm13::IP_PROTO, &[p], None);
         } else {
-            return Err(not_in(V, "an ip_proto match without eth_type IPv4, IPv6 or ARP"));
+            return Err(not_in(
+                V,
+                "an ip_proto match without eth_type IPv4, IPv6 or ARP",
+            ));
         }
     }
     for (pfx, ip_field, arp_field) in [
@@ -769,7 +830,12 @@ fn emit_match_v13(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
             let field = match m.eth_type {
                 Some(0x0800) => ip_field,
                 Some(0x0806) => arp_field,
-                _ => return Err(not_in(V, "an IPv4 address match without eth_type IPv4 or ARP")),
+                _ => {
+                    return Err(not_in(
+                        V,
+                        "an IPv4 address match without eth_type IPv4 or ARP",
+                    ))
+                }
             };
             let addr = (u32::from(p.addr) & p.mask()).to_be_bytes();
             let mask = p.mask().to_be_bytes();

@@ -70,7 +70,11 @@ fn v10_prefixes_and_vlan_none() {
     assert_eq!(w & fw10::DL_VLAN, 0);
     assert_eq!(w & fw10::DL_TYPE, 0);
     assert_eq!(w & fw10::NW_TOS, 0);
-    assert_eq!((w >> fw10::NW_SRC_SHIFT) & 0x3f, 24, "8-bit prefix wildcards 24 bits");
+    assert_eq!(
+        (w >> fw10::NW_SRC_SHIFT) & 0x3f,
+        24,
+        "8-bit prefix wildcards 24 bits"
+    );
     assert_eq!((w >> fw10::NW_DST_SHIFT) & 0x3f, 32);
     assert_eq!(&out[18..20], &[0xff, 0xff], "OFP_VLAN_NONE");
     assert_eq!(out[24], 46 << 2, "nw_tos holds DSCP << 2");
@@ -154,7 +158,11 @@ fn what_1_0_cannot_express_is_named() {
             vec![],
             "a masked Ethernet address match",
         ),
-        (Match::default(), vec![Action::Group { group_id: 1 }], "a group action"),
+        (
+            Match::default(),
+            vec![Action::Group { group_id: 1 }],
+            "a group action",
+        ),
         (
             Match::default(),
             vec![Action::PushVlan { ethertype: 0x8100 }],
@@ -300,12 +308,16 @@ fn packet_out_both_versions() {
 fn delete_has_no_instructions_and_means_all_tables() {
     let (m, _) = learning_flow();
     let mut out = Vec::new();
-    FlowMod::delete(m).encode(Version::V1_3, 1, &mut out).unwrap();
+    FlowMod::delete(m)
+        .encode(Version::V1_3, 1, &mut out)
+        .unwrap();
     assert_eq!(out[24], 0xff, "table_id OFPTT_ALL");
     assert_eq!(out[25], 3, "OFPFC_DELETE");
     assert_eq!(out.len(), 48 + 24);
     out.clear();
-    FlowMod::delete(m).encode(Version::V1_0, 1, &mut out).unwrap();
+    FlowMod::delete(m)
+        .encode(Version::V1_0, 1, &mut out)
+        .unwrap();
     assert_eq!(out.len(), 72);
 }
 

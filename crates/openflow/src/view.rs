@@ -340,7 +340,11 @@ mod tests {
                 m[2..4].copy_from_slice(&(cut as u16).to_be_bytes());
                 // A cut inside the frame is still a valid (shorter) PACKET_IN.
                 let data_start = msg.len() - 4;
-                assert_eq!(PacketIn::new_checked(&m[..]).is_ok(), cut >= data_start, "cut {cut}");
+                assert_eq!(
+                    PacketIn::new_checked(&m[..]).is_ok(),
+                    cut >= data_start,
+                    "cut {cut}"
+                );
             }
         }
         // An OXM TLV longer than the match.
@@ -355,15 +359,24 @@ mod tests {
         bad[26] = 0xff;
         assert!(matches!(
             PacketIn::new_checked(&bad[..]),
-            Err(DecodeError::LengthOverrun { layer: "ofp_match", .. })
+            Err(DecodeError::LengthOverrun {
+                layer: "ofp_match",
+                ..
+            })
         ));
         // No in_port.
         let mut bad = msg.clone();
         bad[30] = 0x02; // field 1 (in_phy_port) instead of 0
-        assert!(matches!(PacketIn::new_checked(&bad[..]), Err(DecodeError::BadValue { .. })));
+        assert!(matches!(
+            PacketIn::new_checked(&bad[..]),
+            Err(DecodeError::BadValue { .. })
+        ));
         // Not a PACKET_IN.
         let mut bad = msg;
         bad[1] = 14;
-        assert!(matches!(PacketIn::new_checked(&bad[..]), Err(DecodeError::WrongMessage { .. })));
+        assert!(matches!(
+            PacketIn::new_checked(&bad[..]),
+            Err(DecodeError::WrongMessage { .. })
+        ));
     }
 }
