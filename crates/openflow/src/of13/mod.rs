@@ -4,6 +4,23 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod action;
+pub mod group;
+pub mod instruction;
+pub mod meter;
+pub mod oxm;
+pub mod port;
+
+pub use action::{Action, ActionType};
+pub use group::{Bucket, OFPG_ALL, OFPG_ANY, OFPG_MAX};
+pub use instruction::{Instruction, InstructionType};
+pub use meter::{MeterBand, OFPM_ALL, OFPM_CONTROLLER, OFPM_MAX, OFPM_SLOWPATH};
+pub use oxm::{Match, Oxm, OxmField, OxmHeader, OxmValue};
+pub use port::{
+    port_name, Port, OFPP_ALL, OFPP_ANY, OFPP_CONTROLLER, OFPP_FLOOD, OFPP_IN_PORT, OFPP_LOCAL,
+    OFPP_MAX, OFPP_NORMAL, OFPP_TABLE,
+};
+
 use crate::common::{ErrorBody, Hello, SwitchConfig};
 use crate::error::{DecodeResult, EncodeResult};
 use crate::open_enum;
@@ -11,6 +28,9 @@ use crate::wire::{Put, Reader};
 
 /// Wire version byte.
 pub const VERSION: u8 = 0x04;
+
+/// The Open Networking Foundation's experimenter id (`ONF_EXPERIMENTER_ID`).
+pub const ONF_EXPERIMENTER_ID: u32 = 0x4f4e_4600;
 
 open_enum! {
     /// `ofp_type` for OpenFlow 1.3.
