@@ -1,0 +1,3 @@
+//! Tests for `multipart.rs` and `table_features.rs`.
+
+use super::*;
