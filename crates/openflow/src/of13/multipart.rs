@@ -48,7 +48,6 @@ pub const OFPMPF_REQ_MORE: u16 = 1;
 /// `OFPMPF_REPLY_MORE`: more replies follow.
 pub const OFPMPF_REPLY_MORE: u16 = 1;
 
-
 /// A MULTIPART_REQUEST (`ofp_multipart_request`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MultipartRequest {
@@ -371,13 +370,23 @@ impl MultipartReply {
             },
             T::Aggregate => MultipartReplyBody::Aggregate(AggregateStats::parse(&mut b)?),
             T::Table => MultipartReplyBody::Table {
-                stats: fixed_list(&mut b, "ofp_table_stats", TableStats::LEN, TableStats::parse)?,
+                stats: fixed_list(
+                    &mut b,
+                    "ofp_table_stats",
+                    TableStats::LEN,
+                    TableStats::parse,
+                )?,
             },
             T::PortStats => MultipartReplyBody::PortStats {
                 stats: fixed_list(&mut b, "ofp_port_stats", PortStats::LEN, PortStats::parse)?,
             },
             T::Queue => MultipartReplyBody::Queue {
-                stats: fixed_list(&mut b, "ofp_queue_stats", QueueStats::LEN, QueueStats::parse)?,
+                stats: fixed_list(
+                    &mut b,
+                    "ofp_queue_stats",
+                    QueueStats::LEN,
+                    QueueStats::parse,
+                )?,
             },
             T::Group => MultipartReplyBody::Group {
                 stats: list(&mut b, GroupStats::parse)?,

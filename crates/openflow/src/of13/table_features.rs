@@ -163,19 +163,21 @@ impl FeatureId {
         let mut ids = Vec::new();
         while !r.is_empty() {
             let mut t = r.tlv(layer, 4, 1, false)?;
-            ids.push(if t.kind == ID_TYPE_EXPERIMENTER && t.body.remaining() >= 4 {
-                FeatureId::Experimenter {
-                    experimenter: t.body.u32()?,
-                    data: t.body.rest().to_vec(),
-                }
-            } else if t.body.is_empty() {
-                FeatureId::Standard { id_type: t.kind }
-            } else {
-                FeatureId::Raw {
-                    id_type: t.kind,
-                    body: t.body.rest().to_vec(),
-                }
-            });
+            ids.push(
+                if t.kind == ID_TYPE_EXPERIMENTER && t.body.remaining() >= 4 {
+                    FeatureId::Experimenter {
+                        experimenter: t.body.u32()?,
+                        data: t.body.rest().to_vec(),
+                    }
+                } else if t.body.is_empty() {
+                    FeatureId::Standard { id_type: t.kind }
+                } else {
+                    FeatureId::Raw {
+                        id_type: t.kind,
+                        body: t.body.rest().to_vec(),
+                    }
+                },
+            );
         }
         Ok(ids)
     }
