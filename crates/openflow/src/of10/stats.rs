@@ -253,7 +253,7 @@ pub struct StatsReply {
 #[serde(tag = "stats_type", rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum StatsReplyBody {
     /// `OFPST_DESC`: `ofp_desc_stats`.
-    Desc(DescStats),
+    Desc(Box<DescStats>),
     /// `OFPST_FLOW`: a list of `ofp_flow_stats`.
     Flow {
         /// One entry per flow.
@@ -604,9 +604,9 @@ impl StatsReply {
         let raw_type = r.u16()?;
         let flags = r.u16()?;
         let body = match StatsType::from_raw(raw_type) {
-            StatsType::Desc => StatsReplyBody::Desc(DescStats::parse(
+            StatsType::Desc => StatsReplyBody::Desc(Box::new(DescStats::parse(
                 &mut r.clone().with_layer("ofp_desc_stats"),
-            )?),
+            )?)),
             StatsType::Flow => {
                 let mut stats = Vec::new();
                 let mut b = r.clone();
