@@ -1,9 +1,9 @@
 //! OpenFlow 1.0 actions (spec 1.0.0 §5.2.4): `ofp_action_header` and its twelve bodies,
 //! plus vendor actions (kept opaque: vendor id and body, re-encoded byte for byte).
 //!
-//! Every action is `type: u16, len: u16, body`, where `len` counts the 4-byte header:
-//! "An action definition contains the action type, length, and any associated data"
-//! and "all actions [are] 8-byte aligned".
+//! Every action is `type: u16, len: u16, body`, where `len` counts the 4-byte header
+//! and the padding (`ofp_action_header.len`: "Length of action, including this header.
+//! This is the length of action, including any padding to make it 64-bit aligned.").
 
 use std::net::Ipv4Addr;
 
@@ -201,8 +201,9 @@ impl Action {
 
     /// Parses one action from the front of `r`.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<Action> {
-        // §5.2.4: "The length field of an action [...] must be a multiple of 8 bytes",
-        // and no action is shorter than the 8-byte header with its padding.
+        // `ofp_action_header.len`: "Length of action, including this header. This is the
+        // length of action, including any padding to make it 64-bit aligned." So it is a
+        // multiple of 8, and at least the 8 bytes of the padded header.
         let t = r.tlv("ofp_action", 8, 8, false)?;
         Action::from_tlv(t)
     }

@@ -201,7 +201,7 @@ impl StatsRequest {
             },
         };
         if matches!(body, StatsRequestBody::Desc | StatsRequestBody::Table) {
-            // §5.3.5: "The body is empty" for OFPST_DESC and OFPST_TABLE requests.
+            // `ofp_stats_types`, OFPST_DESC and OFPST_TABLE: "The request body is empty."
             r.clone()
                 .with_layer(match body {
                     StatsRequestBody::Desc => "ofp_stats_request(DESC)",
@@ -329,7 +329,7 @@ impl FlowStats {
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<FlowStats> {
         let offset = r.offset();
         let len = r.peek_u16(0)? as usize;
-        // §5.3.5: "length: Length of this entry", which counts the fixed part.
+        // `ofp_flow_stats.length`: "Length of this entry." It counts the fixed part.
         if len < Self::FIXED_LEN {
             return Err(DecodeError::LengthTooShort {
                 layer: "ofp_flow_stats",
