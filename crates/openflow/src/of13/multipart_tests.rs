@@ -207,9 +207,9 @@ fn unknown_types_are_opaque() {
 fn port_desc_reply() {
     let m = reply_vector(&format!(
         "000d 0000 00000000
-         00000007 00000000 f20ba4d03f70 0000 {name} 00000001 00000004 00002808 00002800
-           00002808 00002808 00001388 00001388",
-        name = format!("506f727437{}", "00".repeat(11))
+         00000007 00000000 f20ba4d03f70 0000 506f727437{pad} 00000001 00000004 00002808
+           00002800 00002808 00002808 00001388 00001388",
+        pad = "00".repeat(11)
     ));
     let MultipartReplyBody::PortDesc { ports } = &m.body else {
         panic!("{m:?}")
