@@ -82,10 +82,14 @@ fn reply_vector(hex: &str) -> MultipartReply {
 #[test]
 fn meter_stats_request_and_config_request() {
     let m = request_vector("0009 0000 00000000 00000005 00000000");
-    assert_eq!(m.body, MultipartRequestBody::Meter { meter_id: 5 });
+    assert_eq!(
+        m,
+        MultipartRequest::new(MultipartRequestBody::Meter { meter_id: 5 })
+    );
+    assert!(!m.more());
     assert_eq!(m.kind(), MultipartType::Meter);
     let m = request_vector("000a 0001 00000000 ffffffff 00000000");
-    assert_eq!(m.flags, OFPMPF_REQ_MORE);
+    assert!(m.more());
     assert_eq!(
         m.body,
         MultipartRequestBody::MeterConfig {
@@ -105,7 +109,7 @@ fn meter_stats_reply_with_and_without_bands() {
          00000002 0028 000000000000 00000000 0000000000000000 0000000000000000
            00000000 00000000",
     );
-    assert_eq!(m.flags, OFPMPF_REPLY_MORE);
+    assert!(m.more());
     let MultipartReplyBody::Meter { stats } = &m.body else {
         panic!("{m:?}")
     };
