@@ -976,4 +976,26 @@ proptest! {
         let json = serde_json::to_string(&m).unwrap();
         prop_assert_eq!(serde_json::from_str::<MultipartReply>(&json).unwrap(), m);
     }
+
+    #[test]
+    fn every_truncation_of_random_messages_fails_or_is_exact(
+        req in arb_request(),
+        rep in arb_reply(),
+    ) {
+        check_truncations(&emit_req(&req), true);
+        check_truncations(&emit_rep(&rep), false);
+    }
+
+    #[test]
+    fn random_bodies_never_panic(mp_type in prop_oneof![0u16..16, Just(0xffff)], body in prop::collection::vec(any::<u8>(), 0..200)) {
+        let mut b = mp_type.to_be_bytes().to_vec();
+        b.extend_from_slice(&[0; 6]);
+        b.extend_from_slice(&body);
+        if let Ok(m) = parse_req(&b) {
+            prop_assert_eq!(parse_req(&emit_req(&m)).unwrap(), m);
+        }
+        if let Ok(m) = parse_rep(&b) {
+            prop_assert_eq!(parse_rep(&emit_rep(&m)).unwrap(), m);
+        }
+    }
 }
