@@ -1,10 +1,11 @@
 //! OpenFlow 1.0 actions (spec 1.0.0 §5.2.4): `ofp_action_header` and its twelve bodies,
 //! plus vendor actions (kept opaque: vendor id and body, re-encoded byte for byte).
 //!
-//! Every action is `type: u16, len: u16, body`, where `len` counts the 4-byte header:
-//! "An action definition contains the action type, length, and any associated data"
-//! and "all actions [are] 8-byte aligned".
+//! Every action is `type: u16, len: u16, body`, where `len` counts the 4-byte header
+//! and the padding (`ofp_action_header.len`: "Length of action, including this header.
+//! This is the length of action, including any padding to make it 64-bit aligned.").
 
+use std::fmt;
 use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
@@ -201,8 +202,9 @@ impl Action {
 
     /// Parses one action from the front of `r`.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<Action> {
-        // §5.2.4: "The length field of an action [...] must be a multiple of 8 bytes",
-        // and no action is shorter than the 8-byte header with its padding.
+        // `ofp_action_header.len`: "Length of action, including this header. This is the
+        // length of action, including any padding to make it 64-bit aligned." So it is a
+        // multiple of 8, and at least the 8 bytes of the padded header.
         let t = r.tlv("ofp_action", 8, 8, false)?;
         Action::from_tlv(t)
     }
@@ -361,6 +363,40 @@ impl Action {
                 body.len()
             )),
             _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    /// ovs-ofctl style: `output:1`, `CONTROLLER:128`, `FLOOD`, `mod_vlan_vid:5`,
+    /// `strip_vlan`, `mod_nw_src:10.0.0.1`, `enqueue:1:2`; opaque actions as
+    /// `nicira:NXAST_DEC_TTL`, `vendor:0x00abcdef` or `action_type:99`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Output { port, max_len } => match super::port::port_name(*port) {
+                Some("CONTROLLER") => write!(f, "CONTROLLER:{max_len}"),
+                Some(name) => f.write_str(name),
+                None => write!(f, "output:{port}"),
+            },
+            Action::SetVlanVid { vlan_vid } => write!(f, "mod_vlan_vid:{vlan_vid}"),
+            Action::SetVlanPcp { vlan_pcp } => write!(f, "mod_vlan_pcp:{vlan_pcp}"),
+            Action::StripVlan => f.write_str("strip_vlan"),
+            Action::SetDlSrc { dl_addr } => write!(f, "mod_dl_src:{dl_addr}"),
+            Action::SetDlDst { dl_addr } => write!(f, "mod_dl_dst:{dl_addr}"),
+            Action::SetNwSrc { nw_addr } => write!(f, "mod_nw_src:{nw_addr}"),
+            Action::SetNwDst { nw_addr } => write!(f, "mod_nw_dst:{nw_addr}"),
+            Action::SetNwTos { nw_tos } => write!(f, "mod_nw_tos:{nw_tos}"),
+            Action::SetTpSrc { tp_port } => write!(f, "mod_tp_src:{tp_port}"),
+            Action::SetTpDst { tp_port } => write!(f, "mod_tp_dst:{tp_port}"),
+            Action::Enqueue { port, queue_id } => write!(f, "enqueue:{port}:{queue_id}"),
+            Action::Vendor { vendor, .. } => match self.nicira_subtype() {
+                Some(st) => match nicira_action_name(st) {
+                    Some(name) => write!(f, "nicira:{name}"),
+                    None => write!(f, "nicira:subtype{st}"),
+                },
+                None => write!(f, "vendor:{vendor:#010x}"),
+            },
+            Action::Unknown { action_type, .. } => write!(f, "action_type:{action_type}"),
         }
     }
 }
@@ -547,6 +583,54 @@ mod tests {
             Err(EncodeError::BadValue { field: "len", .. })
         ));
         assert_eq!(out, [7]);
+    }
+
+    #[test]
+    fn actions_display_like_ovs_ofctl() {
+        let shown: Vec<String> = [
+            Action::Output {
+                port: 1,
+                max_len: 0,
+            },
+            Action::Output {
+                port: super::super::port::OFPP_CONTROLLER,
+                max_len: 128,
+            },
+            Action::Output {
+                port: super::super::port::OFPP_FLOOD,
+                max_len: 0,
+            },
+            Action::SetNwSrc {
+                nw_addr: Ipv4Addr::new(10, 0, 0, 1),
+            },
+            Action::Enqueue {
+                port: 1,
+                queue_id: 2,
+            },
+            Action::Vendor {
+                vendor: NX_VENDOR_ID,
+                body: vec![0, 18, 0, 0, 0, 0, 0, 0],
+            },
+            Action::Vendor {
+                vendor: 0xabcdef,
+                body: vec![],
+            },
+        ]
+        .iter()
+        .map(Action::to_string)
+        .collect();
+        assert_eq!(
+            shown,
+            [
+                "output:1",
+                "CONTROLLER:128",
+                "FLOOD",
+                "mod_nw_src:10.0.0.1",
+                "enqueue:1:2",
+                "nicira:NXAST_DEC_TTL",
+                "vendor:0x00abcdef"
+            ]
+        );
     }
 
     #[test]

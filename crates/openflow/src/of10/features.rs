@@ -67,8 +67,9 @@ impl SwitchFeatures {
         r.skip(3)?;
         let capabilities = r.u32()?;
         let actions = r.u32()?;
-        // §5.3.1: "The number of ports is inferred from the length field in the
-        // header": the rest of the body is whole `ofp_phy_port`s.
+        // `ofp_switch_features.ports`: "Port definitions. The number of ports is
+        // inferred from the length field in the header." The rest of the body is
+        // whole `ofp_phy_port`s.
         let ports = PhyPort::parse_list(r)?;
         Ok(SwitchFeatures {
             datapath_id,

@@ -436,7 +436,11 @@ fn stats_replies_of_every_kind() {
         f.resize(n, 0);
         desc_bytes.extend(f);
     }
-    both_ways(17, &desc_bytes, rep(0, StatsReplyBody::Desc(desc)));
+    both_ways(
+        17,
+        &desc_bytes,
+        rep(0, StatsReplyBody::Desc(Box::new(desc))),
+    );
 
     #[rustfmt::skip]
     let flow_entry_fixed = [

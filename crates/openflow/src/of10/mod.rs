@@ -18,6 +18,8 @@
 //! Structures shared with 1.3 (HELLO, the ERROR body, switch config, desc and aggregate
 //! statistics, queue properties) come from [`crate::common`].
 
+#![warn(missing_docs)]
+
 use serde::{Deserialize, Serialize};
 
 use crate::common::{ErrorBody, Hello, HelloElement, QueueProperty, SwitchConfig};
@@ -58,27 +60,49 @@ pub const VERSION: u8 = 0x01;
 open_enum! {
     /// `ofp_type` for OpenFlow 1.0.
     pub enum MsgType: u8 {
+        /// Symmetric: version negotiation.
         Hello = 0 => "HELLO",
+        /// Symmetric: an error report.
         Error = 1 => "ERROR",
+        /// Symmetric: liveness request.
         EchoRequest = 2 => "ECHO_REQUEST",
+        /// Symmetric: liveness reply.
         EchoReply = 3 => "ECHO_REPLY",
+        /// Symmetric: vendor extension.
         Vendor = 4 => "VENDOR",
+        /// Controller to switch: ask for the features.
         FeaturesRequest = 5 => "FEATURES_REQUEST",
+        /// Switch to controller: datapath id, capabilities, ports.
         FeaturesReply = 6 => "FEATURES_REPLY",
+        /// Controller to switch: ask for the configuration.
         GetConfigRequest = 7 => "GET_CONFIG_REQUEST",
+        /// Switch to controller: the configuration.
         GetConfigReply = 8 => "GET_CONFIG_REPLY",
+        /// Controller to switch: set the configuration.
         SetConfig = 9 => "SET_CONFIG",
+        /// Async: a packet for the controller.
         PacketIn = 10 => "PACKET_IN",
+        /// Async: a flow entry went away.
         FlowRemoved = 11 => "FLOW_REMOVED",
+        /// Async: a port changed.
         PortStatus = 12 => "PORT_STATUS",
+        /// Controller to switch: send a packet.
         PacketOut = 13 => "PACKET_OUT",
+        /// Controller to switch: change the flow table.
         FlowMod = 14 => "FLOW_MOD",
+        /// Controller to switch: change a port.
         PortMod = 15 => "PORT_MOD",
+        /// Controller to switch: ask for statistics.
         StatsRequest = 16 => "STATS_REQUEST",
+        /// Switch to controller: statistics.
         StatsReply = 17 => "STATS_REPLY",
+        /// Controller to switch: finish everything before this first.
         BarrierRequest = 18 => "BARRIER_REQUEST",
+        /// Switch to controller: everything before the barrier is done.
         BarrierReply = 19 => "BARRIER_REPLY",
+        /// Controller to switch: ask for a port's queues.
         QueueGetConfigRequest = 20 => "QUEUE_GET_CONFIG_REQUEST",
+        /// Switch to controller: a port's queues.
         QueueGetConfigReply = 21 => "QUEUE_GET_CONFIG_REPLY",
     }
 }

@@ -92,8 +92,9 @@ impl PacketOut {
         let in_port = r.u16()?;
         let at = r.offset();
         let actions_len = r.u16()? as usize;
-        // §5.3.6: "actions_len: Size of action array in bytes"; the actions come
-        // first and the packet data takes the rest, so the array must fit the body.
+        // `ofp_packet_out.actions_len`: "Size of action array in bytes." The data
+        // follows the actions ("The length is inferred from the length field in the
+        // header"), so the action array must fit inside the body.
         if actions_len > r.remaining() {
             return Err(DecodeError::LengthOverrun {
                 layer: "ofp_packet_out.actions_len",

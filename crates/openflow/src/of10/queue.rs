@@ -58,8 +58,8 @@ impl PacketQueue {
         let offset = r.offset();
         r.need(Self::HEADER_LEN)?;
         let len = r.peek_u16(4)? as usize;
-        // §5.2.2: "len: Length in bytes of this queue desc", which counts the 8-byte
-        // queue header itself.
+        // `ofp_packet_queue.len`: "Length in bytes of this queue desc." It counts the
+        // 8-byte queue header itself.
         if len < Self::HEADER_LEN {
             return Err(DecodeError::LengthTooShort {
                 layer: "ofp_packet_queue",

@@ -201,7 +201,7 @@ impl StatsRequest {
             },
         };
         if matches!(body, StatsRequestBody::Desc | StatsRequestBody::Table) {
-            // §5.3.5: "The body is empty" for OFPST_DESC and OFPST_TABLE requests.
+            // `ofp_stats_types`, OFPST_DESC and OFPST_TABLE: "The request body is empty."
             r.clone()
                 .with_layer(match body {
                     StatsRequestBody::Desc => "ofp_stats_request(DESC)",
@@ -253,7 +253,7 @@ pub struct StatsReply {
 #[serde(tag = "stats_type", rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum StatsReplyBody {
     /// `OFPST_DESC`: `ofp_desc_stats`.
-    Desc(DescStats),
+    Desc(Box<DescStats>),
     /// `OFPST_FLOW`: a list of `ofp_flow_stats`.
     Flow {
         /// One entry per flow.
@@ -329,7 +329,7 @@ impl FlowStats {
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<FlowStats> {
         let offset = r.offset();
         let len = r.peek_u16(0)? as usize;
-        // §5.3.5: "length: Length of this entry", which counts the fixed part.
+        // `ofp_flow_stats.length`: "Length of this entry." It counts the fixed part.
         if len < Self::FIXED_LEN {
             return Err(DecodeError::LengthTooShort {
                 layer: "ofp_flow_stats",
@@ -604,9 +604,9 @@ impl StatsReply {
         let raw_type = r.u16()?;
         let flags = r.u16()?;
         let body = match StatsType::from_raw(raw_type) {
-            StatsType::Desc => StatsReplyBody::Desc(DescStats::parse(
+            StatsType::Desc => StatsReplyBody::Desc(Box::new(DescStats::parse(
                 &mut r.clone().with_layer("ofp_desc_stats"),
-            )?),
+            )?)),
             StatsType::Flow => {
                 let mut stats = Vec::new();
                 let mut b = r.clone();

@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 pub mod action;
+#[cfg(test)]
+pub(crate) mod arb;
 pub mod error_codes;
 pub mod flow;
 pub mod group;
@@ -336,3 +338,7 @@ impl Message {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "mod_tests.rs"]
+mod tests;

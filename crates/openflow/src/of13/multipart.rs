@@ -201,7 +201,9 @@ pub(crate) fn entry<'a>(
     r.sub(len, layer)
 }
 
-/// Parses a body of fixed-size entries. The body must be a whole number of them.
+/// Parses a body of fixed-size entries. The body must be a whole number of them
+/// (§7.3.5.4, §7.3.5.6, §7.3.5.8: "The body of the reply consists of an array of the
+/// following", with no length per entry).
 fn fixed_list<'a, T>(
     r: &mut Reader<'a>,
     layer: &'static str,
@@ -226,6 +228,16 @@ fn fixed_list<'a, T>(
 }
 
 impl MultipartRequest {
+    /// A request with no flags set (the whole request in one message).
+    pub fn new(body: MultipartRequestBody) -> MultipartRequest {
+        MultipartRequest { flags: 0, body }
+    }
+
+    /// True when `OFPMPF_REQ_MORE` says more parts of this request follow.
+    pub fn more(&self) -> bool {
+        self.flags & OFPMPF_REQ_MORE != 0
+    }
+
     /// Parses the message body after `ofp_header` (absolute offset 8).
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<MultipartRequest> {
         let (mp_type, flags) = parse_header(r)?;
@@ -358,6 +370,17 @@ impl MultipartRequest {
 }
 
 impl MultipartReply {
+    /// A reply with no flags set (the whole reply in one message).
+    pub fn new(body: MultipartReplyBody) -> MultipartReply {
+        MultipartReply { flags: 0, body }
+    }
+
+    /// True when `OFPMPF_REPLY_MORE` says more parts of this reply follow (with the
+    /// same xid).
+    pub fn more(&self) -> bool {
+        self.flags & OFPMPF_REPLY_MORE != 0
+    }
+
     /// Parses the message body after `ofp_header` (absolute offset 8).
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<MultipartReply> {
         let (mp_type, flags) = parse_header(r)?;
@@ -560,6 +583,7 @@ impl FlowStatsRequest {
     /// Bytes before the match.
     pub const FIXED_LEN: usize = 32;
 
+    /// Parses the request from `r`; the match and its padding end it.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<FlowStatsRequest> {
         let table_id = r.u8()?;
         r.skip(3)?;
@@ -576,6 +600,7 @@ impl FlowStatsRequest {
         })
     }
 
+    /// Appends the structure to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u8(self.table_id);
         out.put_zeros(3);
@@ -616,6 +641,8 @@ impl FlowStats {
 
     /// Parses one entry (its length field first) from `r`.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<FlowStats> {
+        // §7.3.5.2, ofp_flow_stats: "uint16_t length; /* Length of this entry. */";
+        // the entry holds the fixed part, the padded match and the instructions.
         let mut e = entry(r, "ofp_flow_stats", 0, Self::MIN_LEN)?;
         e.skip(2)?;
         let table_id = e.u8()?;
@@ -644,6 +671,7 @@ impl FlowStats {
         })
     }
 
+    /// Appends the structure to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         let start = out.len();
         let len = LenMark::new(out, start, "ofp_flow_stats");
@@ -679,8 +707,10 @@ pub struct TableStats {
 }
 
 impl TableStats {
+    /// Bytes on the wire.
     pub const LEN: usize = 24;
 
+    /// Parses the structure from `r` (which the caller has sized).
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<TableStats> {
         let table_id = r.u8()?;
         r.skip(3)?;
@@ -692,6 +722,7 @@ impl TableStats {
         })
     }
 
+    /// Appends the structure to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) {
         out.put_u8(self.table_id);
         out.put_zeros(3);
@@ -724,8 +755,10 @@ pub struct PortStats {
 }
 
 impl PortStats {
+    /// Bytes on the wire.
     pub const LEN: usize = 112;
 
+    /// Parses the structure from `r` (which the caller has sized).
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<PortStats> {
         let port_no = r.u32()?;
         r.skip(4)?;
@@ -748,6 +781,7 @@ impl PortStats {
         })
     }
 
+    /// Appends the structure to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) {
         out.put_u32(self.port_no);
         out.put_zeros(4);
@@ -785,8 +819,10 @@ pub struct QueueStats {
 }
 
 impl QueueStats {
+    /// Bytes on the wire.
     pub const LEN: usize = 40;
 
+    /// Parses the structure from `r` (which the caller has sized).
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<QueueStats> {
         Ok(QueueStats {
             port_no: r.u32()?,
@@ -799,6 +835,7 @@ impl QueueStats {
         })
     }
 
+    /// Appends the structure to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) {
         out.put_u32(self.port_no);
         out.put_u32(self.queue_id);
@@ -819,6 +856,7 @@ pub struct Counter {
 }
 
 impl Counter {
+    /// Bytes on the wire.
     pub const LEN: usize = 16;
 
     /// Parses the counters filling the rest of an entry, which must be a whole number
@@ -857,6 +895,8 @@ impl GroupStats {
 
     /// Parses one entry (its length field first) from `r`.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<GroupStats> {
+        // §7.3.5.9, ofp_group_stats: "uint16_t length; /* Length of this entry. */";
+        // what follows the fixed part is "struct ofp_bucket_counter bucket_stats[0]".
         let mut e = entry(r, "ofp_group_stats", 0, Self::FIXED_LEN)?;
         e.skip(4)?;
         let group_id = e.u32()?;
@@ -873,6 +913,7 @@ impl GroupStats {
         })
     }
 
+    /// Appends the structure to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         let start = out.len();
         let len = LenMark::new(out, start, "ofp_group_stats");
@@ -904,6 +945,8 @@ impl GroupDesc {
 
     /// Parses one entry (its length field first) from `r`.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<GroupDesc> {
+        // §7.3.5.10, ofp_group_desc: "uint16_t length; /* Length of this entry. */",
+        // the buckets filling it ("List of buckets - 0 or more").
         let mut e = entry(r, "ofp_group_desc", 0, Self::FIXED_LEN)?;
         e.skip(2)?;
         let group_type = GroupType::from_raw(e.u8()?);
@@ -916,6 +959,7 @@ impl GroupDesc {
         })
     }
 
+    /// Appends the structure to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         let start = out.len();
         let len = LenMark::new(out, start, "ofp_group_desc");
@@ -942,8 +986,10 @@ pub struct GroupFeatures {
 }
 
 impl GroupFeatures {
+    /// Bytes on the wire.
     pub const LEN: usize = 40;
 
+    /// Parses the structure from `r` (which the caller has sized).
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<GroupFeatures> {
         let mut g = GroupFeatures {
             types: r.u32()?,
@@ -959,6 +1005,7 @@ impl GroupFeatures {
         Ok(g)
     }
 
+    /// Appends the structure to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) {
         out.put_u32(self.types);
         out.put_u32(self.capabilities);
@@ -986,6 +1033,8 @@ impl MeterStats {
 
     /// Parses one entry from `r`; its length field sits after the meter id.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<MeterStats> {
+        // §7.3.5.12, ofp_meter_stats: "uint16_t len; /* Length in bytes of this
+        // stats. */", followed by "struct ofp_meter_band_stats band_stats[0]".
         let mut e = entry(r, "ofp_meter_stats", 4, Self::FIXED_LEN)?;
         let meter_id = e.u32()?;
         e.skip(2 + 6)?;
@@ -1000,6 +1049,7 @@ impl MeterStats {
         })
     }
 
+    /// Appends the structure to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         let start = out.len();
         out.put_u32(self.meter_id);
@@ -1031,6 +1081,8 @@ impl MeterConfig {
 
     /// Parses one entry (its length field first) from `r`.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<MeterConfig> {
+        // §7.3.5.13, ofp_meter_config: "uint16_t length; /* Length of this entry. */",
+        // the bands filling it.
         let mut e = entry(r, "ofp_meter_config", 0, Self::FIXED_LEN)?;
         e.skip(2)?;
         Ok(MeterConfig {
@@ -1041,6 +1093,7 @@ impl MeterConfig {
         })
     }
 
+    /// Appends the structure to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         let start = out.len();
         let len = LenMark::new(out, start, "ofp_meter_config");
@@ -1068,8 +1121,10 @@ pub struct MeterFeatures {
 }
 
 impl MeterFeatures {
+    /// Bytes on the wire.
     pub const LEN: usize = 16;
 
+    /// Parses the structure from `r` (which the caller has sized).
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<MeterFeatures> {
         let m = MeterFeatures {
             max_meter: r.u32()?,
@@ -1082,6 +1137,7 @@ impl MeterFeatures {
         Ok(m)
     }
 
+    /// Appends the structure to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) {
         out.put_u32(self.max_meter);
         out.put_u32(self.band_types);
@@ -1103,6 +1159,7 @@ pub struct ExperimenterMultipart {
 }
 
 impl ExperimenterMultipart {
+    /// Parses the structure from `r` (which the caller has sized).
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<ExperimenterMultipart> {
         Ok(ExperimenterMultipart {
             experimenter: r.u32()?,
@@ -1111,6 +1168,7 @@ impl ExperimenterMultipart {
         })
     }
 
+    /// Appends the structure to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) {
         out.put_u32(self.experimenter);
         out.put_u32(self.exp_type);

@@ -82,10 +82,14 @@ fn reply_vector(hex: &str) -> MultipartReply {
 #[test]
 fn meter_stats_request_and_config_request() {
     let m = request_vector("0009 0000 00000000 00000005 00000000");
-    assert_eq!(m.body, MultipartRequestBody::Meter { meter_id: 5 });
+    assert_eq!(
+        m,
+        MultipartRequest::new(MultipartRequestBody::Meter { meter_id: 5 })
+    );
+    assert!(!m.more());
     assert_eq!(m.kind(), MultipartType::Meter);
     let m = request_vector("000a 0001 00000000 ffffffff 00000000");
-    assert_eq!(m.flags, OFPMPF_REQ_MORE);
+    assert!(m.more());
     assert_eq!(
         m.body,
         MultipartRequestBody::MeterConfig {
@@ -105,7 +109,7 @@ fn meter_stats_reply_with_and_without_bands() {
          00000002 0028 000000000000 00000000 0000000000000000 0000000000000000
            00000000 00000000",
     );
-    assert_eq!(m.flags, OFPMPF_REPLY_MORE);
+    assert!(m.more());
     let MultipartReplyBody::Meter { stats } = &m.body else {
         panic!("{m:?}")
     };
@@ -207,9 +211,9 @@ fn unknown_types_are_opaque() {
 fn port_desc_reply() {
     let m = reply_vector(&format!(
         "000d 0000 00000000
-         00000007 00000000 f20ba4d03f70 0000 {name} 00000001 00000004 00002808 00002800
-           00002808 00002808 00001388 00001388",
-        name = format!("506f727437{}", "00".repeat(11))
+         00000007 00000000 f20ba4d03f70 0000 506f727437{pad} 00000001 00000004 00002808
+           00002800 00002808 00002808 00001388 00001388",
+        pad = "00".repeat(11)
     ));
     let MultipartReplyBody::PortDesc { ports } = &m.body else {
         panic!("{m:?}")
@@ -971,5 +975,27 @@ proptest! {
         prop_assert_eq!(parse_rep(&b).unwrap(), m.clone());
         let json = serde_json::to_string(&m).unwrap();
         prop_assert_eq!(serde_json::from_str::<MultipartReply>(&json).unwrap(), m);
+    }
+
+    #[test]
+    fn every_truncation_of_random_messages_fails_or_is_exact(
+        req in arb_request(),
+        rep in arb_reply(),
+    ) {
+        check_truncations(&emit_req(&req), true);
+        check_truncations(&emit_rep(&rep), false);
+    }
+
+    #[test]
+    fn random_bodies_never_panic(mp_type in prop_oneof![0u16..16, Just(0xffff)], body in prop::collection::vec(any::<u8>(), 0..200)) {
+        let mut b = mp_type.to_be_bytes().to_vec();
+        b.extend_from_slice(&[0; 6]);
+        b.extend_from_slice(&body);
+        if let Ok(m) = parse_req(&b) {
+            prop_assert_eq!(parse_req(&emit_req(&m)).unwrap(), m);
+        }
+        if let Ok(m) = parse_rep(&b) {
+            prop_assert_eq!(parse_rep(&emit_rep(&m)).unwrap(), m);
+        }
     }
 }

@@ -61,6 +61,8 @@ impl TableFeatures {
 
     /// Parses one entry (its length field first) from `r`.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<TableFeatures> {
+        // §7.3.5.5.1, ofp_table_features: "uint16_t length; /* Length is padded to 64
+        // bits. */"; the properties fill the entry after its 64-byte fixed part.
         let mut e = super::multipart::entry(r, "ofp_table_features", 0, Self::FIXED_LEN)?;
         e.skip(2)?;
         let table_id = e.u8()?;
@@ -86,6 +88,7 @@ impl TableFeatures {
         Ok(v)
     }
 
+    /// Appends the structure to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         let start = out.len();
         let len = LenMark::new(out, start, "ofp_table_features");
