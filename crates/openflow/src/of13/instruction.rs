@@ -51,6 +51,7 @@ pub enum Instruction {
 }
 
 impl Instruction {
+    /// The instruction's wire type.
     pub fn instruction_type(&self) -> InstructionType {
         match self {
             Instruction::GotoTable { .. } => InstructionType::GotoTable,
