@@ -319,9 +319,22 @@ impl<W: Write> Decoder<W> {
                 src: seg.src,
                 dst: seg.dst,
             };
-            self.stream_events(&mut directions, &at, &mut events)?;
+            self.stream_events(&mut directions, &at, &mut events, false)?;
+            // An acknowledgement may show that the other direction lost bytes.
+            if seg.flags & net::TCP_ACK != 0 {
+                if let Some(back) = directions.get_mut(&(seg.dst, seg.src)) {
+                    back.stream.acked(seg.ack, &mut events);
+                    let at = Place {
+                        frame: frame.number,
+                        time: frame.time,
+                        src: seg.dst,
+                        dst: seg.src,
+                    };
+                    self.stream_events(&mut directions, &at, &mut events, false)?;
+                }
+            }
         }
-        // End of capture: give up on holes, then report what is left in each stream.
+        // End of capture: give up on holes, then decode or report what is left.
         let last = capture
             .frames
             .last()
@@ -339,28 +352,19 @@ impl<W: Write> Decoder<W> {
                 src: key.0,
                 dst: key.1,
             };
-            self.stream_events(&mut directions, &at, &mut events)?;
-            if let Some(dir) = directions.get(&key) {
-                if !dir.buf.is_empty() {
-                    self.warn(format_args!(
-                        "{} -> {}: the capture ends inside a message at stream offset {} ({} bytes of it captured)",
-                        key.0,
-                        key.1,
-                        dir.buf_pos,
-                        dir.buf.len()
-                    ));
-                }
-            }
+            self.stream_events(&mut directions, &at, &mut events, true)?;
         }
         Ok(())
     }
 
     /// Feeds reassembly events into their direction's buffer and decodes what is whole.
+    /// `last` is set at the end of the capture, when no more bytes will come.
     fn stream_events(
         &mut self,
         directions: &mut HashMap<(SocketAddr, SocketAddr), Direction>,
         at: &Place,
         events: &mut Vec<Event>,
+        last: bool,
     ) -> anyhow::Result<()> {
         let key = (at.src, at.dst);
         for event in events.drain(..) {
@@ -368,38 +372,39 @@ impl<W: Write> Decoder<W> {
                 break;
             };
             match event {
-                Event::Data(bytes) => dir.buf.extend_from_slice(&bytes),
+                Event::Data(bytes) => {
+                    if dir.resync {
+                        dir.boundaries.push(dir.buf_pos + dir.buf.len() as u64);
+                    }
+                    dir.buf.extend_from_slice(&bytes);
+                    self.frame_direction(directions, at, false)?;
+                }
                 Event::Gap { at: gap_at, len } => {
                     let lost = if dir.buf.is_empty() {
                         String::new()
                     } else {
-                        format!("; the message at stream offset {} is lost", dir.buf_pos)
+                        format!(
+                            "; the {} bytes before it (from stream offset {}) are dropped",
+                            dir.buf.len(),
+                            dir.buf_pos
+                        )
                     };
                     let text = format!(
                         "{} -> {}: {len} bytes missing from the capture at stream offset {gap_at}{lost}; decoding resumes after the gap",
                         at.src, at.dst
                     );
-                    dir.buf.clear();
-                    dir.buf_pos = gap_at + len;
-                    dir.resync = true;
+                    dir.restart_at(gap_at + len, true);
                     self.warn(text);
-                    continue;
                 }
                 Event::Restart => {
-                    let text = format!(
-                        "{} -> {}: a new connection (SYN) on the same addresses",
-                        at.src, at.dst
-                    );
                     let dropped = dir.buf.len();
-                    dir.buf.clear();
-                    dir.buf_pos = 0;
-                    dir.resync = false;
+                    dir.restart_at(0, false);
                     if dropped > 0 {
                         self.warn(format_args!(
-                            "{text}; {dropped} bytes of an unfinished message dropped"
+                            "{} -> {}: a new connection (SYN) on the same addresses; {dropped} bytes of an unfinished message dropped",
+                            at.src, at.dst
                         ));
                     }
-                    continue;
                 }
                 Event::MidStream => {
                     dir.resync = true;
@@ -407,10 +412,11 @@ impl<W: Write> Decoder<W> {
                         "{} -> {}: the capture starts in the middle of the connection (no SYN); looking for the first message",
                         at.src, at.dst
                     ));
-                    continue;
                 }
             }
-            self.frame_direction(directions, at)?;
+        }
+        if last {
+            self.frame_direction(directions, at, true)?;
         }
         Ok(())
     }
@@ -420,6 +426,7 @@ impl<W: Write> Decoder<W> {
         &mut self,
         directions: &mut HashMap<(SocketAddr, SocketAddr), Direction>,
         at: &Place,
+        last: bool,
     ) -> anyhow::Result<()> {
         let key = (at.src, at.dst);
         loop {
@@ -427,19 +434,38 @@ impl<W: Write> Decoder<W> {
                 return Ok(());
             };
             if dir.resync {
-                match find_header(&dir.buf) {
-                    Some(0) => dir.resync = false,
-                    Some(skip) => {
-                        dir.buf.drain(..skip);
-                        let from = dir.buf_pos;
-                        dir.buf_pos += skip as u64;
+                let found = find_header(&dir.buf, dir.buf_pos, &dir.boundaries, last);
+                let skip = match found {
+                    Resync::At(i) | Resync::Wait(i) => i,
+                    Resync::Nothing => dir.buf.len(),
+                };
+                dir.buf.drain(..skip);
+                dir.buf_pos += skip as u64;
+                dir.skipped += skip as u64;
+                match found {
+                    Resync::At(_) => {
+                        let skipped = std::mem::take(&mut dir.skipped);
                         dir.resync = false;
-                        self.warn(format_args!(
-                            "{} -> {}: skipped {skip} bytes at stream offset {from} to the next plausible OpenFlow header",
-                            at.src, at.dst
-                        ));
+                        dir.boundaries.clear();
+                        if skipped > 0 {
+                            let pos = dir.buf_pos;
+                            self.warn(format_args!(
+                                "{} -> {}: skipped {skipped} bytes up to stream offset {pos}, where the next message starts",
+                                at.src, at.dst
+                            ));
+                        }
                     }
-                    None => return Ok(()),
+                    Resync::Wait(_) => return Ok(()),
+                    Resync::Nothing => {
+                        if last && dir.skipped > 0 {
+                            let skipped = std::mem::take(&mut dir.skipped);
+                            self.warn(format_args!(
+                                "{} -> {}: no further message found; {skipped} bytes skipped",
+                                at.src, at.dst
+                            ));
+                        }
+                        return Ok(());
+                    }
                 }
                 continue;
             }
@@ -456,13 +482,27 @@ impl<W: Write> Decoder<W> {
                     dir.buf_pos += n as u64;
                     self.message(&frame, source)?;
                 }
-                Ok(None) => return Ok(()),
+                Ok(None) => {
+                    if last && !dir.buf.is_empty() {
+                        let (pos, have) = (dir.buf_pos, dir.buf.len());
+                        let want = if have >= HEADER_LEN {
+                            format!(" of {}", u16::from_be_bytes([dir.buf[2], dir.buf[3]]))
+                        } else {
+                            String::new()
+                        };
+                        self.warn(format_args!(
+                            "{} -> {}: the capture ends inside a message at stream offset {pos} ({have}{want} bytes captured)",
+                            at.src, at.dst
+                        ));
+                    }
+                    return Ok(());
+                }
                 Err(e) => {
-                    // Not an OpenFlow header: count it, then look for the next one.
+                    // Not an OpenFlow header: count it, then look for the next message.
+                    // The bad header is no candidate (its length is under 8).
                     let pos = dir.buf_pos;
-                    dir.buf.drain(..1);
-                    dir.buf_pos += 1;
                     dir.resync = true;
+                    dir.boundaries.clear();
                     self.stats.seen += 1;
                     self.stats.errors += 1;
                     eprintln!(
@@ -491,21 +531,86 @@ struct Direction {
     buf: Vec<u8>,
     /// The stream offset of `buf[0]`.
     buf_pos: u64,
-    /// After a gap or a bad header: look for a plausible header before framing again.
+    /// After a gap, a mid-stream start or a bad header: look for the next message
+    /// (see [`find_header`]) before framing again.
     resync: bool,
+    /// While resyncing: the stream offsets where segments began.
+    boundaries: Vec<u64>,
+    /// While resyncing: bytes skipped so far, for the warning.
+    skipped: u64,
 }
 
-/// The first position in `buf` where a plausible OpenFlow header starts: a version byte
-/// of 1.0 to 1.5, a type below 40 and a length of at least 8. `None` when more bytes are
-/// needed to tell.
-fn find_header(buf: &[u8]) -> Option<usize> {
-    if buf.len() < HEADER_LEN {
-        return None;
+impl Direction {
+    /// Drops the unframed bytes and continues at stream offset `pos`.
+    fn restart_at(&mut self, pos: u64, resync: bool) {
+        self.buf.clear();
+        self.buf_pos = pos;
+        self.resync = resync;
+        self.boundaries.clear();
+        self.skipped = 0;
     }
-    (0..=buf.len() - HEADER_LEN).find(|&i| {
-        let h = &buf[i..i + HEADER_LEN];
-        (1..=6).contains(&h[0]) && h[1] < 40 && u16::from_be_bytes([h[2], h[3]]) >= 8
-    })
+}
+
+/// What [`find_header`] found.
+#[derive(Debug, PartialEq, Eq)]
+enum Resync {
+    /// A message starts at this index.
+    At(usize),
+    /// Nothing before this index can start a message; more bytes are needed to judge
+    /// what follows.
+    Wait(usize),
+    /// No message starts anywhere in the buffer.
+    Nothing,
+}
+
+/// Looks for the next message after a gap, a mid-stream start or a bad header.
+///
+/// A candidate is a position with a plausible header: version 1.0 or 1.3 (the versions
+/// that can be decoded), a type that version defines, a length of at least 8. A
+/// candidate whose whole message is present is taken if the message decodes. One whose
+/// message is incomplete is waited for, unless a later segment (`boundaries`, stream
+/// offsets) starts with a plausible header: senders usually start a write with a message,
+/// so that is the better bet. At the end of the capture (`last`), incomplete candidates
+/// are passed over. False positives remain possible; they are reported as such by the
+/// messages that follow.
+fn find_header(buf: &[u8], base: u64, boundaries: &[u64], last: bool) -> Resync {
+    let plausible = |h: &[u8]| {
+        h.len() >= HEADER_LEN
+            && match h[0] {
+                0x01 => h[1] <= 21,
+                0x04 => h[1] <= 29,
+                _ => false,
+            }
+            && u16::from_be_bytes([h[2], h[3]]) as usize >= HEADER_LEN
+    };
+    let later_boundary = |i: usize| {
+        boundaries.iter().any(|&b| {
+            let b = b.saturating_sub(base) as usize;
+            b > i && b < buf.len() && plausible(&buf[b..])
+        })
+    };
+    for i in 0..buf.len() {
+        let rest = &buf[i..];
+        if rest.len() < HEADER_LEN {
+            return if last {
+                Resync::Nothing
+            } else {
+                Resync::Wait(i)
+            };
+        }
+        if !plausible(rest) {
+            continue;
+        }
+        let n = u16::from_be_bytes([rest[2], rest[3]]) as usize;
+        if n <= rest.len() {
+            if Envelope::decode(&rest[..n]).is_ok() {
+                return Resync::At(i);
+            }
+        } else if !last && !later_boundary(i) {
+            return Resync::Wait(i);
+        }
+    }
+    Resync::Nothing
 }
 
 /// Re-encodes `env` and says how the result differs from `frame`, if it does.
@@ -536,11 +641,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn finds_plausible_headers() {
-        assert_eq!(find_header(&[4, 0, 0, 8, 0, 0, 0, 1]), Some(0));
-        assert_eq!(find_header(&[0xff, 0xee, 4, 0, 0, 8, 0, 0, 0, 1]), Some(2));
-        assert_eq!(find_header(&[4, 0, 0]), None);
-        assert_eq!(find_header(&[0; 8]), None);
+    fn finds_the_next_message() {
+        let echo = [4, 2, 0, 9, 0, 0, 0, 1, 0xaa];
+        assert_eq!(find_header(&echo, 0, &[], false), Resync::At(0));
+        let mut b = vec![0xff, 0xee];
+        b.extend_from_slice(&echo);
+        assert_eq!(find_header(&b, 0, &[], false), Resync::At(2));
+        assert_eq!(find_header(&[4, 0, 0], 0, &[], false), Resync::Wait(0));
+        assert_eq!(find_header(&[4, 0, 0], 0, &[], true), Resync::Nothing);
+        assert_eq!(find_header(&[0; 9], 0, &[], false), Resync::Wait(2));
+        // A plausible but incomplete header is waited for ...
+        let mut b = vec![4, 0, 0x40, 0, 0, 0, 0, 0, 9, 9];
+        assert_eq!(find_header(&b, 100, &[100], false), Resync::Wait(0));
+        // ... unless a later segment starts with one.
+        b.extend_from_slice(&echo);
+        assert_eq!(find_header(&b, 100, &[100, 110], false), Resync::At(10));
+        assert_eq!(find_header(&b, 100, &[100], true), Resync::At(10));
     }
 
     #[test]

@@ -25,8 +25,10 @@ const ETHERTYPE_IPV6: u16 = 0x86dd;
 const ETHERTYPE_VLANS: [u16; 3] = [0x8100, 0x88a8, 0x9100];
 const IPPROTO_TCP: u8 = 6;
 
+pub const TCP_FIN: u8 = 0x01;
 pub const TCP_SYN: u8 = 0x02;
 pub const TCP_RST: u8 = 0x04;
+pub const TCP_ACK: u8 = 0x10;
 
 /// A TCP segment found in a frame.
 #[derive(Debug, PartialEq, Eq)]
@@ -34,6 +36,8 @@ pub struct Segment<'a> {
     pub src: SocketAddr,
     pub dst: SocketAddr,
     pub seq: u32,
+    /// The acknowledgement number (meaningful with [`TCP_ACK`]).
+    pub ack: u32,
     /// The TCP flags byte (FIN, SYN, RST, ...).
     pub flags: u8,
     /// The payload bytes the capture holds.
@@ -225,6 +229,7 @@ fn tcp(src: IpAddr, dst: IpAddr, t: &[u8], missing: usize) -> Parsed<'_> {
         src: SocketAddr::new(src, be16(t, 0)),
         dst: SocketAddr::new(dst, be16(t, 2)),
         seq: be32(t, 4),
+        ack: be32(t, 8),
         flags: t[13],
         payload: &t[data_offset..],
         missing,

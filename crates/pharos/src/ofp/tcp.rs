@@ -5,13 +5,14 @@
 //! so sequence wrap-around needs no special case. In-order bytes are handed out at once;
 //! segments from the future wait in `pending`; bytes already handed out (retransmissions,
 //! overlaps) are dropped. A hole is given up on, reported as a [`Event::Gap`], and skipped
-//! when the connection is reset, when more than [`MAX_PENDING`] bytes wait behind it,
-//! or at the end of the capture ([`Stream::finish`]). Bytes the capture's snap length
-//! cut off are a gap at once.
+//! when the peer acknowledges bytes past it ([`Stream::acked`]: the peer got them, so the
+//! capture missed them, as Wireshark's "ACKed unseen segment"), when the connection is
+//! reset, when more than [`MAX_PENDING`] bytes wait behind it, or at the end of the
+//! capture ([`Stream::finish`]). Bytes the capture's snap length cut off are a gap at once.
 
 use std::collections::BTreeMap;
 
-use super::net::{TCP_RST, TCP_SYN};
+use super::net::{TCP_FIN, TCP_RST, TCP_SYN};
 
 /// How many out-of-order bytes may wait for a missing segment before the missing
 /// segment is declared lost (the capture dropped it).
@@ -48,6 +49,9 @@ pub struct Stream {
     pending: BTreeMap<u64, (Vec<u8>, usize)>,
     /// Bytes held in `pending`, for the [`MAX_PENDING`] cap.
     pending_bytes: usize,
+    /// The sequence number of the FIN, once seen: the peer's acknowledgement of the FIN
+    /// is one past the data.
+    fin_seq: Option<u32>,
 }
 
 impl Stream {
@@ -78,6 +82,9 @@ impl Stream {
             }
             // The SYN takes one sequence number; data in a SYN (TCP Fast Open) follows it.
             data_seq = seq.wrapping_add(1);
+        }
+        if flags & TCP_FIN != 0 {
+            self.fin_seq = Some(data_seq.wrapping_add((payload.len() + missing) as u32));
         }
         if payload.is_empty() && missing == 0 {
             if flags & TCP_RST != 0 {
@@ -112,6 +119,41 @@ impl Stream {
         }
         if flags & TCP_RST != 0 {
             self.flush_pending(out);
+        }
+    }
+
+    /// The peer acknowledged every byte before `ack`: bytes before it that the capture
+    /// does not have are lost from the capture, and reported as a gap now.
+    pub fn acked(&mut self, ack: u32, out: &mut Vec<Event>) {
+        let Some(next_seq) = self.next_seq else {
+            return;
+        };
+        // The FIN takes a sequence number of its own, after the data.
+        let data_end = if self.fin_seq == Some(ack.wrapping_sub(1)) {
+            ack.wrapping_sub(1)
+        } else {
+            ack
+        };
+        let ahead = data_end.wrapping_sub(next_seq) as i32;
+        if ahead <= 0 {
+            return;
+        }
+        let ack_pos = self.next_pos + ahead as u64;
+        while self.next_pos < ack_pos {
+            match self.pending.first_key_value() {
+                Some((&pos, _)) if pos <= ack_pos => self.skip_hole(out),
+                _ => {
+                    // Nothing captured up to the acknowledged byte.
+                    let len = ack_pos - self.next_pos;
+                    out.push(Event::Gap {
+                        at: self.next_pos,
+                        len,
+                    });
+                    self.next_pos = ack_pos;
+                    self.next_seq = Some(data_end);
+                }
+            }
+            self.drain(out);
         }
     }
 
@@ -307,6 +349,29 @@ mod tests {
                 Event::Data(b"z".to_vec())
             ]
         );
+    }
+
+    #[test]
+    fn acknowledged_holes_are_gaps_at_once() {
+        let mut s = Stream::default();
+        let mut out = Vec::new();
+        s.segment(9, TCP_SYN, b"", 0, &mut out);
+        s.segment(10, ACK, b"ab", 0, &mut out);
+        s.acked(12, &mut out);
+        s.segment(15, ACK, b"f", 0, &mut out);
+        assert_eq!(out, [Event::Data(b"ab".to_vec())]);
+        s.acked(14, &mut out);
+        assert_eq!(
+            out[1..],
+            [Event::Gap { at: 2, len: 3 }, Event::Data(b"f".to_vec())]
+        );
+        // Acknowledged but never captured, then the FIN and its acknowledgement.
+        out.clear();
+        s.acked(18, &mut out);
+        assert_eq!(out, [Event::Gap { at: 6, len: 2 }]);
+        s.segment(18, TCP_FIN | ACK, b"", 0, &mut out);
+        s.acked(19, &mut out);
+        assert_eq!(out.len(), 1);
     }
 
     #[test]
