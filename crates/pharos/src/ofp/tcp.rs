@@ -360,7 +360,7 @@ mod tests {
         s.acked(12, &mut out);
         s.segment(15, ACK, b"f", 0, &mut out);
         assert_eq!(out, [Event::Data(b"ab".to_vec())]);
-        s.acked(14, &mut out);
+        s.acked(16, &mut out);
         assert_eq!(
             out[1..],
             [Event::Gap { at: 2, len: 3 }, Event::Data(b"f".to_vec())]
