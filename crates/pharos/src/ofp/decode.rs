@@ -188,9 +188,10 @@ impl<W: Write> Decoder<W> {
                         )
                     };
                     eprintln!(
-                        "#{} offset {at}: error: truncated message: the input ends {} bytes into it and {want}",
+                        "#{} offset {at}: error: truncated message: the input ends {} bytes into it and {want}{}",
                         self.stats.seen,
-                        rest.len()
+                        rest.len(),
+                        not_openflow_hint(bytes, at)
                     );
                     break;
                 }
@@ -198,9 +199,10 @@ impl<W: Write> Decoder<W> {
                     self.stats.seen += 1;
                     self.stats.errors += 1;
                     eprintln!(
-                        "#{} offset {at}: error: {e}; cannot find the next message, {} bytes left undecoded",
+                        "#{} offset {at}: error: {e}; cannot find the next message, {} bytes left undecoded{}",
                         self.stats.seen,
-                        rest.len()
+                        rest.len(),
+                        not_openflow_hint(bytes, at)
                     );
                     break;
                 }
@@ -611,6 +613,24 @@ fn find_header(buf: &[u8], base: u64, boundaries: &[u64], last: bool) -> Resync 
         }
     }
     Resync::Nothing
+}
+
+/// When framing raw input fails: a hint if the input does not look like OpenFlow at all.
+fn not_openflow_hint(input: &[u8], at: usize) -> String {
+    let looks_like_hex = !input.is_empty()
+        && input
+            .iter()
+            .all(|c| c.is_ascii_hexdigit() || c.is_ascii_whitespace() || b":,|*.x".contains(c));
+    if looks_like_hex {
+        "\n  (the input looks like a hex dump: use --hex)".to_string()
+    } else if input.get(at).is_some_and(|v| !(1..=6).contains(v)) {
+        format!(
+            "\n  (byte {:#04x} at offset {at} is not an OpenFlow version: the input is neither raw OpenFlow messages nor a pcap or pcapng capture)",
+            input[at]
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// Re-encodes `env` and says how the result differs from `frame`, if it does.

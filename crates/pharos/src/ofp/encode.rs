@@ -72,7 +72,14 @@ fn parse(text: &str) -> anyhow::Result<Vec<Envelope>> {
     let mut out = Vec::new();
     let stream = serde_json::Deserializer::from_str(text).into_iter::<&RawValue>();
     for value in stream {
-        let value = value.map_err(|e| anyhow::anyhow!("{e}"))?;
+        let value = value.map_err(|e| {
+            anyhow::anyhow!(
+                "line {} column {}: {}",
+                e.line(),
+                e.column(),
+                strip_position(&e)
+            )
+        })?;
         if value.get().starts_with('[') {
             let items: Vec<&RawValue> =
                 serde_json::from_str(value.get()).map_err(|e| located(text, value.get(), &e))?;
@@ -119,13 +126,16 @@ fn located(text: &str, part: &str, e: &serde_json::Error) -> anyhow::Error {
     } else {
         (base_line + e.line() - 1, e.column())
     };
-    // serde_json's message ends in its own position, relative to the part: drop it.
+    anyhow::anyhow!("line {line} column {col}: {}", strip_position(e))
+}
+
+/// serde_json's message without the position it appends (` at line L column C`).
+fn strip_position(e: &serde_json::Error) -> String {
     let msg = e.to_string();
-    let msg = match msg.rfind(" at line ") {
+    match msg.rfind(" at line ") {
         Some(i) => msg[..i].to_string(),
         None => msg,
-    };
-    anyhow::anyhow!("line {line} column {col}: {msg}")
+    }
 }
 
 /// The 1-based line and column where `part`, a slice of `text`, starts.
