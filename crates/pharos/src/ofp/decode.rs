@@ -679,6 +679,45 @@ mod tests {
         assert_eq!(find_header(&b, 100, &[100], true), Resync::At(10));
     }
 
+    fn decoder(json: bool) -> Decoder<Vec<u8>> {
+        Decoder {
+            out: Vec::new(),
+            json,
+            stats: Stats::default(),
+        }
+    }
+
+    /// Every truncation and many one-byte corruptions of real captures and of a raw
+    /// stream: no panic, whatever the damage (the decoder's own fuzz-style loop).
+    #[test]
+    fn damaged_inputs_never_panic() {
+        let captures: [&[u8]; 2] = [
+            include_bytes!("../../tests/fixtures/session-lo.pcap"),
+            include_bytes!("../../tests/fixtures/session-reordered.pcapng"),
+        ];
+        for file in captures {
+            for cut in (0..file.len()).step_by(7) {
+                let _ = decoder(false).capture(&file[..cut], &DEFAULT_PORTS);
+            }
+            for at in (0..file.len()).step_by(5) {
+                let mut bad = file.to_vec();
+                bad[at] ^= 0x5a;
+                let _ = decoder(at % 2 == 0).capture(&bad, &DEFAULT_PORTS);
+            }
+        }
+        let raw = include_bytes!("../../tests/fixtures/several.bin");
+        for cut in 0..raw.len() {
+            decoder(false).raw_stream(&raw[..cut]).unwrap();
+        }
+        for at in 0..raw.len() {
+            for x in [0x01, 0x80, 0xff] {
+                let mut bad = raw.to_vec();
+                bad[at] ^= x;
+                decoder(true).raw_stream(&bad).unwrap();
+            }
+        }
+    }
+
     #[test]
     fn reencode_check_names_the_first_difference() {
         let env = Envelope::decode(&[4, 2, 0, 9, 0, 0, 0, 1, 0xaa]).unwrap();

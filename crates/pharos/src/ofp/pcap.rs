@@ -288,7 +288,7 @@ mod tests {
     fn truncated_pcap_keeps_earlier_frames() {
         let mut file = pcap(false, false, &[1, 2, 3, 4]);
         let one = file.len();
-        file.extend_from_slice(&file[24..one].to_vec());
+        file.extend_from_within(24..one);
         file.truncate(file.len() - 2);
         let c = read(&file).unwrap();
         assert_eq!(c.frames.len(), 1);
