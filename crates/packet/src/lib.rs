@@ -1,1 +1,13 @@
 //! Packet views and builders.
+
+mod macros;
+
+pub mod checksum;
+pub mod error;
+pub mod ethernet;
+pub mod vlan;
+
+pub use error::{EmitError, EmitResult, Error, Result};
+
+/// A byte range within a header, as the private `field` modules spell layouts.
+type Field = core::ops::Range<usize>;
