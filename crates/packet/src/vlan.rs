@@ -285,7 +285,7 @@ mod tests {
         let r = VlanRepr::parse(&inner.tag).unwrap();
         let mut out = [0u8; 4];
         r.emit(&mut out).unwrap();
-        assert_eq!(out, DOUBLE_TAGGED[16..20]);
+        assert_eq!(out, DOUBLE_TAGGED[18..22]);
     }
 
     #[test]
