@@ -2,12 +2,19 @@
 
 mod macros;
 
+pub mod arp;
 pub mod checksum;
 pub mod error;
 pub mod ethernet;
+pub mod ip;
+pub mod ipv4;
 pub mod vlan;
 
 pub use error::{EmitError, EmitResult, Error, Result};
 
 /// A byte range within a header, as the private `field` modules spell layouts.
 type Field = core::ops::Range<usize>;
+
+#[cfg(test)]
+#[rustfmt::skip]
+mod testdata;
