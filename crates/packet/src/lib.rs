@@ -8,6 +8,8 @@ pub mod error;
 pub mod ethernet;
 pub mod ip;
 pub mod ipv4;
+pub mod ipv6;
+pub mod ipv6ext;
 pub mod vlan;
 
 pub use error::{EmitError, EmitResult, Error, Result};
