@@ -12,6 +12,8 @@ pub mod ip;
 pub mod ipv4;
 pub mod ipv6;
 pub mod ipv6ext;
+pub mod tcp;
+pub mod udp;
 pub mod vlan;
 
 pub use error::{EmitError, EmitResult, Error, Result};
