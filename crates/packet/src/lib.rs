@@ -12,6 +12,8 @@ pub mod ip;
 pub mod ipv4;
 pub mod ipv6;
 pub mod ipv6ext;
+pub mod mpls;
+pub mod sctp;
 pub mod tcp;
 pub mod udp;
 pub mod vlan;
