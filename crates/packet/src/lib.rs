@@ -12,6 +12,7 @@ pub mod ip;
 pub mod ipv4;
 pub mod ipv6;
 pub mod ipv6ext;
+pub mod lldp;
 pub mod mpls;
 pub mod sctp;
 pub mod tcp;
