@@ -6,6 +6,7 @@ pub mod arp;
 pub mod checksum;
 pub mod error;
 pub mod ethernet;
+pub mod flow;
 pub mod icmpv4;
 pub mod icmpv6;
 pub mod ip;
