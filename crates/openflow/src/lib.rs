@@ -41,9 +41,11 @@ pub mod common;
 pub mod error;
 pub mod header;
 pub mod message;
+pub mod model;
 pub mod of10;
 pub mod of13;
 pub mod types;
+pub mod view;
 pub mod wire;
 
 pub use error::{DecodeError, DecodeResult, EncodeError, EncodeResult};

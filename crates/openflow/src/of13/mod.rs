@@ -4,6 +4,40 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod action;
+#[cfg(test)]
+pub(crate) mod arb;
+pub mod error_codes;
+pub mod flow;
+pub mod group;
+pub mod instruction;
+pub mod meter;
+pub mod multipart;
+pub mod oxm;
+pub mod port;
+pub mod switch;
+pub mod table_features;
+
+pub use action::{Action, ActionType};
+pub use error_codes::ErrorType;
+pub use flow::{
+    FlowMod, FlowModCommand, FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason, PacketOut,
+    OFPTT_ALL, OFPTT_MAX, OFP_NO_BUFFER,
+};
+pub use group::{Bucket, GroupMod, OFPG_ALL, OFPG_ANY, OFPG_MAX};
+pub use instruction::{Instruction, InstructionType};
+pub use meter::{MeterBand, MeterMod, OFPM_ALL, OFPM_CONTROLLER, OFPM_MAX, OFPM_SLOWPATH};
+pub use oxm::{Match, Oxm, OxmField, OxmHeader, OxmValue};
+pub use port::{
+    port_name, Port, PortMod, PortStatus, OFPP_ALL, OFPP_ANY, OFPP_CONTROLLER, OFPP_FLOOD,
+    OFPP_IN_PORT, OFPP_LOCAL, OFPP_MAX, OFPP_NORMAL, OFPP_TABLE,
+};
+
+pub use switch::{
+    AsyncConfig, ControllerRole, Experimenter, FeaturesReply, PacketQueue, QueueGetConfigReply,
+    QueueGetConfigRequest, Role, TableMod,
+};
+
 use crate::common::{ErrorBody, Hello, SwitchConfig};
 use crate::error::{DecodeResult, EncodeResult};
 use crate::open_enum;
@@ -11,6 +45,9 @@ use crate::wire::{Put, Reader};
 
 /// Wire version byte.
 pub const VERSION: u8 = 0x04;
+
+/// The Open Networking Foundation's experimenter id (`ONF_EXPERIMENTER_ID`).
+pub const ONF_EXPERIMENTER_ID: u32 = 0x4f4e_4600;
 
 open_enum! {
     /// `ofp_type` for OpenFlow 1.3.
@@ -63,12 +100,32 @@ pub enum Message {
         #[serde(with = "crate::types::hex", default)]
         data: Vec<u8>,
     },
+    Experimenter(Experimenter),
     FeaturesRequest,
+    FeaturesReply(FeaturesReply),
     GetConfigRequest,
     GetConfigReply(SwitchConfig),
     SetConfig(SwitchConfig),
+    PacketIn(PacketIn),
+    FlowRemoved(FlowRemoved),
+    PortStatus(PortStatus),
+    PacketOut(PacketOut),
+    FlowMod(FlowMod),
+    GroupMod(GroupMod),
+    PortMod(PortMod),
+    TableMod(TableMod),
+    MultipartRequest(multipart::MultipartRequest),
+    MultipartReply(multipart::MultipartReply),
     BarrierRequest,
     BarrierReply,
+    QueueGetConfigRequest(QueueGetConfigRequest),
+    QueueGetConfigReply(QueueGetConfigReply),
+    RoleRequest(Role),
+    RoleReply(Role),
+    GetAsyncRequest,
+    GetAsyncReply(AsyncConfig),
+    SetAsync(AsyncConfig),
+    MeterMod(MeterMod),
     /// A message type this codec does not know, carried opaquely.
     Unknown {
         msg_type: u8,
@@ -81,7 +138,32 @@ impl Message {
     /// Parses the body of a message of type `msg_type`; `r` holds exactly the body
     /// (absolute offset 8).
     pub fn parse(msg_type: u8, r: &mut Reader<'_>) -> DecodeResult<Message> {
-        let m = match MsgType::from_raw(msg_type) {
+        let kind = MsgType::from_raw(msg_type);
+        let mut body = r.clone().with_layer(match kind {
+            MsgType::FeaturesReply => "ofp_switch_features",
+            MsgType::GetConfigReply | MsgType::SetConfig => "ofp_switch_config",
+            MsgType::PacketIn => "ofp_packet_in",
+            MsgType::FlowRemoved => "ofp_flow_removed",
+            MsgType::PortStatus => "ofp_port_status",
+            MsgType::PacketOut => "ofp_packet_out",
+            MsgType::FlowMod => "ofp_flow_mod",
+            MsgType::GroupMod => "ofp_group_mod",
+            MsgType::PortMod => "ofp_port_mod",
+            MsgType::TableMod => "ofp_table_mod",
+            MsgType::MultipartRequest => "ofp_multipart_request",
+            MsgType::MultipartReply => "ofp_multipart_reply",
+            MsgType::QueueGetConfigRequest => "ofp_queue_get_config_request",
+            MsgType::QueueGetConfigReply => "ofp_queue_get_config_reply",
+            MsgType::RoleRequest | MsgType::RoleReply => "ofp_role_request",
+            MsgType::GetAsyncReply | MsgType::SetAsync => "ofp_async_config",
+            MsgType::MeterMod => "ofp_meter_mod",
+            MsgType::Experimenter => "ofp_experimenter_header",
+            MsgType::Error => "ofp_error_msg",
+            MsgType::Hello => "ofp_hello",
+            other => other.name().unwrap_or("message"),
+        });
+        let r = &mut body;
+        let m = match kind {
             MsgType::Hello => Message::Hello(Hello::parse(r)?),
             MsgType::Error => Message::Error(ErrorBody::parse(r, true)?),
             MsgType::EchoRequest => Message::EchoRequest {
@@ -90,22 +172,48 @@ impl Message {
             MsgType::EchoReply => Message::EchoReply {
                 data: r.rest().to_vec(),
             },
+            MsgType::Experimenter => Message::Experimenter(Experimenter::parse(r)?),
             MsgType::FeaturesRequest => Message::FeaturesRequest,
+            MsgType::FeaturesReply => Message::FeaturesReply(FeaturesReply::parse(r)?),
             MsgType::GetConfigRequest => Message::GetConfigRequest,
             MsgType::GetConfigReply => Message::GetConfigReply(SwitchConfig::parse(r)?),
             MsgType::SetConfig => Message::SetConfig(SwitchConfig::parse(r)?),
+            MsgType::PacketIn => Message::PacketIn(PacketIn::parse(r)?),
+            MsgType::FlowRemoved => Message::FlowRemoved(FlowRemoved::parse(r)?),
+            MsgType::PortStatus => Message::PortStatus(PortStatus::parse(r)?),
+            MsgType::PacketOut => Message::PacketOut(PacketOut::parse(r)?),
+            MsgType::FlowMod => Message::FlowMod(FlowMod::parse(r)?),
+            MsgType::GroupMod => Message::GroupMod(GroupMod::parse(r)?),
+            MsgType::PortMod => Message::PortMod(PortMod::parse(r)?),
+            MsgType::TableMod => Message::TableMod(TableMod::parse(r)?),
+            MsgType::MultipartRequest => {
+                Message::MultipartRequest(multipart::MultipartRequest::parse(r)?)
+            }
+            MsgType::MultipartReply => {
+                Message::MultipartReply(multipart::MultipartReply::parse(r)?)
+            }
             MsgType::BarrierRequest => Message::BarrierRequest,
             MsgType::BarrierReply => Message::BarrierReply,
-            _ => Message::Unknown {
+            MsgType::QueueGetConfigRequest => {
+                Message::QueueGetConfigRequest(QueueGetConfigRequest::parse(r)?)
+            }
+            MsgType::QueueGetConfigReply => {
+                Message::QueueGetConfigReply(QueueGetConfigReply::parse(r)?)
+            }
+            MsgType::RoleRequest => Message::RoleRequest(Role::parse(r)?),
+            MsgType::RoleReply => Message::RoleReply(Role::parse(r)?),
+            MsgType::GetAsyncRequest => Message::GetAsyncRequest,
+            MsgType::GetAsyncReply => Message::GetAsyncReply(AsyncConfig::parse(r)?),
+            MsgType::SetAsync => Message::SetAsync(AsyncConfig::parse(r)?),
+            MsgType::MeterMod => Message::MeterMod(MeterMod::parse(r)?),
+            MsgType::Unknown(_) => Message::Unknown {
                 msg_type,
                 body: r.rest().to_vec(),
             },
         };
-        // Bodiless messages must have no body: a header length that disagrees with the
-        // body is an error, not something to skip over.
-        r.clone()
-            .with_layer(MsgType::from_raw(msg_type).name().unwrap_or("message"))
-            .finish()?;
+        // Every message must account for its whole body: bodiless messages must have
+        // none, and a body longer than its content is an error, not something to skip.
+        r.finish()?;
         Ok(m)
     }
 
@@ -116,12 +224,32 @@ impl Message {
             Message::Error(_) => MsgType::Error,
             Message::EchoRequest { .. } => MsgType::EchoRequest,
             Message::EchoReply { .. } => MsgType::EchoReply,
+            Message::Experimenter(_) => MsgType::Experimenter,
             Message::FeaturesRequest => MsgType::FeaturesRequest,
+            Message::FeaturesReply(_) => MsgType::FeaturesReply,
             Message::GetConfigRequest => MsgType::GetConfigRequest,
             Message::GetConfigReply(_) => MsgType::GetConfigReply,
             Message::SetConfig(_) => MsgType::SetConfig,
+            Message::PacketIn(_) => MsgType::PacketIn,
+            Message::FlowRemoved(_) => MsgType::FlowRemoved,
+            Message::PortStatus(_) => MsgType::PortStatus,
+            Message::PacketOut(_) => MsgType::PacketOut,
+            Message::FlowMod(_) => MsgType::FlowMod,
+            Message::GroupMod(_) => MsgType::GroupMod,
+            Message::PortMod(_) => MsgType::PortMod,
+            Message::TableMod(_) => MsgType::TableMod,
+            Message::MultipartRequest(_) => MsgType::MultipartRequest,
+            Message::MultipartReply(_) => MsgType::MultipartReply,
             Message::BarrierRequest => MsgType::BarrierRequest,
             Message::BarrierReply => MsgType::BarrierReply,
+            Message::QueueGetConfigRequest(_) => MsgType::QueueGetConfigRequest,
+            Message::QueueGetConfigReply(_) => MsgType::QueueGetConfigReply,
+            Message::RoleRequest(_) => MsgType::RoleRequest,
+            Message::RoleReply(_) => MsgType::RoleReply,
+            Message::GetAsyncRequest => MsgType::GetAsyncRequest,
+            Message::GetAsyncReply(_) => MsgType::GetAsyncReply,
+            Message::SetAsync(_) => MsgType::SetAsync,
+            Message::MeterMod(_) => MsgType::MeterMod,
             Message::Unknown { msg_type, .. } => MsgType::Unknown(*msg_type),
         };
         t.to_raw()
@@ -137,26 +265,80 @@ impl Message {
     /// Appends the body (everything after the header) to `out`.
     pub fn emit_body(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         match self {
-            Message::Hello(h) => h.emit(out)?,
-            Message::Error(e) => e.emit(out),
-            Message::EchoRequest { data } | Message::EchoReply { data } => out.put_slice(data),
+            Message::Hello(h) => h.emit(out),
+            Message::Error(e) => {
+                e.emit(out);
+                Ok(())
+            }
+            Message::EchoRequest { data } | Message::EchoReply { data } => {
+                out.put_slice(data);
+                Ok(())
+            }
+            Message::Experimenter(m) => m.emit(out),
             Message::FeaturesRequest
             | Message::GetConfigRequest
             | Message::BarrierRequest
-            | Message::BarrierReply => {}
-            Message::GetConfigReply(c) | Message::SetConfig(c) => c.emit(out),
-            Message::Unknown { body, .. } => out.put_slice(body),
+            | Message::BarrierReply
+            | Message::GetAsyncRequest => Ok(()),
+            Message::FeaturesReply(m) => m.emit(out),
+            Message::GetConfigReply(c) | Message::SetConfig(c) => {
+                c.emit(out);
+                Ok(())
+            }
+            Message::PacketIn(m) => m.emit(out),
+            Message::FlowRemoved(m) => m.emit(out),
+            Message::PortStatus(m) => m.emit(out),
+            Message::PacketOut(m) => m.emit(out),
+            Message::FlowMod(m) => m.emit(out),
+            Message::GroupMod(m) => m.emit(out),
+            Message::PortMod(m) => m.emit(out),
+            Message::TableMod(m) => m.emit(out),
+            Message::MultipartRequest(m) => m.emit(out),
+            Message::MultipartReply(m) => m.emit(out),
+            Message::QueueGetConfigRequest(m) => m.emit(out),
+            Message::QueueGetConfigReply(m) => m.emit(out),
+            Message::RoleRequest(m) | Message::RoleReply(m) => m.emit(out),
+            Message::GetAsyncReply(m) | Message::SetAsync(m) => m.emit(out),
+            Message::MeterMod(m) => m.emit(out),
+            Message::Unknown { body, .. } => {
+                out.put_slice(body);
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     /// Appends a description of each part carried opaquely to `out`.
     pub fn opaque_parts(&self, out: &mut Vec<String>) {
-        if let Message::Unknown { msg_type, body } = self {
-            out.push(format!(
+        match self {
+            Message::Experimenter(m) => m.opaque_parts(out),
+            Message::PacketIn(m) => m.opaque_parts(out),
+            Message::FlowRemoved(m) => m.opaque_parts(out),
+            Message::PacketOut(m) => m.opaque_parts(out),
+            Message::FlowMod(m) => m.opaque_parts(out),
+            Message::GroupMod(m) => m.opaque_parts(out),
+            Message::MultipartRequest(m) => m.opaque_parts(out),
+            Message::MultipartReply(m) => m.opaque_parts(out),
+            Message::QueueGetConfigReply(m) => m.opaque_parts(out),
+            Message::MeterMod(m) => m.opaque_parts(out),
+            Message::Error(ErrorBody::Experimenter { experimenter, .. }) => {
+                out.push(format!("experimenter error 0x{experimenter:08x}"))
+            }
+            Message::Hello(h) => {
+                for e in &h.elements {
+                    if let crate::common::HelloElement::Unknown { elem_type, .. } = e {
+                        out.push(format!("unknown hello element type {elem_type}"));
+                    }
+                }
+            }
+            Message::Unknown { msg_type, body } => out.push(format!(
                 "unknown message type {msg_type} ({} body bytes)",
                 body.len()
-            ));
+            )),
+            _ => {}
         }
     }
 }
+
+#[cfg(test)]
+#[path = "mod_tests.rs"]
+mod tests;

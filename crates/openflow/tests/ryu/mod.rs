@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 
 pub mod of10;
 pub mod of13;
+pub mod of13mp;
 
 /// The marker for "carried opaquely by our codec: accept Ryu's decode as is".
 pub fn opaque(what: &str) -> Value {

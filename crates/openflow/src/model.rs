@@ -1,0 +1,967 @@
+//! The version-neutral model apps are written against: [`Match`], [`Action`],
+//! [`FlowMod`] and [`PacketOut`], encoded for whichever version a switch negotiated.
+//!
+//! An app writes a flow once:
+//!
+//! ```
+//! use openflow::model::{Action, FlowMod, Match, PortNo};
+//! use openflow::{MacAddr, Version};
+//!
+//! let m = Match { in_port: Some(1), eth_dst: Some(MacAddr([2, 0, 0, 0, 0, 9])), ..Match::default() };
+//! let actions = [Action::output(PortNo::Physical(2))];
+//! let fm = FlowMod::add(m, &actions).idle_timeout(10).priority(100);
+//! let mut out = Vec::new();
+//! fm.encode(Version::V1_0, 1, &mut out).unwrap(); // 80 bytes of OpenFlow 1.0
+//! fm.encode(Version::V1_3, 2, &mut out).unwrap(); // 1.3: OXM match + APPLY_ACTIONS
+//! ```
+//!
+//! What one version cannot express is an [`EncodeError::NotExpressible`] naming it
+//! (a masked Ethernet address or an IPv6 field in 1.0, a group action in 1.0, a
+//! transport port in 1.3 without the IP protocol that says which header it is in).
+//!
+//! Encoding writes straight into the caller's buffer and allocates nothing when the
+//! buffer has room: this is the controller's hot path.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{EncodeError, EncodeResult};
+use crate::header::{self, Version};
+use crate::types::MacAddr;
+use crate::wire::{pad_to, LenMark, Put};
+
+/// `OFP_NO_BUFFER`.
+pub const NO_BUFFER: u32 = 0xffff_ffff;
+
+/// A switch port as apps name it, the same in every version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortNo {
+    /// A physical or logical port number (below 0xff00 in 1.0, below 0xffffff00 in 1.3).
+    Physical(u32),
+    /// Send the packet out the port it came in on.
+    InPort,
+    /// Submit the packet to the first flow table (PACKET_OUT only).
+    Table,
+    /// The switch's traditional non-OpenFlow forwarding.
+    Normal,
+    /// All ports except the input port and those disabled by STP / flooding config.
+    Flood,
+    /// All ports except the input port.
+    All,
+    /// To the controller, as a PACKET_IN.
+    Controller,
+    /// The switch's local networking stack.
+    Local,
+    /// No port (1.0 `OFPP_NONE`, 1.3 `OFPP_ANY`): wildcards in requests, "none" elsewhere.
+    Any,
+}
+
+impl PortNo {
+    /// The 1.0 wire value.
+    pub fn to_v10(self) -> EncodeResult<u16> {
+        Ok(match self {
+            PortNo::Physical(p) if p < 0xff00 => p as u16,
+            PortNo::Physical(p) => {
+                return Err(EncodeError::BadValue {
+                    layer: "ofp_port",
+                    field: "port_no",
+                    value: p as u64,
+                    reason: "1.0 port numbers are below 0xff00",
+                })
+            }
+            PortNo::InPort => 0xfff8,
+            PortNo::Table => 0xfff9,
+            PortNo::Normal => 0xfffa,
+            PortNo::Flood => 0xfffb,
+            PortNo::All => 0xfffc,
+            PortNo::Controller => 0xfffd,
+            PortNo::Local => 0xfffe,
+            PortNo::Any => 0xffff,
+        })
+    }
+
+    /// The 1.3 wire value.
+    pub fn to_v13(self) -> EncodeResult<u32> {
+        Ok(match self {
+            PortNo::Physical(p) if p < 0xffff_ff00 => p,
+            PortNo::Physical(p) => {
+                return Err(EncodeError::BadValue {
+                    layer: "ofp_port",
+                    field: "port_no",
+                    value: p as u64,
+                    reason: "1.3 port numbers are below 0xffffff00",
+                })
+            }
+            PortNo::InPort => 0xffff_fff8,
+            PortNo::Table => 0xffff_fff9,
+            PortNo::Normal => 0xffff_fffa,
+            PortNo::Flood => 0xffff_fffb,
+            PortNo::All => 0xffff_fffc,
+            PortNo::Controller => 0xffff_fffd,
+            PortNo::Local => 0xffff_fffe,
+            PortNo::Any => 0xffff_ffff,
+        })
+    }
+
+    /// The port for a 32-bit number as [`crate::view::PacketIn::in_port`] reports it
+    /// (1.0 reserved ports already widened to their 1.3 values).
+    pub fn from_u32(p: u32) -> PortNo {
+        match p {
+            0xffff_fff8 => PortNo::InPort,
+            0xffff_fff9 => PortNo::Table,
+            0xffff_fffa => PortNo::Normal,
+            0xffff_fffb => PortNo::Flood,
+            0xffff_fffc => PortNo::All,
+            0xffff_fffd => PortNo::Controller,
+            0xffff_fffe => PortNo::Local,
+            0xffff_ffff => PortNo::Any,
+            p => PortNo::Physical(p),
+        }
+    }
+}
+
+/// VLAN matching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vlan {
+    /// Only packets without an 802.1Q tag.
+    Untagged,
+    /// Packets tagged with this VLAN id (12 bits).
+    Id(u16),
+}
+
+/// An IPv4 address with a prefix length (32 = exact).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Ipv4Prefix {
+    pub addr: Ipv4Addr,
+    pub len: u8,
+}
+
+impl Ipv4Prefix {
+    pub fn exact(addr: Ipv4Addr) -> Self {
+        Ipv4Prefix { addr, len: 32 }
+    }
+
+    fn mask(&self) -> u32 {
+        match self.len {
+            0 => 0,
+            l if l >= 32 => u32::MAX,
+            l => u32::MAX << (32 - l),
+        }
+    }
+}
+
+/// An IPv6 address with a prefix length (128 = exact).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Ipv6Prefix {
+    pub addr: Ipv6Addr,
+    pub len: u8,
+}
+
+impl Ipv6Prefix {
+    fn mask(&self) -> u128 {
+        match self.len {
+            0 => 0,
+            l if l >= 128 => u128::MAX,
+            l => u128::MAX << (128 - l),
+        }
+    }
+}
+
+/// What a flow matches. `None` means "any value". Field meanings follow 1.0's `ofp_match`
+/// (so ARP's opcode is `ip_proto` and its addresses `ipv4_src`/`ipv4_dst` when
+/// `eth_type` is 0x0806, and ICMP's type and code are `tp_src`/`tp_dst`); the 1.3
+/// encoding turns them into the matching OXM fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Match {
+    pub in_port: Option<u32>,
+    pub eth_src: Option<MacAddr>,
+    pub eth_dst: Option<MacAddr>,
+    pub eth_type: Option<u16>,
+    pub vlan: Option<Vlan>,
+    pub vlan_pcp: Option<u8>,
+    /// IP DSCP (6 bits; 1.0's `nw_tos` holds it shifted left by 2).
+    pub ip_dscp: Option<u8>,
+    /// IP protocol, or the ARP opcode's low byte for ARP.
+    pub ip_proto: Option<u8>,
+    pub ipv4_src: Option<Ipv4Prefix>,
+    pub ipv4_dst: Option<Ipv4Prefix>,
+    /// TCP/UDP/SCTP source port, or the ICMP type.
+    pub tp_src: Option<u16>,
+    /// TCP/UDP/SCTP destination port, or the ICMP code.
+    pub tp_dst: Option<u16>,
+    /// 1.3 only.
+    pub ipv6_src: Option<Ipv6Prefix>,
+    /// 1.3 only.
+    pub ipv6_dst: Option<Ipv6Prefix>,
+    /// 1.3 only: a mask on `eth_src` (`None` = exact).
+    pub eth_src_mask: Option<MacAddr>,
+    /// 1.3 only: a mask on `eth_dst` (`None` = exact).
+    pub eth_dst_mask: Option<MacAddr>,
+    /// 1.3 only: the pipeline metadata register.
+    pub metadata: Option<u64>,
+}
+
+/// What a flow does with a packet (applied in order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Action {
+    /// Send out a port; `max_len` bytes go to the controller when the port is `Controller`.
+    Output {
+        port: PortNo,
+        max_len: u16,
+    },
+    /// Set the 802.1Q VLAN id (1.3: a set-field; push a tag first on untagged packets).
+    SetVlanVid {
+        vid: u16,
+    },
+    SetVlanPcp {
+        pcp: u8,
+    },
+    /// Remove the outer 802.1Q tag (1.0 STRIP_VLAN, 1.3 POP_VLAN).
+    PopVlan,
+    /// Push a new 802.1Q tag with this TPID (1.3 only).
+    PushVlan {
+        ethertype: u16,
+    },
+    SetEthSrc {
+        addr: MacAddr,
+    },
+    SetEthDst {
+        addr: MacAddr,
+    },
+    SetIpv4Src {
+        addr: Ipv4Addr,
+    },
+    SetIpv4Dst {
+        addr: Ipv4Addr,
+    },
+    /// Set the DSCP bits (1.0 SET_NW_TOS with the value shifted left by 2).
+    SetIpDscp {
+        dscp: u8,
+    },
+    SetTcpSrc {
+        port: u16,
+    },
+    SetTcpDst {
+        port: u16,
+    },
+    SetUdpSrc {
+        port: u16,
+    },
+    SetUdpDst {
+        port: u16,
+    },
+    /// Send through a queue of a port (1.0 ENQUEUE, 1.3 SET_QUEUE then OUTPUT).
+    Enqueue {
+        port: PortNo,
+        queue_id: u32,
+    },
+    /// Process through a group (1.3 only).
+    Group {
+        group_id: u32,
+    },
+    /// Decrement the IP TTL (1.3 only).
+    DecNwTtl,
+}
+
+impl Action {
+    /// Output to a port, with the whole packet when that port is the controller.
+    pub fn output(port: PortNo) -> Action {
+        Action::Output {
+            port,
+            max_len: 0xffff,
+        }
+    }
+}
+
+/// `ofp_flow_mod_command`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowModCommand {
+    Add,
+    Modify,
+    ModifyStrict,
+    Delete,
+    DeleteStrict,
+}
+
+impl FlowModCommand {
+    fn wire(self) -> u8 {
+        match self {
+            FlowModCommand::Add => 0,
+            FlowModCommand::Modify => 1,
+            FlowModCommand::ModifyStrict => 2,
+            FlowModCommand::Delete => 3,
+            FlowModCommand::DeleteStrict => 4,
+        }
+    }
+}
+
+/// Flow-mod flags that mean the same in both versions (plus 1.3's counters flags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FlowModFlags {
+    /// Send FLOW_REMOVED when the flow expires or is deleted.
+    pub send_flow_removed: bool,
+    /// Refuse to add a flow overlapping one of the same priority.
+    pub check_overlap: bool,
+    /// 1.3 only: reset the counters of a modified flow.
+    pub reset_counts: bool,
+}
+
+/// Adds, changes or removes flows; encodes to a 1.0 or 1.3 FLOW_MOD. Actions are
+/// borrowed so that building and sending one allocates nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FlowMod<'a> {
+    pub command: FlowModCommand,
+    pub matching: Match,
+    pub actions: &'a [Action],
+    pub cookie: u64,
+    /// 1.3 only (1.0 needs 0): restricts modify/delete to cookies under this mask.
+    pub cookie_mask: u64,
+    /// 1.3 only (1.0 needs 0; 1.3 delete may use 0xff for all tables).
+    pub table_id: u8,
+    pub idle_timeout: u16,
+    pub hard_timeout: u16,
+    pub priority: u16,
+    /// Apply the flow's actions to this buffered packet too.
+    pub buffer_id: Option<u32>,
+    /// Delete commands: only flows that output to this port.
+    pub out_port: Option<PortNo>,
+    pub flags: FlowModFlags,
+}
+
+impl<'a> FlowMod<'a> {
+    /// OpenFlow's default priority (0x8000).
+    pub const DEFAULT_PRIORITY: u16 = 0x8000;
+
+    /// An ADD of `matching` → `actions`, priority 0x8000, no timeouts.
+    pub fn add(matching: Match, actions: &'a [Action]) -> Self {
+        FlowMod {
+            command: FlowModCommand::Add,
+            matching,
+            actions,
+            cookie: 0,
+            cookie_mask: 0,
+            table_id: 0,
+            idle_timeout: 0,
+            hard_timeout: 0,
+            priority: Self::DEFAULT_PRIORITY,
+            buffer_id: None,
+            out_port: None,
+            flags: FlowModFlags::default(),
+        }
+    }
+
+    /// A DELETE of every flow matching `matching` (in every table for 1.3).
+    pub fn delete(matching: Match) -> Self {
+        FlowMod {
+            command: FlowModCommand::Delete,
+            table_id: 0xff,
+            ..FlowMod::add(matching, &[])
+        }
+    }
+
+    pub fn idle_timeout(mut self, secs: u16) -> Self {
+        self.idle_timeout = secs;
+        self
+    }
+
+    pub fn hard_timeout(mut self, secs: u16) -> Self {
+        self.hard_timeout = secs;
+        self
+    }
+
+    pub fn priority(mut self, p: u16) -> Self {
+        self.priority = p;
+        self
+    }
+
+    pub fn cookie(mut self, c: u64) -> Self {
+        self.cookie = c;
+        self
+    }
+
+    pub fn buffer_id(mut self, id: Option<u32>) -> Self {
+        self.buffer_id = id;
+        self
+    }
+
+    pub fn table_id(mut self, t: u8) -> Self {
+        self.table_id = t;
+        self
+    }
+
+    pub fn send_flow_removed(mut self) -> Self {
+        self.flags.send_flow_removed = true;
+        self
+    }
+
+    /// Appends the FLOW_MOD for `version` to `out`; on error `out` is unchanged.
+    pub fn encode(&self, version: Version, xid: u32, out: &mut Vec<u8>) -> EncodeResult<usize> {
+        match version {
+            Version::V1_0 => header::encode_with(out, 0x01, 14, xid, |o| self.emit_v10(o)),
+            Version::V1_3 => header::encode_with(out, 0x04, 14, xid, |o| self.emit_v13(o)),
+        }
+    }
+
+    fn emit_v10(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
+        const V: Version = Version::V1_0;
+        if self.cookie_mask != 0 {
+            return Err(not_in(V, "a cookie mask"));
+        }
+        // 1.0 flow_mod has no table_id; 0xff ("all tables") is what 1.0 deletes do anyway.
+        if self.table_id != 0 && !(self.table_id == 0xff && self.is_delete()) {
+            return Err(not_in(V, "a table id other than 0"));
+        }
+        if self.flags.reset_counts {
+            return Err(not_in(V, "the reset_counts flag"));
+        }
+        emit_match_v10(&self.matching, out)?;
+        out.put_u64(self.cookie);
+        out.put_u16(self.command.wire() as u16);
+        out.put_u16(self.idle_timeout);
+        out.put_u16(self.hard_timeout);
+        out.put_u16(self.priority);
+        out.put_u32(self.buffer_id.unwrap_or(NO_BUFFER));
+        out.put_u16(self.out_port.unwrap_or(PortNo::Any).to_v10()?);
+        out.put_u16(self.flags.send_flow_removed as u16 | (self.flags.check_overlap as u16) << 1);
+        for a in self.actions {
+            emit_action_v10(a, out)?;
+        }
+        Ok(())
+    }
+
+    fn emit_v13(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
+        out.put_u64(self.cookie);
+        out.put_u64(self.cookie_mask);
+        out.put_u8(self.table_id);
+        out.put_u8(self.command.wire());
+        out.put_u16(self.idle_timeout);
+        out.put_u16(self.hard_timeout);
+        out.put_u16(self.priority);
+        out.put_u32(self.buffer_id.unwrap_or(NO_BUFFER));
+        out.put_u32(self.out_port.unwrap_or(PortNo::Any).to_v13()?);
+        out.put_u32(0xffff_ffff); // out_group: OFPG_ANY
+        out.put_u16(
+            self.flags.send_flow_removed as u16
+                | (self.flags.check_overlap as u16) << 1
+                | (self.flags.reset_counts as u16) << 2,
+        );
+        out.put_zeros(2);
+        emit_match_v13(&self.matching, out)?;
+        if !self.actions.is_empty() && !self.is_delete() {
+            emit_apply_actions_v13(self.actions, out)?;
+        }
+        Ok(())
+    }
+
+    fn is_delete(&self) -> bool {
+        matches!(
+            self.command,
+            FlowModCommand::Delete | FlowModCommand::DeleteStrict
+        )
+    }
+}
+
+/// Sends a packet (given, or buffered on the switch) through a list of actions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PacketOut<'a> {
+    /// The switch buffer holding the packet; `data` is then ignored by the switch.
+    pub buffer_id: Option<u32>,
+    /// The port the packet is considered to have come in on.
+    pub in_port: PortNo,
+    pub actions: &'a [Action],
+    pub data: &'a [u8],
+}
+
+impl<'a> PacketOut<'a> {
+    /// Sends a packet held in a switch buffer.
+    pub fn buffered(buffer_id: u32, in_port: PortNo, actions: &'a [Action]) -> Self {
+        PacketOut {
+            buffer_id: Some(buffer_id),
+            in_port,
+            actions,
+            data: &[],
+        }
+    }
+
+    /// Sends the packet `data`.
+    pub fn unbuffered(data: &'a [u8], in_port: PortNo, actions: &'a [Action]) -> Self {
+        PacketOut {
+            buffer_id: None,
+            in_port,
+            actions,
+            data,
+        }
+    }
+
+    /// Appends the PACKET_OUT for `version` to `out`; on error `out` is unchanged.
+    pub fn encode(&self, version: Version, xid: u32, out: &mut Vec<u8>) -> EncodeResult<usize> {
+        match version {
+            Version::V1_0 => header::encode_with(out, 0x01, 13, xid, |o| {
+                o.put_u32(self.buffer_id.unwrap_or(NO_BUFFER));
+                o.put_u16(self.in_port.to_v10()?);
+                let start = o.len();
+                let len = LenMark::new(o, start + 2, "ofp_packet_out.actions_len");
+                for a in self.actions {
+                    emit_action_v10(a, o)?;
+                }
+                len.finish(o)?;
+                o.put_slice(self.data);
+                Ok(())
+            }),
+            Version::V1_3 => header::encode_with(out, 0x04, 13, xid, |o| {
+                o.put_u32(self.buffer_id.unwrap_or(NO_BUFFER));
+                o.put_u32(self.in_port.to_v13()?);
+                let start = o.len();
+                let len = LenMark::new(o, start + 8, "ofp_packet_out.actions_len");
+                o.put_zeros(6);
+                for a in self.actions {
+                    emit_action_v13(a, o)?;
+                }
+                len.finish(o)?;
+                o.put_slice(self.data);
+                Ok(())
+            }),
+        }
+    }
+}
+
+fn not_in(version: Version, what: &'static str) -> EncodeError {
+    EncodeError::NotExpressible { what, version }
+}
+
+// ---------------------------------------------------------------------------------
+// OpenFlow 1.0
+
+/// `ofp_flow_wildcards` bits (1.0 §5.2.3).
+mod fw10 {
+    pub const IN_PORT: u32 = 1 << 0;
+    pub const DL_VLAN: u32 = 1 << 1;
+    pub const DL_SRC: u32 = 1 << 2;
+    pub const DL_DST: u32 = 1 << 3;
+    pub const DL_TYPE: u32 = 1 << 4;
+    pub const NW_PROTO: u32 = 1 << 5;
+    pub const TP_SRC: u32 = 1 << 6;
+    pub const TP_DST: u32 = 1 << 7;
+    pub const NW_SRC_SHIFT: u32 = 8;
+    pub const NW_DST_SHIFT: u32 = 14;
+    pub const DL_VLAN_PCP: u32 = 1 << 20;
+    pub const NW_TOS: u32 = 1 << 21;
+}
+
+/// `OFP_VLAN_NONE`: 1.0's dl_vlan for "no tag".
+const OFP_VLAN_NONE: u16 = 0xffff;
+
+fn emit_match_v10(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
+    const V: Version = Version::V1_0;
+    if m.ipv6_src.is_some() || m.ipv6_dst.is_some() {
+        return Err(not_in(V, "an IPv6 address match"));
+    }
+    if m.eth_src_mask.is_some() || m.eth_dst_mask.is_some() {
+        return Err(not_in(V, "a masked Ethernet address match"));
+    }
+    if m.metadata.is_some() {
+        return Err(not_in(V, "a metadata match"));
+    }
+    let mut w = 0u32;
+    let in_port = match m.in_port {
+        Some(p) => PortNo::from_u32(p).to_v10()?,
+        None => {
+            w |= fw10::IN_PORT;
+            0
+        }
+    };
+    let dl_vlan = match m.vlan {
+        Some(Vlan::Untagged) => OFP_VLAN_NONE,
+        Some(Vlan::Id(v)) => v & 0x0fff,
+        None => {
+            w |= fw10::DL_VLAN;
+            0
+        }
+    };
+    let mut opt = |present: bool, bit: u32| {
+        if !present {
+            w |= bit;
+        }
+    };
+    opt(m.eth_src.is_some(), fw10::DL_SRC);
+    opt(m.eth_dst.is_some(), fw10::DL_DST);
+    opt(m.eth_type.is_some(), fw10::DL_TYPE);
+    opt(m.ip_proto.is_some(), fw10::NW_PROTO);
+    opt(m.tp_src.is_some(), fw10::TP_SRC);
+    opt(m.tp_dst.is_some(), fw10::TP_DST);
+    opt(m.vlan_pcp.is_some(), fw10::DL_VLAN_PCP);
+    opt(m.ip_dscp.is_some(), fw10::NW_TOS);
+    // The nw_src/nw_dst wildcard fields count the low bits to ignore (>= 32: all).
+    let src_wild = m.ipv4_src.map_or(32, |p| 32 - p.len.min(32) as u32);
+    let dst_wild = m.ipv4_dst.map_or(32, |p| 32 - p.len.min(32) as u32);
+    w |= src_wild << fw10::NW_SRC_SHIFT | dst_wild << fw10::NW_DST_SHIFT;
+
+    out.put_u32(w);
+    out.put_u16(in_port);
+    out.put_slice(&m.eth_src.unwrap_or_default().0);
+    out.put_slice(&m.eth_dst.unwrap_or_default().0);
+    out.put_u16(dl_vlan);
+    out.put_u8(m.vlan_pcp.unwrap_or(0));
+    out.put_u8(0);
+    out.put_u16(m.eth_type.unwrap_or(0));
+    out.put_u8(m.ip_dscp.unwrap_or(0) << 2);
+    out.put_u8(m.ip_proto.unwrap_or(0));
+    out.put_zeros(2);
+    out.put_u32(m.ipv4_src.map_or(0, |p| u32::from(p.addr) & p.mask()));
+    out.put_u32(m.ipv4_dst.map_or(0, |p| u32::from(p.addr) & p.mask()));
+    out.put_u16(m.tp_src.unwrap_or(0));
+    out.put_u16(m.tp_dst.unwrap_or(0));
+    Ok(())
+}
+
+fn emit_action_v10(a: &Action, out: &mut Vec<u8>) -> EncodeResult<()> {
+    const V: Version = Version::V1_0;
+    let tl = |out: &mut Vec<u8>, t: u16, len: u16| {
+        out.put_u16(t);
+        out.put_u16(len);
+    };
+    match *a {
+        Action::Output { port, max_len } => {
+            tl(out, 0, 8);
+            out.put_u16(port.to_v10()?);
+            out.put_u16(max_len);
+        }
+        Action::SetVlanVid { vid } => {
+            tl(out, 1, 8);
+            out.put_u16(vid & 0x0fff);
+            out.put_zeros(2);
+        }
+        Action::SetVlanPcp { pcp } => {
+            tl(out, 2, 8);
+            out.put_u8(pcp);
+            out.put_zeros(3);
+        }
+        Action::PopVlan => {
+            tl(out, 3, 8);
+            out.put_zeros(4);
+        }
+        Action::SetEthSrc { addr } | Action::SetEthDst { addr } => {
+            tl(
+                out,
+                if matches!(a, Action::SetEthSrc { .. }) {
+                    4
+                } else {
+                    5
+                },
+                16,
+            );
+            out.put_slice(&addr.0);
+            out.put_zeros(6);
+        }
+        Action::SetIpv4Src { addr } | Action::SetIpv4Dst { addr } => {
+            tl(
+                out,
+                if matches!(a, Action::SetIpv4Src { .. }) {
+                    6
+                } else {
+                    7
+                },
+                8,
+            );
+            out.put_u32(addr.into());
+        }
+        Action::SetIpDscp { dscp } => {
+            tl(out, 8, 8);
+            out.put_u8(dscp << 2);
+            out.put_zeros(3);
+        }
+        Action::SetTcpSrc { port } | Action::SetUdpSrc { port } => {
+            tl(out, 9, 8);
+            out.put_u16(port);
+            out.put_zeros(2);
+        }
+        Action::SetTcpDst { port } | Action::SetUdpDst { port } => {
+            tl(out, 10, 8);
+            out.put_u16(port);
+            out.put_zeros(2);
+        }
+        Action::Enqueue { port, queue_id } => {
+            tl(out, 11, 16);
+            out.put_u16(port.to_v10()?);
+            out.put_zeros(6);
+            out.put_u32(queue_id);
+        }
+        Action::PushVlan { .. } => return Err(not_in(V, "a push-VLAN action")),
+        Action::Group { .. } => return Err(not_in(V, "a group action")),
+        Action::DecNwTtl => return Err(not_in(V, "a decrement-TTL action")),
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------
+// OpenFlow 1.3
+
+/// OXM_OF_* field numbers used here (1.3 §7.2.3.7).
+mod oxm13 {
+    pub const IN_PORT: u8 = 0;
+    pub const METADATA: u8 = 2;
+    pub const ETH_DST: u8 = 3;
+    pub const ETH_SRC: u8 = 4;
+    pub const ETH_TYPE: u8 = 5;
+    pub const VLAN_VID: u8 = 6;
+    pub const VLAN_PCP: u8 = 7;
+    pub const IP_DSCP: u8 = 8;
+    pub const IP_PROTO: u8 = 10;
+    pub const IPV4_SRC: u8 = 11;
+    pub const IPV4_DST: u8 = 12;
+    pub const TCP_SRC: u8 = 13;
+    pub const TCP_DST: u8 = 14;
+    pub const UDP_SRC: u8 = 15;
+    pub const UDP_DST: u8 = 16;
+    pub const SCTP_SRC: u8 = 17;
+    pub const SCTP_DST: u8 = 18;
+    pub const ICMPV4_TYPE: u8 = 19;
+    pub const ICMPV4_CODE: u8 = 20;
+    pub const ARP_OP: u8 = 21;
+    pub const ARP_SPA: u8 = 22;
+    pub const ARP_TPA: u8 = 23;
+    pub const IPV6_SRC: u8 = 26;
+    pub const IPV6_DST: u8 = 27;
+    pub const ICMPV6_TYPE: u8 = 29;
+    pub const ICMPV6_CODE: u8 = 30;
+    /// `OFPVID_PRESENT`.
+    pub const VID_PRESENT: u16 = 0x1000;
+}
+
+/// Writes one OpenFlow-basic OXM TLV: header then value (and mask when given).
+#[inline]
+fn oxm(out: &mut Vec<u8>, field: u8, value: &[u8], mask: Option<&[u8]>) {
+    let has_mask = mask.is_some() as u8;
+    let len = value.len() * (1 + has_mask as usize);
+    out.put_u16(0x8000);
+    out.put_u8(field << 1 | has_mask);
+    out.put_u8(len as u8);
+    out.put_slice(value);
+    if let Some(m) = mask {
+        out.put_slice(m);
+    }
+}
+
+fn emit_match_v13(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
+    const V: Version = Version::V1_3;
+    let start = out.len();
+    out.put_u16(1); // OFPMT_OXM
+    let len = LenMark::new(out, start, "ofp_match");
+    if let Some(p) = m.in_port {
+        oxm(out, oxm13::IN_PORT, &p.to_be_bytes(), None);
+    }
+    if let Some(md) = m.metadata {
+        oxm(out, oxm13::METADATA, &md.to_be_bytes(), None);
+    }
+    if let Some(a) = m.eth_dst {
+        oxm(
+            out,
+            oxm13::ETH_DST,
+            &a.0,
+            m.eth_dst_mask.as_ref().map(|x| &x.0[..]),
+        );
+    } else if m.eth_dst_mask.is_some() {
+        return Err(not_in(V, "an eth_dst mask without an eth_dst"));
+    }
+    if let Some(a) = m.eth_src {
+        oxm(
+            out,
+            oxm13::ETH_SRC,
+            &a.0,
+            m.eth_src_mask.as_ref().map(|x| &x.0[..]),
+        );
+    } else if m.eth_src_mask.is_some() {
+        return Err(not_in(V, "an eth_src mask without an eth_src"));
+    }
+    if let Some(t) = m.eth_type {
+        oxm(out, oxm13::ETH_TYPE, &t.to_be_bytes(), None);
+    }
+    match m.vlan {
+        Some(Vlan::Untagged) => oxm(out, oxm13::VLAN_VID, &0u16.to_be_bytes(), None),
+        Some(Vlan::Id(v)) => oxm(
+            out,
+            oxm13::VLAN_VID,
+            &(oxm13::VID_PRESENT | (v & 0x0fff)).to_be_bytes(),
+            None,
+        ),
+        None => {}
+    }
+    if let Some(p) = m.vlan_pcp {
+        // 1.3 §7.2.3.8: VLAN_PCP requires VLAN_VID != NONE.
+        if !matches!(m.vlan, Some(Vlan::Id(_))) {
+            return Err(not_in(V, "a vlan_pcp match without a VLAN id"));
+        }
+        oxm(out, oxm13::VLAN_PCP, &[p], None);
+    }
+    // §7.2.3.8 prerequisites: the IP fields need ETH_TYPE 0x0800 or 0x86dd, the ARP
+    // fields 0x0806, and the transport fields an IP_PROTO saying which header.
+    let is_ip = matches!(m.eth_type, Some(0x0800) | Some(0x86dd));
+    let is_arp = m.eth_type == Some(0x0806);
+    if let Some(d) = m.ip_dscp {
+        if !is_ip {
+            return Err(not_in(V, "an ip_dscp match without eth_type IPv4 or IPv6"));
+        }
+        oxm(out, oxm13::IP_DSCP, &[d], None);
+    }
+    if let Some(p) = m.ip_proto {
+        if is_arp {
+            oxm(out, oxm13::ARP_OP, &(p as u16).to_be_bytes(), None);
+        } else if is_ip {
+            oxm(out, oxm13::IP_PROTO, &[p], None);
+        } else {
+            return Err(not_in(
+                V,
+                "an ip_proto match without eth_type IPv4, IPv6 or ARP",
+            ));
+        }
+    }
+    for (pfx, ip_field, arp_field) in [
+        (m.ipv4_src, oxm13::IPV4_SRC, oxm13::ARP_SPA),
+        (m.ipv4_dst, oxm13::IPV4_DST, oxm13::ARP_TPA),
+    ] {
+        if let Some(p) = pfx {
+            let field = match m.eth_type {
+                Some(0x0800) => ip_field,
+                Some(0x0806) => arp_field,
+                _ => {
+                    return Err(not_in(
+                        V,
+                        "an IPv4 address match without eth_type IPv4 or ARP",
+                    ))
+                }
+            };
+            let addr = (u32::from(p.addr) & p.mask()).to_be_bytes();
+            let mask = p.mask().to_be_bytes();
+            oxm(out, field, &addr, (p.len < 32).then_some(&mask[..]));
+        }
+    }
+    for (pfx, field) in [(m.ipv6_src, oxm13::IPV6_SRC), (m.ipv6_dst, oxm13::IPV6_DST)] {
+        if let Some(p) = pfx {
+            if m.eth_type != Some(0x86dd) {
+                return Err(not_in(V, "an IPv6 address match without eth_type IPv6"));
+            }
+            let addr = (u128::from(p.addr) & p.mask()).to_be_bytes();
+            let mask = p.mask().to_be_bytes();
+            oxm(out, field, &addr, (p.len < 128).then_some(&mask[..]));
+        }
+    }
+    if m.tp_src.is_some() || m.tp_dst.is_some() {
+        let ((src, dst), narrow) = match (is_ip, m.ip_proto) {
+            (true, Some(6)) => ((oxm13::TCP_SRC, oxm13::TCP_DST), false),
+            (true, Some(17)) => ((oxm13::UDP_SRC, oxm13::UDP_DST), false),
+            (true, Some(132)) => ((oxm13::SCTP_SRC, oxm13::SCTP_DST), false),
+            (true, Some(1)) if m.eth_type == Some(0x0800) => {
+                ((oxm13::ICMPV4_TYPE, oxm13::ICMPV4_CODE), true)
+            }
+            (true, Some(58)) if m.eth_type == Some(0x86dd) => {
+                ((oxm13::ICMPV6_TYPE, oxm13::ICMPV6_CODE), true)
+            }
+            _ => {
+                return Err(not_in(
+                    V,
+                    "a transport port match without ip_proto TCP, UDP, SCTP or ICMP",
+                ))
+            }
+        };
+        for (v, field) in [(m.tp_src, src), (m.tp_dst, dst)] {
+            if let Some(v) = v {
+                if narrow {
+                    oxm(out, field, &[v as u8], None);
+                } else {
+                    oxm(out, field, &v.to_be_bytes(), None);
+                }
+            }
+        }
+    }
+    len.finish(out)?;
+    pad_to(out, start);
+    Ok(())
+}
+
+/// Writes an `OFPIT_APPLY_ACTIONS` instruction holding `actions`.
+fn emit_apply_actions_v13(actions: &[Action], out: &mut Vec<u8>) -> EncodeResult<()> {
+    let start = out.len();
+    out.put_u16(4); // OFPIT_APPLY_ACTIONS
+    let len = LenMark::new(out, start, "ofp_instruction_actions");
+    out.put_zeros(4);
+    for a in actions {
+        emit_action_v13(a, out)?;
+    }
+    len.finish(out)?;
+    Ok(())
+}
+
+/// Writes an `OFPAT_SET_FIELD` action holding one OXM TLV, padded to 8.
+fn set_field(out: &mut Vec<u8>, field: u8, value: &[u8]) -> EncodeResult<()> {
+    let start = out.len();
+    out.put_u16(25);
+    let len = LenMark::new(out, start, "ofp_action_set_field");
+    oxm(out, field, value, None);
+    pad_to(out, start);
+    len.finish(out)?;
+    Ok(())
+}
+
+fn emit_action_v13(a: &Action, out: &mut Vec<u8>) -> EncodeResult<()> {
+    let tl = |out: &mut Vec<u8>, t: u16, len: u16| {
+        out.put_u16(t);
+        out.put_u16(len);
+    };
+    match *a {
+        Action::Output { port, max_len } => {
+            tl(out, 0, 16);
+            out.put_u32(port.to_v13()?);
+            out.put_u16(max_len);
+            out.put_zeros(6);
+        }
+        Action::SetVlanVid { vid } => set_field(
+            out,
+            oxm13::VLAN_VID,
+            &(oxm13::VID_PRESENT | (vid & 0x0fff)).to_be_bytes(),
+        )?,
+        Action::SetVlanPcp { pcp } => set_field(out, oxm13::VLAN_PCP, &[pcp])?,
+        Action::PopVlan => {
+            tl(out, 18, 8);
+            out.put_zeros(4);
+        }
+        Action::PushVlan { ethertype } => {
+            tl(out, 17, 8);
+            out.put_u16(ethertype);
+            out.put_zeros(2);
+        }
+        Action::SetEthSrc { addr } => set_field(out, oxm13::ETH_SRC, &addr.0)?,
+        Action::SetEthDst { addr } => set_field(out, oxm13::ETH_DST, &addr.0)?,
+        Action::SetIpv4Src { addr } => set_field(out, oxm13::IPV4_SRC, &addr.octets())?,
+        Action::SetIpv4Dst { addr } => set_field(out, oxm13::IPV4_DST, &addr.octets())?,
+        Action::SetIpDscp { dscp } => set_field(out, oxm13::IP_DSCP, &[dscp])?,
+        Action::SetTcpSrc { port } => set_field(out, oxm13::TCP_SRC, &port.to_be_bytes())?,
+        Action::SetTcpDst { port } => set_field(out, oxm13::TCP_DST, &port.to_be_bytes())?,
+        Action::SetUdpSrc { port } => set_field(out, oxm13::UDP_SRC, &port.to_be_bytes())?,
+        Action::SetUdpDst { port } => set_field(out, oxm13::UDP_DST, &port.to_be_bytes())?,
+        Action::Enqueue { port, queue_id } => {
+            tl(out, 21, 8); // OFPAT_SET_QUEUE
+            out.put_u32(queue_id);
+            emit_action_v13(&Action::output(port), out)?;
+        }
+        Action::Group { group_id } => {
+            tl(out, 22, 8);
+            out.put_u32(group_id);
+        }
+        Action::DecNwTtl => {
+            tl(out, 24, 8);
+            out.put_zeros(4);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "model_tests.rs"]
+mod tests;
