@@ -126,6 +126,7 @@ pub mod ipv6;
 pub mod ipv6ext;
 pub mod lldp;
 pub mod mpls;
+pub mod of_match;
 pub mod sctp;
 pub mod tcp;
 pub mod udp;
@@ -133,6 +134,7 @@ pub mod vlan;
 
 pub use error::{EmitError, EmitResult, Error, Result};
 pub use flow::FlowKey;
+pub use of_match::{of10_match, oxm_match};
 
 /// A byte range within a header, as the private `field` modules spell layouts.
 type Field = core::ops::Range<usize>;
