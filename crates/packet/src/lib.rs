@@ -118,6 +118,8 @@ pub mod checksum;
 pub mod error;
 pub mod ethernet;
 pub mod flow;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod icmpv4;
 pub mod icmpv6;
 pub mod ip;
