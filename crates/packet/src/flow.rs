@@ -189,10 +189,10 @@ impl FlowKey {
         key.l3_offset = tags.offset();
         let l3 = tags.payload();
         let r = match tags.ethertype() {
-            EtherType::Arp => key.arp(l3),
-            EtherType::Ipv4 => key.ipv4(l3),
-            EtherType::Ipv6 => key.ipv6(l3),
-            EtherType::Mpls | EtherType::MplsMulticast => key.mpls(l3),
+            EtherType::Arp => key.read_arp(l3),
+            EtherType::Ipv4 => key.read_ipv4(l3),
+            EtherType::Ipv6 => key.read_ipv6(l3),
+            EtherType::Mpls | EtherType::MplsMulticast => key.read_mpls(l3),
             _ => Ok(()),
         };
         if let Err(e) = r {
@@ -201,7 +201,7 @@ impl FlowKey {
         Ok(key)
     }
 
-    fn arp(&mut self, l3: &[u8]) -> Result<()> {
+    fn read_arp(&mut self, l3: &[u8]) -> Result<()> {
         let r = ArpPacket::new_checked(l3)
             .and_then(|p| ArpRepr::parse(&p))
             .map_err(|e| e.at(self.l3_offset))?;
@@ -215,7 +215,7 @@ impl FlowKey {
         Ok(())
     }
 
-    fn mpls(&mut self, l3: &[u8]) -> Result<()> {
+    fn read_mpls(&mut self, l3: &[u8]) -> Result<()> {
         let e = MplsEntry::new_checked(l3).map_err(|e| e.at(self.l3_offset))?;
         self.mpls = Some(MplsKey {
             label: e.label(),
@@ -226,7 +226,7 @@ impl FlowKey {
         Ok(())
     }
 
-    fn ipv4(&mut self, l3: &[u8]) -> Result<()> {
+    fn read_ipv4(&mut self, l3: &[u8]) -> Result<()> {
         let base = self.l3_offset;
         let p = Ipv4Packet::new_unchecked(l3);
         p.check_header().map_err(|e| e.at(base))?;
@@ -253,7 +253,7 @@ impl FlowKey {
             return Ok(());
         }
         let full = usize::from(p.total_len()).saturating_sub(p.header_len());
-        self.l4(
+        self.read_l4(
             p.protocol(),
             p.payload_available(),
             full,
@@ -261,7 +261,7 @@ impl FlowKey {
         )
     }
 
-    fn ipv6(&mut self, l3: &[u8]) -> Result<()> {
+    fn read_ipv6(&mut self, l3: &[u8]) -> Result<()> {
         let base = self.l3_offset;
         let p = Ipv6Packet::new_unchecked(l3);
         p.check_header().map_err(|e| e.at(base))?;
@@ -299,7 +299,7 @@ impl FlowKey {
         // `up.offset` is within `payload`, which the walk never reads past.
         let l4 = payload.get(up.offset..).unwrap_or(&[]);
         let full = usize::from(p.payload_len()).saturating_sub(up.offset);
-        self.l4(
+        self.read_l4(
             up.protocol,
             l4,
             full,
@@ -309,7 +309,7 @@ impl FlowKey {
 
     /// Reads the transport header in `b`, the bytes present of a transport packet of
     /// `full` bytes at `offset`.
-    fn l4(&mut self, proto: IpProtocol, b: &[u8], full: usize, offset: usize) -> Result<()> {
+    fn read_l4(&mut self, proto: IpProtocol, b: &[u8], full: usize, offset: usize) -> Result<()> {
         let need = |layer, n: usize| {
             if b.len() < n {
                 Err(Error::Truncated {
@@ -360,7 +360,7 @@ impl FlowKey {
                     code: b[1],
                 });
                 self.l4_offset = Some(offset);
-                return self.nd(b, full, offset);
+                return self.read_nd(b, full, offset);
             }
             _ => return Ok(()),
         };
@@ -372,7 +372,7 @@ impl FlowKey {
     /// Neighbor discovery fields, as Open vSwitch reads them: code 0 solicitations
     /// and advertisements; the first link-layer address option of the kind the type
     /// sends; options not walked past an error.
-    fn nd(&mut self, b: &[u8], full: usize, offset: usize) -> Result<()> {
+    fn read_nd(&mut self, b: &[u8], full: usize, offset: usize) -> Result<()> {
         let t = Icmpv6Type::from_raw(b[0]);
         if b[1] != 0 || !matches!(t, Icmpv6Type::NeighborSolicit | Icmpv6Type::NeighborAdvert) {
             return Ok(());
