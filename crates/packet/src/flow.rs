@@ -39,6 +39,7 @@ pub struct VlanKey {
     pub vid: u16,
     /// 3 bits.
     pub pcp: u8,
+    /// Drop eligible indicator.
     pub dei: bool,
 }
 
@@ -49,23 +50,31 @@ pub struct MplsKey {
     pub label: u32,
     /// 3 bits.
     pub tc: u8,
+    /// Bottom of stack.
     pub bos: bool,
+    /// Time to live.
     pub ttl: u8,
 }
 
 /// An Ethernet/IPv4 ARP packet's fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ArpKey {
+    /// The ARP opcode.
     pub op: u16,
+    /// Sender protocol address.
     pub spa: Ipv4Addr,
+    /// Target protocol address.
     pub tpa: Ipv4Addr,
+    /// Sender hardware address.
     pub sha: MacAddr,
+    /// Target hardware address.
     pub tha: MacAddr,
 }
 
 /// Whether the IP packet is a fragment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum IpFrag {
+    /// Not a fragment.
     #[default]
     No,
     /// The first fragment: the transport header is here.
@@ -86,18 +95,25 @@ pub struct IpKey {
     pub ecn: u8,
     /// TTL or hop limit.
     pub ttl: u8,
+    /// Fragment status.
     pub frag: IpFrag,
 }
 
+/// IPv4 addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ipv4Key {
+    /// Source address.
     pub src: Ipv4Addr,
+    /// Destination address.
     pub dst: Ipv4Addr,
 }
 
+/// IPv6 addresses, flow label and extension-header bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ipv6Key {
+    /// Source address.
     pub src: Ipv6Addr,
+    /// Destination address.
     pub dst: Ipv6Addr,
     /// 20 bits.
     pub flow_label: u32,
@@ -109,16 +125,49 @@ pub struct Ipv6Key {
 /// The transport header's fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum L4Key {
-    Tcp { src: u16, dst: u16, flags: u16 },
-    Udp { src: u16, dst: u16 },
-    Sctp { src: u16, dst: u16 },
-    Icmpv4 { icmp_type: u8, code: u8 },
-    Icmpv6 { icmp_type: u8, code: u8 },
+    /// TCP ports and flags.
+    Tcp {
+        /// Source port.
+        src: u16,
+        /// Destination port.
+        dst: u16,
+        /// The 12 flag bits ([`crate::tcp::TcpFlags`]).
+        flags: u16,
+    },
+    /// UDP ports.
+    Udp {
+        /// Source port.
+        src: u16,
+        /// Destination port.
+        dst: u16,
+    },
+    /// SCTP ports.
+    Sctp {
+        /// Source port.
+        src: u16,
+        /// Destination port.
+        dst: u16,
+    },
+    /// ICMP type and code.
+    Icmpv4 {
+        /// Message type.
+        icmp_type: u8,
+        /// Message code.
+        code: u8,
+    },
+    /// ICMPv6 type and code.
+    Icmpv6 {
+        /// Message type.
+        icmp_type: u8,
+        /// Message code.
+        code: u8,
+    },
 }
 
 /// IPv6 neighbor discovery fields (solicitations and advertisements with code 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct NdKey {
+    /// The target address.
     pub target: Ipv6Addr,
     /// A solicitation's source link-layer address option.
     pub sll: Option<MacAddr>,
@@ -130,20 +179,30 @@ pub struct NdKey {
 /// layer is absent, or was cut short or malformed (then [`error`](Self::error) says so).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct FlowKey {
+    /// Ethernet destination address.
     pub eth_dst: MacAddr,
+    /// Ethernet source address.
     pub eth_src: MacAddr,
     /// The EtherType after the VLAN tags (values below 0x0600 are 802.3 lengths, kept
     /// as they are). If a tag is cut short, the TPID that announced it.
     pub eth_type: u16,
+    /// The outermost VLAN tag.
     pub vlan: Option<VlanKey>,
     /// How many VLAN tags were read.
     pub vlan_depth: u8,
+    /// The top MPLS label stack entry.
     pub mpls: Option<MplsKey>,
+    /// ARP fields (Ethernet/IPv4 ARP only).
     pub arp: Option<ArpKey>,
+    /// Fields IPv4 and IPv6 share.
     pub ip: Option<IpKey>,
+    /// IPv4 addresses.
     pub ipv4: Option<Ipv4Key>,
+    /// IPv6 addresses, flow label and extension-header bits.
     pub ipv6: Option<Ipv6Key>,
+    /// Transport fields.
     pub l4: Option<L4Key>,
+    /// Neighbor discovery fields.
     pub nd: Option<NdKey>,
     /// Offset of the header after the VLAN tags (ARP, IP, MPLS).
     pub l3_offset: usize,

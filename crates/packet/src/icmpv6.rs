@@ -94,6 +94,7 @@ impl<T: AsRef<[u8]>> Icmpv6Packet<T> {
         Ok(p)
     }
 
+    /// Checks what `new_checked` checks.
     pub fn check_len(&self) -> Result<()> {
         let b = self.buffer.as_ref();
         crate::error::need("icmpv6", b, HEADER_LEN)?;
@@ -103,18 +104,22 @@ impl<T: AsRef<[u8]>> Icmpv6Packet<T> {
         }
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// The message type.
     pub fn msg_type(&self) -> Icmpv6Type {
         Icmpv6Type::from_raw(self.buffer.as_ref()[field::TYPE])
     }
 
+    /// The message code.
     pub fn msg_code(&self) -> u8 {
         self.buffer.as_ref()[field::CODE]
     }
 
+    /// The checksum field as received.
     pub fn checksum(&self) -> u16 {
         be16(self.buffer.as_ref(), field::CHECKSUM.start)
     }
@@ -125,10 +130,12 @@ impl<T: AsRef<[u8]>> Icmpv6Packet<T> {
         be32(self.buffer.as_ref(), field::REST.start)
     }
 
+    /// Echo request and reply: the identifier.
     pub fn echo_ident(&self) -> u16 {
         be16(self.buffer.as_ref(), field::ECHO_IDENT.start)
     }
 
+    /// Echo request and reply: the sequence number.
     pub fn echo_seq_no(&self) -> u16 {
         be16(self.buffer.as_ref(), field::ECHO_SEQNO.start)
     }
@@ -191,18 +198,22 @@ impl<T: AsRef<[u8]>> Icmpv6Packet<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmpv6Packet<T> {
+    /// Sets the message type.
     pub fn set_msg_type(&mut self, v: Icmpv6Type) {
         self.buffer.as_mut()[field::TYPE] = v.to_raw();
     }
 
+    /// Sets the message code.
     pub fn set_msg_code(&mut self, v: u8) {
         self.buffer.as_mut()[field::CODE] = v;
     }
 
+    /// Sets the 4 bytes after the checksum.
     pub fn set_rest_of_header(&mut self, v: u32) {
         put32(self.buffer.as_mut(), field::REST.start, v);
     }
 
+    /// Everything after the checksum, for writing.
     pub fn body_mut(&mut self) -> &mut [u8] {
         &mut self.buffer.as_mut()[field::BODY..]
     }
@@ -219,6 +230,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmpv6Packet<T> {
 /// One neighbor discovery option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NdOption<'a> {
+    /// The option type.
     pub kind: NdOptionType,
     /// Offset of the option within the ICMPv6 message.
     pub offset: usize,
@@ -312,31 +324,49 @@ impl<'a> Iterator for NdOptions<'a> {
 /// checksum is not kept: `emit` computes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Icmpv6Repr<'a> {
+    /// Echo request.
     EchoRequest {
+        /// Identifier.
         ident: u16,
+        /// Sequence number.
         seq_no: u16,
+        /// The data after the header.
         data: &'a [u8],
     },
+    /// Echo reply.
     EchoReply {
+        /// Identifier.
         ident: u16,
+        /// Sequence number.
         seq_no: u16,
+        /// The data after the header.
         data: &'a [u8],
     },
+    /// Neighbor solicitation (RFC 4861 §4.3).
     NeighborSolicit {
+        /// The address whose link-layer address is sought or given.
         target_addr: Ipv6Addr,
         /// The source link-layer address option.
         lladdr: Option<MacAddr>,
     },
+    /// Neighbor advertisement (RFC 4861 §4.4).
     NeighborAdvert {
+        /// The sender is a router.
         router: bool,
+        /// Sent in answer to a solicitation.
         solicited: bool,
+        /// Override an existing cache entry.
         override_: bool,
+        /// The address whose link-layer address is sought or given.
         target_addr: Ipv6Addr,
         /// The target link-layer address option.
         lladdr: Option<MacAddr>,
     },
+    /// Any other message, kept as received.
     Other {
+        /// The message type.
         msg_type: Icmpv6Type,
+        /// The message code.
         code: u8,
         /// Everything after the checksum (at least 4 bytes).
         body: &'a [u8],
@@ -408,6 +438,7 @@ impl<'a> Icmpv6Repr<'a> {
         })
     }
 
+    /// Bytes `emit` writes.
     pub fn buffer_len(&self) -> usize {
         match self {
             Icmpv6Repr::EchoRequest { data, .. } | Icmpv6Repr::EchoReply { data, .. } => {

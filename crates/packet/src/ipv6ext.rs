@@ -88,6 +88,7 @@ impl<T: AsRef<[u8]>> Ipv6ExtHeader<T> {
         Ok(h)
     }
 
+    /// Checks what `new_checked` checks.
     pub fn check_len(&self) -> Result<()> {
         let b = self.buffer.as_ref();
         let layer = layer_name(self.kind);
@@ -95,6 +96,7 @@ impl<T: AsRef<[u8]>> Ipv6ExtHeader<T> {
         crate::error::need(layer, b, self.header_len())
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
@@ -104,6 +106,7 @@ impl<T: AsRef<[u8]>> Ipv6ExtHeader<T> {
         self.kind
     }
 
+    /// The next header.
     pub fn next_header(&self) -> IpProtocol {
         IpProtocol::from_raw(self.buffer.as_ref()[field::NXT_HDR])
     }
@@ -187,6 +190,7 @@ fn layer_name(kind: IpProtocol) -> &'static str {
 pub struct Ipv6Option<'a> {
     /// The option type (0 is Pad1, 1 PadN, 5 Router Alert, ...).
     pub kind: u8,
+    /// Everything after the next-header and length bytes.
     pub data: &'a [u8],
 }
 
@@ -243,7 +247,9 @@ impl<'a> Iterator for Ipv6Options<'a> {
 pub struct FragmentInfo {
     /// Offset in 8-byte units.
     pub offset: u16,
+    /// More fragments follow.
     pub more: bool,
+    /// Identification.
     pub ident: u32,
 }
 
@@ -284,6 +290,7 @@ impl UpperLayer {
 pub struct ExtHeader<'a> {
     /// Offset of the header, counted as the walker's offsets are.
     pub offset: usize,
+    /// The header.
     pub header: Ipv6ExtHeader<&'a [u8]>,
 }
 
@@ -429,13 +436,16 @@ impl<'a> Iterator for Ipv6ExtHeaders<'a> {
 /// two (options, routing data, fragment fields, AH fields), as on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ipv6ExtHeaderRepr<'a> {
+    /// Which extension header this is.
     pub kind: IpProtocol,
+    /// The next header.
     pub next_header: IpProtocol,
     /// `header_len - 2` bytes: a multiple of 8 plus 6 (AH: a multiple of 4 plus 2).
     pub data: &'a [u8],
 }
 
 impl<'a> Ipv6ExtHeaderRepr<'a> {
+    /// Parses a checked view.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(header: &Ipv6ExtHeader<&'a T>) -> Result<Self> {
         header.check_len()?;
         Ok(Ipv6ExtHeaderRepr {
@@ -445,10 +455,12 @@ impl<'a> Ipv6ExtHeaderRepr<'a> {
         })
     }
 
+    /// Bytes `emit` writes.
     pub const fn buffer_len(&self) -> usize {
         field::DATA + self.data.len()
     }
 
+    /// Writes the structure at the start of `buf`; returns the bytes written.
     pub fn emit(&self, buf: &mut [u8]) -> EmitResult<usize> {
         let len = self.buffer_len();
         let layer = layer_name(self.kind);
@@ -509,10 +521,13 @@ impl<'a> Ipv6ExtHeaderRepr<'a> {
 /// A fragment header, owned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ipv6FragmentRepr {
+    /// The next header.
     pub next_header: IpProtocol,
     /// Offset in 8-byte units, 0..=8191.
     pub offset: u16,
+    /// More fragments follow.
     pub more_frags: bool,
+    /// Identification.
     pub ident: u32,
 }
 
@@ -537,10 +552,12 @@ impl Ipv6FragmentRepr {
         })
     }
 
+    /// Bytes `emit` writes.
     pub const fn buffer_len(&self) -> usize {
         8
     }
 
+    /// Writes the structure at the start of `buf`; returns the bytes written.
     pub fn emit(&self, buf: &mut [u8]) -> EmitResult<usize> {
         fits(
             self.offset < 0x2000,

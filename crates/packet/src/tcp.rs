@@ -30,33 +30,46 @@ pub const MAX_HEADER_LEN: usize = 60;
 pub struct TcpFlags(pub u16);
 
 impl TcpFlags {
+    /// No more data from sender.
     pub const FIN: u16 = 0x001;
+    /// Synchronize sequence numbers.
     pub const SYN: u16 = 0x002;
+    /// Reset the connection.
     pub const RST: u16 = 0x004;
+    /// Push.
     pub const PSH: u16 = 0x008;
+    /// The acknowledgment number is significant.
     pub const ACK: u16 = 0x010;
+    /// The urgent pointer is significant.
     pub const URG: u16 = 0x020;
+    /// ECN echo.
     pub const ECE: u16 = 0x040;
+    /// Congestion window reduced.
     pub const CWR: u16 = 0x080;
     /// The (historic) ECN nonce sum bit.
     pub const NS: u16 = 0x100;
 
+    /// True when every bit of `bits` is set.
     pub fn contains(self, bits: u16) -> bool {
         self.0 & bits == bits
     }
 
+    /// FIN is set.
     pub fn fin(self) -> bool {
         self.contains(Self::FIN)
     }
 
+    /// SYN is set.
     pub fn syn(self) -> bool {
         self.contains(Self::SYN)
     }
 
+    /// RST is set.
     pub fn rst(self) -> bool {
         self.contains(Self::RST)
     }
 
+    /// ACK is set.
     pub fn ack(self) -> bool {
         self.contains(Self::ACK)
     }
@@ -83,6 +96,7 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         Ok(p)
     }
 
+    /// Checks what `new_checked` checks.
     pub fn check_len(&self) -> Result<()> {
         let b = self.buffer.as_ref();
         crate::error::need("tcp", b, HEADER_LEN)?;
@@ -101,22 +115,27 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         crate::error::need("tcp", b, header_len)
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// Source port.
     pub fn src_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::SRC_PORT.start)
     }
 
+    /// Destination port.
     pub fn dst_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::DST_PORT.start)
     }
 
+    /// Sequence number.
     pub fn seq_number(&self) -> u32 {
         be32(self.buffer.as_ref(), field::SEQ_NUM.start)
     }
 
+    /// Acknowledgment number.
     pub fn ack_number(&self) -> u32 {
         be32(self.buffer.as_ref(), field::ACK_NUM.start)
     }
@@ -126,18 +145,22 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         usize::from(self.buffer.as_ref()[field::FLAGS.start] >> 4) * 4
     }
 
+    /// The flags.
     pub fn flags(&self) -> TcpFlags {
         TcpFlags(be16(self.buffer.as_ref(), field::FLAGS.start) & 0x0fff)
     }
 
+    /// Window size.
     pub fn window_len(&self) -> u16 {
         be16(self.buffer.as_ref(), field::WIN_SIZE.start)
     }
 
+    /// The checksum field as received.
     pub fn checksum(&self) -> u16 {
         be16(self.buffer.as_ref(), field::CHECKSUM.start)
     }
 
+    /// Urgent pointer.
     pub fn urgent_at(&self) -> u16 {
         be16(self.buffer.as_ref(), field::URGENT.start)
     }
@@ -155,6 +178,7 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         }
     }
 
+    /// The payload.
     pub fn payload(&self) -> &[u8] {
         &self.buffer.as_ref()[self.header_len()..]
     }
@@ -166,18 +190,22 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpPacket<T> {
+    /// Sets the source port.
     pub fn set_src_port(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::SRC_PORT.start, v);
     }
 
+    /// Sets the destination port.
     pub fn set_dst_port(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::DST_PORT.start, v);
     }
 
+    /// Sets the sequence number.
     pub fn set_seq_number(&mut self, v: u32) {
         put32(self.buffer.as_mut(), field::SEQ_NUM.start, v);
     }
 
+    /// Sets the acknowledgment number.
     pub fn set_ack_number(&mut self, v: u32) {
         put32(self.buffer.as_mut(), field::ACK_NUM.start, v);
     }
@@ -188,14 +216,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpPacket<T> {
         put16(self.buffer.as_mut(), field::FLAGS.start, v);
     }
 
+    /// Sets the window size.
     pub fn set_window_len(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::WIN_SIZE.start, v);
     }
 
+    /// Sets the urgent pointer.
     pub fn set_urgent_at(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::URGENT.start, v);
     }
 
+    /// The payload, for writing.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let start = self.header_len();
         &mut self.buffer.as_mut()[start..]
@@ -306,15 +337,23 @@ impl<'a> Iterator for TcpOptions<'a> {
 /// kept: `emit` computes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TcpRepr<'a> {
+    /// Source port.
     pub src_port: u16,
+    /// Destination port.
     pub dst_port: u16,
+    /// Sequence number.
     pub seq_number: u32,
+    /// Acknowledgment number.
     pub ack_number: u32,
+    /// The flags.
     pub flags: TcpFlags,
+    /// Window size.
     pub window_len: u16,
+    /// Urgent pointer.
     pub urgent_at: u16,
     /// Option bytes as on the wire: a multiple of 4, at most 40.
     pub options: &'a [u8],
+    /// The payload.
     pub payload: &'a [u8],
 }
 
@@ -336,10 +375,12 @@ impl<'a> TcpRepr<'a> {
         })
     }
 
+    /// Header length in bytes.
     pub fn header_len(&self) -> usize {
         HEADER_LEN + self.options.len()
     }
 
+    /// Bytes `emit` writes.
     pub fn buffer_len(&self) -> usize {
         self.header_len() + self.payload.len()
     }
