@@ -54,7 +54,8 @@ open_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FlowMod {
     /// Fields to match.
-    pub r#match: Match,
+    #[serde(rename = "match")]
+    pub match_: Match,
     /// Opaque controller-issued identifier.
     pub cookie: u64,
     /// What to do.
@@ -84,7 +85,7 @@ impl FlowMod {
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<FlowMod> {
         let m = Match::parse(r)?;
         Ok(FlowMod {
-            r#match: m,
+            match_: m,
             cookie: r.u64()?,
             command: FlowModCommand::from_raw(r.u16()?),
             idle_timeout: r.u16()?,
@@ -99,7 +100,7 @@ impl FlowMod {
 
     /// Appends the message body.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
-        self.r#match.emit(out);
+        self.match_.emit(out);
         out.put_u64(self.cookie);
         out.put_u16(self.command.to_raw());
         out.put_u16(self.idle_timeout);
@@ -116,7 +117,8 @@ impl FlowMod {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FlowRemoved {
     /// The entry's match.
-    pub r#match: Match,
+    #[serde(rename = "match")]
+    pub match_: Match,
     /// The entry's cookie.
     pub cookie: u64,
     /// The entry's priority.
@@ -151,7 +153,7 @@ impl FlowRemoved {
         let idle_timeout = r.u16()?;
         r.skip(2)?;
         let f = FlowRemoved {
-            r#match: m,
+            match_: m,
             cookie,
             priority,
             reason,
@@ -167,7 +169,7 @@ impl FlowRemoved {
 
     /// Appends the message body.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
-        self.r#match.emit(out);
+        self.match_.emit(out);
         out.put_u64(self.cookie);
         out.put_u16(self.priority);
         out.put_u8(self.reason.to_raw());

@@ -252,7 +252,7 @@ fn flow_mod_flow_removed_packet_in_out() {
         0xff, 0xff, 0, 16, 0, 0, 0x23, 0x20, 0, 18, 0, 0, 0, 0, 0, 0, // NX dec_ttl
     ];
     let fm = FlowMod {
-        r#match: the_match(),
+        match_: the_match(),
         cookie: 0x0102_0304_0506_0708,
         command: FlowModCommand::DeleteStrict,
         idle_timeout: 60,
@@ -295,7 +295,7 @@ fn flow_mod_flow_removed_packet_in_out() {
         11,
         &cat(&[&MATCH_BYTES, &fr]),
         Message::FlowRemoved(FlowRemoved {
-            r#match: the_match(),
+            match_: the_match(),
             cookie: 0x0102_0304_0506_0708,
             priority: 0x8000,
             reason: FlowRemovedReason::Delete,
@@ -357,7 +357,7 @@ fn stats_requests_of_every_kind() {
     both_ways(16, &[0, 0, 0, 0], req(0, StatsRequestBody::Desc));
     both_ways(16, &[0, 3, 0, 0], req(0, StatsRequestBody::Table));
     let fsr = FlowStatsRequest {
-        r#match: Match::all(),
+        match_: Match::all(),
         table_id: OFPTT_ALL,
         out_port: OFPP_NONE,
     };
@@ -458,7 +458,7 @@ fn stats_replies_of_every_kind() {
     ];
     let fs = FlowStats {
         table_id: 0,
-        r#match: the_match(),
+        match_: the_match(),
         duration_sec: 5,
         duration_nsec: 6,
         priority: 0x8000,
@@ -845,7 +845,7 @@ fn truncated_lists() {
 #[test]
 fn json_shape_is_readable() {
     let m = crate::Message::V10(Message::FlowMod(FlowMod {
-        r#match: the_match(),
+        match_: the_match(),
         cookie: 1,
         command: FlowModCommand::Add,
         idle_timeout: 0,

@@ -125,7 +125,7 @@ fn flow_mod() -> impl Strategy<Value = FlowMod> {
                 (hard_timeout, priority, buffer_id, out_port),
                 (flags, actions),
             )| FlowMod {
-                r#match: m,
+                match_: m,
                 cookie,
                 command: FlowModCommand::from_raw(command),
                 idle_timeout,
@@ -151,7 +151,7 @@ fn flow_removed() -> impl Strategy<Value = FlowRemoved> {
                 (duration_sec, duration_nsec, idle_timeout),
                 (packet_count, byte_count),
             )| FlowRemoved {
-                r#match: m,
+                match_: m,
                 cookie,
                 priority,
                 reason: FlowRemovedReason::from_raw(reason),
@@ -177,7 +177,7 @@ fn flow_stats() -> impl Strategy<Value = FlowStats> {
                 (cookie, packet_count, byte_count, actions),
             )| FlowStats {
                 table_id,
-                r#match: m,
+                match_: m,
                 duration_sec,
                 duration_nsec,
                 priority,
@@ -194,7 +194,7 @@ fn flow_stats() -> impl Strategy<Value = FlowStats> {
 fn stats_request() -> impl Strategy<Value = StatsRequest> {
     let fsr = (a_match(), any::<u8>(), any::<u16>())
         .prop_map(|(m, table_id, out_port)| FlowStatsRequest {
-            r#match: m,
+            match_: m,
             table_id,
             out_port,
         })

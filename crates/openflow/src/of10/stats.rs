@@ -89,7 +89,8 @@ pub enum StatsRequestBody {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FlowStatsRequest {
     /// Fields to match.
-    pub r#match: Match,
+    #[serde(rename = "match")]
+    pub match_: Match,
     /// Table to read, `OFPTT_ALL` for all tables, `OFPTT_EMERG` for the emergency table.
     pub table_id: u8,
     /// Require matching entries to include this as an output port; `OFPP_NONE` means
@@ -109,7 +110,7 @@ impl FlowStatsRequest {
         let out_port = r.u16()?;
         r.finish()?;
         Ok(FlowStatsRequest {
-            r#match: m,
+            match_: m,
             table_id,
             out_port,
         })
@@ -117,7 +118,7 @@ impl FlowStatsRequest {
 
     /// Appends the request.
     pub fn emit(&self, out: &mut Vec<u8>) {
-        self.r#match.emit(out);
+        self.match_.emit(out);
         out.put_u8(self.table_id);
         out.put_zeros(1);
         out.put_u16(self.out_port);
@@ -300,7 +301,8 @@ pub struct FlowStats {
     /// The flow's table.
     pub table_id: u8,
     /// The flow's match.
-    pub r#match: Match,
+    #[serde(rename = "match")]
+    pub match_: Match,
     /// Time alive, seconds part.
     pub duration_sec: u32,
     /// Time alive beyond `duration_sec`, nanoseconds.
@@ -351,7 +353,7 @@ impl FlowStats {
         e.skip(6)?;
         Ok(FlowStats {
             table_id,
-            r#match: m,
+            match_: m,
             duration_sec,
             duration_nsec,
             priority,
@@ -370,7 +372,7 @@ impl FlowStats {
         let len = LenMark::new(out, start, "ofp_flow_stats");
         out.put_u8(self.table_id);
         out.put_zeros(1);
-        self.r#match.emit(out);
+        self.match_.emit(out);
         out.put_u32(self.duration_sec);
         out.put_u32(self.duration_nsec);
         out.put_u16(self.priority);

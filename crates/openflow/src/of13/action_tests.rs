@@ -68,7 +68,7 @@ fn every_action_from_the_flow_mod_vector() {
     );
     assert_eq!(emit(&a), b);
     let texts: Vec<String> = a.iter().map(|x| x.to_string()).collect();
-    assert_eq!(texts[0], "set_field:vlan_vid=258");
+    assert_eq!(texts[0], "set_field:vlan_vid=0x102");
     assert_eq!(texts[1], "copy_ttl_out");
     assert_eq!(texts[16], "output:6");
     assert_eq!(

@@ -538,9 +538,28 @@ impl fmt::Display for Oxm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Oxm::Basic(b) => {
-                write!(f, "{}={}", b.field, b.value)?;
+                // Ethertypes, bit fields and masked integers read best in hex, as
+                // ovs-ofctl prints them (`eth_type=0x0800`, `metadata=0x1/0xff`).
+                let hex = matches!(
+                    b.field,
+                    OxmField::EthType
+                        | OxmField::Metadata
+                        | OxmField::TunnelId
+                        | OxmField::Ipv6Exthdr
+                        | OxmField::VlanVid
+                ) || b.mask.is_some();
+                let show = |f: &mut fmt::Formatter<'_>, v: &OxmValue| match v {
+                    OxmValue::Int(i) if hex && b.field == OxmField::EthType => {
+                        write!(f, "0x{i:04x}")
+                    }
+                    OxmValue::Int(i) if hex => write!(f, "0x{i:x}"),
+                    other => write!(f, "{other}"),
+                };
+                write!(f, "{}=", b.field)?;
+                show(f, &b.value)?;
                 if let Some(m) = &b.mask {
-                    write!(f, "/{m}")?;
+                    f.write_str("/")?;
+                    show(f, m)?;
                 }
                 Ok(())
             }

@@ -64,7 +64,7 @@ fn every_value_kind_and_masks_round_trip() {
     assert_eq!(parse_match(&b).unwrap(), m);
     assert_eq!(
         m.to_string(),
-        "metadata=4660/65535,vlan_vid=5095,ipv4_dst=10.0.0.0/255.0.0.0,ipv6_src=fe80::1,\
+        "metadata=0x1234/0xffff,vlan_vid=0x13e7,ipv4_dst=10.0.0.0/255.0.0.0,ipv6_src=fe80::1,\
          pbb_isid=11259375,eth_dst=01:00:00:00:00:00/01:00:00:00:00:00"
     );
     let json = serde_json::to_string(&m).unwrap();

@@ -68,7 +68,7 @@ pub fn message(m: &Message) -> Value {
         Message::FlowRemoved(f) => wrap(
             "OFPFlowRemoved",
             json!({
-                "match": of_match(&f.r#match),
+                "match": of_match(&f.match_),
                 "cookie": f.cookie,
                 "priority": f.priority,
                 "reason": f.reason.to_raw(),
@@ -95,7 +95,7 @@ pub fn message(m: &Message) -> Value {
         Message::FlowMod(f) => wrap(
             "OFPFlowMod",
             json!({
-                "match": of_match(&f.r#match),
+                "match": of_match(&f.match_),
                 "cookie": f.cookie,
                 "command": f.command.to_raw(),
                 "idle_timeout": f.idle_timeout,
@@ -130,7 +130,7 @@ pub fn message(m: &Message) -> Value {
                     },
                     json!({
                         "flags": flags,
-                        "match": of_match(&f.r#match),
+                        "match": of_match(&f.match_),
                         "table_id": f.table_id,
                         "out_port": f.out_port,
                     }),
@@ -301,7 +301,7 @@ fn flow_stats(s: &FlowStats) -> Value {
         "OFPFlowStats",
         json!({
             "table_id": s.table_id,
-            "match": of_match(&s.r#match),
+            "match": of_match(&s.match_),
             "duration_sec": s.duration_sec,
             "duration_nsec": s.duration_nsec,
             "priority": s.priority,
