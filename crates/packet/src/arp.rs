@@ -188,16 +188,36 @@ impl ArpRepr {
             reason,
         };
         if packet.hardware_type() != HTYPE_ETHERNET {
-            return Err(bad("hardware type", 0, packet.hardware_type().into(), "only Ethernet (1) is supported"));
+            return Err(bad(
+                "hardware type",
+                0,
+                packet.hardware_type().into(),
+                "only Ethernet (1) is supported",
+            ));
         }
         if packet.protocol_type() != PTYPE_IPV4 {
-            return Err(bad("protocol type", 2, packet.protocol_type().into(), "only IPv4 (0x0800) is supported"));
+            return Err(bad(
+                "protocol type",
+                2,
+                packet.protocol_type().into(),
+                "only IPv4 (0x0800) is supported",
+            ));
         }
         if packet.hardware_len() != 6 {
-            return Err(bad("hardware length", 4, packet.hardware_len().into(), "Ethernet addresses are 6 bytes"));
+            return Err(bad(
+                "hardware length",
+                4,
+                packet.hardware_len().into(),
+                "Ethernet addresses are 6 bytes",
+            ));
         }
         if packet.protocol_len() != 4 {
-            return Err(bad("protocol length", 5, packet.protocol_len().into(), "IPv4 addresses are 4 bytes"));
+            return Err(bad(
+                "protocol length",
+                5,
+                packet.protocol_len().into(),
+                "IPv4 addresses are 4 bytes",
+            ));
         }
         let ip = |b: &[u8]| Ipv4Addr::new(b[0], b[1], b[2], b[3]);
         Ok(ArpRepr {
@@ -264,7 +284,12 @@ mod tests {
             let e = ArpPacket::new_checked(&arp[..n]).unwrap_err();
             assert_eq!(
                 e,
-                Error::Truncated { layer: "arp", offset: 0, needed: if n < 8 { 8 } else { 28 }, available: n }
+                Error::Truncated {
+                    layer: "arp",
+                    offset: 0,
+                    needed: if n < 8 { 8 } else { 28 },
+                    available: n
+                }
             );
         }
     }
@@ -274,7 +299,15 @@ mod tests {
         let mut arp = testdata::ARP_REQUEST[14..14 + 28].to_vec();
         arp[1] = 6; // IEEE 802 hardware
         let e = ArpRepr::parse(&ArpPacket::new_checked(&arp[..]).unwrap()).unwrap_err();
-        assert!(matches!(e, Error::BadValue { field: "hardware type", offset: 0, value: 6, .. }));
+        assert!(matches!(
+            e,
+            Error::BadValue {
+                field: "hardware type",
+                offset: 0,
+                value: 6,
+                ..
+            }
+        ));
         // Odd sizes are read safely by the view.
         let odd = [0, 1, 8, 0, 2, 1, 0, 1, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff];
         let p = ArpPacket::new_checked(&odd[..]).unwrap();

@@ -152,7 +152,11 @@ pub(crate) fn need(layer: &'static str, buf: &[u8], needed: usize) -> Result<()>
 
 /// `Err(BufferTooSmall)` unless `buf` holds `needed` bytes; the first `needed` bytes.
 #[inline]
-pub(crate) fn room<'b>(layer: &'static str, buf: &'b mut [u8], needed: usize) -> EmitResult<&'b mut [u8]> {
+pub(crate) fn room<'b>(
+    layer: &'static str,
+    buf: &'b mut [u8],
+    needed: usize,
+) -> EmitResult<&'b mut [u8]> {
     let available = buf.len();
     buf.get_mut(..needed).ok_or(EmitError::BufferTooSmall {
         layer,
@@ -163,7 +167,13 @@ pub(crate) fn room<'b>(layer: &'static str, buf: &'b mut [u8], needed: usize) ->
 
 /// `Err(EmitError::BadValue)` when `ok` is false.
 #[inline]
-pub(crate) fn fits(ok: bool, layer: &'static str, field: &'static str, value: u64, reason: &'static str) -> EmitResult<()> {
+pub(crate) fn fits(
+    ok: bool,
+    layer: &'static str,
+    field: &'static str,
+    value: u64,
+    reason: &'static str,
+) -> EmitResult<()> {
     if ok {
         Ok(())
     } else {

@@ -30,7 +30,10 @@ impl EtherType {
     /// True for the TPIDs this crate reads as VLAN tags: 0x8100, 0x88a8 and 0x9100.
     #[inline]
     pub const fn is_vlan(self) -> bool {
-        matches!(self, EtherType::Vlan | EtherType::QinQ | EtherType::QinQ9100)
+        matches!(
+            self,
+            EtherType::Vlan | EtherType::QinQ | EtherType::QinQ9100
+        )
     }
 
     /// True for the two MPLS EtherTypes.
@@ -131,7 +134,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
 
     #[inline]
     pub fn set_ethertype(&mut self, ethertype: EtherType) {
-        put16(self.buffer.as_mut(), field::ETHERTYPE.start, ethertype.to_raw());
+        put16(
+            self.buffer.as_mut(),
+            field::ETHERTYPE.start,
+            ethertype.to_raw(),
+        );
     }
 
     #[inline]

@@ -156,8 +156,16 @@ impl<'a> Icmpv4Repr<'a> {
         let data = &T::as_ref(packet.buffer)[field::DATA..];
         let (ident, seq_no) = (packet.echo_ident(), packet.echo_seq_no());
         Ok(match (packet.msg_type(), packet.msg_code()) {
-            (Icmpv4Type::EchoRequest, 0) => Icmpv4Repr::EchoRequest { ident, seq_no, data },
-            (Icmpv4Type::EchoReply, 0) => Icmpv4Repr::EchoReply { ident, seq_no, data },
+            (Icmpv4Type::EchoRequest, 0) => Icmpv4Repr::EchoRequest {
+                ident,
+                seq_no,
+                data,
+            },
+            (Icmpv4Type::EchoReply, 0) => Icmpv4Repr::EchoReply {
+                ident,
+                seq_no,
+                data,
+            },
             (msg_type, code) => Icmpv4Repr::Other {
                 msg_type,
                 code,
@@ -183,12 +191,16 @@ impl<'a> Icmpv4Repr<'a> {
     pub fn emit(&self, buf: &mut [u8]) -> EmitResult<usize> {
         let len = self.buffer_len();
         let (msg_type, code, rest) = match *self {
-            Icmpv4Repr::EchoRequest { ident, seq_no, .. } => {
-                (Icmpv4Type::EchoRequest, 0, (u32::from(ident) << 16) | u32::from(seq_no))
-            }
-            Icmpv4Repr::EchoReply { ident, seq_no, .. } => {
-                (Icmpv4Type::EchoReply, 0, (u32::from(ident) << 16) | u32::from(seq_no))
-            }
+            Icmpv4Repr::EchoRequest { ident, seq_no, .. } => (
+                Icmpv4Type::EchoRequest,
+                0,
+                (u32::from(ident) << 16) | u32::from(seq_no),
+            ),
+            Icmpv4Repr::EchoReply { ident, seq_no, .. } => (
+                Icmpv4Type::EchoReply,
+                0,
+                (u32::from(ident) << 16) | u32::from(seq_no),
+            ),
             Icmpv4Repr::Other {
                 msg_type,
                 code,
@@ -225,7 +237,14 @@ mod tests {
         assert_eq!((p.echo_ident(), p.echo_seq_no()), (0x4242, 7));
         assert!(p.verify_checksum());
         let r = Icmpv4Repr::parse(&p).unwrap();
-        assert_eq!(r, Icmpv4Repr::EchoRequest { ident: 0x4242, seq_no: 7, data: b"pharos!!" });
+        assert_eq!(
+            r,
+            Icmpv4Repr::EchoRequest {
+                ident: 0x4242,
+                seq_no: 7,
+                data: b"pharos!!"
+            }
+        );
         let mut out = [0u8; 16];
         assert_eq!(r.emit(&mut out).unwrap(), 16);
         assert_eq!(&out[..], message());
@@ -236,7 +255,12 @@ mod tests {
         for n in 0..HEADER_LEN {
             assert_eq!(
                 Icmpv4Packet::new_checked(&message()[..n]).unwrap_err(),
-                Error::Truncated { layer: "icmp", offset: 0, needed: 8, available: n }
+                Error::Truncated {
+                    layer: "icmp",
+                    offset: 0,
+                    needed: 8,
+                    available: n
+                }
             );
         }
         for n in HEADER_LEN..message().len() {
@@ -248,7 +272,13 @@ mod tests {
     }
 
     fn repr() -> impl Strategy<Value = (u8, u8, u32, Vec<u8>, u8)> {
-        (any::<u8>(), any::<u8>(), any::<u32>(), proptest::collection::vec(any::<u8>(), 0..64), 0u8..3)
+        (
+            any::<u8>(),
+            any::<u8>(),
+            any::<u32>(),
+            proptest::collection::vec(any::<u8>(), 0..64),
+            0u8..3,
+        )
     }
 
     proptest! {

@@ -231,7 +231,9 @@ impl NdOption<'_> {
     /// as an Ethernet address (the first 6 bytes).
     pub fn link_layer_addr(&self) -> Option<MacAddr> {
         match self.kind {
-            NdOptionType::SourceLinkLayerAddr | NdOptionType::TargetLinkLayerAddr if self.data.len() >= 6 => {
+            NdOptionType::SourceLinkLayerAddr | NdOptionType::TargetLinkLayerAddr
+                if self.data.len() >= 6 =>
+            {
                 Some(mac(self.data))
             }
             _ => None,
@@ -260,13 +262,27 @@ impl<'a> Iterator for NdOptions<'a> {
             Some(Err(e))
         };
         if rest.len() < 2 {
-            return fail(self, Error::Truncated { layer: "icmpv6 nd option", offset, needed: 2, available: rest.len() });
+            return fail(
+                self,
+                Error::Truncated {
+                    layer: "icmpv6 nd option",
+                    offset,
+                    needed: 2,
+                    available: rest.len(),
+                },
+            );
         }
         let len = usize::from(rest[1]) * 8;
         if len == 0 {
             return fail(
                 self,
-                Error::LengthTooShort { layer: "icmpv6 nd option", field: "length", offset: offset + 1, length: 0, min: 8 },
+                Error::LengthTooShort {
+                    layer: "icmpv6 nd option",
+                    field: "length",
+                    offset: offset + 1,
+                    length: 0,
+                    min: 8,
+                },
             );
         }
         if len > rest.len() {
@@ -282,7 +298,11 @@ impl<'a> Iterator for NdOptions<'a> {
             );
         }
         self.pos += len;
-        Some(Ok(NdOption { kind: NdOptionType::from_raw(rest[0]), offset, data: &rest[2..len] }))
+        Some(Ok(NdOption {
+            kind: NdOptionType::from_raw(rest[0]),
+            offset,
+            data: &rest[2..len],
+        }))
     }
 }
 
@@ -331,7 +351,11 @@ impl<'a> Icmpv6Repr<'a> {
         let buf: &'a [u8] = T::as_ref(packet.buffer);
         let (ident, seq_no) = (packet.echo_ident(), packet.echo_seq_no());
         let code = packet.msg_code();
-        let other = Icmpv6Repr::Other { msg_type: packet.msg_type(), code, body: &buf[field::BODY..] };
+        let other = Icmpv6Repr::Other {
+            msg_type: packet.msg_type(),
+            code,
+            body: &buf[field::BODY..],
+        };
         // The one link-layer address option of `kind` the options may hold:
         // Ok(Some(None)) for no options, Ok(None) for anything else.
         let single_lladdr = |kind| -> Result<Option<Option<MacAddr>>> {
@@ -341,36 +365,56 @@ impl<'a> Icmpv6Repr<'a> {
                 Some(o) => o,
             };
             let rest = opts.next().transpose()?;
-            Ok((first.kind == kind && first.data.len() == 6 && rest.is_none()).then(|| first.link_layer_addr()))
+            Ok(
+                (first.kind == kind && first.data.len() == 6 && rest.is_none())
+                    .then(|| first.link_layer_addr()),
+            )
         };
         Ok(match (packet.msg_type(), code) {
-            (Icmpv6Type::EchoRequest, 0) => Icmpv6Repr::EchoRequest { ident, seq_no, data: &buf[HEADER_LEN..] },
-            (Icmpv6Type::EchoReply, 0) => Icmpv6Repr::EchoReply { ident, seq_no, data: &buf[HEADER_LEN..] },
-            (Icmpv6Type::NeighborSolicit, 0) => match single_lladdr(NdOptionType::SourceLinkLayerAddr)? {
-                Some(lladdr) if packet.rest_of_header() == 0 => Icmpv6Repr::NeighborSolicit {
-                    target_addr: packet.nd_target().unwrap_or(Ipv6Addr::UNSPECIFIED),
-                    lladdr,
-                },
-                _ => other,
+            (Icmpv6Type::EchoRequest, 0) => Icmpv6Repr::EchoRequest {
+                ident,
+                seq_no,
+                data: &buf[HEADER_LEN..],
             },
-            (Icmpv6Type::NeighborAdvert, 0) => match single_lladdr(NdOptionType::TargetLinkLayerAddr)? {
-                Some(lladdr) if packet.rest_of_header() & 0x1fff_ffff == 0 => Icmpv6Repr::NeighborAdvert {
-                    router: packet.na_router(),
-                    solicited: packet.na_solicited(),
-                    override_: packet.na_override(),
-                    target_addr: packet.nd_target().unwrap_or(Ipv6Addr::UNSPECIFIED),
-                    lladdr,
-                },
-                _ => other,
+            (Icmpv6Type::EchoReply, 0) => Icmpv6Repr::EchoReply {
+                ident,
+                seq_no,
+                data: &buf[HEADER_LEN..],
             },
+            (Icmpv6Type::NeighborSolicit, 0) => {
+                match single_lladdr(NdOptionType::SourceLinkLayerAddr)? {
+                    Some(lladdr) if packet.rest_of_header() == 0 => Icmpv6Repr::NeighborSolicit {
+                        target_addr: packet.nd_target().unwrap_or(Ipv6Addr::UNSPECIFIED),
+                        lladdr,
+                    },
+                    _ => other,
+                }
+            }
+            (Icmpv6Type::NeighborAdvert, 0) => {
+                match single_lladdr(NdOptionType::TargetLinkLayerAddr)? {
+                    Some(lladdr) if packet.rest_of_header() & 0x1fff_ffff == 0 => {
+                        Icmpv6Repr::NeighborAdvert {
+                            router: packet.na_router(),
+                            solicited: packet.na_solicited(),
+                            override_: packet.na_override(),
+                            target_addr: packet.nd_target().unwrap_or(Ipv6Addr::UNSPECIFIED),
+                            lladdr,
+                        }
+                    }
+                    _ => other,
+                }
+            }
             _ => other,
         })
     }
 
     pub fn buffer_len(&self) -> usize {
         match self {
-            Icmpv6Repr::EchoRequest { data, .. } | Icmpv6Repr::EchoReply { data, .. } => HEADER_LEN + data.len(),
-            Icmpv6Repr::NeighborSolicit { lladdr, .. } | Icmpv6Repr::NeighborAdvert { lladdr, .. } => {
+            Icmpv6Repr::EchoRequest { data, .. } | Icmpv6Repr::EchoReply { data, .. } => {
+                HEADER_LEN + data.len()
+            }
+            Icmpv6Repr::NeighborSolicit { lladdr, .. }
+            | Icmpv6Repr::NeighborAdvert { lladdr, .. } => {
                 ND_LEN + if lladdr.is_some() { 8 } else { 0 }
             }
             Icmpv6Repr::Other { body, .. } => field::BODY + body.len(),
@@ -382,13 +426,23 @@ impl<'a> Icmpv6Repr<'a> {
     pub fn emit(&self, src: Ipv6Addr, dst: Ipv6Addr, buf: &mut [u8]) -> EmitResult<usize> {
         let len = self.buffer_len();
         if let Icmpv6Repr::Other { body, .. } = self {
-            crate::error::fits(body.len() >= 4, "icmpv6", "body length", body.len() as u64, "at least 4 bytes")?;
+            crate::error::fits(
+                body.len() >= 4,
+                "icmpv6",
+                "body length",
+                body.len() as u64,
+                "at least 4 bytes",
+            )?;
         }
         let b = room("icmpv6", buf, len)?;
         let mut p = Icmpv6Packet::new_unchecked(&mut *b);
-        let nd = |p: &mut Icmpv6Packet<&mut [u8]>, target: &Ipv6Addr, lladdr: &Option<MacAddr>, kind: NdOptionType| {
+        let nd = |p: &mut Icmpv6Packet<&mut [u8]>,
+                  target: &Ipv6Addr,
+                  lladdr: &Option<MacAddr>,
+                  kind: NdOptionType| {
             let body = p.body_mut();
-            body[field::TARGET.start - field::BODY..field::TARGET.end - field::BODY].copy_from_slice(&target.octets());
+            body[field::TARGET.start - field::BODY..field::TARGET.end - field::BODY]
+                .copy_from_slice(&target.octets());
             if let Some(mac) = lladdr {
                 let o = &mut body[ND_LEN - field::BODY..];
                 o[0] = kind.to_raw();
@@ -397,7 +451,16 @@ impl<'a> Icmpv6Repr<'a> {
             }
         };
         match self {
-            Icmpv6Repr::EchoRequest { ident, seq_no, data } | Icmpv6Repr::EchoReply { ident, seq_no, data } => {
+            Icmpv6Repr::EchoRequest {
+                ident,
+                seq_no,
+                data,
+            }
+            | Icmpv6Repr::EchoReply {
+                ident,
+                seq_no,
+                data,
+            } => {
                 let t = if matches!(self, Icmpv6Repr::EchoRequest { .. }) {
                     Icmpv6Type::EchoRequest
                 } else {
@@ -408,20 +471,45 @@ impl<'a> Icmpv6Repr<'a> {
                 p.set_rest_of_header((u32::from(*ident) << 16) | u32::from(*seq_no));
                 p.body_mut()[HEADER_LEN - field::BODY..].copy_from_slice(data);
             }
-            Icmpv6Repr::NeighborSolicit { target_addr, lladdr } => {
+            Icmpv6Repr::NeighborSolicit {
+                target_addr,
+                lladdr,
+            } => {
                 p.set_msg_type(Icmpv6Type::NeighborSolicit);
                 p.set_msg_code(0);
                 p.set_rest_of_header(0);
-                nd(&mut p, target_addr, lladdr, NdOptionType::SourceLinkLayerAddr);
+                nd(
+                    &mut p,
+                    target_addr,
+                    lladdr,
+                    NdOptionType::SourceLinkLayerAddr,
+                );
             }
-            Icmpv6Repr::NeighborAdvert { router, solicited, override_, target_addr, lladdr } => {
+            Icmpv6Repr::NeighborAdvert {
+                router,
+                solicited,
+                override_,
+                target_addr,
+                lladdr,
+            } => {
                 p.set_msg_type(Icmpv6Type::NeighborAdvert);
                 p.set_msg_code(0);
-                let flags = (u32::from(*router) << 31) | (u32::from(*solicited) << 30) | (u32::from(*override_) << 29);
+                let flags = (u32::from(*router) << 31)
+                    | (u32::from(*solicited) << 30)
+                    | (u32::from(*override_) << 29);
                 p.set_rest_of_header(flags);
-                nd(&mut p, target_addr, lladdr, NdOptionType::TargetLinkLayerAddr);
+                nd(
+                    &mut p,
+                    target_addr,
+                    lladdr,
+                    NdOptionType::TargetLinkLayerAddr,
+                );
             }
-            Icmpv6Repr::Other { msg_type, code, body } => {
+            Icmpv6Repr::Other {
+                msg_type,
+                code,
+                body,
+            } => {
                 p.set_msg_type(*msg_type);
                 p.set_msg_code(*code);
                 p.body_mut().copy_from_slice(body);
@@ -457,7 +545,13 @@ mod tests {
         let sll = MacAddr([0, 0, 0x5e, 0, 0x53, 1]);
         assert_eq!(opts[0].link_layer_addr(), Some(sll));
         let r = Icmpv6Repr::parse(&p).unwrap();
-        assert_eq!(r, Icmpv6Repr::NeighborSolicit { target_addr: HOST2, lladdr: Some(sll) });
+        assert_eq!(
+            r,
+            Icmpv6Repr::NeighborSolicit {
+                target_addr: HOST2,
+                lladdr: Some(sll)
+            }
+        );
         let mut out = [0u8; 32];
         r.emit(HOST1, SOLICITED, &mut out).unwrap();
         assert_eq!(&out[..], m);
@@ -492,7 +586,15 @@ mod tests {
             let r = Icmpv6Packet::new_checked(&m[..n]);
             if n < 24 {
                 let needed = if n < 8 { 8 } else { 24 };
-                assert_eq!(r.unwrap_err(), Error::Truncated { layer: "icmpv6", offset: 0, needed, available: n });
+                assert_eq!(
+                    r.unwrap_err(),
+                    Error::Truncated {
+                        layer: "icmpv6",
+                        offset: 0,
+                        needed,
+                        available: n
+                    }
+                );
                 continue;
             }
             let p = r.unwrap();
@@ -500,7 +602,13 @@ mod tests {
             match Icmpv6Repr::parse(&p) {
                 Ok(r) => {
                     assert_eq!(n, 24);
-                    assert_eq!(r, Icmpv6Repr::NeighborSolicit { target_addr: HOST2, lladdr: None });
+                    assert_eq!(
+                        r,
+                        Icmpv6Repr::NeighborSolicit {
+                            target_addr: HOST2,
+                            lladdr: None
+                        }
+                    );
                 }
                 Err(e) => assert_eq!(e.offset(), if n == 25 { 24 } else { 25 }, "{n}: {e}"),
             }
@@ -512,18 +620,36 @@ mod tests {
         let mut m = testdata::ICMPV6_NS_SLL[14 + 40..].to_vec();
         m[25] = 0;
         let p = Icmpv6Packet::new_checked(&m[..]).unwrap();
-        assert!(matches!(Icmpv6Repr::parse(&p).unwrap_err(), Error::LengthTooShort { offset: 25, length: 0, .. }));
+        assert!(matches!(
+            Icmpv6Repr::parse(&p).unwrap_err(),
+            Error::LengthTooShort {
+                offset: 25,
+                length: 0,
+                ..
+            }
+        ));
         m[25] = 2;
         let p = Icmpv6Packet::new_checked(&m[..]).unwrap();
         assert!(matches!(
             Icmpv6Repr::parse(&p).unwrap_err(),
-            Error::LengthOverrun { offset: 25, length: 16, available: 8, .. }
+            Error::LengthOverrun {
+                offset: 25,
+                length: 16,
+                available: 8,
+                ..
+            }
         ));
         // A well-formed but unusual option list keeps the message as `Other`.
         m[24] = 14; // nonce option
         m[25] = 1;
         let p = Icmpv6Packet::new_checked(&m[..]).unwrap();
-        assert!(matches!(Icmpv6Repr::parse(&p).unwrap(), Icmpv6Repr::Other { msg_type: Icmpv6Type::NeighborSolicit, .. }));
+        assert!(matches!(
+            Icmpv6Repr::parse(&p).unwrap(),
+            Icmpv6Repr::Other {
+                msg_type: Icmpv6Type::NeighborSolicit,
+                ..
+            }
+        ));
     }
 
     fn addr() -> impl Strategy<Value = Ipv6Addr> {

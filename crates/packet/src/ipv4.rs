@@ -299,13 +299,31 @@ impl<'a> Ipv4Repr<'a> {
         let hl = self.buffer_len();
         let l = "ipv4";
         let ol = self.options.len() as u64;
-        fits(self.options.len() % 4 == 0, l, "options length", ol, "a multiple of 4")?;
-        fits(hl <= MAX_HEADER_LEN, l, "options length", ol, "at most 40 bytes")?;
+        fits(
+            self.options.len() % 4 == 0,
+            l,
+            "options length",
+            ol,
+            "a multiple of 4",
+        )?;
+        fits(
+            hl <= MAX_HEADER_LEN,
+            l,
+            "options length",
+            ol,
+            "at most 40 bytes",
+        )?;
         let total = hl + self.payload_len;
         fits(total <= 0xffff, l, "total length", total as u64, "16 bits")?;
         fits(self.dscp < 64, l, "dscp", self.dscp.into(), "6 bits")?;
         fits(self.ecn < 4, l, "ecn", self.ecn.into(), "2 bits")?;
-        fits(self.frag_offset < 0x2000, l, "fragment offset", self.frag_offset.into(), "13 bits")?;
+        fits(
+            self.frag_offset < 0x2000,
+            l,
+            "fragment offset",
+            self.frag_offset.into(),
+            "13 bits",
+        )?;
         let b = room(l, buf, hl)?;
         b[field::OPTIONS..hl].copy_from_slice(self.options);
         let mut p = Ipv4Packet::new_unchecked(b);
@@ -368,8 +386,22 @@ mod tests {
         for n in 0..full.len() {
             let p = Ipv4Packet::new_unchecked(&full[..n]);
             let e = p.check_len().unwrap_err();
-            let needed = if n < 20 { 20 } else if n < 24 { 24 } else { 40 };
-            assert_eq!(e, Error::Truncated { layer: "ipv4", offset: 0, needed, available: n });
+            let needed = if n < 20 {
+                20
+            } else if n < 24 {
+                24
+            } else {
+                40
+            };
+            assert_eq!(
+                e,
+                Error::Truncated {
+                    layer: "ipv4",
+                    offset: 0,
+                    needed,
+                    available: n
+                }
+            );
             assert_eq!(p.check_header().is_ok(), n >= 24, "{n}");
             if n >= 24 {
                 assert_eq!(p.payload_available(), &full[24..n]);
@@ -383,17 +415,35 @@ mod tests {
         b[0] = 0x44;
         assert!(matches!(
             Ipv4Packet::new_checked(&b[..]).unwrap_err(),
-            Error::LengthTooShort { field: "ihl", length: 16, min: 20, .. }
+            Error::LengthTooShort {
+                field: "ihl",
+                length: 16,
+                min: 20,
+                ..
+            }
         ));
         b[0] = 0x4f;
         b[3] = 40;
         assert!(matches!(
             Ipv4Packet::new_checked(&b[..]).unwrap_err(),
-            Error::LengthTooShort { field: "total length", offset: 2, length: 40, min: 60, .. }
+            Error::LengthTooShort {
+                field: "total length",
+                offset: 2,
+                length: 40,
+                min: 60,
+                ..
+            }
         ));
         b[0] = 0x66;
         let p = Ipv4Packet::new_checked(&b[..]).unwrap();
-        assert!(matches!(Ipv4Repr::parse(&p).unwrap_err(), Error::BadValue { field: "version", value: 6, .. }));
+        assert!(matches!(
+            Ipv4Repr::parse(&p).unwrap_err(),
+            Error::BadValue {
+                field: "version",
+                value: 6,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -401,10 +451,25 @@ mod tests {
         let p = Ipv4Packet::new_checked(packet()).unwrap();
         let r = Ipv4Repr::parse(&p).unwrap();
         let mut out = [0u8; 64];
-        assert!(Ipv4Repr { options: &[1, 1, 1], ..r }.emit(&mut out).is_err());
-        assert!(Ipv4Repr { options: &[1; 44], ..r }.emit(&mut out).is_err());
+        assert!(Ipv4Repr {
+            options: &[1, 1, 1],
+            ..r
+        }
+        .emit(&mut out)
+        .is_err());
+        assert!(Ipv4Repr {
+            options: &[1; 44],
+            ..r
+        }
+        .emit(&mut out)
+        .is_err());
         assert!(Ipv4Repr { dscp: 64, ..r }.emit(&mut out).is_err());
-        assert!(Ipv4Repr { payload_len: 65535, ..r }.emit(&mut out).is_err());
+        assert!(Ipv4Repr {
+            payload_len: 65535,
+            ..r
+        }
+        .emit(&mut out)
+        .is_err());
         assert!(r.emit(&mut out[..23]).is_err());
     }
 

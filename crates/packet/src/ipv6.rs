@@ -61,7 +61,11 @@ impl<T: AsRef<[u8]>> Ipv6Packet<T> {
     /// Bytes after it (Ethernet padding) are allowed and ignored.
     pub fn check_len(&self) -> Result<()> {
         self.check_header()?;
-        crate::error::need("ipv6", self.buffer.as_ref(), HEADER_LEN + usize::from(self.payload_len()))
+        crate::error::need(
+            "ipv6",
+            self.buffer.as_ref(),
+            HEADER_LEN + usize::from(self.payload_len()),
+        )
     }
 
     pub fn into_inner(self) -> T {
@@ -126,7 +130,11 @@ impl<T: AsRef<[u8]>> Ipv6Packet<T> {
 
     /// Walks the extension headers of the payload present.
     pub fn ext_headers(&self) -> crate::ipv6ext::Ipv6ExtHeaders<'_> {
-        crate::ipv6ext::Ipv6ExtHeaders::new(self.next_header(), self.payload_available(), HEADER_LEN)
+        crate::ipv6ext::Ipv6ExtHeaders::new(
+            self.next_header(),
+            self.payload_available(),
+            HEADER_LEN,
+        )
     }
 }
 
@@ -208,8 +216,20 @@ impl Ipv6Repr {
     /// Writes the 40-byte header; the payload is the caller's.
     pub fn emit(&self, buf: &mut [u8]) -> EmitResult<usize> {
         let l = "ipv6";
-        fits(self.payload_len <= 0xffff, l, "payload length", self.payload_len as u64, "16 bits (no jumbograms)")?;
-        fits(self.flow_label <= 0xfffff, l, "flow label", self.flow_label.into(), "20 bits")?;
+        fits(
+            self.payload_len <= 0xffff,
+            l,
+            "payload length",
+            self.payload_len as u64,
+            "16 bits (no jumbograms)",
+        )?;
+        fits(
+            self.flow_label <= 0xfffff,
+            l,
+            "flow label",
+            self.flow_label.into(),
+            "20 bits",
+        )?;
         let mut p = Ipv6Packet::new_unchecked(room(l, buf, HEADER_LEN)?);
         p.set_version_tc_flow(self.traffic_class, self.flow_label);
         p.set_payload_len(self.payload_len as u16);
@@ -251,7 +271,15 @@ mod tests {
         for n in 0..b.len() {
             let p = Ipv6Packet::new_unchecked(&b[..n]);
             let needed = if n < 40 { 40 } else { 96 };
-            assert_eq!(p.check_len().unwrap_err(), Error::Truncated { layer: "ipv6", offset: 0, needed, available: n });
+            assert_eq!(
+                p.check_len().unwrap_err(),
+                Error::Truncated {
+                    layer: "ipv6",
+                    offset: 0,
+                    needed,
+                    available: n
+                }
+            );
             if n >= 40 {
                 assert_eq!(p.payload_available(), &b[40..n]);
             }
@@ -263,7 +291,14 @@ mod tests {
         let mut b = testdata::TCP_SYN_IPV6_EXT[14..].to_vec();
         b[0] = 0x45;
         let p = Ipv6Packet::new_checked(&b[..]).unwrap();
-        assert!(matches!(Ipv6Repr::parse(&p).unwrap_err(), Error::BadValue { field: "version", value: 4, .. }));
+        assert!(matches!(
+            Ipv6Repr::parse(&p).unwrap_err(),
+            Error::BadValue {
+                field: "version",
+                value: 4,
+                ..
+            }
+        ));
     }
 
     proptest! {

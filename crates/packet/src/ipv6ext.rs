@@ -35,7 +35,11 @@ pub const MIN_EXT_HEADER_LEN: usize = 8;
 pub fn is_ext_header(p: IpProtocol) -> bool {
     matches!(
         p,
-        IpProtocol::HopByHop | IpProtocol::Ipv6Route | IpProtocol::Ipv6Frag | IpProtocol::Ipv6Opts | IpProtocol::Ah
+        IpProtocol::HopByHop
+            | IpProtocol::Ipv6Route
+            | IpProtocol::Ipv6Frag
+            | IpProtocol::Ipv6Opts
+            | IpProtocol::Ah
     )
 }
 
@@ -450,17 +454,47 @@ impl<'a> Ipv6ExtHeaderRepr<'a> {
         let layer = layer_name(self.kind);
         let length_field = match self.kind {
             IpProtocol::Ipv6Frag => {
-                fits(len == 8, layer, "length", len as u64, "a fragment header is 8 bytes")?;
+                fits(
+                    len == 8,
+                    layer,
+                    "length",
+                    len as u64,
+                    "a fragment header is 8 bytes",
+                )?;
                 0
             }
             IpProtocol::Ah => {
-                fits(len % 4 == 0 && len >= 8, layer, "length", len as u64, "a multiple of 4, at least 8")?;
-                fits(len / 4 - 2 <= 255, layer, "length", len as u64, "at most 1028")?;
+                fits(
+                    len % 4 == 0 && len >= 8,
+                    layer,
+                    "length",
+                    len as u64,
+                    "a multiple of 4, at least 8",
+                )?;
+                fits(
+                    len / 4 - 2 <= 255,
+                    layer,
+                    "length",
+                    len as u64,
+                    "at most 1028",
+                )?;
                 (len / 4 - 2) as u8
             }
             _ => {
-                fits(len % 8 == 0 && len >= 8, layer, "length", len as u64, "a multiple of 8, at least 8")?;
-                fits(len / 8 - 1 <= 255, layer, "length", len as u64, "at most 2048")?;
+                fits(
+                    len % 8 == 0 && len >= 8,
+                    layer,
+                    "length",
+                    len as u64,
+                    "a multiple of 8, at least 8",
+                )?;
+                fits(
+                    len / 8 - 1 <= 255,
+                    layer,
+                    "length",
+                    len as u64,
+                    "at most 2048",
+                )?;
                 (len / 8 - 1) as u8
             }
         };
@@ -508,11 +542,21 @@ impl Ipv6FragmentRepr {
     }
 
     pub fn emit(&self, buf: &mut [u8]) -> EmitResult<usize> {
-        fits(self.offset < 0x2000, "ipv6 fragment", "offset", self.offset.into(), "13 bits")?;
+        fits(
+            self.offset < 0x2000,
+            "ipv6 fragment",
+            "offset",
+            self.offset.into(),
+            "13 bits",
+        )?;
         let b = room("ipv6 fragment", buf, 8)?;
         b[field::NXT_HDR] = self.next_header.to_raw();
         b[field::LENGTH] = 0;
-        put16(b, field::FRAG_OFF_M.start, (self.offset << 3) | u16::from(self.more_frags));
+        put16(
+            b,
+            field::FRAG_OFF_M.start,
+            (self.offset << 3) | u16::from(self.more_frags),
+        );
         put32(b, field::FRAG_IDENT.start, self.ident);
         Ok(8)
     }
@@ -534,11 +578,28 @@ mod tests {
         assert_eq!(hbh.header.kind(), IpProtocol::HopByHop);
         assert_eq!(hbh.header.header_len(), 8);
         let opts: Vec<_> = hbh.header.options().map(|o| o.unwrap()).collect();
-        assert_eq!(opts, [Ipv6Option { kind: 5, data: &[0, 0] }, Ipv6Option { kind: 1, data: &[] }]);
+        assert_eq!(
+            opts,
+            [
+                Ipv6Option {
+                    kind: 5,
+                    data: &[0, 0]
+                },
+                Ipv6Option { kind: 1, data: &[] }
+            ]
+        );
         let frag = w.next().unwrap().unwrap();
         assert_eq!(frag.offset, 48);
         let f = Ipv6FragmentRepr::parse(&frag.header).unwrap();
-        assert_eq!(f, Ipv6FragmentRepr { next_header: IpProtocol::Tcp, offset: 0, more_frags: false, ident: 0xdeadbeef });
+        assert_eq!(
+            f,
+            Ipv6FragmentRepr {
+                next_header: IpProtocol::Tcp,
+                offset: 0,
+                more_frags: false,
+                ident: 0xdeadbeef
+            }
+        );
         let mut out = [0u8; 8];
         f.emit(&mut out).unwrap();
         assert_eq!(&out[..], &testdata::TCP_SYN_IPV6_EXT[14 + 48..14 + 56]);
@@ -577,9 +638,18 @@ mod tests {
     fn later_fragment_stops_the_walk() {
         // Fragment header, offset 185 (1480 bytes), then data that looks like a header.
         let b = [6, 0, 0x05, 0xc8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
-        let u = Ipv6ExtHeaders::new(IpProtocol::Ipv6Frag, &b, 0).walk().unwrap();
+        let u = Ipv6ExtHeaders::new(IpProtocol::Ipv6Frag, &b, 0)
+            .walk()
+            .unwrap();
         assert_eq!(u.protocol, IpProtocol::Tcp);
-        assert_eq!(u.fragment, Some(FragmentInfo { offset: 185, more: false, ident: 1 }));
+        assert_eq!(
+            u.fragment,
+            Some(FragmentInfo {
+                offset: 185,
+                more: false,
+                ident: 1
+            })
+        );
         assert!(!u.has_header());
     }
 
@@ -587,10 +657,16 @@ mod tests {
     fn chain_is_bounded() {
         // Destination options headers that each point at another one.
         let b = [60u8, 0, 1, 4, 0, 0, 0, 0].repeat(MAX_EXT_HEADERS + 1);
-        let e = Ipv6ExtHeaders::new(IpProtocol::Ipv6Opts, &b, 40).walk().unwrap_err();
+        let e = Ipv6ExtHeaders::new(IpProtocol::Ipv6Opts, &b, 40)
+            .walk()
+            .unwrap_err();
         assert_eq!(
             e,
-            Error::TooManyHeaders { layer: "ipv6 extension headers", offset: 40 + 8 * MAX_EXT_HEADERS, limit: MAX_EXT_HEADERS }
+            Error::TooManyHeaders {
+                layer: "ipv6 extension headers",
+                offset: 40 + 8 * MAX_EXT_HEADERS,
+                limit: MAX_EXT_HEADERS
+            }
         );
     }
 
@@ -601,18 +677,29 @@ mod tests {
         let mut b = vec![0u8, 0, 0, 0, 0, 0, 0, 0];
         b.extend_from_slice(&[51, 0, 1, 4, 0, 0, 0, 0]);
         b.extend_from_slice(&[59, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-        let u = Ipv6ExtHeaders::new(IpProtocol::Ipv6Route, &b, 0).walk().unwrap();
+        let u = Ipv6ExtHeaders::new(IpProtocol::Ipv6Route, &b, 0)
+            .walk()
+            .unwrap();
         assert_eq!(u.protocol, IpProtocol::Ipv6NoNxt);
         assert_eq!(u.offset, 28);
-        assert_eq!(u.exthdr, exthdr::ROUTER | exthdr::HOP | exthdr::AUTH | exthdr::UNSEQ | exthdr::NONEXT);
+        assert_eq!(
+            u.exthdr,
+            exthdr::ROUTER | exthdr::HOP | exthdr::AUTH | exthdr::UNSEQ | exthdr::NONEXT
+        );
         assert!(!u.has_header());
         // Two fragment headers: a repeat.
         let b = [44u8, 0, 0, 0, 0, 0, 0, 0, 17, 0, 0, 0, 0, 0, 0, 0];
-        let u = Ipv6ExtHeaders::new(IpProtocol::Ipv6Frag, &b, 0).walk().unwrap();
+        let u = Ipv6ExtHeaders::new(IpProtocol::Ipv6Frag, &b, 0)
+            .walk()
+            .unwrap();
         assert_eq!(u.exthdr, exthdr::FRAG | exthdr::UNREP);
         // Destination options before and after a routing header: expected.
-        let b = [43u8, 0, 1, 4, 0, 0, 0, 0, 60, 0, 0, 0, 0, 0, 0, 0, 6, 0, 1, 4, 0, 0, 0, 0];
-        let u = Ipv6ExtHeaders::new(IpProtocol::Ipv6Opts, &b, 0).walk().unwrap();
+        let b = [
+            43u8, 0, 1, 4, 0, 0, 0, 0, 60, 0, 0, 0, 0, 0, 0, 0, 6, 0, 1, 4, 0, 0, 0, 0,
+        ];
+        let u = Ipv6ExtHeaders::new(IpProtocol::Ipv6Opts, &b, 0)
+            .walk()
+            .unwrap();
         assert_eq!(u.exthdr, exthdr::DEST | exthdr::ROUTER);
         assert_eq!(u.protocol, IpProtocol::Tcp);
     }
@@ -622,7 +709,16 @@ mod tests {
         let b = [6u8, 0, 5, 9, 0, 0, 0, 0];
         let h = Ipv6ExtHeader::new_checked(&b[..], IpProtocol::HopByHop).unwrap();
         let e = h.options().next().unwrap().unwrap_err();
-        assert_eq!(e, Error::LengthOverrun { layer: "ipv6 option", field: "length", offset: 3, length: 9, available: 4 });
+        assert_eq!(
+            e,
+            Error::LengthOverrun {
+                layer: "ipv6 option",
+                field: "length",
+                offset: 3,
+                length: 9,
+                available: 4
+            }
+        );
         assert!(h.options().nth(1).is_none());
     }
 

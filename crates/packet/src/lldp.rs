@@ -89,7 +89,11 @@ pub struct LldpTlvs<'a> {
 impl<'a> LldpTlvs<'a> {
     /// Walks `pdu` (the Ethernet payload).
     pub fn new(pdu: &'a [u8]) -> Self {
-        LldpTlvs { buf: pdu, pos: 0, done: false }
+        LldpTlvs {
+            buf: pdu,
+            pos: 0,
+            done: false,
+        }
     }
 
     /// Offset of the next TLV: after the walk, the LLDPDU's length.
@@ -109,9 +113,19 @@ impl<'a> Iterator for LldpTlvs<'a> {
         let offset = self.pos;
         let err = if rest.is_empty() {
             // 802.1AB-2016 §8.5.12: "the End Of LLDPDU TLV ... shall be the last TLV".
-            Some(Error::Truncated { layer: "lldp", offset, needed: TLV_HEADER_LEN, available: 0 })
+            Some(Error::Truncated {
+                layer: "lldp",
+                offset,
+                needed: TLV_HEADER_LEN,
+                available: 0,
+            })
         } else if rest.len() < TLV_HEADER_LEN {
-            Some(Error::Truncated { layer: "lldp tlv", offset, needed: TLV_HEADER_LEN, available: rest.len() })
+            Some(Error::Truncated {
+                layer: "lldp tlv",
+                offset,
+                needed: TLV_HEADER_LEN,
+                available: rest.len(),
+            })
         } else {
             None
         };
@@ -137,7 +151,11 @@ impl<'a> Iterator for LldpTlvs<'a> {
         if tlv_type == LldpTlvType::End {
             self.done = true;
         }
-        Some(Ok(LldpTlv { tlv_type, offset, value: &body[..len] }))
+        Some(Ok(LldpTlv {
+            tlv_type,
+            offset,
+            value: &body[..len],
+        }))
     }
 }
 
@@ -182,7 +200,11 @@ pub struct OrgSpecific<'a> {
 
 impl<'a> OrgSpecific<'a> {
     fn from_value(value: &'a [u8]) -> Self {
-        OrgSpecific { oui: [value[0], value[1], value[2]], subtype: value[3], info: &value[4..] }
+        OrgSpecific {
+            oui: [value[0], value[1], value[2]],
+            subtype: value[3],
+            info: &value[4..],
+        }
     }
 }
 
@@ -205,21 +227,39 @@ fn tlv_layer(t: LldpTlvType) -> &'static str {
 /// Checks one TLV's length against its type's rules (802.1AB-2016 §8.5).
 fn check_tlv(tlv_type: LldpTlvType, offset: usize, length: usize) -> Result<()> {
     let layer = tlv_layer(tlv_type);
-    let too_short = |min| Err(Error::LengthTooShort { layer, field: "length", offset, length, min });
+    let too_short = |min| {
+        Err(Error::LengthTooShort {
+            layer,
+            field: "length",
+            offset,
+            length,
+            min,
+        })
+    };
     let too_long = |max| {
         Err(Error::BadValue {
             layer,
             field: "length",
             offset,
             value: length as u64,
-            reason: if max == 256 { "at most 256" } else { "at most 255" },
+            reason: if max == 256 {
+                "at most 256"
+            } else {
+                "at most 255"
+            },
         })
     };
     let exactly = |expected| {
         if length == expected {
             Ok(())
         } else {
-            Err(Error::LengthMismatch { layer, field: "length", offset, length, expected })
+            Err(Error::LengthMismatch {
+                layer,
+                field: "length",
+                offset,
+                length,
+                expected,
+            })
         }
     };
     match tlv_type {
@@ -228,7 +268,9 @@ fn check_tlv(tlv_type: LldpTlvType, offset: usize, length: usize) -> Result<()> 
         LldpTlvType::ChassisId | LldpTlvType::PortId if length < 2 => too_short(2),
         LldpTlvType::ChassisId | LldpTlvType::PortId if length > 256 => too_long(256),
         LldpTlvType::Ttl => exactly(2),
-        LldpTlvType::PortDescription | LldpTlvType::SystemName | LldpTlvType::SystemDescription if length > 255 => {
+        LldpTlvType::PortDescription | LldpTlvType::SystemName | LldpTlvType::SystemDescription
+            if length > 255 =>
+        {
             too_long(255)
         }
         LldpTlvType::SystemCapabilities => exactly(4),
@@ -246,12 +288,22 @@ fn check_tlv(tlv_type: LldpTlvType, offset: usize, length: usize) -> Result<()> 
 pub fn validate(pdu: &[u8]) -> Result<usize> {
     let mut tlvs = LldpTlvs::new(pdu);
     let mut seen: u8 = 0;
-    let mandatory = [LldpTlvType::ChassisId, LldpTlvType::PortId, LldpTlvType::Ttl];
+    let mandatory = [
+        LldpTlvType::ChassisId,
+        LldpTlvType::PortId,
+        LldpTlvType::Ttl,
+    ];
     let mut index = 0;
     for t in tlvs.by_ref() {
         let t = t?;
         let raw = t.tlv_type.to_raw();
-        let bad = |reason| Error::BadValue { layer: "lldp", field: "tlv type", offset: t.offset, value: raw.into(), reason };
+        let bad = |reason| Error::BadValue {
+            layer: "lldp",
+            field: "tlv type",
+            offset: t.offset,
+            value: raw.into(),
+            reason,
+        };
         // §8.2: "the first three TLVs shall be the Chassis ID TLV, Port ID TLV and the
         // Time To Live TLV, in that order".
         if let Some(&want) = mandatory.get(index) {
@@ -288,8 +340,14 @@ fn mandatory(b: &[u8]) -> (ChassisId<'_>, PortId<'_>, u16) {
     let p = value_at(b, at);
     let t = value_at(b, at + TLV_HEADER_LEN + p.len());
     (
-        ChassisId { subtype: ChassisIdSubtype::from_raw(c[0]), id: &c[1..] },
-        PortId { subtype: PortIdSubtype::from_raw(p[0]), id: &p[1..] },
+        ChassisId {
+            subtype: ChassisIdSubtype::from_raw(c[0]),
+            id: &c[1..],
+        },
+        PortId {
+            subtype: PortIdSubtype::from_raw(p[0]),
+            id: &p[1..],
+        },
         be16(t, 0),
     )
 }
@@ -335,7 +393,10 @@ impl<T: AsRef<[u8]>> LldpPdu<T> {
     }
 
     fn find(&self, t: LldpTlvType) -> Option<&[u8]> {
-        self.tlvs().flatten().find(|x| x.tlv_type == t).map(|x| x.value)
+        self.tlvs()
+            .flatten()
+            .find(|x| x.tlv_type == t)
+            .map(|x| x.value)
     }
 
     pub fn port_description(&self) -> Option<&[u8]> {
@@ -413,8 +474,13 @@ impl<'a> LldpRepr<'a> {
                 LldpTlvType::PortDescription => repr.port_description = Some(t.value),
                 LldpTlvType::SystemName => repr.system_name = Some(t.value),
                 LldpTlvType::SystemDescription => repr.system_description = Some(t.value),
-                LldpTlvType::OrganizationSpecific => repr.org_specific.push(OrgSpecific::from_value(t.value)),
-                tlv_type => repr.other.push(RawTlv { tlv_type, value: t.value }),
+                LldpTlvType::OrganizationSpecific => {
+                    repr.org_specific.push(OrgSpecific::from_value(t.value))
+                }
+                tlv_type => repr.other.push(RawTlv {
+                    tlv_type,
+                    value: t.value,
+                }),
             }
         }
         Ok(repr)
@@ -422,9 +488,20 @@ impl<'a> LldpRepr<'a> {
 
     /// Every TLV `emit` writes, in order, as (type, value head, value tail): the
     /// subtype or OUI goes in the head so that nothing is copied to build the list.
-    fn each_tlv(&self, mut f: impl FnMut(LldpTlvType, &[u8], &[u8]) -> EmitResult<()>) -> EmitResult<()> {
-        f(LldpTlvType::ChassisId, &[self.chassis_id.subtype.to_raw()], self.chassis_id.id)?;
-        f(LldpTlvType::PortId, &[self.port_id.subtype.to_raw()], self.port_id.id)?;
+    fn each_tlv(
+        &self,
+        mut f: impl FnMut(LldpTlvType, &[u8], &[u8]) -> EmitResult<()>,
+    ) -> EmitResult<()> {
+        f(
+            LldpTlvType::ChassisId,
+            &[self.chassis_id.subtype.to_raw()],
+            self.chassis_id.id,
+        )?;
+        f(
+            LldpTlvType::PortId,
+            &[self.port_id.subtype.to_raw()],
+            self.port_id.id,
+        )?;
         f(LldpTlvType::Ttl, &self.ttl.to_be_bytes(), &[])?;
         let strings = [
             (LldpTlvType::PortDescription, self.port_description),
@@ -441,7 +518,11 @@ impl<'a> LldpRepr<'a> {
         }
         for o in &self.org_specific {
             let [a, b, c] = o.oui;
-            f(LldpTlvType::OrganizationSpecific, &[a, b, c, o.subtype], o.info)?;
+            f(
+                LldpTlvType::OrganizationSpecific,
+                &[a, b, c, o.subtype],
+                o.info,
+            )?;
         }
         f(LldpTlvType::End, &[], &[])
     }
@@ -461,7 +542,13 @@ impl<'a> LldpRepr<'a> {
         for t in &self.other {
             let raw = t.tlv_type.to_raw();
             let own_field = matches!(raw, 0..=6 | 127);
-            fits(!own_field, "lldp", "other tlv type", raw.into(), "End, types 1 to 6 and 127 have their own fields")?;
+            fits(
+                !own_field,
+                "lldp",
+                "other tlv type",
+                raw.into(),
+                "End, types 1 to 6 and 127 have their own fields",
+            )?;
         }
         let len = self.buffer_len();
         let b = room("lldp", buf, len)?;
@@ -477,7 +564,12 @@ impl<'a> LldpRepr<'a> {
                     Error::LengthMismatch { .. } => "wrong length for its type",
                     _ => "too long for its type",
                 };
-                return Err(crate::EmitError::BadValue { layer, field: "length", value: n as u64, reason });
+                return Err(crate::EmitError::BadValue {
+                    layer,
+                    field: "length",
+                    value: n as u64,
+                    reason,
+                });
             }
             fits(
                 !matches!(t, LldpTlvType::ChassisId | LldpTlvType::PortId) || !tail.is_empty(),

@@ -14,8 +14,20 @@ fn pdu(frame: &[u8]) -> &[u8] {
 fn open_vswitch_style_vector() {
     let b = pdu(testdata::LLDP_OVS);
     let p = LldpPdu::new_checked(b).unwrap();
-    assert_eq!(p.chassis_id(), ChassisId { subtype: ChassisIdSubtype::LocallyAssigned, id: b"dpid:0000000000000001" });
-    assert_eq!(p.port_id(), PortId { subtype: PortIdSubtype::PortComponent, id: &[0, 0, 0, 1] });
+    assert_eq!(
+        p.chassis_id(),
+        ChassisId {
+            subtype: ChassisIdSubtype::LocallyAssigned,
+            id: b"dpid:0000000000000001"
+        }
+    );
+    assert_eq!(
+        p.port_id(),
+        PortId {
+            subtype: PortIdSubtype::PortComponent,
+            id: &[0, 0, 0, 1]
+        }
+    );
     assert_eq!(p.ttl(), 120);
     assert_eq!(p.system_name(), None);
     assert_eq!(validate(b).unwrap(), 24 + 7 + 4 + 2);
@@ -41,7 +53,14 @@ fn switch_vector() {
     assert_eq!(p.system_description(), Some(&b"Pharos test switch"[..]));
     let orgs: Vec<_> = p.org_specific().collect();
     assert_eq!(orgs.len(), 2);
-    assert_eq!(orgs[0], OrgSpecific { oui: OUI_IEEE_8021, subtype: 1, info: &[0, 1] });
+    assert_eq!(
+        orgs[0],
+        OrgSpecific {
+            oui: OUI_IEEE_8021,
+            subtype: 1,
+            info: &[0, 1]
+        }
+    );
     assert_eq!(orgs[1].oui, OUI_IEEE_8023);
     let r = LldpRepr::parse(&p).unwrap();
     assert_eq!(r.other.len(), 2);
@@ -63,9 +82,24 @@ fn every_truncation() {
             let e = LldpPdu::new_checked(&b[..n]).unwrap_err();
             match e {
                 // Cut between TLVs: the End TLV is missing.
-                Error::Truncated { layer: "lldp", offset, needed: 2, available: 0 } => assert_eq!(offset, n),
-                Error::Truncated { layer: "lldp tlv", offset, needed: 2, available: 1 } => assert_eq!(offset + 1, n),
-                Error::LengthOverrun { layer: "lldp tlv", offset, available, .. } => assert_eq!(offset + 2 + available, n),
+                Error::Truncated {
+                    layer: "lldp",
+                    offset,
+                    needed: 2,
+                    available: 0,
+                } => assert_eq!(offset, n),
+                Error::Truncated {
+                    layer: "lldp tlv",
+                    offset,
+                    needed: 2,
+                    available: 1,
+                } => assert_eq!(offset + 1, n),
+                Error::LengthOverrun {
+                    layer: "lldp tlv",
+                    offset,
+                    available,
+                    ..
+                } => assert_eq!(offset + 2 + available, n),
                 e => panic!("{n}: {e}"),
             }
         }
@@ -85,51 +119,128 @@ fn malformed_tlvs_are_typed_errors() {
     let b = mutated(25, 1);
     assert!(matches!(
         validate(&b).unwrap_err(),
-        Error::LengthTooShort { layer: "lldp port id tlv", offset: 24, length: 1, min: 2, .. }
+        Error::LengthTooShort {
+            layer: "lldp port id tlv",
+            offset: 24,
+            length: 1,
+            min: 2,
+            ..
+        }
     ));
     // TTL length 3 (swallowing a byte of the End TLV).
     let b = mutated(32, 3);
     assert!(matches!(
         validate(&b).unwrap_err(),
-        Error::LengthMismatch { layer: "lldp ttl tlv", offset: 31, length: 3, expected: 2, .. }
+        Error::LengthMismatch {
+            layer: "lldp ttl tlv",
+            offset: 31,
+            length: 3,
+            expected: 2,
+            ..
+        }
     ));
     // Chassis ID length running past the frame.
     let b = mutated(1, 200);
-    assert!(matches!(validate(&b).unwrap_err(), Error::LengthOverrun { layer: "lldp tlv", offset: 0, length: 200, .. }));
+    assert!(matches!(
+        validate(&b).unwrap_err(),
+        Error::LengthOverrun {
+            layer: "lldp tlv",
+            offset: 0,
+            length: 200,
+            ..
+        }
+    ));
     // Port ID first.
     let b = mutated(0, 2 << 1);
-    assert!(matches!(validate(&b).unwrap_err(), Error::BadValue { field: "tlv type", offset: 0, value: 2, .. }));
+    assert!(matches!(
+        validate(&b).unwrap_err(),
+        Error::BadValue {
+            field: "tlv type",
+            offset: 0,
+            value: 2,
+            ..
+        }
+    ));
     // End TLV with a length.
     let mut b = mutated(36, 1);
     b.push(0);
-    assert!(matches!(validate(&b).unwrap_err(), Error::LengthMismatch { layer: "lldp end tlv", expected: 0, .. }));
+    assert!(matches!(
+        validate(&b).unwrap_err(),
+        Error::LengthMismatch {
+            layer: "lldp end tlv",
+            expected: 0,
+            ..
+        }
+    ));
     // A repeated TTL.
     let mut b = pdu(testdata::LLDP_OVS)[..35].to_vec();
     b.extend_from_slice(&[0x06, 0x02, 0x00, 0x10, 0, 0]);
-    assert!(matches!(validate(&b).unwrap_err(), Error::BadValue { offset: 35, value: 3, .. }));
+    assert!(matches!(
+        validate(&b).unwrap_err(),
+        Error::BadValue {
+            offset: 35,
+            value: 3,
+            ..
+        }
+    ));
     // Organisation-specific with no subtype.
     let mut b = pdu(testdata::LLDP_OVS)[..35].to_vec();
     b.extend_from_slice(&[0xfe, 0x03, 0x00, 0x80, 0xc2, 0, 0]);
-    assert!(matches!(validate(&b).unwrap_err(), Error::LengthTooShort { offset: 35, length: 3, min: 4, .. }));
+    assert!(matches!(
+        validate(&b).unwrap_err(),
+        Error::LengthTooShort {
+            offset: 35,
+            length: 3,
+            min: 4,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn emit_rejects_bad_values() {
     let ok = LldpRepr::new(
-        ChassisId { subtype: ChassisIdSubtype::LocallyAssigned, id: b"x" },
-        PortId { subtype: PortIdSubtype::LocallyAssigned, id: b"y" },
+        ChassisId {
+            subtype: ChassisIdSubtype::LocallyAssigned,
+            id: b"x",
+        },
+        PortId {
+            subtype: PortIdSubtype::LocallyAssigned,
+            id: b"y",
+        },
         120,
     );
     let mut out = [0u8; 1024];
     assert!(ok.emit(&mut out).is_ok());
-    let empty = LldpRepr { chassis_id: ChassisId { id: b"", ..ok.chassis_id }, ..ok.clone() };
+    let empty = LldpRepr {
+        chassis_id: ChassisId {
+            id: b"",
+            ..ok.chassis_id
+        },
+        ..ok.clone()
+    };
     assert!(empty.emit(&mut out).is_err());
     let long = [b'a'; 256];
-    let r = LldpRepr { system_name: Some(&long), ..ok.clone() };
+    let r = LldpRepr {
+        system_name: Some(&long),
+        ..ok.clone()
+    };
     assert!(r.emit(&mut out).is_err());
-    let r = LldpRepr { other: vec![RawTlv { tlv_type: LldpTlvType::Ttl, value: &[0, 1] }], ..ok.clone() };
+    let r = LldpRepr {
+        other: vec![RawTlv {
+            tlv_type: LldpTlvType::Ttl,
+            value: &[0, 1],
+        }],
+        ..ok.clone()
+    };
     assert!(r.emit(&mut out).is_err());
-    let r = LldpRepr { other: vec![RawTlv { tlv_type: LldpTlvType::SystemCapabilities, value: &[0, 1] }], ..ok.clone() };
+    let r = LldpRepr {
+        other: vec![RawTlv {
+            tlv_type: LldpTlvType::SystemCapabilities,
+            value: &[0, 1],
+        }],
+        ..ok.clone()
+    };
     assert!(r.emit(&mut out).is_err());
     assert!(ok.emit(&mut out[..ok.buffer_len() - 1]).is_err());
 }

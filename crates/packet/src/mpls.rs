@@ -89,7 +89,12 @@ pub struct MplsRepr {
 impl MplsRepr {
     pub fn parse<T: AsRef<[u8]>>(entry: &MplsEntry<T>) -> Result<Self> {
         entry.check_len()?;
-        Ok(MplsRepr { label: entry.label(), tc: entry.tc(), bos: entry.bos(), ttl: entry.ttl() })
+        Ok(MplsRepr {
+            label: entry.label(),
+            tc: entry.tc(),
+            bos: entry.bos(),
+            ttl: entry.ttl(),
+        })
     }
 
     pub const fn buffer_len(&self) -> usize {
@@ -97,9 +102,16 @@ impl MplsRepr {
     }
 
     pub fn emit(&self, buf: &mut [u8]) -> EmitResult<usize> {
-        fits(self.label <= 0xfffff, "mpls", "label", self.label.into(), "20 bits")?;
+        fits(
+            self.label <= 0xfffff,
+            "mpls",
+            "label",
+            self.label.into(),
+            "20 bits",
+        )?;
         fits(self.tc < 8, "mpls", "tc", self.tc.into(), "3 bits")?;
-        MplsEntry::new_unchecked(room("mpls", buf, ENTRY_LEN)?).set(self.label, self.tc, self.bos, self.ttl);
+        MplsEntry::new_unchecked(room("mpls", buf, ENTRY_LEN)?)
+            .set(self.label, self.tc, self.bos, self.ttl);
         Ok(ENTRY_LEN)
     }
 }
@@ -117,14 +129,27 @@ mod tests {
         assert_eq!((e.label(), e.tc(), e.bos(), e.ttl()), (16, 0, false, 64));
         let e = MplsEntry::new_checked(e.payload()).unwrap();
         let r = MplsRepr::parse(&e).unwrap();
-        assert_eq!(r, MplsRepr { label: 1000, tc: 3, bos: true, ttl: 63 });
+        assert_eq!(
+            r,
+            MplsRepr {
+                label: 1000,
+                tc: 3,
+                bos: true,
+                ttl: 63
+            }
+        );
         let mut out = [0u8; 4];
         r.emit(&mut out).unwrap();
         assert_eq!(&out[..], &b[4..8]);
         for n in 0..4 {
             assert!(MplsEntry::new_checked(&b[..n]).unwrap_err().is_truncated());
         }
-        assert!(MplsRepr { label: 1 << 20, ..r }.emit(&mut out).is_err());
+        assert!(MplsRepr {
+            label: 1 << 20,
+            ..r
+        }
+        .emit(&mut out)
+        .is_err());
     }
 
     proptest! {

@@ -88,7 +88,10 @@ mod tests {
     fn header() {
         let b = [0x0b, 0x59, 0x0b, 0x59, 0, 0, 0, 7, 1, 2, 3, 4, 0xaa];
         let p = SctpPacket::new_checked(&b[..]).unwrap();
-        assert_eq!((p.src_port(), p.dst_port(), p.verification_tag()), (2905, 2905, 7));
+        assert_eq!(
+            (p.src_port(), p.dst_port(), p.verification_tag()),
+            (2905, 2905, 7)
+        );
         assert_eq!(p.checksum(), 0x01020304);
         assert_eq!(p.chunks(), &[0xaa]);
         for n in 0..HEADER_LEN {

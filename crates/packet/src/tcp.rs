@@ -149,7 +149,10 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
 
     /// The options, walked safely.
     pub fn option_iter(&self) -> TcpOptions<'_> {
-        TcpOptions { buf: self.options(), pos: 0 }
+        TcpOptions {
+            buf: self.options(),
+            pos: 0,
+        }
     }
 
     pub fn payload(&self) -> &[u8] {
@@ -254,13 +257,27 @@ impl<'a> Iterator for TcpOptions<'a> {
                 self.pos += 1;
                 Some(Ok(TcpOption { kind: 1, data: &[] }))
             }
-            [_] => fail(self, Error::Truncated { layer: "tcp option", offset, needed: 2, available: 1 }),
+            [_] => fail(
+                self,
+                Error::Truncated {
+                    layer: "tcp option",
+                    offset,
+                    needed: 2,
+                    available: 1,
+                },
+            ),
             [kind, len, ..] => {
                 let len = usize::from(*len);
                 if len < 2 {
                     fail(
                         self,
-                        Error::LengthTooShort { layer: "tcp option", field: "length", offset: offset + 1, length: len, min: 2 },
+                        Error::LengthTooShort {
+                            layer: "tcp option",
+                            field: "length",
+                            offset: offset + 1,
+                            length: len,
+                            min: 2,
+                        },
                     )
                 } else if len > rest.len() {
                     fail(
@@ -275,7 +292,10 @@ impl<'a> Iterator for TcpOptions<'a> {
                     )
                 } else {
                     self.pos += len;
-                    Some(Ok(TcpOption { kind: *kind, data: &rest[2..len] }))
+                    Some(Ok(TcpOption {
+                        kind: *kind,
+                        data: &rest[2..len],
+                    }))
                 }
             }
         }
@@ -328,9 +348,27 @@ impl<'a> TcpRepr<'a> {
     pub fn emit(&self, pseudo: &PseudoHeader, buf: &mut [u8]) -> EmitResult<usize> {
         let (hl, len) = (self.header_len(), self.buffer_len());
         let ol = self.options.len() as u64;
-        fits(self.options.len() % 4 == 0, "tcp", "options length", ol, "a multiple of 4")?;
-        fits(hl <= MAX_HEADER_LEN, "tcp", "options length", ol, "at most 40 bytes")?;
-        fits(self.flags.0 <= 0x0fff, "tcp", "flags", self.flags.0.into(), "12 bits")?;
+        fits(
+            self.options.len() % 4 == 0,
+            "tcp",
+            "options length",
+            ol,
+            "a multiple of 4",
+        )?;
+        fits(
+            hl <= MAX_HEADER_LEN,
+            "tcp",
+            "options length",
+            ol,
+            "at most 40 bytes",
+        )?;
+        fits(
+            self.flags.0 <= 0x0fff,
+            "tcp",
+            "flags",
+            self.flags.0.into(),
+            "12 bits",
+        )?;
         let b = room("tcp", buf, len)?;
         b[field::OPTIONS..hl].copy_from_slice(self.options);
         b[hl..].copy_from_slice(self.payload);
@@ -378,7 +416,10 @@ mod tests {
         assert!(p.verify_checksum(&v6()));
         assert!(p.payload().is_empty());
         let opts: Vec<_> = p.option_iter().map(|o| o.unwrap()).collect();
-        assert_eq!(opts.iter().map(|o| o.kind).collect::<Vec<_>>(), [2, 4, 8, 1, 3]);
+        assert_eq!(
+            opts.iter().map(|o| o.kind).collect::<Vec<_>>(),
+            [2, 4, 8, 1, 3]
+        );
         assert_eq!(opts[0].mss(), Some(1460));
         assert_eq!(opts[4].window_scale(), Some(7));
         let r = TcpRepr::parse(&p).unwrap();
@@ -394,7 +435,12 @@ mod tests {
             let needed = if n < 20 { 20 } else { 40 };
             assert_eq!(
                 TcpPacket::new_checked(&s[..n]).unwrap_err(),
-                Error::Truncated { layer: "tcp", offset: 0, needed, available: n }
+                Error::Truncated {
+                    layer: "tcp",
+                    offset: 0,
+                    needed,
+                    available: n
+                }
             );
         }
     }
@@ -405,17 +451,39 @@ mod tests {
         s[12] = 0x40;
         assert!(matches!(
             TcpPacket::new_checked(&s[..]).unwrap_err(),
-            Error::LengthTooShort { field: "data offset", offset: 12, length: 16, min: 20, .. }
+            Error::LengthTooShort {
+                field: "data offset",
+                offset: 12,
+                length: 16,
+                min: 20,
+                ..
+            }
         ));
         s[12] = 0xa0;
         s[20 + 1] = 1; // MSS length 1
         let p = TcpPacket::new_checked(&s[..]).unwrap();
         let e = p.option_iter().next().unwrap().unwrap_err();
-        assert_eq!(e, Error::LengthTooShort { layer: "tcp option", field: "length", offset: 21, length: 1, min: 2 });
+        assert_eq!(
+            e,
+            Error::LengthTooShort {
+                layer: "tcp option",
+                field: "length",
+                offset: 21,
+                length: 1,
+                min: 2
+            }
+        );
         assert!(p.option_iter().nth(1).is_none());
         s[20 + 1] = 30; // runs past the options
         let p = TcpPacket::new_checked(&s[..]).unwrap();
-        assert!(matches!(p.option_iter().next().unwrap().unwrap_err(), Error::LengthOverrun { length: 30, available: 20, .. }));
+        assert!(matches!(
+            p.option_iter().next().unwrap().unwrap_err(),
+            Error::LengthOverrun {
+                length: 30,
+                available: 20,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -428,10 +496,14 @@ mod tests {
 
     fn pseudo() -> impl Strategy<Value = PseudoHeader> {
         prop_oneof![
-            (any::<[u8; 4]>(), any::<[u8; 4]>())
-                .prop_map(|(s, d)| PseudoHeader::V4 { src: Ipv4Addr::from(s), dst: Ipv4Addr::from(d) }),
-            (any::<[u8; 16]>(), any::<[u8; 16]>())
-                .prop_map(|(s, d)| PseudoHeader::V6 { src: Ipv6Addr::from(s), dst: Ipv6Addr::from(d) }),
+            (any::<[u8; 4]>(), any::<[u8; 4]>()).prop_map(|(s, d)| PseudoHeader::V4 {
+                src: Ipv4Addr::from(s),
+                dst: Ipv4Addr::from(d)
+            }),
+            (any::<[u8; 16]>(), any::<[u8; 16]>()).prop_map(|(s, d)| PseudoHeader::V6 {
+                src: Ipv6Addr::from(s),
+                dst: Ipv6Addr::from(d)
+            }),
         ]
     }
 

@@ -118,8 +118,16 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
     pub fn fill_checksum(&mut self, pseudo: &PseudoHeader) {
         put16(self.buffer.as_mut(), field::CHECKSUM.start, 0);
         let end = usize::from(self.len());
-        let c = checksum::transport(pseudo, IpProtocol::Udp.to_raw(), &self.buffer.as_ref()[..end]);
-        put16(self.buffer.as_mut(), field::CHECKSUM.start, if c == 0 { 0xffff } else { c });
+        let c = checksum::transport(
+            pseudo,
+            IpProtocol::Udp.to_raw(),
+            &self.buffer.as_ref()[..end],
+        );
+        put16(
+            self.buffer.as_mut(),
+            field::CHECKSUM.start,
+            if c == 0 { 0xffff } else { c },
+        );
     }
 }
 
@@ -175,7 +183,10 @@ mod tests {
     }
 
     fn v4() -> PseudoHeader {
-        PseudoHeader::V4 { src: Ipv4Addr::new(192, 0, 2, 1), dst: Ipv4Addr::new(192, 0, 2, 2) }
+        PseudoHeader::V4 {
+            src: Ipv4Addr::new(192, 0, 2, 1),
+            dst: Ipv4Addr::new(192, 0, 2, 2),
+        }
     }
 
     #[test]
@@ -196,7 +207,10 @@ mod tests {
         let p = UdpPacket::new_checked(d).unwrap();
         assert_eq!(p.checksum(), 0);
         assert!(p.verify_checksum(&v4()));
-        let v6 = PseudoHeader::V6 { src: Ipv6Addr::LOCALHOST, dst: Ipv6Addr::LOCALHOST };
+        let v6 = PseudoHeader::V6 {
+            src: Ipv6Addr::LOCALHOST,
+            dst: Ipv6Addr::LOCALHOST,
+        };
         assert!(!p.verify_checksum(&v6));
     }
 
@@ -205,7 +219,15 @@ mod tests {
         let d = datagram();
         for n in 0..d.len() {
             let needed = if n < 8 { 8 } else { 12 };
-            assert_eq!(UdpPacket::new_checked(&d[..n]).unwrap_err(), Error::Truncated { layer: "udp", offset: 0, needed, available: n });
+            assert_eq!(
+                UdpPacket::new_checked(&d[..n]).unwrap_err(),
+                Error::Truncated {
+                    layer: "udp",
+                    offset: 0,
+                    needed,
+                    available: n
+                }
+            );
         }
     }
 
@@ -213,7 +235,15 @@ mod tests {
     fn bad_length() {
         let mut d = datagram().to_vec();
         d[5] = 7;
-        assert!(matches!(UdpPacket::new_checked(&d[..]).unwrap_err(), Error::LengthTooShort { offset: 4, length: 7, min: 8, .. }));
+        assert!(matches!(
+            UdpPacket::new_checked(&d[..]).unwrap_err(),
+            Error::LengthTooShort {
+                offset: 4,
+                length: 7,
+                min: 8,
+                ..
+            }
+        ));
     }
 
     proptest! {

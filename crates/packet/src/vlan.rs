@@ -90,7 +90,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> VlanTag<T> {
     }
 
     pub fn set_ethertype(&mut self, ethertype: EtherType) {
-        put16(self.buffer.as_mut(), field::ETHERTYPE.start, ethertype.to_raw());
+        put16(
+            self.buffer.as_mut(),
+            field::ETHERTYPE.start,
+            ethertype.to_raw(),
+        );
     }
 
     pub fn payload_mut(&mut self) -> &mut [u8] {
@@ -273,11 +277,17 @@ mod tests {
         let outer = tags.next().unwrap().unwrap();
         assert_eq!(outer.tpid, EtherType::QinQ);
         assert_eq!(outer.offset, 12);
-        assert_eq!((outer.tag.pcp(), outer.tag.dei(), outer.tag.vid()), (5, false, 100));
+        assert_eq!(
+            (outer.tag.pcp(), outer.tag.dei(), outer.tag.vid()),
+            (5, false, 100)
+        );
         assert_eq!(outer.tag.ethertype(), EtherType::Vlan);
         let inner = tags.next().unwrap().unwrap();
         assert_eq!(inner.tpid, EtherType::Vlan);
-        assert_eq!((inner.tag.pcp(), inner.tag.dei(), inner.tag.vid()), (0, true, 10));
+        assert_eq!(
+            (inner.tag.pcp(), inner.tag.dei(), inner.tag.vid()),
+            (0, true, 10)
+        );
         assert!(tags.next().is_none());
         assert_eq!(tags.ethertype(), EtherType::Ipv4);
         assert_eq!(tags.offset(), 22);
@@ -310,18 +320,35 @@ mod tests {
             f.extend_from_slice(&[0x81, 0x00, 0x00, 0x01]);
         }
         f.extend_from_slice(&[0x08, 0x00]);
-        let e = EthernetFrame::new_checked(&f[..]).unwrap().vlan_tags().skip_all();
+        let e = EthernetFrame::new_checked(&f[..])
+            .unwrap()
+            .vlan_tags()
+            .skip_all();
         assert_eq!(
             e.unwrap_err(),
-            Error::TooManyHeaders { layer: "802.1q", offset: 14 + 4 * MAX_VLAN_TAGS, limit: MAX_VLAN_TAGS }
+            Error::TooManyHeaders {
+                layer: "802.1q",
+                offset: 14 + 4 * MAX_VLAN_TAGS,
+                limit: MAX_VLAN_TAGS
+            }
         );
     }
 
     #[test]
     fn emit_rejects_wide_fields() {
-        let r = VlanRepr { pcp: 8, dei: false, vid: 1, ethertype: EtherType::Ipv4 };
+        let r = VlanRepr {
+            pcp: 8,
+            dei: false,
+            vid: 1,
+            ethertype: EtherType::Ipv4,
+        };
         assert!(r.emit(&mut [0; 4]).is_err());
-        let r = VlanRepr { pcp: 0, dei: false, vid: 4096, ethertype: EtherType::Ipv4 };
+        let r = VlanRepr {
+            pcp: 0,
+            dei: false,
+            vid: 4096,
+            ethertype: EtherType::Ipv4,
+        };
         assert!(r.emit(&mut [0; 4]).is_err());
     }
 
