@@ -187,23 +187,25 @@ impl<W: Write> Decoder<W> {
                             u16::from_be_bytes([rest[2], rest[3]])
                         )
                     };
-                    eprintln!(
+                    let index = self.stats.seen;
+                    self.say(format_args!(
                         "#{} offset {at}: error: truncated message: the input ends {} bytes into it and {want}{}",
-                        self.stats.seen,
+                        index,
                         rest.len(),
                         not_openflow_hint(bytes, at)
-                    );
+                    ));
                     break;
                 }
                 Err(e) => {
                     self.stats.seen += 1;
                     self.stats.errors += 1;
-                    eprintln!(
+                    let index = self.stats.seen;
+                    self.say(format_args!(
                         "#{} offset {at}: error: {e}; cannot find the next message, {} bytes left undecoded{}",
-                        self.stats.seen,
+                        index,
                         rest.len(),
                         not_openflow_hint(bytes, at)
-                    );
+                    ));
                     break;
                 }
             }
@@ -223,7 +225,7 @@ impl<W: Write> Decoder<W> {
                     .offset()
                     .map(|o| format!(" (at {})", source.locate(o)))
                     .unwrap_or_default();
-                eprintln!("#{index} {source}: error: {e}{where_}");
+                self.say(format_args!("#{index} {source}: error: {e}{where_}"));
                 return Ok(());
             }
         };
@@ -235,7 +237,7 @@ impl<W: Write> Decoder<W> {
         let reencode = reencode_problem(&env, frame);
         if let Some(problem) = &reencode {
             self.stats.errors += 1;
-            eprintln!("#{index} {source}: error: {problem}");
+            self.say(format_args!("#{index} {source}: error: {problem}"));
         }
         if self.json {
             let mut extra = vec![("source", source.to_json())];
@@ -277,7 +279,14 @@ impl<W: Write> Decoder<W> {
 
     fn warn(&mut self, text: impl fmt::Display) {
         self.stats.warnings += 1;
-        eprintln!("warning: {text}");
+        self.say(format_args!("warning: {text}"));
+    }
+
+    /// Writes a line to stderr, after what stdout holds so far, so that a terminal
+    /// shows errors next to the messages around them.
+    fn say(&mut self, text: fmt::Arguments<'_>) {
+        let _ = self.out.flush();
+        eprintln!("{text}");
     }
 
     /// A pcap or pcapng capture: OpenFlow over TCP on `ports`, both directions.
@@ -507,10 +516,11 @@ impl<W: Write> Decoder<W> {
                     dir.boundaries.clear();
                     self.stats.seen += 1;
                     self.stats.errors += 1;
-                    eprintln!(
+                    let index = self.stats.seen;
+                    self.say(format_args!(
                         "#{} frame {} {} -> {}: error at stream offset {pos}: {e}; looking for the next message",
-                        self.stats.seen, at.frame, at.src, at.dst
-                    );
+                        index, at.frame, at.src, at.dst
+                    ));
                 }
             }
         }
