@@ -168,6 +168,9 @@ impl<W: Write> Decoder<W> {
     /// Raw messages back to back. Framing stops at a header whose length is under 8,
     /// since nothing after it can be found.
     fn raw_stream(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        if bytes.is_empty() {
+            self.warn("the input is empty");
+        }
         let mut at = 0;
         while at < bytes.len() {
             let rest = &bytes[at..];
