@@ -300,7 +300,19 @@ impl<W: Write> Decoder<W> {
         }
         let mut directions: HashMap<(SocketAddr, SocketAddr), Direction> = HashMap::new();
         let mut events = Vec::new();
+        // Link types already reported as unsupported (once each, not once a frame).
+        let mut unsupported = Vec::new();
         for frame in &capture.frames {
+            if !net::is_supported(frame.linktype) {
+                if !unsupported.contains(&frame.linktype) {
+                    unsupported.push(frame.linktype);
+                    self.warn(format_args!(
+                        "frame {}: link type {} is not supported (Ethernet, Linux cooked SLL/SLL2, raw IP and BSD loopback are); its frames are skipped",
+                        frame.number, frame.linktype
+                    ));
+                }
+                continue;
+            }
             let seg = match net::parse(frame.linktype, frame.data) {
                 Parsed::Tcp(seg) => seg,
                 Parsed::Other => continue,

@@ -27,6 +27,12 @@ pub mod linktype {
     pub const LINUX_SLL2: i32 = 276;
 }
 
+/// True for the link types [`parse`] reads.
+pub fn is_supported(linktype: i32) -> bool {
+    use linktype::*;
+    [NULL, ETHERNET, RAW, LOOP, LINUX_SLL, IPV4, IPV6, LINUX_SLL2].contains(&linktype)
+}
+
 /// Length of the Linux cooked header v1; its protocol field is the last two bytes.
 const SLL_LEN: usize = 16;
 /// Length of the Linux cooked header v2; its protocol field is the first two bytes.
