@@ -7,7 +7,7 @@
 //! say what was needed and what was there, as etherparse does.
 
 /// Why a buffer could not be read as a packet of some layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum Error {
     /// The buffer ends before the structure does.
     #[error("{layer}: needs {needed} bytes at offset {offset}, only {available} present")]

@@ -293,8 +293,7 @@ pub fn validate(pdu: &[u8]) -> Result<usize> {
         LldpTlvType::PortId,
         LldpTlvType::Ttl,
     ];
-    let mut index = 0;
-    for t in tlvs.by_ref() {
+    for (index, t) in tlvs.by_ref().enumerate() {
         let t = t?;
         let raw = t.tlv_type.to_raw();
         let bad = |reason| Error::BadValue {
@@ -322,7 +321,6 @@ pub fn validate(pdu: &[u8]) -> Result<usize> {
             seen |= 1 << raw;
         }
         check_tlv(t.tlv_type, t.offset, t.value.len())?;
-        index += 1;
     }
     Ok(tlvs.offset())
 }

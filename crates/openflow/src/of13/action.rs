@@ -194,8 +194,9 @@ impl Action {
             ActionType::Group => Action::Group { group_id: b.u32()? },
             ActionType::SetField => {
                 let field = Oxm::parse(&mut b)?;
-                // §7.2.5: "The set_field action ... padded to 64 bits": only the
-                // padding to the next multiple of 8 may follow the OXM.
+                // §7.2.5, ofp_action_set_field: "len; /* Length is padded to 64
+                // bits. */": only the padding to the next multiple of 8 may follow
+                // the OXM.
                 let pad = crate::wire::padding_for(4 + field.wire_len());
                 if b.remaining() != pad {
                     return Err(DecodeError::LengthMismatch {

@@ -65,13 +65,19 @@ open_enum! {
 /// FLOW_MOD (`ofp_flow_mod`): add, change or delete flows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FlowMod {
+    /// Opaque controller-issued identifier.
     pub cookie: u64,
     /// Which cookie bits must match (modify and delete only).
     pub cookie_mask: u64,
+    /// The table to act on (`OFPTT_ALL` for delete).
     pub table_id: u8,
+    /// Add, modify or delete.
     pub command: FlowModCommand,
+    /// Seconds without a matching packet before the flow expires (0: never).
     pub idle_timeout: u16,
+    /// Seconds before the flow expires whatever it matches (0: never).
     pub hard_timeout: u16,
+    /// Higher numbers match first.
     pub priority: u16,
     /// A buffered packet to apply the flow to, or [`OFP_NO_BUFFER`].
     pub buffer_id: u32,
@@ -82,7 +88,9 @@ pub struct FlowMod {
     /// `OFPFF_*` bits, see [`flow_mod_flags`].
     pub flags: u16,
     #[serde(rename = "match")]
+    /// The fields to match.
     pub match_: Match,
+    /// What matching packets go through.
     pub instructions: Vec<Instruction>,
 }
 
@@ -107,6 +115,7 @@ impl Default for FlowMod {
 }
 
 impl FlowMod {
+    /// Parses a `FlowMod` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<FlowMod> {
         let cookie = r.u64()?;
         let cookie_mask = r.u64()?;
@@ -137,6 +146,7 @@ impl FlowMod {
         })
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u64(self.cookie);
         out.put_u64(self.cookie_mask);
@@ -154,6 +164,7 @@ impl FlowMod {
         Instruction::emit_list(&self.instructions, out)
     }
 
+    /// Appends a description of each part carried opaquely (see [`crate::Message::opaque_parts`]).
     pub fn opaque_parts(&self, out: &mut Vec<String>) {
         self.match_.opaque_parts(out);
         Instruction::list_opaque_parts(&self.instructions, out);
@@ -163,21 +174,33 @@ impl FlowMod {
 /// FLOW_REMOVED (`ofp_flow_removed`): a flow expired or was deleted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FlowRemoved {
+    /// The flow's cookie.
     pub cookie: u64,
+    /// The flow's priority.
     pub priority: u16,
+    /// Why the flow was removed.
     pub reason: FlowRemovedReason,
+    /// The table the flow was in.
     pub table_id: u8,
+    /// How long the flow lived: seconds ...
     pub duration_sec: u32,
+    /// ... and nanoseconds beyond `duration_sec`.
     pub duration_nsec: u32,
+    /// The flow's idle timeout, from its FLOW_MOD.
     pub idle_timeout: u16,
+    /// The flow's hard timeout, from its FLOW_MOD.
     pub hard_timeout: u16,
+    /// Packets the flow matched.
     pub packet_count: u64,
+    /// Bytes the flow matched.
     pub byte_count: u64,
     #[serde(rename = "match")]
+    /// The flow's match.
     pub match_: Match,
 }
 
 impl FlowRemoved {
+    /// Parses a `FlowRemoved` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<FlowRemoved> {
         let m = FlowRemoved {
             cookie: r.u64()?,
@@ -197,6 +220,7 @@ impl FlowRemoved {
         Ok(m)
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u64(self.cookie);
         out.put_u16(self.priority);
@@ -211,6 +235,7 @@ impl FlowRemoved {
         self.match_.emit(out)
     }
 
+    /// Appends a description of each part carried opaquely (see [`crate::Message::opaque_parts`]).
     pub fn opaque_parts(&self, out: &mut Vec<String>) {
         self.match_.opaque_parts(out);
     }
@@ -223,7 +248,9 @@ pub struct PacketIn {
     pub buffer_id: u32,
     /// Length of the whole frame (`data` may be a prefix of it).
     pub total_len: u16,
+    /// Why the packet was sent.
     pub reason: PacketInReason,
+    /// The table that sent it.
     pub table_id: u8,
     /// The cookie of the flow that sent the packet.
     pub cookie: u64,
@@ -236,6 +263,7 @@ pub struct PacketIn {
 }
 
 impl PacketIn {
+    /// Parses a `PacketIn` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<PacketIn> {
         let buffer_id = r.u32()?;
         let total_len = r.u16()?;
@@ -257,6 +285,7 @@ impl PacketIn {
         })
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u32(self.buffer_id);
         out.put_u16(self.total_len);
@@ -277,6 +306,7 @@ impl PacketIn {
         }
     }
 
+    /// Appends a description of each part carried opaquely (see [`crate::Message::opaque_parts`]).
     pub fn opaque_parts(&self, out: &mut Vec<String>) {
         self.match_.opaque_parts(out);
     }
@@ -289,6 +319,7 @@ pub struct PacketOut {
     pub buffer_id: u32,
     /// The port the packet counts as having come in on (or `OFPP_CONTROLLER`).
     pub in_port: u32,
+    /// What to do with the packet.
     pub actions: Vec<Action>,
     /// The frame, when `buffer_id` is [`OFP_NO_BUFFER`].
     #[serde(with = "crate::types::hex")]
@@ -296,6 +327,7 @@ pub struct PacketOut {
 }
 
 impl PacketOut {
+    /// Parses a `PacketOut` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<PacketOut> {
         let buffer_id = r.u32()?;
         let in_port = r.u32()?;
@@ -319,6 +351,7 @@ impl PacketOut {
         })
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u32(self.buffer_id);
         out.put_u32(self.in_port);
@@ -330,6 +363,7 @@ impl PacketOut {
         Ok(())
     }
 
+    /// Appends a description of each part carried opaquely (see [`crate::Message::opaque_parts`]).
     pub fn opaque_parts(&self, out: &mut Vec<String>) {
         Action::list_opaque_parts(&self.actions, out);
     }

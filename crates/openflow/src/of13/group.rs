@@ -42,6 +42,7 @@ pub struct Bucket {
     pub watch_port: u32,
     /// A group whose liveness decides whether the bucket is live (fast failover).
     pub watch_group: u32,
+    /// The bucket's action set.
     pub actions: Vec<Action>,
 }
 
@@ -94,6 +95,7 @@ impl Bucket {
         Ok(out)
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         let start = out.len();
         let len = LenMark::new(out, start, "ofp_bucket");
@@ -106,10 +108,12 @@ impl Bucket {
         Ok(())
     }
 
+    /// Appends every element of the list, in order.
     pub fn emit_list(buckets: &[Bucket], out: &mut Vec<u8>) -> EncodeResult<()> {
         buckets.iter().try_for_each(|b| b.emit(out))
     }
 
+    /// Appends a description of each part carried opaquely (see [`crate::Message::opaque_parts`]).
     pub fn opaque_parts(&self, out: &mut Vec<String>) {
         Action::list_opaque_parts(&self.actions, out);
     }
@@ -118,13 +122,18 @@ impl Bucket {
 /// GROUP_MOD (`ofp_group_mod`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupMod {
+    /// Add, modify or delete.
     pub command: GroupModCommand,
+    /// How the buckets are used (all, select, indirect, fast failover).
     pub group_type: GroupType,
+    /// The group to act on.
     pub group_id: u32,
+    /// The buckets (for delete: none).
     pub buckets: Vec<Bucket>,
 }
 
 impl GroupMod {
+    /// Parses a `GroupMod` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<GroupMod> {
         let command = GroupModCommand::from_raw(r.u16()?);
         let group_type = GroupType::from_raw(r.u8()?);
@@ -138,6 +147,7 @@ impl GroupMod {
         })
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u16(self.command.to_raw());
         out.put_u8(self.group_type.to_raw());
@@ -146,6 +156,7 @@ impl GroupMod {
         Bucket::emit_list(&self.buckets, out)
     }
 
+    /// Appends a description of each part carried opaquely (see [`crate::Message::opaque_parts`]).
     pub fn opaque_parts(&self, out: &mut Vec<String>) {
         self.buckets.iter().for_each(|b| b.opaque_parts(out));
     }

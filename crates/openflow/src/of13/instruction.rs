@@ -1,10 +1,13 @@
 //! Instructions (§7.2.4): every 1.3 instruction, experimenter and unknown ones opaque.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{DecodeError, DecodeResult, EncodeResult};
 use crate::of13::action::Action;
 use crate::open_enum;
+use crate::types::to_hex;
 use crate::wire::{pad_to, LenMark, Put, Reader};
 
 open_enum! {
@@ -51,6 +54,7 @@ pub enum Instruction {
 }
 
 impl Instruction {
+    /// The instruction's wire type.
     pub fn instruction_type(&self) -> InstructionType {
         match self {
             Instruction::GotoTable { .. } => InstructionType::GotoTable,
@@ -203,6 +207,40 @@ impl Instruction {
     }
 }
 
+/// `goto_table:1`, `apply_actions(pop_vlan,output:2)`, `meter:5`, ...
+impl fmt::Display for Instruction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |f: &mut fmt::Formatter<'_>, name: &str, actions: &[Action]| {
+            write!(f, "{name}(")?;
+            for (i, a) in actions.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(",")?;
+                }
+                write!(f, "{a}")?;
+            }
+            f.write_str(")")
+        };
+        match self {
+            Instruction::GotoTable { table_id } => write!(f, "goto_table:{table_id}"),
+            Instruction::WriteMetadata {
+                metadata,
+                metadata_mask,
+            } => write!(f, "write_metadata:{metadata:#x}/{metadata_mask:#x}"),
+            Instruction::WriteActions { actions } => list(f, "write_actions", actions),
+            Instruction::ApplyActions { actions } => list(f, "apply_actions", actions),
+            Instruction::ClearActions => f.write_str("clear_actions"),
+            Instruction::Meter { meter_id } => write!(f, "meter:{meter_id}"),
+            Instruction::Experimenter { experimenter, data } => {
+                write!(f, "experimenter:0x{experimenter:08x}:0x{}", to_hex(data))
+            }
+            Instruction::Unknown {
+                instruction_type,
+                body,
+            } => write!(f, "instruction{instruction_type}:0x{}", to_hex(body)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,6 +290,18 @@ mod tests {
         let mut o = Vec::new();
         Instruction::list_opaque_parts(&i, &mut o);
         assert_eq!(o.len(), 2);
+        let text: Vec<String> = i.iter().map(|x| x.to_string()).collect();
+        assert_eq!(
+            text[..6],
+            [
+                "goto_table:100",
+                "write_metadata:0x1/0xff",
+                "apply_actions(pop_vlan)",
+                "write_actions()",
+                "clear_actions",
+                "meter:7"
+            ]
+        );
     }
 
     #[test]

@@ -76,6 +76,7 @@ pub enum MeterBand {
 }
 
 impl MeterBand {
+    /// The band's wire type.
     pub fn band_type(&self) -> MeterBandType {
         match self {
             MeterBand::Drop { .. } => MeterBandType::Drop,
@@ -145,6 +146,7 @@ impl MeterBand {
         Ok(out)
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         let start = out.len();
         out.put_u16(self.band_type().to_raw());
@@ -191,10 +193,12 @@ impl MeterBand {
         Ok(())
     }
 
+    /// Appends every element of the list, in order.
     pub fn emit_list(bands: &[MeterBand], out: &mut Vec<u8>) -> EncodeResult<()> {
         bands.iter().try_for_each(|b| b.emit(out))
     }
 
+    /// Appends a description of each part carried opaquely (see [`crate::Message::opaque_parts`]).
     pub fn opaque_parts(&self, out: &mut Vec<String>) {
         match self {
             MeterBand::Experimenter { experimenter, .. } => {
@@ -211,14 +215,18 @@ impl MeterBand {
 /// METER_MOD (`ofp_meter_mod`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MeterMod {
+    /// Add, modify or delete.
     pub command: MeterModCommand,
     /// `OFPMF_*` bits.
     pub flags: u16,
+    /// The meter to act on.
     pub meter_id: u32,
+    /// The bands, applied by rate (for delete: none).
     pub bands: Vec<MeterBand>,
 }
 
 impl MeterMod {
+    /// Parses a `MeterMod` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<MeterMod> {
         Ok(MeterMod {
             command: MeterModCommand::from_raw(r.u16()?),
@@ -228,6 +236,7 @@ impl MeterMod {
         })
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u16(self.command.to_raw());
         out.put_u16(self.flags);
@@ -235,6 +244,7 @@ impl MeterMod {
         MeterBand::emit_list(&self.bands, out)
     }
 
+    /// Appends a description of each part carried opaquely (see [`crate::Message::opaque_parts`]).
     pub fn opaque_parts(&self, out: &mut Vec<String>) {
         self.bands.iter().for_each(|b| b.opaque_parts(out));
     }

@@ -1,6 +1,25 @@
 //! OpenFlow 1.3 (wire version 0x04): every message, parse and emit.
 //!
 //! Spec: OpenFlow Switch Specification 1.3.5 (ONF TS-023).
+//!
+//! ```text
+//! oxm             Match (ofp_match) and Oxm TLVs: every OpenFlow-basic field typed,
+//!                 other classes (Nicira NXM, experimenter) opaque
+//! action          Action: every 1.3 action, experimenter and unknown ones opaque
+//! instruction     Instruction: every 1.3 instruction
+//! port            Port (ofp_port), reserved port numbers, PORT_STATUS, PORT_MOD
+//! group           Bucket, GROUP_MOD, group constants
+//! meter           MeterBand, METER_MOD, meter constants
+//! flow            FLOW_MOD, FLOW_REMOVED, PACKET_IN, PACKET_OUT
+//! switch          FEATURES_REPLY, EXPERIMENTER, TABLE_MOD, QUEUE_GET_CONFIG, ROLE, ASYNC
+//! multipart       MULTIPART_REQUEST / MULTIPART_REPLY and their bodies
+//! table_features  the TABLE_FEATURES multipart body and its properties
+//! error_codes     ErrorType and the names of every error code
+//! ```
+//!
+//! Every structure has `parse` (from a [`Reader`] holding exactly it, or from the front
+//! of a list) and `emit` (appending to a `Vec<u8>`, lengths patched on completion), and
+//! `opaque_parts` where something may be carried opaquely.
 
 use serde::{Deserialize, Serialize};
 
@@ -90,41 +109,71 @@ open_enum! {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Message {
+    /// HELLO, with its version-bitmap elements.
     Hello(Hello),
+    /// ERROR; see [`error_codes`] for the meaning of type and code.
     Error(ErrorBody),
+    /// ECHO_REQUEST, with arbitrary data to be echoed.
     EchoRequest {
         #[serde(with = "crate::types::hex", default)]
         data: Vec<u8>,
     },
+    /// ECHO_REPLY, with the request's data.
     EchoReply {
         #[serde(with = "crate::types::hex", default)]
         data: Vec<u8>,
     },
+    /// EXPERIMENTER: a vendor message.
     Experimenter(Experimenter),
+    /// FEATURES_REQUEST (no body).
     FeaturesRequest,
+    /// FEATURES_REPLY: datapath id, buffers, tables, capabilities.
     FeaturesReply(FeaturesReply),
+    /// GET_CONFIG_REQUEST (no body).
     GetConfigRequest,
+    /// GET_CONFIG_REPLY.
     GetConfigReply(SwitchConfig),
+    /// SET_CONFIG.
     SetConfig(SwitchConfig),
+    /// PACKET_IN: a packet for the controller.
     PacketIn(PacketIn),
+    /// FLOW_REMOVED: a flow expired or was deleted.
     FlowRemoved(FlowRemoved),
+    /// PORT_STATUS: a port was added, removed or changed.
     PortStatus(PortStatus),
+    /// PACKET_OUT: send a packet.
     PacketOut(PacketOut),
+    /// FLOW_MOD: add, modify or delete flows.
     FlowMod(FlowMod),
+    /// GROUP_MOD: add, modify or delete a group.
     GroupMod(GroupMod),
+    /// PORT_MOD: change a port's configuration.
     PortMod(PortMod),
+    /// TABLE_MOD.
     TableMod(TableMod),
+    /// MULTIPART_REQUEST: statistics and descriptions.
     MultipartRequest(multipart::MultipartRequest),
+    /// MULTIPART_REPLY.
     MultipartReply(multipart::MultipartReply),
+    /// BARRIER_REQUEST (no body).
     BarrierRequest,
+    /// BARRIER_REPLY (no body).
     BarrierReply,
+    /// QUEUE_GET_CONFIG_REQUEST.
     QueueGetConfigRequest(QueueGetConfigRequest),
+    /// QUEUE_GET_CONFIG_REPLY: a port's queues.
     QueueGetConfigReply(QueueGetConfigReply),
+    /// ROLE_REQUEST: change or query this controller's role.
     RoleRequest(Role),
+    /// ROLE_REPLY.
     RoleReply(Role),
+    /// GET_ASYNC_REQUEST (no body).
     GetAsyncRequest,
+    /// GET_ASYNC_REPLY.
     GetAsyncReply(AsyncConfig),
+    /// SET_ASYNC: choose the asynchronous messages of this channel.
     SetAsync(AsyncConfig),
+    /// METER_MOD: add, modify or delete a meter.
     MeterMod(MeterMod),
     /// A message type this codec does not know, carried opaquely.
     Unknown {

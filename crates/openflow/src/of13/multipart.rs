@@ -172,8 +172,9 @@ fn done(r: Reader<'_>, layer: &'static str) -> DecodeResult<()> {
 ///
 /// The length must cover at least the entry's fixed part (`min`), else
 /// `LengthTooShort`, and must fit in what is left of the body, else `LengthOverrun`.
-/// The caller parses the entry from the returned reader and checks it is consumed,
-/// so a length that disagrees with the content is a `LengthMismatch`.
+/// The caller parses the entry from the returned reader, whose trailing list
+/// (instructions, buckets, bands, counters, properties) must fill it exactly; a length
+/// that disagrees with the content fails there, never past the entry.
 pub(crate) fn entry<'a>(
     r: &mut Reader<'a>,
     layer: &'static str,

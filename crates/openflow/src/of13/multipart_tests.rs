@@ -5,10 +5,10 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::of13::action::Action;
-use crate::of13::oxm::{Oxm, OxmField, OxmHeader};
+use crate::of13::arb;
+use crate::of13::oxm::{OxmField, OxmHeader};
 use crate::of13::table_features::{FeatureId, OxmId, TableFeatureProp};
-use crate::types::{from_hex, FixedStr, MacAddr};
+use crate::types::{from_hex, FixedStr};
 
 fn bytes(hex: &str) -> Vec<u8> {
     from_hex(hex).unwrap()
@@ -551,43 +551,6 @@ fn ids_that_would_decode_differently_are_refused_on_encode() {
 
 // ---- property test: emit-then-parse is the identity for every type ----
 
-fn arb_match() -> impl Strategy<Value = Match> {
-    prop::collection::vec(
-        prop_oneof![
-            any::<u32>().prop_map(|v| Oxm::basic(OxmField::InPort, v as u64)),
-            any::<u16>().prop_map(|v| Oxm::basic(OxmField::EthType, v as u64)),
-            any::<u64>().prop_map(|v| Oxm::basic(OxmField::Metadata, v)),
-            any::<[u8; 6]>().prop_map(|v| Oxm::basic(OxmField::EthDst, MacAddr(v))),
-        ],
-        0..4,
-    )
-    .prop_map(Match::new)
-}
-
-fn arb_actions() -> impl Strategy<Value = Vec<Action>> {
-    prop::collection::vec(
-        prop_oneof![
-            (any::<u32>(), any::<u16>())
-                .prop_map(|(port, max_len)| Action::Output { port, max_len }),
-            any::<u32>().prop_map(|group_id| Action::Group { group_id }),
-            Just(Action::PopVlan),
-        ],
-        0..3,
-    )
-}
-
-fn arb_instructions() -> impl Strategy<Value = Vec<Instruction>> {
-    prop::collection::vec(
-        prop_oneof![
-            any::<u8>().prop_map(|table_id| Instruction::GotoTable { table_id }),
-            any::<u32>().prop_map(|meter_id| Instruction::Meter { meter_id }),
-            Just(Instruction::ClearActions),
-            arb_actions().prop_map(|actions| Instruction::ApplyActions { actions }),
-        ],
-        0..3,
-    )
-}
-
 fn arb_counters() -> impl Strategy<Value = Vec<Counter>> {
     prop::collection::vec(
         (any::<u64>(), any::<u64>()).prop_map(|(packet_count, byte_count)| Counter {
@@ -623,7 +586,7 @@ fn arb_flow_request() -> impl Strategy<Value = FlowStatsRequest> {
         any::<u32>(),
         any::<u64>(),
         any::<u64>(),
-        arb_match(),
+        arb::match_(),
     )
         .prop_map(
             |(table_id, out_port, out_group, cookie, cookie_mask, match_)| FlowStatsRequest {
@@ -779,8 +742,8 @@ fn arb_reply() -> impl Strategy<Value = MultipartReply> {
         (any::<u8>(), any::<u32>(), any::<u32>(), any::<u16>()),
         (any::<u16>(), any::<u16>(), any::<u16>()),
         (any::<u64>(), any::<u64>(), any::<u64>()),
-        arb_match(),
-        arb_instructions(),
+        arb::match_(),
+        arb::instructions(),
     )
         .prop_map(
             |(
@@ -850,18 +813,10 @@ fn arb_reply() -> impl Strategy<Value = MultipartReply> {
             duration_nsec: a[3],
             bucket_stats: c,
         });
-    let bucket = (any::<u16>(), any::<u32>(), any::<u32>(), arb_actions()).prop_map(
-        |(weight, watch_port, watch_group, actions)| Bucket {
-            weight,
-            watch_port,
-            watch_group,
-            actions,
-        },
-    );
     let group_desc = (
         any::<u8>(),
         any::<u32>(),
-        prop::collection::vec(bucket, 0..3),
+        prop::collection::vec(arb::bucket(), 0..3),
     )
         .prop_map(|(t, group_id, buckets)| GroupDesc {
             group_type: GroupType::from_raw(t),
@@ -886,21 +841,10 @@ fn arb_reply() -> impl Strategy<Value = MultipartReply> {
             duration_nsec: a[3],
             band_stats: c,
         });
-    let band = prop_oneof![
-        (any::<u32>(), any::<u32>())
-            .prop_map(|(rate, burst_size)| MeterBand::Drop { rate, burst_size }),
-        (any::<u32>(), any::<u32>(), any::<u8>()).prop_map(|(rate, burst_size, prec_level)| {
-            MeterBand::DscpRemark {
-                rate,
-                burst_size,
-                prec_level,
-            }
-        }),
-    ];
     let meter_config = (
         any::<u16>(),
         any::<u32>(),
-        prop::collection::vec(band, 0..3),
+        prop::collection::vec(arb::meter_band(), 0..3),
     )
         .prop_map(|(flags, meter_id, bands)| MeterConfig {
             flags,
@@ -914,20 +858,6 @@ fn arb_reply() -> impl Strategy<Value = MultipartReply> {
         max_bands: b[0],
         max_color: b[1],
     });
-    let port_desc =
-        (any::<[u32; 9]>(), any::<[u8; 6]>(), arb_name::<16>()).prop_map(|(a, mac, name)| Port {
-            port_no: a[0],
-            hw_addr: MacAddr(mac),
-            name,
-            config: a[1],
-            state: a[2],
-            curr: a[3],
-            advertised: a[4],
-            supported: a[5],
-            peer: a[6],
-            curr_speed: a[7],
-            max_speed: a[8],
-        });
     let aggregate = (any::<u64>(), any::<u64>(), any::<u32>()).prop_map(
         |(packet_count, byte_count, flow_count)| {
             B::Aggregate(AggregateStats {
@@ -951,7 +881,7 @@ fn arb_reply() -> impl Strategy<Value = MultipartReply> {
         prop::collection::vec(meter_config, 0..3).prop_map(|meters| B::MeterConfig { meters }),
         meter_features.prop_map(B::MeterFeatures),
         arb_table_features().prop_map(|tables| B::TableFeatures { tables }),
-        prop::collection::vec(port_desc, 0..3).prop_map(|ports| B::PortDesc { ports }),
+        prop::collection::vec(arb::port(), 0..3).prop_map(|ports| B::PortDesc { ports }),
         arb_experimenter().prop_map(B::Experimenter),
         (14u16..0xffff, arb_bytes()).prop_map(|(mp_type, body)| B::Unknown { mp_type, body }),
     ];

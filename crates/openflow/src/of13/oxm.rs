@@ -135,6 +135,7 @@ impl OxmField {
 pub struct OxmHeader(pub u32);
 
 impl OxmHeader {
+    /// The header for these parts (`field` is cut to its 7 bits).
     pub const fn new(class: u16, field: u8, hasmask: bool, length: u8) -> OxmHeader {
         OxmHeader(
             (class as u32) << 16
@@ -149,6 +150,7 @@ impl OxmHeader {
         OxmHeader::new(OXM_CLASS_OPENFLOW_BASIC, field.to_raw(), hasmask, length)
     }
 
+    /// The header's class.
     pub const fn class(self) -> u16 {
         (self.0 >> 16) as u16
     }
@@ -158,6 +160,7 @@ impl OxmHeader {
         ((self.0 >> 9) & 0x7f) as u8
     }
 
+    /// The header's hasmask.
     pub const fn hasmask(self) -> bool {
         self.0 & 0x100 != 0
     }

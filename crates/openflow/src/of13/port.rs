@@ -79,8 +79,11 @@ pub mod features {
 /// `ofp_port`: a port's description, 64 bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Port {
+    /// The port number (see the `OFPP_*` reserved numbers).
     pub port_no: u32,
+    /// The port's Ethernet address.
     pub hw_addr: MacAddr,
+    /// The port's name, NUL-padded.
     pub name: FixedStr<16>,
     /// `OFPPC_*` bits.
     pub config: u32,
@@ -88,8 +91,11 @@ pub struct Port {
     pub state: u32,
     /// `OFPPF_*` bits: current features.
     pub curr: u32,
+    /// `OFPPF_*` bits advertised to the peer.
     pub advertised: u32,
+    /// `OFPPF_*` bits the port supports.
     pub supported: u32,
+    /// `OFPPF_*` bits the peer advertises.
     pub peer: u32,
     /// Current bitrate in kbps.
     pub curr_speed: u32,
@@ -98,6 +104,7 @@ pub struct Port {
 }
 
 impl Port {
+    /// Bytes on the wire (after the message header, for message bodies).
     pub const LEN: usize = 64;
 
     /// Parses one 64-byte `ofp_port` from `r`.
@@ -133,6 +140,7 @@ impl Port {
         Ok(out)
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u32(self.port_no);
         out.put_zeros(4);
@@ -170,13 +178,17 @@ open_enum! {
 /// PORT_STATUS (`ofp_port_status`): a port was added, removed or changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PortStatus {
+    /// What happened to the port.
     pub reason: PortReason,
+    /// The port as it now is (or was, when deleted).
     pub desc: Port,
 }
 
 impl PortStatus {
+    /// Bytes on the wire (after the message header, for message bodies).
     pub const LEN: usize = 8 + Port::LEN;
 
+    /// Parses a `PortStatus` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<PortStatus> {
         let reason = PortReason::from_raw(r.u8()?);
         r.skip(7)?;
@@ -185,6 +197,7 @@ impl PortStatus {
         Ok(PortStatus { reason, desc })
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u8(self.reason.to_raw());
         out.put_zeros(7);
@@ -195,6 +208,7 @@ impl PortStatus {
 /// PORT_MOD (`ofp_port_mod`): change a port's configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct PortMod {
+    /// The port to change.
     pub port_no: u32,
     /// Must match the port's; a safety check against a reassigned port number.
     pub hw_addr: MacAddr,
@@ -207,8 +221,10 @@ pub struct PortMod {
 }
 
 impl PortMod {
+    /// Bytes on the wire (after the message header, for message bodies).
     pub const LEN: usize = 32;
 
+    /// Parses a `PortMod` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<PortMod> {
         let port_no = r.u32()?;
         r.skip(4)?;
@@ -226,6 +242,7 @@ impl PortMod {
         Ok(m)
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u32(self.port_no);
         out.put_zeros(4);

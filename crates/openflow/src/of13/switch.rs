@@ -36,8 +36,10 @@ pub struct FeaturesReply {
 }
 
 impl FeaturesReply {
+    /// Bytes on the wire (after the message header, for message bodies).
     pub const LEN: usize = 24;
 
+    /// Parses a `FeaturesReply` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<FeaturesReply> {
         let datapath_id = r.u64()?;
         let n_buffers = r.u32()?;
@@ -56,6 +58,7 @@ impl FeaturesReply {
         Ok(f)
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u64(self.datapath_id);
         out.put_u32(self.n_buffers);
@@ -71,13 +74,17 @@ impl FeaturesReply {
 /// EXPERIMENTER (`ofp_experimenter_header`): a vendor message, its body opaque.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Experimenter {
+    /// The vendor's experimenter id (an IEEE OUI in the low 24 bits, or ONF-assigned).
     pub experimenter: u32,
+    /// The vendor-defined message type.
     pub exp_type: u32,
     #[serde(with = "crate::types::hex")]
+    /// The vendor-defined body.
     pub data: Vec<u8>,
 }
 
 impl Experimenter {
+    /// Parses an `Experimenter` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<Experimenter> {
         Ok(Experimenter {
             experimenter: r.u32()?,
@@ -86,6 +93,7 @@ impl Experimenter {
         })
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u32(self.experimenter);
         out.put_u32(self.exp_type);
@@ -93,6 +101,7 @@ impl Experimenter {
         Ok(())
     }
 
+    /// Appends a description of each part carried opaquely (see [`crate::Message::opaque_parts`]).
     pub fn opaque_parts(&self, out: &mut Vec<String>) {
         out.push(format!(
             "experimenter message 0x{:08x} type {}",
@@ -107,12 +116,15 @@ impl Experimenter {
 pub struct TableMod {
     /// The table, or `OFPTT_ALL`.
     pub table_id: u8,
+    /// `OFPTC_*` bits (none defined in 1.3).
     pub config: u32,
 }
 
 impl TableMod {
+    /// Bytes on the wire (after the message header, for message bodies).
     pub const LEN: usize = 8;
 
+    /// Parses a `TableMod` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<TableMod> {
         let table_id = r.u8()?;
         r.skip(3)?;
@@ -124,6 +136,7 @@ impl TableMod {
         Ok(t)
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u8(self.table_id);
         out.put_zeros(3);
@@ -143,8 +156,10 @@ pub struct QueueGetConfigRequest {
 }
 
 impl QueueGetConfigRequest {
+    /// Bytes on the wire (after the message header, for message bodies).
     pub const LEN: usize = 8;
 
+    /// Parses a `QueueGetConfigRequest` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<QueueGetConfigRequest> {
         let port = r.u32()?;
         r.skip(4)?;
@@ -152,6 +167,7 @@ impl QueueGetConfigRequest {
         Ok(QueueGetConfigRequest { port })
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u32(self.port);
         out.put_zeros(4);
@@ -162,8 +178,11 @@ impl QueueGetConfigRequest {
 /// `ofp_packet_queue`: one queue and its properties.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PacketQueue {
+    /// The queue's id on its port.
     pub queue_id: u32,
+    /// The port the queue is attached to.
     pub port: u32,
+    /// The queue's rates and experimenter properties.
     pub properties: Vec<QueueProperty>,
 }
 
@@ -194,6 +213,7 @@ impl PacketQueue {
         })
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         let start = out.len();
         out.put_u32(self.queue_id);
@@ -205,6 +225,7 @@ impl PacketQueue {
         Ok(())
     }
 
+    /// Appends a description of each part carried opaquely (see [`crate::Message::opaque_parts`]).
     pub fn opaque_parts(&self, out: &mut Vec<String>) {
         for p in &self.properties {
             match p {
@@ -223,11 +244,14 @@ impl PacketQueue {
 /// QUEUE_GET_CONFIG_REPLY (`ofp_queue_get_config_reply`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueueGetConfigReply {
+    /// The port queried (`OFPP_ANY` for all).
     pub port: u32,
+    /// The queues found.
     pub queues: Vec<PacketQueue>,
 }
 
 impl QueueGetConfigReply {
+    /// Parses a `QueueGetConfigReply` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<QueueGetConfigReply> {
         let port = r.u32()?;
         r.skip(4)?;
@@ -238,12 +262,14 @@ impl QueueGetConfigReply {
         Ok(QueueGetConfigReply { port, queues })
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u32(self.port);
         out.put_zeros(4);
         self.queues.iter().try_for_each(|q| q.emit(out))
     }
 
+    /// Appends a description of each part carried opaquely (see [`crate::Message::opaque_parts`]).
     pub fn opaque_parts(&self, out: &mut Vec<String>) {
         self.queues.iter().for_each(|q| q.opaque_parts(out));
     }
@@ -268,8 +294,10 @@ pub struct Role {
 }
 
 impl Role {
+    /// Bytes on the wire (after the message header, for message bodies).
     pub const LEN: usize = 16;
 
+    /// Parses a `Role` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<Role> {
         let role = ControllerRole::from_raw(r.u32()?);
         r.skip(4)?;
@@ -281,6 +309,7 @@ impl Role {
         Ok(m)
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         out.put_u32(self.role.to_raw());
         out.put_zeros(4);
@@ -294,14 +323,19 @@ impl Role {
 /// mask has bit `n` set to get reason `n`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct AsyncConfig {
+    /// PACKET_IN reasons (`OFPR_*` bits).
     pub packet_in_mask: [u32; 2],
+    /// PORT_STATUS reasons (`OFPPR_*` bits).
     pub port_status_mask: [u32; 2],
+    /// FLOW_REMOVED reasons (`OFPRR_*` bits).
     pub flow_removed_mask: [u32; 2],
 }
 
 impl AsyncConfig {
+    /// Bytes on the wire (after the message header, for message bodies).
     pub const LEN: usize = 24;
 
+    /// Parses an `AsyncConfig` from `r`, which holds exactly that structure.
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<AsyncConfig> {
         let c = AsyncConfig {
             packet_in_mask: [r.u32()?, r.u32()?],
@@ -312,6 +346,7 @@ impl AsyncConfig {
         Ok(c)
     }
 
+    /// Appends the wire form to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
         for v in self
             .packet_in_mask
