@@ -204,3 +204,24 @@ fn captures_round_trip_through_encode() {
     assert!(enc.ok(), "{}", enc.stderr);
     assert_eq!(enc.stdout_text().lines().count(), 15);
 }
+
+#[test]
+fn a_capture_that_starts_mid_connection() {
+    let path = fixture("session-midstream.pcap");
+    let got = decoded(&["ofp", "decode", path_str(&path)]);
+    let want = expected(true, false);
+    let want: Vec<(String, u64, &str, String)> = want[3..]
+        .iter()
+        .map(|(t, x, s, v)| (t.to_string(), *x, *s, v.to_string()))
+        .collect();
+    assert_eq!(got, want);
+    let run = pharos(&["ofp", "decode", path_str(&path)], b"");
+    assert_eq!(
+        run.stderr
+            .matches("starts in the middle of the connection")
+            .count(),
+        2,
+        "{}",
+        run.stderr
+    );
+}
