@@ -121,11 +121,13 @@ INPUT FORMATS (detected from the first bytes, or chosen with --hex):
   hex dump   with --hex. Either plain hex: hex digits with any whitespace, optional `0x`
              prefixes, and `,` or `:` separators; `#` starts a comment to the end of the
              line. Or a dump with an offset column: when the first data line starts with an
-             offset of 0 (`00000000:` from xxd, `000000` from `od -A x -t x1`, `00000000`
-             from `hexdump -C`), every line starts with its offset, which must match the
-             number of bytes so far; the ASCII column is dropped (after `|` for
-             hexdump -C, after the first two spaces following the hex for xxd, after `>`
-             for od -t x1z); `*` lines (repeated data) are expanded.
+             offset of 0 (`00000000:` from xxd, `000000` from `od -A x -t x1`, `0000000`
+             from `od -t x1`, `00000000` from `hexdump -C`) or with any `XXXXXXXX:` (xxd
+             -s), every line starts with its offset, which must match the number of bytes
+             so far (offsets in hex, or octal/decimal for od's -A o/-A d); the ASCII
+             column is dropped (after `|` for hexdump -C, after the first two spaces
+             following the hex for xxd, after `>` for od -t x1z); `*` lines (repeated
+             data) are expanded.
   raw        anything else: OpenFlow messages back to back, as sent on the wire.
 
 OUTPUT:
