@@ -7,7 +7,8 @@
 //! pcap.rs    pcap and pcapng files (through pcap-parser) into timestamped link frames
 //! net.rs     link layer, IPv4/IPv6 and TCP headers: frames into TCP segments
 //! tcp.rs     TCP stream reassembly per direction
-//! decode.rs  framing, decoding, the re-encode check, counting, exit status
+//! decode.rs  framing raw input, decoding, the re-encode check, counting, exit status
+//! capture.rs captures: per-direction streams into messages, resync after gaps
 //! print.rs   the text and JSON renderings of a decoded message
 //! encode.rs  JSON envelopes back to bytes
 //! ```
@@ -21,6 +22,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
+mod capture;
 mod decode;
 mod encode;
 mod input;
