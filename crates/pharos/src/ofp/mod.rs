@@ -66,9 +66,9 @@ pub struct DecodeArgs {
     /// The input is a hex dump (plain hex, xxd, `od -A x -t x1` or `hexdump -C`).
     #[arg(long)]
     pub hex: bool,
-    /// Also treat this TCP port as OpenFlow in captures (repeatable; 6653 and 6633
-    /// always are).
-    #[arg(long = "port", value_name = "N")]
+    /// Also treat this TCP port as OpenFlow in captures (repeatable, or a comma-separated
+    /// list; 6653 and 6633 always are).
+    #[arg(long = "port", value_name = "N", value_delimiter = ',')]
     pub ports: Vec<u16>,
 }
 
