@@ -57,6 +57,7 @@ impl<T: AsRef<[u8]>> ArpPacket<T> {
         Ok(p)
     }
 
+    /// Checks what `new_checked` checks.
     pub fn check_len(&self) -> Result<()> {
         let b = self.buffer.as_ref();
         crate::error::need("arp", b, field::ADDRS)?;
@@ -68,26 +69,32 @@ impl<T: AsRef<[u8]>> ArpPacket<T> {
         field::ADDRS + 2 * (usize::from(self.hardware_len()) + usize::from(self.protocol_len()))
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// The hardware type (1 for Ethernet).
     pub fn hardware_type(&self) -> u16 {
         be16(self.buffer.as_ref(), field::HTYPE.start)
     }
 
+    /// The protocol type (0x0800 for IPv4).
     pub fn protocol_type(&self) -> u16 {
         be16(self.buffer.as_ref(), field::PTYPE.start)
     }
 
+    /// The hardware address length in bytes.
     pub fn hardware_len(&self) -> u8 {
         self.buffer.as_ref()[field::HLEN]
     }
 
+    /// The protocol address length in bytes.
     pub fn protocol_len(&self) -> u8 {
         self.buffer.as_ref()[field::PLEN]
     }
 
+    /// The operation (request, reply, ...).
     pub fn operation(&self) -> ArpOperation {
         ArpOperation::from_raw(be16(self.buffer.as_ref(), field::OPER.start))
     }
@@ -134,22 +141,27 @@ impl<T: AsRef<[u8]>> ArpPacket<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> ArpPacket<T> {
+    /// Sets the hardware type.
     pub fn set_hardware_type(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::HTYPE.start, v);
     }
 
+    /// Sets the protocol type.
     pub fn set_protocol_type(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::PTYPE.start, v);
     }
 
+    /// Sets the hardware address length.
     pub fn set_hardware_len(&mut self, v: u8) {
         self.buffer.as_mut()[field::HLEN] = v;
     }
 
+    /// Sets the protocol address length.
     pub fn set_protocol_len(&mut self, v: u8) {
         self.buffer.as_mut()[field::PLEN] = v;
     }
 
+    /// Sets the operation.
     pub fn set_operation(&mut self, op: ArpOperation) {
         put16(self.buffer.as_mut(), field::OPER.start, op.to_raw());
     }
@@ -168,10 +180,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> ArpPacket<T> {
 /// An Ethernet/IPv4 ARP packet, owned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ArpRepr {
+    /// The operation (request, reply, ...).
     pub operation: ArpOperation,
+    /// The sender's hardware address.
     pub source_hardware_addr: MacAddr,
+    /// The sender's protocol address.
     pub source_protocol_addr: Ipv4Addr,
+    /// The target's hardware address.
     pub target_hardware_addr: MacAddr,
+    /// The target's protocol address.
     pub target_protocol_addr: Ipv4Addr,
 }
 
@@ -229,10 +246,12 @@ impl ArpRepr {
         })
     }
 
+    /// Bytes `emit` writes.
     pub const fn buffer_len(&self) -> usize {
         ETHERNET_IPV4_LEN
     }
 
+    /// Writes the structure at the start of `buf`; returns the bytes written.
     pub fn emit(&self, buf: &mut [u8]) -> EmitResult<usize> {
         let mut p = ArpPacket::new_unchecked(room("arp", buf, ETHERNET_IPV4_LEN)?);
         p.set_hardware_type(HTYPE_ETHERNET);

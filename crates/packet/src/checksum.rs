@@ -39,8 +39,20 @@ pub fn checksum(data: &[u8]) -> u16 {
 /// The addresses of the IP header a transport checksum is computed over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PseudoHeader {
-    V4 { src: Ipv4Addr, dst: Ipv4Addr },
-    V6 { src: Ipv6Addr, dst: Ipv6Addr },
+    /// IPv4 source and destination addresses.
+    V4 {
+        /// Source address.
+        src: Ipv4Addr,
+        /// Destination address.
+        dst: Ipv4Addr,
+    },
+    /// IPv6 source and destination addresses.
+    V6 {
+        /// Source address.
+        src: Ipv6Addr,
+        /// Destination address.
+        dst: Ipv6Addr,
+    },
 }
 
 impl PseudoHeader {

@@ -12,57 +12,84 @@ pub enum Error {
     /// The buffer ends before the structure does.
     #[error("{layer}: needs {needed} bytes at offset {offset}, only {available} present")]
     Truncated {
+        /// The layer (structure) the error is about.
         layer: &'static str,
+        /// Where the problem starts.
         offset: usize,
+        /// Bytes needed from `offset`.
         needed: usize,
+        /// Bytes there were.
         available: usize,
     },
     /// A length field is smaller than the fixed part of the structure it describes
     /// (IPv4 IHL below 5, TCP data offset below 5, UDP length below 8, ...).
     #[error("{layer}: {field} {length} at offset {offset} is below the minimum of {min}")]
     LengthTooShort {
+        /// The layer (structure) the error is about.
         layer: &'static str,
+        /// The field at fault.
         field: &'static str,
+        /// Where the problem starts.
         offset: usize,
+        /// The length the field gives.
         length: usize,
+        /// The smallest valid length.
         min: usize,
     },
     /// A length field claims more bytes than its container has left (an IPv4 header
     /// longer than its total length, an LLDP or NDP TLV running past the frame, ...).
     #[error("{layer}: {field} {length} at offset {offset} runs past its container ({available} bytes left)")]
     LengthOverrun {
+        /// The layer (structure) the error is about.
         layer: &'static str,
+        /// The field at fault.
         field: &'static str,
+        /// Where the problem starts.
         offset: usize,
+        /// The length the field gives.
         length: usize,
+        /// Bytes there were.
         available: usize,
     },
     /// A length field disagrees with the fixed size its structure has (an LLDP TTL TLV
     /// whose length is not 2, an End TLV whose length is not 0, ...).
     #[error("{layer}: {field} {length} at offset {offset} should be {expected}")]
     LengthMismatch {
+        /// The layer (structure) the error is about.
         layer: &'static str,
+        /// The field at fault.
         field: &'static str,
+        /// Where the problem starts.
         offset: usize,
+        /// The length the field gives.
         length: usize,
+        /// The length the structure must have.
         expected: usize,
     },
     /// A field holds a value the structure cannot have (an IPv4 header whose version is
     /// not 4, an ARP packet that is not Ethernet/IPv4, LLDP TLVs out of order, ...).
     #[error("{layer}: bad {field} {value:#x} at offset {offset}: {reason}")]
     BadValue {
+        /// The layer (structure) the error is about.
         layer: &'static str,
+        /// The field at fault.
         field: &'static str,
+        /// Where the problem starts.
         offset: usize,
+        /// The value found.
         value: u64,
+        /// What the value should be.
         reason: &'static str,
     },
     /// A chain of headers (VLAN tags, IPv6 extension headers) is longer than the limit
     /// this crate walks, which bounds the work one packet can cost.
     #[error("{layer}: more than {limit} headers in a chain, at offset {offset}")]
     TooManyHeaders {
+        /// The layer (structure) the error is about.
         layer: &'static str,
+        /// Where the problem starts.
         offset: usize,
+        /// The most headers walked.
         limit: usize,
     },
 }
@@ -118,21 +145,30 @@ pub enum EmitError {
     /// The buffer handed to `emit` is shorter than the repr's `buffer_len()`.
     #[error("{layer}: emitting needs {needed} bytes, the buffer has {available}")]
     BufferTooSmall {
+        /// The layer (structure) being emitted.
         layer: &'static str,
+        /// Bytes the structure takes.
         needed: usize,
+        /// Bytes the buffer has.
         available: usize,
     },
     /// A value does not fit the wire field it goes to.
     #[error("{layer}: {field} value {value:#x} does not fit: {reason}")]
     BadValue {
+        /// The layer (structure) being emitted.
         layer: &'static str,
+        /// The field at fault.
         field: &'static str,
+        /// The value given.
         value: u64,
+        /// What the value should be.
         reason: &'static str,
     },
 }
 
+/// The result of parsing.
 pub type Result<T> = core::result::Result<T, Error>;
+/// The result of emitting.
 pub type EmitResult<T> = core::result::Result<T, EmitError>;
 
 /// `Err(Truncated)` unless `buf` holds `needed` bytes from its start.

@@ -81,6 +81,7 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
         need("ethernet", self.buffer.as_ref(), HEADER_LEN)
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
@@ -122,16 +123,19 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
+    /// Sets the destination address.
     #[inline]
     pub fn set_dst_addr(&mut self, addr: MacAddr) {
         self.buffer.as_mut()[field::DST].copy_from_slice(&addr.0);
     }
 
+    /// Sets the source address.
     #[inline]
     pub fn set_src_addr(&mut self, addr: MacAddr) {
         self.buffer.as_mut()[field::SRC].copy_from_slice(&addr.0);
     }
 
+    /// Sets the EtherType.
     #[inline]
     pub fn set_ethertype(&mut self, ethertype: EtherType) {
         put16(
@@ -141,6 +145,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
         );
     }
 
+    /// The payload, for writing.
     #[inline]
     pub fn payload_mut(&mut self) -> &mut [u8] {
         &mut self.buffer.as_mut()[field::PAYLOAD..]
@@ -150,12 +155,16 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
 /// The Ethernet II header, owned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct EthernetRepr {
+    /// The destination address.
     pub dst_addr: MacAddr,
+    /// The source address.
     pub src_addr: MacAddr,
+    /// The EtherType.
     pub ethertype: EtherType,
 }
 
 impl EthernetRepr {
+    /// Parses a checked frame.
     pub fn parse<T: AsRef<[u8]>>(frame: &EthernetFrame<T>) -> Result<Self> {
         frame.check_len()?;
         Ok(EthernetRepr {
@@ -165,6 +174,7 @@ impl EthernetRepr {
         })
     }
 
+    /// Bytes `emit` writes.
     pub const fn buffer_len(&self) -> usize {
         HEADER_LEN
     }

@@ -39,6 +39,7 @@ pub struct VlanKey {
     pub vid: u16,
     /// 3 bits.
     pub pcp: u8,
+    /// Drop eligible indicator.
     pub dei: bool,
 }
 
@@ -49,23 +50,31 @@ pub struct MplsKey {
     pub label: u32,
     /// 3 bits.
     pub tc: u8,
+    /// Bottom of stack.
     pub bos: bool,
+    /// Time to live.
     pub ttl: u8,
 }
 
 /// An Ethernet/IPv4 ARP packet's fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ArpKey {
+    /// The ARP opcode.
     pub op: u16,
+    /// Sender protocol address.
     pub spa: Ipv4Addr,
+    /// Target protocol address.
     pub tpa: Ipv4Addr,
+    /// Sender hardware address.
     pub sha: MacAddr,
+    /// Target hardware address.
     pub tha: MacAddr,
 }
 
 /// Whether the IP packet is a fragment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum IpFrag {
+    /// Not a fragment.
     #[default]
     No,
     /// The first fragment: the transport header is here.
@@ -86,18 +95,25 @@ pub struct IpKey {
     pub ecn: u8,
     /// TTL or hop limit.
     pub ttl: u8,
+    /// Fragment status.
     pub frag: IpFrag,
 }
 
+/// IPv4 addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ipv4Key {
+    /// Source address.
     pub src: Ipv4Addr,
+    /// Destination address.
     pub dst: Ipv4Addr,
 }
 
+/// IPv6 addresses, flow label and extension-header bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ipv6Key {
+    /// Source address.
     pub src: Ipv6Addr,
+    /// Destination address.
     pub dst: Ipv6Addr,
     /// 20 bits.
     pub flow_label: u32,
@@ -109,16 +125,49 @@ pub struct Ipv6Key {
 /// The transport header's fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum L4Key {
-    Tcp { src: u16, dst: u16, flags: u16 },
-    Udp { src: u16, dst: u16 },
-    Sctp { src: u16, dst: u16 },
-    Icmpv4 { icmp_type: u8, code: u8 },
-    Icmpv6 { icmp_type: u8, code: u8 },
+    /// TCP ports and flags.
+    Tcp {
+        /// Source port.
+        src: u16,
+        /// Destination port.
+        dst: u16,
+        /// The 12 flag bits ([`crate::tcp::TcpFlags`]).
+        flags: u16,
+    },
+    /// UDP ports.
+    Udp {
+        /// Source port.
+        src: u16,
+        /// Destination port.
+        dst: u16,
+    },
+    /// SCTP ports.
+    Sctp {
+        /// Source port.
+        src: u16,
+        /// Destination port.
+        dst: u16,
+    },
+    /// ICMP type and code.
+    Icmpv4 {
+        /// Message type.
+        icmp_type: u8,
+        /// Message code.
+        code: u8,
+    },
+    /// ICMPv6 type and code.
+    Icmpv6 {
+        /// Message type.
+        icmp_type: u8,
+        /// Message code.
+        code: u8,
+    },
 }
 
 /// IPv6 neighbor discovery fields (solicitations and advertisements with code 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct NdKey {
+    /// The target address.
     pub target: Ipv6Addr,
     /// A solicitation's source link-layer address option.
     pub sll: Option<MacAddr>,
@@ -130,20 +179,30 @@ pub struct NdKey {
 /// layer is absent, or was cut short or malformed (then [`error`](Self::error) says so).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct FlowKey {
+    /// Ethernet destination address.
     pub eth_dst: MacAddr,
+    /// Ethernet source address.
     pub eth_src: MacAddr,
     /// The EtherType after the VLAN tags (values below 0x0600 are 802.3 lengths, kept
     /// as they are). If a tag is cut short, the TPID that announced it.
     pub eth_type: u16,
+    /// The outermost VLAN tag.
     pub vlan: Option<VlanKey>,
     /// How many VLAN tags were read.
     pub vlan_depth: u8,
+    /// The top MPLS label stack entry.
     pub mpls: Option<MplsKey>,
+    /// ARP fields (Ethernet/IPv4 ARP only).
     pub arp: Option<ArpKey>,
+    /// Fields IPv4 and IPv6 share.
     pub ip: Option<IpKey>,
+    /// IPv4 addresses.
     pub ipv4: Option<Ipv4Key>,
+    /// IPv6 addresses, flow label and extension-header bits.
     pub ipv6: Option<Ipv6Key>,
+    /// Transport fields.
     pub l4: Option<L4Key>,
+    /// Neighbor discovery fields.
     pub nd: Option<NdKey>,
     /// Offset of the header after the VLAN tags (ARP, IP, MPLS).
     pub l3_offset: usize,
@@ -189,10 +248,10 @@ impl FlowKey {
         key.l3_offset = tags.offset();
         let l3 = tags.payload();
         let r = match tags.ethertype() {
-            EtherType::Arp => key.arp(l3),
-            EtherType::Ipv4 => key.ipv4(l3),
-            EtherType::Ipv6 => key.ipv6(l3),
-            EtherType::Mpls | EtherType::MplsMulticast => key.mpls(l3),
+            EtherType::Arp => key.read_arp(l3),
+            EtherType::Ipv4 => key.read_ipv4(l3),
+            EtherType::Ipv6 => key.read_ipv6(l3),
+            EtherType::Mpls | EtherType::MplsMulticast => key.read_mpls(l3),
             _ => Ok(()),
         };
         if let Err(e) = r {
@@ -201,7 +260,7 @@ impl FlowKey {
         Ok(key)
     }
 
-    fn arp(&mut self, l3: &[u8]) -> Result<()> {
+    fn read_arp(&mut self, l3: &[u8]) -> Result<()> {
         let r = ArpPacket::new_checked(l3)
             .and_then(|p| ArpRepr::parse(&p))
             .map_err(|e| e.at(self.l3_offset))?;
@@ -215,7 +274,7 @@ impl FlowKey {
         Ok(())
     }
 
-    fn mpls(&mut self, l3: &[u8]) -> Result<()> {
+    fn read_mpls(&mut self, l3: &[u8]) -> Result<()> {
         let e = MplsEntry::new_checked(l3).map_err(|e| e.at(self.l3_offset))?;
         self.mpls = Some(MplsKey {
             label: e.label(),
@@ -226,7 +285,7 @@ impl FlowKey {
         Ok(())
     }
 
-    fn ipv4(&mut self, l3: &[u8]) -> Result<()> {
+    fn read_ipv4(&mut self, l3: &[u8]) -> Result<()> {
         let base = self.l3_offset;
         let p = Ipv4Packet::new_unchecked(l3);
         p.check_header().map_err(|e| e.at(base))?;
@@ -253,7 +312,7 @@ impl FlowKey {
             return Ok(());
         }
         let full = usize::from(p.total_len()).saturating_sub(p.header_len());
-        self.l4(
+        self.read_l4(
             p.protocol(),
             p.payload_available(),
             full,
@@ -261,7 +320,7 @@ impl FlowKey {
         )
     }
 
-    fn ipv6(&mut self, l3: &[u8]) -> Result<()> {
+    fn read_ipv6(&mut self, l3: &[u8]) -> Result<()> {
         let base = self.l3_offset;
         let p = Ipv6Packet::new_unchecked(l3);
         p.check_header().map_err(|e| e.at(base))?;
@@ -299,7 +358,7 @@ impl FlowKey {
         // `up.offset` is within `payload`, which the walk never reads past.
         let l4 = payload.get(up.offset..).unwrap_or(&[]);
         let full = usize::from(p.payload_len()).saturating_sub(up.offset);
-        self.l4(
+        self.read_l4(
             up.protocol,
             l4,
             full,
@@ -309,7 +368,7 @@ impl FlowKey {
 
     /// Reads the transport header in `b`, the bytes present of a transport packet of
     /// `full` bytes at `offset`.
-    fn l4(&mut self, proto: IpProtocol, b: &[u8], full: usize, offset: usize) -> Result<()> {
+    fn read_l4(&mut self, proto: IpProtocol, b: &[u8], full: usize, offset: usize) -> Result<()> {
         let need = |layer, n: usize| {
             if b.len() < n {
                 Err(Error::Truncated {
@@ -360,7 +419,7 @@ impl FlowKey {
                     code: b[1],
                 });
                 self.l4_offset = Some(offset);
-                return self.nd(b, full, offset);
+                return self.read_nd(b, full, offset);
             }
             _ => return Ok(()),
         };
@@ -372,7 +431,7 @@ impl FlowKey {
     /// Neighbor discovery fields, as Open vSwitch reads them: code 0 solicitations
     /// and advertisements; the first link-layer address option of the kind the type
     /// sends; options not walked past an error.
-    fn nd(&mut self, b: &[u8], full: usize, offset: usize) -> Result<()> {
+    fn read_nd(&mut self, b: &[u8], full: usize, offset: usize) -> Result<()> {
         let t = Icmpv6Type::from_raw(b[0]);
         if b[1] != 0 || !matches!(t, Icmpv6Type::NeighborSolicit | Icmpv6Type::NeighborAdvert) {
             return Ok(());

@@ -53,22 +53,27 @@ impl<T: AsRef<[u8]>> Icmpv4Packet<T> {
         Ok(p)
     }
 
+    /// Checks what `new_checked` checks.
     pub fn check_len(&self) -> Result<()> {
         crate::error::need("icmp", self.buffer.as_ref(), HEADER_LEN)
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// The message type.
     pub fn msg_type(&self) -> Icmpv4Type {
         Icmpv4Type::from_raw(self.buffer.as_ref()[field::TYPE])
     }
 
+    /// The message code.
     pub fn msg_code(&self) -> u8 {
         self.buffer.as_ref()[field::CODE]
     }
 
+    /// The checksum field as received.
     pub fn checksum(&self) -> u16 {
         be16(self.buffer.as_ref(), field::CHECKSUM.start)
     }
@@ -100,18 +105,22 @@ impl<T: AsRef<[u8]>> Icmpv4Packet<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmpv4Packet<T> {
+    /// Sets the message type.
     pub fn set_msg_type(&mut self, v: Icmpv4Type) {
         self.buffer.as_mut()[field::TYPE] = v.to_raw();
     }
 
+    /// Sets the message code.
     pub fn set_msg_code(&mut self, v: u8) {
         self.buffer.as_mut()[field::CODE] = v;
     }
 
+    /// Sets the 4 bytes after the checksum.
     pub fn set_rest_of_header(&mut self, v: u32) {
         put32(self.buffer.as_mut(), field::REST.start, v);
     }
 
+    /// The data, for writing.
     pub fn data_mut(&mut self) -> &mut [u8] {
         &mut self.buffer.as_mut()[field::DATA..]
     }
@@ -129,21 +138,33 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmpv4Packet<T> {
 /// checksum is not kept: `emit` computes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Icmpv4Repr<'a> {
+    /// Echo request.
     EchoRequest {
+        /// Identifier.
         ident: u16,
+        /// Sequence number.
         seq_no: u16,
+        /// The data after the header.
         data: &'a [u8],
     },
+    /// Echo reply.
     EchoReply {
+        /// Identifier.
         ident: u16,
+        /// Sequence number.
         seq_no: u16,
+        /// The data after the header.
         data: &'a [u8],
     },
     /// Any other message (and echoes with a non-zero code).
     Other {
+        /// The message type.
         msg_type: Icmpv4Type,
+        /// The message code.
         code: u8,
+        /// The 4 bytes after the checksum.
         rest_of_header: u32,
+        /// The data after the header.
         data: &'a [u8],
     },
 }
@@ -183,6 +204,7 @@ impl<'a> Icmpv4Repr<'a> {
         }
     }
 
+    /// Bytes `emit` writes.
     pub fn buffer_len(&self) -> usize {
         HEADER_LEN + self.data().len()
     }

@@ -94,6 +94,7 @@ impl<T: AsRef<[u8]>> Icmpv6Packet<T> {
         Ok(p)
     }
 
+    /// Checks what `new_checked` checks.
     pub fn check_len(&self) -> Result<()> {
         let b = self.buffer.as_ref();
         crate::error::need("icmpv6", b, HEADER_LEN)?;
@@ -103,18 +104,22 @@ impl<T: AsRef<[u8]>> Icmpv6Packet<T> {
         }
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// The message type.
     pub fn msg_type(&self) -> Icmpv6Type {
         Icmpv6Type::from_raw(self.buffer.as_ref()[field::TYPE])
     }
 
+    /// The message code.
     pub fn msg_code(&self) -> u8 {
         self.buffer.as_ref()[field::CODE]
     }
 
+    /// The checksum field as received.
     pub fn checksum(&self) -> u16 {
         be16(self.buffer.as_ref(), field::CHECKSUM.start)
     }
@@ -125,10 +130,12 @@ impl<T: AsRef<[u8]>> Icmpv6Packet<T> {
         be32(self.buffer.as_ref(), field::REST.start)
     }
 
+    /// Echo request and reply: the identifier.
     pub fn echo_ident(&self) -> u16 {
         be16(self.buffer.as_ref(), field::ECHO_IDENT.start)
     }
 
+    /// Echo request and reply: the sequence number.
     pub fn echo_seq_no(&self) -> u16 {
         be16(self.buffer.as_ref(), field::ECHO_SEQNO.start)
     }
@@ -191,18 +198,22 @@ impl<T: AsRef<[u8]>> Icmpv6Packet<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmpv6Packet<T> {
+    /// Sets the message type.
     pub fn set_msg_type(&mut self, v: Icmpv6Type) {
         self.buffer.as_mut()[field::TYPE] = v.to_raw();
     }
 
+    /// Sets the message code.
     pub fn set_msg_code(&mut self, v: u8) {
         self.buffer.as_mut()[field::CODE] = v;
     }
 
+    /// Sets the 4 bytes after the checksum.
     pub fn set_rest_of_header(&mut self, v: u32) {
         put32(self.buffer.as_mut(), field::REST.start, v);
     }
 
+    /// Everything after the checksum, for writing.
     pub fn body_mut(&mut self) -> &mut [u8] {
         &mut self.buffer.as_mut()[field::BODY..]
     }
@@ -219,6 +230,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmpv6Packet<T> {
 /// One neighbor discovery option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NdOption<'a> {
+    /// The option type.
     pub kind: NdOptionType,
     /// Offset of the option within the ICMPv6 message.
     pub offset: usize,
@@ -312,31 +324,49 @@ impl<'a> Iterator for NdOptions<'a> {
 /// checksum is not kept: `emit` computes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Icmpv6Repr<'a> {
+    /// Echo request.
     EchoRequest {
+        /// Identifier.
         ident: u16,
+        /// Sequence number.
         seq_no: u16,
+        /// The data after the header.
         data: &'a [u8],
     },
+    /// Echo reply.
     EchoReply {
+        /// Identifier.
         ident: u16,
+        /// Sequence number.
         seq_no: u16,
+        /// The data after the header.
         data: &'a [u8],
     },
+    /// Neighbor solicitation (RFC 4861 §4.3).
     NeighborSolicit {
+        /// The address whose link-layer address is sought or given.
         target_addr: Ipv6Addr,
         /// The source link-layer address option.
         lladdr: Option<MacAddr>,
     },
+    /// Neighbor advertisement (RFC 4861 §4.4).
     NeighborAdvert {
+        /// The sender is a router.
         router: bool,
+        /// Sent in answer to a solicitation.
         solicited: bool,
+        /// Override an existing cache entry.
         override_: bool,
+        /// The address whose link-layer address is sought or given.
         target_addr: Ipv6Addr,
         /// The target link-layer address option.
         lladdr: Option<MacAddr>,
     },
+    /// Any other message, kept as received.
     Other {
+        /// The message type.
         msg_type: Icmpv6Type,
+        /// The message code.
         code: u8,
         /// Everything after the checksum (at least 4 bytes).
         body: &'a [u8],
@@ -408,6 +438,7 @@ impl<'a> Icmpv6Repr<'a> {
         })
     }
 
+    /// Bytes `emit` writes.
     pub fn buffer_len(&self) -> usize {
         match self {
             Icmpv6Repr::EchoRequest { data, .. } | Icmpv6Repr::EchoReply { data, .. } => {
@@ -521,170 +552,5 @@ impl<'a> Icmpv6Repr<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testdata;
-    use proptest::prelude::*;
-
-    const HOST1: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1);
-    const HOST2: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 2);
-    const SOLICITED: Ipv6Addr = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 1, 0xff00, 2);
-
-    #[test]
-    fn neighbor_solicitation_vector() {
-        let m = &testdata::ICMPV6_NS_SLL[14 + 40..];
-        let p = Icmpv6Packet::new_checked(m).unwrap();
-        assert_eq!(p.msg_type(), Icmpv6Type::NeighborSolicit);
-        assert!(p.verify_checksum(HOST1, SOLICITED));
-        assert!(!p.verify_checksum(HOST2, SOLICITED));
-        assert_eq!(p.nd_target(), Some(HOST2));
-        let opts: Vec<_> = p.nd_options().map(|o| o.unwrap()).collect();
-        assert_eq!(opts.len(), 1);
-        assert_eq!(opts[0].kind, NdOptionType::SourceLinkLayerAddr);
-        assert_eq!(opts[0].offset, 24);
-        let sll = MacAddr([0, 0, 0x5e, 0, 0x53, 1]);
-        assert_eq!(opts[0].link_layer_addr(), Some(sll));
-        let r = Icmpv6Repr::parse(&p).unwrap();
-        assert_eq!(
-            r,
-            Icmpv6Repr::NeighborSolicit {
-                target_addr: HOST2,
-                lladdr: Some(sll)
-            }
-        );
-        let mut out = [0u8; 32];
-        r.emit(HOST1, SOLICITED, &mut out).unwrap();
-        assert_eq!(&out[..], m);
-    }
-
-    #[test]
-    fn neighbor_advertisement_vector() {
-        let m = &testdata::ICMPV6_NA_TLL[14 + 40..];
-        let p = Icmpv6Packet::new_checked(m).unwrap();
-        assert!(p.verify_checksum(HOST2, HOST1));
-        assert!(!p.na_router() && p.na_solicited() && p.na_override());
-        let r = Icmpv6Repr::parse(&p).unwrap();
-        assert_eq!(
-            r,
-            Icmpv6Repr::NeighborAdvert {
-                router: false,
-                solicited: true,
-                override_: true,
-                target_addr: HOST2,
-                lladdr: Some(MacAddr([0, 0, 0x5e, 0, 0x53, 2])),
-            }
-        );
-        let mut out = [0u8; 32];
-        r.emit(HOST2, HOST1, &mut out).unwrap();
-        assert_eq!(&out[..], m);
-    }
-
-    #[test]
-    fn every_truncation() {
-        let m = &testdata::ICMPV6_NS_SLL[14 + 40..];
-        for n in 0..m.len() {
-            let r = Icmpv6Packet::new_checked(&m[..n]);
-            if n < 24 {
-                let needed = if n < 8 { 8 } else { 24 };
-                assert_eq!(
-                    r.unwrap_err(),
-                    Error::Truncated {
-                        layer: "icmpv6",
-                        offset: 0,
-                        needed,
-                        available: n
-                    }
-                );
-                continue;
-            }
-            let p = r.unwrap();
-            // A cut option is a typed error; no options at all is a plain solicitation.
-            match Icmpv6Repr::parse(&p) {
-                Ok(r) => {
-                    assert_eq!(n, 24);
-                    assert_eq!(
-                        r,
-                        Icmpv6Repr::NeighborSolicit {
-                            target_addr: HOST2,
-                            lladdr: None
-                        }
-                    );
-                }
-                Err(e) => assert_eq!(e.offset(), if n == 25 { 24 } else { 25 }, "{n}: {e}"),
-            }
-        }
-    }
-
-    #[test]
-    fn bad_options() {
-        let mut m = testdata::ICMPV6_NS_SLL[14 + 40..].to_vec();
-        m[25] = 0;
-        let p = Icmpv6Packet::new_checked(&m[..]).unwrap();
-        assert!(matches!(
-            Icmpv6Repr::parse(&p).unwrap_err(),
-            Error::LengthTooShort {
-                offset: 25,
-                length: 0,
-                ..
-            }
-        ));
-        m[25] = 2;
-        let p = Icmpv6Packet::new_checked(&m[..]).unwrap();
-        assert!(matches!(
-            Icmpv6Repr::parse(&p).unwrap_err(),
-            Error::LengthOverrun {
-                offset: 25,
-                length: 16,
-                available: 8,
-                ..
-            }
-        ));
-        // A well-formed but unusual option list keeps the message as `Other`.
-        m[24] = 14; // nonce option
-        m[25] = 1;
-        let p = Icmpv6Packet::new_checked(&m[..]).unwrap();
-        assert!(matches!(
-            Icmpv6Repr::parse(&p).unwrap(),
-            Icmpv6Repr::Other {
-                msg_type: Icmpv6Type::NeighborSolicit,
-                ..
-            }
-        ));
-    }
-
-    fn addr() -> impl Strategy<Value = Ipv6Addr> {
-        any::<[u8; 16]>().prop_map(Ipv6Addr::from)
-    }
-
-    fn lladdr() -> impl Strategy<Value = Option<MacAddr>> {
-        proptest::option::of(any::<[u8; 6]>().prop_map(MacAddr))
-    }
-
-    proptest! {
-        #[test]
-        fn round_trip(
-            which in 0u8..5, ident: u16, seq_no: u16, data in proptest::collection::vec(any::<u8>(), 4..40),
-            target in addr(), ll in lladdr(), flags in 0u8..8, ty: u8, code: u8, src in addr(), dst in addr(),
-        ) {
-            let r = match which {
-                0 => Icmpv6Repr::EchoRequest { ident, seq_no, data: &data },
-                1 => Icmpv6Repr::EchoReply { ident, seq_no, data: &data },
-                2 => Icmpv6Repr::NeighborSolicit { target_addr: target, lladdr: ll },
-                3 => Icmpv6Repr::NeighborAdvert {
-                    router: flags & 4 != 0, solicited: flags & 2 != 0, override_: flags & 1 != 0,
-                    target_addr: target, lladdr: ll,
-                },
-                _ => {
-                    // Types whose fields are named above would parse into their variant.
-                    let ty = if (128..=137).contains(&ty) { 1 } else { ty };
-                    Icmpv6Repr::Other { msg_type: ty.into(), code, body: &data }
-                }
-            };
-            let mut buf = vec![0u8; r.buffer_len()];
-            r.emit(src, dst, &mut buf).unwrap();
-            let p = Icmpv6Packet::new_checked(&buf[..]).unwrap();
-            prop_assert!(p.verify_checksum(src, dst));
-            prop_assert_eq!(Icmpv6Repr::parse(&p).unwrap(), r);
-        }
-    }
-}
+#[path = "icmpv6_tests.rs"]
+mod tests;

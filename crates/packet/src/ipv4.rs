@@ -87,10 +87,12 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         crate::error::need("ipv4", self.buffer.as_ref(), usize::from(self.total_len()))
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// The version field.
     pub fn version(&self) -> u8 {
         self.buffer.as_ref()[field::VER_IHL] >> 4
     }
@@ -110,18 +112,22 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         self.buffer.as_ref()[field::DSCP_ECN] & 0x03
     }
 
+    /// Total length: header and payload.
     pub fn total_len(&self) -> u16 {
         be16(self.buffer.as_ref(), field::LENGTH.start)
     }
 
+    /// Identification.
     pub fn ident(&self) -> u16 {
         be16(self.buffer.as_ref(), field::IDENT.start)
     }
 
+    /// Don't fragment.
     pub fn dont_frag(&self) -> bool {
         be16(self.buffer.as_ref(), field::FLG_OFF.start) & 0x4000 != 0
     }
 
+    /// More fragments follow.
     pub fn more_frags(&self) -> bool {
         be16(self.buffer.as_ref(), field::FLG_OFF.start) & 0x2000 != 0
     }
@@ -136,23 +142,28 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         self.more_frags() || self.frag_offset() != 0
     }
 
+    /// Time to live.
     pub fn ttl(&self) -> u8 {
         self.buffer.as_ref()[field::TTL]
     }
 
+    /// The protocol of the payload.
     pub fn protocol(&self) -> IpProtocol {
         IpProtocol::from_raw(self.buffer.as_ref()[field::PROTOCOL])
     }
 
+    /// The checksum field as received.
     pub fn checksum(&self) -> u16 {
         be16(self.buffer.as_ref(), field::CHECKSUM.start)
     }
 
+    /// The source address.
     pub fn src_addr(&self) -> Ipv4Addr {
         let b = &self.buffer.as_ref()[field::SRC_ADDR];
         Ipv4Addr::new(b[0], b[1], b[2], b[3])
     }
 
+    /// The destination address.
     pub fn dst_addr(&self) -> Ipv4Addr {
         let b = &self.buffer.as_ref()[field::DST_ADDR];
         Ipv4Addr::new(b[0], b[1], b[2], b[3])
@@ -188,14 +199,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         self.buffer.as_mut()[field::VER_IHL] = 0x40 | ((header_len / 4) as u8 & 0x0f);
     }
 
+    /// Sets the DSCP (6 bits) and ECN (2 bits).
     pub fn set_dscp_ecn(&mut self, dscp: u8, ecn: u8) {
         self.buffer.as_mut()[field::DSCP_ECN] = (dscp << 2) | (ecn & 3);
     }
 
+    /// Sets the total length.
     pub fn set_total_len(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::LENGTH.start, v);
     }
 
+    /// Sets the identification.
     pub fn set_ident(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::IDENT.start, v);
     }
@@ -206,18 +220,22 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         put16(self.buffer.as_mut(), field::FLG_OFF.start, v);
     }
 
+    /// Sets the time to live.
     pub fn set_ttl(&mut self, v: u8) {
         self.buffer.as_mut()[field::TTL] = v;
     }
 
+    /// Sets the protocol.
     pub fn set_protocol(&mut self, v: IpProtocol) {
         self.buffer.as_mut()[field::PROTOCOL] = v.to_raw();
     }
 
+    /// Sets the source address.
     pub fn set_src_addr(&mut self, a: Ipv4Addr) {
         self.buffer.as_mut()[field::SRC_ADDR].copy_from_slice(&a.octets());
     }
 
+    /// Sets the destination address.
     pub fn set_dst_addr(&mut self, a: Ipv4Addr) {
         self.buffer.as_mut()[field::DST_ADDR].copy_from_slice(&a.octets());
     }
@@ -230,6 +248,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         put16(self.buffer.as_mut(), field::CHECKSUM.start, c);
     }
 
+    /// The payload, for writing.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let (start, end) = (self.header_len(), usize::from(self.total_len()));
         &mut self.buffer.as_mut()[start..end]
@@ -240,18 +259,25 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
 /// [`Ipv4Packet::verify_checksum`] checks a received one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ipv4Repr<'a> {
+    /// The source address.
     pub src_addr: Ipv4Addr,
+    /// The destination address.
     pub dst_addr: Ipv4Addr,
+    /// The protocol of the payload.
     pub protocol: IpProtocol,
     /// Payload length (total length minus header length).
     pub payload_len: usize,
+    /// Time to live.
     pub ttl: u8,
     /// 0..=63.
     pub dscp: u8,
     /// 0..=3.
     pub ecn: u8,
+    /// Identification.
     pub ident: u16,
+    /// Don't fragment.
     pub dont_frag: bool,
+    /// More fragments follow.
     pub more_frags: bool,
     /// Fragment offset in 8-byte units, 0..=8191.
     pub frag_offset: u16,

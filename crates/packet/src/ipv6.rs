@@ -68,14 +68,17 @@ impl<T: AsRef<[u8]>> Ipv6Packet<T> {
         )
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// The version field.
     pub fn version(&self) -> u8 {
         self.buffer.as_ref()[0] >> 4
     }
 
+    /// Traffic class (DSCP and ECN).
     pub fn traffic_class(&self) -> u8 {
         (be32(self.buffer.as_ref(), field::VER_TC_FLOW.start) >> 20) as u8
     }
@@ -95,22 +98,27 @@ impl<T: AsRef<[u8]>> Ipv6Packet<T> {
         be32(self.buffer.as_ref(), field::VER_TC_FLOW.start) & 0x000f_ffff
     }
 
+    /// Payload length.
     pub fn payload_len(&self) -> u16 {
         be16(self.buffer.as_ref(), field::LENGTH.start)
     }
 
+    /// The next header.
     pub fn next_header(&self) -> IpProtocol {
         IpProtocol::from_raw(self.buffer.as_ref()[field::NXT_HDR])
     }
 
+    /// Hop limit.
     pub fn hop_limit(&self) -> u8 {
         self.buffer.as_ref()[field::HOP_LIMIT]
     }
 
+    /// The source address.
     pub fn src_addr(&self) -> Ipv6Addr {
         addr(&self.buffer.as_ref()[field::SRC_ADDR])
     }
 
+    /// The destination address.
     pub fn dst_addr(&self) -> Ipv6Addr {
         addr(&self.buffer.as_ref()[field::DST_ADDR])
     }
@@ -145,26 +153,32 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv6Packet<T> {
         put32(self.buffer.as_mut(), field::VER_TC_FLOW.start, v);
     }
 
+    /// Sets the payload length.
     pub fn set_payload_len(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::LENGTH.start, v);
     }
 
+    /// Sets the next header.
     pub fn set_next_header(&mut self, v: IpProtocol) {
         self.buffer.as_mut()[field::NXT_HDR] = v.to_raw();
     }
 
+    /// Sets the hop limit.
     pub fn set_hop_limit(&mut self, v: u8) {
         self.buffer.as_mut()[field::HOP_LIMIT] = v;
     }
 
+    /// Sets the source address.
     pub fn set_src_addr(&mut self, a: Ipv6Addr) {
         self.buffer.as_mut()[field::SRC_ADDR].copy_from_slice(&a.octets());
     }
 
+    /// Sets the destination address.
     pub fn set_dst_addr(&mut self, a: Ipv6Addr) {
         self.buffer.as_mut()[field::DST_ADDR].copy_from_slice(&a.octets());
     }
 
+    /// The payload, for writing.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let end = HEADER_LEN + usize::from(self.payload_len());
         &mut self.buffer.as_mut()[field::PAYLOAD..end]
@@ -174,12 +188,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv6Packet<T> {
 /// The IPv6 fixed header, owned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ipv6Repr {
+    /// The source address.
     pub src_addr: Ipv6Addr,
+    /// The destination address.
     pub dst_addr: Ipv6Addr,
+    /// The next header.
     pub next_header: IpProtocol,
     /// Payload length, extension headers included.
     pub payload_len: usize,
+    /// Hop limit.
     pub hop_limit: u8,
+    /// Traffic class (DSCP and ECN).
     pub traffic_class: u8,
     /// 0..=0xfffff.
     pub flow_label: u32,
@@ -209,6 +228,7 @@ impl Ipv6Repr {
         })
     }
 
+    /// Bytes `emit` writes.
     pub const fn buffer_len(&self) -> usize {
         HEADER_LEN
     }

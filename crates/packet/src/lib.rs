@@ -111,6 +111,8 @@
 //! Nothing on the parse path allocates except [`lldp::LldpRepr::parse`], whose lists
 //! of optional TLVs are `Vec`s.
 
+#![warn(missing_docs)]
+
 mod macros;
 
 pub mod arp;

@@ -69,9 +69,11 @@ pub const OUI_IEEE_8023: [u8; 3] = [0x00, 0x12, 0x0f];
 /// One TLV as the walker yields it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LldpTlv<'a> {
+    /// The TLV type.
     pub tlv_type: LldpTlvType,
     /// Offset of the TLV header, from the start of the LLDPDU.
     pub offset: usize,
+    /// The TLV's value (after its 2-byte header).
     pub value: &'a [u8],
 }
 
@@ -162,6 +164,7 @@ impl<'a> Iterator for LldpTlvs<'a> {
 /// A Chassis ID: its subtype and the id bytes after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ChassisId<'a> {
+    /// The subtype.
     pub subtype: ChassisIdSubtype,
     /// 1..=255 bytes.
     pub id: &'a [u8],
@@ -177,6 +180,7 @@ impl ChassisId<'_> {
 /// A Port ID: its subtype and the id bytes after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PortId<'a> {
+    /// The subtype.
     pub subtype: PortIdSubtype,
     /// 1..=255 bytes.
     pub id: &'a [u8],
@@ -192,7 +196,9 @@ impl PortId<'_> {
 /// An organisation-specific TLV: OUI, subtype and information string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct OrgSpecific<'a> {
+    /// Organisationally unique identifier.
     pub oui: [u8; 3],
+    /// The subtype.
     pub subtype: u8,
     /// 0..=507 bytes.
     pub info: &'a [u8],
@@ -368,14 +374,17 @@ impl<T: AsRef<[u8]>> LldpPdu<T> {
         Ok(LldpPdu { buffer })
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// The Chassis ID.
     pub fn chassis_id(&self) -> ChassisId<'_> {
         mandatory(self.buffer.as_ref()).0
     }
 
+    /// The Port ID.
     pub fn port_id(&self) -> PortId<'_> {
         mandatory(self.buffer.as_ref()).1
     }
@@ -397,14 +406,17 @@ impl<T: AsRef<[u8]>> LldpPdu<T> {
             .map(|x| x.value)
     }
 
+    /// The port description.
     pub fn port_description(&self) -> Option<&[u8]> {
         self.find(LldpTlvType::PortDescription)
     }
 
+    /// The system name.
     pub fn system_name(&self) -> Option<&[u8]> {
         self.find(LldpTlvType::SystemName)
     }
 
+    /// The system description.
     pub fn system_description(&self) -> Option<&[u8]> {
         self.find(LldpTlvType::SystemDescription)
     }
@@ -421,6 +433,7 @@ impl<T: AsRef<[u8]>> LldpPdu<T> {
 /// A TLV kept as received: its type and value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RawTlv<'a> {
+    /// The TLV type.
     pub tlv_type: LldpTlvType,
     /// 0..=511 bytes.
     pub value: &'a [u8],
@@ -432,16 +445,22 @@ pub struct RawTlv<'a> {
 /// system name, system description, `other` in order, `org_specific` in order, End.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct LldpRepr<'a> {
+    /// The Chassis ID.
     pub chassis_id: ChassisId<'a>,
+    /// The Port ID.
     pub port_id: PortId<'a>,
     /// Seconds.
     pub ttl: u16,
+    /// The port description.
     pub port_description: Option<&'a [u8]>,
+    /// The system name.
     pub system_name: Option<&'a [u8]>,
+    /// The system description.
     pub system_description: Option<&'a [u8]>,
     /// Every other TLV (system capabilities, management addresses, unknown types), in
     /// the order received: never End, types 1 to 6 or 127, which have their own fields.
     pub other: Vec<RawTlv<'a>>,
+    /// The organisation-specific TLVs, in order.
     pub org_specific: Vec<OrgSpecific<'a>>,
 }
 
@@ -525,6 +544,7 @@ impl<'a> LldpRepr<'a> {
         f(LldpTlvType::End, &[], &[])
     }
 
+    /// Bytes `emit` writes.
     pub fn buffer_len(&self) -> usize {
         let mut len = 0;
         let _ = self.each_tlv(|_, h, t| {

@@ -13,7 +13,11 @@ macro_rules! open_enum {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum $name {
-            $( $(#[$vmeta])* $variant, )*
+            $(
+                $(#[$vmeta])*
+                #[doc = concat!("Wire value `", stringify!($value), "`.")]
+                $variant,
+            )*
             /// A value with no name here; kept as received.
             Unknown($repr),
         }

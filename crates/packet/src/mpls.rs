@@ -30,10 +30,12 @@ impl<T: AsRef<[u8]>> MplsEntry<T> {
         Ok(e)
     }
 
+    /// Checks what `new_checked` checks.
     pub fn check_len(&self) -> Result<()> {
         crate::error::need("mpls", self.buffer.as_ref(), ENTRY_LEN)
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
@@ -57,6 +59,7 @@ impl<T: AsRef<[u8]>> MplsEntry<T> {
         self.word() & 0x100 != 0
     }
 
+    /// Time to live.
     pub fn ttl(&self) -> u8 {
         self.word() as u8
     }
@@ -82,11 +85,14 @@ pub struct MplsRepr {
     pub label: u32,
     /// 0..=7.
     pub tc: u8,
+    /// Bottom of stack.
     pub bos: bool,
+    /// Time to live.
     pub ttl: u8,
 }
 
 impl MplsRepr {
+    /// Parses a checked view.
     pub fn parse<T: AsRef<[u8]>>(entry: &MplsEntry<T>) -> Result<Self> {
         entry.check_len()?;
         Ok(MplsRepr {
@@ -97,10 +103,12 @@ impl MplsRepr {
         })
     }
 
+    /// Bytes `emit` writes.
     pub const fn buffer_len(&self) -> usize {
         ENTRY_LEN
     }
 
+    /// Writes the structure at the start of `buf`; returns the bytes written.
     pub fn emit(&self, buf: &mut [u8]) -> EmitResult<usize> {
         fits(
             self.label <= 0xfffff,

@@ -35,22 +35,27 @@ impl<T: AsRef<[u8]>> SctpPacket<T> {
         Ok(p)
     }
 
+    /// Checks what `new_checked` checks.
     pub fn check_len(&self) -> Result<()> {
         crate::error::need("sctp", self.buffer.as_ref(), HEADER_LEN)
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// Source port.
     pub fn src_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::SRC_PORT.start)
     }
 
+    /// Destination port.
     pub fn dst_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::DST_PORT.start)
     }
 
+    /// Verification tag.
     pub fn verification_tag(&self) -> u32 {
         be32(self.buffer.as_ref(), field::VERIFICATION_TAG.start)
     }
@@ -67,14 +72,17 @@ impl<T: AsRef<[u8]>> SctpPacket<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> SctpPacket<T> {
+    /// Sets the source port.
     pub fn set_src_port(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::SRC_PORT.start, v);
     }
 
+    /// Sets the destination port.
     pub fn set_dst_port(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::DST_PORT.start, v);
     }
 
+    /// Sets the verification tag.
     pub fn set_verification_tag(&mut self, v: u32) {
         put32(self.buffer.as_mut(), field::VERIFICATION_TAG.start, v);
     }

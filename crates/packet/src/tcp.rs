@@ -30,33 +30,46 @@ pub const MAX_HEADER_LEN: usize = 60;
 pub struct TcpFlags(pub u16);
 
 impl TcpFlags {
+    /// No more data from sender.
     pub const FIN: u16 = 0x001;
+    /// Synchronize sequence numbers.
     pub const SYN: u16 = 0x002;
+    /// Reset the connection.
     pub const RST: u16 = 0x004;
+    /// Push.
     pub const PSH: u16 = 0x008;
+    /// The acknowledgment number is significant.
     pub const ACK: u16 = 0x010;
+    /// The urgent pointer is significant.
     pub const URG: u16 = 0x020;
+    /// ECN echo.
     pub const ECE: u16 = 0x040;
+    /// Congestion window reduced.
     pub const CWR: u16 = 0x080;
     /// The (historic) ECN nonce sum bit.
     pub const NS: u16 = 0x100;
 
+    /// True when every bit of `bits` is set.
     pub fn contains(self, bits: u16) -> bool {
         self.0 & bits == bits
     }
 
+    /// FIN is set.
     pub fn fin(self) -> bool {
         self.contains(Self::FIN)
     }
 
+    /// SYN is set.
     pub fn syn(self) -> bool {
         self.contains(Self::SYN)
     }
 
+    /// RST is set.
     pub fn rst(self) -> bool {
         self.contains(Self::RST)
     }
 
+    /// ACK is set.
     pub fn ack(self) -> bool {
         self.contains(Self::ACK)
     }
@@ -83,6 +96,7 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         Ok(p)
     }
 
+    /// Checks what `new_checked` checks.
     pub fn check_len(&self) -> Result<()> {
         let b = self.buffer.as_ref();
         crate::error::need("tcp", b, HEADER_LEN)?;
@@ -101,22 +115,27 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         crate::error::need("tcp", b, header_len)
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// Source port.
     pub fn src_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::SRC_PORT.start)
     }
 
+    /// Destination port.
     pub fn dst_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::DST_PORT.start)
     }
 
+    /// Sequence number.
     pub fn seq_number(&self) -> u32 {
         be32(self.buffer.as_ref(), field::SEQ_NUM.start)
     }
 
+    /// Acknowledgment number.
     pub fn ack_number(&self) -> u32 {
         be32(self.buffer.as_ref(), field::ACK_NUM.start)
     }
@@ -126,18 +145,22 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         usize::from(self.buffer.as_ref()[field::FLAGS.start] >> 4) * 4
     }
 
+    /// The flags.
     pub fn flags(&self) -> TcpFlags {
         TcpFlags(be16(self.buffer.as_ref(), field::FLAGS.start) & 0x0fff)
     }
 
+    /// Window size.
     pub fn window_len(&self) -> u16 {
         be16(self.buffer.as_ref(), field::WIN_SIZE.start)
     }
 
+    /// The checksum field as received.
     pub fn checksum(&self) -> u16 {
         be16(self.buffer.as_ref(), field::CHECKSUM.start)
     }
 
+    /// Urgent pointer.
     pub fn urgent_at(&self) -> u16 {
         be16(self.buffer.as_ref(), field::URGENT.start)
     }
@@ -155,6 +178,7 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         }
     }
 
+    /// The payload.
     pub fn payload(&self) -> &[u8] {
         &self.buffer.as_ref()[self.header_len()..]
     }
@@ -166,18 +190,22 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpPacket<T> {
+    /// Sets the source port.
     pub fn set_src_port(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::SRC_PORT.start, v);
     }
 
+    /// Sets the destination port.
     pub fn set_dst_port(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::DST_PORT.start, v);
     }
 
+    /// Sets the sequence number.
     pub fn set_seq_number(&mut self, v: u32) {
         put32(self.buffer.as_mut(), field::SEQ_NUM.start, v);
     }
 
+    /// Sets the acknowledgment number.
     pub fn set_ack_number(&mut self, v: u32) {
         put32(self.buffer.as_mut(), field::ACK_NUM.start, v);
     }
@@ -188,14 +216,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> TcpPacket<T> {
         put16(self.buffer.as_mut(), field::FLAGS.start, v);
     }
 
+    /// Sets the window size.
     pub fn set_window_len(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::WIN_SIZE.start, v);
     }
 
+    /// Sets the urgent pointer.
     pub fn set_urgent_at(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::URGENT.start, v);
     }
 
+    /// The payload, for writing.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let start = self.header_len();
         &mut self.buffer.as_mut()[start..]
@@ -306,15 +337,23 @@ impl<'a> Iterator for TcpOptions<'a> {
 /// kept: `emit` computes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TcpRepr<'a> {
+    /// Source port.
     pub src_port: u16,
+    /// Destination port.
     pub dst_port: u16,
+    /// Sequence number.
     pub seq_number: u32,
+    /// Acknowledgment number.
     pub ack_number: u32,
+    /// The flags.
     pub flags: TcpFlags,
+    /// Window size.
     pub window_len: u16,
+    /// Urgent pointer.
     pub urgent_at: u16,
     /// Option bytes as on the wire: a multiple of 4, at most 40.
     pub options: &'a [u8],
+    /// The payload.
     pub payload: &'a [u8],
 }
 
@@ -336,10 +375,12 @@ impl<'a> TcpRepr<'a> {
         })
     }
 
+    /// Header length in bytes.
     pub fn header_len(&self) -> usize {
         HEADER_LEN + self.options.len()
     }
 
+    /// Bytes `emit` writes.
     pub fn buffer_len(&self) -> usize {
         self.header_len() + self.payload.len()
     }
@@ -386,156 +427,5 @@ impl<'a> TcpRepr<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testdata;
-    use proptest::prelude::*;
-    use std::net::{Ipv4Addr, Ipv6Addr};
-
-    fn v6() -> PseudoHeader {
-        PseudoHeader::V6 {
-            src: Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1),
-            dst: Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 2),
-        }
-    }
-
-    fn segment() -> &'static [u8] {
-        &testdata::TCP_SYN_IPV6_EXT[14 + 56..]
-    }
-
-    #[test]
-    fn syn_vector() {
-        let p = TcpPacket::new_checked(segment()).unwrap();
-        assert_eq!((p.src_port(), p.dst_port()), (49152, 80));
-        assert_eq!(p.seq_number(), 0x01020304);
-        assert_eq!(p.ack_number(), 0);
-        assert_eq!(p.header_len(), 40);
-        assert_eq!(p.flags(), TcpFlags(TcpFlags::SYN));
-        assert!(p.flags().syn() && !p.flags().ack());
-        assert_eq!(p.window_len(), 64800);
-        assert!(p.verify_checksum(&v6()));
-        assert!(p.payload().is_empty());
-        let opts: Vec<_> = p.option_iter().map(|o| o.unwrap()).collect();
-        assert_eq!(
-            opts.iter().map(|o| o.kind).collect::<Vec<_>>(),
-            [2, 4, 8, 1, 3]
-        );
-        assert_eq!(opts[0].mss(), Some(1460));
-        assert_eq!(opts[4].window_scale(), Some(7));
-        let r = TcpRepr::parse(&p).unwrap();
-        let mut out = [0u8; 40];
-        r.emit(&v6(), &mut out).unwrap();
-        assert_eq!(&out[..], segment());
-    }
-
-    #[test]
-    fn every_truncation() {
-        let s = segment();
-        for n in 0..s.len() {
-            let needed = if n < 20 { 20 } else { 40 };
-            assert_eq!(
-                TcpPacket::new_checked(&s[..n]).unwrap_err(),
-                Error::Truncated {
-                    layer: "tcp",
-                    offset: 0,
-                    needed,
-                    available: n
-                }
-            );
-        }
-    }
-
-    #[test]
-    fn bad_data_offset_and_options() {
-        let mut s = segment().to_vec();
-        s[12] = 0x40;
-        assert!(matches!(
-            TcpPacket::new_checked(&s[..]).unwrap_err(),
-            Error::LengthTooShort {
-                field: "data offset",
-                offset: 12,
-                length: 16,
-                min: 20,
-                ..
-            }
-        ));
-        s[12] = 0xa0;
-        s[20 + 1] = 1; // MSS length 1
-        let p = TcpPacket::new_checked(&s[..]).unwrap();
-        let e = p.option_iter().next().unwrap().unwrap_err();
-        assert_eq!(
-            e,
-            Error::LengthTooShort {
-                layer: "tcp option",
-                field: "length",
-                offset: 21,
-                length: 1,
-                min: 2
-            }
-        );
-        assert!(p.option_iter().nth(1).is_none());
-        s[20 + 1] = 30; // runs past the options
-        let p = TcpPacket::new_checked(&s[..]).unwrap();
-        assert!(matches!(
-            p.option_iter().next().unwrap().unwrap_err(),
-            Error::LengthOverrun {
-                length: 30,
-                available: 20,
-                ..
-            }
-        ));
-    }
-
-    #[test]
-    fn end_of_list_stops_the_walk() {
-        let mut s = segment().to_vec();
-        s[20 + 4] = 0; // end of list where SACK-permitted was
-        let p = TcpPacket::new_checked(&s[..]).unwrap();
-        assert_eq!(p.option_iter().count(), 1);
-    }
-
-    fn pseudo() -> impl Strategy<Value = PseudoHeader> {
-        prop_oneof![
-            (any::<[u8; 4]>(), any::<[u8; 4]>()).prop_map(|(s, d)| PseudoHeader::V4 {
-                src: Ipv4Addr::from(s),
-                dst: Ipv4Addr::from(d)
-            }),
-            (any::<[u8; 16]>(), any::<[u8; 16]>()).prop_map(|(s, d)| PseudoHeader::V6 {
-                src: Ipv6Addr::from(s),
-                dst: Ipv6Addr::from(d)
-            }),
-        ]
-    }
-
-    proptest! {
-        #[test]
-        fn round_trip(
-            ports: (u16, u16), seq: u32, ack: u32, flags in 0u16..0x1000, win: u16, urg: u16,
-            opt_words in 0usize..=10, payload in proptest::collection::vec(any::<u8>(), 0..100), pseudo in pseudo(),
-        ) {
-            let options = vec![1u8; opt_words * 4];
-            let r = TcpRepr {
-                src_port: ports.0, dst_port: ports.1, seq_number: seq, ack_number: ack, flags: TcpFlags(flags),
-                window_len: win, urgent_at: urg, options: &options, payload: &payload,
-            };
-            let mut buf = vec![0u8; r.buffer_len()];
-            r.emit(&pseudo, &mut buf).unwrap();
-            let p = TcpPacket::new_checked(&buf[..]).unwrap();
-            prop_assert!(p.verify_checksum(&pseudo));
-            prop_assert_eq!(p.option_iter().count(), opt_words * 4);
-            prop_assert_eq!(TcpRepr::parse(&p).unwrap(), r);
-        }
-
-        #[test]
-        fn options_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
-            let mut seg = vec![0u8; 20];
-            seg[12] = ((20 + bytes.len()) / 4 * 16) as u8;
-            seg.extend_from_slice(&bytes);
-            if let Ok(p) = TcpPacket::new_checked(&seg[..]) {
-                for o in p.option_iter() {
-                    let _ = o;
-                }
-            }
-        }
-    }
-}
+#[path = "tcp_tests.rs"]
+mod tests;

@@ -37,6 +37,7 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         Ok(p)
     }
 
+    /// Checks what `new_checked` checks.
     pub fn check_len(&self) -> Result<()> {
         let b = self.buffer.as_ref();
         crate::error::need("udp", b, HEADER_LEN)?;
@@ -54,14 +55,17 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         crate::error::need("udp", b, len)
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// Source port.
     pub fn src_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::SRC_PORT.start)
     }
 
+    /// Destination port.
     pub fn dst_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::DST_PORT.start)
     }
@@ -76,6 +80,7 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         usize::from(self.len()) <= HEADER_LEN
     }
 
+    /// The checksum field as received.
     pub fn checksum(&self) -> u16 {
         be16(self.buffer.as_ref(), field::CHECKSUM.start)
     }
@@ -97,18 +102,22 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
+    /// Sets the source port.
     pub fn set_src_port(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::SRC_PORT.start, v);
     }
 
+    /// Sets the destination port.
     pub fn set_dst_port(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::DST_PORT.start, v);
     }
 
+    /// Sets the length field.
     pub fn set_len(&mut self, v: u16) {
         put16(self.buffer.as_mut(), field::LENGTH.start, v);
     }
 
+    /// The payload, for writing.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let end = usize::from(self.len());
         &mut self.buffer.as_mut()[field::PAYLOAD..end]
@@ -135,8 +144,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
 /// computes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct UdpRepr<'a> {
+    /// Source port.
     pub src_port: u16,
+    /// Destination port.
     pub dst_port: u16,
+    /// The payload.
     pub payload: &'a [u8],
 }
 
@@ -152,6 +164,7 @@ impl<'a> UdpRepr<'a> {
         })
     }
 
+    /// Bytes `emit` writes.
     pub fn buffer_len(&self) -> usize {
         HEADER_LEN + self.payload.len()
     }

@@ -40,10 +40,12 @@ impl<T: AsRef<[u8]>> VlanTag<T> {
         Ok(t)
     }
 
+    /// Checks what `new_checked` checks.
     pub fn check_len(&self) -> Result<()> {
         crate::error::need("802.1q", self.buffer.as_ref(), TAG_LEN)
     }
 
+    /// The underlying buffer.
     pub fn into_inner(self) -> T {
         self.buffer
     }
@@ -85,10 +87,12 @@ impl<T: AsRef<[u8]>> VlanTag<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> VlanTag<T> {
+    /// Sets the tag control information.
     pub fn set_tci(&mut self, tci: u16) {
         put16(self.buffer.as_mut(), field::TCI.start, tci);
     }
 
+    /// Sets the EtherType.
     pub fn set_ethertype(&mut self, ethertype: EtherType) {
         put16(
             self.buffer.as_mut(),
@@ -97,6 +101,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> VlanTag<T> {
         );
     }
 
+    /// The payload, for writing.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         &mut self.buffer.as_mut()[TAG_LEN..]
     }
@@ -107,6 +112,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> VlanTag<T> {
 pub struct VlanRepr {
     /// Priority code point, 0..=7.
     pub pcp: u8,
+    /// Drop eligible indicator.
     pub dei: bool,
     /// VLAN identifier, 0..=4095.
     pub vid: u16,
@@ -115,6 +121,7 @@ pub struct VlanRepr {
 }
 
 impl VlanRepr {
+    /// Parses a checked view.
     pub fn parse<T: AsRef<[u8]>>(tag: &VlanTag<T>) -> Result<Self> {
         tag.check_len()?;
         Ok(VlanRepr {
@@ -125,6 +132,7 @@ impl VlanRepr {
         })
     }
 
+    /// Bytes `emit` writes.
     pub const fn buffer_len(&self) -> usize {
         TAG_LEN
     }
@@ -134,6 +142,7 @@ impl VlanRepr {
         (u16::from(self.pcp) << 13) | (u16::from(self.dei) << 12) | self.vid
     }
 
+    /// Writes the structure at the start of `buf`; returns the bytes written.
     pub fn emit(&self, buf: &mut [u8]) -> EmitResult<usize> {
         fits(self.pcp < 8, "802.1q", "pcp", self.pcp.into(), "3 bits")?;
         fits(self.vid < 4096, "802.1q", "vid", self.vid.into(), "12 bits")?;
@@ -151,6 +160,7 @@ pub struct Tag<'a> {
     pub tpid: EtherType,
     /// Offset of the TPID, from the start of the frame.
     pub offset: usize,
+    /// The tag.
     pub tag: VlanTag<&'a [u8]>,
 }
 
