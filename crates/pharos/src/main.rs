@@ -33,9 +33,19 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // The reader went away (`pharos ofp decode big.pcap | head`): stop quietly, with
+        // the status a shell gives a process killed by SIGPIPE.
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(141),
         Err(e) => {
             eprintln!("pharos: error: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

@@ -204,3 +204,59 @@ fn captures_round_trip_through_encode() {
     assert!(enc.ok(), "{}", enc.stderr);
     assert_eq!(enc.stdout_text().lines().count(), 15);
 }
+
+#[test]
+fn a_capture_that_starts_mid_connection() {
+    let path = fixture("session-midstream.pcap");
+    let got = decoded(&["ofp", "decode", path_str(&path)]);
+    let want = expected(true, false);
+    let want: Vec<(String, u64, &str, String)> = want[3..]
+        .iter()
+        .map(|(t, x, s, v)| (t.to_string(), *x, *s, v.to_string()))
+        .collect();
+    assert_eq!(got, want);
+    let run = pharos(&["ofp", "decode", path_str(&path)], b"");
+    assert_eq!(
+        run.stderr
+            .matches("starts in the middle of the connection")
+            .count(),
+        2,
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn segments_cut_anywhere_reassemble_to_the_bytes_sent() {
+    // Both ends sent several.bin ten times in 100-byte writes.
+    let path = fixture("session-chunks.pcap");
+    let run = pharos(&["ofp", "decode", "--json", path_str(&path)], b"");
+    assert!(run.ok(), "{}", run.stderr);
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+    let several = std::fs::read(fixture("several.bin")).unwrap();
+    let lines = json_lines(&run);
+    assert_eq!(lines.len(), 120);
+    for to_controller in [true, false] {
+        let mine: Vec<String> = lines
+            .iter()
+            .filter(|m| m["source"]["dst"].as_str().unwrap().ends_with(":6653") == to_controller)
+            .map(|m| m.to_string())
+            .collect();
+        assert_eq!(mine.len(), 60);
+        let xids: Vec<u64> = mine
+            .iter()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["xid"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(xids, [1, 2, 3, 4, 5, 6].repeat(10));
+        let enc = pharos(&["ofp", "encode"], mine.join("\n").as_bytes());
+        assert!(enc.ok(), "{}", enc.stderr);
+        assert!(
+            enc.stdout == several.repeat(10),
+            "direction to controller: {to_controller}"
+        );
+    }
+}

@@ -83,6 +83,7 @@ fn hex_dumps_of_every_style() {
     for dump in [
         "several.xxd",
         "several.od",
+        "several.od-octal",
         "several.hexdump",
         "several.hex",
     ] {

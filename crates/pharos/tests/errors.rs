@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{fixture, headers, path_str, pharos};
+use common::{fixture, headers, pharos};
 
 #[test]
 fn garbage_is_not_openflow() {
@@ -204,5 +204,4 @@ fn missing_files_and_damaged_captures() {
         "{}",
         run.stderr
     );
-    let _ = path_str(&fixture("x"));
 }

@@ -55,12 +55,15 @@ pub fn detect(data: &[u8]) -> Kind {
 /// * Plain hex: hex digits with any whitespace, `0x`/`0X` prefixes, `,` and `:`
 ///   separators; `#` starts a comment that runs to the end of the line.
 /// * A dump with an offset column, recognised when the first data line's first token is
-///   an offset of zero of at least four digits (`00000000:`, `000000`, `00000000`):
-///   every line then starts with its offset, which must equal the number of bytes read
-///   so far; the ASCII column is cut off (at the first `|` for `hexdump -C`, at the first
-///   two spaces after the hex for xxd, whose offsets end in `:`, at `>` for
-///   `od -t x1z`); a `*` line means "the previous line repeats up to the next offset"
-///   (`hexdump` and `od` without `-v`).
+///   an offset of zero of at least four digits (`00000000:`, `000000`, `00000000`), or
+///   any hex offset of at least four digits followed by `:` (xxd, also `xxd -s`): every
+///   line then starts with its offset, which must equal the first line's offset plus
+///   the number of bytes read so far. Offsets are hex (xxd, `hexdump -C`,
+///   `od -A x`), or octal or decimal (`od` without `-A`, `od -A d`), whichever matches
+///   the byte count. The ASCII column is cut off (at the first `|` for `hexdump -C`,
+///   at the first two spaces after the hex for xxd, whose offsets end in `:`, at `>`
+///   for `od -t x1z`); a `*` line means "the previous line repeats up to the next
+///   offset" (`hexdump` and `od` without `-v`).
 pub fn parse_hex(text: &str) -> anyhow::Result<Vec<u8>> {
     let first = text
         .lines()
@@ -69,7 +72,9 @@ pub fn parse_hex(text: &str) -> anyhow::Result<Vec<u8>> {
         .unwrap_or("");
     let first_token = first.split_whitespace().next().unwrap_or("");
     let offset_digits = first_token.strip_suffix(':').unwrap_or(first_token);
-    if offset_digits.len() >= 4 && offset_digits.bytes().all(|c| c == b'0') {
+    let zero = offset_digits.bytes().all(|c| c == b'0');
+    let xxd = first_token.ends_with(':') && offset_digits.bytes().all(|c| c.is_ascii_hexdigit());
+    if offset_digits.len() >= 4 && (zero || xxd) {
         parse_dump(text)
     } else {
         parse_plain(text)
@@ -134,6 +139,10 @@ fn parse_dump(text: &str) -> anyhow::Result<Vec<u8>> {
     // The data of the previous line, for `*` (repeat) lines.
     let mut previous: Vec<u8> = Vec::new();
     let mut repeating = false;
+    // The first line's offset (non-zero for `xxd -s`), and the radix of the offsets once
+    // a line tells it.
+    let mut base: Option<usize> = None;
+    let mut radix: Option<u32> = None;
     for (lineno, raw_line) in text.lines().enumerate() {
         let lineno = lineno + 1;
         let line = raw_line.trim_end();
@@ -149,11 +158,42 @@ fn parse_dump(text: &str) -> anyhow::Result<Vec<u8>> {
             line.split_at(line.find(char::is_whitespace).unwrap_or(line.len()));
         let xxd = offset_token.ends_with(':');
         let digits = offset_token.strip_suffix(':').unwrap_or(offset_token);
-        let offset = usize::from_str_radix(digits, 16).map_err(|_| {
+        let bad_offset = || {
             anyhow::anyhow!(
                 "invalid hex dump at line {lineno}: expected an offset column, found {offset_token:?}"
             )
-        })?;
+        };
+        let base =
+            *base.get_or_insert(usize::from_str_radix(digits, 16).map_err(|_| bad_offset())?);
+        // The offset as a count of bytes since the first line.
+        let parse = |r: u32| {
+            usize::from_str_radix(digits, r)
+                .ok()
+                .and_then(|v| v.checked_sub(if r == 16 { base } else { 0 }))
+        };
+        let offset = match radix {
+            Some(r) => parse(r).ok_or_else(bad_offset)?,
+            None if out.is_empty() && !repeating => parse(16).ok_or_else(bad_offset)?,
+            None => {
+                // The first offset after some data tells hex, octal and decimal apart:
+                // only one of them can match the byte count (or the repeat).
+                let fits = |v: usize| {
+                    if repeating {
+                        v > out.len()
+                            && !previous.is_empty()
+                            && (v - out.len()) % previous.len() == 0
+                    } else {
+                        v == out.len()
+                    }
+                };
+                let r = [16, 8, 10]
+                    .into_iter()
+                    .find(|&r| parse(r).is_some_and(fits))
+                    .unwrap_or(16);
+                radix = Some(r);
+                parse(r).ok_or_else(bad_offset)?
+            }
+        };
         if repeating {
             // `*`: the previous line repeats until this offset.
             if previous.is_empty()
@@ -273,6 +313,25 @@ mod tests {
 000014
 ";
         assert_eq!(parse_hex(text).unwrap(), MSG);
+    }
+
+    #[test]
+    fn od_with_octal_and_decimal_offsets_and_xxd_with_a_start() {
+        let octal = "\
+0000000 04 02 00 14 00 00 00 07 41 42 7c 20 20 00 00 00
+0000020 00 00 00 ff
+0000024
+";
+        assert_eq!(parse_hex(octal).unwrap(), MSG);
+        let decimal = octal
+            .replace("0000020", "0000016")
+            .replace("0000024", "0000020");
+        assert_eq!(parse_hex(&decimal).unwrap(), MSG);
+        let skipped = "\
+00000010: 0402 0014 0000 0007 4142 7c20 2000 0000  ......AB| ......
+00000020: 0000 00ff                                ....
+";
+        assert_eq!(parse_hex(skipped).unwrap(), MSG);
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! pcap.rs    pcap and pcapng files (through pcap-parser) into timestamped link frames
 //! net.rs     link layer, IPv4/IPv6 and TCP headers: frames into TCP segments
 //! tcp.rs     TCP stream reassembly per direction
-//! decode.rs  framing, decoding, the re-encode check, counting, exit status
+//! decode.rs  framing raw input, decoding, the re-encode check, counting, exit status
+//! capture.rs captures: per-direction streams into messages, resync after gaps
 //! print.rs   the text and JSON renderings of a decoded message
 //! encode.rs  JSON envelopes back to bytes
 //! ```
@@ -21,6 +22,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
+mod capture;
 mod decode;
 mod encode;
 mod input;
@@ -64,9 +66,9 @@ pub struct DecodeArgs {
     /// The input is a hex dump (plain hex, xxd, `od -A x -t x1` or `hexdump -C`).
     #[arg(long)]
     pub hex: bool,
-    /// Also treat this TCP port as OpenFlow in captures (repeatable; 6653 and 6633
-    /// always are).
-    #[arg(long = "port", value_name = "N")]
+    /// Also treat this TCP port as OpenFlow in captures (repeatable, or a comma-separated
+    /// list; 6653 and 6633 always are).
+    #[arg(long = "port", value_name = "N", value_delimiter = ',')]
     pub ports: Vec<u16>,
 }
 
@@ -113,31 +115,46 @@ INPUT FORMATS (detected from the first bytes, or chosen with --hex):
              tags), Linux cooked (SLL and SLL2), raw IP, BSD loopback/null. IPv4 and IPv6.
              TCP on ports 6653 and 6633 (add more with --port) is taken as OpenFlow; each
              direction of each connection is reassembled by sequence number (out-of-order
-             segments are buffered, retransmissions dropped); a gap in a stream is reported
-             and decoding of that stream resumes after it.
+             segments are buffered, retransmissions and overlaps dropped). Bytes missing
+             from the capture (acknowledged by the peer but never seen, cut by the snap
+             length, or still missing at the end) are reported as a gap; that stream
+             resumes at the first message found after it (a header of version 1.0 or 1.3
+             whose message decodes).
   hex dump   with --hex. Either plain hex: hex digits with any whitespace, optional `0x`
              prefixes, and `,` or `:` separators; `#` starts a comment to the end of the
              line. Or a dump with an offset column: when the first data line starts with an
-             offset of 0 (`00000000:` from xxd, `000000` from `od -A x -t x1`, `00000000`
-             from `hexdump -C`), every line starts with its offset, which must match the
-             number of bytes so far; the ASCII column is dropped (after `|` for
-             hexdump -C, after the first two spaces following the hex for xxd, after `>`
-             for od -t x1z); `*` lines (repeated data) are expanded.
+             offset of 0 (`00000000:` from xxd, `000000` from `od -A x -t x1`, `0000000`
+             from `od -t x1`, `00000000` from `hexdump -C`) or with any `XXXXXXXX:` (xxd
+             -s), every line starts with its offset, which must match the number of bytes
+             so far (offsets in hex, or octal/decimal for od's -A o/-A d); the ASCII
+             column is dropped (after `|` for hexdump -C, after the first two spaces
+             following the hex for xxd, after `>` for od -t x1z); `*` lines (repeated
+             data) are expanded.
   raw        anything else: OpenFlow messages back to back, as sent on the wire.
 
 OUTPUT:
-  Text (the default): one header line per message, then its fields:
+  Text (the default): one header line per message (index, where it was, version, type,
+  xid, length), then its fields as `key: value` lines; short lists and objects stay on
+  one line, long hex strings are wrapped:
 
-    #1 offset 0: OF1.3 FLOW_MOD xid=0x00000000 len=96
-      cookie: 0x123456789abcdef0
+    #1 offset 0: OF1.3 FLOW_MOD xid=0x0 len=80
+      cookie: 0
+      command: ADD
+      priority: 123
       ...
+      match:
+        - {field: in_port, value: 6}
+        - {field: eth_src, value: f2:0b:a4:7d:f8:ea}
+      instructions: [{instruction: goto_table, table_id: 1}]
 
-  for captures the header line names the frame, its time, and `src -> dst`:
+  For captures the header line names the frame that completed the message, its time
+  (seconds since 1970, as `tcpdump -tt`) and `src -> dst`:
 
-    #3 frame 7 1700000000.123456 127.0.0.1:40312 -> 127.0.0.1:6653: OF1.3 HELLO xid=0x00000001 len=16
+    #3 frame 7 1700000000.123456 127.0.0.1:40312 -> 127.0.0.1:6653: OF1.3 HELLO xid=0x1 len=16
 
-  With --json: one JSON object per line, an envelope plus a \"source\" object
-  (offset, or frame/timestamp/src/dst/stream_offset), e.g.
+  With --json: one JSON object per line, an envelope plus a \"source\" object (offset,
+  or frame/timestamp/src/dst/stream_offset) and, when there is something to say, a
+  \"notes\" object (opaque parts, re-encoding problems); encode ignores both:
 
     {\"xid\":0,\"version\":\"1.3\",\"type\":\"FEATURES_REQUEST\",\"source\":{\"offset\":0}}
 

@@ -1,11 +1,19 @@
 //! Link-layer, IPv4/IPv6 and TCP headers: a captured frame into a TCP segment.
 //!
-//! A small, careful parser of just what `pharos ofp` needs (the `packet` crate's views
-//! had not landed when this was written). Every length is checked before it is used;
-//! a frame that is not TCP, or is damaged, is skipped with a reason. Checksums are not
-//! verified: loopback captures carry offloaded (unfilled) checksums.
+//! Ethernet, 802.1Q/802.1ad tags, IPv4, IPv6 (with its extension headers) and TCP are
+//! read with the `packet` crate's zero-copy views; this module adds the capture link
+//! types that are not protocols (Linux cooked SLL/SLL2, BSD loopback/null, raw IP) and
+//! the policy: which frames are skipped and why. Checksums are not verified: loopback
+//! captures carry offloaded (unfilled) checksums.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
+
+use packet::ethernet::{EtherType, EthernetFrame, HEADER_LEN as ETHERNET_LEN};
+use packet::ip::IpProtocol;
+use packet::ipv4::Ipv4Packet;
+use packet::ipv6::{Ipv6Packet, HEADER_LEN as IPV6_HEADER_LEN};
+use packet::tcp::{TcpFlags, TcpPacket};
+use packet::vlan::VlanTags;
 
 /// LINKTYPE_ values this module reads (<https://www.tcpdump.org/linktypes.html>).
 pub mod linktype {
@@ -19,16 +27,21 @@ pub mod linktype {
     pub const LINUX_SLL2: i32 = 276;
 }
 
-const ETHERTYPE_IPV4: u16 = 0x0800;
-const ETHERTYPE_IPV6: u16 = 0x86dd;
-/// 802.1Q, 802.1ad and the old QinQ tag types.
-const ETHERTYPE_VLANS: [u16; 3] = [0x8100, 0x88a8, 0x9100];
-const IPPROTO_TCP: u8 = 6;
+/// True for the link types [`parse`] reads.
+pub fn is_supported(linktype: i32) -> bool {
+    use linktype::*;
+    [NULL, ETHERNET, RAW, LOOP, LINUX_SLL, IPV4, IPV6, LINUX_SLL2].contains(&linktype)
+}
 
-pub const TCP_FIN: u8 = 0x01;
-pub const TCP_SYN: u8 = 0x02;
-pub const TCP_RST: u8 = 0x04;
-pub const TCP_ACK: u8 = 0x10;
+/// Length of the Linux cooked header v1; its protocol field is the last two bytes.
+const SLL_LEN: usize = 16;
+/// Length of the Linux cooked header v2; its protocol field is the first two bytes.
+const SLL2_LEN: usize = 20;
+
+pub const TCP_FIN: u8 = TcpFlags::FIN as u8;
+pub const TCP_SYN: u8 = TcpFlags::SYN as u8;
+pub const TCP_RST: u8 = TcpFlags::RST as u8;
+pub const TCP_ACK: u8 = TcpFlags::ACK as u8;
 
 /// A TCP segment found in a frame.
 #[derive(Debug, PartialEq, Eq)]
@@ -38,7 +51,7 @@ pub struct Segment<'a> {
     pub seq: u32,
     /// The acknowledgement number (meaningful with [`TCP_ACK`]).
     pub ack: u32,
-    /// The TCP flags byte (FIN, SYN, RST, ...).
+    /// The low eight TCP flag bits (FIN, SYN, RST, ACK, ...).
     pub flags: u8,
     /// The payload bytes the capture holds.
     pub payload: &'a [u8],
@@ -56,46 +69,42 @@ pub enum Parsed<'a> {
     Unreadable(String),
 }
 
-fn be16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
-}
-
-fn be32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
 /// Parses a frame of the given link type.
 pub fn parse(linktype: i32, frame: &[u8]) -> Parsed<'_> {
     match linktype {
-        linktype::ETHERNET => {
-            if frame.len() < 14 {
-                return Parsed::Unreadable(format!("Ethernet header needs 14 bytes, frame has {}", frame.len()));
-            }
-            ethertype(be16(frame, 12), &frame[14..])
-        }
+        linktype::ETHERNET => match EthernetFrame::new_checked(frame) {
+            // The tags are walked over `frame` itself, for the payload to outlive the view.
+            Ok(eth) => over_ethertype(VlanTags::new(
+                eth.ethertype_raw(),
+                &frame[ETHERNET_LEN..],
+                ETHERNET_LEN,
+            )),
+            Err(e) => Parsed::Unreadable(e.to_string()),
+        },
         linktype::LINUX_SLL => {
-            if frame.len() < 16 {
-                return Parsed::Unreadable(format!("Linux cooked (SLL) header needs 16 bytes, frame has {}", frame.len()));
+            if frame.len() < SLL_LEN {
+                return short("Linux cooked (SLL) header", SLL_LEN, frame.len());
             }
-            ethertype(be16(frame, 14), &frame[16..])
+            let protocol = u16::from_be_bytes([frame[14], frame[15]]);
+            over_ethertype(VlanTags::new(protocol, &frame[SLL_LEN..], SLL_LEN))
         }
         linktype::LINUX_SLL2 => {
-            if frame.len() < 20 {
-                return Parsed::Unreadable(format!("Linux cooked (SLL2) header needs 20 bytes, frame has {}", frame.len()));
+            if frame.len() < SLL2_LEN {
+                return short("Linux cooked (SLL2) header", SLL2_LEN, frame.len());
             }
-            ethertype(be16(frame, 0), &frame[20..])
+            let protocol = u16::from_be_bytes([frame[0], frame[1]]);
+            over_ethertype(VlanTags::new(protocol, &frame[SLL2_LEN..], SLL2_LEN))
         }
         linktype::NULL | linktype::LOOP => {
             // A 4-byte address family, in the capturing host's byte order for NULL and
             // in network order for LOOP. AF_INET is 2 everywhere; AF_INET6 is 10 (Linux),
             // 24 (NetBSD, OpenBSD), 28 (FreeBSD), 30 (macOS).
             if frame.len() < 4 {
-                return Parsed::Unreadable(format!("loopback header needs 4 bytes, frame has {}", frame.len()));
+                return short("loopback header", 4, frame.len());
             }
             let le = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]);
-            let be = be32(frame, 0);
-            let family = if le < 256 { le } else { be };
-            match family {
+            let be = u32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]);
+            match if le < 256 { le } else { be } {
                 2 => ipv4(&frame[4..]),
                 10 | 24 | 28 | 30 => ipv6(&frame[4..]),
                 _ => Parsed::Other,
@@ -108,130 +117,106 @@ pub fn parse(linktype: i32, frame: &[u8]) -> Parsed<'_> {
         },
         linktype::IPV4 => ipv4(frame),
         linktype::IPV6 => ipv6(frame),
-        other => Parsed::Unreadable(format!("link type {other} is not supported (Ethernet, Linux cooked SLL/SLL2, raw IP and BSD loopback are)")),
+        other => Parsed::Unreadable(format!(
+            "link type {other} is not supported (Ethernet, Linux cooked SLL/SLL2, raw IP and BSD loopback are)"
+        )),
     }
 }
 
+fn short(what: &str, needed: usize, available: usize) -> Parsed<'static> {
+    Parsed::Unreadable(format!(
+        "{what} needs {needed} bytes, the frame has {available}"
+    ))
+}
+
 /// The payload of an Ethernet-like header, after any VLAN tags.
-fn ethertype(mut kind: u16, mut rest: &[u8]) -> Parsed<'_> {
-    while ETHERTYPE_VLANS.contains(&kind) {
-        if rest.len() < 4 {
-            return Parsed::Unreadable("VLAN tag cut short".to_string());
+fn over_ethertype(tags: VlanTags<'_>) -> Parsed<'_> {
+    let mut tags = tags;
+    for tag in tags.by_ref() {
+        if let Err(e) = tag {
+            return Parsed::Unreadable(e.to_string());
         }
-        kind = be16(rest, 2);
-        rest = &rest[4..];
     }
-    match kind {
-        ETHERTYPE_IPV4 => ipv4(rest),
-        ETHERTYPE_IPV6 => ipv6(rest),
+    match tags.ethertype() {
+        EtherType::Ipv4 => ipv4(tags.payload()),
+        EtherType::Ipv6 => ipv6(tags.payload()),
         _ => Parsed::Other,
     }
 }
 
 fn ipv4(p: &[u8]) -> Parsed<'_> {
-    if p.len() < 20 {
-        return Parsed::Unreadable(format!("IPv4 header needs 20 bytes, {} present", p.len()));
+    let ip = Ipv4Packet::new_unchecked(p);
+    // Only the header is required: a capture's snap length may cut the payload.
+    if let Err(e) = ip.check_header() {
+        return Parsed::Unreadable(e.to_string());
     }
-    if p[0] >> 4 != 4 {
-        return Parsed::Unreadable(format!("IPv4 header has version {}", p[0] >> 4));
+    if ip.version() != 4 {
+        return Parsed::Unreadable(format!("IPv4 header with version {}", ip.version()));
     }
-    let ihl = usize::from(p[0] & 0x0f) * 4;
-    let total = usize::from(be16(p, 2));
-    if ihl < 20 || total < ihl || p.len() < ihl {
-        return Parsed::Unreadable(format!(
-            "IPv4 header length {ihl} / total length {total} are inconsistent"
-        ));
-    }
-    if p[9] != IPPROTO_TCP {
+    if ip.protocol() != IpProtocol::Tcp {
         return Parsed::Other;
     }
-    let src = Ipv4Addr::new(p[12], p[13], p[14], p[15]);
-    let dst = Ipv4Addr::new(p[16], p[17], p[18], p[19]);
-    let frag = be16(p, 6);
-    if frag & 0x3fff != 0 {
+    let (src, dst) = (ip.src_addr(), ip.dst_addr());
+    if ip.is_fragment() {
         return Parsed::Unreadable(format!(
             "IPv4 fragment {src} -> {dst} (fragments are not reassembled)"
         ));
     }
-    // Ethernet pads short frames: the IP total length says where the packet ends.
-    let (packet, missing) = if p.len() >= total {
-        (&p[..total], 0)
-    } else {
-        (p, total - p.len())
-    };
-    tcp(IpAddr::V4(src), IpAddr::V4(dst), &packet[ihl..], missing)
+    // Ethernet pads short frames: the total length says where the packet ends.
+    // (The slice is cut from `p`, like `payload_available`, to outlive the view.)
+    let end = usize::from(ip.total_len());
+    let available = &p[ip.header_len()..end.min(p.len())];
+    let missing = end.saturating_sub(p.len());
+    tcp(IpAddr::V4(src), IpAddr::V4(dst), available, missing)
 }
 
 fn ipv6(p: &[u8]) -> Parsed<'_> {
-    if p.len() < 40 {
-        return Parsed::Unreadable(format!("IPv6 header needs 40 bytes, {} present", p.len()));
+    let ip = Ipv6Packet::new_unchecked(p);
+    if let Err(e) = ip.check_header() {
+        return Parsed::Unreadable(e.to_string());
     }
-    if p[0] >> 4 != 6 {
-        return Parsed::Unreadable(format!("IPv6 header has version {}", p[0] >> 4));
+    if ip.version() != 6 {
+        return Parsed::Unreadable(format!("IPv6 header with version {}", ip.version()));
     }
-    let payload_len = usize::from(be16(p, 4));
-    let mut octets = [0u8; 16];
-    octets.copy_from_slice(&p[8..24]);
-    let src = Ipv6Addr::from(octets);
-    octets.copy_from_slice(&p[24..40]);
-    let dst = Ipv6Addr::from(octets);
-    let body = &p[40..];
-    let (mut body, missing) = if body.len() >= payload_len {
-        (&body[..payload_len], 0)
-    } else {
-        (body, payload_len - body.len())
+    let (src, dst) = (ip.src_addr(), ip.dst_addr());
+    let upper = match ip.ext_headers().walk() {
+        Ok(u) => u,
+        Err(e) => return Parsed::Unreadable(e.to_string()),
     };
-    let mut next = p[6];
-    // Extension headers: hop-by-hop (0), routing (43), destination options (60), AH (51).
-    loop {
-        match next {
-            IPPROTO_TCP => return tcp(IpAddr::V6(src), IpAddr::V6(dst), body, missing),
-            0 | 43 | 60 | 51 => {
-                if body.len() < 2 {
-                    return Parsed::Unreadable("IPv6 extension header cut short".to_string());
-                }
-                let len = if next == 51 {
-                    (usize::from(body[1]) + 2) * 4
-                } else {
-                    (usize::from(body[1]) + 1) * 8
-                };
-                if body.len() < len {
-                    return Parsed::Unreadable("IPv6 extension header cut short".to_string());
-                }
-                next = body[0];
-                body = &body[len..];
-            }
-            44 => {
-                return Parsed::Unreadable(format!(
-                    "IPv6 fragment {src} -> {dst} (fragments are not reassembled)"
-                ))
-            }
-            _ => return Parsed::Other,
-        }
+    if upper.protocol != IpProtocol::Tcp {
+        return Parsed::Other;
     }
+    if upper.fragment.is_some() {
+        return Parsed::Unreadable(format!(
+            "IPv6 fragment {src} -> {dst} (fragments are not reassembled)"
+        ));
+    }
+    // `upper.offset` counts from the start of the IPv6 header; the walker only returns
+    // extension headers that are all present.
+    // (The slice is cut from `p`, like `payload_available`, to outlive the view.)
+    let end = IPV6_HEADER_LEN + usize::from(ip.payload_len());
+    let start = upper.offset.min(end).min(p.len());
+    let missing = end.saturating_sub(p.len());
+    tcp(
+        IpAddr::V6(src),
+        IpAddr::V6(dst),
+        &p[start..end.min(p.len())],
+        missing,
+    )
 }
 
 fn tcp(src: IpAddr, dst: IpAddr, t: &[u8], missing: usize) -> Parsed<'_> {
-    if t.len() < 20 {
-        return Parsed::Unreadable(format!(
-            "TCP header {src} -> {dst} cut short ({} bytes)",
-            t.len()
-        ));
-    }
-    let data_offset = usize::from(t[12] >> 4) * 4;
-    if data_offset < 20 || data_offset > t.len() {
-        return Parsed::Unreadable(format!(
-            "TCP header {src} -> {dst}: data offset {data_offset} with {} bytes present",
-            t.len()
-        ));
-    }
+    let seg = match TcpPacket::new_checked(t) {
+        Ok(seg) => seg,
+        Err(e) => return Parsed::Unreadable(format!("{src} -> {dst}: {e}")),
+    };
     Parsed::Tcp(Segment {
-        src: SocketAddr::new(src, be16(t, 0)),
-        dst: SocketAddr::new(dst, be16(t, 2)),
-        seq: be32(t, 4),
-        ack: be32(t, 8),
-        flags: t[13],
-        payload: &t[data_offset..],
+        src: SocketAddr::new(src, seg.src_port()),
+        dst: SocketAddr::new(dst, seg.dst_port()),
+        seq: seg.seq_number(),
+        ack: seg.ack_number(),
+        flags: seg.flags().0 as u8,
+        payload: &t[seg.header_len()..],
         missing,
     })
 }
@@ -363,6 +348,24 @@ mod tests {
             parse(linktype::RAW, &ip[..30]),
             Parsed::Unreadable(_)
         ));
+    }
+
+    #[test]
+    fn ipv6_extension_headers_and_snap_length() {
+        let data = [9u8; 20];
+        let plain = ipv6_tcp(&data);
+        // A hop-by-hop header (8 bytes: next header TCP, length 0, PadN) before TCP.
+        let mut ext = plain[..40].to_vec();
+        ext[6] = 0;
+        let len = u16::from_be_bytes([plain[4], plain[5]]) + 8;
+        ext[4..6].copy_from_slice(&len.to_be_bytes());
+        ext.extend_from_slice(&[6, 0, 1, 4, 0, 0, 0, 0]);
+        ext.extend_from_slice(&plain[40..]);
+        expect(parse(linktype::IPV6, &ext), "[::1]:40000", &data);
+        let Parsed::Tcp(s) = parse(linktype::IPV6, &ext[..ext.len() - 5]) else {
+            panic!()
+        };
+        assert_eq!((s.payload.len(), s.missing), (15, 5));
     }
 
     #[test]
