@@ -15,6 +15,7 @@ use std::net::Ipv4Addr;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use openflow::model::{Action, FlowMod, Ipv4Prefix, Match, PortNo, Vlan};
 use openflow::view::PacketIn;
+use packet::ethernet::EthernetFrame;
 use openflow::{MacAddr, Version};
 
 fn packet_in(version: Version) -> Vec<u8> {
@@ -45,10 +46,8 @@ fn packet_in(version: Version) -> Vec<u8> {
 #[inline(always)]
 fn learn_fields(msg: &[u8]) -> (u32, Option<u32>, MacAddr, MacAddr) {
     let p = PacketIn::new_checked(msg).unwrap();
-    let eth = p.data();
-    let dst = MacAddr(eth[0..6].try_into().unwrap());
-    let src = MacAddr(eth[6..12].try_into().unwrap());
-    (p.in_port(), p.buffer_id(), src, dst)
+    let eth = EthernetFrame::new_checked(p.data()).unwrap();
+    (p.in_port(), p.buffer_id(), eth.src_addr(), eth.dst_addr())
 }
 
 fn decode(c: &mut Criterion) {

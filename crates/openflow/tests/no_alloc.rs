@@ -7,7 +7,8 @@ use std::cell::Cell;
 
 use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
 use openflow::view::PacketIn;
-use openflow::{MacAddr, Version};
+use packet::ethernet::EthernetFrame;
+use openflow::Version;
 
 struct Counting;
 
@@ -77,8 +78,8 @@ fn learning_switch_path_allocates_nothing() {
             out.clear();
             let p = PacketIn::new_checked(&msg[..]).unwrap();
             let data = p.data();
-            let dst = MacAddr(data[0..6].try_into().unwrap());
-            let src = MacAddr(data[6..12].try_into().unwrap());
+            let eth = EthernetFrame::new_checked(data).unwrap();
+            let (src, dst) = (eth.src_addr(), eth.dst_addr());
             let m = Match {
                 in_port: Some(p.in_port()),
                 eth_src: Some(src),
