@@ -15,8 +15,8 @@ use std::net::Ipv4Addr;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use openflow::model::{Action, FlowMod, Ipv4Prefix, Match, PortNo, Vlan};
 use openflow::view::PacketIn;
-use packet::ethernet::EthernetFrame;
 use openflow::{MacAddr, Version};
+use packet::ethernet::EthernetFrame;
 
 fn packet_in(version: Version) -> Vec<u8> {
     let mut frame = vec![0u8; 64];

@@ -316,6 +316,98 @@ impl AggregateStats {
     }
 }
 
+/// The twelve counters of `ofp_port_stats`, laid out the same in 1.0 and 1.3 (each
+/// version adds its own port number before them; 1.3 adds a duration after). A switch
+/// sets a counter it does not keep to all ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PortCounters {
+    /// Packets received.
+    pub rx_packets: u64,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Bytes transmitted.
+    pub tx_bytes: u64,
+    /// Packets dropped by RX.
+    pub rx_dropped: u64,
+    /// Packets dropped by TX.
+    pub tx_dropped: u64,
+    /// Receive errors (a superset of the more specific ones).
+    pub rx_errors: u64,
+    /// Transmit errors.
+    pub tx_errors: u64,
+    /// Frame alignment errors.
+    pub rx_frame_err: u64,
+    /// Packets with RX overrun.
+    pub rx_over_err: u64,
+    /// CRC errors.
+    pub rx_crc_err: u64,
+    /// Collisions.
+    pub collisions: u64,
+}
+
+impl From<[u64; 12]> for PortCounters {
+    /// The counters in wire order.
+    fn from(c: [u64; 12]) -> Self {
+        PortCounters {
+            rx_packets: c[0],
+            tx_packets: c[1],
+            rx_bytes: c[2],
+            tx_bytes: c[3],
+            rx_dropped: c[4],
+            tx_dropped: c[5],
+            rx_errors: c[6],
+            tx_errors: c[7],
+            rx_frame_err: c[8],
+            rx_over_err: c[9],
+            rx_crc_err: c[10],
+            collisions: c[11],
+        }
+    }
+}
+
+impl PortCounters {
+    /// Wire size.
+    pub const LEN: usize = 96;
+
+    pub fn parse(r: &mut Reader<'_>) -> DecodeResult<PortCounters> {
+        Ok(PortCounters {
+            rx_packets: r.u64()?,
+            tx_packets: r.u64()?,
+            rx_bytes: r.u64()?,
+            tx_bytes: r.u64()?,
+            rx_dropped: r.u64()?,
+            tx_dropped: r.u64()?,
+            rx_errors: r.u64()?,
+            tx_errors: r.u64()?,
+            rx_frame_err: r.u64()?,
+            rx_over_err: r.u64()?,
+            rx_crc_err: r.u64()?,
+            collisions: r.u64()?,
+        })
+    }
+
+    pub fn emit(&self, out: &mut Vec<u8>) {
+        for v in [
+            self.rx_packets,
+            self.tx_packets,
+            self.rx_bytes,
+            self.tx_bytes,
+            self.rx_dropped,
+            self.tx_dropped,
+            self.rx_errors,
+            self.tx_errors,
+            self.rx_frame_err,
+            self.rx_over_err,
+            self.rx_crc_err,
+            self.collisions,
+        ] {
+            out.put_u64(v);
+        }
+    }
+}
+
 /// `OFPQT_MIN_RATE`, `OFPQT_MAX_RATE`, `OFPQT_EXPERIMENTER`.
 pub const QUEUE_PROP_MIN_RATE: u16 = 1;
 pub const QUEUE_PROP_MAX_RATE: u16 = 2;

@@ -7,8 +7,8 @@ use std::cell::Cell;
 
 use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
 use openflow::view::PacketIn;
-use packet::ethernet::EthernetFrame;
 use openflow::Version;
+use packet::ethernet::EthernetFrame;
 
 struct Counting;
 

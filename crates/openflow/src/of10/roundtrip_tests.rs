@@ -1,6 +1,8 @@
 //! Property tests: for random 1.0 messages of every kind, parse(emit(m)) == m (and the
 //! same through JSON); and no byte string makes the decoder panic.
 
+use crate::common::PortCounters;
+
 use std::net::Ipv4Addr;
 
 use proptest::collection::vec;
@@ -253,18 +255,7 @@ fn stats_reply() -> impl Strategy<Value = StatsReply> {
         );
     let port = (any::<u16>(), any::<[u64; 12]>()).prop_map(|(port_no, c)| PortStats {
         port_no,
-        rx_packets: c[0],
-        tx_packets: c[1],
-        rx_bytes: c[2],
-        tx_bytes: c[3],
-        rx_dropped: c[4],
-        tx_dropped: c[5],
-        rx_errors: c[6],
-        tx_errors: c[7],
-        rx_frame_err: c[8],
-        rx_over_err: c[9],
-        rx_crc_err: c[10],
-        collisions: c[11],
+        counters: PortCounters::from(c),
     });
     let queue =
         (any::<u16>(), any::<u32>(), any::<[u64; 3]>()).prop_map(|(port_no, queue_id, c)| {

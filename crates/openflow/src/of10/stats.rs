@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::action::Action;
 use super::flow_match::Match;
-use crate::common::{AggregateStats, DescStats};
+use crate::common::{AggregateStats, DescStats, PortCounters};
 use crate::error::{DecodeError, DecodeResult, EncodeResult};
 use crate::open_enum;
 use crate::types::FixedStr;
@@ -446,30 +446,9 @@ impl TableStats {
 pub struct PortStats {
     /// The port.
     pub port_no: u16,
-    /// Packets received.
-    pub rx_packets: u64,
-    /// Packets transmitted.
-    pub tx_packets: u64,
-    /// Bytes received.
-    pub rx_bytes: u64,
-    /// Bytes transmitted.
-    pub tx_bytes: u64,
-    /// Packets dropped by RX.
-    pub rx_dropped: u64,
-    /// Packets dropped by TX.
-    pub tx_dropped: u64,
-    /// Receive errors (a superset of the more specific ones).
-    pub rx_errors: u64,
-    /// Transmit errors.
-    pub tx_errors: u64,
-    /// Frame alignment errors.
-    pub rx_frame_err: u64,
-    /// Packets with RX overrun.
-    pub rx_over_err: u64,
-    /// CRC errors.
-    pub rx_crc_err: u64,
-    /// Collisions.
-    pub collisions: u64,
+    /// The counters.
+    #[serde(flatten)]
+    pub counters: PortCounters,
 }
 
 impl PortStats {
@@ -482,18 +461,7 @@ impl PortStats {
         r.skip(6)?;
         let p = PortStats {
             port_no,
-            rx_packets: r.u64()?,
-            tx_packets: r.u64()?,
-            rx_bytes: r.u64()?,
-            tx_bytes: r.u64()?,
-            rx_dropped: r.u64()?,
-            tx_dropped: r.u64()?,
-            rx_errors: r.u64()?,
-            tx_errors: r.u64()?,
-            rx_frame_err: r.u64()?,
-            rx_over_err: r.u64()?,
-            rx_crc_err: r.u64()?,
-            collisions: r.u64()?,
+            counters: PortCounters::parse(r)?,
         };
         r.finish()?;
         Ok(p)
@@ -503,22 +471,7 @@ impl PortStats {
     pub fn emit(&self, out: &mut Vec<u8>) {
         out.put_u16(self.port_no);
         out.put_zeros(6);
-        for v in [
-            self.rx_packets,
-            self.tx_packets,
-            self.rx_bytes,
-            self.tx_bytes,
-            self.rx_dropped,
-            self.tx_dropped,
-            self.rx_errors,
-            self.tx_errors,
-            self.rx_frame_err,
-            self.rx_over_err,
-            self.rx_crc_err,
-            self.collisions,
-        ] {
-            out.put_u64(v);
-        }
+        self.counters.emit(out);
     }
 }
 

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::common::{AggregateStats, DescStats};
+use crate::common::{AggregateStats, DescStats, PortCounters};
 use crate::error::{DecodeError, DecodeResult, EncodeResult};
 use crate::of13::group::{Bucket, GroupType};
 use crate::of13::instruction::Instruction;
@@ -738,18 +738,9 @@ impl TableStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct PortStats {
     pub port_no: u32,
-    pub rx_packets: u64,
-    pub tx_packets: u64,
-    pub rx_bytes: u64,
-    pub tx_bytes: u64,
-    pub rx_dropped: u64,
-    pub tx_dropped: u64,
-    pub rx_errors: u64,
-    pub tx_errors: u64,
-    pub rx_frame_err: u64,
-    pub rx_over_err: u64,
-    pub rx_crc_err: u64,
-    pub collisions: u64,
+    /// The counters.
+    #[serde(flatten)]
+    pub counters: PortCounters,
     /// Time the port has been alive: seconds, and nanoseconds beyond them.
     pub duration_sec: u32,
     pub duration_nsec: u32,
@@ -765,18 +756,7 @@ impl PortStats {
         r.skip(4)?;
         Ok(PortStats {
             port_no,
-            rx_packets: r.u64()?,
-            tx_packets: r.u64()?,
-            rx_bytes: r.u64()?,
-            tx_bytes: r.u64()?,
-            rx_dropped: r.u64()?,
-            tx_dropped: r.u64()?,
-            rx_errors: r.u64()?,
-            tx_errors: r.u64()?,
-            rx_frame_err: r.u64()?,
-            rx_over_err: r.u64()?,
-            rx_crc_err: r.u64()?,
-            collisions: r.u64()?,
+            counters: PortCounters::parse(r)?,
             duration_sec: r.u32()?,
             duration_nsec: r.u32()?,
         })
@@ -786,22 +766,7 @@ impl PortStats {
     pub fn emit(&self, out: &mut Vec<u8>) {
         out.put_u32(self.port_no);
         out.put_zeros(4);
-        for v in [
-            self.rx_packets,
-            self.tx_packets,
-            self.rx_bytes,
-            self.tx_bytes,
-            self.rx_dropped,
-            self.tx_dropped,
-            self.rx_errors,
-            self.tx_errors,
-            self.rx_frame_err,
-            self.rx_over_err,
-            self.rx_crc_err,
-            self.collisions,
-        ] {
-            out.put_u64(v);
-        }
+        self.counters.emit(out);
         out.put_u32(self.duration_sec);
         out.put_u32(self.duration_nsec);
     }

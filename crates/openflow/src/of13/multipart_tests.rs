@@ -2,6 +2,8 @@
 //! vectors do not cover, every truncation of them, length errors, and a property test
 //! that emit-then-parse is the identity for every multipart type.
 
+use crate::common::PortCounters;
+
 use proptest::prelude::*;
 
 use super::*;
@@ -778,18 +780,7 @@ fn arb_reply() -> impl Strategy<Value = MultipartReply> {
     let port = (any::<u32>(), any::<[u64; 12]>(), any::<u32>(), any::<u32>()).prop_map(
         |(port_no, c, duration_sec, duration_nsec)| PortStats {
             port_no,
-            rx_packets: c[0],
-            tx_packets: c[1],
-            rx_bytes: c[2],
-            tx_bytes: c[3],
-            rx_dropped: c[4],
-            tx_dropped: c[5],
-            rx_errors: c[6],
-            tx_errors: c[7],
-            rx_frame_err: c[8],
-            rx_over_err: c[9],
-            rx_crc_err: c[10],
-            collisions: c[11],
+            counters: PortCounters::from(c),
             duration_sec,
             duration_nsec,
         },
