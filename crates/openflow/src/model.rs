@@ -539,21 +539,12 @@ fn not_in(version: Version, what: &'static str) -> EncodeError {
 // ---------------------------------------------------------------------------------
 // OpenFlow 1.0
 
-/// `ofp_flow_wildcards` bits (1.0 §5.2.3).
-mod fw10 {
-    pub const IN_PORT: u32 = 1 << 0;
-    pub const DL_VLAN: u32 = 1 << 1;
-    pub const DL_SRC: u32 = 1 << 2;
-    pub const DL_DST: u32 = 1 << 3;
-    pub const DL_TYPE: u32 = 1 << 4;
-    pub const NW_PROTO: u32 = 1 << 5;
-    pub const TP_SRC: u32 = 1 << 6;
-    pub const TP_DST: u32 = 1 << 7;
-    pub const NW_SRC_SHIFT: u32 = 8;
-    pub const NW_DST_SHIFT: u32 = 14;
-    pub const DL_VLAN_PCP: u32 = 1 << 20;
-    pub const NW_TOS: u32 = 1 << 21;
-}
+use crate::of10::action::ActionType as A10;
+use crate::of10::flow_match::{
+    OFPFW_DL_DST, OFPFW_DL_SRC, OFPFW_DL_TYPE, OFPFW_DL_VLAN, OFPFW_DL_VLAN_PCP, OFPFW_IN_PORT,
+    OFPFW_NW_DST_SHIFT, OFPFW_NW_PROTO, OFPFW_NW_SRC_SHIFT, OFPFW_NW_TOS, OFPFW_TP_DST,
+    OFPFW_TP_SRC,
+};
 
 /// `OFP_VLAN_NONE`: 1.0's dl_vlan for "no tag".
 const OFP_VLAN_NONE: u16 = 0xffff;
@@ -573,7 +564,7 @@ fn emit_match_v10(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
     let in_port = match m.in_port {
         Some(p) => PortNo::from_u32(p).to_v10()?,
         None => {
-            w |= fw10::IN_PORT;
+            w |= OFPFW_IN_PORT;
             0
         }
     };
@@ -581,7 +572,7 @@ fn emit_match_v10(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
         Some(Vlan::Untagged) => OFP_VLAN_NONE,
         Some(Vlan::Id(v)) => v & 0x0fff,
         None => {
-            w |= fw10::DL_VLAN;
+            w |= OFPFW_DL_VLAN;
             0
         }
     };
@@ -590,18 +581,18 @@ fn emit_match_v10(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
             w |= bit;
         }
     };
-    opt(m.eth_src.is_some(), fw10::DL_SRC);
-    opt(m.eth_dst.is_some(), fw10::DL_DST);
-    opt(m.eth_type.is_some(), fw10::DL_TYPE);
-    opt(m.ip_proto.is_some(), fw10::NW_PROTO);
-    opt(m.tp_src.is_some(), fw10::TP_SRC);
-    opt(m.tp_dst.is_some(), fw10::TP_DST);
-    opt(m.vlan_pcp.is_some(), fw10::DL_VLAN_PCP);
-    opt(m.ip_dscp.is_some(), fw10::NW_TOS);
+    opt(m.eth_src.is_some(), OFPFW_DL_SRC);
+    opt(m.eth_dst.is_some(), OFPFW_DL_DST);
+    opt(m.eth_type.is_some(), OFPFW_DL_TYPE);
+    opt(m.ip_proto.is_some(), OFPFW_NW_PROTO);
+    opt(m.tp_src.is_some(), OFPFW_TP_SRC);
+    opt(m.tp_dst.is_some(), OFPFW_TP_DST);
+    opt(m.vlan_pcp.is_some(), OFPFW_DL_VLAN_PCP);
+    opt(m.ip_dscp.is_some(), OFPFW_NW_TOS);
     // The nw_src/nw_dst wildcard fields count the low bits to ignore (>= 32: all).
     let src_wild = m.ipv4_src.map_or(32, |p| 32 - p.len.min(32) as u32);
     let dst_wild = m.ipv4_dst.map_or(32, |p| 32 - p.len.min(32) as u32);
-    w |= src_wild << fw10::NW_SRC_SHIFT | dst_wild << fw10::NW_DST_SHIFT;
+    w |= src_wild << OFPFW_NW_SRC_SHIFT | dst_wild << OFPFW_NW_DST_SHIFT;
 
     out.put_u32(w);
     out.put_u16(in_port);
@@ -623,72 +614,64 @@ fn emit_match_v10(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
 
 fn emit_action_v10(a: &Action, out: &mut Vec<u8>) -> EncodeResult<()> {
     const V: Version = Version::V1_0;
-    let tl = |out: &mut Vec<u8>, t: u16, len: u16| {
-        out.put_u16(t);
+    let tl = |out: &mut Vec<u8>, t: A10, len: u16| {
+        out.put_u16(t.to_raw());
         out.put_u16(len);
     };
     match *a {
         Action::Output { port, max_len } => {
-            tl(out, 0, 8);
+            tl(out, A10::Output, 8);
             out.put_u16(port.to_v10()?);
             out.put_u16(max_len);
         }
         Action::SetVlanVid { vid } => {
-            tl(out, 1, 8);
+            tl(out, A10::SetVlanVid, 8);
             out.put_u16(vid & 0x0fff);
             out.put_zeros(2);
         }
         Action::SetVlanPcp { pcp } => {
-            tl(out, 2, 8);
+            tl(out, A10::SetVlanPcp, 8);
             out.put_u8(pcp);
             out.put_zeros(3);
         }
         Action::PopVlan => {
-            tl(out, 3, 8);
+            tl(out, A10::StripVlan, 8);
             out.put_zeros(4);
         }
         Action::SetEthSrc { addr } | Action::SetEthDst { addr } => {
-            tl(
-                out,
-                if matches!(a, Action::SetEthSrc { .. }) {
-                    4
-                } else {
-                    5
-                },
-                16,
-            );
+            let t = match a {
+                Action::SetEthSrc { .. } => A10::SetDlSrc,
+                _ => A10::SetDlDst,
+            };
+            tl(out, t, 16);
             out.put_slice(&addr.0);
             out.put_zeros(6);
         }
         Action::SetIpv4Src { addr } | Action::SetIpv4Dst { addr } => {
-            tl(
-                out,
-                if matches!(a, Action::SetIpv4Src { .. }) {
-                    6
-                } else {
-                    7
-                },
-                8,
-            );
+            let t = match a {
+                Action::SetIpv4Src { .. } => A10::SetNwSrc,
+                _ => A10::SetNwDst,
+            };
+            tl(out, t, 8);
             out.put_u32(addr.into());
         }
         Action::SetIpDscp { dscp } => {
-            tl(out, 8, 8);
+            tl(out, A10::SetNwTos, 8);
             out.put_u8(dscp << 2);
             out.put_zeros(3);
         }
         Action::SetTcpSrc { port } | Action::SetUdpSrc { port } => {
-            tl(out, 9, 8);
+            tl(out, A10::SetTpSrc, 8);
             out.put_u16(port);
             out.put_zeros(2);
         }
         Action::SetTcpDst { port } | Action::SetUdpDst { port } => {
-            tl(out, 10, 8);
+            tl(out, A10::SetTpDst, 8);
             out.put_u16(port);
             out.put_zeros(2);
         }
         Action::Enqueue { port, queue_id } => {
-            tl(out, 11, 16);
+            tl(out, A10::Enqueue, 16);
             out.put_u16(port.to_v10()?);
             out.put_zeros(6);
             out.put_u32(queue_id);
@@ -703,45 +686,20 @@ fn emit_action_v10(a: &Action, out: &mut Vec<u8>) -> EncodeResult<()> {
 // ---------------------------------------------------------------------------------
 // OpenFlow 1.3
 
-/// OXM_OF_* field numbers used here (1.3 §7.2.3.7).
-mod oxm13 {
-    pub const IN_PORT: u8 = 0;
-    pub const METADATA: u8 = 2;
-    pub const ETH_DST: u8 = 3;
-    pub const ETH_SRC: u8 = 4;
-    pub const ETH_TYPE: u8 = 5;
-    pub const VLAN_VID: u8 = 6;
-    pub const VLAN_PCP: u8 = 7;
-    pub const IP_DSCP: u8 = 8;
-    pub const IP_PROTO: u8 = 10;
-    pub const IPV4_SRC: u8 = 11;
-    pub const IPV4_DST: u8 = 12;
-    pub const TCP_SRC: u8 = 13;
-    pub const TCP_DST: u8 = 14;
-    pub const UDP_SRC: u8 = 15;
-    pub const UDP_DST: u8 = 16;
-    pub const SCTP_SRC: u8 = 17;
-    pub const SCTP_DST: u8 = 18;
-    pub const ICMPV4_TYPE: u8 = 19;
-    pub const ICMPV4_CODE: u8 = 20;
-    pub const ARP_OP: u8 = 21;
-    pub const ARP_SPA: u8 = 22;
-    pub const ARP_TPA: u8 = 23;
-    pub const IPV6_SRC: u8 = 26;
-    pub const IPV6_DST: u8 = 27;
-    pub const ICMPV6_TYPE: u8 = 29;
-    pub const ICMPV6_CODE: u8 = 30;
-    /// `OFPVID_PRESENT`.
-    pub const VID_PRESENT: u16 = 0x1000;
-}
+use crate::of13::action::ActionType as A13;
+use crate::of13::instruction::InstructionType;
+use crate::of13::oxm::OxmField;
+
+/// `OFPVID_PRESENT`: set in an OXM VLAN_VID value when a tag is present.
+const VID_PRESENT: u16 = 0x1000;
 
 /// Writes one OpenFlow-basic OXM TLV: header then value (and mask when given).
 #[inline]
-fn oxm(out: &mut Vec<u8>, field: u8, value: &[u8], mask: Option<&[u8]>) {
+fn oxm(out: &mut Vec<u8>, field: OxmField, value: &[u8], mask: Option<&[u8]>) {
     let has_mask = mask.is_some() as u8;
     let len = value.len() * (1 + has_mask as usize);
     out.put_u16(0x8000);
-    out.put_u8(field << 1 | has_mask);
+    out.put_u8(field.to_raw() << 1 | has_mask);
     out.put_u8(len as u8);
     out.put_slice(value);
     if let Some(m) = mask {
@@ -755,15 +713,15 @@ fn emit_match_v13(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
     out.put_u16(1); // OFPMT_OXM
     let len = LenMark::new(out, start, "ofp_match");
     if let Some(p) = m.in_port {
-        oxm(out, oxm13::IN_PORT, &p.to_be_bytes(), None);
+        oxm(out, OxmField::InPort, &p.to_be_bytes(), None);
     }
     if let Some(md) = m.metadata {
-        oxm(out, oxm13::METADATA, &md.to_be_bytes(), None);
+        oxm(out, OxmField::Metadata, &md.to_be_bytes(), None);
     }
     if let Some(a) = m.eth_dst {
         oxm(
             out,
-            oxm13::ETH_DST,
+            OxmField::EthDst,
             &a.0,
             m.eth_dst_mask.as_ref().map(|x| &x.0[..]),
         );
@@ -773,7 +731,7 @@ fn emit_match_v13(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
     if let Some(a) = m.eth_src {
         oxm(
             out,
-            oxm13::ETH_SRC,
+            OxmField::EthSrc,
             &a.0,
             m.eth_src_mask.as_ref().map(|x| &x.0[..]),
         );
@@ -781,14 +739,14 @@ fn emit_match_v13(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
         return Err(not_in(V, "an eth_src mask without an eth_src"));
     }
     if let Some(t) = m.eth_type {
-        oxm(out, oxm13::ETH_TYPE, &t.to_be_bytes(), None);
+        oxm(out, OxmField::EthType, &t.to_be_bytes(), None);
     }
     match m.vlan {
-        Some(Vlan::Untagged) => oxm(out, oxm13::VLAN_VID, &0u16.to_be_bytes(), None),
+        Some(Vlan::Untagged) => oxm(out, OxmField::VlanVid, &0u16.to_be_bytes(), None),
         Some(Vlan::Id(v)) => oxm(
             out,
-            oxm13::VLAN_VID,
-            &(oxm13::VID_PRESENT | (v & 0x0fff)).to_be_bytes(),
+            OxmField::VlanVid,
+            &(VID_PRESENT | (v & 0x0fff)).to_be_bytes(),
             None,
         ),
         None => {}
@@ -798,7 +756,7 @@ fn emit_match_v13(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
         if !matches!(m.vlan, Some(Vlan::Id(_))) {
             return Err(not_in(V, "a vlan_pcp match without a VLAN id"));
         }
-        oxm(out, oxm13::VLAN_PCP, &[p], None);
+        oxm(out, OxmField::VlanPcp, &[p], None);
     }
     // §7.2.3.8 prerequisites: the IP fields need ETH_TYPE 0x0800 or 0x86dd, the ARP
     // fields 0x0806, and the transport fields an IP_PROTO saying which header.
@@ -808,13 +766,13 @@ fn emit_match_v13(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
         if !is_ip {
             return Err(not_in(V, "an ip_dscp match without eth_type IPv4 or IPv6"));
         }
-        oxm(out, oxm13::IP_DSCP, &[d], None);
+        oxm(out, OxmField::IpDscp, &[d], None);
     }
     if let Some(p) = m.ip_proto {
         if is_arp {
-            oxm(out, oxm13::ARP_OP, &(p as u16).to_be_bytes(), None);
+            oxm(out, OxmField::ArpOp, &(p as u16).to_be_bytes(), None);
         } else if is_ip {
-            oxm(out, oxm13::IP_PROTO, &[p], None);
+            oxm(out, OxmField::IpProto, &[p], None);
         } else {
             return Err(not_in(
                 V,
@@ -823,8 +781,8 @@ fn emit_match_v13(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
         }
     }
     for (pfx, ip_field, arp_field) in [
-        (m.ipv4_src, oxm13::IPV4_SRC, oxm13::ARP_SPA),
-        (m.ipv4_dst, oxm13::IPV4_DST, oxm13::ARP_TPA),
+        (m.ipv4_src, OxmField::Ipv4Src, OxmField::ArpSpa),
+        (m.ipv4_dst, OxmField::Ipv4Dst, OxmField::ArpTpa),
     ] {
         if let Some(p) = pfx {
             let field = match m.eth_type {
@@ -842,7 +800,10 @@ fn emit_match_v13(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
             oxm(out, field, &addr, (p.len < 32).then_some(&mask[..]));
         }
     }
-    for (pfx, field) in [(m.ipv6_src, oxm13::IPV6_SRC), (m.ipv6_dst, oxm13::IPV6_DST)] {
+    for (pfx, field) in [
+        (m.ipv6_src, OxmField::Ipv6Src),
+        (m.ipv6_dst, OxmField::Ipv6Dst),
+    ] {
         if let Some(p) = pfx {
             if m.eth_type != Some(0x86dd) {
                 return Err(not_in(V, "an IPv6 address match without eth_type IPv6"));
@@ -854,14 +815,14 @@ fn emit_match_v13(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
     }
     if m.tp_src.is_some() || m.tp_dst.is_some() {
         let ((src, dst), narrow) = match (is_ip, m.ip_proto) {
-            (true, Some(6)) => ((oxm13::TCP_SRC, oxm13::TCP_DST), false),
-            (true, Some(17)) => ((oxm13::UDP_SRC, oxm13::UDP_DST), false),
-            (true, Some(132)) => ((oxm13::SCTP_SRC, oxm13::SCTP_DST), false),
+            (true, Some(6)) => ((OxmField::TcpSrc, OxmField::TcpDst), false),
+            (true, Some(17)) => ((OxmField::UdpSrc, OxmField::UdpDst), false),
+            (true, Some(132)) => ((OxmField::SctpSrc, OxmField::SctpDst), false),
             (true, Some(1)) if m.eth_type == Some(0x0800) => {
-                ((oxm13::ICMPV4_TYPE, oxm13::ICMPV4_CODE), true)
+                ((OxmField::Icmpv4Type, OxmField::Icmpv4Code), true)
             }
             (true, Some(58)) if m.eth_type == Some(0x86dd) => {
-                ((oxm13::ICMPV6_TYPE, oxm13::ICMPV6_CODE), true)
+                ((OxmField::Icmpv6Type, OxmField::Icmpv6Code), true)
             }
             _ => {
                 return Err(not_in(
@@ -888,7 +849,7 @@ fn emit_match_v13(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
 /// Writes an `OFPIT_APPLY_ACTIONS` instruction holding `actions`.
 fn emit_apply_actions_v13(actions: &[Action], out: &mut Vec<u8>) -> EncodeResult<()> {
     let start = out.len();
-    out.put_u16(4); // OFPIT_APPLY_ACTIONS
+    out.put_u16(InstructionType::ApplyActions.to_raw());
     let len = LenMark::new(out, start, "ofp_instruction_actions");
     out.put_zeros(4);
     for a in actions {
@@ -899,9 +860,9 @@ fn emit_apply_actions_v13(actions: &[Action], out: &mut Vec<u8>) -> EncodeResult
 }
 
 /// Writes an `OFPAT_SET_FIELD` action holding one OXM TLV, padded to 8.
-fn set_field(out: &mut Vec<u8>, field: u8, value: &[u8]) -> EncodeResult<()> {
+fn set_field(out: &mut Vec<u8>, field: OxmField, value: &[u8]) -> EncodeResult<()> {
     let start = out.len();
-    out.put_u16(25);
+    out.put_u16(A13::SetField.to_raw());
     let len = LenMark::new(out, start, "ofp_action_set_field");
     oxm(out, field, value, None);
     pad_to(out, start);
@@ -910,52 +871,52 @@ fn set_field(out: &mut Vec<u8>, field: u8, value: &[u8]) -> EncodeResult<()> {
 }
 
 fn emit_action_v13(a: &Action, out: &mut Vec<u8>) -> EncodeResult<()> {
-    let tl = |out: &mut Vec<u8>, t: u16, len: u16| {
-        out.put_u16(t);
+    let tl = |out: &mut Vec<u8>, t: A13, len: u16| {
+        out.put_u16(t.to_raw());
         out.put_u16(len);
     };
     match *a {
         Action::Output { port, max_len } => {
-            tl(out, 0, 16);
+            tl(out, A13::Output, 16);
             out.put_u32(port.to_v13()?);
             out.put_u16(max_len);
             out.put_zeros(6);
         }
         Action::SetVlanVid { vid } => set_field(
             out,
-            oxm13::VLAN_VID,
-            &(oxm13::VID_PRESENT | (vid & 0x0fff)).to_be_bytes(),
+            OxmField::VlanVid,
+            &(VID_PRESENT | (vid & 0x0fff)).to_be_bytes(),
         )?,
-        Action::SetVlanPcp { pcp } => set_field(out, oxm13::VLAN_PCP, &[pcp])?,
+        Action::SetVlanPcp { pcp } => set_field(out, OxmField::VlanPcp, &[pcp])?,
         Action::PopVlan => {
-            tl(out, 18, 8);
+            tl(out, A13::PopVlan, 8);
             out.put_zeros(4);
         }
         Action::PushVlan { ethertype } => {
-            tl(out, 17, 8);
+            tl(out, A13::PushVlan, 8);
             out.put_u16(ethertype);
             out.put_zeros(2);
         }
-        Action::SetEthSrc { addr } => set_field(out, oxm13::ETH_SRC, &addr.0)?,
-        Action::SetEthDst { addr } => set_field(out, oxm13::ETH_DST, &addr.0)?,
-        Action::SetIpv4Src { addr } => set_field(out, oxm13::IPV4_SRC, &addr.octets())?,
-        Action::SetIpv4Dst { addr } => set_field(out, oxm13::IPV4_DST, &addr.octets())?,
-        Action::SetIpDscp { dscp } => set_field(out, oxm13::IP_DSCP, &[dscp])?,
-        Action::SetTcpSrc { port } => set_field(out, oxm13::TCP_SRC, &port.to_be_bytes())?,
-        Action::SetTcpDst { port } => set_field(out, oxm13::TCP_DST, &port.to_be_bytes())?,
-        Action::SetUdpSrc { port } => set_field(out, oxm13::UDP_SRC, &port.to_be_bytes())?,
-        Action::SetUdpDst { port } => set_field(out, oxm13::UDP_DST, &port.to_be_bytes())?,
+        Action::SetEthSrc { addr } => set_field(out, OxmField::EthSrc, &addr.0)?,
+        Action::SetEthDst { addr } => set_field(out, OxmField::EthDst, &addr.0)?,
+        Action::SetIpv4Src { addr } => set_field(out, OxmField::Ipv4Src, &addr.octets())?,
+        Action::SetIpv4Dst { addr } => set_field(out, OxmField::Ipv4Dst, &addr.octets())?,
+        Action::SetIpDscp { dscp } => set_field(out, OxmField::IpDscp, &[dscp])?,
+        Action::SetTcpSrc { port } => set_field(out, OxmField::TcpSrc, &port.to_be_bytes())?,
+        Action::SetTcpDst { port } => set_field(out, OxmField::TcpDst, &port.to_be_bytes())?,
+        Action::SetUdpSrc { port } => set_field(out, OxmField::UdpSrc, &port.to_be_bytes())?,
+        Action::SetUdpDst { port } => set_field(out, OxmField::UdpDst, &port.to_be_bytes())?,
         Action::Enqueue { port, queue_id } => {
-            tl(out, 21, 8); // OFPAT_SET_QUEUE
+            tl(out, A13::SetQueue, 8);
             out.put_u32(queue_id);
             emit_action_v13(&Action::output(port), out)?;
         }
         Action::Group { group_id } => {
-            tl(out, 22, 8);
+            tl(out, A13::Group, 8);
             out.put_u32(group_id);
         }
         Action::DecNwTtl => {
-            tl(out, 24, 8);
+            tl(out, A13::DecNwTtl, 8);
             out.put_zeros(4);
         }
     }

@@ -67,15 +67,15 @@ fn v10_prefixes_and_vlan_none() {
     let mut out = Vec::new();
     emit_match_v10(&m, &mut out).unwrap();
     let w = u32::from_be_bytes(out[0..4].try_into().unwrap());
-    assert_eq!(w & fw10::DL_VLAN, 0);
-    assert_eq!(w & fw10::DL_TYPE, 0);
-    assert_eq!(w & fw10::NW_TOS, 0);
+    assert_eq!(w & OFPFW_DL_VLAN, 0);
+    assert_eq!(w & OFPFW_DL_TYPE, 0);
+    assert_eq!(w & OFPFW_NW_TOS, 0);
     assert_eq!(
-        (w >> fw10::NW_SRC_SHIFT) & 0x3f,
+        (w >> OFPFW_NW_SRC_SHIFT) & 0x3f,
         24,
         "8-bit prefix wildcards 24 bits"
     );
-    assert_eq!((w >> fw10::NW_DST_SHIFT) & 0x3f, 32);
+    assert_eq!((w >> OFPFW_NW_DST_SHIFT) & 0x3f, 32);
     assert_eq!(&out[18..20], &[0xff, 0xff], "OFP_VLAN_NONE");
     assert_eq!(out[24], 46 << 2, "nw_tos holds DSCP << 2");
     assert_eq!(&out[28..32], &[10, 0, 0, 0], "address masked to its prefix");
