@@ -1,0 +1,1 @@
+//! Built-in Pharos apps, one module each.

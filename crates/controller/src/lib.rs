@@ -1,0 +1,12 @@
+//! # pharos-controller: the controller core
+//!
+//! Beacon's run-to-completion I/O and the in-kernel controller's three-tier connection
+//! path (see ../shared/DESIGN.md, "The connection path" and "The app API").
+//!
+//! ```text
+//! acceptor ──► admission (handshake, sans-IO Handshake) ──► worker 0..N (mio loop each)
+//!                                                            │  read until WouldBlock
+//!                                                            │  frame + dispatch in place
+//!                                                            │  Pipeline::handle ─► apps
+//!                                                            └─ flush each output once/turn
+//! ```
