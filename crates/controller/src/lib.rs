@@ -10,3 +10,4 @@
 //!                                                            │  Pipeline::handle ─► apps
 //!                                                            └─ flush each output once/turn
 //! ```
+pub mod info;
