@@ -10,4 +10,5 @@
 //!                                                            │  Pipeline::handle ─► apps
 //!                                                            └─ flush each output once/turn
 //! ```
+pub mod config;
 pub mod info;

@@ -1,0 +1,496 @@
+//! Everything a user can set: [`Config`], read from TOML (`pharos.toml`) with defaults
+//! for every key.
+//!
+//! The file is strict: an unknown key, a bad value or an impossible setting is refused
+//! with a [`ConfigError`] naming the key (`keepalive.interval`, `apps[1].name`) and the
+//! reason. Durations are strings with a unit: `"250ms"`, `"5s"`, `"1m"`, `"1h"`.
+//!
+//! ```toml
+//! listen = ["0.0.0.0:6653", "0.0.0.0:6633"]
+//! workers = 2
+//!
+//! [keepalive]
+//! interval = "5s"
+//! max_unanswered = 3
+//!
+//! [[apps]]
+//! name = "learning_switch"
+//! params = { idle_timeout = 10 }
+//! ```
+//!
+//! The repository's `pharos.toml` documents every key. App names are checked against
+//! the apps the binary knows with [`Config::check_app_names`]; an app's `params` are
+//! its own business (each app parses them into its own typed config).
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use openflow::Version;
+use serde::{Deserialize, Serialize};
+
+/// The controller's settings. `Config::default()` is what `pharos run` uses with no
+/// arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Addresses to accept switches on; OpenFlow's port 6653 and the legacy 6633.
+    pub listen: Vec<SocketAddr>,
+    /// Worker threads, each with its own event loop and its own switches. Default: one
+    /// per available core.
+    pub workers: usize,
+    /// The apps to run, in order: their `start` runs in this order.
+    pub apps: Vec<AppConfig>,
+    /// Connections open at once (handshaking or served); more are refused at accept.
+    pub max_connections: usize,
+    /// The admission tier's limits.
+    pub handshake: HandshakeConfig,
+    /// Echo keepalive and dead-peer detection on served switches.
+    pub keepalive: KeepaliveConfig,
+    /// Bytes queued for one switch that the kernel has not taken yet; over it the switch
+    /// is disconnected (a switch that does not read must not eat the controller's
+    /// memory).
+    pub output_buffer_limit: usize,
+    /// The longest message a switch may send, header included; a header announcing more
+    /// closes the connection. OpenFlow's own ceiling is 65535 (a 16-bit length).
+    pub max_message_len: usize,
+    /// How often the counters are printed at info level.
+    #[serde(with = "duration")]
+    pub counters_interval: Duration,
+    /// The OpenFlow versions offered in HELLO; the highest one the switch also speaks
+    /// wins.
+    #[serde(with = "versions")]
+    pub versions: Vec<Version>,
+    /// `miss_send_len` sent in SET_CONFIG: how many bytes of a buffered packet the switch
+    /// puts in a PACKET_IN. 128 is the spec's default (OFP_DEFAULT_MISS_SEND_LEN);
+    /// 65535 asks for whole packets (OFPCML_NO_BUFFER in 1.3).
+    pub miss_send_len: u16,
+    /// The log filter when `--log-level` and `RUST_LOG` do not say otherwise
+    /// (`"info"`, `"debug"`, `"controller=debug,info"`).
+    pub log_level: String,
+}
+
+/// One app to run and its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppConfig {
+    /// The app's name (`"hub"`, `"learning_switch"`).
+    pub name: String,
+    /// App-specific settings (`{ idle_timeout = 10 }`), parsed by the app itself.
+    #[serde(default)]
+    pub params: toml::Table,
+}
+
+impl AppConfig {
+    /// An app with no parameters.
+    pub fn named(name: &str) -> AppConfig {
+        AppConfig {
+            name: name.to_string(),
+            params: toml::Table::new(),
+        }
+    }
+}
+
+/// The admission tier's limits: a peer has `timeout` to finish the handshake, and only
+/// so many peers may be handshaking at once, in total and from one IP address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HandshakeConfig {
+    /// From accept to the last handshake reply (FEATURES_REPLY, or PORT_DESC in 1.3).
+    #[serde(with = "duration")]
+    pub timeout: Duration,
+    /// Handshakes in progress at once; connections beyond it are closed at accept.
+    pub max_pending: usize,
+    /// Handshakes in progress at once from one source IP address.
+    pub max_pending_per_ip: usize,
+}
+
+impl Default for HandshakeConfig {
+    fn default() -> HandshakeConfig {
+        HandshakeConfig {
+            timeout: Duration::from_secs(5),
+            max_pending: 1000,
+            max_pending_per_ip: 64,
+        }
+    }
+}
+
+/// Echo keepalive (as Ryu's `Datapath`): after `interval` of silence from a switch an
+/// ECHO_REQUEST goes out; a switch that leaves `max_unanswered` of them in a row
+/// unanswered is dead and disconnected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KeepaliveConfig {
+    /// Silence before an echo request is sent (and between unanswered ones).
+    #[serde(with = "duration")]
+    pub interval: Duration,
+    /// Echo requests left unanswered in a row before the switch is declared dead.
+    pub max_unanswered: u32,
+}
+
+impl Default for KeepaliveConfig {
+    fn default() -> KeepaliveConfig {
+        KeepaliveConfig {
+            interval: Duration::from_secs(5),
+            max_unanswered: 3,
+        }
+    }
+}
+
+/// The default listen addresses: every interface, ports 6653 and 6633.
+pub const DEFAULT_LISTEN: [&str; 2] = ["0.0.0.0:6653", "0.0.0.0:6633"];
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            listen: DEFAULT_LISTEN
+                .iter()
+                .map(|a| a.parse().expect("a valid literal"))
+                .collect(),
+            workers: std::thread::available_parallelism()
+                .map(usize::from)
+                .unwrap_or(1),
+            apps: vec![AppConfig::named("learning_switch")],
+            max_connections: 10_000,
+            handshake: HandshakeConfig::default(),
+            keepalive: KeepaliveConfig::default(),
+            output_buffer_limit: 4 << 20,
+            max_message_len: 65535,
+            counters_interval: Duration::from_secs(10),
+            versions: vec![Version::V1_0, Version::V1_3],
+            miss_send_len: 128,
+            log_level: "info".to_string(),
+        }
+    }
+}
+
+/// A configuration that was refused: where (file, key, line) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The file, when the configuration came from one.
+    pub file: Option<PathBuf>,
+    /// The key path (`keepalive.interval`, `apps[1].name`); empty for a file that is not
+    /// TOML at all or cannot be read.
+    pub key: String,
+    /// The 1-based line in the file, when known.
+    pub line: Option<usize>,
+    /// What is wrong, and what would be right.
+    pub reason: String,
+}
+
+impl ConfigError {
+    /// An error about `key`.
+    pub fn new(key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
+        ConfigError {
+            file: None,
+            key: key.into(),
+            line: None,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{}", file.display())?;
+            if let Some(line) = self.line {
+                write!(f, ":{line}")?;
+            }
+            f.write_str(": ")?;
+        } else if let Some(line) = self.line {
+            write!(f, "line {line}: ")?;
+        }
+        if !self.key.is_empty() {
+            write!(f, "`{}`: ", self.key)?;
+        }
+        f.write_str(&self.reason)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Parses and validates a TOML document; every key missing takes its default.
+    pub fn from_toml_str(text: &str) -> Result<Config, ConfigError> {
+        let de = toml::Deserializer::new(text);
+        let config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let inner = e.inner();
+            let line = inner.span().map(|s| line_of(text, s.start));
+            let (key, reason) = key_and_reason(&e.path().to_string(), inner.message());
+            ConfigError {
+                file: None,
+                key,
+                line,
+                reason,
+            }
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Reads, parses and validates a TOML file; errors name the file too.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: Some(path.to_path_buf()),
+            key: String::new(),
+            line: None,
+            reason: format!("cannot read the file: {e}"),
+        })?;
+        Config::from_toml_str(&text).map_err(|e| ConfigError {
+            file: Some(path.to_path_buf()),
+            ..e
+        })
+    }
+
+    /// Checks the rules serde cannot express: counts that must be positive, lists that
+    /// must not be empty, apps named once.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.listen.is_empty() {
+            return Err(ConfigError::new(
+                "listen",
+                "no address to listen on: give at least one, e.g. [\"0.0.0.0:6653\"]",
+            ));
+        }
+        for (i, a) in self.listen.iter().enumerate() {
+            if self.listen[..i].contains(a) {
+                return Err(ConfigError::new(
+                    format!("listen[{i}]"),
+                    format!("{a} is listed twice"),
+                ));
+            }
+        }
+        let positive: [(&str, usize); 5] = [
+            ("workers", self.workers),
+            ("max_connections", self.max_connections),
+            ("handshake.max_pending", self.handshake.max_pending),
+            (
+                "handshake.max_pending_per_ip",
+                self.handshake.max_pending_per_ip,
+            ),
+            (
+                "keepalive.max_unanswered",
+                self.keepalive.max_unanswered as usize,
+            ),
+        ];
+        for (key, value) in positive {
+            if value == 0 {
+                return Err(ConfigError::new(key, "must be at least 1"));
+            }
+        }
+        let durations = [
+            ("handshake.timeout", self.handshake.timeout),
+            ("keepalive.interval", self.keepalive.interval),
+            ("counters_interval", self.counters_interval),
+        ];
+        for (key, value) in durations {
+            if value.is_zero() {
+                return Err(ConfigError::new(
+                    key,
+                    "must be longer than zero, e.g. \"5s\"",
+                ));
+            }
+        }
+        if !(64..=65535).contains(&self.max_message_len) {
+            return Err(ConfigError::new(
+                "max_message_len",
+                format!(
+                    "{} is out of range: from 64 to 65535 bytes (OpenFlow lengths are 16 bits)",
+                    self.max_message_len
+                ),
+            ));
+        }
+        if self.output_buffer_limit < self.max_message_len {
+            return Err(ConfigError::new(
+                "output_buffer_limit",
+                format!(
+                    "{} bytes cannot hold one message of max_message_len ({})",
+                    self.output_buffer_limit, self.max_message_len
+                ),
+            ));
+        }
+        if self.versions.is_empty() {
+            return Err(ConfigError::new(
+                "versions",
+                "no version to offer: use [\"1.0\", \"1.3\"] or a part of it",
+            ));
+        }
+        for (i, app) in self.apps.iter().enumerate() {
+            if app.name.is_empty() {
+                return Err(ConfigError::new(format!("apps[{i}].name"), "is empty"));
+            }
+            if let Some(j) = self.apps[..i].iter().position(|a| a.name == app.name) {
+                return Err(ConfigError::new(
+                    format!("apps[{i}].name"),
+                    format!("`{}` is already apps[{j}]; an app runs once", app.name),
+                ));
+            }
+        }
+        if self.log_level.trim().is_empty() {
+            return Err(ConfigError::new(
+                "log_level",
+                "is empty: use e.g. \"info\" or \"debug\"",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks every app name against the ones this binary knows; an unknown one is
+    /// refused with the list of known names.
+    pub fn check_app_names(&self, known: &[&str]) -> Result<(), ConfigError> {
+        for (i, app) in self.apps.iter().enumerate() {
+            if !known.contains(&app.name.as_str()) {
+                return Err(ConfigError::new(
+                    format!("apps[{i}].name"),
+                    format!(
+                        "unknown app `{}`; the known apps are: {}",
+                        app.name,
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The key path and reason of a serde error: an unknown field is named by its own path
+/// (`keepalive.intervl`), and serde's list of expected fields follows.
+fn key_and_reason(path: &str, message: &str) -> (String, String) {
+    let path = if path == "." { "" } else { path };
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        if let Some((field, expected)) = rest.split_once('`') {
+            // serde_path_to_error already ends the path with the unknown key; older
+            // versions stop at its table.
+            let key = if path == field || path.ends_with(&format!(".{field}")) {
+                path.to_string()
+            } else if path.is_empty() {
+                field.to_string()
+            } else {
+                format!("{path}.{field}")
+            };
+            let expected = expected.trim_start_matches(", ");
+            return (key, format!("unknown key; {expected}"));
+        }
+    }
+    (path.to_string(), message.to_string())
+}
+
+/// Durations as strings with a unit: `"250ms"`, `"5s"`, `"1m"`, `"1h"`.
+pub mod duration {
+    use std::time::Duration;
+
+    use serde::{de, Deserialize, Deserializer, Serializer};
+
+    /// The reason given for a value that is not a duration.
+    fn expected(value: &str) -> String {
+        format!("invalid duration {value}: expected e.g. \"5s\" or \"500ms\" (units: ms, s, m, h)")
+    }
+
+    /// Parses `"250ms"`, `"5s"`, `"1m"`, `"1h"` (a whole number, then a unit).
+    pub fn parse(text: &str) -> Result<Duration, String> {
+        let t = text.trim();
+        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let (number, unit) = t.split_at(split);
+        let n: u64 = number.parse().map_err(|_| expected(&format!("{text:?}")))?;
+        let millis_per = match unit.trim() {
+            "ms" => 1,
+            "s" => 1000,
+            "m" | "min" => 60_000,
+            "h" => 3_600_000,
+            _ => return Err(expected(&format!("{text:?}"))),
+        };
+        n.checked_mul(millis_per)
+            .map(Duration::from_millis)
+            .ok_or_else(|| format!("duration {text:?} is too long"))
+    }
+
+    /// The shortest exact form: `"250ms"`, `"5s"`, `"2m"`.
+    pub fn format(d: Duration) -> String {
+        let ms = d.as_millis();
+        if ms % 60_000 == 0 && ms > 0 {
+            format!("{}m", ms / 60_000)
+        } else if ms % 1000 == 0 {
+            format!("{}s", ms / 1000)
+        } else {
+            format!("{ms}ms")
+        }
+    }
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format(*d))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Int(i64),
+            Float(f64),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Text(t) => parse(&t).map_err(de::Error::custom),
+            Raw::Int(n) => Err(de::Error::custom(expected(&n.to_string()))),
+            Raw::Float(x) => Err(de::Error::custom(expected(&x.to_string()))),
+        }
+    }
+}
+
+/// Versions as `"1.0"` / `"1.3"` strings, or the bare numbers `1.0` / `1.3`.
+mod versions {
+    use openflow::Version;
+    use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+
+    fn parse(text: &str) -> Result<Version, String> {
+        match text {
+            "1.0" => Ok(Version::V1_0),
+            "1.3" => Ok(Version::V1_3),
+            other => Err(format!(
+                "unsupported OpenFlow version {other}: this controller speaks \"1.0\" and \"1.3\""
+            )),
+        }
+    }
+
+    pub fn serialize<S: Serializer>(v: &[Version], s: S) -> Result<S::Ok, S::Error> {
+        v.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Version>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Float(f64),
+        }
+        let raw = Vec::<Raw>::deserialize(d)?;
+        let mut out = Vec::with_capacity(raw.len());
+        for r in raw {
+            let v = match r {
+                Raw::Text(t) => parse(&t),
+                Raw::Float(x) => parse(&format!("{x:.1}")),
+            }
+            .map_err(de::Error::custom)?;
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

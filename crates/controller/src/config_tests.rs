@@ -1,0 +1,332 @@
+use std::time::Duration;
+
+use openflow::Version;
+
+use super::*;
+
+fn err(text: &str) -> ConfigError {
+    Config::from_toml_str(text).expect_err("should be refused")
+}
+
+#[test]
+fn empty_file_is_the_defaults() {
+    let c = Config::from_toml_str("").unwrap();
+    assert_eq!(c, Config::default());
+    assert_eq!(c.listen.len(), 2);
+    assert_eq!(c.listen[0].port(), 6653);
+    assert_eq!(c.listen[1].port(), 6633);
+    assert!(c.workers >= 1);
+    assert_eq!(c.apps, vec![AppConfig::named("learning_switch")]);
+    assert_eq!(c.max_connections, 10_000);
+    assert_eq!(c.handshake.timeout, Duration::from_secs(5));
+    assert_eq!(c.handshake.max_pending, 1000);
+    assert_eq!(c.handshake.max_pending_per_ip, 64);
+    assert_eq!(c.keepalive.interval, Duration::from_secs(5));
+    assert_eq!(c.keepalive.max_unanswered, 3);
+    assert_eq!(c.output_buffer_limit, 4 << 20);
+    assert_eq!(c.counters_interval, Duration::from_secs(10));
+    assert_eq!(c.versions, vec![Version::V1_0, Version::V1_3]);
+    assert_eq!(c.miss_send_len, 128);
+}
+
+#[test]
+fn every_key_is_read() {
+    let c = Config::from_toml_str(
+        r#"
+        listen = ["127.0.0.1:7000", "[::1]:7001"]
+        workers = 3
+        max_connections = 50
+        output_buffer_limit = 100000
+        max_message_len = 4096
+        counters_interval = "1m"
+        versions = ["1.3"]
+        miss_send_len = 65535
+        log_level = "debug"
+
+        [handshake]
+        timeout = "250ms"
+        max_pending = 10
+        max_pending_per_ip = 2
+
+        [keepalive]
+        interval = "2s"
+        max_unanswered = 5
+
+        [[apps]]
+        name = "hub"
+
+        [[apps]]
+        name = "learning_switch"
+        params = { idle_timeout = 30 }
+        "#,
+    )
+    .unwrap();
+    assert_eq!(
+        c.listen,
+        vec![
+            "127.0.0.1:7000".parse().unwrap(),
+            "[::1]:7001".parse().unwrap()
+        ]
+    );
+    assert_eq!(c.workers, 3);
+    assert_eq!(c.max_connections, 50);
+    assert_eq!(c.output_buffer_limit, 100_000);
+    assert_eq!(c.max_message_len, 4096);
+    assert_eq!(c.counters_interval, Duration::from_secs(60));
+    assert_eq!(c.versions, vec![Version::V1_3]);
+    assert_eq!(c.miss_send_len, 0xffff);
+    assert_eq!(c.log_level, "debug");
+    assert_eq!(
+        c.handshake,
+        HandshakeConfig {
+            timeout: Duration::from_millis(250),
+            max_pending: 10,
+            max_pending_per_ip: 2
+        }
+    );
+    assert_eq!(
+        c.keepalive,
+        KeepaliveConfig {
+            interval: Duration::from_secs(2),
+            max_unanswered: 5
+        }
+    );
+    assert_eq!(c.apps[0], AppConfig::named("hub"));
+    assert_eq!(c.apps[1].name, "learning_switch");
+    assert_eq!(
+        c.apps[1]
+            .params
+            .get("idle_timeout")
+            .and_then(|v| v.as_integer()),
+        Some(30)
+    );
+}
+
+#[test]
+fn a_partial_table_keeps_the_other_defaults() {
+    let c = Config::from_toml_str("[keepalive]\ninterval = \"1s\"\n").unwrap();
+    assert_eq!(c.keepalive.interval, Duration::from_secs(1));
+    assert_eq!(c.keepalive.max_unanswered, 3);
+}
+
+#[test]
+fn versions_as_bare_numbers_are_sorted_and_deduplicated() {
+    let c = Config::from_toml_str("versions = [1.3, 1.0, 1.3]").unwrap();
+    assert_eq!(c.versions, vec![Version::V1_0, Version::V1_3]);
+}
+
+#[test]
+fn bad_duration_names_the_key_and_the_expected_form() {
+    let e = err("[keepalive]\ninterval = \"5x\"\n");
+    assert_eq!(e.key, "keepalive.interval");
+    assert!(e.reason.contains("\"5x\""), "{e}");
+    assert!(
+        e.reason.contains("expected e.g. \"5s\" or \"500ms\""),
+        "{e}"
+    );
+    assert_eq!(e.line, Some(2));
+    let shown = e.to_string();
+    assert!(
+        shown.contains("`keepalive.interval`") && shown.contains("line 2"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_number_is_not_a_duration() {
+    let e = err("counters_interval = 10");
+    assert_eq!(e.key, "counters_interval");
+    assert!(e.reason.contains("invalid duration 10"), "{e}");
+    let e = err("[handshake]\ntimeout = 1.5");
+    assert_eq!(e.key, "handshake.timeout");
+}
+
+#[test]
+fn zero_durations_are_refused() {
+    for (text, key) in [
+        ("[keepalive]\ninterval = \"0s\"", "keepalive.interval"),
+        ("[handshake]\ntimeout = \"0ms\"", "handshake.timeout"),
+        ("counters_interval = \"0m\"", "counters_interval"),
+    ] {
+        let e = err(text);
+        assert_eq!(e.key, key);
+        assert!(e.reason.contains("longer than zero"), "{e}");
+    }
+}
+
+#[test]
+fn unknown_keys_are_named_with_their_path() {
+    let e = err("wrokers = 4");
+    assert_eq!(e.key, "wrokers");
+    assert!(e.reason.starts_with("unknown key"), "{e}");
+    assert!(
+        e.reason.contains("workers"),
+        "the expected keys are listed: {e}"
+    );
+
+    let e = err("[keepalive]\nintervl = \"5s\"");
+    assert_eq!(e.key, "keepalive.intervl");
+    assert!(e.reason.contains("interval"), "{e}");
+    assert_eq!(e.line, Some(2));
+
+    let e = err("[[apps]]\nname = \"hub\"\nidle_timeout = 3");
+    assert_eq!(e.key, "apps[0].idle_timeout");
+    assert!(e.reason.contains("params"), "{e}");
+}
+
+#[test]
+fn zero_counts_are_refused() {
+    for (text, key) in [
+        ("workers = 0", "workers"),
+        ("max_connections = 0", "max_connections"),
+        ("[handshake]\nmax_pending = 0", "handshake.max_pending"),
+        (
+            "[handshake]\nmax_pending_per_ip = 0",
+            "handshake.max_pending_per_ip",
+        ),
+        (
+            "[keepalive]\nmax_unanswered = 0",
+            "keepalive.max_unanswered",
+        ),
+    ] {
+        let e = err(text);
+        assert_eq!(e.key, key, "{text}");
+        assert_eq!(e.reason, "must be at least 1");
+    }
+}
+
+#[test]
+fn negative_and_wrong_type_values_name_the_key() {
+    let e = err("workers = -1");
+    assert_eq!(e.key, "workers");
+    let e = err("workers = \"four\"");
+    assert_eq!(e.key, "workers");
+    assert!(e.reason.contains("invalid type"), "{e}");
+    let e = err("miss_send_len = 70000");
+    assert_eq!(e.key, "miss_send_len");
+}
+
+#[test]
+fn empty_listen_is_refused() {
+    let e = err("listen = []");
+    assert_eq!(e.key, "listen");
+    assert!(e.reason.contains("at least one"), "{e}");
+}
+
+#[test]
+fn a_bad_listen_address_is_refused() {
+    let e = err("listen = [\"localhost\"]");
+    assert!(e.key.starts_with("listen"), "{e}");
+    assert!(e.reason.contains("socket address"), "{e}");
+    let e = err("listen = [\"127.0.0.1:1\", \"127.0.0.1:1\"]");
+    assert_eq!(e.key, "listen[1]");
+    assert!(e.reason.contains("twice"), "{e}");
+}
+
+#[test]
+fn unsupported_or_no_versions_are_refused() {
+    let e = err("versions = [\"1.0\", \"1.4\"]");
+    assert_eq!(e.key, "versions");
+    assert!(
+        e.reason.contains("1.4") && e.reason.contains("\"1.3\""),
+        "{e}"
+    );
+    let e = err("versions = []");
+    assert_eq!(e.key, "versions");
+}
+
+#[test]
+fn message_and_buffer_limits_are_checked() {
+    let e = err("max_message_len = 70000");
+    assert_eq!(e.key, "max_message_len");
+    let e = err("max_message_len = 8");
+    assert_eq!(e.key, "max_message_len");
+    let e = err("output_buffer_limit = 1000");
+    assert_eq!(e.key, "output_buffer_limit");
+    assert!(e.reason.contains("max_message_len"), "{e}");
+}
+
+#[test]
+fn apps_are_named_once_and_not_empty() {
+    let e = err("[[apps]]\nname = \"hub\"\n[[apps]]\nname = \"hub\"");
+    assert_eq!(e.key, "apps[1].name");
+    assert!(e.reason.contains("already apps[0]"), "{e}");
+    let e = err("[[apps]]\nname = \"\"");
+    assert_eq!(e.key, "apps[0].name");
+    let e = err("[[apps]]\nparams = {}");
+    assert_eq!(e.key, "apps[0]");
+    assert!(e.reason.contains("name"), "{e}");
+}
+
+#[test]
+fn no_apps_is_allowed() {
+    assert!(Config::from_toml_str("apps = []").unwrap().apps.is_empty());
+}
+
+#[test]
+fn unknown_app_names_list_the_known_ones() {
+    let c =
+        Config::from_toml_str("[[apps]]\nname = \"hub\"\n[[apps]]\nname = \"learning\"").unwrap();
+    let e = c.check_app_names(&["hub", "learning_switch"]).unwrap_err();
+    assert_eq!(e.key, "apps[1].name");
+    assert_eq!(
+        e.reason,
+        "unknown app `learning`; the known apps are: hub, learning_switch"
+    );
+    assert!(c.check_app_names(&["hub", "learning"]).is_ok());
+}
+
+#[test]
+fn syntax_errors_give_the_line() {
+    let e = err("workers = 2\n[keepalive\n");
+    assert_eq!(e.line, Some(2));
+    assert!(!e.reason.is_empty());
+}
+
+#[test]
+fn from_file_names_the_file() {
+    let dir = std::env::temp_dir().join(format!("pharos-config-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("pharos.toml");
+    std::fs::write(&path, "workers = 2\n[keepalive]\ninterval = \"5x\"\n").unwrap();
+    let e = Config::from_file(&path).unwrap_err();
+    assert_eq!(e.key, "keepalive.interval");
+    let shown = e.to_string();
+    assert!(
+        shown.starts_with(&format!("{}:3: `keepalive.interval`: ", path.display())),
+        "{shown}"
+    );
+
+    let missing = dir.join("missing.toml");
+    let e = Config::from_file(&missing).unwrap_err();
+    assert!(e.to_string().contains("cannot read"), "{e}");
+    std::fs::write(&path, "workers = 2\n").unwrap();
+    assert_eq!(Config::from_file(&path).unwrap().workers, 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn durations_parse_and_format() {
+    use super::duration::{format, parse};
+    assert_eq!(parse("250ms"), Ok(Duration::from_millis(250)));
+    assert_eq!(parse("5s"), Ok(Duration::from_secs(5)));
+    assert_eq!(parse("1m"), Ok(Duration::from_secs(60)));
+    assert_eq!(parse("2h"), Ok(Duration::from_secs(7200)));
+    for bad in ["", "5", "s", "5x", "-5s", "1.5s", "5 seconds"] {
+        assert!(parse(bad).is_err(), "{bad:?}");
+    }
+    assert!(parse("99999999999999999999h").is_err());
+    assert_eq!(format(Duration::from_millis(250)), "250ms");
+    assert_eq!(format(Duration::from_secs(5)), "5s");
+    assert_eq!(format(Duration::from_secs(120)), "2m");
+}
+
+#[test]
+fn serializes_back_to_an_equal_config() {
+    let c = Config::from_toml_str(
+        "[keepalive]\ninterval = \"250ms\"\n[[apps]]\nname = \"hub\"\nparams = { a = 1 }",
+    )
+    .unwrap();
+    let text = toml::to_string(&c).unwrap();
+    assert_eq!(Config::from_toml_str(&text).unwrap(), c);
+}
