@@ -12,3 +12,4 @@
 //! ```
 pub mod config;
 pub mod info;
+pub mod handshake;

@@ -1,0 +1,656 @@
+//! The OpenFlow handshake as a sans-IO state machine (quinn-proto style): no sockets and
+//! no clock. The admission tier feeds it the bytes it reads and writes out the bytes it
+//! produces; the deadline is the caller's to check.
+//!
+//! ```text
+//! controller                              switch
+//!   HELLO (1.3 header, bitmap {1.0,1.3}) ──►
+//!                                       ◄── HELLO (any version, bitmap or not)
+//!   negotiate: highest common of {1.0, 1.3}; none → ERROR HELLO_FAILED/INCOMPATIBLE
+//!   FEATURES_REQUEST                     ──►
+//!                                       ◄── FEATURES_REPLY (1.0: with the ports)
+//!   1.3 only: MULTIPART_REQUEST PORT_DESC ──►
+//!                                       ◄── MULTIPART_REPLY PORT_DESC (one or more parts)
+//!   SET_CONFIG (miss_send_len) [+ BARRIER_REQUEST] ──►
+//!                                       ◄── [BARRIER_REPLY]
+//!   Established { features, ports, version, leftover bytes }
+//! ```
+//!
+//! ECHO_REQUEST is answered at any point after HELLO; the switch's asynchronous messages
+//! (PACKET_IN, FLOW_REMOVED, PORT_STATUS) and ECHO_REPLY are skipped; anything else that
+//! is not the expected reply fails the handshake. Every header is checked: a length under
+//! 8 or over the limit, or a version other than the negotiated one, fails it.
+
+use std::time::Duration;
+
+use openflow::common::{ErrorBody, Hello, SwitchConfig};
+use openflow::header::{self, version_name, Header};
+use openflow::of13::multipart::{MultipartReplyBody, MultipartRequest, MultipartRequestBody};
+use openflow::wire::{Put, Reader};
+use openflow::{of10, of13, DecodeError, Message, Version, HEADER_LEN};
+
+use crate::info::{PortInfo, SwitchInfo};
+
+/// `ofp_type` values shared by 1.0 and 1.3.
+mod ty {
+    pub const HELLO: u8 = 0;
+    pub const ERROR: u8 = 1;
+    pub const ECHO_REQUEST: u8 = 2;
+    pub const ECHO_REPLY: u8 = 3;
+    pub const FEATURES_REPLY: u8 = 6;
+    pub const PACKET_IN: u8 = 10;
+    pub const FLOW_REMOVED: u8 = 11;
+    pub const PORT_STATUS: u8 = 12;
+    /// 1.0 `OFPT_BARRIER_REPLY`.
+    pub const V10_BARRIER_REPLY: u8 = 19;
+    /// 1.3 `OFPT_MULTIPART_REPLY`.
+    pub const V13_MULTIPART_REPLY: u8 = 19;
+    /// 1.3 `OFPT_BARRIER_REPLY`.
+    pub const V13_BARRIER_REPLY: u8 = 21;
+}
+
+/// `OFPET_HELLO_FAILED`, the same number in every version.
+pub const OFPET_HELLO_FAILED: u16 = 0;
+/// `OFPHFC_INCOMPATIBLE`: no common version.
+pub const OFPHFC_INCOMPATIBLE: u16 = 0;
+
+/// The longest HELLO accepted. A HELLO holds at most a few bitmap words; 1.0 allows an
+/// arbitrary body to be ignored, but nothing legitimate comes near this.
+pub const MAX_HELLO_LEN: usize = 1024;
+
+/// The longest message accepted during the handshake after HELLO: the header's 16-bit
+/// length field allows no more, and a 1.0 FEATURES_REPLY with many ports may need it.
+pub const MAX_MESSAGE_LEN: usize = 65535;
+
+/// How the handshake and the admission tier behave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandshakeConfig {
+    /// Time a peer has from accept to the end of the handshake (checked by admission).
+    pub timeout: Duration,
+    /// Connections allowed in the handshake at once; more are refused on accept, so a
+    /// flood of idle peers cannot hold every descriptor.
+    pub max_pending: usize,
+    /// Connections in the handshake allowed from one source IP, so one host cannot use
+    /// the whole `max_pending`.
+    pub max_pending_per_ip: usize,
+    /// The versions offered in our HELLO bitmap; the highest common one wins.
+    pub versions: Vec<Version>,
+    /// SET_CONFIG's `miss_send_len`: bytes of a table-miss packet sent in PACKET_IN
+    /// (0xffff: the whole packet, `OFPCML_NO_BUFFER` in 1.3).
+    pub miss_send_len: u16,
+    /// Whether to end with a BARRIER_REQUEST and wait for its reply, so an ERROR to
+    /// SET_CONFIG fails the handshake instead of reaching the apps.
+    pub barrier: bool,
+}
+
+impl Default for HandshakeConfig {
+    fn default() -> Self {
+        HandshakeConfig {
+            timeout: Duration::from_secs(5),
+            max_pending: 1000,
+            max_pending_per_ip: 64,
+            versions: vec![Version::V1_0, Version::V1_3],
+            miss_send_len: of10::features::OFP_DEFAULT_MISS_SEND_LEN,
+            barrier: true,
+        }
+    }
+}
+
+/// Why a handshake failed. [`reason`](Self::reason) is the stable name counters use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HandshakeError {
+    /// A header whose length is under 8 or over the limit for its place.
+    #[error("bad header length {length} (allowed {min}..={max})")]
+    BadLength {
+        /// The header's length field.
+        length: usize,
+        /// The minimum allowed (the header itself).
+        min: usize,
+        /// The maximum allowed here.
+        max: usize,
+    },
+    /// The first message was not a HELLO (often: not OpenFlow at all).
+    #[error("expected HELLO, got version {version:#04x} type {msg_type}")]
+    NotHello {
+        /// The header's version byte.
+        version: u8,
+        /// The header's type byte.
+        msg_type: u8,
+    },
+    /// No version in common; HELLO_FAILED/INCOMPATIBLE was sent.
+    #[error("no common version: {detail}")]
+    Incompatible {
+        /// What the peer offered, in words (also sent to the peer).
+        detail: String,
+    },
+    /// A header after HELLO with a version other than the negotiated one.
+    #[error("wrong version {got:#04x}, negotiated {expected:#04x}")]
+    WrongVersion {
+        /// The negotiated wire version.
+        expected: u8,
+        /// The header's version byte.
+        got: u8,
+    },
+    /// A message that has no place at this step.
+    #[error("unexpected message type {msg_type} while {waiting_for}")]
+    Unexpected {
+        /// The header's type byte.
+        msg_type: u8,
+        /// The step the handshake was at.
+        waiting_for: &'static str,
+    },
+    /// The switch sent an ERROR.
+    #[error("switch sent ERROR type {err_type} code {code} while {waiting_for}")]
+    SwitchError {
+        /// `ofp_error_msg.type` (0xffff for an experimenter error).
+        err_type: u16,
+        /// `ofp_error_msg.code` (the experimenter type for an experimenter error).
+        code: u16,
+        /// The step the handshake was at.
+        waiting_for: &'static str,
+    },
+    /// A message of the expected type that does not decode.
+    #[error("malformed message: {0}")]
+    Malformed(DecodeError),
+    /// A multipart reply of a type other than PORT_DESC while waiting for the ports.
+    #[error("multipart reply of type {mp_type} while waiting for PORT_DESC")]
+    WrongMultipart {
+        /// The reply's `ofp_multipart_type`.
+        mp_type: u16,
+    },
+    /// One of our own messages failed to encode (a bug, reported instead of a panic).
+    #[error("could not encode {0}")]
+    Encode(&'static str),
+}
+
+impl HandshakeError {
+    /// A stable, short name for counters and log fields.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            HandshakeError::BadLength { .. } => "bad_length",
+            HandshakeError::NotHello { .. } => "not_hello",
+            HandshakeError::Incompatible { .. } => "incompatible_version",
+            HandshakeError::WrongVersion { .. } => "wrong_version",
+            HandshakeError::Unexpected { .. } => "unexpected_message",
+            HandshakeError::SwitchError { .. } => "switch_error",
+            HandshakeError::Malformed(_) => "malformed",
+            HandshakeError::WrongMultipart { .. } => "wrong_multipart",
+            HandshakeError::Encode(_) => "encode_error",
+        }
+    }
+}
+
+/// What a completed handshake learned: everything of [`SwitchInfo`] but the peer address
+/// (the state machine never sees a socket), and the bytes already read past the end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Established {
+    /// The negotiated version.
+    pub version: Version,
+    /// FEATURES_REPLY's datapath id.
+    pub dpid: u64,
+    /// FEATURES_REPLY's `n_buffers`.
+    pub n_buffers: u32,
+    /// FEATURES_REPLY's `n_tables`.
+    pub n_tables: u8,
+    /// FEATURES_REPLY's capability bits.
+    pub capabilities: u32,
+    /// The ports (1.0 FEATURES_REPLY, 1.3 PORT_DESC parts in order).
+    pub ports: Vec<PortInfo>,
+    /// Bytes received after the handshake's last message: the start of the switch's
+    /// regular traffic, which the worker must process first.
+    pub leftover: Vec<u8>,
+}
+
+impl Established {
+    /// The [`SwitchInfo`] for a peer address, and the leftover bytes.
+    pub fn into_info(self, peer: std::net::SocketAddr) -> (SwitchInfo, Vec<u8>) {
+        (
+            SwitchInfo {
+                dpid: self.dpid,
+                version: self.version,
+                n_buffers: self.n_buffers,
+                n_tables: self.n_tables,
+                capabilities: self.capabilities,
+                ports: self.ports,
+                peer,
+            },
+            self.leftover,
+        )
+    }
+}
+
+/// The result of feeding bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    /// Not done: send what was appended to `out`, read more, feed again.
+    NeedMore,
+    /// Done: send what was appended to `out`, then hand the switch to a worker.
+    Established(Established),
+}
+
+/// Where the handshake is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Our HELLO is out; waiting for the peer's.
+    Hello,
+    /// FEATURES_REQUEST is out.
+    Features,
+    /// 1.3: MULTIPART PORT_DESC request is out; parts may keep coming.
+    PortDesc,
+    /// SET_CONFIG and BARRIER_REQUEST are out.
+    Barrier,
+}
+
+impl Step {
+    fn waiting_for(self) -> &'static str {
+        match self {
+            Step::Hello => "waiting for HELLO",
+            Step::Features => "waiting for FEATURES_REPLY",
+            Step::PortDesc => "waiting for PORT_DESC",
+            Step::Barrier => "waiting for BARRIER_REPLY",
+        }
+    }
+}
+
+/// The features of FEATURES_REPLY, kept until the handshake ends.
+#[derive(Debug, Clone, Copy, Default)]
+struct Features {
+    dpid: u64,
+    n_buffers: u32,
+    n_tables: u8,
+    capabilities: u32,
+}
+
+/// One handshake in progress (see the module doc).
+#[derive(Debug)]
+pub struct Handshake {
+    /// The step we are at; decides which messages are expected.
+    step: Step,
+    /// Our offered versions (from the config), to negotiate against the peer's.
+    versions: Vec<Version>,
+    /// SET_CONFIG's `miss_send_len`.
+    miss_send_len: u16,
+    /// Whether to finish with a barrier.
+    barrier: bool,
+    /// The negotiated version, once HELLO is done.
+    version: Option<Version>,
+    /// Bytes fed but not yet consumed (a partial message, or bytes past the end).
+    buf: Vec<u8>,
+    /// The next xid of our requests (handshake xids are small and sequential).
+    next_xid: u32,
+    /// FEATURES_REPLY's content, once received.
+    features: Features,
+    /// Ports gathered so far.
+    ports: Vec<PortInfo>,
+}
+
+impl Handshake {
+    /// A new handshake, and the bytes to send first (our HELLO).
+    pub fn new(config: &HandshakeConfig) -> (Handshake, Vec<u8>) {
+        let mut versions = config.versions.clone();
+        versions.sort();
+        versions.dedup();
+        if versions.is_empty() {
+            versions = vec![Version::V1_0, Version::V1_3];
+        }
+        let mut hs = Handshake {
+            step: Step::Hello,
+            versions,
+            miss_send_len: config.miss_send_len,
+            barrier: config.barrier,
+            version: None,
+            buf: Vec::new(),
+            next_xid: 1,
+            features: Features::default(),
+            ports: Vec::new(),
+        };
+        let mut out = Vec::with_capacity(16);
+        let max = *hs.versions.last().unwrap_or(&Version::V1_3);
+        let wires: Vec<u8> = hs.versions.iter().map(|v| v.wire()).collect();
+        let hello = Hello::with_versions(&wires);
+        let xid = hs.xid();
+        // A HELLO with a bitmap cannot fail to encode; were it to, the peer simply sees
+        // an empty HELLO of our highest version, which negotiates the same way.
+        let _ = header::encode_with(&mut out, max.wire(), ty::HELLO, xid, |o| hello.emit(o));
+        (hs, out)
+    }
+
+    /// The negotiated version, once the peer's HELLO has been accepted.
+    pub fn version(&self) -> Option<Version> {
+        self.version
+    }
+
+    /// A short name of the step, for logs when the deadline passes.
+    pub fn waiting_for(&self) -> &'static str {
+        self.step.waiting_for()
+    }
+
+    fn xid(&mut self) -> u32 {
+        let x = self.next_xid;
+        self.next_xid = self.next_xid.wrapping_add(1);
+        x
+    }
+
+    /// Feeds bytes read from the peer; appends what to send to `out`.
+    ///
+    /// After an `Err` the caller sends what is in `out` (HELLO_FAILED, for instance) and
+    /// closes the connection; the handshake must not be fed again.
+    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<Progress, HandshakeError> {
+        self.buf.extend_from_slice(input);
+        let mut pos = 0;
+        let result = loop {
+            let rest = &self.buf[pos..];
+            let len = match self.frame(rest) {
+                Ok(Some(len)) => len,
+                Ok(None) => break Ok(Progress::NeedMore),
+                Err(e) => break Err(e),
+            };
+            let frame = self.buf[pos..pos + len].to_vec();
+            pos += len;
+            match self.on_message(&frame, out) {
+                Ok(true) => {
+                    let leftover = self.buf[pos..].to_vec();
+                    break Ok(Progress::Established(self.established(leftover)));
+                }
+                Ok(false) => {}
+                Err(e) => break Err(e),
+            }
+        };
+        self.buf.drain(..pos);
+        result
+    }
+
+    /// Checks the header at the front of `buf`; the length of a whole message there.
+    fn frame(&self, buf: &[u8]) -> Result<Option<usize>, HandshakeError> {
+        if buf.len() < HEADER_LEN {
+            return Ok(None);
+        }
+        let h = Header::new_unchecked(buf);
+        let length = h.length() as usize;
+        let max = if self.step == Step::Hello {
+            MAX_HELLO_LEN
+        } else {
+            MAX_MESSAGE_LEN
+        };
+        if self.step == Step::Hello && h.msg_type() != ty::HELLO {
+            // Judge the first message by its type before its length: garbage is far more
+            // often "not OpenFlow" than "a HELLO with a bad length".
+            return Err(HandshakeError::NotHello {
+                version: h.version(),
+                msg_type: h.msg_type(),
+            });
+        }
+        if !(HEADER_LEN..=max).contains(&length) {
+            return Err(HandshakeError::BadLength {
+                length,
+                min: HEADER_LEN,
+                max,
+            });
+        }
+        if let Some(v) = self.version {
+            // OpenFlow 1.3.x §7.1: "version ... indicates the version of OpenFlow which
+            // this message belongs"; after negotiation that is the negotiated one.
+            if h.version() != v.wire() {
+                return Err(HandshakeError::WrongVersion {
+                    expected: v.wire(),
+                    got: h.version(),
+                });
+            }
+        }
+        Ok(if buf.len() >= length {
+            Some(length)
+        } else {
+            None
+        })
+    }
+
+    /// Handles one whole message; `Ok(true)` when the handshake is complete.
+    fn on_message(&mut self, frame: &[u8], out: &mut Vec<u8>) -> Result<bool, HandshakeError> {
+        let h = Header::new_unchecked(frame);
+        if self.step == Step::Hello {
+            self.on_hello(frame, out)?;
+            return Ok(false);
+        }
+        let version = self.version.unwrap_or(Version::V1_3);
+        match h.msg_type() {
+            ty::ECHO_REQUEST => {
+                header::encode_with(out, version.wire(), ty::ECHO_REPLY, h.xid(), |o| {
+                    o.put_slice(&frame[HEADER_LEN..]);
+                    Ok(())
+                })
+                .map_err(|_| HandshakeError::Encode("ECHO_REPLY"))?;
+                return Ok(false);
+            }
+            ty::ECHO_REPLY | ty::PACKET_IN | ty::FLOW_REMOVED | ty::PORT_STATUS => {
+                return Ok(false);
+            }
+            ty::ERROR => return Err(self.switch_error(frame)),
+            _ => {}
+        }
+        let unexpected = HandshakeError::Unexpected {
+            msg_type: h.msg_type(),
+            waiting_for: self.step.waiting_for(),
+        };
+        match (self.step, version, h.msg_type()) {
+            (Step::Features, _, ty::FEATURES_REPLY) => self.on_features(frame, out),
+            (Step::PortDesc, Version::V1_3, ty::V13_MULTIPART_REPLY) => {
+                self.on_port_desc(frame, out)
+            }
+            (Step::Barrier, Version::V1_0, ty::V10_BARRIER_REPLY)
+            | (Step::Barrier, Version::V1_3, ty::V13_BARRIER_REPLY) => Ok(true),
+            _ => Err(unexpected),
+        }
+    }
+
+    fn on_hello(&mut self, frame: &[u8], out: &mut Vec<u8>) -> Result<(), HandshakeError> {
+        let h = Header::new_unchecked(frame);
+        let peer_version = h.version();
+        if peer_version == 0 {
+            return Err(HandshakeError::NotHello {
+                version: 0,
+                msg_type: h.msg_type(),
+            });
+        }
+        let mut body = Reader::new(&frame[HEADER_LEN..], HEADER_LEN, "ofp_hello");
+        let hello = Hello::parse_lenient(&mut body);
+        let ours: Vec<u8> = self.versions.iter().map(|v| v.wire()).collect();
+        let chosen = match hello.versions() {
+            // OpenFlow 1.3.x §6.3.1: "If both Hello messages contain a version bitmap,
+            // the negotiated version must be the highest version set in both bitmaps."
+            Some(theirs) => ours.iter().rev().copied().find(|v| theirs.contains(v)),
+            // "Otherwise, the negotiated version must be the smaller of the version
+            // number that was sent and the one that was received in the version fields."
+            None => {
+                let max_ours = ours.last().copied().unwrap_or(0x04);
+                let v = peer_version.min(max_ours);
+                ours.contains(&v).then_some(v)
+            }
+        };
+        let Some(wire) = chosen else {
+            let offered = match hello.versions() {
+                Some(vs) => vs
+                    .iter()
+                    .map(|v| version_name(*v))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                None => version_name(peer_version).to_string(),
+            };
+            let detail = format!(
+                "pharos speaks {}; the peer offered {}",
+                self.versions
+                    .iter()
+                    .map(|v| format!("OpenFlow {v}"))
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                offered
+            );
+            // §6.3.1: "the recipient must send an OFPT_ERROR message with a type field
+            // of OFPET_HELLO_FAILED, a code field of OFPHFC_INCOMPATIBLE, and optionally
+            // an ASCII string explaining the situation in data". The error layout is the
+            // same in every version, so it goes out in the peer's version when that is a
+            // known OpenFlow version, else in 1.0 framing.
+            let frame_version = if (0x01..=0x06).contains(&peer_version) {
+                peer_version
+            } else {
+                0x01
+            };
+            let body = ErrorBody::Standard {
+                err_type: OFPET_HELLO_FAILED,
+                code: OFPHFC_INCOMPATIBLE,
+                data: detail.as_bytes().to_vec(),
+            };
+            header::encode_with(out, frame_version, ty::ERROR, h.xid(), |o| {
+                body.emit(o);
+                Ok(())
+            })
+            .map_err(|_| HandshakeError::Encode("HELLO_FAILED"))?;
+            return Err(HandshakeError::Incompatible { detail });
+        };
+        let version =
+            Version::from_wire(wire).map_err(|_| HandshakeError::Encode("negotiated version"))?;
+        self.version = Some(version);
+        let request = match version {
+            Version::V1_0 => Message::V10(of10::Message::FeaturesRequest),
+            Version::V1_3 => Message::V13(of13::Message::FeaturesRequest),
+        };
+        self.send(&request, out, "FEATURES_REQUEST")?;
+        self.step = Step::Features;
+        Ok(())
+    }
+
+    fn on_features(&mut self, frame: &[u8], out: &mut Vec<u8>) -> Result<bool, HandshakeError> {
+        let (_, msg) = Message::decode(frame).map_err(HandshakeError::Malformed)?;
+        match msg {
+            Message::V10(of10::Message::FeaturesReply(f)) => {
+                self.features = Features {
+                    dpid: f.datapath_id,
+                    n_buffers: f.n_buffers,
+                    n_tables: f.n_tables,
+                    capabilities: f.capabilities,
+                };
+                self.ports = f.ports.iter().map(PortInfo::from_v10).collect();
+                self.configure(out)
+            }
+            Message::V13(of13::Message::FeaturesReply(f)) => {
+                self.features = Features {
+                    dpid: f.datapath_id,
+                    n_buffers: f.n_buffers,
+                    n_tables: f.n_tables,
+                    capabilities: f.capabilities,
+                };
+                let request = Message::V13(of13::Message::MultipartRequest(MultipartRequest::new(
+                    MultipartRequestBody::PortDesc,
+                )));
+                self.send(&request, out, "PORT_DESC request")?;
+                self.step = Step::PortDesc;
+                Ok(false)
+            }
+            _ => Err(HandshakeError::Unexpected {
+                msg_type: Header::new_unchecked(frame).msg_type(),
+                waiting_for: self.step.waiting_for(),
+            }),
+        }
+    }
+
+    fn on_port_desc(&mut self, frame: &[u8], out: &mut Vec<u8>) -> Result<bool, HandshakeError> {
+        let (_, msg) = Message::decode(frame).map_err(HandshakeError::Malformed)?;
+        let Message::V13(of13::Message::MultipartReply(reply)) = msg else {
+            return Err(HandshakeError::Unexpected {
+                msg_type: Header::new_unchecked(frame).msg_type(),
+                waiting_for: self.step.waiting_for(),
+            });
+        };
+        let more = reply.more();
+        match reply.body {
+            MultipartReplyBody::PortDesc { ports } => {
+                self.ports.extend(ports.iter().map(PortInfo::from_v13));
+            }
+            other => {
+                return Err(HandshakeError::WrongMultipart {
+                    mp_type: mp_type_of(&other),
+                })
+            }
+        }
+        if more {
+            return Ok(false);
+        }
+        self.configure(out)
+    }
+
+    /// Sends SET_CONFIG (and BARRIER_REQUEST); `Ok(true)` when there is no barrier to
+    /// wait for.
+    fn configure(&mut self, out: &mut Vec<u8>) -> Result<bool, HandshakeError> {
+        let config = SwitchConfig {
+            flags: 0,
+            miss_send_len: self.miss_send_len,
+        };
+        let (set, barrier) = match self.version {
+            Some(Version::V1_0) => (
+                Message::V10(of10::Message::SetConfig(config)),
+                Message::V10(of10::Message::BarrierRequest),
+            ),
+            _ => (
+                Message::V13(of13::Message::SetConfig(config)),
+                Message::V13(of13::Message::BarrierRequest),
+            ),
+        };
+        self.send(&set, out, "SET_CONFIG")?;
+        if !self.barrier {
+            return Ok(true);
+        }
+        self.send(&barrier, out, "BARRIER_REQUEST")?;
+        self.step = Step::Barrier;
+        Ok(false)
+    }
+
+    fn send(
+        &mut self,
+        msg: &Message,
+        out: &mut Vec<u8>,
+        what: &'static str,
+    ) -> Result<(), HandshakeError> {
+        let xid = self.xid();
+        msg.encode(xid, out)
+            .map(|_| ())
+            .map_err(|_| HandshakeError::Encode(what))
+    }
+
+    fn switch_error(&self, frame: &[u8]) -> HandshakeError {
+        let b = &frame[HEADER_LEN..];
+        let (err_type, code) = if b.len() >= 4 {
+            (
+                u16::from_be_bytes([b[0], b[1]]),
+                u16::from_be_bytes([b[2], b[3]]),
+            )
+        } else {
+            (0xffff, 0xffff)
+        };
+        HandshakeError::SwitchError {
+            err_type,
+            code,
+            waiting_for: self.step.waiting_for(),
+        }
+    }
+
+    fn established(&mut self, leftover: Vec<u8>) -> Established {
+        Established {
+            version: self.version.unwrap_or(Version::V1_3),
+            dpid: self.features.dpid,
+            n_buffers: self.features.n_buffers,
+            n_tables: self.features.n_tables,
+            capabilities: self.features.capabilities,
+            ports: std::mem::take(&mut self.ports),
+            leftover,
+        }
+    }
+}
+
+/// The wire type of a multipart reply body (for the error message).
+fn mp_type_of(body: &MultipartReplyBody) -> u16 {
+    let reply = of13::multipart::MultipartReply::new(body.clone());
+    reply.kind().to_raw()
+}
+
+#[cfg(test)]
+#[path = "handshake_tests.rs"]
+mod tests;
