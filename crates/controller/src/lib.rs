@@ -13,3 +13,7 @@
 pub mod config;
 pub mod info;
 pub mod handshake;
+pub mod app;
+pub mod dispatch;
+pub mod requests;
+pub mod services;

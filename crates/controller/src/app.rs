@@ -1,0 +1,486 @@
+//! What an app author writes: a type implementing [`App`], which registers handlers on
+//! a [`Builder`] and sends through a [`SwitchCtx`].
+//!
+//! ```
+//! use controller::app::{App, Builder, Flow, Order, SwitchCtx};
+//! use openflow::model::{Action, PacketOut, PortNo};
+//! use openflow::view::PacketIn;
+//!
+//! /// Floods every packet (the whole of a hub).
+//! struct Flooder;
+//!
+//! impl App for Flooder {
+//!     type State = ();
+//!     fn name(&self) -> &'static str { "flooder" }
+//!     fn build(&self, b: &mut Builder<Self>) {
+//!         b.on_packet_in(Order::direct(0), Flooder::packet_in);
+//!     }
+//! }
+//!
+//! impl Flooder {
+//!     fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut (), p: &PacketIn<&[u8]>) -> Flow {
+//!         let flood = [Action::output(PortNo::Flood)];
+//!         let in_port = PortNo::from_u32(p.in_port());
+//!         ctx.send_packet_out(&match p.buffer_id() {
+//!             Some(id) => PacketOut::buffered(id, in_port, &flood),
+//!             None => PacketOut::unbuffered(p.data(), in_port, &flood),
+//!         });
+//!         Flow::Stop
+//!     }
+//! }
+//! ```
+//!
+//! ## Order
+//!
+//! Handlers of one message kind run by [`Order`]: first by [`Phase`] (`Advise`, then
+//! `Direct`, then `Observe`), then by number, lower first; ties keep the order the apps
+//! were given in. A handler returning [`Flow::Stop`] ends the `Advise`/`Direct` handlers
+//! for that message; `Observe` handlers always run and cannot stop.
+//!
+//! ## Sending
+//!
+//! [`SwitchCtx::send_flow_mod`], [`SwitchCtx::send_packet_out`] and [`SwitchCtx::send`]
+//! encode straight into the switch's output buffer, in the switch's version, with a fresh
+//! xid. An encoding error (say, a 1.3-only match on a 1.0 switch) is logged with the app
+//! and dpid and counted, and nothing is sent; the send returns `None`.
+//! [`SwitchCtx::request`] and [`SwitchCtx::barrier`] also register a callback that gets
+//! the reply (multipart parts assembled) or a timeout, on this switch's worker, with the
+//! app's per-switch state.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use openflow::model::{FlowMod, PacketOut};
+use openflow::view::PacketIn;
+use openflow::{EncodeError, Message, Version};
+
+use crate::dispatch::{PipelineCounters, Registry};
+use crate::info::SwitchInfo;
+use crate::requests::{Reply, Requests};
+use crate::services::{Services, StartError};
+
+/// One app: a type with handlers, per-switch state, and optionally services.
+///
+/// `build` registers handlers and provides services and calls no one; `start` may look
+/// up services (a missing one fails start-up loudly); `stop` undoes `start`.
+pub trait App: Send + Sync + 'static {
+    /// Per-switch state: one per switch, created with `Default` when the switch
+    /// connects, handed `&mut` to every handler for that switch (no lock: a switch is
+    /// served by one worker), dropped (or given to `on_switch_removed`) when it leaves.
+    type State: Default + Send + 'static;
+
+    /// The app's name, in logs, counters and configuration.
+    fn name(&self) -> &'static str;
+
+    /// Registers handlers and provided services.
+    fn build(&self, b: &mut Builder<Self>)
+    where
+        Self: Sized;
+
+    /// Runs once, after every app is built, in app order; may use services.
+    fn start(&self, services: &Services) -> Result<(), StartError> {
+        let _ = services;
+        Ok(())
+    }
+
+    /// Runs once at shutdown, in reverse app order.
+    fn stop(&self) {}
+}
+
+/// When a handler runs, coarsely: the bands of ONOS's packet processors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// Before the deciding apps: annotate, filter, drop (firewalls, ARP proxies).
+    Advise,
+    /// The apps that decide what happens to the packet (forwarding).
+    Direct,
+    /// After everything: statistics, logging. Always runs; cannot stop.
+    Observe,
+}
+
+/// When a handler runs: a phase, then a number within it (lower first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Order {
+    /// The band.
+    pub phase: Phase,
+    /// Position within the band, lower first.
+    pub number: i32,
+}
+
+impl Order {
+    /// In the advise phase.
+    pub const fn advise(number: i32) -> Order {
+        Order {
+            phase: Phase::Advise,
+            number,
+        }
+    }
+
+    /// In the direct phase.
+    pub const fn direct(number: i32) -> Order {
+        Order {
+            phase: Phase::Direct,
+            number,
+        }
+    }
+
+    /// In the observe phase.
+    pub const fn observe(number: i32) -> Order {
+        Order {
+            phase: Phase::Observe,
+            number,
+        }
+    }
+}
+
+/// What a handler tells the dispatcher (Floodlight's `Command`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Flow {
+    /// Let later handlers see the message.
+    Continue,
+    /// The message is dealt with: no later `Advise`/`Direct` handler sees it.
+    Stop,
+}
+
+/// The kinds of message a switch sends that apps can handle with
+/// [`Builder::on_message`] (PACKET_IN has its own zero-copy path,
+/// [`Builder::on_packet_in`]; echo is answered by the connection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MessageKind {
+    /// ERROR not answering a request of ours.
+    Error,
+    /// 1.0 VENDOR, 1.3 EXPERIMENTER.
+    Experimenter,
+    /// FEATURES_REPLY.
+    FeaturesReply,
+    /// GET_CONFIG_REPLY.
+    GetConfigReply,
+    /// FLOW_REMOVED.
+    FlowRemoved,
+    /// PORT_STATUS.
+    PortStatus,
+    /// 1.0 STATS_REPLY, 1.3 MULTIPART_REPLY.
+    MultipartReply,
+    /// BARRIER_REPLY.
+    BarrierReply,
+    /// QUEUE_GET_CONFIG_REPLY.
+    QueueGetConfigReply,
+    /// ROLE_REPLY (1.3).
+    RoleReply,
+    /// GET_ASYNC_REPLY (1.3).
+    GetAsyncReply,
+    /// Anything else a switch sends (HELLO after the handshake, a controller-to-switch
+    /// type, an unknown type).
+    Other,
+}
+
+impl MessageKind {
+    /// The kind of a message of wire type `msg_type` in `version`; `None` for
+    /// PACKET_IN, which has its own path.
+    pub fn from_wire(version: Version, msg_type: u8) -> Option<MessageKind> {
+        use MessageKind::*;
+        Some(match (version, msg_type) {
+            (_, 10) => return None,
+            (_, 1) => Error,
+            (_, 4) => Experimenter,
+            (_, 6) => FeaturesReply,
+            (_, 8) => GetConfigReply,
+            (_, 11) => FlowRemoved,
+            (_, 12) => PortStatus,
+            (Version::V1_0, 17) | (Version::V1_3, 19) => MultipartReply,
+            (Version::V1_0, 19) | (Version::V1_3, 21) => BarrierReply,
+            (Version::V1_0, 21) | (Version::V1_3, 23) => QueueGetConfigReply,
+            (Version::V1_3, 25) => RoleReply,
+            (Version::V1_3, 27) => GetAsyncReply,
+            _ => Other,
+        })
+    }
+}
+
+/// A PACKET_IN handler.
+pub type PacketInFn<A> =
+    fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &PacketIn<&[u8]>) -> Flow;
+/// A PACKET_IN observer.
+pub type ObserveFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &PacketIn<&[u8]>);
+/// A handler of decoded messages of one [`MessageKind`].
+pub type MessageFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &Message) -> Flow;
+/// A switch initializer or switch-added listener.
+pub type SwitchFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State);
+/// A switch-removed listener: gets the app's state for the switch, by value.
+pub type RemovedFn<A> = fn(&A, &SwitchInfo, <A as App>::State);
+
+/// A registered PACKET_IN handler or observer.
+#[derive(Clone, Copy)]
+pub(crate) enum PacketInHandler<A: App> {
+    Handle(PacketInFn<A>),
+    Observe(ObserveFn<A>),
+}
+
+/// What an app registers in [`App::build`]. Plain function pointers, no strings.
+pub struct Builder<A: App> {
+    pub(crate) packet_in: Vec<(Order, PacketInHandler<A>)>,
+    pub(crate) messages: Vec<(MessageKind, Order, MessageFn<A>)>,
+    pub(crate) initialize: Vec<SwitchFn<A>>,
+    pub(crate) switch_added: Vec<SwitchFn<A>>,
+    pub(crate) switch_removed: Option<RemovedFn<A>>,
+    pub(crate) services: Services,
+    pub(crate) name: &'static str,
+    pub(crate) service_error: Option<StartError>,
+}
+
+impl<A: App> Builder<A> {
+    pub(crate) fn new(name: &'static str) -> Builder<A> {
+        Builder {
+            packet_in: Vec::new(),
+            messages: Vec::new(),
+            initialize: Vec::new(),
+            switch_added: Vec::new(),
+            switch_removed: None,
+            services: Services::new(),
+            name,
+            service_error: None,
+        }
+    }
+
+    /// Handles PACKET_IN, zero-copy. An `Observe`-phase order makes it an observer
+    /// (its `Stop` is ignored).
+    pub fn on_packet_in(&mut self, order: Order, f: PacketInFn<A>) -> &mut Self {
+        self.packet_in.push((order, PacketInHandler::Handle(f)));
+        self
+    }
+
+    /// Observes PACKET_IN after every other handler, even when one stopped it.
+    pub fn observe_packet_in(&mut self, number: i32, f: ObserveFn<A>) -> &mut Self {
+        self.packet_in
+            .push((Order::observe(number), PacketInHandler::Observe(f)));
+        self
+    }
+
+    /// Handles messages of `kind`, decoded into [`Message`].
+    pub fn on_message(&mut self, kind: MessageKind, order: Order, f: MessageFn<A>) -> &mut Self {
+        self.messages.push((kind, order, f));
+        self
+    }
+
+    /// Runs when a switch connects, before any switch-added listener (install
+    /// table-miss entries, clear flows). Initializers run in app order.
+    pub fn on_initialize(&mut self, f: SwitchFn<A>) -> &mut Self {
+        self.initialize.push(f);
+        self
+    }
+
+    /// Runs when a switch connects, after every initializer, in app order.
+    pub fn on_switch_added(&mut self, f: SwitchFn<A>) -> &mut Self {
+        self.switch_added.push(f);
+        self
+    }
+
+    /// Runs when a switch leaves, with the app's state for it. One per app (a second
+    /// call replaces the first). Without one, the state is simply dropped.
+    pub fn on_switch_removed(&mut self, f: RemovedFn<A>) -> &mut Self {
+        self.switch_removed = Some(f);
+        self
+    }
+
+    /// Provides the service `T` to every app's `start`.
+    pub fn provide<T: ?Sized + Send + Sync + 'static>(&mut self, service: Arc<T>) -> &mut Self {
+        if let Err(e) = self.services.provide(service, self.name) {
+            self.service_error.get_or_insert(e);
+        }
+        self
+    }
+}
+
+/// An app with its type erased, as the pipeline holds it: every [`App`] is one.
+/// Configuration and `pharos run --apps` hand these to [`crate::dispatch::Pipeline::build`].
+pub trait AnyApp: Send + Sync + 'static {
+    /// [`App::name`].
+    fn name(&self) -> &'static str;
+    /// [`App::start`].
+    fn start(&self, services: &Services) -> Result<(), StartError>;
+    /// [`App::stop`].
+    fn stop(&self);
+    /// A fresh per-switch state.
+    fn new_state(&self) -> Box<dyn Any + Send>;
+    /// The app itself, for request callbacks to find their `&A`.
+    fn as_any(&self) -> &dyn Any;
+    /// Runs [`App::build`] and registers the handlers under app number `index`.
+    fn register(self: Arc<Self>, index: usize, registry: &mut Registry) -> Result<(), StartError>;
+}
+
+impl<A: App> AnyApp for A {
+    fn name(&self) -> &'static str {
+        App::name(self)
+    }
+
+    fn start(&self, services: &Services) -> Result<(), StartError> {
+        App::start(self, services)
+    }
+
+    fn stop(&self) {
+        App::stop(self)
+    }
+
+    fn new_state(&self) -> Box<dyn Any + Send> {
+        Box::new(A::State::default())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn register(self: Arc<Self>, index: usize, registry: &mut Registry) -> Result<(), StartError> {
+        let mut b = Builder::<A>::new(App::name(&*self));
+        self.build(&mut b);
+        registry.add(self, index, b)
+    }
+}
+
+/// What a handler may do to the switch it runs for.
+pub struct SwitchCtx<'a> {
+    pub(crate) info: &'a SwitchInfo,
+    pub(crate) out: &'a mut Vec<u8>,
+    pub(crate) requests: &'a mut Requests,
+    pub(crate) counters: &'a PipelineCounters,
+    pub(crate) now: Instant,
+    /// The app whose handler is running (requests are tagged with it).
+    pub(crate) app: usize,
+    pub(crate) app_name: &'static str,
+}
+
+/// A request's callback, type-erased: `(app, ctx, state, reply)`.
+pub(crate) type Callback =
+    Box<dyn FnOnce(&dyn Any, &mut SwitchCtx<'_>, &mut (dyn Any + Send), Reply) + Send>;
+
+impl<'a> SwitchCtx<'a> {
+    /// The switch.
+    pub fn info(&self) -> &SwitchInfo {
+        self.info
+    }
+
+    /// The switch's datapath id.
+    pub fn dpid(&self) -> u64 {
+        self.info.dpid
+    }
+
+    /// The switch's negotiated version.
+    pub fn version(&self) -> Version {
+        self.info.version
+    }
+
+    /// The time the worker passed in for this message.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// Sends a version-neutral FLOW_MOD; returns its xid, or `None` when it could not
+    /// be encoded for this switch (logged and counted).
+    pub fn send_flow_mod(&mut self, fm: &FlowMod<'_>) -> Option<u32> {
+        let xid = self.requests.next_xid();
+        let r = fm.encode(self.info.version, xid, self.out);
+        self.sent(r.map(|_| xid), "FLOW_MOD")
+    }
+
+    /// Sends a version-neutral PACKET_OUT; returns its xid, or `None` (logged, counted).
+    pub fn send_packet_out(&mut self, po: &PacketOut<'_>) -> Option<u32> {
+        let xid = self.requests.next_xid();
+        let r = po.encode(self.info.version, xid, self.out);
+        self.sent(r.map(|_| xid), "PACKET_OUT")
+    }
+
+    /// Sends any message of the switch's version; returns its xid, or `None` (logged,
+    /// counted) when the message is of another version or cannot be encoded.
+    pub fn send(&mut self, msg: &Message) -> Option<u32> {
+        let xid = self.requests.next_xid();
+        self.send_with_xid(msg, xid)
+    }
+
+    fn send_with_xid(&mut self, msg: &Message, xid: u32) -> Option<u32> {
+        if msg.version() != self.info.version {
+            self.counters.count_encode_error();
+            tracing::warn!(
+                app = self.app_name,
+                dpid = %Dpid(self.info.dpid),
+                message = msg.type_name(),
+                "not sent: an OpenFlow {} message to an OpenFlow {} switch",
+                msg.version(),
+                self.info.version
+            );
+            return None;
+        }
+        let r = msg.encode(xid, self.out);
+        self.sent(r.map(|_| xid), msg.type_name())
+    }
+
+    /// Sends `msg` and calls `callback` with the reply (all parts of a multipart
+    /// reply, or the switch's ERROR) or with [`Reply::TimedOut`] after `timeout`, on this
+    /// switch, with the app's state for it. `A` must be the app whose handler is
+    /// running. Returns the request's xid, or `None` if it could not be sent.
+    pub fn request<A: App>(
+        &mut self,
+        msg: &Message,
+        timeout: Duration,
+        callback: impl FnOnce(&A, &mut SwitchCtx<'_>, &mut A::State, Reply) + Send + 'static,
+    ) -> Option<u32> {
+        let xid = self.requests.next_xid();
+        self.send_with_xid(msg, xid)?;
+        let app_name = self.app_name;
+        let erased: Callback = Box::new(move |app, ctx, state, reply| {
+            match (app.downcast_ref::<A>(), state.downcast_mut::<A::State>()) {
+                (Some(app), Some(state)) => callback(app, ctx, state, reply),
+                _ => {
+                    ctx.counters.count_encode_error();
+                    tracing::error!(
+                        app = app_name,
+                        dpid = %Dpid(ctx.info.dpid),
+                        "a request callback was registered for another app type; reply dropped"
+                    );
+                }
+            }
+        });
+        self.requests
+            .insert(xid, self.app, self.now + timeout, erased);
+        Some(xid)
+    }
+
+    /// Sends a BARRIER_REQUEST; `callback` gets the BARRIER_REPLY or a timeout.
+    pub fn barrier<A: App>(
+        &mut self,
+        timeout: Duration,
+        callback: impl FnOnce(&A, &mut SwitchCtx<'_>, &mut A::State, Reply) + Send + 'static,
+    ) -> Option<u32> {
+        let msg = match self.info.version {
+            Version::V1_0 => Message::V10(openflow::of10::Message::BarrierRequest),
+            Version::V1_3 => Message::V13(openflow::of13::Message::BarrierRequest),
+        };
+        self.request(&msg, timeout, callback)
+    }
+
+    fn sent(&mut self, r: Result<u32, EncodeError>, what: &'static str) -> Option<u32> {
+        match r {
+            Ok(xid) => Some(xid),
+            Err(e) => {
+                self.counters.count_encode_error();
+                tracing::warn!(
+                    app = self.app_name,
+                    dpid = %Dpid(self.info.dpid),
+                    message = what,
+                    error = %e,
+                    "not sent: cannot encode for this switch"
+                );
+                None
+            }
+        }
+    }
+}
+
+/// A datapath id as logs print it: 16 hex digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dpid(pub u64);
+
+impl std::fmt::Display for Dpid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}

@@ -1,0 +1,672 @@
+//! The app pipeline: the sans-IO boundary a worker calls for each switch.
+//!
+//! A [`Pipeline`] is built once from the apps ([`Pipeline::build`] runs their `build`
+//! and `start`) and shared by every worker as `Arc<Pipeline>`; it holds the handlers of
+//! each message kind in order, and one quarantine flag per app. A [`SwitchState`] is one
+//! per switch, owned by the worker serving it: every app's per-switch state slot, the
+//! xid counter and the pending requests. No sockets and no clock reads: the worker
+//! passes the bytes, an output buffer and `now`.
+//!
+//! ```text
+//! handle(frame) ─┬─ PACKET_IN ─► view::PacketIn ─► Advise.. Direct.. (until Stop) ─► Observe..
+//!                ├─ xid pending ─► Message::decode ─► gather parts ─► requester's callback
+//!                └─ other ─► Message::decode ─► handlers of its MessageKind (until Stop)
+//! ```
+//!
+//! ## Panics
+//!
+//! Every handler call runs under `catch_unwind`. A handler that panics gets its app
+//! quarantined: an atomic flag checked before every call, on every worker, so none of
+//! the app's handlers (or pending callbacks) runs again; the panic is logged at error
+//! level naming the app, the dpid and the message type, and counted. The other apps
+//! and the switch carry on.
+
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Instant;
+
+use openflow::view::PacketIn;
+use openflow::{Header, Message, Version};
+use serde::Serialize;
+
+use crate::app::{
+    AnyApp, App, Builder, Dpid, Flow, MessageKind, Order, PacketInHandler, Phase, SwitchCtx,
+};
+use crate::info::SwitchInfo;
+use crate::requests::{Done, Requests};
+use crate::services::{Services, StartError};
+
+/// A per-switch state slot, type-erased (downcast to `A::State`, a type-id compare).
+type Slot = dyn Any + Send;
+type PacketInCall =
+    Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, &PacketIn<&[u8]>) -> Flow + Send + Sync>;
+type MessageCall = Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, &Message) -> Flow + Send + Sync>;
+type SwitchCall = Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot) + Send + Sync>;
+type RemovedCall = Box<dyn Fn(&SwitchInfo, Box<Slot>) + Send + Sync>;
+
+/// PACKET_IN is type 10 in every version.
+const PACKET_IN: u8 = 10;
+/// FLOW_REMOVED and PORT_STATUS: asynchronous, never replies to a request.
+const FLOW_REMOVED: u8 = 11;
+const PORT_STATUS: u8 = 12;
+/// ERROR is type 1 in every version.
+const ERROR: u8 = 1;
+
+/// One registered handler.
+struct Handler<F> {
+    /// The app's index (its quarantine flag and state slot).
+    app: usize,
+    order: Order,
+    call: F,
+}
+
+/// Handlers collected from every app's `build`, before they are sorted into a pipeline.
+/// Opaque: apps only see it through [`AnyApp::register`].
+#[derive(Default)]
+pub struct Registry {
+    packet_in: Vec<Handler<PacketInCall>>,
+    messages: Vec<(MessageKind, Handler<MessageCall>)>,
+    initialize: Vec<Handler<SwitchCall>>,
+    switch_added: Vec<Handler<SwitchCall>>,
+    switch_removed: Vec<Handler<RemovedCall>>,
+    services: Services,
+}
+
+fn slot<A: App>(s: &mut Slot) -> &mut A::State {
+    // Slots are created by the app's own `new_state`, at the app's index: the types
+    // always agree.
+    s.downcast_mut::<A::State>()
+        .expect("a state slot holds its app's State type")
+}
+
+impl Registry {
+    /// Erases the handlers of app `index` and adds them.
+    pub(crate) fn add<A: App>(
+        &mut self,
+        app: Arc<A>,
+        index: usize,
+        b: Builder<A>,
+    ) -> Result<(), StartError> {
+        if let Some(e) = b.service_error {
+            return Err(e);
+        }
+        for (order, h) in b.packet_in {
+            let a = Arc::clone(&app);
+            let call: PacketInCall = match h {
+                PacketInHandler::Handle(f) => {
+                    Box::new(move |ctx, s, p| f(&a, ctx, slot::<A>(s), p))
+                }
+                PacketInHandler::Observe(f) => Box::new(move |ctx, s, p| {
+                    f(&a, ctx, slot::<A>(s), p);
+                    Flow::Continue
+                }),
+            };
+            self.packet_in.push(Handler {
+                app: index,
+                order,
+                call,
+            });
+        }
+        for (kind, order, f) in b.messages {
+            let a = Arc::clone(&app);
+            let call: MessageCall = Box::new(move |ctx, s, m| f(&a, ctx, slot::<A>(s), m));
+            self.messages.push((
+                kind,
+                Handler {
+                    app: index,
+                    order,
+                    call,
+                },
+            ));
+        }
+        for (list, fs) in [
+            (&mut self.initialize, b.initialize),
+            (&mut self.switch_added, b.switch_added),
+        ] {
+            for f in fs {
+                let a = Arc::clone(&app);
+                let call: SwitchCall = Box::new(move |ctx, s| f(&a, ctx, slot::<A>(s)));
+                list.push(Handler {
+                    app: index,
+                    order: Order::direct(0),
+                    call,
+                });
+            }
+        }
+        if let Some(f) = b.switch_removed {
+            let a = Arc::clone(&app);
+            let call: RemovedCall = Box::new(move |info, s| match s.downcast::<A::State>() {
+                Ok(state) => f(&a, info, *state),
+                Err(_) => unreachable_state(App::name(&*a)),
+            });
+            self.switch_removed.push(Handler {
+                app: index,
+                order: Order::direct(0),
+                call,
+            });
+        }
+        self.services.merge(b.services)
+    }
+}
+
+#[cold]
+fn unreachable_state(app: &str) {
+    tracing::error!(app, "a state slot held another type; state dropped");
+}
+
+/// An app as the pipeline holds it.
+struct AppEntry {
+    app: Arc<dyn AnyApp>,
+    name: &'static str,
+    /// Set when a handler panicked: the app's handlers are skipped on every worker.
+    quarantined: AtomicBool,
+    /// Panics caught in this app's handlers.
+    panics: AtomicU64,
+}
+
+/// Pipeline-wide counters (atomics: every worker adds to them).
+#[derive(Debug, Default)]
+pub struct PipelineCounters {
+    handler_panics: AtomicU64,
+    encode_errors: AtomicU64,
+    decode_errors: AtomicU64,
+    unhandled: AtomicU64,
+    replies: AtomicU64,
+    request_timeouts: AtomicU64,
+}
+
+/// A copy of [`PipelineCounters`], for logs and the REST API.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PipelineCountersSnapshot {
+    /// Handler panics caught (each quarantines its app).
+    pub handler_panics: u64,
+    /// Messages apps tried to send that could not be encoded for their switch.
+    pub encode_errors: u64,
+    /// Messages from switches the pipeline could not decode (dropped).
+    pub decode_errors: u64,
+    /// Messages no handler was registered for.
+    pub unhandled: u64,
+    /// Replies delivered to requesters (a multipart reply counts once).
+    pub replies: u64,
+    /// Requests that timed out.
+    pub request_timeouts: u64,
+}
+
+impl PipelineCounters {
+    pub(crate) fn count_encode_error(&self) {
+        self.encode_errors.fetch_add(1, Relaxed);
+    }
+
+    /// The counters now.
+    pub fn snapshot(&self) -> PipelineCountersSnapshot {
+        PipelineCountersSnapshot {
+            handler_panics: self.handler_panics.load(Relaxed),
+            encode_errors: self.encode_errors.load(Relaxed),
+            decode_errors: self.decode_errors.load(Relaxed),
+            unhandled: self.unhandled.load(Relaxed),
+            replies: self.replies.load(Relaxed),
+            request_timeouts: self.request_timeouts.load(Relaxed),
+        }
+    }
+}
+
+/// The ordered handlers of every app, shared by all workers.
+pub struct Pipeline {
+    apps: Vec<AppEntry>,
+    /// Sorted by order; ties in app order.
+    packet_in: Vec<Handler<PacketInCall>>,
+    /// Per kind, sorted by order.
+    messages: Vec<(MessageKind, Vec<Handler<MessageCall>>)>,
+    /// App order.
+    initialize: Vec<Handler<SwitchCall>>,
+    switch_added: Vec<Handler<SwitchCall>>,
+    switch_removed: Vec<Handler<RemovedCall>>,
+    services: Services,
+    counters: PipelineCounters,
+}
+
+impl std::fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pipeline")
+            .field("apps", &self.app_names())
+            .field("packet_in_handlers", &self.packet_in.len())
+            .finish()
+    }
+}
+
+/// One switch's pipeline state, owned by the worker serving the switch.
+pub struct SwitchState {
+    info: SwitchInfo,
+    /// One state slot per app, by app index.
+    slots: Vec<Box<Slot>>,
+    /// The xid counter and the pending requests.
+    requests: Requests,
+}
+
+impl std::fmt::Debug for SwitchState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SwitchState")
+            .field("dpid", &Dpid(self.info.dpid))
+            .field("requests", &self.requests)
+            .finish()
+    }
+}
+
+impl SwitchState {
+    /// When the earliest pending request times out (the worker calls
+    /// [`Pipeline::tick`] then).
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.requests.next_deadline()
+    }
+
+    /// The switch.
+    pub fn info(&self) -> &SwitchInfo {
+        &self.info
+    }
+
+    /// Requests waiting for a reply.
+    pub fn pending_requests(&self) -> usize {
+        self.requests.len()
+    }
+
+    /// A fresh xid for a message the core itself sends to this switch.
+    pub fn next_xid(&mut self) -> u32 {
+        self.requests.next_xid()
+    }
+}
+
+impl Pipeline {
+    /// Builds every app (in order), merges the services they and the caller provide,
+    /// then starts every app in order. A failing start stops the apps already started
+    /// (in reverse) and returns the error.
+    pub fn build(apps: Vec<Box<dyn AnyApp>>, services: Services) -> Result<Pipeline, StartError> {
+        let mut reg = Registry {
+            services,
+            ..Registry::default()
+        };
+        let mut entries: Vec<AppEntry> = Vec::with_capacity(apps.len());
+        for (index, app) in apps.into_iter().enumerate() {
+            let app: Arc<dyn AnyApp> = Arc::from(app);
+            let name = app.name();
+            if entries.iter().any(|e| e.name == name) {
+                return Err(StartError::DuplicateApp { app: name });
+            }
+            Arc::clone(&app).register(index, &mut reg)?;
+            entries.push(AppEntry {
+                app,
+                name,
+                quarantined: AtomicBool::new(false),
+                panics: AtomicU64::new(0),
+            });
+        }
+        let Registry {
+            mut packet_in,
+            messages,
+            initialize,
+            switch_added,
+            switch_removed,
+            services,
+        } = reg;
+        // Stable: equal orders keep app order.
+        packet_in.sort_by_key(|h| h.order);
+        let mut by_kind: Vec<(MessageKind, Vec<Handler<MessageCall>>)> = Vec::new();
+        for (kind, h) in messages {
+            match by_kind.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, list)) => list.push(h),
+                None => by_kind.push((kind, vec![h])),
+            }
+        }
+        for (_, list) in &mut by_kind {
+            list.sort_by_key(|h| h.order);
+        }
+        for (i, e) in entries.iter().enumerate() {
+            if let Err(err) = e.app.start(&services) {
+                tracing::error!(app = e.name, error = %err, "app failed to start");
+                for started in entries[..i].iter().rev() {
+                    started.app.stop();
+                }
+                return Err(err);
+            }
+            tracing::debug!(app = e.name, "app started");
+        }
+        Ok(Pipeline {
+            apps: entries,
+            packet_in,
+            messages: by_kind,
+            initialize,
+            switch_added,
+            switch_removed,
+            services,
+            counters: PipelineCounters::default(),
+        })
+    }
+
+    /// Stops every app, in reverse order (at controller shutdown, after the switches).
+    pub fn stop(&self) {
+        for e in self.apps.iter().rev() {
+            e.app.stop();
+        }
+    }
+
+    /// The apps' names, in order.
+    pub fn app_names(&self) -> Vec<&'static str> {
+        self.apps.iter().map(|e| e.name).collect()
+    }
+
+    /// Whether the app named `name` is quarantined (`None`: no such app).
+    pub fn is_quarantined(&self, name: &str) -> Option<bool> {
+        self.apps
+            .iter()
+            .find(|e| e.name == name)
+            .map(|e| e.quarantined.load(Relaxed))
+    }
+
+    /// Panics caught in the handlers of the app named `name`.
+    pub fn panics(&self, name: &str) -> Option<u64> {
+        self.apps
+            .iter()
+            .find(|e| e.name == name)
+            .map(|e| e.panics.load(Relaxed))
+    }
+
+    /// The services apps and the caller provided.
+    pub fn services(&self) -> &Services {
+        &self.services
+    }
+
+    /// The pipeline's counters.
+    pub fn counters(&self) -> PipelineCountersSnapshot {
+        self.counters.snapshot()
+    }
+
+    /// A fresh state for a switch that completed its handshake.
+    pub fn new_switch(&self, info: SwitchInfo) -> SwitchState {
+        SwitchState {
+            info,
+            slots: self.apps.iter().map(|e| e.app.new_state()).collect(),
+            requests: Requests::new(),
+        }
+    }
+
+    /// The switch's info.
+    pub fn info<'a>(&self, sw: &'a SwitchState) -> &'a SwitchInfo {
+        &sw.info
+    }
+
+    /// Initializers, then switch-added listeners; what apps send goes to `out`.
+    pub fn switch_added(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
+        let SwitchState {
+            info,
+            slots,
+            requests,
+        } = sw;
+        let mut ctx = self.ctx(info, out, requests, now);
+        for (handlers, what) in [
+            (&self.initialize, "initialize"),
+            (&self.switch_added, "switch_added"),
+        ] {
+            for h in handlers {
+                if self.skip(h.app, &mut ctx) {
+                    continue;
+                }
+                let s = &mut *slots[h.app];
+                let c = &mut ctx;
+                let dpid = info.dpid;
+                self.guarded(h.app, dpid, what, || (h.call)(c, s));
+            }
+        }
+    }
+
+    /// One whole message from the switch (exactly one frame, header included).
+    pub fn handle(&self, sw: &mut SwitchState, frame: &[u8], out: &mut Vec<u8>, now: Instant) {
+        let Ok(h) = Header::new_checked(frame) else {
+            self.decode_error(sw.info.dpid, "a frame shorter than ofp_header");
+            return;
+        };
+        let (msg_type, xid) = (h.msg_type(), h.xid());
+        if msg_type == PACKET_IN {
+            return self.packet_in(sw, frame, out, now);
+        }
+        let Ok(version) = Version::from_wire(h.version()) else {
+            self.decode_error(sw.info.dpid, "an unsupported version");
+            return;
+        };
+        if msg_type != FLOW_REMOVED && msg_type != PORT_STATUS && sw.requests.is_pending(xid) {
+            return self.reply(sw, version, msg_type, xid, frame, out, now);
+        }
+        let Some(kind) = MessageKind::from_wire(version, msg_type) else {
+            return;
+        };
+        let Some((_, handlers)) = self.messages.iter().find(|(k, _)| *k == kind) else {
+            self.counters.unhandled.fetch_add(1, Relaxed);
+            return;
+        };
+        let msg = match Message::decode(frame) {
+            Ok((_, m)) => m,
+            Err(e) => {
+                self.decode_error(sw.info.dpid, &e.to_string());
+                return;
+            }
+        };
+        let SwitchState {
+            info,
+            slots,
+            requests,
+        } = sw;
+        let mut ctx = self.ctx(info, out, requests, now);
+        let mut stopped = false;
+        for h in handlers {
+            if (stopped && h.order.phase != Phase::Observe) || self.skip(h.app, &mut ctx) {
+                continue;
+            }
+            let s = &mut *slots[h.app];
+            let c = &mut ctx;
+            let m = &msg;
+            let flow = self.guarded(h.app, info.dpid, msg.type_name(), || (h.call)(c, s, m));
+            if flow == Some(Flow::Stop) && h.order.phase != Phase::Observe {
+                stopped = true;
+            }
+        }
+    }
+
+    /// The hot path: a PACKET_IN, viewed in place, through the ordered handlers.
+    fn packet_in(&self, sw: &mut SwitchState, frame: &[u8], out: &mut Vec<u8>, now: Instant) {
+        let p = match PacketIn::new_checked(frame) {
+            Ok(p) => p,
+            Err(e) => {
+                self.decode_error(sw.info.dpid, &e.to_string());
+                return;
+            }
+        };
+        if self.packet_in.is_empty() {
+            self.counters.unhandled.fetch_add(1, Relaxed);
+            return;
+        }
+        let SwitchState {
+            info,
+            slots,
+            requests,
+        } = sw;
+        let mut ctx = self.ctx(info, out, requests, now);
+        let mut stopped = false;
+        for h in &self.packet_in {
+            if (stopped && h.order.phase != Phase::Observe) || self.skip(h.app, &mut ctx) {
+                continue;
+            }
+            let s = &mut *slots[h.app];
+            let c = &mut ctx;
+            let p = &p;
+            let flow = self.guarded(h.app, info.dpid, "PACKET_IN", || (h.call)(c, s, p));
+            if flow == Some(Flow::Stop) && h.order.phase != Phase::Observe {
+                stopped = true;
+            }
+        }
+    }
+
+    /// A message whose xid a request waits for: gathered, then given to the requester.
+    #[allow(clippy::too_many_arguments)]
+    fn reply(
+        &self,
+        sw: &mut SwitchState,
+        version: Version,
+        msg_type: u8,
+        xid: u32,
+        frame: &[u8],
+        out: &mut Vec<u8>,
+        now: Instant,
+    ) {
+        let msg = match Message::decode(frame) {
+            Ok((_, m)) => m,
+            Err(e) => {
+                self.decode_error(sw.info.dpid, &e.to_string());
+                return;
+            }
+        };
+        let multipart = matches!(
+            MessageKind::from_wire(version, msg_type),
+            Some(MessageKind::MultipartReply)
+        );
+        // ofp_stats_reply / ofp_multipart_reply: header(8) type(2) flags(2); the MORE
+        // flag is bit 0 of flags in both versions (1.0 §5.3.5 OFPSF_REPLY_MORE, 1.3
+        // §7.3.5 OFPMPF_REPLY_MORE).
+        let more = multipart && frame.len() >= 12 && frame[11] & 1 != 0;
+        if let Some(done) = sw.requests.on_reply(xid, msg, more, msg_type == ERROR) {
+            self.counters.replies.fetch_add(1, Relaxed);
+            self.deliver(sw, done, out, now);
+        }
+    }
+
+    /// Times out the requests whose deadline is at or before `now`.
+    pub fn tick(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
+        while let Some(done) = sw.requests.pop_expired(now) {
+            self.counters.request_timeouts.fetch_add(1, Relaxed);
+            tracing::debug!(
+                app = self.apps[done.app].name,
+                dpid = %Dpid(sw.info.dpid),
+                "request timed out"
+            );
+            self.deliver(sw, done, out, now);
+        }
+    }
+
+    fn deliver(&self, sw: &mut SwitchState, done: Done, out: &mut Vec<u8>, now: Instant) {
+        let SwitchState {
+            info,
+            slots,
+            requests,
+        } = sw;
+        let mut ctx = self.ctx(info, out, requests, now);
+        if self.skip(done.app, &mut ctx) {
+            return;
+        }
+        let app = self.apps[done.app].app.as_any();
+        let s = &mut *slots[done.app];
+        let c = &mut ctx;
+        let Done {
+            callback, reply, ..
+        } = done;
+        self.guarded(done.app, info.dpid, "reply", || callback(app, c, s, reply));
+    }
+
+    /// Switch-removed listeners; then the state (every app's slot, pending requests)
+    /// is dropped.
+    pub fn switch_removed(&self, sw: SwitchState, reason: &str) {
+        let SwitchState {
+            info,
+            mut slots,
+            requests,
+        } = sw;
+        if !requests.is_empty() {
+            tracing::debug!(
+                dpid = %Dpid(info.dpid),
+                pending = requests.len(),
+                "switch removed with requests pending; their callbacks will not run"
+            );
+        }
+        tracing::debug!(dpid = %Dpid(info.dpid), reason, "switch removed");
+        for h in &self.switch_removed {
+            if self.apps[h.app].quarantined.load(Relaxed) {
+                continue;
+            }
+            // A zero-sized placeholder: no allocation.
+            let state = std::mem::replace(&mut slots[h.app], Box::new(()));
+            let i = &info;
+            self.guarded(h.app, info.dpid, "switch_removed", || (h.call)(i, state));
+        }
+        drop(slots);
+    }
+
+    fn ctx<'a>(
+        &'a self,
+        info: &'a SwitchInfo,
+        out: &'a mut Vec<u8>,
+        requests: &'a mut Requests,
+        now: Instant,
+    ) -> SwitchCtx<'a> {
+        SwitchCtx {
+            info,
+            out,
+            requests,
+            counters: &self.counters,
+            now,
+            app: 0,
+            app_name: "",
+        }
+    }
+
+    /// True when app `app` is quarantined; otherwise points `ctx` at it.
+    #[inline]
+    fn skip(&self, app: usize, ctx: &mut SwitchCtx<'_>) -> bool {
+        let e = &self.apps[app];
+        if e.quarantined.load(Relaxed) {
+            return true;
+        }
+        ctx.app = app;
+        ctx.app_name = e.name;
+        false
+    }
+
+    /// Runs `f`; a panic quarantines app `app` and is logged and counted.
+    #[inline]
+    fn guarded<R>(&self, app: usize, dpid: u64, what: &str, f: impl FnOnce() -> R) -> Option<R> {
+        match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(r) => Some(r),
+            Err(payload) => {
+                self.quarantine(app, dpid, what, payload.as_ref());
+                None
+            }
+        }
+    }
+
+    #[cold]
+    fn quarantine(&self, app: usize, dpid: u64, what: &str, payload: &(dyn Any + Send)) {
+        let e = &self.apps[app];
+        e.quarantined.store(true, Relaxed);
+        e.panics.fetch_add(1, Relaxed);
+        self.counters.handler_panics.fetch_add(1, Relaxed);
+        let panic = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(non-string panic payload)");
+        tracing::error!(
+            app = e.name,
+            dpid = %Dpid(dpid),
+            message = what,
+            panic,
+            "handler panicked: app quarantined on every switch"
+        );
+    }
+
+    #[cold]
+    fn decode_error(&self, dpid: u64, why: &str) {
+        self.counters.decode_errors.fetch_add(1, Relaxed);
+        tracing::warn!(dpid = %Dpid(dpid), error = why, "message from switch not decoded; dropped");
+    }
+}
+
+#[cfg(test)]
+#[path = "dispatch_tests.rs"]
+mod tests;
