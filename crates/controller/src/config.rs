@@ -27,8 +27,9 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use openflow::Version;
 use serde::{Deserialize, Serialize};
+
+pub use crate::handshake::HandshakeConfig;
 
 /// The controller's settings. `Config::default()` is what `pharos run` uses with no
 /// arguments.
@@ -44,7 +45,10 @@ pub struct Config {
     pub apps: Vec<AppConfig>,
     /// Connections open at once (handshaking or served); more are refused at accept.
     pub max_connections: usize,
-    /// The admission tier's limits.
+    /// The handshake and the admission tier's limits (`[handshake]` in the file:
+    /// `timeout`, `max_pending`, `max_pending_per_ip`, `versions`, `miss_send_len`,
+    /// `barrier`).
+    #[serde(with = "handshake_table")]
     pub handshake: HandshakeConfig,
     /// Echo keepalive and dead-peer detection on served switches.
     pub keepalive: KeepaliveConfig,
@@ -58,14 +62,6 @@ pub struct Config {
     /// How often the counters are printed at info level.
     #[serde(with = "duration")]
     pub counters_interval: Duration,
-    /// The OpenFlow versions offered in HELLO; the highest one the switch also speaks
-    /// wins.
-    #[serde(with = "versions")]
-    pub versions: Vec<Version>,
-    /// `miss_send_len` sent in SET_CONFIG: how many bytes of a buffered packet the switch
-    /// puts in a PACKET_IN. 128 is the spec's default (OFP_DEFAULT_MISS_SEND_LEN);
-    /// 65535 asks for whole packets (OFPCML_NO_BUFFER in 1.3).
-    pub miss_send_len: u16,
     /// The log filter when `--log-level` and `RUST_LOG` do not say otherwise
     /// (`"info"`, `"debug"`, `"controller=debug,info"`).
     pub log_level: String,
@@ -88,30 +84,6 @@ impl AppConfig {
         AppConfig {
             name: name.to_string(),
             params: toml::Table::new(),
-        }
-    }
-}
-
-/// The admission tier's limits: a peer has `timeout` to finish the handshake, and only
-/// so many peers may be handshaking at once, in total and from one IP address.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct HandshakeConfig {
-    /// From accept to the last handshake reply (FEATURES_REPLY, or PORT_DESC in 1.3).
-    #[serde(with = "duration")]
-    pub timeout: Duration,
-    /// Handshakes in progress at once; connections beyond it are closed at accept.
-    pub max_pending: usize,
-    /// Handshakes in progress at once from one source IP address.
-    pub max_pending_per_ip: usize,
-}
-
-impl Default for HandshakeConfig {
-    fn default() -> HandshakeConfig {
-        HandshakeConfig {
-            timeout: Duration::from_secs(5),
-            max_pending: 1000,
-            max_pending_per_ip: 64,
         }
     }
 }
@@ -158,8 +130,6 @@ impl Default for Config {
             output_buffer_limit: 4 << 20,
             max_message_len: 65535,
             counters_interval: Duration::from_secs(10),
-            versions: vec![Version::V1_0, Version::V1_3],
-            miss_send_len: 128,
             log_level: "info".to_string(),
         }
     }
@@ -311,9 +281,9 @@ impl Config {
                 ),
             ));
         }
-        if self.versions.is_empty() {
+        if self.handshake.versions.is_empty() {
             return Err(ConfigError::new(
-                "versions",
+                "handshake.versions",
                 "no version to offer: use [\"1.0\", \"1.3\"] or a part of it",
             ));
         }
@@ -385,6 +355,65 @@ fn key_and_reason(path: &str, message: &str) -> (String, String) {
         }
     }
     (path.to_string(), message.to_string())
+}
+
+/// `[handshake]` as it reads in the file: NET's [`HandshakeConfig`] with every key
+/// optional and durations and versions as strings.
+mod handshake_table {
+    use std::time::Duration;
+
+    use openflow::Version;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::HandshakeConfig;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(deny_unknown_fields, default)]
+    struct Table {
+        #[serde(with = "super::duration")]
+        timeout: Duration,
+        max_pending: usize,
+        max_pending_per_ip: usize,
+        #[serde(with = "super::versions")]
+        versions: Vec<Version>,
+        miss_send_len: u16,
+        barrier: bool,
+    }
+
+    impl Default for Table {
+        fn default() -> Table {
+            Table::from(&HandshakeConfig::default())
+        }
+    }
+
+    impl From<&HandshakeConfig> for Table {
+        fn from(h: &HandshakeConfig) -> Table {
+            Table {
+                timeout: h.timeout,
+                max_pending: h.max_pending,
+                max_pending_per_ip: h.max_pending_per_ip,
+                versions: h.versions.clone(),
+                miss_send_len: h.miss_send_len,
+                barrier: h.barrier,
+            }
+        }
+    }
+
+    pub fn serialize<S: Serializer>(h: &HandshakeConfig, s: S) -> Result<S::Ok, S::Error> {
+        Table::from(h).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<HandshakeConfig, D::Error> {
+        let t = Table::deserialize(d)?;
+        Ok(HandshakeConfig {
+            timeout: t.timeout,
+            max_pending: t.max_pending,
+            max_pending_per_ip: t.max_pending_per_ip,
+            versions: t.versions,
+            miss_send_len: t.miss_send_len,
+            barrier: t.barrier,
+        })
+    }
 }
 
 /// Durations as strings with a unit: `"250ms"`, `"5s"`, `"1m"`, `"1h"`.

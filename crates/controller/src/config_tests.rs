@@ -25,8 +25,9 @@ fn empty_file_is_the_defaults() {
     assert_eq!(c.keepalive.max_unanswered, 3);
     assert_eq!(c.output_buffer_limit, 4 << 20);
     assert_eq!(c.counters_interval, Duration::from_secs(10));
-    assert_eq!(c.versions, vec![Version::V1_0, Version::V1_3]);
-    assert_eq!(c.miss_send_len, 128);
+    assert_eq!(c.handshake.versions, vec![Version::V1_0, Version::V1_3]);
+    assert_eq!(c.handshake.miss_send_len, 128);
+    assert!(c.handshake.barrier);
 }
 
 #[test]
@@ -39,14 +40,15 @@ fn every_key_is_read() {
         output_buffer_limit = 100000
         max_message_len = 4096
         counters_interval = "1m"
-        versions = ["1.3"]
-        miss_send_len = 65535
         log_level = "debug"
 
         [handshake]
         timeout = "250ms"
         max_pending = 10
         max_pending_per_ip = 2
+        versions = ["1.3"]
+        miss_send_len = 65535
+        barrier = false
 
         [keepalive]
         interval = "2s"
@@ -73,15 +75,16 @@ fn every_key_is_read() {
     assert_eq!(c.output_buffer_limit, 100_000);
     assert_eq!(c.max_message_len, 4096);
     assert_eq!(c.counters_interval, Duration::from_secs(60));
-    assert_eq!(c.versions, vec![Version::V1_3]);
-    assert_eq!(c.miss_send_len, 0xffff);
     assert_eq!(c.log_level, "debug");
     assert_eq!(
         c.handshake,
         HandshakeConfig {
             timeout: Duration::from_millis(250),
             max_pending: 10,
-            max_pending_per_ip: 2
+            max_pending_per_ip: 2,
+            versions: vec![Version::V1_3],
+            miss_send_len: 0xffff,
+            barrier: false,
         }
     );
     assert_eq!(
@@ -111,8 +114,8 @@ fn a_partial_table_keeps_the_other_defaults() {
 
 #[test]
 fn versions_as_bare_numbers_are_sorted_and_deduplicated() {
-    let c = Config::from_toml_str("versions = [1.3, 1.0, 1.3]").unwrap();
-    assert_eq!(c.versions, vec![Version::V1_0, Version::V1_3]);
+    let c = Config::from_toml_str("[handshake]\nversions = [1.3, 1.0, 1.3]").unwrap();
+    assert_eq!(c.handshake.versions, vec![Version::V1_0, Version::V1_3]);
 }
 
 #[test]
@@ -202,8 +205,8 @@ fn negative_and_wrong_type_values_name_the_key() {
     let e = err("workers = \"four\"");
     assert_eq!(e.key, "workers");
     assert!(e.reason.contains("invalid type"), "{e}");
-    let e = err("miss_send_len = 70000");
-    assert_eq!(e.key, "miss_send_len");
+    let e = err("[handshake]\nmiss_send_len = 70000");
+    assert_eq!(e.key, "handshake.miss_send_len");
 }
 
 #[test]
@@ -225,14 +228,19 @@ fn a_bad_listen_address_is_refused() {
 
 #[test]
 fn unsupported_or_no_versions_are_refused() {
-    let e = err("versions = [\"1.0\", \"1.4\"]");
-    assert_eq!(e.key, "versions");
+    let e = err("[handshake]\nversions = [\"1.0\", \"1.4\"]");
+    assert_eq!(e.key, "handshake.versions");
     assert!(
         e.reason.contains("1.4") && e.reason.contains("\"1.3\""),
         "{e}"
     );
-    let e = err("versions = []");
+    let e = err("[handshake]\nversions = []");
+    assert_eq!(e.key, "handshake.versions");
+    let e = err("[handshake]\nbarier = true");
+    assert_eq!(e.key, "handshake.barier");
+    let e = err("versions = [\"1.3\"]");
     assert_eq!(e.key, "versions");
+    assert!(e.reason.starts_with("unknown key"), "{e}");
 }
 
 #[test]
