@@ -1,1 +1,83 @@
-//! Built-in Pharos apps, one module each.
+//! # pharos-apps: the built-in Pharos apps
+//!
+//! Each app is one type implementing [`controller::app::App`], written against the
+//! version-neutral model of `openflow::model`, so it drives OpenFlow 1.0 and 1.3
+//! switches unchanged.
+//!
+//! ```text
+//! learning_switch   LearningSwitch (per-switch MAC table, flows on known destinations)
+//!                   Hub (floods everything); both in one file, to read side by side
+//! ```
+//!
+//! [`by_name`] turns the names and parameters of `pharos run --apps` and `pharos.toml`
+//! into apps:
+//!
+//! ```
+//! let params: toml::Table = toml::from_str("idle_timeout = 30").unwrap();
+//! let app = apps::by_name("learning_switch", &params).unwrap();
+//! assert_eq!(app.name(), "learning_switch");
+//! assert!(apps::by_name("learning_swich", &toml::Table::new()).is_err());
+//! ```
+
+pub mod learning_switch;
+
+pub use learning_switch::{Hub, LearningSwitch};
+
+use controller::app::AnyApp;
+
+/// The names [`by_name`] knows.
+pub const NAMES: &[&str] = &["hub", "learning_switch"];
+
+/// The app called `name`, configured from `params`. The error names the app and says
+/// what is wrong (an unknown app, an unknown parameter, a value out of range).
+pub fn by_name(name: &str, params: &toml::Table) -> Result<Box<dyn AnyApp>, String> {
+    match name {
+        "hub" if params.is_empty() => Ok(Box::new(Hub)),
+        "hub" => Err(format!(
+            "app hub takes no parameters (got: {})",
+            params.keys().cloned().collect::<Vec<_>>().join(", ")
+        )),
+        "learning_switch" => {
+            let params = toml::Value::Table(params.clone())
+                .try_into()
+                .map_err(|e| format!("app learning_switch: {e}"))?;
+            Ok(Box::new(LearningSwitch { params }))
+        }
+        _ => Err(format!(
+            "no app named {name:?} (known: {})",
+            NAMES.join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_are_checked() {
+        let t: toml::Table = toml::from_str("idle_timeout = 5\npriority = 7").unwrap();
+        assert!(by_name("learning_switch", &t).is_ok());
+        let t: toml::Table = toml::from_str("idle = 5").unwrap();
+        let e = by_name("learning_switch", &t).err().unwrap();
+        assert!(e.contains("idle"), "{e}");
+        let t: toml::Table = toml::from_str("idle_timeout = 70000").unwrap();
+        assert!(by_name("learning_switch", &t).is_err());
+        let t: toml::Table = toml::from_str("x = 1").unwrap();
+        assert!(by_name("hub", &t).err().unwrap().contains("x"));
+        assert!(by_name("hub", &toml::Table::new()).is_ok());
+        assert!(by_name("nope", &toml::Table::new())
+            .err()
+            .unwrap()
+            .contains("learning_switch"));
+    }
+
+    #[test]
+    fn defaults() {
+        let p = learning_switch::Params::default();
+        assert_eq!(
+            (p.idle_timeout, p.hard_timeout, p.priority),
+            (60, 0, 0x8000)
+        );
+    }
+}

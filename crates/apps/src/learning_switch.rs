@@ -1,0 +1,165 @@
+//! The learning switch and the hub, on every switch version alike.
+//!
+//! For each PACKET_IN, the learning switch (POX's `forwarding/l2_learning`):
+//!
+//! 1. Learns that the source address lives behind the port the packet came in on
+//!    (unless the source is multicast, or the table is full and the address new).
+//! 2. If the destination is multicast (broadcast included): floods the packet.
+//! 3. Otherwise looks the destination up:
+//!    a. unknown: floods the packet;
+//!    b. behind the port the packet came in on: drops it (the switch has delivered it);
+//!    c. behind another port: installs a flow `in_port, eth_src, eth_dst → that port`
+//!       with the configured timeouts, and sends the packet out that port, by
+//!       buffer_id when the switch buffered it.
+//!
+//! The hub floods every packet (2 for everything).
+//!
+//! When a switch connects, both apps' initializer empties its flow table and, on an
+//! OpenFlow 1.3 switch, installs the table-miss entry (priority 0, match everything,
+//! output to the controller with `max_len` NO_BUFFER): a 1.3 switch drops what no flow
+//! matches (1.3.5 §5.4), a 1.0 switch sends it to the controller. The initializer is
+//! the app's, not the core's: an app that installs flows proactively wants no
+//! table-miss entry, and only the app knows.
+
+use std::collections::HashMap;
+
+use controller::app::{App, Builder, Flow, Order, SwitchCtx};
+use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
+use openflow::view::PacketIn;
+use openflow::{MacAddr, Version};
+use packet::ethernet::EthernetFrame;
+use serde::Deserialize;
+
+/// The learning switch's parameters (`[apps.params]` in `pharos.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// Seconds without traffic before a learned flow expires (default 60).
+    pub idle_timeout: u16,
+    /// Seconds before a learned flow expires regardless (default 0: never).
+    pub hard_timeout: u16,
+    /// Priority of learned flows (default 0x8000, OpenFlow's default).
+    pub priority: u16,
+    /// Addresses learned per switch at most (default 8192): a host spraying source
+    /// addresses cannot make the table grow without bound.
+    pub max_addresses: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            idle_timeout: 60,
+            hard_timeout: 0,
+            priority: FlowMod::DEFAULT_PRIORITY,
+            max_addresses: 8192,
+        }
+    }
+}
+
+/// Where each address lives, per switch: Ethernet address → port.
+pub type MacTable = HashMap<MacAddr, u32>;
+
+/// The learning switch.
+#[derive(Debug, Clone, Default)]
+pub struct LearningSwitch {
+    /// Timeouts, priority, table size.
+    pub params: Params,
+}
+
+impl App for LearningSwitch {
+    type State = MacTable;
+
+    fn name(&self) -> &'static str {
+        "learning_switch"
+    }
+
+    fn build(&self, b: &mut Builder<Self>) {
+        b.on_initialize(|_, ctx, _| send_misses_to_controller(ctx));
+        b.on_packet_in(Order::direct(0), LearningSwitch::packet_in);
+    }
+}
+
+impl LearningSwitch {
+    fn packet_in(&self, ctx: &mut SwitchCtx, macs: &mut MacTable, p: &PacketIn<&[u8]>) -> Flow {
+        let Ok(eth) = EthernetFrame::new_checked(p.data()) else {
+            return Flow::Continue;
+        };
+        let (src, dst, in_port) = (eth.src_addr(), eth.dst_addr(), p.in_port());
+        // 1
+        let room = macs.len() < self.params.max_addresses || macs.contains_key(&src);
+        if !src.is_multicast() && room {
+            macs.insert(src, in_port);
+        }
+        // 2
+        if dst.is_multicast() {
+            send(ctx, p, &[Action::output(PortNo::Flood)]);
+            return Flow::Stop;
+        }
+        match macs.get(&dst).copied() {
+            // 3a
+            None => send(ctx, p, &[Action::output(PortNo::Flood)]),
+            // 3b
+            Some(port) if port == in_port => {}
+            // 3c
+            Some(port) => {
+                let actions = [Action::output(PortNo::from_u32(port))];
+                let m = Match {
+                    in_port: Some(in_port),
+                    eth_src: Some(src),
+                    eth_dst: Some(dst),
+                    ..Match::default()
+                };
+                let Params {
+                    idle_timeout,
+                    hard_timeout,
+                    priority,
+                    ..
+                } = self.params;
+                let fm = FlowMod::add(m, &actions).idle_timeout(idle_timeout);
+                ctx.send_flow_mod(&fm.hard_timeout(hard_timeout).priority(priority));
+                send(ctx, p, &actions);
+            }
+        }
+        Flow::Stop
+    }
+}
+
+/// The hub: floods every packet.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Hub;
+
+impl App for Hub {
+    type State = ();
+
+    fn name(&self) -> &'static str {
+        "hub"
+    }
+
+    fn build(&self, b: &mut Builder<Self>) {
+        b.on_initialize(|_, ctx, _| send_misses_to_controller(ctx));
+        b.on_packet_in(Order::direct(0), |_, ctx, _, p| {
+            send(ctx, p, &[Action::output(PortNo::Flood)]);
+            Flow::Stop
+        });
+    }
+}
+
+/// Sends the packet of `p` through `actions`: by buffer_id when the switch buffered
+/// it, else with its bytes.
+fn send(ctx: &mut SwitchCtx, p: &PacketIn<&[u8]>, actions: &[Action]) {
+    let in_port = PortNo::from_u32(p.in_port());
+    ctx.send_packet_out(&match p.buffer_id() {
+        Some(id) => PacketOut::buffered(id, in_port, actions),
+        None => PacketOut::unbuffered(p.data(), in_port, actions),
+    });
+}
+
+/// Empties the flow table; on 1.3, adds the table-miss entry sending packets to the
+/// controller whole (`max_len` 0xffff, OFPCML_NO_BUFFER).
+pub fn send_misses_to_controller(ctx: &mut SwitchCtx) {
+    ctx.send_flow_mod(&FlowMod::delete(Match::default()));
+    if ctx.version() == Version::V1_3 {
+        let to_controller = [Action::output(PortNo::Controller)];
+        ctx.send_flow_mod(&FlowMod::add(Match::default(), &to_controller).priority(0));
+    }
+}
