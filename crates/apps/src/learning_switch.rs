@@ -6,11 +6,11 @@
 //!    (unless the source is multicast, or the table is full and the address new).
 //! 2. If the destination is multicast (broadcast included): floods the packet.
 //! 3. Otherwise looks the destination up:
-//!    a. unknown: floods the packet;
-//!    b. behind the port the packet came in on: drops it (the switch has delivered it);
-//!    c. behind another port: installs a flow `in_port, eth_src, eth_dst → that port`
-//!       with the configured timeouts, and sends the packet out that port, by
-//!       buffer_id when the switch buffered it.
+//!    - 3a. unknown: floods the packet;
+//!    - 3b. behind the port the packet came in on: drops it (it is already there);
+//!    - 3c. behind another port: installs a flow `in_port, eth_src, eth_dst → that
+//!      port` with the configured timeouts, and sends the packet out that port, by
+//!      buffer_id when the switch buffered it.
 //!
 //! The hub floods every packet (2 for everything).
 //!
