@@ -109,14 +109,11 @@ impl LearningSwitch {
                     eth_dst: Some(dst),
                     ..Match::default()
                 };
-                let Params {
-                    idle_timeout,
-                    hard_timeout,
-                    priority,
-                    ..
-                } = self.params;
-                let fm = FlowMod::add(m, &actions).idle_timeout(idle_timeout);
-                ctx.send_flow_mod(&fm.hard_timeout(hard_timeout).priority(priority));
+                let fm = FlowMod::add(m, &actions)
+                    .idle_timeout(self.params.idle_timeout)
+                    .hard_timeout(self.params.hard_timeout)
+                    .priority(self.params.priority);
+                ctx.send_flow_mod(&fm);
                 send(ctx, p, &actions);
             }
         }
