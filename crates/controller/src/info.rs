@@ -66,3 +66,14 @@ impl PortInfo {
         }
     }
 }
+
+/// A datapath id formatted the way every log line shows it: 16 hex digits, no
+/// allocation (`tracing::info!(dpid = %Dpid(id), ...)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dpid(pub u64);
+
+impl std::fmt::Display for Dpid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}

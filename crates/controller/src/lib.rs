@@ -17,3 +17,8 @@ pub mod app;
 pub mod dispatch;
 pub mod requests;
 pub mod services;
+pub mod counters;
+pub mod conn;
+pub mod worker;
+pub mod admission;
+pub mod controller;

@@ -1,0 +1,482 @@
+//! The acceptor and the admission tier, on one thread with its own `mio::Poll`.
+//!
+//! It accepts on every listener (with a connection cap and a backoff on accept errors
+//! such as EMFILE), refuses what is over the pending-handshake caps (total and per
+//! source IP: the socket is closed at once, counted), runs the sans-IO [`Handshake`] of
+//! each peer under a deadline, and hands each proven switch to a worker with the bytes
+//! already read past the handshake. A peer that fails is closed with a logged reason
+//! and counted; it never reaches a worker.
+//!
+//! A switch whose dpid is already connected replaces the old connection: the new one
+//! goes to the old one's worker, behind a "close as replaced" order, so switch-removed
+//! of the old connection fires before switch-added of the new one.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token, Waker};
+use tracing::{debug, info, warn};
+
+use crate::counters::{lock, AdmissionSnapshot, Published};
+use crate::handshake::{Established, Handshake, HandshakeConfig, Progress};
+use crate::info::Dpid;
+use crate::worker::{Command, DpidRegistry, NewSwitch, WorkerHandle};
+
+/// The waker's token (shutdown).
+pub const WAKER: Token = Token(usize::MAX);
+/// Pending connections get tokens from here up; listeners are 0.. below.
+const FIRST_CONN: usize = 1 << 16;
+/// First pause after an accept error; doubles up to [`MAX_BACKOFF`].
+const MIN_BACKOFF: Duration = Duration::from_millis(10);
+/// Longest pause after repeated accept errors.
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// Settings of the admission tier.
+#[derive(Debug, Clone)]
+pub struct AdmissionConfig {
+    /// Open connections (in handshake and established) allowed at once.
+    pub max_connections: usize,
+    /// The handshake: deadline, pending caps, versions, miss_send_len.
+    pub handshake: HandshakeConfig,
+    /// How often the info-level counters report is printed.
+    pub counters_interval: Duration,
+}
+
+/// A connection in its handshake.
+struct Pending {
+    /// The socket, registered with admission's poll.
+    stream: TcpStream,
+    /// Where it comes from (logs, the per-IP cap).
+    peer: SocketAddr,
+    /// The state machine.
+    hs: Handshake,
+    /// Bytes for the peer not yet written.
+    out: Vec<u8>,
+}
+
+/// The admission thread's state (see the module doc).
+pub struct Admission {
+    /// Settings.
+    cfg: AdmissionConfig,
+    /// Admission's own poll.
+    poll: Poll,
+    /// The bound listeners; token = index.
+    listeners: Vec<TcpListener>,
+    /// Connections in their handshake, by token.
+    pending: HashMap<usize, Pending>,
+    /// Deadlines in accept order (the timeout is fixed, so this is deadline order);
+    /// entries of connections already gone are skipped.
+    deadlines: VecDeque<(Instant, usize)>,
+    /// Pending handshakes per source IP.
+    per_ip: HashMap<IpAddr, usize>,
+    /// The workers.
+    workers: Vec<WorkerHandle>,
+    /// Who owns which dpid.
+    registry: DpidRegistry,
+    /// The next connection token / uid (never reused).
+    next_token: usize,
+    /// Admission's counters (updated per event: accepts are not the message path).
+    counters: Arc<Mutex<AdmissionSnapshot>>,
+    /// Every snapshot, for the periodic report.
+    published: Arc<Published>,
+    /// Set by the handle to stop.
+    stop: Arc<AtomicBool>,
+    /// No accept until then (after an accept error).
+    paused_until: Option<Instant>,
+    /// The current accept backoff.
+    backoff: Duration,
+    /// When the next counters report is printed.
+    next_report: Instant,
+    /// Total PACKET_INs at the previous report, for the rate.
+    last_packet_ins: u64,
+    /// When the previous report was printed.
+    last_report: Instant,
+}
+
+impl Admission {
+    /// The admission tier over bound listeners; returns it and the waker that stops it
+    /// (after `stop` is set).
+    pub fn new(
+        cfg: AdmissionConfig,
+        mut listeners: Vec<TcpListener>,
+        workers: Vec<WorkerHandle>,
+        registry: DpidRegistry,
+        published: Arc<Published>,
+        stop: Arc<AtomicBool>,
+    ) -> io::Result<(Admission, Arc<Waker>)> {
+        let poll = Poll::new()?;
+        for (i, l) in listeners.iter_mut().enumerate() {
+            poll.registry().register(l, Token(i), Interest::READABLE)?;
+        }
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+        let now = Instant::now();
+        Ok((
+            Admission {
+                next_report: now + cfg.counters_interval,
+                last_report: now,
+                last_packet_ins: 0,
+                cfg,
+                poll,
+                listeners,
+                pending: HashMap::new(),
+                deadlines: VecDeque::new(),
+                per_ip: HashMap::new(),
+                workers,
+                registry,
+                next_token: FIRST_CONN,
+                counters: published.admission.clone(),
+                published,
+                stop,
+                paused_until: None,
+                backoff: MIN_BACKOFF,
+            },
+            waker,
+        ))
+    }
+
+    /// The loop; returns when the handle sets `stop` and wakes it.
+    pub fn run(mut self) {
+        let mut events = Events::with_capacity(1024);
+        info!("admission started");
+        while !self.stop.load(Ordering::Acquire) {
+            let now = Instant::now();
+            let mut wake = self.next_report;
+            if let Some(&(d, _)) = self.deadlines.front() {
+                wake = wake.min(d);
+            }
+            if let Some(p) = self.paused_until {
+                wake = wake.min(p);
+            }
+            let timeout = wake.saturating_duration_since(now);
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                warn!(error = %e, "admission poll failed; admission stops");
+                break;
+            }
+            let now = Instant::now();
+            for event in events.iter() {
+                let t = event.token().0;
+                if event.token() == WAKER {
+                    continue;
+                }
+                if t < self.listeners.len() {
+                    if self.paused_until.is_none() {
+                        self.accept(t, now);
+                    }
+                } else {
+                    self.pending_event(t, now);
+                }
+            }
+            if self.paused_until.is_some_and(|p| now >= p) {
+                // Edge-triggered: connections queued during the pause raise no new
+                // event, so accept on every listener now.
+                self.paused_until = None;
+                for i in 0..self.listeners.len() {
+                    self.accept(i, now);
+                }
+            }
+            self.expire(now);
+            if now >= self.next_report {
+                self.report(now);
+            }
+        }
+        let tokens: Vec<usize> = self.pending.keys().copied().collect();
+        for t in tokens {
+            self.fail(t, "shutdown", None);
+        }
+        info!("admission stopped");
+    }
+
+    /// Open connections: pending handshakes plus the workers' switches.
+    fn open_connections(&self) -> usize {
+        self.pending.len()
+            + self
+                .workers
+                .iter()
+                .map(|w| w.load.load(Ordering::Relaxed))
+                .sum::<usize>()
+    }
+
+    /// Accepts until the listener would block.
+    fn accept(&mut self, listener: usize, now: Instant) {
+        loop {
+            let (stream, peer) = match self.listeners[listener].accept() {
+                Ok(s) => s,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::Interrupted
+                            | io::ErrorKind::ConnectionAborted
+                            | io::ErrorKind::ConnectionReset
+                    ) =>
+                {
+                    continue
+                }
+                Err(e) => {
+                    // EMFILE, ENFILE, ENOBUFS, ENOMEM: pause instead of spinning; the
+                    // queued connections wait in the kernel's backlog.
+                    lock(&self.counters).accept_errors += 1;
+                    warn!(error = %e, backoff_ms = self.backoff.as_millis() as u64, "accept failed; pausing accepts");
+                    self.paused_until = Some(now + self.backoff);
+                    self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+                    return;
+                }
+            };
+            self.backoff = MIN_BACKOFF;
+            lock(&self.counters).accepted += 1;
+            let refuse = if self.open_connections() >= self.cfg.max_connections {
+                Some("max_connections")
+            } else if self.pending.len() >= self.cfg.handshake.max_pending {
+                Some("max_pending")
+            } else if self.per_ip.get(&peer.ip()).copied().unwrap_or(0)
+                >= self.cfg.handshake.max_pending_per_ip
+            {
+                Some("max_pending_per_ip")
+            } else {
+                None
+            };
+            if let Some(reason) = refuse {
+                lock(&self.counters).refused.add(reason);
+                debug!(%peer, reason, "connection refused");
+                drop(stream);
+                continue;
+            }
+            self.admit(stream, peer, now);
+        }
+    }
+
+    /// Starts the handshake of an accepted connection.
+    fn admit(&mut self, mut stream: TcpStream, peer: SocketAddr, now: Instant) {
+        let _ = stream.set_nodelay(true);
+        let token = self.next_token;
+        self.next_token += 1;
+        if let Err(e) = self.poll.registry().register(
+            &mut stream,
+            Token(token),
+            Interest::READABLE | Interest::WRITABLE,
+        ) {
+            warn!(%peer, error = %e, "cannot register connection");
+            lock(&self.counters)
+                .handshake_failures
+                .add("register_error");
+            return;
+        }
+        let (hs, out) = Handshake::new(&self.cfg.handshake);
+        let deadline = now + self.cfg.handshake.timeout;
+        self.pending.insert(
+            token,
+            Pending {
+                stream,
+                peer,
+                hs,
+                out,
+            },
+        );
+        *self.per_ip.entry(peer.ip()).or_insert(0) += 1;
+        self.deadlines.push_back((deadline, token));
+        lock(&self.counters).pending = self.pending.len();
+        debug!(%peer, "connection accepted");
+        // Our HELLO goes out now; the peer's may already be waiting.
+        self.pending_event(token, now);
+    }
+
+    /// Reads and writes a pending connection, and acts on the handshake's result.
+    fn pending_event(&mut self, token: usize, now: Instant) {
+        let Some(p) = self.pending.get_mut(&token) else {
+            return;
+        };
+        let mut buf = [0u8; 4096];
+        let mut result = Ok(Progress::NeedMore);
+        loop {
+            match p.stream.read(&mut buf) {
+                Ok(0) => {
+                    result = Err(("closed_by_peer", None));
+                    break;
+                }
+                Ok(n) => match p.hs.feed(&buf[..n], &mut p.out) {
+                    Ok(Progress::NeedMore) => {}
+                    Ok(done) => {
+                        result = Ok(done);
+                        break;
+                    }
+                    Err(e) => {
+                        result = Err((e.reason(), Some(e.to_string())));
+                        break;
+                    }
+                },
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    result = Err(("read_error", Some(e.to_string())));
+                    break;
+                }
+            }
+        }
+        if let Err(e) = write_some(&mut p.stream, &mut p.out) {
+            if result.is_ok() {
+                result = Err(("write_error", Some(e.to_string())));
+            }
+        }
+        match result {
+            Ok(Progress::NeedMore) => {}
+            Ok(Progress::Established(est)) => self.handoff(token, est, now),
+            Err((reason, detail)) => self.fail(token, reason, detail),
+        }
+    }
+
+    /// Closes a pending connection that failed; logged and counted.
+    fn fail(&mut self, token: usize, reason: &'static str, detail: Option<String>) {
+        let Some(mut p) = self.remove(token) else {
+            return;
+        };
+        lock(&self.counters).handshake_failures.add(reason);
+        let waiting_for = p.hs.waiting_for();
+        match detail {
+            Some(detail) => {
+                warn!(peer = %p.peer, reason, waiting_for, detail, "handshake failed")
+            }
+            None => warn!(peer = %p.peer, reason, waiting_for, "handshake failed"),
+        }
+        // Best effort for HELLO_FAILED; then read what is left so that close(2) sends
+        // a FIN after our data rather than a reset that could discard it.
+        let _ = write_some(&mut p.stream, &mut p.out);
+        let _ = p.stream.shutdown(std::net::Shutdown::Write);
+        let mut buf = [0u8; 4096];
+        for _ in 0..16 {
+            match p.stream.read(&mut buf) {
+                Ok(n) if n > 0 => {}
+                _ => break,
+            }
+        }
+    }
+
+    /// Takes a connection out of the pending set.
+    fn remove(&mut self, token: usize) -> Option<Pending> {
+        let mut p = self.pending.remove(&token)?;
+        let _ = self.poll.registry().deregister(&mut p.stream);
+        if let Some(n) = self.per_ip.get_mut(&p.peer.ip()) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_ip.remove(&p.peer.ip());
+            }
+        }
+        lock(&self.counters).pending = self.pending.len();
+        Some(p)
+    }
+
+    /// Gives a proven switch to a worker.
+    fn handoff(&mut self, token: usize, est: Established, _now: Instant) {
+        let Some(p) = self.remove(token) else {
+            return;
+        };
+        let (info, leftover) = est.into_info(p.peer);
+        let dpid = info.dpid;
+        let uid = token as u64;
+        let mut reg = lock(&self.registry);
+        let worker = match reg.get(&dpid) {
+            Some(&(w, old)) => {
+                info!(dpid = %Dpid(dpid), peer = %p.peer, "a new connection replaces the switch's old one");
+                self.workers[w].send(Command::Close {
+                    uid: old,
+                    reason: "replaced",
+                });
+                w
+            }
+            None => self.least_loaded(),
+        };
+        reg.insert(dpid, (worker, uid));
+        drop(reg);
+        lock(&self.counters).established += 1;
+        debug!(dpid = %Dpid(dpid), peer = %p.peer, worker, version = %info.version, "handshake done");
+        let w = &self.workers[worker];
+        w.load.fetch_add(1, Ordering::Relaxed);
+        let sent = w.send(Command::Add(Box::new(NewSwitch {
+            uid,
+            stream: p.stream,
+            info,
+            leftover,
+            pending_out: p.out,
+        })));
+        if !sent {
+            w.load.fetch_sub(1, Ordering::Relaxed);
+            warn!(dpid = %Dpid(dpid), worker, "worker gone; switch dropped");
+        }
+    }
+
+    fn least_loaded(&self) -> usize {
+        self.workers
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, w)| w.load.load(Ordering::Relaxed))
+            .map_or(0, |(i, _)| i)
+    }
+
+    /// Fails the handshakes whose deadline passed.
+    fn expire(&mut self, now: Instant) {
+        while let Some(&(deadline, token)) = self.deadlines.front() {
+            if deadline > now {
+                break;
+            }
+            self.deadlines.pop_front();
+            if self.pending.contains_key(&token) {
+                self.fail(token, "timeout", None);
+            }
+        }
+    }
+
+    /// The periodic info-level counters line.
+    fn report(&mut self, now: Instant) {
+        let s = self.published.snapshot();
+        let t = &s.total;
+        let secs = (now - self.last_report).as_secs_f64();
+        let rate = if secs > 0.0 {
+            t.packet_ins.saturating_sub(self.last_packet_ins) as f64 / secs
+        } else {
+            0.0
+        };
+        self.last_packet_ins = t.packet_ins;
+        self.last_report = now;
+        self.next_report = now + self.cfg.counters_interval;
+        let msgs_in: u64 = t.msgs_in.values().sum();
+        let msgs_out: u64 = t.msgs_out.values().sum();
+        info!(
+            switches = t.connected_switches,
+            pending = t.pending_handshakes,
+            packet_ins_per_sec = format_args!("{rate:.1}"),
+            msgs_in,
+            msgs_out,
+            drops = t.drops,
+            disconnects = ?t.disconnects,
+            handshake_failures = ?t.handshake_failures,
+            refused = ?t.refused,
+            "counters"
+        );
+    }
+}
+
+/// Writes what the kernel takes of `out`, keeping the rest.
+fn write_some(stream: &mut TcpStream, out: &mut Vec<u8>) -> io::Result<()> {
+    let mut written = 0;
+    while written < out.len() {
+        match stream.write(&out[written..]) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => written += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                out.drain(..written);
+                return Err(e);
+            }
+        }
+    }
+    out.drain(..written);
+    Ok(())
+}

@@ -1,0 +1,225 @@
+//! Wiring: [`Controller::start`] binds the listeners, spawns the admission thread and N
+//! workers, and returns a [`Handle`] for the bound addresses, the counters and an
+//! orderly shutdown (stop accepting, close every switch firing switch-removed, join).
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use mio::Waker;
+use tracing::info;
+
+use crate::admission::{Admission, AdmissionConfig};
+use crate::config::KeepaliveConfig;
+use crate::conn::ConnLimits;
+use crate::counters::{CountersSnapshot, Published};
+use crate::dispatch::{Pipeline, SwitchState};
+use crate::handshake::HandshakeConfig;
+use crate::info::SwitchInfo;
+use crate::worker::{Command, SwitchPipeline, Worker, WorkerConfig, WorkerHandle};
+
+/// Every network setting of the controller core (`config::Config` maps onto it).
+#[derive(Debug, Clone)]
+pub struct NetConfig {
+    /// Addresses to listen on (port 0 picks a free port; see [`Handle::local_addrs`]).
+    pub listen: Vec<SocketAddr>,
+    /// Worker threads (at least 1).
+    pub workers: usize,
+    /// Open connections allowed at once (handshaking and established).
+    pub max_connections: usize,
+    /// Handshake deadline, pending caps, versions, miss_send_len, barrier.
+    pub handshake: HandshakeConfig,
+    /// Echo keepalive.
+    pub keepalive: KeepaliveConfig,
+    /// Bytes queued for one switch before it is disconnected as a slow consumer.
+    pub output_buffer_limit: usize,
+    /// Longest message accepted from a switch (at most 65535).
+    pub max_message_len: usize,
+    /// How often counters are printed (and at most how stale a snapshot is, capped
+    /// at 500 ms).
+    pub counters_interval: Duration,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        NetConfig {
+            listen: vec![
+                SocketAddr::from(([0, 0, 0, 0], 6653)),
+                SocketAddr::from(([0, 0, 0, 0], 6633)),
+            ],
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            max_connections: 10_000,
+            handshake: HandshakeConfig::default(),
+            keepalive: KeepaliveConfig::default(),
+            output_buffer_limit: 4 << 20,
+            max_message_len: 65535,
+            counters_interval: Duration::from_secs(10),
+        }
+    }
+}
+
+impl SwitchPipeline for Pipeline {
+    type State = SwitchState;
+
+    fn new_switch(&self, info: SwitchInfo) -> SwitchState {
+        Pipeline::new_switch(self, info)
+    }
+
+    fn switch_added(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
+        Pipeline::switch_added(self, sw, out, now)
+    }
+
+    #[inline]
+    fn handle(&self, sw: &mut SwitchState, frame: &[u8], out: &mut Vec<u8>, now: Instant) {
+        Pipeline::handle(self, sw, frame, out, now)
+    }
+
+    fn tick(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
+        Pipeline::tick(self, sw, out, now)
+    }
+
+    fn next_deadline(&self, sw: &SwitchState) -> Option<Instant> {
+        sw.next_deadline()
+    }
+
+    fn switch_removed(&self, sw: SwitchState, reason: &str) {
+        Pipeline::switch_removed(self, sw, reason)
+    }
+}
+
+/// The controller core (see the module doc).
+#[derive(Debug)]
+pub struct Controller;
+
+impl Controller {
+    /// Binds every listen address, starts admission and the workers.
+    pub fn start<P: SwitchPipeline>(config: &NetConfig, pipeline: Arc<P>) -> io::Result<Handle> {
+        let mut listeners = Vec::new();
+        let mut local_addrs = Vec::new();
+        for addr in &config.listen {
+            let l = std::net::TcpListener::bind(addr)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+            l.set_nonblocking(true)?;
+            local_addrs.push(l.local_addr()?);
+            listeners.push(mio::net::TcpListener::from_std(l));
+        }
+        let n = config.workers.max(1);
+        let published = Arc::new(Published::new(n));
+        let registry = Arc::new(Mutex::new(HashMap::new()));
+        let limits = ConnLimits {
+            max_message_len: config.max_message_len.min(65535),
+            output_buffer_limit: config.output_buffer_limit,
+            keepalive: config.keepalive.clone(),
+        };
+        let publish_interval = config.counters_interval.min(Duration::from_millis(500));
+        let mut workers = Vec::new();
+        let mut threads = Vec::new();
+        for index in 0..n {
+            let cfg = WorkerConfig {
+                index,
+                limits: limits.clone(),
+                publish_interval,
+            };
+            let (worker, handle) = Worker::new(
+                cfg,
+                pipeline.clone(),
+                registry.clone(),
+                published.workers[index].clone(),
+            )?;
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("pharos-worker-{index}"))
+                    .spawn(move || worker.run())?,
+            );
+            workers.push(handle);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let (admission, admission_waker) = Admission::new(
+            AdmissionConfig {
+                max_connections: config.max_connections,
+                handshake: config.handshake.clone(),
+                counters_interval: config.counters_interval,
+            },
+            listeners,
+            workers.clone(),
+            registry,
+            published.clone(),
+            stop.clone(),
+        )?;
+        let admission_thread = std::thread::Builder::new()
+            .name("pharos-admission".into())
+            .spawn(move || admission.run())?;
+        info!(listen = ?local_addrs, workers = n, "controller started");
+        Ok(Handle {
+            local_addrs,
+            published,
+            workers,
+            stop,
+            admission_waker,
+            threads: Mutex::new(Some((admission_thread, threads))),
+        })
+    }
+}
+
+/// A running controller.
+#[derive(Debug)]
+pub struct Handle {
+    /// The bound addresses (the real ports when port 0 was asked for).
+    local_addrs: Vec<SocketAddr>,
+    /// The counters snapshots.
+    published: Arc<Published>,
+    /// The workers, to tell them to shut down.
+    workers: Vec<WorkerHandle>,
+    /// Tells admission to stop.
+    stop: Arc<AtomicBool>,
+    /// Wakes admission to see `stop`.
+    admission_waker: Arc<Waker>,
+    /// The threads to join; taken by the first shutdown.
+    #[allow(clippy::type_complexity)]
+    threads: Mutex<Option<(JoinHandle<()>, Vec<JoinHandle<()>>)>>,
+}
+
+impl Handle {
+    /// The addresses actually bound, in the order of the config's `listen`.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.local_addrs
+    }
+
+    /// The counters: admission's are current, the workers' at most 500 ms old.
+    pub fn counters(&self) -> CountersSnapshot {
+        self.published.snapshot()
+    }
+
+    /// Orderly shutdown: stop accepting (pending handshakes closed), then every worker
+    /// closes its switches (switch-removed with reason "shutdown") and exits; joins all
+    /// threads. Calling it twice is harmless.
+    pub fn shutdown(&self) {
+        let Some((admission, workers)) = crate::counters::lock(&self.threads).take() else {
+            return;
+        };
+        self.stop.store(true, Ordering::Release);
+        let _ = self.admission_waker.wake();
+        let _ = admission.join();
+        for w in &self.workers {
+            w.send(Command::Shutdown);
+        }
+        for t in workers {
+            let _ = t.join();
+        }
+        info!("controller stopped");
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+#[cfg(test)]
+#[path = "controller_tests.rs"]
+mod tests;

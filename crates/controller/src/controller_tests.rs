@@ -1,0 +1,333 @@
+//! Loopback tests of the network side with a scripted TCP peer and a recording
+//! pipeline (the big integration tests with emulated switches live in `tests/`).
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use openflow::{frame_len, of10, Message};
+
+use super::*;
+
+/// Records events; answers each PACKET_IN with a BARRIER_REQUEST carrying its xid.
+#[derive(Default)]
+struct Recorder {
+    /// "added DPID", "removed DPID reason", "frame DPID TYPE".
+    events: Mutex<Vec<String>>,
+}
+
+impl Recorder {
+    fn events(&self) -> Vec<String> {
+        self.events.lock().unwrap().clone()
+    }
+
+    fn wait_for(&self, what: &str) {
+        let end = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < end {
+            if self.events().iter().any(|e| e == what) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        panic!("no event {what:?} in {:?}", self.events());
+    }
+}
+
+impl SwitchPipeline for Recorder {
+    type State = u64;
+
+    fn new_switch(&self, info: SwitchInfo) -> u64 {
+        info.dpid
+    }
+
+    fn switch_added(&self, sw: &mut u64, _out: &mut Vec<u8>, _now: Instant) {
+        self.events.lock().unwrap().push(format!("added {sw:x}"));
+    }
+
+    fn handle(&self, sw: &mut u64, frame: &[u8], out: &mut Vec<u8>, _now: Instant) {
+        self.events
+            .lock()
+            .unwrap()
+            .push(format!("frame {sw:x} {}", frame[1]));
+        if frame[1] == 10 {
+            let mut reply = vec![frame[0], 18, 0, 8];
+            reply.extend_from_slice(&frame[4..8]);
+            out.extend_from_slice(&reply);
+        }
+    }
+
+    fn tick(&self, _sw: &mut u64, _out: &mut Vec<u8>, _now: Instant) {}
+
+    fn next_deadline(&self, _sw: &u64) -> Option<Instant> {
+        None
+    }
+
+    fn switch_removed(&self, sw: u64, reason: &str) {
+        self.events
+            .lock()
+            .unwrap()
+            .push(format!("removed {sw:x} {reason}"));
+    }
+}
+
+/// A scripted OpenFlow 1.0 switch over a blocking socket.
+struct Peer {
+    s: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Peer {
+    fn connect(h: &Handle) -> Peer {
+        let s = TcpStream::connect(h.local_addrs()[0]).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        Peer { s, buf: Vec::new() }
+    }
+
+    fn send(&mut self, m: of10::Message, xid: u32) {
+        self.s
+            .write_all(&Message::V10(m).to_bytes(xid).unwrap())
+            .unwrap();
+    }
+
+    /// The next whole frame (panics after 5 s).
+    fn recv_raw(&mut self) -> Vec<u8> {
+        loop {
+            if let Some(n) = frame_len(&self.buf).unwrap() {
+                return self.buf.drain(..n).collect();
+            }
+            let mut b = [0u8; 4096];
+            let n = self.s.read(&mut b).expect("read");
+            assert!(n > 0, "closed by the controller");
+            self.buf.extend_from_slice(&b[..n]);
+        }
+    }
+
+    /// The next whole 1.0 message (panics after 5 s).
+    fn recv(&mut self) -> (u32, of10::Message) {
+        match Message::decode(&self.recv_raw()).unwrap() {
+            (xid, Message::V10(m)) => (xid, m),
+            other => panic!("not 1.0: {other:?}"),
+        }
+    }
+
+    /// True once the controller closed the connection (EOF or reset) within 5 s.
+    fn closed(&mut self) -> bool {
+        let mut b = [0u8; 4096];
+        loop {
+            match self.s.read(&mut b) {
+                Ok(0) => return true,
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+                Err(_) => return false,
+            }
+        }
+    }
+
+    fn handshake(&mut self, dpid: u64) {
+        self.send(of10::Message::Hello(Default::default()), 1);
+        let hello = self.recv_raw();
+        assert_eq!(hello[1], 0, "HELLO expected: {hello:?}");
+        let (xid, req) = self.recv();
+        assert_eq!(req, of10::Message::FeaturesRequest);
+        self.send(
+            of10::Message::FeaturesReply(of10::SwitchFeatures {
+                datapath_id: dpid,
+                n_buffers: 256,
+                n_tables: 1,
+                ..Default::default()
+            }),
+            xid,
+        );
+        let (_, set) = self.recv();
+        assert!(matches!(set, of10::Message::SetConfig(_)), "{set:?}");
+        let (xid, barrier) = self.recv();
+        assert_eq!(barrier, of10::Message::BarrierRequest);
+        self.send(of10::Message::BarrierReply, xid);
+    }
+}
+
+fn start(keepalive: Duration) -> (Handle, Arc<Recorder>) {
+    let cfg = NetConfig {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        workers: 2,
+        keepalive: KeepaliveConfig {
+            interval: keepalive,
+            max_unanswered: 2,
+        },
+        counters_interval: Duration::from_millis(100),
+        ..NetConfig::default()
+    };
+    let rec = Arc::new(Recorder::default());
+    let h = Controller::start(&cfg, rec.clone()).unwrap();
+    (h, rec)
+}
+
+fn packet_in() -> of10::Message {
+    Message::decode(&[
+        1, 10, 0, 20, 0, 0, 0, 0, // header
+        0xff, 0xff, 0xff, 0xff, // buffer_id
+        0, 2, // total_len
+        0, 1, // in_port
+        0, 0, // reason, pad
+        0xaa, 0xbb, // data
+    ])
+    .map(|(_, m)| match m {
+        Message::V10(m) => m,
+        _ => unreachable!(),
+    })
+    .unwrap()
+}
+
+#[test]
+fn switch_connects_echo_and_packet_in() {
+    let (h, rec) = start(Duration::from_secs(30));
+    let mut p = Peer::connect(&h);
+    p.handshake(0x42);
+    rec.wait_for("added 42");
+    p.send(
+        of10::Message::EchoRequest {
+            data: b"hi".to_vec(),
+        },
+        77,
+    );
+    assert_eq!(
+        p.recv(),
+        (
+            77,
+            of10::Message::EchoReply {
+                data: b"hi".to_vec()
+            }
+        )
+    );
+    p.send(packet_in(), 1234);
+    assert_eq!(p.recv(), (1234, of10::Message::BarrierRequest));
+    rec.wait_for("frame 42 10");
+    // Echo never reaches the pipeline.
+    assert!(!rec.events().iter().any(|e| e == "frame 42 2"));
+    std::thread::sleep(Duration::from_millis(600));
+    let c = h.counters();
+    assert_eq!(c.total.connected_switches, 1);
+    assert_eq!(c.switches[0].dpid, "0000000000000042");
+    assert_eq!(c.total.packet_ins, 1);
+    assert_eq!(c.msgs_in("1.0 ECHO_REQUEST"), 1);
+    assert_eq!(c.total.msgs_out["1.0 ECHO_REPLY"], 1);
+    assert_eq!(c.total.msgs_out["1.0 BARRIER_REQUEST"], 1);
+    assert_eq!(c.total.established, 1);
+    h.shutdown();
+    assert!(rec.events().iter().any(|e| e == "removed 42 shutdown"));
+}
+
+#[test]
+fn silent_peer_is_disconnected_after_unanswered_echoes() {
+    let (h, rec) = start(Duration::from_millis(100));
+    let mut p = Peer::connect(&h);
+    p.handshake(7);
+    // Two echo requests, unanswered, then the connection goes.
+    let (_, e1) = p.recv();
+    assert_eq!(e1, of10::Message::EchoRequest { data: vec![] });
+    let (_, e2) = p.recv();
+    assert_eq!(e2, of10::Message::EchoRequest { data: vec![] });
+    assert!(p.closed());
+    rec.wait_for("removed 7 dead_peer");
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(h.counters().total.disconnects["dead_peer"], 1);
+}
+
+#[test]
+fn answering_echoes_keeps_the_switch() {
+    let (h, rec) = start(Duration::from_millis(100));
+    let mut p = Peer::connect(&h);
+    p.handshake(8);
+    for _ in 0..5 {
+        let (xid, m) = p.recv();
+        assert_eq!(m, of10::Message::EchoRequest { data: vec![] });
+        p.send(of10::Message::EchoReply { data: vec![] }, xid);
+    }
+    assert!(!rec.events().iter().any(|e| e.starts_with("removed")));
+    drop(h);
+}
+
+#[test]
+fn garbage_closes_only_that_connection() {
+    let (h, rec) = start(Duration::from_secs(30));
+    let mut good = Peer::connect(&h);
+    good.handshake(1);
+    let mut bad = Peer::connect(&h);
+    bad.handshake(2);
+    rec.wait_for("added 2");
+    // A 1.3 header on a 1.0 connection.
+    bad.s.write_all(&[4, 10, 0, 8, 0, 0, 0, 0]).unwrap();
+    assert!(bad.closed());
+    rec.wait_for("removed 2 wrong_version");
+    good.send(of10::Message::EchoRequest { data: vec![1] }, 5);
+    assert_eq!(good.recv(), (5, of10::Message::EchoReply { data: vec![1] }));
+    // A header length under 8.
+    let mut bad = Peer::connect(&h);
+    bad.handshake(3);
+    bad.s.write_all(&[1, 10, 0, 4, 0, 0, 0, 0]).unwrap();
+    assert!(bad.closed());
+    rec.wait_for("removed 3 bad_length");
+    // Not OpenFlow at all: fails the handshake, never reaches a worker.
+    let mut junk = TcpStream::connect(h.local_addrs()[0]).unwrap();
+    junk.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    junk.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    let mut junk = Peer {
+        s: junk,
+        buf: Vec::new(),
+    };
+    assert!(junk.closed());
+    good.send(of10::Message::EchoRequest { data: vec![2] }, 6);
+    assert_eq!(good.recv(), (6, of10::Message::EchoReply { data: vec![2] }));
+    std::thread::sleep(Duration::from_millis(600));
+    let c = h.counters();
+    assert_eq!(c.total.handshake_failures["not_hello"], 1);
+    assert_eq!(c.total.bad_frames["wrong_version"], 1);
+    assert_eq!(c.total.bad_frames["bad_length"], 1);
+    assert_eq!(c.total.connected_switches, 1);
+}
+
+#[test]
+fn same_dpid_replaces_the_old_connection() {
+    let (h, rec) = start(Duration::from_secs(30));
+    let mut first = Peer::connect(&h);
+    first.handshake(9);
+    rec.wait_for("added 9");
+    let mut second = Peer::connect(&h);
+    second.handshake(9);
+    assert!(first.closed());
+    let end = Instant::now() + Duration::from_secs(5);
+    while rec.events().len() < 3 && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(
+        rec.events(),
+        vec!["added 9", "removed 9 replaced", "added 9"]
+    );
+    second.send(of10::Message::EchoRequest { data: vec![] }, 1);
+    assert_eq!(second.recv().0, 1);
+}
+
+#[test]
+fn handshake_deadline_and_per_ip_cap() {
+    let cfg = NetConfig {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        workers: 1,
+        handshake: HandshakeConfig {
+            timeout: Duration::from_millis(200),
+            max_pending_per_ip: 2,
+            ..HandshakeConfig::default()
+        },
+        ..NetConfig::default()
+    };
+    let h = Controller::start(&cfg, Arc::new(Recorder::default())).unwrap();
+    let mut silent: Vec<Peer> = (0..3).map(|_| Peer::connect(&h)).collect();
+    // The third is over the per-IP cap: closed at once.
+    assert!(silent[2].closed());
+    // The first two time out.
+    assert!(silent[0].closed());
+    assert!(silent[1].closed());
+    let c = h.counters();
+    assert_eq!(c.total.refused["max_pending_per_ip"], 1);
+    assert_eq!(c.total.handshake_failures["timeout"], 2);
+}

@@ -1,0 +1,394 @@
+//! Counters, per switch and in total.
+//!
+//! Each worker owns its switches' counters ([`SwitchCounters`], plain integers bumped on
+//! the message path with no lock and no allocation) and, every publish interval, builds a
+//! [`WorkerSnapshot`] it swaps into an `Arc<Mutex<_>>` that readers share. The admission
+//! thread does the same for accepts, refusals and handshake failures. [`CountersSnapshot`]
+//! merges them all; it is `serde::Serialize` for the REST API, and the admission thread
+//! prints a summary of it at info level every `counters_interval`.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::Serialize;
+
+/// Message type slots per version: every 1.0 and 1.3 type fits (1.3 stops at 29);
+/// higher type bytes share the last slot.
+pub const TYPE_SLOTS: usize = 32;
+
+/// Messages counted by version and type byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeCounts {
+    /// `[version index][type byte]`: index 0 is 1.0, 1 is 1.3 (the only versions that
+    /// reach a worker); the type byte is clamped to the last slot.
+    counts: [[u64; TYPE_SLOTS]; 2],
+}
+
+impl Default for TypeCounts {
+    fn default() -> Self {
+        TypeCounts {
+            counts: [[0; TYPE_SLOTS]; 2],
+        }
+    }
+}
+
+impl TypeCounts {
+    /// Counts one message with this wire version and type byte.
+    #[inline]
+    pub fn record(&mut self, version: u8, msg_type: u8) {
+        let v = usize::from(version != 0x01);
+        let t = (msg_type as usize).min(TYPE_SLOTS - 1);
+        self.counts[v][t] += 1;
+    }
+
+    /// The count for a wire version and type byte.
+    pub fn get(&self, version: u8, msg_type: u8) -> u64 {
+        let v = usize::from(version != 0x01);
+        self.counts[v][(msg_type as usize).min(TYPE_SLOTS - 1)]
+    }
+
+    /// Every message counted.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().flatten().sum()
+    }
+
+    /// Adds another set of counts to this one.
+    pub fn add(&mut self, other: &TypeCounts) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
+            for (x, y) in a.iter_mut().zip(b.iter()) {
+                *x += y;
+            }
+        }
+    }
+
+    /// Non-zero counts keyed `"1.3 PACKET_IN"` (built at report time only).
+    pub fn to_map(&self) -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::new();
+        for (vi, row) in self.counts.iter().enumerate() {
+            for (t, &n) in row.iter().enumerate() {
+                if n == 0 {
+                    continue;
+                }
+                let name = if vi == 0 {
+                    openflow::of10::MsgType::from_raw(t as u8).name()
+                } else {
+                    openflow::of13::MsgType::from_raw(t as u8).name()
+                };
+                let name = match name {
+                    Some(n) => n.to_string(),
+                    None => format!("TYPE_{t}"),
+                };
+                let version = if vi == 0 { "1.0" } else { "1.3" };
+                m.insert(format!("{version} {name}"), n);
+            }
+        }
+        m
+    }
+}
+
+/// Counts keyed by a static reason (disconnects, handshake failures, refusals). A short
+/// vector: a handful of reasons, found by a linear scan, allocation only the first time
+/// a reason is seen.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReasonCounts {
+    /// `(reason, count)` in first-seen order.
+    counts: Vec<(&'static str, u64)>,
+}
+
+impl ReasonCounts {
+    /// Counts one event with this reason.
+    pub fn add(&mut self, reason: &'static str) {
+        self.add_n(reason, 1);
+    }
+
+    /// Counts `n` events with this reason.
+    pub fn add_n(&mut self, reason: &'static str, n: u64) {
+        match self.counts.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, c)) => *c += n,
+            None => self.counts.push((reason, n)),
+        }
+    }
+
+    /// The count for a reason.
+    pub fn get(&self, reason: &str) -> u64 {
+        self.counts
+            .iter()
+            .find(|(r, _)| *r == reason)
+            .map_or(0, |(_, c)| *c)
+    }
+
+    /// Every event counted.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().map(|(_, c)| c).sum()
+    }
+
+    /// As a sorted map.
+    pub fn to_map(&self) -> BTreeMap<String, u64> {
+        self.counts
+            .iter()
+            .map(|(r, c)| (r.to_string(), *c))
+            .collect()
+    }
+}
+
+/// One switch's counters, owned by its connection on its worker.
+#[derive(Debug, Clone, Default)]
+pub struct SwitchCounters {
+    /// Messages from the switch, by type.
+    pub msgs_in: TypeCounts,
+    /// Messages to the switch, by type (counted when flushed).
+    pub msgs_out: TypeCounts,
+    /// PACKET_INs received (also in `msgs_in`; kept apart for the rate).
+    pub packet_ins: u64,
+    /// Outgoing messages discarded because the connection closed before they were
+    /// written (silent loss is counted, not hidden).
+    pub drops: u64,
+    /// Bytes read from the switch.
+    pub bytes_in: u64,
+    /// Bytes written to the switch.
+    pub bytes_out: u64,
+    /// `packet_ins` at the previous publish, for the rate.
+    pub last_packet_ins: u64,
+    /// When the previous publish happened, for the rate.
+    pub last_publish: Option<Instant>,
+}
+
+/// One switch in a snapshot.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SwitchSnapshot {
+    /// The datapath id, as 16 hex digits (JSON numbers lose 64-bit precision).
+    pub dpid: String,
+    /// The peer's address.
+    pub peer: SocketAddr,
+    /// The negotiated version.
+    pub version: openflow::Version,
+    /// The worker serving the switch.
+    pub worker: usize,
+    /// Messages in, by `"version TYPE"`.
+    pub msgs_in: BTreeMap<String, u64>,
+    /// Messages out, by `"version TYPE"`.
+    pub msgs_out: BTreeMap<String, u64>,
+    /// PACKET_INs received.
+    pub packet_ins: u64,
+    /// PACKET_INs per second over the last publish interval.
+    pub packet_ins_per_sec: f64,
+    /// Outgoing messages lost.
+    pub drops: u64,
+    /// Bytes read.
+    pub bytes_in: u64,
+    /// Bytes written.
+    pub bytes_out: u64,
+}
+
+/// What one worker publishes.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct WorkerSnapshot {
+    /// Its switches.
+    pub switches: Vec<SwitchSnapshot>,
+    /// Messages in from every switch it ever served (closed ones included).
+    #[serde(skip)]
+    pub msgs_in: TypeCounts,
+    /// Messages out to every switch it ever served.
+    #[serde(skip)]
+    pub msgs_out: TypeCounts,
+    /// PACKET_INs from every switch it ever served.
+    pub packet_ins: u64,
+    /// Outgoing messages lost, every switch it ever served.
+    pub drops: u64,
+    /// Disconnects by reason.
+    #[serde(skip)]
+    pub disconnects: ReasonCounts,
+    /// Frames that closed a connection, by reason (a subset of the disconnects).
+    #[serde(skip)]
+    pub bad_frames: ReasonCounts,
+}
+
+/// What the admission thread publishes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AdmissionSnapshot {
+    /// Connections accepted.
+    pub accepted: u64,
+    /// Connections refused at accept, by reason (caps).
+    pub refused: ReasonCounts,
+    /// Handshakes that failed, by reason.
+    pub handshake_failures: ReasonCounts,
+    /// Handshakes completed (switches handed to a worker).
+    pub established: u64,
+    /// Handshakes in progress right now.
+    pub pending: usize,
+    /// Accept errors (EMFILE and friends) that caused a backoff.
+    pub accept_errors: u64,
+}
+
+/// The shared, periodically replaced snapshots everyone reads.
+#[derive(Debug, Default)]
+pub struct Published {
+    /// One per worker, replaced by that worker every publish interval.
+    pub workers: Vec<Arc<Mutex<WorkerSnapshot>>>,
+    /// Replaced by the admission thread every publish interval.
+    pub admission: Arc<Mutex<AdmissionSnapshot>>,
+}
+
+impl Published {
+    /// Empty snapshots for `workers` workers.
+    pub fn new(workers: usize) -> Published {
+        Published {
+            workers: (0..workers).map(|_| Arc::default()).collect(),
+            admission: Arc::default(),
+        }
+    }
+
+    /// Merges the latest snapshots.
+    pub fn snapshot(&self) -> CountersSnapshot {
+        let mut msgs_in = TypeCounts::default();
+        let mut msgs_out = TypeCounts::default();
+        let mut disconnects = ReasonCounts::default();
+        let mut bad_frames = ReasonCounts::default();
+        let mut switches = Vec::new();
+        let mut packet_ins = 0;
+        let mut drops = 0;
+        for w in &self.workers {
+            let w = lock(w);
+            msgs_in.add(&w.msgs_in);
+            msgs_out.add(&w.msgs_out);
+            for (r, c) in &w.disconnects.counts {
+                disconnects.add_n(r, *c);
+            }
+            for (r, c) in &w.bad_frames.counts {
+                bad_frames.add_n(r, *c);
+            }
+            packet_ins += w.packet_ins;
+            drops += w.drops;
+            switches.extend(w.switches.iter().cloned());
+        }
+        switches.sort_by(|a, b| a.dpid.cmp(&b.dpid));
+        let a = lock(&self.admission).clone();
+        CountersSnapshot {
+            total: TotalSnapshot {
+                connected_switches: switches.len(),
+                msgs_in: msgs_in.to_map(),
+                msgs_out: msgs_out.to_map(),
+                packet_ins,
+                packet_ins_per_sec: switches.iter().map(|s| s.packet_ins_per_sec).sum(),
+                drops,
+                disconnects: disconnects.to_map(),
+                bad_frames: bad_frames.to_map(),
+                accepted: a.accepted,
+                refused: a.refused.to_map(),
+                handshake_failures: a.handshake_failures.to_map(),
+                established: a.established,
+                pending_handshakes: a.pending,
+                accept_errors: a.accept_errors,
+            },
+            switches,
+        }
+    }
+}
+
+/// Locks a snapshot, ignoring poisoning: a snapshot is replaced whole, so a panic
+/// elsewhere cannot leave it half-written.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Totals over every switch and the admission tier.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct TotalSnapshot {
+    /// Switches connected right now.
+    pub connected_switches: usize,
+    /// Messages in, by `"version TYPE"`.
+    pub msgs_in: BTreeMap<String, u64>,
+    /// Messages out, by `"version TYPE"`.
+    pub msgs_out: BTreeMap<String, u64>,
+    /// PACKET_INs received.
+    pub packet_ins: u64,
+    /// PACKET_INs per second, summed over the connected switches.
+    pub packet_ins_per_sec: f64,
+    /// Outgoing messages lost.
+    pub drops: u64,
+    /// Disconnects of established switches, by reason.
+    pub disconnects: BTreeMap<String, u64>,
+    /// Connections closed for a bad frame, by reason.
+    pub bad_frames: BTreeMap<String, u64>,
+    /// Connections accepted.
+    pub accepted: u64,
+    /// Connections refused at accept, by reason.
+    pub refused: BTreeMap<String, u64>,
+    /// Handshake failures, by reason.
+    pub handshake_failures: BTreeMap<String, u64>,
+    /// Handshakes completed.
+    pub established: u64,
+    /// Handshakes in progress.
+    pub pending_handshakes: usize,
+    /// Accept errors that caused a backoff.
+    pub accept_errors: u64,
+}
+
+/// Every counter: per switch and in total. Taken by `Handle::counters()`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct CountersSnapshot {
+    /// Totals.
+    pub total: TotalSnapshot,
+    /// Connected switches, by dpid.
+    pub switches: Vec<SwitchSnapshot>,
+}
+
+impl CountersSnapshot {
+    /// A total message count by `"version TYPE"` key (0 when absent).
+    pub fn msgs_in(&self, key: &str) -> u64 {
+        self.total.msgs_in.get(key).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_counts_by_version_and_type() {
+        let mut t = TypeCounts::default();
+        t.record(0x04, 10);
+        t.record(0x04, 10);
+        t.record(0x01, 10);
+        t.record(0x04, 200);
+        assert_eq!(t.get(0x04, 10), 2);
+        assert_eq!(t.get(0x01, 10), 1);
+        assert_eq!(t.total(), 4);
+        let m = t.to_map();
+        assert_eq!(m["1.3 PACKET_IN"], 2);
+        assert_eq!(m["1.0 PACKET_IN"], 1);
+        assert_eq!(m.len(), 3);
+    }
+
+    #[test]
+    fn reason_counts() {
+        let mut r = ReasonCounts::default();
+        r.add("timeout");
+        r.add("timeout");
+        r.add("garbage");
+        assert_eq!(r.get("timeout"), 2);
+        assert_eq!(r.total(), 3);
+        assert_eq!(r.to_map().len(), 2);
+    }
+
+    #[test]
+    fn snapshot_merges_and_serializes() {
+        let p = Published::new(2);
+        {
+            let mut w = lock(&p.workers[1]);
+            w.packet_ins = 5;
+            w.msgs_in.record(1, 10);
+            w.disconnects.add("dead_peer");
+        }
+        lock(&p.admission).handshake_failures.add("timeout");
+        let s = p.snapshot();
+        assert_eq!(s.total.packet_ins, 5);
+        assert_eq!(s.msgs_in("1.0 PACKET_IN"), 1);
+        assert_eq!(s.total.disconnects["dead_peer"], 1);
+        assert_eq!(s.total.handshake_failures["timeout"], 1);
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(json.contains("\"handshake_failures\":{\"timeout\":1}"));
+    }
+}

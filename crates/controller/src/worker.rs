@@ -1,0 +1,507 @@
+//! A worker: one thread, one `mio::Poll`, the switches it owns (actix-server's workers,
+//! Beacon's run-to-completion loop).
+//!
+//! ```text
+//! loop {
+//!     poll (timeout: the nearest keepalive / request deadline / publish time)
+//!     waker     → take new switches and close orders from the channel
+//!     READABLE  → read until WouldBlock, frame, echo or pipeline.handle → conn.out
+//!     WRITABLE  → flush again
+//!     after the turn: flush every connection with new output once
+//!     deadlines: keepalive, pipeline.tick; every publish interval: counters snapshot
+//! }
+//! ```
+//!
+//! Handlers get `&mut` per-switch state with no lock: a switch lives on one worker for
+//! its whole connection.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Events, Poll, Token, Waker};
+use tracing::{debug, info, warn};
+
+use crate::conn::{CloseReason, Conn, ConnLimits, FrameSink};
+use crate::counters::{lock, ReasonCounts, SwitchSnapshot, TypeCounts, WorkerSnapshot};
+use crate::info::{Dpid, SwitchInfo};
+
+/// The sans-IO pipeline a worker drives (implemented by `dispatch::Pipeline`; tests
+/// use small ones of their own).
+pub trait SwitchPipeline: Send + Sync + 'static {
+    /// The per-switch state the pipeline keeps.
+    type State: Send + 'static;
+    /// State for a switch that completed its handshake.
+    fn new_switch(&self, info: SwitchInfo) -> Self::State;
+    /// Initializer and switch-added listeners; messages for the switch go to `out`.
+    fn switch_added(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant);
+    /// One whole message from the switch (never echo).
+    fn handle(&self, sw: &mut Self::State, frame: &[u8], out: &mut Vec<u8>, now: Instant);
+    /// Request timeouts.
+    fn tick(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant);
+    /// When `tick` is next needed for this switch.
+    fn next_deadline(&self, sw: &Self::State) -> Option<Instant>;
+    /// Switch-removed listeners; the state is dropped.
+    fn switch_removed(&self, sw: Self::State, reason: &str);
+}
+
+/// Adapts a pipeline to the connection's frame callback.
+struct Sink<'a, P>(&'a P);
+
+impl<P: SwitchPipeline> FrameSink<P::State> for Sink<'_, P> {
+    #[inline]
+    fn frame(&self, state: &mut P::State, frame: &[u8], out: &mut Vec<u8>, now: Instant) {
+        self.0.handle(state, frame, out, now);
+    }
+}
+
+/// A switch handed over by admission.
+#[derive(Debug)]
+pub struct NewSwitch {
+    /// Unique connection id (see [`Conn::uid`]).
+    pub uid: u64,
+    /// The socket, deregistered from admission's poll.
+    pub stream: TcpStream,
+    /// What the handshake learned.
+    pub info: SwitchInfo,
+    /// Bytes read past the handshake, to be processed first.
+    pub leftover: Vec<u8>,
+    /// Handshake bytes admission could not write yet.
+    pub pending_out: Vec<u8>,
+}
+
+/// What admission and the handle tell a worker.
+#[derive(Debug)]
+pub enum Command {
+    /// Serve this switch.
+    Add(Box<NewSwitch>),
+    /// Close this connection (if it is still open) with this reason.
+    Close {
+        /// The connection's uid.
+        uid: u64,
+        /// Logged and counted.
+        reason: CloseReason,
+    },
+    /// Close every switch ("shutdown") and exit.
+    Shutdown,
+}
+
+/// dpid → (worker index, connection uid) of the connection that currently owns it.
+pub type DpidRegistry = Arc<Mutex<HashMap<u64, (usize, u64)>>>;
+
+/// The handle others hold to talk to a worker.
+#[derive(Debug, Clone)]
+pub struct WorkerHandle {
+    /// Commands, read when the waker fires.
+    pub tx: Sender<Command>,
+    /// Wakes the worker's poll.
+    pub waker: Arc<Waker>,
+    /// Switches the worker serves (for least-loaded assignment).
+    pub load: Arc<AtomicUsize>,
+}
+
+impl WorkerHandle {
+    /// Sends a command and wakes the worker; false if the worker is gone.
+    pub fn send(&self, cmd: Command) -> bool {
+        self.tx.send(cmd).is_ok() && self.waker.wake().is_ok()
+    }
+}
+
+/// The waker's token; connection tokens are slot indexes below it.
+const WAKER: Token = Token(usize::MAX);
+
+/// Settings a worker needs.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// This worker's index (logs, counters, the dpid registry).
+    pub index: usize,
+    /// Per-connection limits and keepalive.
+    pub limits: ConnLimits,
+    /// How often the counters snapshot is published.
+    pub publish_interval: Duration,
+}
+
+/// A worker's state, owned by its thread (see the module doc).
+pub struct Worker<P: SwitchPipeline> {
+    /// Settings.
+    cfg: WorkerConfig,
+    /// This worker's poll.
+    poll: Poll,
+    /// The shared app pipeline.
+    pipeline: Arc<P>,
+    /// Commands from admission and the handle.
+    rx: Receiver<Command>,
+    /// Connections by slot (token) index.
+    conns: Vec<Option<Conn<P::State>>>,
+    /// Free slots in `conns`.
+    free: Vec<usize>,
+    /// Slots with output queued this turn, flushed once at the end of the turn.
+    dirty: Vec<usize>,
+    /// Slots to close at the end of the turn, with why.
+    closing: Vec<(usize, CloseReason)>,
+    /// Who owns which dpid (shared with admission).
+    registry: DpidRegistry,
+    /// This worker's switch count (shared with admission).
+    load: Arc<AtomicUsize>,
+    /// Where the counters snapshot is published.
+    published: Arc<Mutex<WorkerSnapshot>>,
+    /// Counts of closed connections, kept so totals never go down.
+    closed: Closed,
+    /// When the deadlines (keepalive, request timeouts) are next checked.
+    next_scan: Instant,
+    /// When the counters are next published.
+    next_publish: Instant,
+}
+
+/// Totals of connections this worker closed.
+#[derive(Debug, Default)]
+struct Closed {
+    /// Their messages in.
+    msgs_in: TypeCounts,
+    /// Their messages out.
+    msgs_out: TypeCounts,
+    /// Their PACKET_INs.
+    packet_ins: u64,
+    /// Their lost messages.
+    drops: u64,
+    /// Disconnects by reason.
+    disconnects: ReasonCounts,
+    /// Of those, the ones caused by a bad frame.
+    bad_frames: ReasonCounts,
+}
+
+/// The reasons that mean "the switch sent a bad frame" (counted apart).
+fn is_bad_frame(reason: &str) -> bool {
+    matches!(reason, "bad_length" | "wrong_version" | "message_too_long")
+}
+
+impl<P: SwitchPipeline> Worker<P> {
+    /// A worker and the handle to reach it; run it with [`run`](Self::run) on its thread.
+    pub fn new(
+        cfg: WorkerConfig,
+        pipeline: Arc<P>,
+        registry: DpidRegistry,
+        published: Arc<Mutex<WorkerSnapshot>>,
+    ) -> io::Result<(Worker<P>, WorkerHandle)> {
+        let poll = Poll::new()?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let load = Arc::new(AtomicUsize::new(0));
+        let now = Instant::now();
+        let worker = Worker {
+            next_scan: now + cfg.limits.keepalive.interval,
+            next_publish: now + cfg.publish_interval,
+            cfg,
+            poll,
+            pipeline,
+            rx,
+            conns: Vec::new(),
+            free: Vec::new(),
+            dirty: Vec::new(),
+            closing: Vec::new(),
+            registry,
+            load: load.clone(),
+            published,
+            closed: Closed::default(),
+        };
+        Ok((worker, WorkerHandle { tx, waker, load }))
+    }
+
+    /// The event loop; returns after [`Command::Shutdown`] (or when every sender is gone).
+    pub fn run(mut self) {
+        let mut events = Events::with_capacity(1024);
+        info!(worker = self.cfg.index, "worker started");
+        loop {
+            let now = Instant::now();
+            let wake = self.next_scan.min(self.next_publish);
+            let timeout = wake.saturating_duration_since(now);
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                warn!(worker = self.cfg.index, error = %e, "poll failed; worker stops");
+                break;
+            }
+            let now = Instant::now();
+            let mut shutdown = false;
+            for event in events.iter() {
+                if event.token() == WAKER {
+                    shutdown |= self.commands(now);
+                    continue;
+                }
+                let slot = event.token().0;
+                if event.is_readable() || event.is_read_closed() || event.is_error() {
+                    self.readable(slot, now);
+                }
+                if event.is_writable() {
+                    self.mark_dirty(slot);
+                }
+            }
+            if now >= self.next_scan {
+                self.scan(now);
+            }
+            self.flush_dirty();
+            self.close_pending();
+            if shutdown {
+                self.shutdown();
+                break;
+            }
+            if now >= self.next_publish {
+                self.publish(now);
+                self.next_publish = now + self.cfg.publish_interval;
+            }
+        }
+        self.publish(Instant::now());
+        info!(worker = self.cfg.index, "worker stopped");
+    }
+
+    /// Drains the command channel; true on shutdown.
+    fn commands(&mut self, now: Instant) -> bool {
+        loop {
+            match self.rx.try_recv() {
+                Ok(Command::Add(sw)) => self.add(*sw, now),
+                Ok(Command::Close { uid, reason }) => {
+                    if let Some(slot) = self.slot_of(uid) {
+                        self.closing.push((slot, reason));
+                        // Closed right away, so switch-removed of the old connection
+                        // fires before switch-added of a replacement queued behind.
+                        self.close_pending();
+                    }
+                }
+                Ok(Command::Shutdown) => return true,
+                Err(TryRecvError::Empty) => return false,
+                Err(TryRecvError::Disconnected) => return true,
+            }
+        }
+    }
+
+    fn slot_of(&self, uid: u64) -> Option<usize> {
+        self.conns
+            .iter()
+            .position(|c| c.as_ref().is_some_and(|c| c.uid == uid))
+    }
+
+    /// Takes a switch from admission: switch-added, leftover bytes, then reads.
+    fn add(&mut self, sw: NewSwitch, now: Instant) {
+        let NewSwitch {
+            uid,
+            stream,
+            info,
+            leftover,
+            pending_out,
+        } = sw;
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.conns.push(None);
+            self.conns.len() - 1
+        });
+        let dpid = info.dpid;
+        let peer = info.peer;
+        let version = info.version;
+        let mut state = self.pipeline.new_switch(info);
+        let mut out = pending_out;
+        self.pipeline.switch_added(&mut state, &mut out, now);
+        let mut conn = Conn::new(
+            stream,
+            Token(slot),
+            uid,
+            dpid,
+            peer,
+            version,
+            state,
+            &leftover,
+            out,
+            now,
+            &self.cfg.limits,
+        );
+        if let Err(e) = conn.register(self.poll.registry()) {
+            warn!(dpid = %Dpid(dpid), %peer, error = %e, "cannot register switch");
+            self.conns[slot] = Some(conn);
+            self.closing.push((slot, "register_error"));
+            return;
+        }
+        info!(dpid = %Dpid(dpid), %peer, %version, worker = self.cfg.index, "switch connected");
+        if let Some(d) = self
+            .pipeline
+            .next_deadline(conn.state.as_ref().expect("state"))
+        {
+            self.next_scan = self.next_scan.min(d);
+        }
+        self.next_scan = self.next_scan.min(conn.next_keepalive);
+        self.conns[slot] = Some(conn);
+        // Leftover bytes, and whatever arrived while the socket changed polls.
+        self.readable(slot, now);
+        self.mark_dirty(slot);
+    }
+
+    fn readable(&mut self, slot: usize, now: Instant) {
+        let Some(Some(conn)) = self.conns.get_mut(slot) else {
+            return;
+        };
+        let sink = Sink(&*self.pipeline);
+        let result = conn.read_ready(&sink, now, &self.cfg.limits);
+        if let Some(d) = conn
+            .state
+            .as_ref()
+            .and_then(|s| self.pipeline.next_deadline(s))
+        {
+            self.next_scan = self.next_scan.min(d);
+        }
+        if conn.pending_out() > 0 && !conn.dirty {
+            conn.dirty = true;
+            self.dirty.push(slot);
+        }
+        if let Err(reason) = result {
+            self.closing.push((slot, reason));
+        }
+    }
+
+    fn mark_dirty(&mut self, slot: usize) {
+        if let Some(Some(conn)) = self.conns.get_mut(slot) {
+            if !conn.dirty {
+                conn.dirty = true;
+                self.dirty.push(slot);
+            }
+        }
+    }
+
+    /// Keepalive and request deadlines of every switch; sets the next scan time.
+    fn scan(&mut self, now: Instant) {
+        let mut next = now + self.cfg.limits.keepalive.interval;
+        for slot in 0..self.conns.len() {
+            let Some(conn) = self.conns[slot].as_mut() else {
+                continue;
+            };
+            if let Err(reason) = conn.keepalive(now, &self.cfg.limits) {
+                self.closing.push((slot, reason));
+                continue;
+            }
+            next = next.min(conn.next_keepalive);
+            if let Some(state) = conn.state.as_mut() {
+                if self.pipeline.next_deadline(state).is_some_and(|d| d <= now) {
+                    self.pipeline.tick(state, &mut conn.out, now);
+                }
+                if let Some(d) = self.pipeline.next_deadline(state) {
+                    // At most every 10 ms, however close the deadlines are.
+                    next = next.min(d.max(now + Duration::from_millis(10)));
+                }
+            }
+            if conn.pending_out() > 0 && !conn.dirty {
+                conn.dirty = true;
+                self.dirty.push(slot);
+            }
+        }
+        self.next_scan = next;
+    }
+
+    /// Flushes every connection with new output once (Beacon Alg. 2/3).
+    fn flush_dirty(&mut self) {
+        let registry = self.poll.registry();
+        for slot in self.dirty.drain(..) {
+            let Some(Some(conn)) = self.conns.get_mut(slot) else {
+                continue;
+            };
+            conn.dirty = false;
+            if let Err(reason) = conn.flush(registry, &self.cfg.limits) {
+                self.closing.push((slot, reason));
+            }
+        }
+    }
+
+    /// Closes the connections marked this turn: switch-removed, registry, counters.
+    fn close_pending(&mut self) {
+        while let Some((slot, reason)) = self.closing.pop() {
+            let Some(conn) = self.conns.get_mut(slot).and_then(Option::take) else {
+                continue;
+            };
+            self.free.push(slot);
+            self.load.fetch_sub(1, Ordering::Relaxed);
+            let dpid = conn.dpid;
+            let drops = conn.queued_messages();
+            {
+                let mut reg = lock(&self.registry);
+                if reg.get(&dpid).is_some_and(|&(_, uid)| uid == conn.uid) {
+                    reg.remove(&dpid);
+                }
+            }
+            let c = &conn.counters;
+            self.closed.msgs_in.add(&c.msgs_in);
+            self.closed.msgs_out.add(&c.msgs_out);
+            self.closed.packet_ins += c.packet_ins;
+            self.closed.drops += c.drops + drops;
+            self.closed.disconnects.add(reason);
+            if is_bad_frame(reason) {
+                self.closed.bad_frames.add(reason);
+                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, "bad frame; switch disconnected");
+            } else if matches!(reason, "dead_peer" | "slow_consumer") {
+                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, "switch disconnected");
+            } else {
+                info!(dpid = %Dpid(dpid), peer = %conn.peer, reason, "switch disconnected");
+            }
+            if drops > 0 {
+                warn!(dpid = %Dpid(dpid), drops, "queued messages lost with the connection");
+            }
+            if let Some(state) = conn.close(self.poll.registry()) {
+                self.pipeline.switch_removed(state, reason);
+            }
+        }
+    }
+
+    /// Closes every switch with reason "shutdown".
+    fn shutdown(&mut self) {
+        for slot in 0..self.conns.len() {
+            if let Some(conn) = self.conns[slot].as_mut() {
+                // Best effort: what apps queued goes out if the kernel takes it now.
+                let _ = conn.flush(self.poll.registry(), &self.cfg.limits);
+                self.closing.push((slot, "shutdown"));
+            }
+        }
+        self.close_pending();
+        debug!(worker = self.cfg.index, "worker closed its switches");
+    }
+
+    /// Replaces the published counters snapshot.
+    fn publish(&mut self, now: Instant) {
+        let mut snap = WorkerSnapshot {
+            msgs_in: self.closed.msgs_in,
+            msgs_out: self.closed.msgs_out,
+            packet_ins: self.closed.packet_ins,
+            drops: self.closed.drops,
+            disconnects: self.closed.disconnects.clone(),
+            bad_frames: self.closed.bad_frames.clone(),
+            switches: Vec::with_capacity(self.conns.len()),
+        };
+        for conn in self.conns.iter_mut().flatten() {
+            let c = &mut conn.counters;
+            let rate = match c.last_publish {
+                Some(t) if now > t => {
+                    (c.packet_ins - c.last_packet_ins) as f64 / (now - t).as_secs_f64()
+                }
+                _ => 0.0,
+            };
+            c.last_packet_ins = c.packet_ins;
+            c.last_publish = Some(now);
+            snap.msgs_in.add(&c.msgs_in);
+            snap.msgs_out.add(&c.msgs_out);
+            snap.packet_ins += c.packet_ins;
+            snap.drops += c.drops;
+            snap.switches.push(SwitchSnapshot {
+                dpid: Dpid(conn.dpid).to_string(),
+                peer: conn.peer,
+                version: conn.version,
+                worker: self.cfg.index,
+                msgs_in: c.msgs_in.to_map(),
+                msgs_out: c.msgs_out.to_map(),
+                packet_ins: c.packet_ins,
+                packet_ins_per_sec: rate,
+                drops: c.drops,
+                bytes_in: c.bytes_in,
+                bytes_out: c.bytes_out,
+            });
+        }
+        *lock(&self.published) = snap;
+    }
+}
