@@ -430,7 +430,6 @@ impl<'a> SwitchCtx<'a> {
             match (app.downcast_ref::<A>(), state.downcast_mut::<A::State>()) {
                 (Some(app), Some(state)) => callback(app, ctx, state, reply),
                 _ => {
-                    ctx.counters.count_encode_error();
                     tracing::error!(
                         app = app_name,
                         dpid = %Dpid(ctx.info.dpid),

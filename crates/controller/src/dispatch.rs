@@ -139,7 +139,7 @@ impl Registry {
             let a = Arc::clone(&app);
             let call: RemovedCall = Box::new(move |info, s| match s.downcast::<A::State>() {
                 Ok(state) => f(&a, info, *state),
-                Err(_) => unreachable_state(App::name(&*a)),
+                Err(_) => state_type_mismatch(App::name(&*a)),
             });
             self.switch_removed.push(Handler {
                 app: index,
@@ -152,7 +152,7 @@ impl Registry {
 }
 
 #[cold]
-fn unreachable_state(app: &str) {
+fn state_type_mismatch(app: &str) {
     tracing::error!(app, "a state slot held another type; state dropped");
 }
 

@@ -988,3 +988,56 @@ fn packet_in_views_of_the_fake_switch_are_valid() {
         );
     }
 }
+
+/// Panics in its switch-added listener; would flood otherwise.
+struct FragileStart;
+impl App for FragileStart {
+    type State = ();
+    fn name(&self) -> &'static str {
+        "fragile_start"
+    }
+    fn build(&self, b: &mut Builder<Self>) {
+        b.on_switch_added(|_, _, _| panic!("cannot start on this switch"));
+        b.on_packet_in(Order::direct(0), |_, _, _, _| {
+            panic!("quarantined apps are never called")
+        });
+    }
+}
+
+/// Panics in a request callback.
+struct FragileReply;
+impl App for FragileReply {
+    type State = ();
+    fn name(&self) -> &'static str {
+        "fragile_reply"
+    }
+    fn build(&self, b: &mut Builder<Self>) {
+        b.on_switch_added(|_, ctx, _| {
+            ctx.barrier::<FragileReply>(Duration::from_secs(1), |_, _, _, _| panic!("bad reply"));
+        });
+    }
+}
+
+#[test]
+fn panics_in_listeners_and_callbacks_quarantine_too() {
+    let p = pipeline(vec![
+        Box::new(FragileStart),
+        Box::new(FragileReply),
+        Box::new(Hub),
+    ]);
+    let mut sw = FakeSwitch::connect(&p, 1, Version::V1_0);
+    assert_eq!(p.is_quarantined("fragile_start"), Some(true));
+    // The hub's initializer and FragileReply's barrier still went out.
+    let sent = sw.take();
+    let Some(Sent::Other(xid, _)) = sent.last() else {
+        panic!("{sent:?}")
+    };
+    let reply = Message::V10(of10::Message::BarrierReply)
+        .to_bytes(*xid)
+        .unwrap();
+    assert!(sw.feed(&reply).is_empty());
+    assert_eq!(p.is_quarantined("fragile_reply"), Some(true));
+    assert_eq!(p.is_quarantined("hub"), Some(false));
+    assert_eq!(p.counters().handler_panics, 2);
+    assert_eq!(sw.packet(1, A, B, None), [flood(1, None, frame(A, B))]);
+}
