@@ -307,6 +307,21 @@ impl Config {
         Ok(())
     }
 
+    /// The network settings [`Controller::start`](crate::controller::Controller::start)
+    /// takes.
+    pub fn net(&self) -> crate::controller::NetConfig {
+        crate::controller::NetConfig {
+            listen: self.listen.clone(),
+            workers: self.workers,
+            max_connections: self.max_connections,
+            handshake: self.handshake.clone(),
+            keepalive: self.keepalive.clone(),
+            output_buffer_limit: self.output_buffer_limit,
+            max_message_len: self.max_message_len,
+            counters_interval: self.counters_interval,
+        }
+    }
+
     /// Checks every app name against the ones this binary knows; an unknown one is
     /// refused with the list of known names.
     pub fn check_app_names(&self, known: &[&str]) -> Result<(), ConfigError> {

@@ -338,3 +338,24 @@ fn serializes_back_to_an_equal_config() {
     let text = toml::to_string(&c).unwrap();
     assert_eq!(Config::from_toml_str(&text).unwrap(), c);
 }
+
+#[test]
+fn net_config_carries_every_network_setting() {
+    let c = Config::from_toml_str(
+        "listen = [\"127.0.0.1:1\"]\nworkers = 3\nmax_connections = 9\noutput_buffer_limit = 70000\nmax_message_len = 1000\ncounters_interval = \"2s\"\n[handshake]\nmax_pending = 4\n[keepalive]\nmax_unanswered = 7",
+    )
+    .unwrap();
+    let n = c.net();
+    assert_eq!(n.listen, c.listen);
+    assert_eq!((n.workers, n.max_connections), (3, 9));
+    assert_eq!((n.output_buffer_limit, n.max_message_len), (70000, 1000));
+    assert_eq!(n.counters_interval, Duration::from_secs(2));
+    assert_eq!(n.handshake, c.handshake);
+    assert_eq!(n.keepalive, c.keepalive);
+    let d = Config::default().net();
+    let nd = crate::controller::NetConfig::default();
+    assert_eq!(
+        (d.listen, d.workers, d.max_connections),
+        (nd.listen, nd.workers, nd.max_connections)
+    );
+}

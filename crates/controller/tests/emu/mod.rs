@@ -551,6 +551,39 @@ impl Emu {
     }
 }
 
+/// An emulated switch left to itself on a thread: it keeps answering echo, barrier and
+/// the rest while the test looks elsewhere. [`Background::take`] gives it back.
+pub struct Background {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Emu>,
+}
+
+impl Emu {
+    /// Runs the switch on a thread (see [`Background`]).
+    pub fn in_background(mut self) -> Background {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            while !flag.load(Ordering::Acquire) {
+                if self.next(Duration::from_millis(20)) == Event::Closed {
+                    break;
+                }
+            }
+            self
+        });
+        Background { stop, thread }
+    }
+}
+
+impl Background {
+    /// Stops the thread and returns the switch (with everything it logged meanwhile).
+    pub fn take(self) -> Emu {
+        self.stop.store(true, std::sync::atomic::Ordering::Release);
+        self.thread.join().expect("the background switch thread")
+    }
+}
+
 /// A minimal Ethernet frame from `src` to `dst`: an ARP request padded to 60 bytes.
 pub fn frame(src: MacAddr, dst: MacAddr) -> Vec<u8> {
     use packet::arp::{ArpOperation, ArpRepr};
@@ -658,15 +691,15 @@ pub fn packet_out_parts(m: &Message) -> Option<(u32, &[u8])> {
 
 /// Raises the soft limit on open files to the hard limit (or `want`, if lower), so a
 /// test can hold thousands of sockets.
-pub fn raise_fd_limit(want: u64) {
+pub fn raise_fd_limit(want: libc::rlim_t) {
     // SAFETY: getrlimit/setrlimit with a valid pointer to a local struct.
     unsafe {
         let mut lim = libc::rlimit {
             rlim_cur: 0,
             rlim_max: 0,
         };
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && (lim.rlim_cur as u64) < want {
-            lim.rlim_cur = (want as libc::rlim_t).min(lim.rlim_max);
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < want {
+            lim.rlim_cur = want.min(lim.rlim_max);
             libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
         }
     }

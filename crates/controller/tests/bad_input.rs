@@ -1,0 +1,245 @@
+//! Bad input closes only the connection it came on, with a logged reason, while a
+//! healthy switch connected at the same time keeps getting its replies.
+
+mod emu;
+mod harness;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use controller::config::{Config, KeepaliveConfig};
+use emu::{host, is_packet_out, output_ports, Emu, Spec, FLOOD};
+use harness::{eventually, logs, test_config, Panicker, Recorder, Running, T};
+use openflow::{of13, Message};
+
+fn config() -> Config {
+    let mut c = Config {
+        keepalive: KeepaliveConfig {
+            interval: Duration::from_millis(150),
+            max_unanswered: 3,
+        },
+        max_message_len: 1024,
+        ..test_config()
+    };
+    c.handshake.timeout = Duration::from_secs(1);
+    c
+}
+
+fn start(config: &Config) -> Running {
+    let hub = apps::by_name("hub", &toml::Table::new()).unwrap();
+    Running::start(config, vec![hub])
+}
+
+/// A PACKET_IN answered by the hub's flood, and an echo: the switch is served.
+fn assert_served(sw: &mut Emu) {
+    sw.send_packet_in(1, &emu::frame(host(1), host(2)), None)
+        .unwrap();
+    let (_, out) = sw
+        .wait_for(T, is_packet_out)
+        .expect("PACKET_OUT from the hub");
+    assert_eq!(output_ports(&out), vec![FLOOD]);
+    sw.ping(T).expect("echo answered");
+}
+
+/// The log line that says why `peer`'s connection was closed.
+fn close_reason(peer: SocketAddr) -> Option<String> {
+    let needle = format!("peer={peer}");
+    logs()
+        .lines()
+        .find(|l| {
+            l.contains(&needle) && (l.contains("disconnected") || l.contains("handshake failed"))
+        })
+        .map(str::to_string)
+}
+
+/// Connects a healthy switch and a bad one, lets `misbehave` act once the bad one is
+/// set up (`handshake`: after its handshake), and checks that only the bad one is
+/// closed, with a logged reason.
+fn only_the_bad_one_closes(bad: Spec, handshake: bool, misbehave: impl FnOnce(&mut Emu)) -> String {
+    let ctl = start(&config());
+    let mut healthy = Emu::connect_and_handshake(ctl.addr, Spec::v13(0x600d), T).unwrap();
+    assert_served(&mut healthy);
+    let mut sw = if handshake {
+        Emu::connect_and_handshake(ctl.addr, bad, T).unwrap()
+    } else {
+        Emu::connect_silent(ctl.addr, bad).unwrap()
+    };
+    let peer = sw.local_addr();
+    // The healthy switch answers keepalive on its own meanwhile.
+    let bg = healthy.in_background();
+    misbehave(&mut sw);
+    sw.wait_closed(T).expect("the bad connection is closed");
+    let mut healthy = bg.take();
+    assert!(
+        !healthy.is_closed(),
+        "the healthy switch was closed; log: {:?}",
+        healthy.log
+    );
+    assert_served(&mut healthy);
+    assert!(
+        eventually(T, || close_reason(peer).is_some()),
+        "no close logged for {peer}"
+    );
+    let line = close_reason(peer).unwrap();
+    assert!(line.contains("reason="), "{line}");
+    assert_served(&mut healthy);
+    line
+}
+
+#[test]
+fn garbage_bytes_after_the_handshake() {
+    only_the_bad_one_closes(Spec::v10(0xb1), true, |sw| {
+        sw.send_raw(&[0xde, 0xad, 0xbe, 0xef, 0x13, 0x37, 0x00, 0x42, 0xff, 0xff])
+            .unwrap()
+    });
+}
+
+#[test]
+fn garbage_bytes_instead_of_hello() {
+    only_the_bad_one_closes(Spec::v13(0xb2), false, |sw| {
+        sw.send_raw(b"GET / HTTP/1.1\r\nHost: pharos\r\n\r\n")
+            .unwrap()
+    });
+}
+
+#[test]
+fn a_wrong_version_after_the_handshake() {
+    // A 1.0 switch sends a 1.3 ECHO_REQUEST.
+    only_the_bad_one_closes(Spec::v10(0xb3), true, |sw| {
+        let echo = Message::V13(of13::Message::EchoRequest { data: vec![1] });
+        sw.send(&echo).unwrap();
+    });
+}
+
+#[test]
+fn a_header_length_under_8() {
+    only_the_bad_one_closes(Spec::v13(0xb4), true, |sw| {
+        sw.send_raw(&[0x04, 2, 0, 4, 0, 0, 0, 9]).unwrap()
+    });
+}
+
+#[test]
+fn a_header_length_under_8_in_the_hello() {
+    only_the_bad_one_closes(Spec::v13(0xb5), false, |sw| {
+        sw.send_raw(&[0x04, 0, 0, 7, 0, 0, 0, 1]).unwrap()
+    });
+}
+
+#[test]
+fn a_header_length_over_the_limit() {
+    // max_message_len is 1024 here: a header announcing 2048 is refused as it arrives.
+    only_the_bad_one_closes(Spec::v10(0xb6), true, |sw| {
+        sw.send_raw(&[0x01, 10, 0x08, 0x00, 0, 0, 0, 9]).unwrap()
+    });
+}
+
+#[test]
+fn a_message_cut_off_then_silence() {
+    // Announces 100 bytes, sends 20, then nothing (echo unanswered too): keepalive
+    // gives up on it.
+    let spec = Spec {
+        answer_echo: false,
+        ..Spec::v13(0xb7)
+    };
+    only_the_bad_one_closes(spec, true, |sw| {
+        let mut cut = vec![0x04, 10, 0, 100, 0, 0, 0, 9];
+        cut.resize(20, 0);
+        sw.send_raw(&cut).unwrap()
+    });
+}
+
+#[test]
+fn a_peer_that_never_sends_features_reply() {
+    let spec = Spec {
+        answer_features: false,
+        ..Spec::v13(0xb8)
+    };
+    let line = only_the_bad_one_closes(spec, false, |sw| {
+        let hello = sw.hello_bytes();
+        sw.send_raw(&hello).unwrap();
+    });
+    assert!(line.contains("handshake failed"), "{line}");
+}
+
+#[test]
+fn five_hundred_connections_that_never_handshake() {
+    emu::raise_fd_limit(8192);
+    let mut config = config();
+    config.handshake.max_pending = 100;
+    config.handshake.max_pending_per_ip = 100;
+    config.handshake.timeout = Duration::from_secs(2);
+    let ctl = start(&config);
+    let mut healthy = Emu::connect_and_handshake(ctl.addr, Spec::v10(0x600d), T).unwrap();
+    assert_served(&mut healthy);
+
+    let bg = healthy.in_background();
+    let mut idle: Vec<Emu> = (0..500)
+        .map(|i| Emu::connect_silent(ctl.addr, Spec::v10(0x1000 + i)).unwrap())
+        .collect();
+    // Every one was accepted or refused; no more than the cap are pending.
+    let settled = eventually(T, || {
+        let t = ctl.handle().counters().total;
+        t.pending_handshakes + t.refused.values().sum::<u64>() as usize == 500
+    });
+    let t = ctl.handle().counters().total;
+    assert!(
+        settled,
+        "counters: pending {} refused {:?}",
+        t.pending_handshakes, t.refused
+    );
+    assert!(
+        t.pending_handshakes <= 100,
+        "pending cap: {}",
+        t.pending_handshakes
+    );
+    assert!(t.refused.values().sum::<u64>() >= 400, "{:?}", t.refused);
+    let mut healthy = bg.take();
+    assert_served(&mut healthy);
+
+    // Past the deadline every one of them is closed, and the healthy switch is fine.
+    let bg = healthy.in_background();
+    for sw in &mut idle {
+        sw.wait_closed(T).expect("an idle connection is closed");
+    }
+    let mut healthy = bg.take();
+    assert_served(&mut healthy);
+    let t = ctl.handle().counters().total;
+    assert!(t.handshake_failures.values().sum::<u64>() >= t.pending_handshakes as u64);
+    assert_eq!(t.pending_handshakes, 0);
+    // The cap is free again: a new switch gets in.
+    let mut late = Emu::connect_and_handshake(ctl.addr, Spec::v13(0x1a7e), T).unwrap();
+    assert_served(&mut late);
+}
+
+#[test]
+fn a_panicking_app_is_quarantined_and_the_rest_keep_working() {
+    let (rec, seen) = Recorder::new();
+    let hub = apps::by_name("hub", &toml::Table::new()).unwrap();
+    let ctl = Running::start(&config(), vec![Box::new(Panicker), Box::new(rec), hub]);
+    let mut sw = Emu::connect_and_handshake(ctl.addr, Spec::v13(0xc0de), T).unwrap();
+    let mut other = Emu::connect_and_handshake(ctl.addr, Spec::v10(0xc0df), T).unwrap();
+    // The panicker runs first on this PACKET_IN and panics; the hub still floods it.
+    assert_served(&mut sw);
+    assert_eq!(ctl.pipeline.is_quarantined("panicker"), Some(true));
+    assert_eq!(ctl.pipeline.is_quarantined("hub"), Some(false));
+    assert!(ctl.pipeline.panics("panicker").unwrap() >= 1);
+    // Quarantined everywhere: later PACKET_INs, on this switch and another, are served.
+    assert_served(&mut sw);
+    assert_served(&mut other);
+    assert_eq!(
+        ctl.pipeline.panics("panicker"),
+        Some(1),
+        "skipped once quarantined"
+    );
+    assert!(eventually(T, || seen
+        .packet_ins
+        .load(std::sync::atomic::Ordering::SeqCst)
+        == 3));
+    assert!(seen.removed_dpids().is_empty(), "no switch was dropped");
+    let log = logs();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("panicker") && l.contains("000000000000c0de")),
+        "the panic is logged with the app and the dpid"
+    );
+}

@@ -1,0 +1,133 @@
+//! The learning switch end to end, over real TCP, on 1.0 and 1.3 switches: unknown
+//! destinations are flooded; once both hosts are known a FLOW_MOD with the right match,
+//! output port and idle timeout goes out, and the packet follows by buffer_id.
+
+mod emu;
+mod harness;
+
+use emu::{
+    host, is_flow_mod, is_packet_out, output_ports, packet_out_parts, Emu, Spec, FLOOD, NO_BUFFER,
+};
+use harness::{test_config, Running, T};
+use openflow::of13::{OxmField, OxmValue};
+use openflow::{of10, of13, Message};
+
+const IDLE: u16 = 17;
+
+fn start() -> Running {
+    let params: toml::Table = toml::from_str(&format!("idle_timeout = {IDLE}")).unwrap();
+    let app = apps::by_name("learning_switch", &params).unwrap();
+    Running::start(&test_config(), vec![app])
+}
+
+/// The learned FLOW_MOD's match as (in_port, eth_src, eth_dst), either version.
+fn flow_match(m: &Message) -> Option<(u32, [u8; 6], [u8; 6], u16)> {
+    match m {
+        Message::V10(of10::Message::FlowMod(f)) => Some((
+            f.match_.in_port as u32,
+            f.match_.dl_src.0,
+            f.match_.dl_dst.0,
+            f.idle_timeout,
+        )),
+        Message::V13(of13::Message::FlowMod(f)) => {
+            let int = |field| match f.match_.get(field).map(|b| b.value) {
+                Some(OxmValue::Int(v)) => Some(v as u32),
+                _ => None,
+            };
+            let mac = |field| match f.match_.get(field).map(|b| b.value) {
+                Some(OxmValue::Mac(m)) => Some(m.0),
+                _ => None,
+            };
+            Some((
+                int(OxmField::InPort)?,
+                mac(OxmField::EthSrc)?,
+                mac(OxmField::EthDst)?,
+                f.idle_timeout,
+            ))
+        }
+        _ => None,
+    }
+}
+
+fn learns_and_forwards(spec: Spec) {
+    let ctl = start();
+    let mut sw = Emu::connect_and_handshake(ctl.addr, spec, T).expect("handshake");
+    let (a, b) = (host(0xa), host(0xb));
+
+    // A (port 1) → B, unknown: flooded, with the packet's bytes (not buffered).
+    let f1 = emu::frame(a, b);
+    sw.send_packet_in(1, &f1, None).unwrap();
+    let (_, out) = sw.wait_for(T, is_packet_out).unwrap();
+    assert_eq!(output_ports(&out), vec![FLOOD]);
+    assert_eq!(packet_out_parts(&out), Some((NO_BUFFER, &f1[..])));
+
+    // B (port 2) → A, buffered: A is known behind port 1, so a flow and the packet
+    // out port 1 by its buffer id.
+    let f2 = emu::long_frame(b, a, 300);
+    sw.send_packet_in(2, &f2, Some(42)).unwrap();
+    let (_, fm) = sw
+        .wait_for(T, |m| is_flow_mod(m) && output_ports(m) == vec![1])
+        .unwrap();
+    assert_eq!(flow_match(&fm), Some((2, b.0, a.0, IDLE)), "{fm:?}");
+    let (_, out) = sw.wait_for(T, is_packet_out).unwrap();
+    assert_eq!(output_ports(&out), vec![1]);
+    let (buffer_id, data) = packet_out_parts(&out).unwrap();
+    assert_eq!(buffer_id, 42);
+    assert!(
+        data.is_empty(),
+        "a buffered packet goes by id, not by bytes"
+    );
+
+    // A → B again: B is known behind port 2 now.
+    sw.send_packet_in(1, &f1, None).unwrap();
+    let (_, fm) = sw
+        .wait_for(T, |m| is_flow_mod(m) && output_ports(m) == vec![2])
+        .unwrap();
+    assert_eq!(flow_match(&fm), Some((1, a.0, b.0, IDLE)), "{fm:?}");
+    let (_, out) = sw.wait_for(T, is_packet_out).unwrap();
+    assert_eq!(packet_out_parts(&out), Some((NO_BUFFER, &f1[..])));
+    assert_eq!(output_ports(&out), vec![2]);
+
+    // Broadcast is flooded whatever is known.
+    sw.send_packet_in(1, &emu::frame(a, openflow::MacAddr::BROADCAST), None)
+        .unwrap();
+    let (_, out) = sw.wait_for(T, is_packet_out).unwrap();
+    assert_eq!(output_ports(&out), vec![FLOOD]);
+}
+
+#[test]
+fn learning_switch_on_openflow_10() {
+    learns_and_forwards(Spec::v10(0xa10));
+}
+
+#[test]
+fn learning_switch_on_openflow_13() {
+    learns_and_forwards(Spec::v13(0xa13));
+}
+
+#[test]
+fn the_13_switch_gets_a_table_miss_entry_to_the_controller() {
+    let ctl = start();
+    let mut sw = Emu::connect_and_handshake(ctl.addr, Spec::v13(0xb13), T).unwrap();
+    let (_, fm) = sw
+        .wait_for(
+            T,
+            |m| matches!(m, Message::V13(of13::Message::FlowMod(f)) if f.priority == 0),
+        )
+        .unwrap();
+    assert_eq!(output_ports(&fm), vec![of13::OFPP_CONTROLLER]);
+}
+
+#[test]
+fn mac_tables_are_per_switch() {
+    let ctl = start();
+    let mut s1 = Emu::connect_and_handshake(ctl.addr, Spec::v10(0xc1), T).unwrap();
+    let mut s2 = Emu::connect_and_handshake(ctl.addr, Spec::v13(0xc2), T).unwrap();
+    let (a, b) = (host(1), host(2));
+    s1.send_packet_in(3, &emu::frame(a, b), None).unwrap();
+    s1.wait_for(T, is_packet_out).unwrap();
+    // On s2, A is unknown: B → A is flooded, not forwarded to port 3.
+    s2.send_packet_in(4, &emu::frame(b, a), None).unwrap();
+    let (_, out) = s2.wait_for(T, is_packet_out).unwrap();
+    assert_eq!(output_ports(&out), vec![FLOOD]);
+}
