@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod ofp;
+mod run;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -24,12 +25,14 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     Ofp(ofp::Args),
+    Run(run::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Ofp(args) => ofp::run(args),
+        Command::Run(args) => run::run(args),
     };
     match result {
         Ok(code) => code,

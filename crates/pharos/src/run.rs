@@ -1,0 +1,304 @@
+//! `pharos run`: the controller.
+//!
+//! With no arguments it listens on 0.0.0.0:6653 and 0.0.0.0:6633 and runs the learning
+//! switch. Settings come from the defaults, then `--config FILE` (see `pharos.toml` in
+//! the repository for every key), then the flags, each overriding the one before.
+//!
+//! A configuration that is refused (a bad key, value or app name, in the file or on the
+//! command line) ends the process with exit status 2 and a message naming the key and
+//! the reason. Ctrl-C or SIGTERM shuts down cleanly through `Handle::shutdown` (switches
+//! closed, switch-removed events fired, threads joined, apps stopped); a second one
+//! during shutdown ends the process at once.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use controller::config::{AppConfig, Config, ConfigError};
+use controller::controller::Controller;
+use controller::dispatch::Pipeline;
+use controller::services::Services;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use tracing_subscriber::EnvFilter;
+
+/// Exit status for a configuration that is refused.
+pub const EXIT_CONFIG: u8 = 2;
+
+/// Run the controller (by default: the learning switch on ports 6653 and 6633) until
+/// Ctrl-C or SIGTERM.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Address to accept switches on; repeat for several [default: 0.0.0.0:6653 and
+    /// 0.0.0.0:6633]
+    #[arg(long = "listen", value_name = "ADDR:PORT")]
+    pub listen: Vec<SocketAddr>,
+    /// Worker threads, each serving its own switches [default: one per core]
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Apps to run, in order, comma-separated (hub, learning_switch) [default:
+    /// learning_switch]
+    #[arg(long, value_name = "APP,...", value_delimiter = ',')]
+    pub apps: Option<Vec<String>>,
+    /// Log filter: a level (error, warn, info, debug, trace) or tracing directives
+    /// (`controller=debug,info`); overrides RUST_LOG and the file's `log_level`
+    #[arg(long, value_name = "FILTER")]
+    pub log_level: Option<String>,
+    /// Settings file (TOML); the flags override it
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// The settings `args` describe: defaults, then the file, then the flags; validated,
+/// app names checked against the apps this binary has.
+pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
+    let mut config = match &args.config {
+        Some(path) => Config::from_file(path)?,
+        None => Config::default(),
+    };
+    if !args.listen.is_empty() {
+        config.listen = args.listen.clone();
+    }
+    if let Some(n) = args.workers {
+        config.workers = n;
+    }
+    if let Some(names) = &args.apps {
+        // An app also configured in the file keeps its parameters from there.
+        config.apps = names
+            .iter()
+            .map(|name| {
+                let name = name.trim();
+                config
+                    .apps
+                    .iter()
+                    .find(|a| a.name == name)
+                    .cloned()
+                    .unwrap_or_else(|| AppConfig::named(name))
+            })
+            .collect();
+    }
+    if let Some(level) = &args.log_level {
+        config.log_level = level.clone();
+    }
+    let from_flags = |e: ConfigError| ConfigError {
+        reason: format!("{} (after the command-line flags)", e.reason),
+        ..e
+    };
+    config.validate().map_err(from_flags)?;
+    config
+        .check_app_names(apps::NAMES)
+        .map_err(|e| ConfigError {
+            file: args.config.clone(),
+            ..e
+        })?;
+    Ok(config)
+}
+
+/// The apps of `config`, built with their parameters; an app refusing its parameters
+/// is a configuration error on `apps[i].params`.
+pub fn build_apps(config: &Config) -> Result<Vec<Box<dyn controller::app::AnyApp>>, ConfigError> {
+    config
+        .apps
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            apps::by_name(&a.name, &a.params)
+                .map_err(|reason| ConfigError::new(format!("apps[{i}].params"), reason))
+        })
+        .collect()
+}
+
+/// The log filter: `--log-level`, else RUST_LOG, else the file's `log_level`.
+fn log_filter(args: &Args, config: &Config) -> Result<EnvFilter, ConfigError> {
+    let (key, text) = match (&args.log_level, std::env::var("RUST_LOG")) {
+        (Some(flag), _) => ("--log-level", flag.clone()),
+        (None, Ok(env)) if !env.trim().is_empty() => ("RUST_LOG", env),
+        _ => ("log_level", config.log_level.clone()),
+    };
+    EnvFilter::try_new(&text).map_err(|e| {
+        ConfigError::new(
+            key,
+            format!("{text:?} is not a log filter ({e}): use e.g. \"info\" or \"controller=debug,info\""),
+        )
+    })
+}
+
+/// `pharos run`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let config = match effective_config(&args) {
+        Ok(c) => c,
+        Err(e) => return Ok(refuse(&e)),
+    };
+    let filter = match log_filter(&args, &config) {
+        Ok(f) => f,
+        Err(e) => return Ok(refuse(&e)),
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let apps = match build_apps(&config) {
+        Ok(a) => a,
+        Err(e) => return Ok(refuse(&e)),
+    };
+    let names: Vec<&str> = config.apps.iter().map(|a| a.name.as_str()).collect();
+    let pipeline = Arc::new(Pipeline::build(apps, Services::new()).context("starting the apps")?);
+    // Signals are caught from here on: a Ctrl-C during start-up still shuts down cleanly.
+    let mut signals = Signals::new([SIGINT, SIGTERM]).context("installing signal handlers")?;
+    let handle = Controller::start(&config.net(), Arc::clone(&pipeline))
+        .context("starting the controller")?;
+    tracing::info!(
+        listen = ?handle.local_addrs(),
+        workers = config.workers,
+        apps = ?names,
+        "pharos controller running; Ctrl-C or SIGTERM to stop"
+    );
+    let signal = signals.forever().next().unwrap_or(SIGTERM);
+    let name = if signal == SIGINT {
+        "SIGINT"
+    } else {
+        "SIGTERM"
+    };
+    tracing::info!(signal = name, "shutting down");
+    // A second signal while shutting down ends the process at once.
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 1, Arc::new(AtomicBool::new(true)))
+            .context("installing signal handlers")?;
+    }
+    handle.shutdown();
+    pipeline.stop();
+    tracing::info!("shut down cleanly");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints a refused configuration and gives the exit status for it.
+fn refuse(e: &ConfigError) -> ExitCode {
+    eprintln!("pharos run: bad configuration: {e}");
+    ExitCode::from(EXIT_CONFIG)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn args(argv: &[&str]) -> Args {
+        Cli::try_parse_from(std::iter::once("run").chain(argv.iter().copied()))
+            .expect("valid flags")
+            .args
+    }
+
+    #[test]
+    fn no_arguments_is_the_default_config() {
+        let c = effective_config(&args(&[])).unwrap();
+        assert_eq!(c, Config::default());
+        let ports: Vec<u16> = c.listen.iter().map(|a| a.port()).collect();
+        assert_eq!(ports, vec![6653, 6633]);
+        assert_eq!(c.apps, vec![AppConfig::named("learning_switch")]);
+    }
+
+    #[test]
+    fn flags_set_listen_workers_apps_and_log_level() {
+        let c = effective_config(&args(&[
+            "--listen",
+            "127.0.0.1:7000",
+            "--listen",
+            "127.0.0.1:7001",
+            "--workers",
+            "3",
+            "--apps",
+            "hub,learning_switch",
+            "--log-level",
+            "debug",
+        ]))
+        .unwrap();
+        assert_eq!(c.listen.len(), 2);
+        assert_eq!(c.listen[1].port(), 7001);
+        assert_eq!(c.workers, 3);
+        let names: Vec<&str> = c.apps.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["hub", "learning_switch"]);
+        assert_eq!(c.log_level, "debug");
+    }
+
+    fn write(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pharos-run-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn flags_override_the_file_and_apps_keep_their_params() {
+        let path = write(
+            "override.toml",
+            "workers = 7\nlisten = [\"127.0.0.1:9000\"]\n[[apps]]\nname = \"learning_switch\"\nparams = { idle_timeout = 9 }\n",
+        );
+        let p = path.to_str().unwrap();
+        let c = effective_config(&args(&["--config", p])).unwrap();
+        assert_eq!((c.workers, c.listen[0].port()), (7, 9000));
+        let c = effective_config(&args(&[
+            "--config",
+            p,
+            "--workers",
+            "2",
+            "--apps",
+            "hub,learning_switch",
+        ]))
+        .unwrap();
+        assert_eq!(c.workers, 2);
+        assert_eq!(c.listen[0].port(), 9000);
+        assert_eq!(c.apps[0], AppConfig::named("hub"));
+        assert_eq!(
+            c.apps[1]
+                .params
+                .get("idle_timeout")
+                .and_then(|v| v.as_integer()),
+            Some(9)
+        );
+        assert_eq!(build_apps(&c).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn bad_flags_and_files_name_the_key() {
+        let e = effective_config(&args(&["--workers", "0"])).unwrap_err();
+        assert_eq!(e.key, "workers");
+        let e = effective_config(&args(&["--apps", "hub,learning"])).unwrap_err();
+        assert_eq!(e.key, "apps[1].name");
+        assert!(e.reason.contains("hub, learning_switch"), "{e}");
+        let path = write("bad.toml", "[keepalive]\ninterval = \"5x\"\n");
+        let e = effective_config(&args(&["--config", path.to_str().unwrap()])).unwrap_err();
+        assert_eq!(e.key, "keepalive.interval");
+        assert!(e.to_string().contains("bad.toml:2"), "{e}");
+    }
+
+    #[test]
+    fn bad_app_params_name_the_app() {
+        let path = write(
+            "params.toml",
+            "[[apps]]\nname = \"learning_switch\"\nparams = { idle_timout = 9 }\n",
+        );
+        let c = effective_config(&args(&["--config", path.to_str().unwrap()])).unwrap();
+        let e = build_apps(&c).err().expect("refused");
+        assert_eq!(e.key, "apps[0].params");
+        assert!(e.reason.contains("idle_timout"), "{e}");
+    }
+
+    #[test]
+    fn log_filters_are_checked() {
+        let a = args(&["--log-level", "controller=debug,info"]);
+        assert!(log_filter(&a, &Config::default()).is_ok());
+        let a = args(&["--log-level", "controller=[bad"]);
+        let e = log_filter(&a, &Config::default()).unwrap_err();
+        assert_eq!(e.key, "--log-level");
+    }
+}

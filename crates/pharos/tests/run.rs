@@ -1,0 +1,234 @@
+//! `pharos run` as a user runs it: the real binary, a real switch connection, a signal.
+
+#[path = "../../controller/tests/emu/mod.rs"]
+mod emu;
+
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use emu::{host, is_packet_out, output_ports, Emu, Spec, FLOOD};
+
+const T: Duration = Duration::from_secs(20);
+
+/// A port nobody listens on right now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The running binary, its stderr collected as it comes.
+struct Pharos {
+    child: Child,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Pharos {
+    fn spawn(args: &[&str]) -> Pharos {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pharos"))
+            .arg("run")
+            .args(args)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("pharos starts");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut pipe = child.stderr.take().unwrap();
+        let sink = Arc::clone(&stderr);
+        thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&chunk[..n]));
+            }
+        });
+        Pharos { child, stderr }
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        // SAFETY: kill(2) on our own child's pid.
+        let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
+        assert_eq!(rc, 0, "kill failed");
+    }
+
+    /// Waits for the exit, polling until the deadline (a child has no wait with timeout).
+    fn wait(&mut self, timeout: Duration) -> ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "pharos did not exit; stderr:\n{}",
+                self.stderr()
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits until stderr holds `text`.
+    fn wait_for_log(&self, text: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while !self.stderr().contains(text) {
+            assert!(
+                Instant::now() < deadline,
+                "no {text:?} in stderr:\n{}",
+                self.stderr()
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Pharos {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Connects once the process listens (connection refused until then).
+fn connect_when_up(addr: SocketAddr, spec: Spec, p: &mut Pharos) -> Emu {
+    let deadline = Instant::now() + T;
+    loop {
+        match Emu::connect_and_handshake(addr, spec.clone(), T) {
+            Ok(sw) => return sw,
+            Err(e) => {
+                if let Some(status) = p.child.try_wait().unwrap() {
+                    panic!("pharos exited with {status}; stderr:\n{}", p.stderr());
+                }
+                assert!(Instant::now() < deadline, "{e}; stderr:\n{}", p.stderr());
+                thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
+fn runs_and_stops_on(sig: libc::c_int) {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut p = Pharos::spawn(&["--listen", &listen, "--workers", "1"]);
+    let mut sw = connect_when_up(listen.parse().unwrap(), Spec::v13(0x5eed), &mut p);
+    // The default app, the learning switch, floods an unknown destination.
+    sw.send_packet_in(1, &emu::frame(host(1), host(2)), None)
+        .unwrap();
+    let (_, out) = sw.wait_for(T, is_packet_out).unwrap();
+    assert_eq!(output_ports(&out), vec![FLOOD]);
+    p.wait_for_log("0000000000005eed", T);
+    p.signal(sig);
+    let status = p.wait(T);
+    assert!(status.success(), "exit {status}; stderr:\n{}", p.stderr());
+    sw.wait_closed(T).expect("the switch is closed at shutdown");
+    let log = p.stderr();
+    assert!(log.contains("shutting down"), "{log}");
+    assert!(log.contains("shut down cleanly"), "{log}");
+}
+
+#[test]
+fn run_serves_a_switch_and_stops_cleanly_on_sigterm() {
+    runs_and_stops_on(libc::SIGTERM);
+}
+
+#[test]
+fn run_stops_cleanly_on_ctrl_c() {
+    runs_and_stops_on(libc::SIGINT);
+}
+
+#[test]
+fn run_reads_apps_and_listen_from_a_config_file() {
+    let port = free_port();
+    let dir = std::env::temp_dir().join(format!("pharos-run-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("hub.toml");
+    let text = format!(
+        "listen = [\"127.0.0.1:{port}\"]\nworkers = 1\n[[apps]]\nname = \"hub\"\n[keepalive]\ninterval = \"1s\"\n"
+    );
+    std::fs::write(&path, text).unwrap();
+    let mut p = Pharos::spawn(&["--config", path.to_str().unwrap()]);
+    let mut sw = connect_when_up(
+        format!("127.0.0.1:{port}").parse().unwrap(),
+        Spec::v10(7),
+        &mut p,
+    );
+    // The hub floods even a known destination.
+    for _ in 0..2 {
+        sw.send_packet_in(1, &emu::frame(host(1), host(2)), None)
+            .unwrap();
+        sw.send_packet_in(2, &emu::frame(host(2), host(1)), None)
+            .unwrap();
+    }
+    for _ in 0..4 {
+        let (_, out) = sw.wait_for(T, is_packet_out).unwrap();
+        assert_eq!(output_ports(&out), vec![FLOOD]);
+    }
+    p.signal(libc::SIGTERM);
+    assert!(p.wait(T).success(), "{}", p.stderr());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bad_config_file_is_refused_naming_the_key() {
+    let dir = std::env::temp_dir().join(format!("pharos-run-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("pharos.toml");
+    std::fs::write(&path, "workers = 2\n\n[keepalive]\ninterval = \"5x\"\n").unwrap();
+    let mut p = Pharos::spawn(&[
+        "--config",
+        path.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:1",
+    ]);
+    let status = p.wait(T);
+    assert_eq!(status.code(), Some(2), "{}", p.stderr());
+    let err = p.stderr();
+    assert!(err.contains("`keepalive.interval`"), "{err}");
+    assert!(err.contains("expected e.g. \"5s\" or \"500ms\""), "{err}");
+    assert!(
+        err.contains(&format!("{}:4", path.display())),
+        "file and line: {err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_unknown_app_is_refused_with_the_known_ones() {
+    let mut p = Pharos::spawn(&["--apps", "hub,learnig_switch", "--listen", "127.0.0.1:1"]);
+    assert_eq!(p.wait(T).code(), Some(2));
+    let err = p.stderr();
+    assert!(err.contains("`apps[1].name`"), "{err}");
+    assert!(
+        err.contains("known apps are: hub, learning_switch"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_port_in_use_is_an_error_not_a_hang() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let listen = taken.local_addr().unwrap().to_string();
+    let mut p = Pharos::spawn(&["--listen", &listen]);
+    let status = p.wait(T);
+    assert_eq!(status.code(), Some(1), "{}", p.stderr());
+    assert!(
+        p.stderr().contains("starting the controller"),
+        "{}",
+        p.stderr()
+    );
+}
