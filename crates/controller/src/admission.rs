@@ -35,6 +35,9 @@ const FIRST_CONN: usize = 1 << 16;
 const MIN_BACKOFF: Duration = Duration::from_millis(10);
 /// Longest pause after repeated accept errors.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
+/// read(2) calls per readiness event of a handshaking peer; one that keeps sending
+/// (echo requests, say) is revisited next turn instead of holding the thread.
+const READ_BUDGET: usize = 16;
 
 /// Settings of the admission tier.
 #[derive(Debug, Clone)]
@@ -90,6 +93,8 @@ pub struct Admission {
     paused_until: Option<Instant>,
     /// The current accept backoff.
     backoff: Duration,
+    /// Pending connections whose read budget ran out: read again next turn.
+    again: Vec<usize>,
     /// When the next counters report is printed.
     next_report: Instant,
     /// Total PACKET_INs at the previous report, for the rate.
@@ -134,6 +139,7 @@ impl Admission {
                 stop,
                 paused_until: None,
                 backoff: MIN_BACKOFF,
+                again: Vec::new(),
             },
             waker,
         ))
@@ -152,7 +158,11 @@ impl Admission {
             if let Some(p) = self.paused_until {
                 wake = wake.min(p);
             }
-            let timeout = wake.saturating_duration_since(now);
+            let timeout = if self.again.is_empty() {
+                wake.saturating_duration_since(now)
+            } else {
+                Duration::ZERO
+            };
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
@@ -173,6 +183,9 @@ impl Admission {
                 } else {
                     self.pending_event(t, now);
                 }
+            }
+            for t in std::mem::take(&mut self.again) {
+                self.pending_event(t, now);
             }
             if self.paused_until.is_some_and(|p| now >= p) {
                 // Edge-triggered: connections queued during the pause raise no new
@@ -295,7 +308,13 @@ impl Admission {
         };
         let mut buf = [0u8; 4096];
         let mut result = Ok(Progress::NeedMore);
+        let mut budget = READ_BUDGET;
         loop {
+            if budget == 0 {
+                self.again.push(token);
+                break;
+            }
+            budget -= 1;
             match p.stream.read(&mut buf) {
                 Ok(0) => {
                     result = Err(("closed_by_peer", None));

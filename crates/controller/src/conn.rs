@@ -21,6 +21,10 @@ use crate::info::Dpid;
 /// Initial size of a connection's read buffer: a few PACKET_INs per read(2).
 pub const READ_BUF_INITIAL: usize = 8 * 1024;
 
+/// read(2) calls per readiness event before the worker moves on to other switches (the
+/// connection is revisited next turn), so one busy switch cannot starve the rest.
+pub const READ_BUDGET: usize = 32;
+
 /// `ofp_type` values shared by 1.0 and 1.3 that a connection handles itself.
 const ECHO_REQUEST: u8 = 2;
 const ECHO_REPLY: u8 = 3;
@@ -71,8 +75,11 @@ pub struct Conn<S> {
     pub out: Vec<u8>,
     /// How much of `out` the kernel has taken.
     written: usize,
-    /// How much of `out` has been counted by message type.
+    /// How much of `out` has been counted by message type (a message boundary).
     counted: usize,
+    /// Where the first whole message of `out` starts: bytes before it are the rest of a
+    /// message cut by a partial write and dropped from the front.
+    head: usize,
     /// Whether WRITABLE is registered (only while the kernel buffer is full).
     writable_interest: bool,
     /// Whether the worker has this connection on its flush list for this turn.
@@ -86,6 +93,9 @@ pub struct Conn<S> {
     echo_xid: u32,
     /// This switch's counters.
     pub counters: SwitchCounters,
+    /// The `switch` span (with the dpid) entered around all work for this switch, so
+    /// every log line, the apps' included, names it.
+    pub span: tracing::Span,
 }
 
 /// Why a connection is being closed, for logs and counters.
@@ -107,6 +117,7 @@ impl<S> Conn<S> {
         pending_out: Vec<u8>,
         now: Instant,
         limits: &ConnLimits,
+        span: tracing::Span,
     ) -> Conn<S> {
         let mut rbuf = vec![0u8; READ_BUF_INITIAL.max(leftover.len())];
         rbuf[..leftover.len()].copy_from_slice(leftover);
@@ -124,12 +135,14 @@ impl<S> Conn<S> {
             out: pending_out,
             written: 0,
             counted: 0,
+            head: 0,
             writable_interest: false,
             dirty: false,
             next_keepalive: now + limits.keepalive.interval,
             unanswered: 0,
             echo_xid: 0,
             counters: SwitchCounters::default(),
+            span,
         }
     }
 
@@ -154,16 +167,18 @@ impl<S> Conn<S> {
     }
 
     /// Reads until the socket would block, handing every whole message to `sink` (or
-    /// answering it, for echo). `Err` closes the connection with that reason.
+    /// answering it, for echo). `Ok(true)` when the read budget ran out first (call
+    /// again next turn: with edge-triggered readiness no new event will come). `Err`
+    /// closes the connection with that reason.
     pub fn read_ready(
         &mut self,
         sink: &impl FrameSink<S>,
         now: Instant,
         limits: &ConnLimits,
-    ) -> Result<(), CloseReason> {
+    ) -> Result<bool, CloseReason> {
         // Bytes handed over by admission are processed before anything new is read.
         self.process(sink, now, limits)?;
-        loop {
+        for _ in 0..READ_BUDGET {
             if self.rend == self.rbuf.len() {
                 self.make_room();
             }
@@ -176,8 +191,17 @@ impl<S> Conn<S> {
                     self.unanswered = 0;
                     self.next_keepalive = now + limits.keepalive.interval;
                     self.process(sink, now, limits)?;
+                    if self.pending_out() > limits.output_buffer_limit {
+                        // Stop reading from a switch whose replies pile up: if the
+                        // kernel already refuses more it is a slow consumer; otherwise
+                        // flush first (end of turn) and read again next turn.
+                        if self.writable_interest {
+                            return Err("slow_consumer");
+                        }
+                        return Ok(true);
+                    }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if e.kind() == io::ErrorKind::ConnectionReset => {
                     return Err("connection_reset")
@@ -185,6 +209,7 @@ impl<S> Conn<S> {
                 Err(_) => return Err("read_error"),
             }
         }
+        Ok(true)
     }
 
     /// Makes room at the end of a full read buffer: move the unprocessed bytes to the
@@ -259,9 +284,6 @@ impl<S> Conn<S> {
             self.rstart = 0;
             self.rend = 0;
         }
-        if self.pending_out() > limits.output_buffer_limit {
-            return Err("slow_consumer");
-        }
         Ok(())
     }
 
@@ -311,6 +333,7 @@ impl<S> Conn<S> {
             self.out.clear();
             self.written = 0;
             self.counted = 0;
+            self.head = 0;
             if self.writable_interest {
                 self.writable_interest = false;
                 registry
@@ -324,8 +347,13 @@ impl<S> Conn<S> {
         }
         if self.written > self.out.len() / 2 {
             // Keep the queue at the front so it does not creep through the capacity.
+            let mut boundary = self.head;
+            while boundary < self.written {
+                boundary += msg_len(&self.out[boundary..]).max(HEADER_LEN);
+            }
             self.out.drain(..self.written);
             self.counted -= self.written;
+            self.head = boundary - self.written;
             self.written = 0;
         }
         if !self.writable_interest {
@@ -345,7 +373,7 @@ impl<S> Conn<S> {
     fn count_out(&mut self) {
         while self.counted + HEADER_LEN <= self.out.len() {
             let h = &self.out[self.counted..];
-            let len = u16::from_be_bytes([h[2], h[3]]) as usize;
+            let len = msg_len(h);
             if len < HEADER_LEN {
                 // Not a header: our own encoders never do this; stop counting.
                 self.counted = self.out.len();
@@ -356,16 +384,18 @@ impl<S> Conn<S> {
         }
     }
 
-    /// Messages still queued (lost if the connection closes now).
+    /// Messages not completely written (lost if the connection closes now).
     pub fn queued_messages(&self) -> u64 {
-        let mut n = 0;
-        let mut at = self.written;
+        let mut n = u64::from(self.written < self.head);
+        let mut at = self.head;
         while at + HEADER_LEN <= self.out.len() {
-            let len = u16::from_be_bytes([self.out[at + 2], self.out[at + 3]]) as usize;
+            let len = msg_len(&self.out[at..]);
             if len < HEADER_LEN {
                 break;
             }
-            n += 1;
+            if at + len > self.written {
+                n += 1;
+            }
             at += len;
         }
         n
@@ -382,4 +412,10 @@ impl<S> Conn<S> {
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
         self.state.take()
     }
+}
+
+/// The header length of the message at the front of `b` (which holds at least a header).
+#[inline]
+fn msg_len(b: &[u8]) -> usize {
+    u16::from_be_bytes([b[2], b[3]]) as usize
 }

@@ -10,7 +10,8 @@ use openflow::{frame_len, of10, Message};
 
 use super::*;
 
-/// Records events; answers each PACKET_IN with a BARRIER_REQUEST carrying its xid.
+/// Records events; answers each PACKET_IN with a BARRIER_REQUEST carrying its xid, or,
+/// for a PACKET_IN over 1000 bytes, with a 65000-byte VENDOR message.
 #[derive(Default)]
 struct Recorder {
     /// "added DPID", "removed DPID reason", "frame DPID TYPE".
@@ -50,7 +51,11 @@ impl SwitchPipeline for Recorder {
             .lock()
             .unwrap()
             .push(format!("frame {sw:x} {}", frame[1]));
-        if frame[1] == 10 {
+        if frame[1] == 10 && frame.len() > 1000 {
+            let at = out.len();
+            out.resize(at + 65000, 0);
+            out[at..at + 4].copy_from_slice(&[frame[0], 4, (65000u16 >> 8) as u8, 65000u16 as u8]);
+        } else if frame[1] == 10 {
             let mut reply = vec![frame[0], 18, 0, 8];
             reply.extend_from_slice(&frame[4..8]);
             out.extend_from_slice(&reply);
@@ -330,4 +335,48 @@ fn handshake_deadline_and_per_ip_cap() {
     let c = h.counters();
     assert_eq!(c.total.refused["max_pending_per_ip"], 1);
     assert_eq!(c.total.handshake_failures["timeout"], 2);
+}
+
+/// A PACKET_IN of `len` bytes in all (1.0 framing).
+fn big_packet_in(len: usize) -> Vec<u8> {
+    let mut m = vec![0u8; len];
+    m[..4].copy_from_slice(&[1, 10, (len >> 8) as u8, len as u8]);
+    m
+}
+
+#[test]
+fn big_messages_and_a_slow_consumer() {
+    let cfg = NetConfig {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        workers: 1,
+        output_buffer_limit: 1 << 20,
+        ..NetConfig::default()
+    };
+    let rec = Arc::new(Recorder::default());
+    let h = Controller::start(&cfg, rec.clone()).unwrap();
+    let mut p = Peer::connect(&h);
+    p.handshake(0x5);
+    // A message bigger than the initial read buffer, in one piece and then cut in two.
+    let big = big_packet_in(65535);
+    p.s.write_all(&big).unwrap();
+    assert_eq!(p.recv_raw().len(), 65000);
+    p.s.write_all(&big[..30000]).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    p.s.write_all(&big[30000..]).unwrap();
+    assert_eq!(p.recv_raw().len(), 65000);
+    // Now stop reading: every PACKET_IN queues 65 KB more, until the kernel buffers
+    // are full and the queue passes 1 MiB.
+    let w = std::thread::spawn(move || {
+        for _ in 0..2000 {
+            if p.s.write_all(&big).is_err() {
+                break;
+            }
+        }
+        p
+    });
+    rec.wait_for("removed 5 slow_consumer");
+    drop(w.join().unwrap());
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(h.counters().total.disconnects["slow_consumer"], 1);
+    assert!(h.counters().total.drops > 0);
 }

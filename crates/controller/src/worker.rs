@@ -143,6 +143,11 @@ pub struct Worker<P: SwitchPipeline> {
     dirty: Vec<usize>,
     /// Slots to close at the end of the turn, with why.
     closing: Vec<(usize, CloseReason)>,
+    /// Slots whose read budget ran out: read again next turn (edge-triggered
+    /// readiness will not say so again).
+    again: Vec<usize>,
+    /// Spare vector swapped with `again` while it is processed (no allocation per turn).
+    again_spare: Vec<usize>,
     /// Who owns which dpid (shared with admission).
     registry: DpidRegistry,
     /// This worker's switch count (shared with admission).
@@ -203,6 +208,8 @@ impl<P: SwitchPipeline> Worker<P> {
             free: Vec::new(),
             dirty: Vec::new(),
             closing: Vec::new(),
+            again: Vec::new(),
+            again_spare: Vec::new(),
             registry,
             load: load.clone(),
             published,
@@ -218,7 +225,11 @@ impl<P: SwitchPipeline> Worker<P> {
         loop {
             let now = Instant::now();
             let wake = self.next_scan.min(self.next_publish);
-            let timeout = wake.saturating_duration_since(now);
+            let timeout = if self.again.is_empty() {
+                wake.saturating_duration_since(now)
+            } else {
+                Duration::ZERO
+            };
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
@@ -240,6 +251,10 @@ impl<P: SwitchPipeline> Worker<P> {
                 if event.is_writable() {
                     self.mark_dirty(slot);
                 }
+            }
+            std::mem::swap(&mut self.again, &mut self.again_spare);
+            while let Some(slot) = self.again_spare.pop() {
+                self.readable(slot, now);
             }
             if now >= self.next_scan {
                 self.scan(now);
@@ -301,9 +316,12 @@ impl<P: SwitchPipeline> Worker<P> {
         let dpid = info.dpid;
         let peer = info.peer;
         let version = info.version;
+        let span = tracing::info_span!("switch", dpid = %Dpid(dpid));
+        let entered = span.enter();
         let mut state = self.pipeline.new_switch(info);
         let mut out = pending_out;
         self.pipeline.switch_added(&mut state, &mut out, now);
+        drop(entered);
         let mut conn = Conn::new(
             stream,
             Token(slot),
@@ -316,6 +334,7 @@ impl<P: SwitchPipeline> Worker<P> {
             out,
             now,
             &self.cfg.limits,
+            span,
         );
         if let Err(e) = conn.register(self.poll.registry()) {
             warn!(dpid = %Dpid(dpid), %peer, error = %e, "cannot register switch");
@@ -324,9 +343,10 @@ impl<P: SwitchPipeline> Worker<P> {
             return;
         }
         info!(dpid = %Dpid(dpid), %peer, %version, worker = self.cfg.index, "switch connected");
-        if let Some(d) = self
-            .pipeline
-            .next_deadline(conn.state.as_ref().expect("state"))
+        if let Some(d) = conn
+            .state
+            .as_ref()
+            .and_then(|s| self.pipeline.next_deadline(s))
         {
             self.next_scan = self.next_scan.min(d);
         }
@@ -382,6 +402,7 @@ impl<P: SwitchPipeline> Worker<P> {
             next = next.min(conn.next_keepalive);
             if let Some(state) = conn.state.as_mut() {
                 if self.pipeline.next_deadline(state).is_some_and(|d| d <= now) {
+                    let _entered = conn.span.enter();
                     self.pipeline.tick(state, &mut conn.out, now);
                 }
                 if let Some(d) = self.pipeline.next_deadline(state) {
@@ -389,7 +410,7 @@ impl<P: SwitchPipeline> Worker<P> {
                     next = next.min(d.max(now + Duration::from_millis(10)));
                 }
             }
-            if conn.pending_out() > 0 && !conn.dirty {
+            if conn.pending_out() > 0 && !conn.dirty && !conn.blocked() {
                 conn.dirty = true;
                 self.dirty.push(slot);
             }
@@ -444,6 +465,8 @@ impl<P: SwitchPipeline> Worker<P> {
             if drops > 0 {
                 warn!(dpid = %Dpid(dpid), drops, "queued messages lost with the connection");
             }
+            let span = conn.span.clone();
+            let _entered = span.enter();
             if let Some(state) = conn.close(self.poll.registry()) {
                 self.pipeline.switch_removed(state, reason);
             }
