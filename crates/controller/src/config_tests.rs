@@ -359,3 +359,34 @@ fn net_config_carries_every_network_setting() {
         (nd.listen, nd.workers, nd.max_connections)
     );
 }
+
+/// The repository's example file: it parses, every key is in it, and it says the
+/// defaults (workers, which depends on the machine, is commented out).
+#[test]
+fn the_example_pharos_toml_documents_every_key_with_its_default() {
+    let text = include_str!("../../../pharos.toml");
+    let mut c = Config::from_toml_str(text).expect("pharos.toml parses");
+    let d = Config::default();
+    // The example spells out the learning switch's default parameters.
+    assert_eq!(c.apps.len(), 1);
+    assert_eq!(c.apps[0].name, "learning_switch");
+    c.apps = d.apps.clone();
+    assert_eq!(c, d);
+    let table = toml::Table::try_from(&d).unwrap();
+    let mut keys: Vec<String> = Vec::new();
+    for (k, v) in &table {
+        keys.push(k.clone());
+        if let toml::Value::Table(t) = v {
+            keys.extend(t.keys().cloned());
+        }
+    }
+    for key in keys {
+        let documented = text.lines().any(|l| {
+            let l = l.trim_start_matches(['#', ' ']);
+            l.starts_with(&format!("{key} ="))
+                || l.starts_with(&format!("[{key}]"))
+                || l.starts_with(&format!("[[{key}]]"))
+        });
+        assert!(documented, "pharos.toml does not document `{key}`");
+    }
+}

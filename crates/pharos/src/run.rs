@@ -294,6 +294,13 @@ mod tests {
     }
 
     #[test]
+    fn the_example_pharos_toml_is_accepted() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../pharos.toml");
+        let c = effective_config(&args(&["--config", path])).unwrap();
+        assert_eq!(build_apps(&c).unwrap().len(), 1);
+    }
+
+    #[test]
     fn log_filters_are_checked() {
         let a = args(&["--log-level", "controller=debug,info"]);
         assert!(log_filter(&a, &Config::default()).is_ok());
