@@ -88,10 +88,11 @@ fn only_the_bad_one_closes(bad: Spec, handshake: bool, misbehave: impl FnOnce(&m
 
 #[test]
 fn garbage_bytes_after_the_handshake() {
-    only_the_bad_one_closes(Spec::v10(0xb1), true, |sw| {
+    let line = only_the_bad_one_closes(Spec::v10(0xb1), true, |sw| {
         sw.send_raw(&[0xde, 0xad, 0xbe, 0xef, 0x13, 0x37, 0x00, 0x42, 0xff, 0xff])
             .unwrap()
     });
+    assert!(line.contains("wrong_version"), "{line}");
 }
 
 #[test]
@@ -105,32 +106,36 @@ fn garbage_bytes_instead_of_hello() {
 #[test]
 fn a_wrong_version_after_the_handshake() {
     // A 1.0 switch sends a 1.3 ECHO_REQUEST.
-    only_the_bad_one_closes(Spec::v10(0xb3), true, |sw| {
+    let line = only_the_bad_one_closes(Spec::v10(0xb3), true, |sw| {
         let echo = Message::V13(of13::Message::EchoRequest { data: vec![1] });
         sw.send(&echo).unwrap();
     });
+    assert!(line.contains("wrong_version"), "{line}");
 }
 
 #[test]
 fn a_header_length_under_8() {
-    only_the_bad_one_closes(Spec::v13(0xb4), true, |sw| {
+    let line = only_the_bad_one_closes(Spec::v13(0xb4), true, |sw| {
         sw.send_raw(&[0x04, 2, 0, 4, 0, 0, 0, 9]).unwrap()
     });
+    assert!(line.contains("bad_length"), "{line}");
 }
 
 #[test]
 fn a_header_length_under_8_in_the_hello() {
-    only_the_bad_one_closes(Spec::v13(0xb5), false, |sw| {
+    let line = only_the_bad_one_closes(Spec::v13(0xb5), false, |sw| {
         sw.send_raw(&[0x04, 0, 0, 7, 0, 0, 0, 1]).unwrap()
     });
+    assert!(line.contains("bad_length"), "{line}");
 }
 
 #[test]
 fn a_header_length_over_the_limit() {
     // max_message_len is 1024 here: a header announcing 2048 is refused as it arrives.
-    only_the_bad_one_closes(Spec::v10(0xb6), true, |sw| {
+    let line = only_the_bad_one_closes(Spec::v10(0xb6), true, |sw| {
         sw.send_raw(&[0x01, 10, 0x08, 0x00, 0, 0, 0, 9]).unwrap()
     });
+    assert!(line.contains("message_too_long"), "{line}");
 }
 
 #[test]
@@ -141,11 +146,12 @@ fn a_message_cut_off_then_silence() {
         answer_echo: false,
         ..Spec::v13(0xb7)
     };
-    only_the_bad_one_closes(spec, true, |sw| {
+    let line = only_the_bad_one_closes(spec, true, |sw| {
         let mut cut = vec![0x04, 10, 0, 100, 0, 0, 0, 9];
         cut.resize(20, 0);
         sw.send_raw(&cut).unwrap()
     });
+    assert!(line.contains("dead_peer"), "{line}");
 }
 
 #[test]
@@ -159,6 +165,7 @@ fn a_peer_that_never_sends_features_reply() {
         sw.send_raw(&hello).unwrap();
     });
     assert!(line.contains("handshake failed"), "{line}");
+    assert!(line.contains("timeout"), "{line}");
 }
 
 #[test]
