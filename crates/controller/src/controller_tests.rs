@@ -78,7 +78,9 @@ impl SwitchPipeline for Recorder {
 
 /// A scripted OpenFlow 1.0 switch over a blocking socket.
 struct Peer {
+    /// The blocking socket (5 s read timeout, so a missing reply fails the test).
     s: TcpStream,
+    /// Bytes read but not yet returned as a frame.
     buf: Vec<u8>,
 }
 
@@ -379,4 +381,25 @@ fn big_messages_and_a_slow_consumer() {
     std::thread::sleep(Duration::from_millis(600));
     assert_eq!(h.counters().total.disconnects["slow_consumer"], 1);
     assert!(h.counters().total.drops > 0);
+}
+
+#[test]
+fn connection_cap_counts_handshakes_and_switches() {
+    let cfg = NetConfig {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        workers: 1,
+        max_connections: 2,
+        ..NetConfig::default()
+    };
+    let rec = Arc::new(Recorder::default());
+    let h = Controller::start(&cfg, rec.clone()).unwrap();
+    let mut switch = Peer::connect(&h);
+    switch.handshake(0x11);
+    rec.wait_for("added 11");
+    let mut pending = Peer::connect(&h);
+    assert_eq!(pending.recv_raw()[1], 0, "HELLO");
+    let mut third = Peer::connect(&h);
+    assert!(third.closed());
+    assert_eq!(h.counters().total.refused["max_connections"], 1);
+    assert_eq!(h.counters().total.pending_handshakes, 1);
 }

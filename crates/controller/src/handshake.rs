@@ -255,9 +255,13 @@ impl Step {
 /// The features of FEATURES_REPLY, kept until the handshake ends.
 #[derive(Debug, Clone, Copy, Default)]
 struct Features {
+    /// `datapath_id`: the switch's identity for everything after the handshake.
     dpid: u64,
+    /// `n_buffers`: whether PACKET_OUT by buffer id is possible.
     n_buffers: u32,
+    /// `n_tables`: how many tables apps may use.
     n_tables: u8,
+    /// `capabilities`: the `OFPC_*` bits.
     capabilities: u32,
 }
 

@@ -49,7 +49,7 @@ pub trait SwitchPipeline: Send + Sync + 'static {
     fn switch_removed(&self, sw: Self::State, reason: &str);
 }
 
-/// Adapts a pipeline to the connection's frame callback.
+/// Adapts a pipeline to the connection's frame callback (the field: the pipeline).
 struct Sink<'a, P>(&'a P);
 
 impl<P: SwitchPipeline> FrameSink<P::State> for Sink<'_, P> {
