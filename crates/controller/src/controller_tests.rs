@@ -403,3 +403,23 @@ fn connection_cap_counts_handshakes_and_switches() {
     assert_eq!(h.counters().total.refused["max_connections"], 1);
     assert_eq!(h.counters().total.pending_handshakes, 1);
 }
+
+#[test]
+fn ipv4_and_ipv6_listeners() {
+    let cfg = NetConfig {
+        listen: vec!["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()],
+        workers: 1,
+        ..NetConfig::default()
+    };
+    let rec = Arc::new(Recorder::default());
+    let Ok(h) = Controller::start(&cfg, rec.clone()) else {
+        // No IPv6 loopback on this host.
+        return;
+    };
+    assert!(h.local_addrs()[1].is_ipv6());
+    let s = TcpStream::connect(h.local_addrs()[1]).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut p = Peer { s, buf: Vec::new() };
+    p.handshake(0x66);
+    rec.wait_for("added 66");
+}
