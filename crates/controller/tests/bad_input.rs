@@ -116,7 +116,7 @@ fn a_wrong_version_after_the_handshake() {
 #[test]
 fn a_header_length_under_8() {
     let line = only_the_bad_one_closes(Spec::v13(0xb4), true, |sw| {
-        sw.send_raw(&[0x04, 2, 0, 4, 0, 0, 0, 9]).unwrap()
+        sw.send_header(0x04, 2, 4).unwrap()
     });
     assert!(line.contains("bad_length"), "{line}");
 }
@@ -124,7 +124,7 @@ fn a_header_length_under_8() {
 #[test]
 fn a_header_length_under_8_in_the_hello() {
     let line = only_the_bad_one_closes(Spec::v13(0xb5), false, |sw| {
-        sw.send_raw(&[0x04, 0, 0, 7, 0, 0, 0, 1]).unwrap()
+        sw.send_header(0x04, 0, 7).unwrap()
     });
     assert!(line.contains("bad_length"), "{line}");
 }
@@ -133,7 +133,7 @@ fn a_header_length_under_8_in_the_hello() {
 fn a_header_length_over_the_limit() {
     // max_message_len is 1024 here: a header announcing 2048 is refused as it arrives.
     let line = only_the_bad_one_closes(Spec::v10(0xb6), true, |sw| {
-        sw.send_raw(&[0x01, 10, 0x08, 0x00, 0, 0, 0, 9]).unwrap()
+        sw.send_header(0x01, 10, 2048).unwrap()
     });
     assert!(line.contains("message_too_long"), "{line}");
 }
@@ -146,11 +146,7 @@ fn a_message_cut_off_then_silence() {
         answer_echo: false,
         ..Spec::v13(0xb7)
     };
-    let line = only_the_bad_one_closes(spec, true, |sw| {
-        let mut cut = vec![0x04, 10, 0, 100, 0, 0, 0, 9];
-        cut.resize(20, 0);
-        sw.send_raw(&cut).unwrap()
-    });
+    let line = only_the_bad_one_closes(spec, true, |sw| sw.send_cut(100, 20).unwrap());
     assert!(line.contains("dead_peer"), "{line}");
 }
 
@@ -249,4 +245,31 @@ fn a_panicking_app_is_quarantined_and_the_rest_keep_working() {
             .any(|l| l.contains("panicker") && l.contains("000000000000c0de")),
         "the panic is logged with the app and the dpid"
     );
+}
+
+#[test]
+fn a_switch_that_stops_reading_is_dropped_as_a_slow_consumer() {
+    // Small limits, so that the kernel's buffers fill soon: every PACKET_IN of 1000
+    // bytes comes back flooded by the hub, and this switch never reads.
+    let mut config = config();
+    config.output_buffer_limit = 1024;
+    config.keepalive.interval = Duration::from_secs(5);
+    let ctl = start(&config);
+    let healthy = Emu::connect_and_handshake(ctl.addr, Spec::v10(0x600d), T).unwrap();
+    let bg = healthy.in_background();
+    let mut sw = Emu::connect_and_handshake(ctl.addr, Spec::v10(0x510), T).unwrap();
+    let peer = sw.local_addr();
+    sw.set_write_timeout(Duration::from_millis(200));
+    let f = emu::long_frame(host(1), host(2), 1000);
+    let deadline = std::time::Instant::now() + T;
+    // Write until the controller gives up on us (the write fails) or the deadline.
+    while std::time::Instant::now() < deadline && sw.send_packet_in(1, &f, None).is_ok() {}
+    assert!(
+        eventually(T, || close_reason(peer)
+            .is_some_and(|l| l.contains("slow_consumer"))),
+        "no slow_consumer close logged for {peer}"
+    );
+    let mut healthy = bg.take();
+    assert!(!healthy.is_closed());
+    assert_served(&mut healthy);
 }

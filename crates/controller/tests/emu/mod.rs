@@ -195,6 +195,36 @@ impl Emu {
         self.stream.write_all(bytes)
     }
 
+    /// Sends a bare header: any version, type and length, no body.
+    pub fn send_header(&mut self, version: u8, msg_type: u8, length: u16) -> io::Result<()> {
+        let mut h = [version, msg_type, 0, 0, 0, 0, 0x0b, 0xad];
+        h[2..4].copy_from_slice(&length.to_be_bytes());
+        self.send_raw(&h)
+    }
+
+    /// Sends bytes that are not OpenFlow at all.
+    pub fn send_garbage(&mut self) -> io::Result<()> {
+        self.send_raw(b"GET / HTTP/1.1\r\nHost: pharos\r\n\r\n")
+    }
+
+    /// Sends the first `sent` bytes of a message of the negotiated version (or 1.3)
+    /// whose header announces `announced` bytes, then nothing more.
+    pub fn send_cut(&mut self, announced: u16, sent: usize) -> io::Result<()> {
+        let version = self.version.map_or(0x04, Version::wire);
+        let mut bytes = vec![version, 10, 0, 0, 0, 0, 0x0c, 0x07];
+        bytes[2..4].copy_from_slice(&announced.to_be_bytes());
+        bytes.resize(sent.max(8), 0);
+        self.send_raw(&bytes[..sent])
+    }
+
+    /// Bounds every write (a switch that stops reading can make the controller stop
+    /// reading too).
+    pub fn set_write_timeout(&self, timeout: Duration) {
+        self.stream
+            .set_write_timeout(Some(timeout))
+            .expect("a positive timeout");
+    }
+
     /// Encodes and sends a message; returns its xid.
     pub fn send(&mut self, msg: &Message) -> io::Result<u32> {
         self.next_xid += 1;
