@@ -27,6 +27,9 @@ fn free_port() -> u16 {
 struct Pharos {
     child: Child,
     stderr: Arc<Mutex<String>>,
+    /// The thread reading stderr; joined once the process has exited, so that
+    /// everything it wrote is in `stderr`.
+    reader: Option<thread::JoinHandle<()>>,
 }
 
 impl Pharos {
@@ -43,7 +46,7 @@ impl Pharos {
         let stderr = Arc::new(Mutex::new(String::new()));
         let mut pipe = child.stderr.take().unwrap();
         let sink = Arc::clone(&stderr);
-        thread::spawn(move || {
+        let reader = thread::spawn(move || {
             let mut chunk = [0u8; 4096];
             while let Ok(n) = pipe.read(&mut chunk) {
                 if n == 0 {
@@ -54,7 +57,11 @@ impl Pharos {
                     .push_str(&String::from_utf8_lossy(&chunk[..n]));
             }
         });
-        Pharos { child, stderr }
+        Pharos {
+            child,
+            stderr,
+            reader: Some(reader),
+        }
     }
 
     fn stderr(&self) -> String {
@@ -72,6 +79,9 @@ impl Pharos {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
+                if let Some(reader) = self.reader.take() {
+                    reader.join().expect("the stderr reader");
+                }
                 return status;
             }
             assert!(
