@@ -143,10 +143,11 @@ pub struct Worker<P: SwitchPipeline> {
     dirty: Vec<usize>,
     /// Slots to close at the end of the turn, with why.
     closing: Vec<(usize, CloseReason)>,
-    /// Slots whose read budget ran out: read again next turn (edge-triggered
-    /// readiness will not say so again).
+    /// Slots left unread (read budget or output backpressure): read again next turn,
+    /// since edge-triggered readiness will not say so again.
     again: Vec<usize>,
-    /// Spare vector swapped with `again` while it is processed (no allocation per turn).
+    /// This turn's share of `again`, moved over before the poll (both keep their
+    /// capacity: no allocation per turn).
     again_spare: Vec<usize>,
     /// Who owns which dpid (shared with admission).
     registry: DpidRegistry,
@@ -225,7 +226,10 @@ impl<P: SwitchPipeline> Worker<P> {
         loop {
             let now = Instant::now();
             let wake = self.next_scan.min(self.next_publish);
-            let timeout = if self.again.is_empty() {
+            // Connections left unread last turn (read budget or output backpressure)
+            // are read first this turn, after their output was flushed.
+            self.again_spare.append(&mut self.again);
+            let timeout = if self.again_spare.is_empty() {
                 wake.saturating_duration_since(now)
             } else {
                 Duration::ZERO
@@ -238,6 +242,9 @@ impl<P: SwitchPipeline> Worker<P> {
                 break;
             }
             let now = Instant::now();
+            while let Some(slot) = self.again_spare.pop() {
+                self.readable(slot, now);
+            }
             let mut shutdown = false;
             for event in events.iter() {
                 if event.token() == WAKER {
@@ -251,10 +258,6 @@ impl<P: SwitchPipeline> Worker<P> {
                 if event.is_writable() {
                     self.mark_dirty(slot);
                 }
-            }
-            std::mem::swap(&mut self.again, &mut self.again_spare);
-            while let Some(slot) = self.again_spare.pop() {
-                self.readable(slot, now);
             }
             if now >= self.next_scan {
                 self.scan(now);
@@ -362,6 +365,8 @@ impl<P: SwitchPipeline> Worker<P> {
             return;
         };
         let sink = Sink(&*self.pipeline);
+        let span = conn.span.clone();
+        let _entered = span.enter();
         let result = conn.read_ready(&sink, now, &self.cfg.limits);
         if let Some(d) = conn
             .state
@@ -370,12 +375,15 @@ impl<P: SwitchPipeline> Worker<P> {
         {
             self.next_scan = self.next_scan.min(d);
         }
-        if conn.pending_out() > 0 && !conn.dirty {
+        // A connection waiting for WRITABLE is flushed when that comes, not before.
+        if conn.pending_out() > 0 && !conn.dirty && !conn.blocked() {
             conn.dirty = true;
             self.dirty.push(slot);
         }
-        if let Err(reason) = result {
-            self.closing.push((slot, reason));
+        match result {
+            Ok(true) => self.again.push(slot),
+            Ok(false) => {}
+            Err(reason) => self.closing.push((slot, reason)),
         }
     }
 
