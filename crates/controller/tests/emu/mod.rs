@@ -217,12 +217,27 @@ impl Emu {
         self.send_raw(&bytes[..sent])
     }
 
-    /// Bounds every write (a switch that stops reading can make the controller stop
-    /// reading too).
-    pub fn set_write_timeout(&self, timeout: Duration) {
-        self.stream
-            .set_write_timeout(Some(timeout))
-            .expect("a positive timeout");
+    /// A second handle on the socket, for a thread that only writes.
+    pub fn writer(&self) -> TcpStream {
+        self.stream.try_clone().expect("a socket handle")
+    }
+
+    /// Makes the kernel keep little for us, so that a switch that does not read backs
+    /// up the controller soon.
+    pub fn shrink_receive_buffer(&self) {
+        use std::os::fd::AsRawFd;
+        let size: libc::c_int = 4096;
+        // SAFETY: setsockopt on our own open socket, with a pointer to a local c_int
+        // and its size.
+        unsafe {
+            libc::setsockopt(
+                self.stream.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                (&size as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
     }
 
     /// Encodes and sends a message; returns its xid.
@@ -259,6 +274,12 @@ impl Emu {
         frame: &[u8],
         buffer_id: Option<u32>,
     ) -> io::Result<u32> {
+        let msg = self.packet_in(in_port, frame, buffer_id);
+        self.send(&msg)
+    }
+
+    /// The PACKET_IN [`Emu::send_packet_in`] sends.
+    pub fn packet_in(&self, in_port: u32, frame: &[u8], buffer_id: Option<u32>) -> Message {
         let total_len = frame.len() as u16;
         let data = match buffer_id {
             Some(_) => {
@@ -267,7 +288,7 @@ impl Emu {
             None => frame.to_vec(),
         };
         let buffer_id = buffer_id.unwrap_or(NO_BUFFER);
-        let msg = match self.ver() {
+        match self.ver() {
             Version::V1_0 => Message::V10(of10::Message::PacketIn(of10::PacketIn {
                 buffer_id,
                 total_len,
@@ -287,8 +308,7 @@ impl Emu {
                 )]),
                 data,
             })),
-        };
-        self.send(&msg)
+        }
     }
 
     /// Half-closes our side (the controller reads EOF).
