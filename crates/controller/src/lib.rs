@@ -10,15 +10,15 @@
 //!                                                            │  Pipeline::handle ─► apps
 //!                                                            └─ flush each output once/turn
 //! ```
-pub mod config;
-pub mod info;
-pub mod handshake;
+pub mod admission;
 pub mod app;
+pub mod config;
+pub mod conn;
+pub mod controller;
+pub mod counters;
 pub mod dispatch;
+pub mod handshake;
+pub mod info;
 pub mod requests;
 pub mod services;
-pub mod counters;
-pub mod conn;
 pub mod worker;
-pub mod admission;
-pub mod controller;
