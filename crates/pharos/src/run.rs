@@ -136,8 +136,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(f) => f,
         Err(e) => return Ok(refuse(&e)),
     };
+    // Colours only on a terminal: redirected logs stay plain text.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
     let apps = match build_apps(&config) {
