@@ -15,7 +15,7 @@
 //! ```
 //! let params: toml::Table = toml::from_str("idle_timeout = 30").unwrap();
 //! let app = apps::by_name("learning_switch", &params).unwrap();
-//! assert_eq!(app.name(), "learning_switch");
+//! assert_eq!(app.app_name(), "learning_switch");
 //! assert!(apps::by_name("learning_swich", &toml::Table::new()).is_err());
 //! ```
 

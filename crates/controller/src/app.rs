@@ -295,12 +295,14 @@ impl<A: App> Builder<A> {
 /// An app with its type erased, as the pipeline holds it: every [`App`] is one.
 /// Configuration and `pharos run --apps` hand these to [`crate::dispatch::Pipeline::build`].
 pub trait AnyApp: Send + Sync + 'static {
+    // The methods are named apart from App's, so a file that imports both traits can
+    // still call `self.name()` on an app without ambiguity.
     /// [`App::name`].
-    fn name(&self) -> &'static str;
+    fn app_name(&self) -> &'static str;
     /// [`App::start`].
-    fn start(&self, services: &Services) -> Result<(), StartError>;
+    fn start_app(&self, services: &Services) -> Result<(), StartError>;
     /// [`App::stop`].
-    fn stop(&self);
+    fn stop_app(&self);
     /// A fresh per-switch state.
     fn new_state(&self) -> Box<dyn Any + Send>;
     /// The app itself, for request callbacks to find their `&A`.
@@ -310,15 +312,15 @@ pub trait AnyApp: Send + Sync + 'static {
 }
 
 impl<A: App> AnyApp for A {
-    fn name(&self) -> &'static str {
+    fn app_name(&self) -> &'static str {
         App::name(self)
     }
 
-    fn start(&self, services: &Services) -> Result<(), StartError> {
+    fn start_app(&self, services: &Services) -> Result<(), StartError> {
         App::start(self, services)
     }
 
-    fn stop(&self) {
+    fn stop_app(&self) {
         App::stop(self)
     }
 

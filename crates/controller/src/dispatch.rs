@@ -289,7 +289,7 @@ impl Pipeline {
         let mut entries: Vec<AppEntry> = Vec::with_capacity(apps.len());
         for (index, app) in apps.into_iter().enumerate() {
             let app: Arc<dyn AnyApp> = Arc::from(app);
-            let name = app.name();
+            let name = app.app_name();
             if entries.iter().any(|e| e.name == name) {
                 return Err(StartError::DuplicateApp { app: name });
             }
@@ -322,10 +322,10 @@ impl Pipeline {
             list.sort_by_key(|h| h.order);
         }
         for (i, e) in entries.iter().enumerate() {
-            if let Err(err) = e.app.start(&services) {
+            if let Err(err) = e.app.start_app(&services) {
                 tracing::error!(app = e.name, error = %err, "app failed to start");
                 for started in entries[..i].iter().rev() {
-                    started.app.stop();
+                    started.app.stop_app();
                 }
                 return Err(err);
             }
@@ -346,7 +346,7 @@ impl Pipeline {
     /// Stops every app, in reverse order (at controller shutdown, after the switches).
     pub fn stop(&self) {
         for e in self.apps.iter().rev() {
-            e.app.stop();
+            e.app.stop_app();
         }
     }
 
