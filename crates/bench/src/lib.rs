@@ -5,3 +5,5 @@
 //! responder` (a trivial controller giving the ceiling of the machine and of the
 //! generator), `pharos bench flood` (connection floods). Depends on the codec only,
 //! never on the controller crate.
+
+pub mod flood;
