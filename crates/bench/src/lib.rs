@@ -6,4 +6,5 @@
 //! generator), `pharos bench flood` (connection floods). Depends on the codec only,
 //! never on the controller crate.
 
+pub mod compare;
 pub mod flood;
