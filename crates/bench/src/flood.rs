@@ -379,11 +379,13 @@ enum Phase {
 
 /// One flood connection.
 struct Conn {
+    /// The non-blocking socket, registered with the poll under its slot.
     stream: TcpStream,
     /// Tells a live slot from an old entry of the same slot in `Flood::order`.
     serial: u64,
     /// When the connect began, for [`CONNECT_TIMEOUT`].
     opened: Instant,
+    /// What the connection does with the next readiness event.
     phase: Phase,
     /// Bytes to write (a HELLO, garbage, handshake replies) not yet taken by the kernel.
     out: Vec<u8>,
@@ -391,7 +393,8 @@ struct Conn {
     inbuf: Vec<u8>,
 }
 
-/// The counters of [`FloodReport`], as the loop updates them.
+/// The counters of [`FloodReport`] (each field means what the report's field of the same
+/// name says), as the loop updates them.
 #[derive(Default)]
 struct Counts {
     attempted: u64,
@@ -409,11 +412,14 @@ struct Counts {
 
 /// The flood's state: the poll, the connections by slot, their age order.
 struct Flood {
+    /// From the configuration: whom to flood, how fast, how, for how long.
     addr: SocketAddr,
     rate: u32,
     style: FloodStyle,
     duration: Duration,
+    /// The cap in force (`max_connections`, lowered to fit the open-file limit).
     max_open: usize,
+    /// Readiness of every socket: connect completion, data, closes.
     poll: Poll,
     /// Connections by slot; the slot is the poll token.
     conns: Vec<Option<Conn>>,
@@ -424,9 +430,13 @@ struct Flood {
     order: VecDeque<(usize, u64)>,
     /// The same for connects not yet completed, for [`CONNECT_TIMEOUT`].
     connecting: VecDeque<(usize, u64)>,
+    /// Sockets open now (live slots): what the cap bounds.
     open: usize,
+    /// The serial of the next connection; also the low bits of its dpid.
     next_serial: u64,
+    /// xorshift64 state for garbage.
     rng: u64,
+    /// What the report will say.
     counts: Counts,
 }
 
