@@ -73,7 +73,8 @@ pub struct ControllerSpec {
     pub name: String,
     /// Program and arguments; [`PORT`] and [`ADDR`] are replaced in each.
     pub argv: Vec<String>,
-    /// Extra environment variables for the process.
+    /// Extra environment variables for the process; [`PORT`] and [`ADDR`] are replaced
+    /// in the values.
     pub env: Vec<(String, String)>,
 }
 
@@ -541,7 +542,9 @@ pub fn run_compare(cfg: &CompareConfig) -> Result<CompareReport, CompareError> {
         .generator
         .clone()
         .unwrap_or_else(|| cfg.default_generator());
-    let cores = cfg.cores.filter(|_| taskset_works());
+    let cores = cfg
+        .cores
+        .filter(|&(c, g)| taskset_works(c) && taskset_works(g));
     if cfg.cores.is_some() && cores.is_none() {
         eprintln!("pharos bench compare: taskset not usable here; running unpinned");
     }
@@ -572,9 +575,10 @@ pub fn run_compare(cfg: &CompareConfig) -> Result<CompareReport, CompareError> {
     })
 }
 
-fn taskset_works() -> bool {
+/// Whether `taskset -c core` can run a program here (the core exists and we may use it).
+fn taskset_works(core: usize) -> bool {
     Command::new("taskset")
-        .args(["-c", "0", "true"])
+        .args(["-c", &core.to_string(), "true"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -601,7 +605,11 @@ fn command_for(spec: &ControllerSpec, port: u16, core: Option<usize>) -> Command
             c
         }
     };
-    cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    cmd.envs(
+        spec.env
+            .iter()
+            .map(|(k, v)| (k, v.replace(ADDR, &addr).replace(PORT, &port.to_string()))),
+    );
     cmd
 }
 
@@ -704,9 +712,19 @@ fn run_one(
 }
 
 /// Reads a `pharos bench controller --json` report: `overall.mean`, `latency.p50_us`,
-/// `latency.p99_us`, `silent_switches`.
+/// `latency.p99_us`, `silent_switches`. The report is the whole output or, failing that,
+/// its last line that is a JSON object (for generators that print more).
 pub fn parse_generator_json(text: &str, name: &str, round: usize) -> Result<RunResult, String> {
-    let v: serde_json::Value = serde_json::from_str(text.trim()).map_err(|e| {
+    let whole = serde_json::from_str::<serde_json::Value>(text.trim());
+    let v = whole.or_else(|e| {
+        text.lines()
+            .rev()
+            .map(str::trim)
+            .filter(|l| l.starts_with('{'))
+            .find_map(|l| serde_json::from_str(l).ok())
+            .ok_or(e)
+    });
+    let v = v.map_err(|e| {
         format!(
             "printed something that is not JSON ({e}): {}",
             tail(text, 5)
@@ -1103,6 +1121,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.p50_us, None);
+        let mixed = "running 1 test\n{\"overall\":{\"mean\":9.5}}\ntest x ... ok\n";
+        assert_eq!(
+            parse_generator_json(mixed, "p", 1).unwrap().responses_per_s,
+            9.5
+        );
         assert!(parse_generator_json("oops", "p", 1)
             .unwrap_err()
             .contains("not JSON"));
