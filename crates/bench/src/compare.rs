@@ -61,6 +61,12 @@ eventlet.wsgi.ALREADY_HANDLED = object(); \
 sys.argv[0] = 'ryu-manager'; \
 from ryu.cmd.manager import main; main()";
 
+/// `python -c` program that succeeds when the environment can run both apps: the same
+/// `ALREADY_HANDLED` shim as [`RYU_LAUNCHER`], then the imports.
+pub const RYU_CHECK: &str = "import eventlet.wsgi; \
+eventlet.wsgi.ALREADY_HANDLED = object(); \
+import ryu.cmd.manager, ryu.app.simple_switch, ryu.app.simple_switch_13";
+
 /// `{port}` in a command template becomes the run's port.
 pub const PORT: &str = "{port}";
 /// `{addr}` in a command template becomes `127.0.0.1:{port}`.
@@ -464,10 +470,7 @@ pub fn ensure_venv(venv: &Path) -> Result<(), CompareError> {
     let python = venv_python(venv);
     let check = |python: &Path| {
         Command::new(python)
-            .args([
-                "-c",
-                "import ryu.app.simple_switch, ryu.app.simple_switch_13, eventlet.wsgi",
-            ])
+            .args(["-c", RYU_CHECK])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
