@@ -115,9 +115,12 @@ pub struct CompareConfig {
     pub generator: Option<ControllerSpec>,
     /// How long a controller may take to listen (default 30 s; Ryu imports for a while).
     pub start_timeout: Duration,
-    /// Where controller and generator logs go (default: a directory under the system
-    /// temporary directory, named after this process).
+    /// Where the controllers' logs go (default: a directory under the system temporary
+    /// directory, named after this process).
     pub log_dir: PathBuf,
+    /// Keep the logs after a successful comparison (`--keep-logs`); a failed one always
+    /// keeps them, and the error names the file.
+    pub keep_logs: bool,
 }
 
 impl CompareConfig {
@@ -136,6 +139,7 @@ impl CompareConfig {
             contenders: None,
             generator: None,
             start_timeout: Duration::from_secs(30),
+            keep_logs: false,
             log_dir: std::env::temp_dir()
                 .join(format!("pharos-bench-compare-{}", std::process::id())),
         }
@@ -565,6 +569,11 @@ pub fn run_compare(cfg: &CompareConfig) -> Result<CompareReport, CompareError> {
         }
     }
     let (summaries, ratio) = summarize(&names, &runs);
+    if cfg.keep_logs {
+        eprintln!("pharos bench compare: logs in {}", cfg.log_dir.display());
+    } else {
+        let _ = fs::remove_dir_all(&cfg.log_dir);
+    }
     Ok(CompareReport {
         version: cfg.version.clone(),
         mode: cfg.mode.clone(),
@@ -887,6 +896,7 @@ Options:
       --mode MODE       throughput or latency [default: throughput]
       --venv PATH       Ryu's virtual environment, created if missing [default: target/bench-venv]
       --no-pin          Do not pin with taskset
+      --keep-logs       Keep the controllers' logs (kept anyway when a run fails)
       --json            Print the report as JSON instead of a table
   -h, --help            Print this help
 ";
@@ -926,6 +936,7 @@ pub fn parse_args(args: &[String], pharos: PathBuf) -> Result<Cli, CompareError>
             "-h" | "--help" => return Ok(Cli::Help),
             "--json" => json = true,
             "--no-pin" => cfg.cores = None,
+            "--keep-logs" => cfg.keep_logs = true,
             "--rounds" => cfg.rounds = number(flag, &value(flag)?)?,
             "-l" | "--loops" => cfg.loops = number(flag, &value(flag)?)?,
             "-m" | "--ms" => cfg.loop_ms = number(flag, &value(flag)?)?,
@@ -1154,7 +1165,7 @@ mod tests {
         assert_eq!(config.cores, Some((0, 1)));
 
         let a =
-            args("--rounds 5 -l 3 --ms=500 -s 4 --of 1.3 --mode latency --venv /v --no-pin --json");
+            args("--rounds 5 -l 3 --ms=500 -s 4 --of 1.3 --mode latency --venv /v --no-pin --json --keep-logs");
         let Cli::Run { config, json } = parse_args(&a, PathBuf::from("/bin/pharos")).unwrap()
         else {
             panic!("not a run");
@@ -1168,6 +1179,7 @@ mod tests {
         assert_eq!(config.mode, "latency");
         assert_eq!(config.venv, PathBuf::from("/v"));
         assert_eq!(config.cores, None);
+        assert!(config.keep_logs);
     }
 
     #[test]

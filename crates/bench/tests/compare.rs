@@ -114,7 +114,10 @@ fn a_controller_that_never_listens_is_reported_with_its_log() {
         "echo cannot start; exit 3".to_string(),
     ];
     cfg.contenders = Some(vec![broken]);
-    match run_compare(&cfg) {
+    let result = run_compare(&cfg);
+    // A failed comparison keeps its logs for the user; the test cleans up after itself.
+    let _ = std::fs::remove_dir_all(&cfg.log_dir);
+    match result {
         Err(CompareError::NotListening {
             name, why, tail, ..
         }) => {
