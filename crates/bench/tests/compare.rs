@@ -43,12 +43,14 @@ fn named(mut spec: ControllerSpec, name: &str) -> ControllerSpec {
     spec
 }
 
-fn config() -> CompareConfig {
+/// A configuration with its own log directory (the tests run in parallel).
+fn config(test: &str) -> CompareConfig {
     let mut cfg = CompareConfig::new(PathBuf::from("unused"));
     cfg.rounds = 3;
     cfg.cores = None;
     cfg.start_timeout = Duration::from_secs(20);
-    cfg.log_dir = std::env::temp_dir().join(format!("pharos-cmp-test-{}", std::process::id()));
+    cfg.log_dir =
+        std::env::temp_dir().join(format!("pharos-cmp-test-{}-{test}", std::process::id()));
     cfg.contenders = Some(vec![
         named(
             helper("helper_controller", &[(LISTEN, ADDR), (DELAY_US, "0")]),
@@ -68,7 +70,7 @@ fn config() -> CompareConfig {
 
 #[test]
 fn alternates_contenders_and_reports_medians_and_ratio() {
-    let cfg = config();
+    let cfg = config("alternates");
     let report = run_compare(&cfg).expect("comparison runs");
     let order: Vec<(&str, usize)> = report
         .runs
@@ -104,7 +106,7 @@ fn alternates_contenders_and_reports_medians_and_ratio() {
 
 #[test]
 fn a_controller_that_never_listens_is_reported_with_its_log() {
-    let mut cfg = config();
+    let mut cfg = config("never-listens");
     cfg.rounds = 1;
     let mut broken = helper("helper_controller", &[(DELAY_US, "0")]);
     broken.name = "broken".to_string();
