@@ -1,0 +1,532 @@
+//! `pharos bench controller`: emulated switches sending PACKET_INs to a controller over
+//! real TCP, counting its answers, as cbench does.
+//!
+//! ## How a run goes
+//!
+//! 1. `threads` generator threads each own a share of the switches (switch `i` goes to
+//!    thread `i % threads`), on a `mio` event loop of their own. Every switch connects,
+//!    sends a HELLO (its version, with a bitmap), and answers the controller's handshake
+//!    like a switch: FEATURES_REPLY, PORT_DESC (1.3), GET_CONFIG_REPLY, BARRIER_REPLY,
+//!    ECHO_REPLY. A switch is ready when its FEATURES_REPLY is out and a BARRIER_REQUEST
+//!    after it was answered, or 200 ms passed with none.
+//! 2. The run waits until every switch is ready, or `connect_timeout`; those that are not
+//!    take no part and are reported (with what was missing).
+//! 3. `loops` loops of `loop_ms` each. Every ready switch keeps up to `window`
+//!    PACKET_INs in flight (throughput mode) or exactly one (latency mode: the next
+//!    leaves when the answer to the last arrives), queued from its pre-encoded
+//!    template and written with one `write(2)` per switch per turn. The first `warmup`
+//!    loops are shown and left out of the overall figures.
+//! 4. Then no more PACKET_INs; the answers still in flight are waited for (up to the
+//!    response timeout), so that the totals count every answer the controller sent.
+//!
+//! A PACKET_IN unanswered for `response_timeout` is given up and counted in
+//! `timeouts`, so a controller that drops some does not stall a switch for ever. A
+//! switch that got no response at all is listed in `silent_switches`; the run always
+//! ends after its loops, whatever the controller does.
+//!
+//! Round trips (latency mode) are measured per PACKET_IN, from the moment it was queued
+//! for writing to the moment its answer was read (see [`crate::switch::Counting`] for
+//! which answer that is), and every sample is kept.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+use openflow::Version;
+use serde::Serialize;
+
+use crate::report::{BenchReport, LoopResult, NotConnected};
+use crate::stats::{Percentiles, Summary};
+use crate::switch::{Behaviour, Counting, Phase, State, Switch, Totals};
+
+/// Throughput or latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Every switch keeps `window` PACKET_INs in flight.
+    Throughput,
+    /// Every switch keeps one PACKET_IN in flight.
+    Latency,
+}
+
+impl FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Mode, String> {
+        match s {
+            "throughput" | "t" => Ok(Mode::Throughput),
+            "latency" | "l" => Ok(Mode::Latency),
+            other => Err(format!(
+                "unknown mode {other:?}: expected throughput or latency"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Throughput => "throughput",
+            Mode::Latency => "latency",
+        })
+    }
+}
+
+/// Everything a run needs.
+#[derive(Debug, Clone)]
+pub struct ControllerBenchConfig {
+    /// The controller.
+    pub addr: SocketAddr,
+    /// Switches emulated.
+    pub switches: usize,
+    /// Unique source MAC addresses per switch (at most 2^24).
+    pub macs: usize,
+    /// Loops.
+    pub loops: usize,
+    /// Milliseconds per loop.
+    pub loop_ms: u64,
+    /// Loops at the start left out of the overall figures.
+    pub warmup: usize,
+    /// Throughput or latency.
+    pub mode: Mode,
+    /// The OpenFlow version the switches speak.
+    pub version: Version,
+    /// PACKET_INs in flight per switch in throughput mode.
+    pub window: usize,
+    /// Generator threads (at most one per switch).
+    pub threads: usize,
+    /// Count PACKET_INs answered instead of FLOW_MODs and PACKET_OUTs.
+    pub per_packet_in: bool,
+    /// Switches not ready by then take no part and are reported.
+    pub connect_timeout: Duration,
+    /// A PACKET_IN unanswered this long is given up.
+    pub response_timeout: Duration,
+}
+
+impl ControllerBenchConfig {
+    /// cbench's defaults (16 switches, 100,000 MACs, 16 loops of 1 s, 1 warm-up,
+    /// OpenFlow 1.0, throughput) against `addr`.
+    pub fn new(addr: SocketAddr) -> ControllerBenchConfig {
+        ControllerBenchConfig {
+            addr,
+            switches: 16,
+            macs: 100_000,
+            loops: 16,
+            loop_ms: 1000,
+            warmup: 1,
+            mode: Mode::Throughput,
+            version: Version::V1_0,
+            window: 64,
+            threads: thread::available_parallelism().map_or(1, |n| n.get()),
+            per_packet_in: false,
+            connect_timeout: Duration::from_secs(10),
+            response_timeout: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Why a run could not take place.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A setting out of range.
+    #[error("invalid setting: {0}")]
+    Config(String),
+    /// The generator could not start (threads, event loops).
+    #[error("the generator could not start: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What the coordinator tells the threads.
+struct Control {
+    /// 0 connect, 1 run, 2 drain, 3 stop.
+    phase: AtomicU8,
+    /// Record round trips (after the warm-up).
+    recording: AtomicBool,
+}
+
+const CONNECT: u8 = 0;
+const RUN: u8 = 1;
+const DRAIN: u8 = 2;
+const STOP: u8 = 3;
+
+/// One switch's counts as its thread last published them.
+#[derive(Default)]
+struct Published {
+    /// 0 connecting, 1 ready, 2 closed.
+    state: AtomicU8,
+    packet_ins: AtomicU64,
+    counted: AtomicU64,
+    in_flight: AtomicU64,
+}
+
+/// What a thread hands back about one switch.
+struct Final {
+    dpid: u64,
+    /// Ready when the loops began.
+    took_part: bool,
+    totals: Totals,
+    /// The reason the connection ended, or where the handshake stood.
+    status: String,
+    closed: bool,
+    samples: Vec<u32>,
+}
+
+/// Runs the benchmark; `progress` is called after each loop.
+pub fn run_controller_bench(
+    cfg: &ControllerBenchConfig,
+    progress: &mut dyn FnMut(&LoopResult),
+) -> Result<BenchReport, BenchError> {
+    if cfg.switches == 0 || cfg.loops == 0 || cfg.loop_ms == 0 {
+        return Err(BenchError::Config(
+            "switches, loops and loop length must be at least 1".into(),
+        ));
+    }
+    if cfg.warmup >= cfg.loops {
+        return Err(BenchError::Config(format!(
+            "{} warm-up loops leave none of the {} loops to measure",
+            cfg.warmup, cfg.loops
+        )));
+    }
+    if cfg.macs == 0 || cfg.macs > 1 << 24 {
+        return Err(BenchError::Config(format!(
+            "--macs {} is not between 1 and 2^24",
+            cfg.macs
+        )));
+    }
+    if cfg.window == 0 {
+        return Err(BenchError::Config("--window must be at least 1".into()));
+    }
+    let threads = cfg.threads.clamp(1, cfg.switches);
+    let counting = if cfg.per_packet_in {
+        Counting::PerPacketIn
+    } else {
+        Counting::Cbench
+    };
+    let behaviour = Behaviour {
+        version: cfg.version,
+        window: match cfg.mode {
+            Mode::Throughput => cfg.window,
+            Mode::Latency => 1,
+        },
+        macs: cfg.macs as u32,
+        counting,
+        record_latency: cfg.mode == Mode::Latency,
+        response_timeout: cfg.response_timeout,
+        settle: Duration::from_millis(200),
+    };
+    let ctl = Arc::new(Control {
+        phase: AtomicU8::new(CONNECT),
+        recording: AtomicBool::new(false),
+    });
+    let published: Vec<Arc<Published>> = (0..cfg.switches)
+        .map(|_| Arc::new(Published::default()))
+        .collect();
+
+    let mut workers = Vec::with_capacity(threads);
+    for t in 0..threads {
+        let mine: Vec<(u64, Arc<Published>)> = (t..cfg.switches)
+            .step_by(threads)
+            .map(|i| (i as u64 + 1, Arc::clone(&published[i])))
+            .collect();
+        let thread_ctl = Arc::clone(&ctl);
+        let addr = cfg.addr;
+        let spawned = thread::Builder::new()
+            .name(format!("bench-gen-{t}"))
+            .spawn(move || worker(addr, mine, behaviour, &thread_ctl));
+        match spawned {
+            Ok(h) => workers.push(h),
+            Err(e) => {
+                ctl.phase.store(STOP, Ordering::SeqCst);
+                for w in workers {
+                    let _ = w.join();
+                }
+                return Err(e.into());
+            }
+        }
+    }
+
+    // 2. Wait for every switch, or the timeout.
+    let deadline = Instant::now() + cfg.connect_timeout;
+    loop {
+        let connecting = published
+            .iter()
+            .filter(|p| p.state.load(Ordering::Relaxed) == 0)
+            .count();
+        if connecting == 0 || Instant::now() >= deadline {
+            break;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    let any_ready = published
+        .iter()
+        .any(|p| p.state.load(Ordering::Relaxed) == 1);
+
+    // 3. The loops.
+    let mut loops = Vec::with_capacity(cfg.loops);
+    if any_ready {
+        ctl.phase.store(RUN, Ordering::SeqCst);
+        let snapshot = |p: &Published| {
+            (
+                p.packet_ins.load(Ordering::Relaxed),
+                p.counted.load(Ordering::Relaxed),
+            )
+        };
+        let mut before: Vec<(u64, u64)> = published.iter().map(|p| snapshot(p)).collect();
+        let loop_len = Duration::from_millis(cfg.loop_ms);
+        let mut start = Instant::now();
+        for index in 0..cfg.loops {
+            let warmup = index < cfg.warmup;
+            ctl.recording.store(!warmup, Ordering::SeqCst);
+            let end = start + loop_len;
+            let now = Instant::now();
+            if end > now {
+                thread::sleep(end - now);
+            }
+            let after: Vec<(u64, u64)> = published.iter().map(|p| snapshot(p)).collect();
+            let stop = Instant::now();
+            let elapsed = stop.duration_since(start).as_secs_f64();
+            let per_switch: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a.1 - b.1).collect();
+            let responses = per_switch.iter().sum();
+            let packet_ins = after.iter().zip(&before).map(|(a, b)| a.0 - b.0).sum();
+            let r = LoopResult {
+                index,
+                warmup,
+                elapsed_ms: elapsed * 1000.0,
+                packet_ins,
+                responses,
+                responses_per_sec: responses as f64 / elapsed,
+                per_switch,
+            };
+            progress(&r);
+            loops.push(r);
+            before = after;
+            start = stop;
+        }
+        // 4. Drain.
+        ctl.phase.store(DRAIN, Ordering::SeqCst);
+        let deadline = Instant::now() + cfg.response_timeout;
+        while Instant::now() < deadline
+            && published
+                .iter()
+                .any(|p| p.in_flight.load(Ordering::Relaxed) > 0)
+        {
+            thread::sleep(Duration::from_millis(2));
+        }
+        // The last published counts may be one turn old: let every thread take a turn.
+        thread::sleep(Duration::from_millis(10));
+    }
+    ctl.phase.store(STOP, Ordering::SeqCst);
+
+    let mut finals = Vec::with_capacity(cfg.switches);
+    for w in workers {
+        match w.join() {
+            Ok(Ok(f)) => finals.extend(f),
+            Ok(Err(e)) => return Err(e.into()),
+            Err(_) => {
+                return Err(BenchError::Io(std::io::Error::other(
+                    "a generator thread panicked",
+                )))
+            }
+        }
+    }
+    finals.sort_by_key(|f| f.dpid);
+    Ok(report(cfg, threads, counting, loops, finals))
+}
+
+fn report(
+    cfg: &ControllerBenchConfig,
+    threads: usize,
+    counting: Counting,
+    loops: Vec<LoopResult>,
+    finals: Vec<Final>,
+) -> BenchReport {
+    let rates: Vec<f64> = loops
+        .iter()
+        .filter(|l| !l.warmup)
+        .map(|l| l.responses_per_sec)
+        .collect();
+    let mut samples: Vec<u32> = Vec::new();
+    let mut not_connected = Vec::new();
+    let mut disconnected = Vec::new();
+    let mut silent = Vec::new();
+    let mut total = Totals::default();
+    for f in &finals {
+        let t = &f.totals;
+        total.packet_ins += t.packet_ins;
+        total.responses += t.responses;
+        total.answered += t.answered;
+        total.timeouts += t.timeouts;
+        total.other += t.other;
+        if !f.took_part {
+            not_connected.push(NotConnected {
+                dpid: f.dpid,
+                reason: f.status.clone(),
+            });
+        } else if f.closed {
+            disconnected.push(NotConnected {
+                dpid: f.dpid,
+                reason: f.status.clone(),
+            });
+        }
+        if t.counted(counting) == 0 {
+            silent.push(f.dpid);
+        }
+    }
+    for f in finals.iter().filter(|f| f.took_part) {
+        samples.extend_from_slice(&f.samples);
+    }
+    BenchReport {
+        mode: cfg.mode,
+        version: cfg.version,
+        counting,
+        switches: cfg.switches,
+        connected: finals.iter().filter(|f| f.took_part).count(),
+        macs: cfg.macs,
+        window: match cfg.mode {
+            Mode::Throughput => cfg.window,
+            Mode::Latency => 1,
+        },
+        threads,
+        overall: Summary::of(&rates),
+        latency: match cfg.mode {
+            Mode::Latency => Percentiles::of(&mut samples),
+            Mode::Throughput => None,
+        },
+        loops,
+        packet_ins_sent: total.packet_ins,
+        responses_total: total.counted(counting),
+        timeouts: total.timeouts,
+        other_messages: total.other,
+        silent_switches: silent,
+        not_connected,
+        disconnected,
+    }
+}
+
+/// One generator thread: its switches, until the coordinator says stop.
+fn worker(
+    addr: SocketAddr,
+    mine: Vec<(u64, Arc<Published>)>,
+    behaviour: Behaviour,
+    ctl: &Control,
+) -> std::io::Result<Vec<Final>> {
+    let mut poll = Poll::new()?;
+    let mut events = Events::with_capacity(1024);
+    let mut switches: Vec<(Switch<TcpStream>, Arc<Published>)> = Vec::new();
+    let mut finals = Vec::new();
+    for (dpid, published) in mine {
+        match TcpStream::connect(addr) {
+            Ok(mut stream) => {
+                let _ = stream.set_nodelay(true);
+                let token = Token(switches.len());
+                poll.registry().register(
+                    &mut stream,
+                    token,
+                    Interest::READABLE | Interest::WRITABLE,
+                )?;
+                switches.push((Switch::new(dpid, stream, behaviour), published));
+            }
+            Err(e) => {
+                published.state.store(2, Ordering::Relaxed);
+                finals.push(Final {
+                    dpid,
+                    took_part: false,
+                    totals: Totals::default(),
+                    status: format!("connect: {e}"),
+                    closed: true,
+                    samples: Vec::new(),
+                });
+            }
+        }
+    }
+    // Ready when the loops began, per switch.
+    let mut took_part = vec![false; switches.len()];
+    let mut started = false;
+    loop {
+        let phase = match ctl.phase.load(Ordering::SeqCst) {
+            CONNECT => Phase::Connect,
+            RUN => Phase::Run,
+            DRAIN => Phase::Drain,
+            _ => break,
+        };
+        if phase != Phase::Connect && !started {
+            started = true;
+            for (i, (sw, _)) in switches.iter().enumerate() {
+                took_part[i] = sw.state == State::Ready;
+            }
+        }
+        // A switch left with bytes to read (the per-turn cap) gets its next turn at once.
+        let busy = switches
+            .iter()
+            .any(|(sw, _)| sw.readable && sw.state != State::Closed);
+        let timeout = if busy {
+            Duration::ZERO
+        } else {
+            Duration::from_millis(1)
+        };
+        match poll.poll(&mut events, Some(timeout)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        for ev in &events {
+            if let Some((sw, _)) = switches.get_mut(ev.token().0) {
+                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                    sw.readable = true;
+                }
+                if ev.is_writable() || ev.is_write_closed() {
+                    sw.writable = true;
+                }
+            }
+        }
+        let recording = ctl.recording.load(Ordering::Relaxed);
+        for (i, (sw, published)) in switches.iter_mut().enumerate() {
+            // A switch that was not ready when the loops began takes no part in them.
+            let phase = if started && !took_part[i] {
+                Phase::Connect
+            } else {
+                phase
+            };
+            sw.turn(phase, recording);
+            let counted = sw.totals.counted(behaviour.counting);
+            published.state.store(
+                match sw.state {
+                    State::Connecting => 0,
+                    State::Ready => 1,
+                    State::Closed => 2,
+                },
+                Ordering::Relaxed,
+            );
+            published
+                .packet_ins
+                .store(sw.totals.packet_ins, Ordering::Relaxed);
+            published.counted.store(counted, Ordering::Relaxed);
+            published
+                .in_flight
+                .store(sw.totals.in_flight, Ordering::Relaxed);
+        }
+    }
+    if !started {
+        for (i, (sw, _)) in switches.iter().enumerate() {
+            took_part[i] = sw.state == State::Ready;
+        }
+    }
+    for (i, (mut sw, _)) in switches.into_iter().enumerate() {
+        let _ = poll.registry().deregister(sw.stream());
+        finals.push(Final {
+            dpid: sw.dpid,
+            took_part: took_part[i],
+            totals: sw.totals,
+            status: sw.handshake_status(),
+            closed: sw.state == State::Closed,
+            samples: std::mem::take(&mut sw.samples),
+        });
+    }
+    Ok(finals)
+}

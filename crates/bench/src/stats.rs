@@ -1,0 +1,123 @@
+//! Summaries of what a benchmark measured: rates over loops, round-trip percentiles.
+//!
+//! Rates are summarised over the loops that count (warm-up loops left out); round trips
+//! are exact: every sample is kept (a `u32` of nanoseconds each) and sorted once at the
+//! end, so percentiles are read from the samples themselves, never derived from counts.
+
+use serde::Serialize;
+
+/// Mean, minimum, maximum and standard deviation of a series (responses/s per loop).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Summary {
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Sample standard deviation (n - 1 in the denominator; 0 for fewer than two values).
+    pub stddev: f64,
+}
+
+impl Summary {
+    /// The summary of `values`; all zeros when there are none.
+    pub fn of(values: &[f64]) -> Summary {
+        if values.is_empty() {
+            return Summary::default();
+        }
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let stddev = if values.len() > 1 {
+            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+        } else {
+            0.0
+        };
+        Summary {
+            mean,
+            min,
+            max,
+            stddev,
+        }
+    }
+}
+
+/// Round-trip percentiles (PACKET_IN sent to answer read), in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Percentiles {
+    /// Median.
+    pub p50_us: f64,
+    /// 90th percentile.
+    pub p90_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// The slowest round trip.
+    pub max_us: f64,
+    /// The mean round trip.
+    pub mean_us: f64,
+    /// How many round trips were measured.
+    pub samples: u64,
+}
+
+impl Percentiles {
+    /// Percentiles of `samples_ns` (nanoseconds; sorted in place), by nearest rank; `None`
+    /// when there are no samples.
+    pub fn of(samples_ns: &mut [u32]) -> Option<Percentiles> {
+        if samples_ns.is_empty() {
+            return None;
+        }
+        samples_ns.sort_unstable();
+        let n = samples_ns.len();
+        let at = |p: f64| {
+            // Nearest rank: the smallest sample with at least p% of samples at or below it.
+            // (The small epsilon keeps 99.9% of 1000 at rank 999 despite rounding.)
+            let rank = ((p / 100.0) * n as f64 - 1e-9).ceil() as usize;
+            f64::from(samples_ns[rank.clamp(1, n) - 1]) / 1000.0
+        };
+        let sum: u64 = samples_ns.iter().map(|&s| u64::from(s)).sum();
+        Some(Percentiles {
+            p50_us: at(50.0),
+            p90_us: at(90.0),
+            p99_us: at(99.0),
+            p999_us: at(99.9),
+            max_us: f64::from(samples_ns[n - 1]) / 1000.0,
+            mean_us: sum as f64 / n as f64 / 1000.0,
+            samples: n as u64,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_of_a_series() {
+        let s = Summary::of(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]);
+        assert_eq!(s.mean, 5.0);
+        assert_eq!(s.min, 2.0);
+        assert_eq!(s.max, 9.0);
+        assert!((s.stddev - 2.138).abs() < 0.001, "{}", s.stddev);
+        assert_eq!(Summary::of(&[]), Summary::default());
+        assert_eq!(Summary::of(&[3.0]).stddev, 0.0);
+    }
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        // 1..=1000 µs, shuffled.
+        let mut v: Vec<u32> = (1..=1000u32).rev().map(|us| us * 1000).collect();
+        let p = Percentiles::of(&mut v).unwrap();
+        assert_eq!(p.p50_us, 500.0);
+        assert_eq!(p.p90_us, 900.0);
+        assert_eq!(p.p99_us, 990.0);
+        assert_eq!(p.p999_us, 999.0);
+        assert_eq!(p.max_us, 1000.0);
+        assert_eq!(p.samples, 1000);
+        assert!(Percentiles::of(&mut []).is_none());
+        let mut one = [7000u32];
+        assert_eq!(Percentiles::of(&mut one).unwrap().p999_us, 7.0);
+    }
+}

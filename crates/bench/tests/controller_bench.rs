@@ -1,0 +1,268 @@
+//! `pharos bench controller` against in-process controllers: the responder (plain,
+//! noisy, delayed, silent), a peer that never handshakes, and the real Pharos controller
+//! with the learning switch. Loops are short (100-200 ms): these check behaviour, not
+//! speed.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bench::{
+    run_controller_bench, run_responder, run_responder_with, BenchReport, ControllerBenchConfig,
+    Counting, Mode, ResponderHandle, ResponderOptions,
+};
+use openflow::Version;
+
+fn config(addr: SocketAddr, version: Version) -> ControllerBenchConfig {
+    ControllerBenchConfig {
+        switches: 4,
+        macs: 1000,
+        loops: 3,
+        loop_ms: 150,
+        warmup: 1,
+        version,
+        threads: 2,
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_millis(500),
+        ..ControllerBenchConfig::new(addr)
+    }
+}
+
+fn responder(opts: ResponderOptions) -> ResponderHandle {
+    run_responder_with(
+        "127.0.0.1:0".parse().unwrap(),
+        ResponderOptions { threads: 2, ..opts },
+        Arc::new(AtomicBool::new(false)),
+    )
+    .expect("the responder starts")
+}
+
+fn run(cfg: &ControllerBenchConfig) -> BenchReport {
+    let mut seen = 0;
+    let report = run_controller_bench(cfg, &mut |_| seen += 1).expect("the run takes place");
+    assert_eq!(seen, report.loops.len(), "progress is called once per loop");
+    report
+}
+
+/// Every answer the responder sent is counted once, no more, and every PACKET_IN was
+/// answered.
+fn assert_exact(report: &BenchReport, resp: &ResponderHandle) {
+    assert!(report.silent_switches.is_empty(), "{}", report.to_table());
+    assert_eq!(report.connected, report.switches, "{}", report.to_table());
+    assert!(report.responses_total > 0, "{}", report.to_table());
+    assert_eq!(
+        report.responses_total,
+        resp.answers_sent(),
+        "{}",
+        report.to_table()
+    );
+    assert_eq!(report.packet_ins_sent, resp.packet_ins_received());
+    assert_eq!(report.packet_ins_sent, report.responses_total);
+    assert_eq!(report.timeouts, 0);
+    let in_loops: u64 = report.loops.iter().map(|l| l.responses).sum();
+    assert!(in_loops <= report.responses_total);
+    assert!(report.overall.mean > 0.0 && report.overall.min <= report.overall.max);
+    assert_eq!(report.loops.len(), 3);
+    assert!(report.loops[0].warmup && !report.loops[1].warmup);
+}
+
+#[test]
+fn counts_exactly_what_was_answered_of10() {
+    let resp = responder(ResponderOptions::default());
+    let report = run(&config(resp.local_addr(), Version::V1_0));
+    assert_exact(&report, &resp);
+    assert_eq!(
+        report.latency, None,
+        "throughput mode measures no round trips"
+    );
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["version"], "1.0");
+    assert_eq!(json["mode"], "throughput");
+}
+
+#[test]
+fn counts_exactly_what_was_answered_of13() {
+    let resp = responder(ResponderOptions::default());
+    let report = run(&config(resp.local_addr(), Version::V1_3));
+    assert_exact(&report, &resp);
+}
+
+#[test]
+fn echo_barrier_and_port_status_are_not_responses() {
+    for version in [Version::V1_0, Version::V1_3] {
+        let resp = responder(ResponderOptions {
+            noise: true,
+            ..ResponderOptions::default()
+        });
+        let report = run(&config(resp.local_addr(), version));
+        assert_exact(&report, &resp);
+        // Three other messages per answer, all seen, none counted.
+        assert!(
+            report.other_messages >= 3 * report.responses_total,
+            "{}",
+            report.to_table()
+        );
+    }
+}
+
+#[test]
+fn per_packet_in_counts_each_packet_in_once() {
+    let resp = responder(ResponderOptions {
+        noise: true,
+        ..ResponderOptions::default()
+    });
+    let cfg = ControllerBenchConfig {
+        per_packet_in: true,
+        ..config(resp.local_addr(), Version::V1_3)
+    };
+    let report = run(&cfg);
+    assert_eq!(report.counting, Counting::PerPacketIn);
+    assert_exact(&report, &resp);
+}
+
+#[test]
+fn latency_percentiles_on_a_known_delay() {
+    let resp = responder(ResponderOptions {
+        delay: Some(Duration::from_millis(1)),
+        ..ResponderOptions::default()
+    });
+    let cfg = ControllerBenchConfig {
+        mode: Mode::Latency,
+        switches: 2,
+        loops: 2,
+        loop_ms: 200,
+        ..config(resp.local_addr(), Version::V1_0)
+    };
+    let report = run(&cfg);
+    let p = report.latency.expect("latency mode measures round trips");
+    assert!(p.samples > 20, "{p:?}");
+    assert!(p.p50_us >= 1000.0 && p.p50_us < 2000.0, "{p:?}");
+    assert!(p.p50_us <= p.p90_us && p.p90_us <= p.p99_us && p.p99_us <= p.p999_us);
+    assert!(p.p999_us <= p.max_us);
+    // One in flight per switch: a switch answered every ~1 ms does at most ~1000/s.
+    assert!(
+        report.overall.max < 2.0 * 1000.0 * 1.05,
+        "{}",
+        report.to_table()
+    );
+    assert!(report.silent_switches.is_empty());
+    assert_eq!(report.window, 1);
+}
+
+#[test]
+fn a_controller_that_never_answers_is_reported_not_waited_for() {
+    let resp = responder(ResponderOptions {
+        silent: true,
+        ..ResponderOptions::default()
+    });
+    let cfg = ControllerBenchConfig {
+        loops: 2,
+        loop_ms: 100,
+        response_timeout: Duration::from_millis(200),
+        ..config(resp.local_addr(), Version::V1_3)
+    };
+    let start = Instant::now();
+    let report = run(&cfg);
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(report.connected, 4);
+    assert_eq!(report.silent_switches, vec![1, 2, 3, 4]);
+    assert_eq!(report.responses_total, 0);
+    assert!(report.packet_ins_sent > 0);
+    assert!(resp.packet_ins_received() > 0);
+    assert!(report.to_table().contains("SILENT: 4 of 4 switches"));
+}
+
+#[test]
+fn a_controller_that_never_handshakes_is_reported_not_waited_for() {
+    // Accepts (the kernel does), never says a word.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let cfg = ControllerBenchConfig {
+        switches: 3,
+        connect_timeout: Duration::from_millis(300),
+        ..config(listener.local_addr().unwrap(), Version::V1_0)
+    };
+    let start = Instant::now();
+    let report = run(&cfg);
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert_eq!(report.connected, 0);
+    assert!(report.loops.is_empty());
+    assert_eq!(report.silent_switches, vec![1, 2, 3]);
+    assert_eq!(report.not_connected.len(), 3);
+    assert!(
+        report.not_connected[0]
+            .reason
+            .contains("no HELLO from the controller"),
+        "{:?}",
+        report.not_connected
+    );
+    assert!(report.to_table().contains("NOT CONNECTED"));
+    drop(listener);
+}
+
+#[test]
+fn bad_settings_are_refused() {
+    let addr = "127.0.0.1:9".parse().unwrap();
+    for cfg in [
+        ControllerBenchConfig {
+            warmup: 3,
+            loops: 3,
+            ..ControllerBenchConfig::new(addr)
+        },
+        ControllerBenchConfig {
+            switches: 0,
+            ..ControllerBenchConfig::new(addr)
+        },
+        ControllerBenchConfig {
+            macs: 0,
+            ..ControllerBenchConfig::new(addr)
+        },
+    ] {
+        assert!(run_controller_bench(&cfg, &mut |_| {}).is_err());
+    }
+}
+
+#[test]
+fn the_plain_run_responder_answers() {
+    let stop = Arc::new(AtomicBool::new(false));
+    let resp = run_responder("127.0.0.1:0".parse().unwrap(), None, 1, Arc::clone(&stop)).unwrap();
+    let report = run(&ControllerBenchConfig {
+        switches: 2,
+        ..config(resp.local_addr(), Version::V1_0)
+    });
+    assert_exact(&report, &resp);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    resp.join();
+}
+
+#[test]
+fn against_the_pharos_learning_switch() {
+    use controller::controller::Controller;
+    use controller::dispatch::Pipeline;
+    use controller::services::Services;
+
+    let config = controller::config::Config {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        workers: 1,
+        ..controller::config::Config::default()
+    };
+    let app = apps::by_name("learning_switch", &toml::Table::new()).unwrap();
+    let pipeline = Arc::new(Pipeline::build(vec![app], Services::new()).unwrap());
+    let handle = Controller::start(&config.net(), pipeline).unwrap();
+    let addr = handle.local_addrs()[0];
+    for version in [Version::V1_0, Version::V1_3] {
+        let report = run(&config_for_pharos(addr, version));
+        assert!(report.silent_switches.is_empty(), "{}", report.to_table());
+        assert!(report.not_connected.is_empty(), "{}", report.to_table());
+        assert!(report.responses_total > 0, "{}", report.to_table());
+        assert!(report.overall.mean > 0.0);
+    }
+    handle.shutdown();
+}
+
+fn config_for_pharos(addr: SocketAddr, version: Version) -> ControllerBenchConfig {
+    ControllerBenchConfig {
+        switches: 4,
+        ..config(addr, version)
+    }
+}
