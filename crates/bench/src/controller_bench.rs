@@ -41,6 +41,7 @@ use mio::{Events, Interest, Poll, Token};
 use openflow::Version;
 use serde::Serialize;
 
+use crate::flood::{run_flood_in_background, FloodConfig};
 use crate::report::{BenchReport, LoopResult, NotConnected};
 use crate::stats::{Percentiles, Summary};
 use crate::switch::{Behaviour, Counting, Phase, State, Switch, Totals};
@@ -107,6 +108,10 @@ pub struct ControllerBenchConfig {
     pub connect_timeout: Duration,
     /// A PACKET_IN unanswered this long is given up.
     pub response_timeout: Duration,
+    /// A connection flood run during the loops (`--flood RATE,STYLE`): how well the
+    /// controller serves its switches while under attack. Its duration is cut short
+    /// when the loops end.
+    pub flood: Option<FloodConfig>,
 }
 
 impl ControllerBenchConfig {
@@ -127,6 +132,7 @@ impl ControllerBenchConfig {
             per_packet_in: false,
             connect_timeout: Duration::from_secs(10),
             response_timeout: Duration::from_secs(1),
+            flood: None,
         }
     }
 }
@@ -140,6 +146,9 @@ pub enum BenchError {
     /// The generator could not start (threads, event loops).
     #[error("the generator could not start: {0}")]
     Io(#[from] std::io::Error),
+    /// The flood could not run.
+    #[error("the flood failed: {0}")]
+    Flood(std::io::Error),
 }
 
 /// What the coordinator tells the threads.
@@ -269,7 +278,12 @@ pub fn run_controller_bench(
 
     // 3. The loops.
     let mut loops = Vec::with_capacity(cfg.loops);
+    let flood_stop = Arc::new(AtomicBool::new(false));
+    let mut flood = None;
     if any_ready {
+        if let Some(f) = &cfg.flood {
+            flood = Some(run_flood_in_background(f.clone(), Arc::clone(&flood_stop)));
+        }
         ctl.phase.store(RUN, Ordering::SeqCst);
         let snapshot = |p: &Published| {
             (
@@ -322,6 +336,17 @@ pub fn run_controller_bench(
         thread::sleep(Duration::from_millis(10));
     }
     ctl.phase.store(STOP, Ordering::SeqCst);
+    flood_stop.store(true, Ordering::SeqCst);
+    let flood = match flood.map(|h| h.join()) {
+        None => None,
+        Some(Ok(Ok(r))) => Some(r),
+        Some(Ok(Err(e))) => return Err(BenchError::Flood(e)),
+        Some(Err(_)) => {
+            return Err(BenchError::Flood(std::io::Error::other(
+                "the flood thread panicked",
+            )))
+        }
+    };
 
     let mut finals = Vec::with_capacity(cfg.switches);
     for w in workers {
@@ -336,7 +361,9 @@ pub fn run_controller_bench(
         }
     }
     finals.sort_by_key(|f| f.dpid);
-    Ok(report(cfg, threads, counting, loops, finals))
+    let mut report = report(cfg, threads, counting, loops, finals);
+    report.flood = flood;
+    Ok(report)
 }
 
 fn report(
@@ -406,6 +433,7 @@ fn report(
         silent_switches: silent,
         not_connected,
         disconnected,
+        flood: None,
     }
 }
 

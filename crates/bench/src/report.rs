@@ -6,6 +6,7 @@ use openflow::Version;
 use serde::Serialize;
 
 use crate::controller_bench::Mode;
+use crate::flood::FloodReport;
 use crate::stats::{Percentiles, Summary};
 use crate::switch::Counting;
 
@@ -77,6 +78,8 @@ pub struct BenchReport {
     pub not_connected: Vec<NotConnected>,
     /// Switches whose connection ended during the run, and why.
     pub disconnected: Vec<NotConnected>,
+    /// The flood run during the loops, if any.
+    pub flood: Option<FloodReport>,
 }
 
 impl BenchReport {
@@ -89,7 +92,7 @@ impl BenchReport {
         };
         let _ = writeln!(
             s,
-            "pharos bench controller: {:?} mode, OpenFlow {}, {} switches ({} connected), {} MACs each, {} threads, window {}",
+            "pharos bench controller: {} mode, OpenFlow {}, {} switches ({} connected), {} MACs each, {} threads, window {}",
             self.mode, self.version, self.switches, self.connected, self.macs, self.threads, self.window
         );
         let _ = writeln!(
@@ -127,6 +130,13 @@ impl BenchReport {
             "total: {} PACKET_INs sent, {} responses, {} timed out, {} other messages",
             self.packet_ins_sent, self.responses_total, self.timeouts, self.other_messages
         );
+        if let Some(f) = &self.flood {
+            let _ = writeln!(
+                s,
+                "flood: {} at {}/s requested, {:.0}/s achieved: {} attempted, {} connected, {} failed, {} closed by the controller",
+                f.style, f.rate_requested, f.rate_achieved, f.attempted, f.connected, f.failed, f.closed_by_peer
+            );
+        }
         for n in &self.not_connected {
             let _ = writeln!(s, "NOT CONNECTED: switch {:#x}: {}", n.dpid, n.reason);
         }

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
 mod ofp;
 mod run;
 
@@ -24,6 +25,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Bench(bench::Args),
     Ofp(ofp::Args),
     Run(run::Args),
 }
@@ -31,6 +33,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Bench(args) => bench::run(args),
         Command::Ofp(args) => ofp::run(args),
         Command::Run(args) => run::run(args),
     };

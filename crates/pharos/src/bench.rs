@@ -1,0 +1,340 @@
+//! `pharos bench`: measuring controllers.
+//!
+//! * `pharos bench controller`: cbench's benchmark (emulated switches sending PACKET_INs
+//!   over TCP; throughput and latency modes), a table or `--json` on standard output, a
+//!   line per loop on standard error.
+//! * `pharos bench responder`: a trivial controller answering every PACKET_IN with a
+//!   FLOW_MOD, to measure the ceiling of the machine and of the generator.
+//! * `pharos bench flood`: a connection flood, bounded in rate, connections and time.
+//! * `pharos bench compare`: Pharos against Ryu, alternating runs (its own flags; see
+//!   `pharos bench compare --help`).
+//!
+//! A run that takes place exits 0, even when switches got no answer (the report lists
+//! them under SILENT, and `silent_switches` in the JSON); bad settings or a generator
+//! that cannot start exit 1.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use bench::flood::{run_flood, FloodConfig, FloodReport};
+use bench::{run_controller_bench, run_responder, ControllerBenchConfig, Mode};
+use clap::Subcommand;
+use openflow::Version;
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+/// Benchmark a controller, run a trivial one, flood one with connections, or compare
+/// Pharos with Ryu.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Controller(ControllerArgs),
+    Responder(ResponderArgs),
+    Flood(FloodArgs),
+    Compare(CompareArgs),
+}
+
+/// Emulate switches sending PACKET_INs to a controller and count its answers
+/// (cbench-compatible: a response is a FLOW_MOD or a PACKET_OUT)
+#[derive(Debug, clap::Args)]
+pub struct ControllerArgs {
+    /// The controller
+    #[arg(long, default_value = "127.0.0.1:6653", value_name = "ADDR:PORT")]
+    addr: SocketAddr,
+    /// Switches to emulate
+    #[arg(short = 's', long, default_value_t = 16)]
+    switches: usize,
+    /// Unique source MAC addresses per switch
+    #[arg(short = 'M', long, default_value_t = 100_000)]
+    macs: usize,
+    /// Loops
+    #[arg(short = 'l', long, default_value_t = 16)]
+    loops: usize,
+    /// Milliseconds per loop
+    #[arg(short = 'm', long = "ms", default_value_t = 1000)]
+    loop_ms: u64,
+    /// Loops at the start left out of the overall figures
+    #[arg(short = 'w', long, default_value_t = 1)]
+    warmup: usize,
+    /// throughput (a window of PACKET_INs in flight per switch) or latency (one)
+    #[arg(long, default_value = "throughput", value_parser = parse_mode)]
+    mode: Mode,
+    /// OpenFlow version: 1.0 or 1.3
+    #[arg(long = "of", default_value = "1.0", value_parser = parse_version)]
+    version: Version,
+    /// PACKET_INs in flight per switch in throughput mode
+    #[arg(long, default_value_t = 64)]
+    window: usize,
+    /// Generator threads [default: one per core]
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Count PACKET_INs answered (matched by buffer id or xid) instead of FLOW_MODs and
+    /// PACKET_OUTs, for controllers answering one PACKET_IN with several messages
+    #[arg(long)]
+    per_packet_in: bool,
+    /// Seconds to wait for every switch to connect; those not connected are reported
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    connect_timeout: f64,
+    /// Milliseconds after which an unanswered PACKET_IN is given up
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    response_timeout_ms: u64,
+    /// Run a connection flood against the same controller during the loops:
+    /// RATE,STYLE (styles: silent, garbage, half-handshake, handshake-silent)
+    #[arg(long, value_name = "RATE,STYLE")]
+    flood: Option<FloodConfig>,
+    /// Print the report as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+/// A trivial controller: handshake, then a canned FLOW_MOD for every PACKET_IN
+#[derive(Debug, clap::Args)]
+pub struct ResponderArgs {
+    /// Where to accept switches
+    #[arg(long, default_value = "127.0.0.1:6653", value_name = "ADDR:PORT")]
+    listen: SocketAddr,
+    /// Hold each answer this many microseconds
+    #[arg(long, value_name = "N")]
+    delay_us: Option<u64>,
+    /// Worker threads [default: one per core]
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Stop after this many seconds [default: at Ctrl-C]
+    #[arg(long, value_name = "SECS")]
+    duration: Option<f64>,
+}
+
+/// Open connections to a controller at a steady rate, and misbehave on each
+#[derive(Debug, clap::Args)]
+pub struct FloodArgs {
+    /// RATE,STYLE: connections per second and what each does (silent, garbage,
+    /// half-handshake, handshake-silent)
+    #[arg(value_name = "RATE,STYLE")]
+    flood: FloodConfig,
+    /// The controller, if not 127.0.0.1:6653; naming it allows a non-loopback target
+    #[arg(long, value_name = "ADDR:PORT")]
+    target: Option<SocketAddr>,
+    /// Connections held open at most (the oldest is closed for each new one)
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
+    /// Seconds to flood
+    #[arg(long, value_name = "SECS")]
+    duration: Option<f64>,
+    /// Print the report as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+/// Compare Pharos with Ryu's simple_switch (see `pharos bench compare --help`)
+#[derive(Debug, clap::Args)]
+#[command(disable_help_flag = true)]
+pub struct CompareArgs {
+    /// Passed to the comparison as they are
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    s.parse()
+}
+
+fn parse_version(s: &str) -> Result<Version, String> {
+    match s {
+        "1.0" | "10" | "1" => Ok(Version::V1_0),
+        "1.3" | "13" | "4" => Ok(Version::V1_3),
+        other => Err(format!(
+            "unknown OpenFlow version {other:?}: expected 1.0 or 1.3"
+        )),
+    }
+}
+
+fn seconds(s: f64, what: &str) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(s).with_context(|| format!("{what}: {s} is not a duration"))
+}
+
+/// Runs `pharos bench ...`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Command::Controller(a) => controller(a),
+        Command::Responder(a) => responder(a),
+        Command::Flood(a) => flood(a),
+        Command::Compare(a) => Ok(bench::compare::main(&a.args)),
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
+    let flood = a.flood.map(|mut f| {
+        // The flood goes to the controller under test, for as long as the loops last
+        // (the run stops it); the address was named, so it may be anywhere.
+        f.addr = a.addr;
+        f.allow_non_loopback = true;
+        f.duration = Duration::from_secs(24 * 3600);
+        f
+    });
+    let cfg = ControllerBenchConfig {
+        addr: a.addr,
+        switches: a.switches,
+        macs: a.macs,
+        loops: a.loops,
+        loop_ms: a.loop_ms,
+        warmup: a.warmup,
+        mode: a.mode,
+        version: a.version,
+        window: a.window,
+        threads: a.threads.unwrap_or_else(cores),
+        per_packet_in: a.per_packet_in,
+        connect_timeout: seconds(a.connect_timeout, "--connect-timeout")?,
+        response_timeout: Duration::from_millis(a.response_timeout_ms),
+        flood,
+    };
+    eprintln!(
+        "pharos bench controller: {} switches (OpenFlow {}, {} mode) to {}, {} loops of {} ms",
+        cfg.switches, cfg.version, cfg.mode, cfg.addr, cfg.loops, cfg.loop_ms
+    );
+    let loops = cfg.loops;
+    let report = run_controller_bench(&cfg, &mut |l| {
+        eprintln!(
+            "loop {}/{}: {:.0} responses/s ({} PACKET_INs, {} responses){}",
+            l.index + 1,
+            loops,
+            l.responses_per_sec,
+            l.packet_ins,
+            l.responses,
+            if l.warmup { " warm-up" } else { "" }
+        );
+    })?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.to_table());
+    }
+    if !report.silent_switches.is_empty() {
+        eprintln!(
+            "pharos bench controller: warning: {} of {} switches got no response",
+            report.silent_switches.len(),
+            report.switches
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A stop flag set by Ctrl-C or SIGTERM.
+fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .context("installing signal handlers")?;
+    }
+    Ok(stop)
+}
+
+fn responder(a: ResponderArgs) -> anyhow::Result<ExitCode> {
+    let stop = stop_on_signals()?;
+    let delay = a.delay_us.map(Duration::from_micros);
+    let until = a
+        .duration
+        .map(|s| seconds(s, "--duration"))
+        .transpose()?
+        .map(|d| Instant::now() + d);
+    let threads = a.threads.unwrap_or_else(cores);
+    let handle = run_responder(a.listen, delay, threads, Arc::clone(&stop))
+        .with_context(|| format!("listening on {}", a.listen))?;
+    eprintln!(
+        "pharos bench responder: listening on {} ({threads} threads{}); Ctrl-C to stop",
+        handle.local_addr(),
+        delay.map_or(String::new(), |d| format!(
+            ", answers held {} µs",
+            d.as_micros()
+        ))
+    );
+    let start = Instant::now();
+    let mut last = (Instant::now(), 0);
+    while !stop.load(Ordering::SeqCst) && until.is_none_or(|u| Instant::now() < u) {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = Instant::now();
+        if now.duration_since(last.0) >= Duration::from_secs(1) {
+            let answers = handle.answers_sent();
+            eprintln!(
+                "{} switches, {:.0} answers/s, {} answers",
+                handle.accepted(),
+                (answers - last.1) as f64 / now.duration_since(last.0).as_secs_f64(),
+                answers
+            );
+            last = (now, answers);
+        }
+    }
+    let (answers, packet_ins) = (handle.answers_sent(), handle.packet_ins_received());
+    handle.stop();
+    eprintln!(
+        "pharos bench responder: {packet_ins} PACKET_INs, {answers} answers in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn flood(a: FloodArgs) -> anyhow::Result<ExitCode> {
+    let mut cfg = a.flood;
+    if let Some(t) = a.target {
+        cfg.addr = t;
+        cfg.allow_non_loopback = true;
+    }
+    if let Some(n) = a.max_connections {
+        cfg.max_connections = n;
+    }
+    if let Some(s) = a.duration {
+        cfg.duration = seconds(s, "--duration")?;
+    }
+    let stop = stop_on_signals()?;
+    eprintln!(
+        "pharos bench flood: {} connections/s ({}) to {} for {:.1} s, at most {} open",
+        cfg.rate,
+        cfg.style,
+        cfg.addr,
+        cfg.duration.as_secs_f64(),
+        cfg.max_connections
+    );
+    let report = run_flood(&cfg, stop).context("flood")?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", flood_table(&report));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn flood_table(r: &FloodReport) -> String {
+    let mut s = format!(
+        "flood {} to {}: {} connections/s requested, {:.0}/s achieved over {:.1} s ({:?})\n",
+        r.style, r.addr, r.rate_requested, r.rate_achieved, r.elapsed_s, r.ended_by
+    );
+    s += &format!(
+        "attempted {}  connected {}  failed {}  abandoned {}\n",
+        r.attempted, r.connected, r.failed, r.abandoned
+    );
+    s += &format!(
+        "closed by the controller {}  closed for the cap {}  open at the end {}  peak open {}  handshakes completed {}\n",
+        r.closed_by_peer, r.closed_for_cap, r.open_at_end, r.peak_open, r.handshakes_completed
+    );
+    for (why, n) in &r.failed_by_reason {
+        s += &format!("failed: {n} x {why}\n");
+    }
+    if r.fd_limited {
+        s += &format!(
+            "note: the open-file limit ({}) bounded the connections held to {}\n",
+            r.fd_limit, r.max_connections
+        );
+    }
+    s
+}
