@@ -257,6 +257,14 @@ fn against_the_pharos_learning_switch() {
         assert!(report.responses_total > 0, "{}", report.to_table());
         assert!(report.overall.mean > 0.0);
     }
+    // The learning switch answers each PACKET_IN with one PACKET_OUT (the destination is
+    // never learned): counted per PACKET_IN (buffer id echoed), the same number.
+    let report = run(&ControllerBenchConfig {
+        per_packet_in: true,
+        ..config_for_pharos(addr, Version::V1_3)
+    });
+    assert!(report.silent_switches.is_empty(), "{}", report.to_table());
+    assert!(report.responses_total > 0, "{}", report.to_table());
     handle.shutdown();
 }
 
@@ -265,4 +273,31 @@ fn config_for_pharos(addr: SocketAddr, version: Version) -> ControllerBenchConfi
         switches: 4,
         ..config(addr, version)
     }
+}
+
+#[test]
+fn a_flood_runs_during_the_loops_and_is_reported() {
+    use bench::flood::{FloodConfig, FloodStyle};
+
+    let resp = responder(ResponderOptions::default());
+    let mut flood = FloodConfig::new(resp.local_addr(), 200, FloodStyle::Silent);
+    flood.max_connections = 50;
+    flood.duration = Duration::from_secs(60);
+    let cfg = ControllerBenchConfig {
+        switches: 2,
+        loops: 2,
+        loop_ms: 150,
+        flood: Some(flood),
+        ..config(resp.local_addr(), Version::V1_0)
+    };
+    let start = Instant::now();
+    let report = run(&cfg);
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "the flood ends with the run"
+    );
+    let f = report.flood.as_ref().expect("a flood report");
+    assert!(f.attempted > 0, "{f:?}");
+    assert!(report.silent_switches.is_empty(), "{}", report.to_table());
+    assert!(report.to_table().contains("flood: silent"));
 }

@@ -1,0 +1,64 @@
+//! `pharos bench responder` and `pharos bench controller --json`, as processes: the JSON
+//! that scripts (and `pharos bench compare`) read.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[test]
+fn controller_json_against_the_responder() {
+    // A free port: bind, read it, let go (the responder binds it a moment later).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut responder = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        .args(["bench", "responder", "--listen", &addr, "--threads", "1"])
+        .args(["--duration", "5"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        .args([
+            "bench",
+            "controller",
+            "--addr",
+            &addr,
+            "-s",
+            "2",
+            "-M",
+            "100",
+        ])
+        .args([
+            "-l", "2", "-m", "150", "--mode", "latency", "--of", "1.3", "--json",
+        ])
+        .output()
+        .unwrap();
+    let _ = responder.kill();
+    let _ = responder.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("loop 2/2"),
+        "a progress line per loop: {stderr}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["mode"], "latency");
+    assert_eq!(json["version"], "1.3");
+    assert!(json["overall"]["mean"].as_f64().unwrap() > 0.0, "{json}");
+    assert!(json["latency"]["p50_us"].as_f64().unwrap() > 0.0, "{json}");
+    assert_eq!(json["silent_switches"].as_array().unwrap().len(), 0);
+    assert_eq!(json["loops"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn bad_settings_exit_with_an_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        .args(["bench", "controller", "-l", "1", "-w", "1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warm-up"));
+}
