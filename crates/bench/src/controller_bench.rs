@@ -151,11 +151,11 @@ pub enum BenchError {
     Flood(std::io::Error),
 }
 
-/// What the coordinator tells the threads.
+/// What the coordinator tells the threads (they read it every turn).
 struct Control {
-    /// 0 connect, 1 run, 2 drain, 3 stop.
+    /// What the switches do now: CONNECT, RUN, DRAIN or STOP.
     phase: AtomicU8,
-    /// Record round trips (after the warm-up).
+    /// Record round trips: off during the warm-up loops.
     recording: AtomicBool,
 }
 
@@ -164,25 +164,33 @@ const RUN: u8 = 1;
 const DRAIN: u8 = 2;
 const STOP: u8 = 3;
 
-/// One switch's counts as its thread last published them.
+/// One switch's counts as its thread last published them (after every turn), read by
+/// the coordinator at loop boundaries: plain stores, no read-modify-write on the hot path.
 #[derive(Default)]
 struct Published {
-    /// 0 connecting, 1 ready, 2 closed.
+    /// 0 connecting, 1 ready, 2 closed: when everyone is connected, the loops begin.
     state: AtomicU8,
+    /// PACKET_INs sent so far, for the per-loop figures.
     packet_ins: AtomicU64,
+    /// Responses so far under the run's counting rule, for the per-loop figures.
     counted: AtomicU64,
+    /// PACKET_INs in flight: the drain after the last loop waits for 0.
     in_flight: AtomicU64,
 }
 
-/// What a thread hands back about one switch.
+/// What a thread hands back about one switch when the run ends.
 struct Final {
+    /// Which switch.
     dpid: u64,
-    /// Ready when the loops began.
+    /// Ready when the loops began (the others sent nothing and are reported).
     took_part: bool,
+    /// Its exact counts (the published ones may be a turn old).
     totals: Totals,
     /// The reason the connection ended, or where the handshake stood.
     status: String,
+    /// Whether the connection ended.
     closed: bool,
+    /// Its round trips (nanoseconds), pooled for the percentiles.
     samples: Vec<u32>,
 }
 

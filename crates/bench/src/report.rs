@@ -25,7 +25,7 @@ pub struct LoopResult {
     pub responses: u64,
     /// `responses` per second of `elapsed_ms`.
     pub responses_per_sec: f64,
-    /// Responses per switch, in dpid order (connected switches only).
+    /// Responses per switch, in dpid order (every switch; 0 for one not connected).
     pub per_switch: Vec<u64>,
 }
 

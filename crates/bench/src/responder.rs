@@ -44,12 +44,17 @@ pub struct ResponderOptions {
 
 /// A running responder; stops (threads joined) on [`ResponderHandle::stop`] or drop.
 pub struct ResponderHandle {
+    /// Where it listens (the real port when asked for port 0).
     addr: SocketAddr,
+    /// Seen by every thread within 50 ms.
     stop: Arc<AtomicBool>,
+    /// What it did, for the caller to compare with what a benchmark counted.
     counts: Arc<Counts>,
+    /// The acceptor and the workers, joined on stop.
     threads: Vec<JoinHandle<()>>,
 }
 
+/// Counters shared by the threads.
 #[derive(Default)]
 struct Counts {
     /// FLOW_MODs sent in answer to PACKET_INs.
@@ -66,7 +71,8 @@ impl ResponderHandle {
         self.addr
     }
 
-    /// FLOW_MODs sent so far (answers to PACKET_INs; noise not included).
+    /// FLOW_MODs sent so far (answers to PACKET_INs, counted when queued on the
+    /// connection; noise not included).
     pub fn answers_sent(&self) -> u64 {
         self.counts.answers.load(Ordering::SeqCst)
     }
@@ -246,14 +252,18 @@ impl Canned {
 
 /// One switch's connection.
 struct Conn {
+    /// The socket, non-blocking, registered with the worker's poll.
     stream: TcpStream,
+    /// Bytes read, not yet framed.
     rbuf: ReadBuf,
+    /// Bytes to write, from `wpos`: everything a turn produces goes out in one write.
     wbuf: Vec<u8>,
     wpos: usize,
     /// Index into `Canned` once the version is agreed (0: 1.0, 1: 1.3).
     version: Option<usize>,
     /// Answers held back: when they are due, and the xid.
     held: VecDeque<(Instant, u32)>,
+    /// The connection ended (or misbehaved): dropped after this turn.
     closed: bool,
 }
 

@@ -62,7 +62,8 @@ pub enum Counting {
     /// cbench's rule: every FLOW_MOD and every PACKET_OUT is a response, whatever it
     /// answers. A controller sending a FLOW_MOD and a PACKET_OUT per PACKET_IN counts
     /// twice. Each response retires the oldest PACKET_IN still in flight (and gives the
-    /// round trip of that one).
+    /// round trip of that one): with such a controller the second message retires a
+    /// PACKET_IN it does not answer, so use `PerPacketIn` for its round trips.
     Cbench,
     /// `--per-packet-in`: PACKET_INs answered. A FLOW_MOD or PACKET_OUT answers the
     /// PACKET_IN in flight whose number is its buffer id (when not `NO_BUFFER`) or else
@@ -405,9 +406,11 @@ pub struct Switch<S> {
     pub totals: Totals,
     /// Round trips in nanoseconds, while recording.
     pub samples: Vec<u32>,
-    /// Whether the socket may have bytes to read (edge-triggered readiness).
+    /// Whether the socket may have bytes to read (edge-triggered readiness: set by the
+    /// event loop, cleared when a read would block).
     pub readable: bool,
-    /// Whether a write may make progress.
+    /// Whether a write may make progress (set by the event loop, cleared when a write
+    /// would block).
     pub writable: bool,
 }
 
@@ -438,10 +441,18 @@ impl<S: Read + Write> Switch<S> {
             writable: true,
         };
         let v = behaviour.version.wire();
-        // HELLO with a version bitmap holding only our version.
-        let mut hello = vec![v, msg::HELLO, 0, 16, 0, 0, 0, 1, 0, 1, 0, 8];
-        hello.extend_from_slice(&(1u32 << v).to_be_bytes());
-        sw.wbuf.extend_from_slice(&hello);
+        match behaviour.version {
+            // A plain 1.0 HELLO, as cbench and 1.0 switches send (1.0 has no elements).
+            Version::V1_0 => sw
+                .wbuf
+                .extend_from_slice(&[v, msg::HELLO, 0, 8, 0, 0, 0, 1]),
+            // 1.3: with a version bitmap holding only 1.3.
+            Version::V1_3 => {
+                sw.wbuf
+                    .extend_from_slice(&[v, msg::HELLO, 0, 16, 0, 0, 0, 1, 0, 1, 0, 8]);
+                sw.wbuf.extend_from_slice(&(1u32 << v).to_be_bytes());
+            }
+        }
         sw
     }
 
@@ -470,8 +481,8 @@ impl<S: Read + Write> Switch<S> {
         self.wpos < self.wbuf.len()
     }
 
-    /// One turn: read what there is and react, top up the window, write. `now` is the
-    /// time the turn started.
+    /// One turn: read what there is and react, top up the window, write (one `write(2)`
+    /// for everything queued, unless the socket takes less).
     pub fn turn(&mut self, phase: Phase, recording: bool) {
         if self.state == State::Closed {
             return;
