@@ -95,22 +95,26 @@ impl BenchReport {
             "pharos bench controller: {} mode, OpenFlow {}, {} switches ({} connected), {} MACs each, {} threads, window {}",
             self.mode, self.version, self.switches, self.connected, self.macs, self.threads, self.window
         );
-        let _ = writeln!(
-            s,
-            "{:>5}  {:>10}  {:>12}  {:>12}  {:>14}",
-            "loop", "ms", "packet_ins", "responses", unit
-        );
-        for l in &self.loops {
+        if self.loops.is_empty() {
+            let _ = writeln!(s, "no loop ran: no switch finished connecting");
+        } else {
             let _ = writeln!(
                 s,
-                "{:>5}  {:>10.1}  {:>12}  {:>12}  {:>14.0}{}",
-                l.index,
-                l.elapsed_ms,
-                l.packet_ins,
-                l.responses,
-                l.responses_per_sec,
-                if l.warmup { "  (warm-up)" } else { "" }
+                "{:>5}  {:>10}  {:>12}  {:>12}  {:>14}",
+                "loop", "ms", "packet_ins", "responses", unit
             );
+            for l in &self.loops {
+                let _ = writeln!(
+                    s,
+                    "{:>5}  {:>10.1}  {:>12}  {:>12}  {:>14.0}{}",
+                    l.index,
+                    l.elapsed_ms,
+                    l.packet_ins,
+                    l.responses,
+                    l.responses_per_sec,
+                    if l.warmup { "  (warm-up)" } else { "" }
+                );
+            }
         }
         let o = &self.overall;
         let _ = writeln!(

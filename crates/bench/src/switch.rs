@@ -525,6 +525,7 @@ impl<S: Read + Write> Switch<S> {
                     match e.kind() {
                         ErrorKind::WouldBlock | ErrorKind::NotConnected => self.readable = false,
                         ErrorKind::Interrupted => continue,
+                        ErrorKind::ConnectionRefused => self.close(format!("connect: {e}")),
                         _ => self.close(format!("read: {e}")),
                     }
                     break;

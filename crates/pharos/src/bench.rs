@@ -10,8 +10,8 @@
 //!   `pharos bench compare --help`).
 //!
 //! A run that takes place exits 0, even when switches got no answer (the report lists
-//! them under SILENT, and `silent_switches` in the JSON); bad settings or a generator
-//! that cannot start exit 1.
+//! them under SILENT, and `silent_switches` in the JSON); bad settings, a generator that
+//! cannot start, or no switch connected at all (the report is still printed) exit 1.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -219,6 +219,13 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", report.to_table());
+    }
+    if report.connected == 0 {
+        eprintln!(
+            "pharos bench controller: error: no switch could connect to {}",
+            cfg.addr
+        );
+        return Ok(ExitCode::FAILURE);
     }
     if !report.silent_switches.is_empty() {
         eprintln!(

@@ -62,3 +62,30 @@ fn bad_settings_exit_with_an_error() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("warm-up"));
 }
+
+#[test]
+fn no_controller_is_reported_and_exits_1() {
+    // A port nobody listens on: bind, read it, let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        .args([
+            "bench",
+            "controller",
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .args(["-s", "2", "-l", "2", "-m", "100"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("NOT CONNECTED: switch 0x1: connect:"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("SILENT: 2 of 2"), "{stdout}");
+}
