@@ -16,7 +16,8 @@
 //!
 //! ## Counting
 //!
-//! The xid of PACKET_IN number `seq` (from 1, per switch) is `seq`. Its buffer id is
+//! The xid of PACKET_IN number `seq` is `seq`: a per-switch counter from [`FIRST_SEQ`]
+//! (far from the small xids controllers number their own requests with). Its buffer id is
 //! `NO_BUFFER` (the whole frame is in the message, as from a switch without buffers),
 //! except with `--per-packet-in`, where it is `seq` as well, so that a controller that
 //! answers with a buffered PACKET_OUT or FLOW_MOD names the PACKET_IN it answers. See
@@ -71,6 +72,11 @@ pub enum Counting {
     /// flight, are not counted.
     PerPacketIn,
 }
+
+/// The first PACKET_IN's xid (and buffer id with `--per-packet-in`).
+pub const FIRST_SEQ: u32 = 0x1000_0000;
+/// The last before the numbering starts again at [`FIRST_SEQ`] (never `NO_BUFFER`).
+const LAST_SEQ: u32 = 0x7fff_ffff;
 
 /// The ports every emulated switch has.
 const PORTS: [u32; 4] = [1, 2, 3, 4];
@@ -431,7 +437,7 @@ impl<S: Read + Write> Switch<S> {
             hello_ok: false,
             features_at: None,
             barrier_answered: false,
-            next_seq: 1,
+            next_seq: FIRST_SEQ,
             next_mac: 0,
             in_flight: VecDeque::with_capacity(behaviour.window),
             unanswered: 0,
@@ -692,7 +698,7 @@ impl<S: Read + Write> Switch<S> {
             && self.wbuf.len() - self.wpos < MAX_PENDING_OUT
         {
             let seq = self.next_seq;
-            self.next_seq = if seq >= 0x7fff_ffff { 1 } else { seq + 1 };
+            self.next_seq = if seq >= LAST_SEQ { FIRST_SEQ } else { seq + 1 };
             let buffer_id = match b.counting {
                 Counting::Cbench => NO_BUFFER,
                 Counting::PerPacketIn => seq,
