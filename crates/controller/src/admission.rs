@@ -32,6 +32,10 @@ pub const WAKER: Token = Token(usize::MAX);
 /// Pending connections get tokens from here up; listeners are 0.. below.
 const FIRST_CONN: usize = 1 << 16;
 /// First pause after an accept error; doubles up to [`MAX_BACKOFF`].
+/// The shortest interval between two accept rounds while connections keep arriving.
+const ADMISSION_TICK: Duration = Duration::from_millis(2);
+/// How long accepting stops once the pending-handshake caps refuse a connection.
+const REFUSING_PAUSE: Duration = Duration::from_millis(100);
 const MIN_BACKOFF: Duration = Duration::from_millis(10);
 /// Longest pause after repeated accept errors.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
@@ -171,6 +175,7 @@ impl Admission {
                 break;
             }
             let now = Instant::now();
+            let mut accepting = false;
             for event in events.iter() {
                 let t = event.token().0;
                 if event.token() == WAKER {
@@ -179,6 +184,7 @@ impl Admission {
                 if t < self.listeners.len() {
                     if self.paused_until.is_none() {
                         self.accept(t, now);
+                        accepting = true;
                     }
                 } else {
                     self.pending_event(t, now);
@@ -198,6 +204,16 @@ impl Admission {
             self.expire(now);
             if now >= self.next_report {
                 self.report(now);
+            }
+            // Under a stream of new connections (a flood, or a thousand switches
+            // reconnecting), wake at most once per ADMISSION_TICK and take what queued
+            // meanwhile in one batch: each wake-up is a context switch away from a
+            // worker when they share a core. A quiet listener is not delayed at all.
+            if accepting {
+                let spent = now.elapsed();
+                if spent < ADMISSION_TICK && !self.stop.load(Ordering::Acquire) {
+                    std::thread::sleep(ADMISSION_TICK - spent);
+                }
             }
         }
         let tokens: Vec<usize> = self.pending.keys().copied().collect();
@@ -259,7 +275,21 @@ impl Admission {
             if let Some(reason) = refuse {
                 lock(&self.counters).refused.add(reason);
                 debug!(%peer, reason, "connection refused");
+                // Nothing was sent on it, so a reset loses nothing, and it spares the
+                // kernel the FIN exchange and a TIME_WAIT entry per refused
+                // connection: under a connection flood that work lands on the core the
+                // workers need.
+                let _ = socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO));
                 drop(stream);
+                if reason != "max_connections" {
+                    // The handshake slots are full: stop accepting for a moment. New
+                    // connections wait in the kernel's backlog (and past it are
+                    // dropped by the kernel, cheaply) instead of costing an accept and
+                    // a close each on a core the workers need; established switches
+                    // are not affected, and a real switch retries its connect.
+                    self.paused_until = Some(now + REFUSING_PAUSE);
+                    return;
+                }
                 continue;
             }
             self.admit(stream, peer, now);
