@@ -34,8 +34,11 @@ const FIRST_CONN: usize = 1 << 16;
 /// First pause after an accept error; doubles up to [`MAX_BACKOFF`].
 /// The shortest interval between two accept rounds while connections keep arriving.
 const ADMISSION_TICK: Duration = Duration::from_millis(2);
-/// How long accepting stops once the pending-handshake caps refuse a connection.
+/// How long accepting stops once the pending-handshake caps have refused a batch.
 const REFUSING_PAUSE: Duration = Duration::from_millis(100);
+/// Connections refused in one accept round before accepting pauses: bounds the
+/// admission work a flood causes to about REFUSE_BATCH / REFUSING_PAUSE per second.
+const REFUSE_BATCH: usize = 64;
 const MIN_BACKOFF: Duration = Duration::from_millis(10);
 /// Longest pause after repeated accept errors.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
@@ -235,6 +238,7 @@ impl Admission {
 
     /// Accepts until the listener would block.
     fn accept(&mut self, listener: usize, now: Instant) {
+        let mut refused = 0;
         loop {
             let (stream, peer) = match self.listeners[listener].accept() {
                 Ok(s) => s,
@@ -281,12 +285,15 @@ impl Admission {
                 // workers need.
                 let _ = socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO));
                 drop(stream);
-                if reason != "max_connections" {
-                    // The handshake slots are full: stop accepting for a moment. New
-                    // connections wait in the kernel's backlog (and past it are
-                    // dropped by the kernel, cheaply) instead of costing an accept and
-                    // a close each on a core the workers need; established switches
-                    // are not affected, and a real switch retries its connect.
+                refused += 1;
+                if reason != "max_connections" && refused >= REFUSE_BATCH {
+                    // The handshake slots are full and connections keep coming: stop
+                    // accepting for a moment. New connections wait in the kernel's
+                    // backlog (and past it are dropped by the kernel, cheaply) instead
+                    // of costing an accept and a close each on a core the workers need.
+                    // Established switches are not affected; a batch per round keeps
+                    // the backlog moving, so a real switch queued behind a flood still
+                    // gets in within a few rounds.
                     self.paused_until = Some(now + REFUSING_PAUSE);
                     return;
                 }
