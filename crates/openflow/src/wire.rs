@@ -236,6 +236,25 @@ impl<'a> Reader<'a> {
     }
 }
 
+impl Reader<'_> {
+    /// Like [`finish`](Self::finish) for the body of a fixed-size element (an action,
+    /// an instruction, a meter band): a body not consumed exactly is a `LengthMismatch`
+    /// reported against the whole element, at `element_offset` with `element_len`, the
+    /// offset and length its header gave.
+    pub fn finish_element(&self, element_offset: usize, element_len: usize) -> DecodeResult<()> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(DecodeError::LengthMismatch {
+                layer: self.layer,
+                offset: element_offset,
+                length: element_len,
+                expected: element_len - self.remaining(),
+            })
+        }
+    }
+}
+
 /// One `type, length, body` element read by [`Reader::tlv`].
 #[derive(Debug, Clone)]
 pub struct Tlv<'a> {

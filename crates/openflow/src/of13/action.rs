@@ -219,14 +219,7 @@ impl Action {
             },
         };
         // Fixed-size actions must be exactly their size.
-        if !b.is_empty() {
-            return Err(DecodeError::LengthMismatch {
-                layer,
-                offset: t.offset,
-                length: t.raw.len(),
-                expected: t.raw.len() - b.remaining(),
-            });
-        }
+        b.finish_element(t.offset, t.raw.len())?;
         Ok(a)
     }
 

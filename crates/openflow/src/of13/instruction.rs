@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{DecodeError, DecodeResult, EncodeResult};
+use crate::error::{DecodeResult, EncodeResult};
 use crate::of13::action::Action;
 use crate::open_enum;
 use crate::types::to_hex;
@@ -125,14 +125,7 @@ impl Instruction {
                 body: b.rest().to_vec(),
             },
         };
-        if !b.is_empty() {
-            return Err(DecodeError::LengthMismatch {
-                layer,
-                offset: t.offset,
-                length: t.raw.len(),
-                expected: t.raw.len() - b.remaining(),
-            });
-        }
+        b.finish_element(t.offset, t.raw.len())?;
         Ok(i)
     }
 

@@ -128,12 +128,7 @@ impl MeterBand {
                 body: b.rest().to_vec(),
             },
         };
-        b.finish().map_err(|_| crate::DecodeError::LengthMismatch {
-            layer,
-            offset: t.offset,
-            length: t.raw.len(),
-            expected: 16,
-        })?;
+        b.finish_element(t.offset, t.raw.len())?;
         Ok(band)
     }
 
