@@ -371,8 +371,13 @@ fn serve(
 impl Conn {
     fn turn(&mut self, opts: ResponderOptions, counts: &Counts, canned: &Canned) {
         while !self.closed {
+            let space = self.rbuf.free();
             match self.rbuf.read_from(&mut self.stream) {
                 Ok(0) => self.closed = true,
+                // A short read drained the socket; epoll (edge-triggered) reports new
+                // bytes as a new event, so no read just to see WouldBlock (as the
+                // controller does).
+                Ok(n) if n < space => break,
                 Ok(_) => {}
                 Err(e) => match e.kind() {
                     ErrorKind::WouldBlock => break,

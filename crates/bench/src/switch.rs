@@ -524,8 +524,15 @@ impl<S: Read + Write> Switch<S> {
     fn read_all(&mut self, phase: Phase, recording: bool) {
         let mut got = 0;
         while self.state != State::Closed {
+            let space = self.rbuf.free();
             match self.rbuf.read_from(&mut self.stream) {
                 Ok(0) => self.close("the controller closed the connection".into()),
+                // A short read drained the socket: epoll (edge-triggered) reports the
+                // next bytes as a new event, so no read just to see WouldBlock.
+                Ok(n) if n < space => {
+                    self.readable = false;
+                    break;
+                }
                 Ok(n) => got += n,
                 Err(e) => {
                     match e.kind() {
@@ -769,6 +776,11 @@ impl ReadBuf {
         let n = r.read(&mut self.buf[self.len..])?;
         self.len += n;
         Ok(n)
+    }
+
+    /// Bytes one read can still take.
+    pub(crate) fn free(&self) -> usize {
+        self.buf.len() - self.len
     }
 
     /// No free space left (frame what is there first).

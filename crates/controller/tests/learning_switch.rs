@@ -131,3 +131,38 @@ fn mac_tables_are_per_switch() {
     let (_, out) = s2.wait_for(T, is_packet_out).unwrap();
     assert_eq!(output_ports(&out), vec![FLOOD]);
 }
+
+/// Reads stop at a short read (the socket drained) instead of reading on to
+/// WouldBlock; bytes that arrive afterwards must still be seen as a new event: a
+/// PACKET_IN sent in pieces, each its own segment after a pause, is answered, and so is
+/// every one of a burst larger than the read buffer.
+#[test]
+fn messages_in_pieces_and_bursts_are_all_answered() {
+    let ctl = start();
+    let mut sw = Emu::connect_and_handshake(ctl.addr, Spec::v10(0xd1), T).unwrap();
+    let bytes = sw
+        .packet_in(1, &emu::frame(host(1), host(2)), None)
+        .to_bytes(0x5eed)
+        .unwrap();
+    for piece in bytes.chunks(7) {
+        sw.send_raw(piece).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let (_, out) = sw.wait_for(T, is_packet_out).unwrap();
+    assert_eq!(output_ports(&out), vec![FLOOD]);
+
+    // 400 PACKET_INs (~36 KB) in one write: more than one read buffer (8 KiB) holds.
+    let mut burst = Vec::new();
+    for i in 0..400u16 {
+        let m = sw.packet_in(2, &emu::frame(host(100 + i), host(9999)), None);
+        burst.extend_from_slice(&m.to_bytes(0x1000 + u32::from(i)).unwrap());
+    }
+    sw.send_raw(&burst).unwrap();
+    // Well within a keepalive interval: an echo exchange would also wake the reader
+    // and hide bytes left unread.
+    let quick = std::time::Duration::from_secs(2);
+    for i in 0..400 {
+        sw.wait_for(quick, is_packet_out)
+            .unwrap_or_else(|e| panic!("PACKET_OUT {i} of 400: {e}"));
+    }
+}
