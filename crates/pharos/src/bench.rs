@@ -96,6 +96,11 @@ pub struct ControllerArgs {
 }
 
 /// A trivial controller: handshake, then a canned FLOW_MOD for every PACKET_IN
+///
+/// It measures the ceiling of this machine and of the generator, nothing more: it has
+/// no admission tier and handshakes every connection it accepts, so a connection flood
+/// (`pharos bench flood`, `--flood`) collapses its throughput. Benchmark floods
+/// against a real controller.
 #[derive(Debug, clap::Args)]
 pub struct ResponderArgs {
     /// Where to accept switches
