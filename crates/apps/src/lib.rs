@@ -7,6 +7,9 @@
 //! ```text
 //! learning_switch   LearningSwitch (per-switch MAC table, flows on known destinations)
 //!                   Hub (floods everything); both in one file, to read side by side
+//! routing           ShortestPaths (all-pairs shortest paths behind the RoutingEngine
+//!                   trait, repaired incrementally), SpanningTree (ports safe to flood);
+//!                   pure, no I/O: the routing app feeds them topology events
 //! ```
 //!
 //! [`by_name`] turns the names and parameters of `pharos run --apps` and `pharos.toml`
@@ -20,6 +23,7 @@
 //! ```
 
 pub mod learning_switch;
+pub mod routing;
 
 pub use learning_switch::{Hub, LearningSwitch};
 
