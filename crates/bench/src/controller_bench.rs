@@ -513,6 +513,9 @@ fn worker(
         }
         for ev in &events {
             if let Some((sw, _)) = switches.get_mut(ev.token().0) {
+                if ev.is_read_closed() || ev.is_error() {
+                    sw.read_closed = true;
+                }
                 if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
                     sw.readable = true;
                 }

@@ -263,6 +263,9 @@ struct Conn {
     version: Option<usize>,
     /// Answers held back: when they are due, and the xid.
     held: VecDeque<(Instant, u32)>,
+    /// A readiness event said the peer closed (or the socket failed): read on to the
+    /// end past a short read, since no later event reports a FIN that came with data.
+    read_closed: bool,
     /// The connection ended (or misbehaved): dropped after this turn.
     closed: bool,
 }
@@ -326,6 +329,7 @@ fn serve(
                         wpos: 0,
                         version: None,
                         held: VecDeque::new(),
+                        read_closed: false,
                         closed: false,
                     };
                     // HELLO, 1.3 header, bitmap {1.0, 1.3}.
@@ -341,6 +345,11 @@ fn serve(
                     ready.push(slot);
                 }
             } else {
+                if ev.is_read_closed() || ev.is_error() {
+                    if let Some(Some(c)) = conns.get_mut(ev.token().0) {
+                        c.read_closed = true;
+                    }
+                }
                 ready.push(ev.token().0);
             }
         }
@@ -377,7 +386,7 @@ impl Conn {
                 // A short read drained the socket; epoll (edge-triggered) reports new
                 // bytes as a new event, so no read just to see WouldBlock (as the
                 // controller does).
-                Ok(n) if n < space => break,
+                Ok(n) if n < space && !self.read_closed => break,
                 Ok(_) => {}
                 Err(e) => match e.kind() {
                     ErrorKind::WouldBlock => break,

@@ -415,6 +415,9 @@ pub struct Switch<S> {
     /// Whether the socket may have bytes to read (edge-triggered readiness: set by the
     /// event loop, cleared when a read would block).
     pub readable: bool,
+    /// An event said the controller closed (or the socket failed): read on to the end,
+    /// past a short read (set by the event loop; never cleared).
+    pub read_closed: bool,
     /// Whether a write may make progress (set by the event loop, cleared when a write
     /// would block).
     pub writable: bool,
@@ -444,6 +447,7 @@ impl<S: Read + Write> Switch<S> {
             totals: Totals::default(),
             samples: Vec::new(),
             readable: true,
+            read_closed: false,
             writable: true,
         };
         let v = behaviour.version.wire();
@@ -528,8 +532,10 @@ impl<S: Read + Write> Switch<S> {
             match self.rbuf.read_from(&mut self.stream) {
                 Ok(0) => self.close("the controller closed the connection".into()),
                 // A short read drained the socket: epoll (edge-triggered) reports the
-                // next bytes as a new event, so no read just to see WouldBlock.
-                Ok(n) if n < space => {
+                // next bytes as a new event, so no read just to see WouldBlock. Not after
+                // an event that said the peer closed: a FIN that came with the bytes is
+                // reported by no later event, only by the next read (0).
+                Ok(n) if n < space && !self.read_closed => {
                     self.readable = false;
                     break;
                 }

@@ -201,6 +201,42 @@ fn a_controller_that_never_handshakes_is_reported_not_waited_for() {
 }
 
 #[test]
+fn a_controller_that_closes_is_reported_at_once() {
+    // Says HELLO and hangs up: the bytes and the FIN reach each switch together, in
+    // one readiness event, and the close must still be seen (not left to a timeout).
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        for _ in 0..3 {
+            let (mut s, _) = listener.accept().unwrap();
+            std::io::Write::write_all(&mut s, &[1, 0, 0, 8, 0, 0, 0, 1]).unwrap();
+        }
+    });
+    let cfg = ControllerBenchConfig {
+        switches: 3,
+        connect_timeout: Duration::from_secs(4),
+        ..config(addr, Version::V1_0)
+    };
+    let start = Instant::now();
+    let report = run(&cfg);
+    server.join().unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(report.connected, 0);
+    assert_eq!(report.not_connected.len(), 3);
+    for nc in &report.not_connected {
+        assert!(
+            nc.reason.contains("closed") || nc.reason.contains("reset"),
+            "{:?}",
+            report.not_connected
+        );
+    }
+}
+
+#[test]
 fn bad_settings_are_refused() {
     let addr = "127.0.0.1:9".parse().unwrap();
     for cfg in [
