@@ -87,7 +87,7 @@ fn an_empty_pipeline_counts_what_nobody_handles() {
     let c = p.counters();
     assert_eq!((c.unhandled, c.decode_errors), (1, 1));
     assert_eq!(p.info(&sw).dpid, 1);
-    p.switch_removed(sw, "test");
+    p.switch_removed(sw, "test", now);
 }
 
 #[test]
