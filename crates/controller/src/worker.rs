@@ -318,6 +318,11 @@ impl<P: SwitchPipeline> Worker<P> {
                     continue;
                 }
                 let slot = event.token().0;
+                if event.is_read_closed() || event.is_error() {
+                    if let Some(Some(conn)) = self.conns.get_mut(slot) {
+                        conn.read_closed = true;
+                    }
+                }
                 if event.is_readable() || event.is_read_closed() || event.is_error() {
                     self.readable(slot, now);
                 }
