@@ -44,8 +44,57 @@
 //! xid. An encoding error (say, a 1.3-only match on a 1.0 switch) is logged with the app
 //! and dpid and counted, and nothing is sent; the send returns `None`.
 //! [`SwitchCtx::request`] and [`SwitchCtx::barrier`] also register a callback that gets
-//! the reply (multipart parts assembled) or a timeout, on this switch's worker, with the
-//! app's per-switch state.
+//! the reply (multipart parts assembled), a timeout, or [`Reply::SwitchGone`] when the
+//! switch leaves first, on this switch's worker, with the app's per-switch state.
+//!
+//! To reach another switch (or this one from another thread), use the core's
+//! [`Switches`] service: [`SwitchCtx::switches`] in a handler, or
+//! `services.require::<Switches>(name)` in [`App::start`]. It encodes for the target's
+//! version and queues the message to the worker serving it (see
+//! [`crate::switches`] for the ordering rules).
+//!
+//! ## Ports
+//!
+//! The core applies every PORT_STATUS to the switch's port list before any handler
+//! sees it, so [`SwitchCtx::info`] and [`Switches::info`] show the ports as they are.
+//! [`Builder::on_port_status`] handlers get the change in version-neutral form
+//! (reason, port), in app order; then the [`MessageKind::PortStatus`] handlers run.
+//!
+//! ## Timers
+//!
+//! [`Builder::every`] runs a handler per switch, on the switch's worker, with the
+//! app's state for it: first after a random delay in `[0, jitter]`, then every
+//! `period ± jitter`, for as long as the switch is connected (LLDP probes).
+//! [`Builder::every_global`] runs a function every `period` for the whole controller,
+//! on the controller's timer thread, with [`Switches`] (aging links or hosts). Timers
+//! sleep: an idle controller does not wake up for nothing. A panicking timer
+//! quarantines its app like any handler. See [`crate::timers`].
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//! use controller::app::{App, Builder, SwitchCtx};
+//! use controller::info::{PortInfo, PortReason};
+//! use controller::switches::Switches;
+//!
+//! #[derive(Default)]
+//! struct Probe;
+//!
+//! impl App for Probe {
+//!     type State = Option<Instant>; // when this switch was last probed
+//!     fn name(&self) -> &'static str { "probe" }
+//!     fn build(&self, b: &mut Builder<Self>) {
+//!         b.every(Duration::from_secs(1), Duration::from_millis(200), |_, ctx, last| {
+//!             *last = Some(ctx.now()); // send probes out of ctx.info().ports here
+//!         });
+//!         b.every_global(Duration::from_secs(5), |_, switches: &Switches, _now| {
+//!             let _ = switches.connected(); // age out what was not seen lately
+//!         });
+//!         b.on_port_status(|_, ctx, _, reason: PortReason, port: &PortInfo| {
+//!             tracing::info!(dpid = ctx.dpid(), port = port.port_no, ?reason, up = port.is_up());
+//!         });
+//!     }
+//! }
+//! ```
 
 use std::any::Any;
 use std::sync::Arc;
@@ -56,9 +105,11 @@ use openflow::view::PacketIn;
 use openflow::{EncodeError, Message, Version};
 
 use crate::dispatch::{PipelineCounters, Registry};
-use crate::info::SwitchInfo;
+use crate::info::{PortInfo, PortReason, SwitchInfo};
 use crate::requests::{Reply, Requests};
 use crate::services::{Services, StartError};
+use crate::switches::Switches;
+use crate::timers::Period;
 
 /// One app: a type with handlers, per-switch state, and optionally services.
 ///
@@ -209,6 +260,12 @@ pub type MessageFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &Mess
 pub type SwitchFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State);
 /// A switch-removed listener: gets the app's state for the switch, by value.
 pub type RemovedFn<A> = fn(&A, &SwitchInfo, <A as App>::State);
+/// A PORT_STATUS handler: what happened, and the port (as it is now, or as it was when
+/// deleted). The switch's port list already shows the change.
+pub type PortStatusFn<A> =
+    fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, PortReason, &PortInfo);
+/// A timer not tied to a switch: gets the switches and the time.
+pub type GlobalTimerFn<A> = fn(&A, &Switches, Instant);
 
 /// A registered PACKET_IN handler or observer.
 #[derive(Clone, Copy)]
@@ -224,6 +281,9 @@ pub struct Builder<A: App> {
     pub(crate) initialize: Vec<SwitchFn<A>>,
     pub(crate) switch_added: Vec<SwitchFn<A>>,
     pub(crate) switch_removed: Option<RemovedFn<A>>,
+    pub(crate) port_status: Vec<PortStatusFn<A>>,
+    pub(crate) timers: Vec<(Period, SwitchFn<A>)>,
+    pub(crate) global_timers: Vec<(Duration, GlobalTimerFn<A>)>,
     pub(crate) services: Services,
     pub(crate) name: &'static str,
     pub(crate) service_error: Option<StartError>,
@@ -237,6 +297,9 @@ impl<A: App> Builder<A> {
             initialize: Vec::new(),
             switch_added: Vec::new(),
             switch_removed: None,
+            port_status: Vec::new(),
+            timers: Vec::new(),
+            global_timers: Vec::new(),
             services: Services::new(),
             name,
             service_error: None,
@@ -280,6 +343,32 @@ impl<A: App> Builder<A> {
     /// call replaces the first). Without one, the state is simply dropped.
     pub fn on_switch_removed(&mut self, f: RemovedFn<A>) -> &mut Self {
         self.switch_removed = Some(f);
+        self
+    }
+
+    /// Handles PORT_STATUS in version-neutral form, after the core has applied it to
+    /// the switch's port list; handlers run in app order, before the
+    /// [`MessageKind::PortStatus`] handlers, and cannot stop anything.
+    pub fn on_port_status(&mut self, f: PortStatusFn<A>) -> &mut Self {
+        self.port_status.push(f);
+        self
+    }
+
+    /// Runs `f` on every switch, on its worker, with the app's state for it: first
+    /// after a random delay in `[0, jitter]` from the switch's arrival, then every
+    /// `period ± jitter` (uniform), until the switch leaves. A jitter beyond the period
+    /// is cut to it; periods under a millisecond are raised to one.
+    pub fn every(&mut self, period: Duration, jitter: Duration, f: SwitchFn<A>) -> &mut Self {
+        self.timers.push((Period::new(period, jitter), f));
+        self
+    }
+
+    /// Runs `f` every `period` (from the controller's start), once for the whole
+    /// controller, on the controller's timer thread (never on a worker: a slow timer
+    /// delays no switch). For work across switches, such as aging links or hosts.
+    pub fn every_global(&mut self, period: Duration, f: GlobalTimerFn<A>) -> &mut Self {
+        self.global_timers
+            .push((period.max(crate::timers::MIN_PERIOD), f));
         self
     }
 
@@ -345,6 +434,7 @@ pub struct SwitchCtx<'a> {
     pub(crate) out: &'a mut Vec<u8>,
     pub(crate) requests: &'a mut Requests,
     pub(crate) counters: &'a PipelineCounters,
+    pub(crate) switches: &'a Switches,
     pub(crate) now: Instant,
     /// The app whose handler is running (requests are tagged with it).
     pub(crate) app: usize,
@@ -356,8 +446,10 @@ pub(crate) type Callback =
     Box<dyn FnOnce(&dyn Any, &mut SwitchCtx<'_>, &mut (dyn Any + Send), Reply) + Send>;
 
 impl<'a> SwitchCtx<'a> {
-    /// The switch.
-    pub fn info(&self) -> &SwitchInfo {
+    /// The switch, ports current. Borrowed for the whole handler, not from `self`, so
+    /// a handler can send while it walks the ports:
+    /// `for p in &ctx.info().ports { ctx.send_packet_out(..); }`.
+    pub fn info(&self) -> &'a SwitchInfo {
         self.info
     }
 
@@ -374,6 +466,12 @@ impl<'a> SwitchCtx<'a> {
     /// The time the worker passed in for this message.
     pub fn now(&self) -> Instant {
         self.now
+    }
+
+    /// Every connected switch: send to any of them, look them up (the core's
+    /// [`Switches`] service, the same one `services.require::<Switches>` gives).
+    pub fn switches(&self) -> &'a Switches {
+        self.switches
     }
 
     /// Sends a version-neutral FLOW_MOD; returns its xid, or `None` when it could not
@@ -416,8 +514,9 @@ impl<'a> SwitchCtx<'a> {
     }
 
     /// Sends `msg` and calls `callback` with the reply (all parts of a multipart
-    /// reply, or the switch's ERROR) or with [`Reply::TimedOut`] after `timeout`, on this
-    /// switch, with the app's state for it. `A` must be the app whose handler is
+    /// reply, or the switch's ERROR), with [`Reply::TimedOut`] after `timeout`, or with
+    /// [`Reply::SwitchGone`] if the switch leaves first, on this switch, with the app's
+    /// state for it: the callback runs exactly once. `A` must be the app whose handler is
     /// running. Returns the request's xid, or `None` if it could not be sent.
     pub fn request<A: App>(
         &mut self,

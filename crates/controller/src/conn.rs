@@ -84,6 +84,10 @@ pub struct Conn<S> {
     writable_interest: bool,
     /// Whether the worker has this connection on its flush list for this turn.
     pub dirty: bool,
+    /// A readiness event said the peer closed its side (or the socket failed): read on
+    /// to the end, past a short read (see [`Conn::read_ready`]). Sticky: a closed read
+    /// side never reopens.
+    pub read_closed: bool,
     /// When the next echo request is due (pushed back by every received byte).
     pub next_keepalive: Instant,
     /// Echo requests sent since the switch last said anything.
@@ -138,6 +142,7 @@ impl<S> Conn<S> {
             head: 0,
             writable_interest: false,
             dirty: false,
+            read_closed: false,
             next_keepalive: now + limits.keepalive.interval,
             unanswered: 0,
             echo_xid: 0,
@@ -205,8 +210,11 @@ impl<S> Conn<S> {
                     // edge-triggered and reports bytes arriving from now on as a new
                     // event, so the read that would only say WouldBlock is skipped: one
                     // system call less per turn, before the replies are flushed (Tokio
-                    // does the same).
-                    if n < space {
+                    // does the same). Not when the event also said the peer closed: the
+                    // FIN came with the bytes, no event will report it again, and only
+                    // the next read (0) tells (Tokio keeps read-closed readiness apart
+                    // for the same reason).
+                    if n < space && !self.read_closed {
                         return Ok(false);
                     }
                 }

@@ -1,12 +1,14 @@
 //! Wiring: [`Controller::start`] binds the listeners, spawns the admission thread and N
-//! workers, and returns a [`Handle`] for the bound addresses, the counters and an
-//! orderly shutdown (stop accepting, close every switch firing switch-removed, join).
+//! workers, attaches the workers to the pipeline (so the core's `Switches` service can
+//! reach them), starts the timer thread if any app has a global timer, and returns a
+//! [`Handle`] for the bound addresses, the counters and an orderly shutdown (stop the
+//! timers, stop accepting, close every switch firing switch-removed, join).
 
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -20,6 +22,7 @@ use crate::counters::{CountersSnapshot, Published};
 use crate::dispatch::{Pipeline, SwitchState};
 use crate::handshake::HandshakeConfig;
 use crate::info::SwitchInfo;
+use crate::switches::Route;
 use crate::worker::{Command, SwitchPipeline, Worker, WorkerConfig, WorkerHandle};
 
 /// Every network setting of the controller core (`config::Config` maps onto it).
@@ -65,8 +68,8 @@ impl Default for NetConfig {
 impl SwitchPipeline for Pipeline {
     type State = SwitchState;
 
-    fn new_switch(&self, info: SwitchInfo) -> SwitchState {
-        Pipeline::new_switch(self, info)
+    fn new_switch(&self, info: SwitchInfo, route: Route) -> SwitchState {
+        Pipeline::new_switch_at(self, info, route)
     }
 
     fn switch_added(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
@@ -86,8 +89,79 @@ impl SwitchPipeline for Pipeline {
         sw.next_deadline()
     }
 
-    fn switch_removed(&self, sw: SwitchState, reason: &str) {
-        Pipeline::switch_removed(self, sw, reason)
+    fn switch_removed(&self, sw: SwitchState, reason: &str, now: Instant) {
+        Pipeline::switch_removed(self, sw, reason, now)
+    }
+
+    fn deliver(&self, sw: &mut SwitchState, message: &[u8], out: &mut Vec<u8>) {
+        Pipeline::deliver(self, sw, message, out)
+    }
+
+    fn attach(&self, workers: &[WorkerHandle]) {
+        self.switches().attach(workers);
+    }
+
+    fn global_tick(&self, now: Instant) -> Option<Instant> {
+        Pipeline::global_tick(self, now)
+    }
+}
+
+/// The timer thread's stop flag and the condition variable it sleeps on.
+type TimerStop = Arc<(Mutex<bool>, Condvar)>;
+
+/// Runs the pipeline's global timers on their own thread (`pharos-timers`), sleeping
+/// until the next one is due or until told to stop. `None` when there are none.
+fn start_timers<P: SwitchPipeline>(pipeline: &Arc<P>) -> io::Result<Option<Timers>> {
+    // The first call starts the timers' clock and says whether there are any.
+    let Some(mut next) = pipeline.global_tick(Instant::now()) else {
+        return Ok(None);
+    };
+    let stop: TimerStop = Arc::default();
+    let (pipeline, flag) = (Arc::clone(pipeline), Arc::clone(&stop));
+    let thread = std::thread::Builder::new()
+        .name("pharos-timers".into())
+        .spawn(move || {
+            let (stopped, wake) = &*flag;
+            let mut stopped = crate::counters::lock(stopped);
+            loop {
+                let now = Instant::now();
+                if *stopped {
+                    return;
+                }
+                if now < next {
+                    stopped = wake
+                        .wait_timeout(stopped, next - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                    continue;
+                }
+                drop(stopped);
+                let after = pipeline.global_tick(now);
+                stopped = crate::counters::lock(&flag.0);
+                match after {
+                    Some(t) => next = t,
+                    // Every global timer's app is quarantined: wait for the stop.
+                    None => next = now + Duration::from_secs(3600),
+                }
+            }
+        })?;
+    Ok(Some(Timers { stop, thread }))
+}
+
+/// The running timer thread.
+#[derive(Debug)]
+struct Timers {
+    /// Set to stop it; the condition variable wakes it.
+    stop: TimerStop,
+    /// Joined at shutdown.
+    thread: JoinHandle<()>,
+}
+
+impl Timers {
+    fn stop(self) {
+        *crate::counters::lock(&self.stop.0) = true;
+        self.stop.1.notify_all();
+        let _ = self.thread.join();
     }
 }
 
@@ -137,6 +211,8 @@ impl Controller {
             );
             workers.push(handle);
         }
+        pipeline.attach(&workers);
+        let timers = start_timers(&pipeline)?;
         let stop = Arc::new(AtomicBool::new(false));
         let (admission, admission_waker) = Admission::new(
             AdmissionConfig {
@@ -160,6 +236,7 @@ impl Controller {
             workers,
             stop,
             admission_waker,
+            timers: Mutex::new(timers),
             threads: Mutex::new(Some((admission_thread, threads))),
         })
     }
@@ -178,6 +255,8 @@ pub struct Handle {
     stop: Arc<AtomicBool>,
     /// Wakes admission to see `stop`.
     admission_waker: Arc<Waker>,
+    /// The global timers' thread, if any app has one; taken by the first shutdown.
+    timers: Mutex<Option<Timers>>,
     /// The threads to join; taken by the first shutdown.
     #[allow(clippy::type_complexity)]
     threads: Mutex<Option<(JoinHandle<()>, Vec<JoinHandle<()>>)>>,
@@ -194,10 +273,13 @@ impl Handle {
         self.published.snapshot()
     }
 
-    /// Orderly shutdown: stop accepting (pending handshakes closed), then every worker
-    /// closes its switches (switch-removed with reason "shutdown") and exits; joins all
-    /// threads. Calling it twice is harmless.
+    /// Orderly shutdown: stop the global timers, stop accepting (pending handshakes
+    /// closed), then every worker closes its switches (switch-removed with reason
+    /// "shutdown") and exits; joins all threads. Calling it twice is harmless.
     pub fn shutdown(&self) {
+        if let Some(timers) = crate::counters::lock(&self.timers).take() {
+            timers.stop();
+        }
         let Some((admission, workers)) = crate::counters::lock(&self.threads).take() else {
             return;
         };

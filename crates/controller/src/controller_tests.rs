@@ -38,7 +38,7 @@ impl Recorder {
 impl SwitchPipeline for Recorder {
     type State = u64;
 
-    fn new_switch(&self, info: SwitchInfo) -> u64 {
+    fn new_switch(&self, info: SwitchInfo, _route: crate::switches::Route) -> u64 {
         info.dpid
     }
 
@@ -68,7 +68,7 @@ impl SwitchPipeline for Recorder {
         None
     }
 
-    fn switch_removed(&self, sw: u64, reason: &str) {
+    fn switch_removed(&self, sw: u64, reason: &str, _now: Instant) {
         self.events
             .lock()
             .unwrap()

@@ -197,6 +197,8 @@ pub struct WorkerSnapshot {
     pub packet_ins: u64,
     /// Outgoing messages lost, every switch it ever served.
     pub drops: u64,
+    /// Times its poll returned (wake-ups): low when idle, as nothing busy-waits.
+    pub poll_turns: u64,
     /// Disconnects by reason.
     #[serde(skip)]
     pub disconnects: ReasonCounts,
@@ -249,6 +251,7 @@ impl Published {
         let mut switches = Vec::new();
         let mut packet_ins = 0;
         let mut drops = 0;
+        let mut poll_turns = 0;
         for w in &self.workers {
             let w = lock(w);
             msgs_in.add(&w.msgs_in);
@@ -261,6 +264,7 @@ impl Published {
             }
             packet_ins += w.packet_ins;
             drops += w.drops;
+            poll_turns += w.poll_turns;
             switches.extend(w.switches.iter().cloned());
         }
         switches.sort_by(|a, b| a.dpid.cmp(&b.dpid));
@@ -273,6 +277,7 @@ impl Published {
                 packet_ins,
                 packet_ins_per_sec: switches.iter().map(|s| s.packet_ins_per_sec).sum(),
                 drops,
+                poll_turns,
                 disconnects: disconnects.to_map(),
                 bad_frames: bad_frames.to_map(),
                 accepted: a.accepted,
@@ -308,6 +313,8 @@ pub struct TotalSnapshot {
     pub packet_ins_per_sec: f64,
     /// Outgoing messages lost.
     pub drops: u64,
+    /// Workers' poll turns (wake-ups), summed.
+    pub poll_turns: u64,
     /// Disconnects of established switches, by reason.
     pub disconnects: BTreeMap<String, u64>,
     /// Connections closed for a bad frame, by reason.

@@ -2,16 +2,26 @@
 //!
 //! A [`Pipeline`] is built once from the apps ([`Pipeline::build`] runs their `build`
 //! and `start`) and shared by every worker as `Arc<Pipeline>`; it holds the handlers of
-//! each message kind in order, and one quarantine flag per app. A [`SwitchState`] is one
-//! per switch, owned by the worker serving it: every app's per-switch state slot, the
-//! xid counter and the pending requests. No sockets and no clock reads: the worker
-//! passes the bytes, an output buffer and `now`.
+//! each message kind in order, the timers, the core's [`Switches`] service, and one
+//! quarantine flag per app. A [`SwitchState`] is one per switch, owned by the worker
+//! serving it: the switch's info (ports current), every app's per-switch state slot,
+//! the xid counter, the pending requests and the timer schedule. No sockets and no
+//! clock reads: the worker passes the bytes, an output buffer and `now`.
 //!
 //! ```text
 //! handle(frame) ─┬─ PACKET_IN ─► view::PacketIn ─► Advise.. Direct.. (until Stop) ─► Observe..
+//!                ├─ PORT_STATUS ─► ports updated (here and in Switches) ─► on_port_status..
+//!                │                 ─► handlers of MessageKind::PortStatus (until Stop)
 //!                ├─ xid pending ─► Message::decode ─► gather parts ─► requester's callback
 //!                └─ other ─► Message::decode ─► handlers of its MessageKind (until Stop)
+//! tick(now)      ─► expired requests' callbacks (TimedOut), then due per-switch timers
+//! switch_removed ─► unlisted from Switches ─► pending callbacks (SwitchGone) ─► listeners
+//! global_tick    ─► due global timers (the controller's timer thread calls it)
 //! ```
+//!
+//! Driven by hand (tests, no network), a pipeline works the same: switches made with
+//! [`Pipeline::new_switch`] are listed in [`Switches`], and what others send them
+//! through it is collected by [`Pipeline::take_queued`].
 //!
 //! ## Panics
 //!
@@ -24,8 +34,8 @@
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use openflow::view::PacketIn;
 use openflow::{Header, Message, Version};
@@ -34,9 +44,12 @@ use serde::Serialize;
 use crate::app::{
     AnyApp, App, Builder, Dpid, Flow, MessageKind, Order, PacketInHandler, Phase, SwitchCtx,
 };
-use crate::info::SwitchInfo;
+use crate::counters::lock;
+use crate::info::{PortInfo, PortReason, SwitchInfo};
 use crate::requests::{Done, Requests};
 use crate::services::{Services, StartError};
+use crate::switches::{Route, Switches};
+use crate::timers::{Period, Rng, Schedule};
 
 /// A per-switch state slot, type-erased (downcast to `A::State`, a type-id compare).
 type Slot = dyn Any + Send;
@@ -45,6 +58,9 @@ type PacketInCall =
 type MessageCall = Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, &Message) -> Flow + Send + Sync>;
 type SwitchCall = Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot) + Send + Sync>;
 type RemovedCall = Box<dyn Fn(&SwitchInfo, Box<Slot>) + Send + Sync>;
+type PortStatusCall =
+    Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, PortReason, &PortInfo) + Send + Sync>;
+type GlobalCall = Box<dyn Fn(&Switches, Instant) + Send + Sync>;
 
 /// PACKET_IN is type 10 in every version.
 const PACKET_IN: u8 = 10;
@@ -71,6 +87,9 @@ pub struct Registry {
     initialize: Vec<Handler<SwitchCall>>,
     switch_added: Vec<Handler<SwitchCall>>,
     switch_removed: Vec<Handler<RemovedCall>>,
+    port_status: Vec<Handler<PortStatusCall>>,
+    timers: Vec<(Period, Handler<SwitchCall>)>,
+    global_timers: Vec<(Duration, Handler<GlobalCall>)>,
     services: Services,
 }
 
@@ -134,6 +153,42 @@ impl Registry {
                     call,
                 });
             }
+        }
+        for f in b.port_status {
+            let a = Arc::clone(&app);
+            let call: PortStatusCall =
+                Box::new(move |ctx, s, reason, port| f(&a, ctx, slot::<A>(s), reason, port));
+            self.port_status.push(Handler {
+                app: index,
+                order: Order::direct(0),
+                call,
+            });
+        }
+        for (period, f) in b.timers {
+            let a = Arc::clone(&app);
+            let call: SwitchCall = Box::new(move |ctx, s| f(&a, ctx, slot::<A>(s)));
+            let order = Order::direct(0);
+            self.timers.push((
+                period,
+                Handler {
+                    app: index,
+                    order,
+                    call,
+                },
+            ));
+        }
+        for (period, f) in b.global_timers {
+            let a = Arc::clone(&app);
+            let call: GlobalCall = Box::new(move |switches, now| f(&a, switches, now));
+            let order = Order::direct(0);
+            self.global_timers.push((
+                period,
+                Handler {
+                    app: index,
+                    order,
+                    call,
+                },
+            ));
         }
         if let Some(f) = b.switch_removed {
             let a = Arc::clone(&app);
@@ -223,6 +278,19 @@ pub struct Pipeline {
     initialize: Vec<Handler<SwitchCall>>,
     switch_added: Vec<Handler<SwitchCall>>,
     switch_removed: Vec<Handler<RemovedCall>>,
+    /// App order.
+    port_status: Vec<Handler<PortStatusCall>>,
+    /// Per-switch timers, by timer index (the schedules in `SwitchState` use it).
+    timers: Vec<Handler<SwitchCall>>,
+    /// Their periods, by timer index.
+    periods: Vec<Period>,
+    /// Global timers, with their periods.
+    global_timers: Vec<(Duration, Handler<GlobalCall>)>,
+    /// When each global timer is next due, by index (`None` inside: stopped, its app
+    /// quarantined); `None` until the first `global_tick`, which starts the clock.
+    global_due: Mutex<Option<Vec<Option<Instant>>>>,
+    /// The core's directory of switches, also in `services`.
+    switches: Arc<Switches>,
     services: Services,
     counters: PipelineCounters,
 }
@@ -238,11 +306,21 @@ impl std::fmt::Debug for Pipeline {
 
 /// One switch's pipeline state, owned by the worker serving the switch.
 pub struct SwitchState {
-    info: SwitchInfo,
+    /// The switch, ports current (replaced whole on PORT_STATUS; shared with
+    /// `Switches`).
+    info: Arc<SwitchInfo>,
     /// One state slot per app, by app index.
     slots: Vec<Box<Slot>>,
     /// The xid counter and the pending requests.
     requests: Requests,
+    /// When each per-switch timer runs next.
+    schedule: Schedule,
+    /// Jitter for the timers.
+    rng: Rng,
+    /// The uid this switch is listed under in `Switches`.
+    uid: u64,
+    /// For a switch driven by hand: what others sent it through `Switches`.
+    queue: Option<Arc<Mutex<Vec<u8>>>>,
 }
 
 impl std::fmt::Debug for SwitchState {
@@ -255,10 +333,13 @@ impl std::fmt::Debug for SwitchState {
 }
 
 impl SwitchState {
-    /// When the earliest pending request times out (the worker calls
-    /// [`Pipeline::tick`] then).
+    /// When the earliest pending request times out or the earliest timer is due (the
+    /// worker calls [`Pipeline::tick`] then).
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.requests.next_deadline()
+        match (self.requests.next_deadline(), self.schedule.next()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The switch.
@@ -281,7 +362,14 @@ impl Pipeline {
     /// Builds every app (in order), merges the services they and the caller provide,
     /// then starts every app in order. A failing start stops the apps already started
     /// (in reverse) and returns the error.
-    pub fn build(apps: Vec<Box<dyn AnyApp>>, services: Services) -> Result<Pipeline, StartError> {
+    ///
+    /// The core's [`Switches`] is among the services every app's `start` sees.
+    pub fn build(
+        apps: Vec<Box<dyn AnyApp>>,
+        mut services: Services,
+    ) -> Result<Pipeline, StartError> {
+        let switches = Arc::new(Switches::new());
+        services.provide(Arc::clone(&switches), "controller")?;
         let mut reg = Registry {
             services,
             ..Registry::default()
@@ -307,8 +395,12 @@ impl Pipeline {
             initialize,
             switch_added,
             switch_removed,
+            port_status,
+            timers,
+            global_timers,
             services,
         } = reg;
+        let (periods, timers) = timers.into_iter().unzip();
         // Stable: equal orders keep app order.
         packet_in.sort_by_key(|h| h.order);
         let mut by_kind: Vec<(MessageKind, Vec<Handler<MessageCall>>)> = Vec::new();
@@ -338,6 +430,12 @@ impl Pipeline {
             initialize,
             switch_added,
             switch_removed,
+            port_status,
+            timers,
+            periods,
+            global_timers,
+            global_due: Mutex::new(None),
+            switches,
             services,
             counters: PipelineCounters::default(),
         })
@@ -371,9 +469,14 @@ impl Pipeline {
             .map(|e| e.panics.load(Relaxed))
     }
 
-    /// The services apps and the caller provided.
+    /// The services apps and the caller provided, and the core's [`Switches`].
     pub fn services(&self) -> &Services {
         &self.services
+    }
+
+    /// The core's directory of switches (the [`Switches`] service).
+    pub fn switches(&self) -> &Arc<Switches> {
+        &self.switches
     }
 
     /// The pipeline's counters.
@@ -381,12 +484,36 @@ impl Pipeline {
         self.counters.snapshot()
     }
 
-    /// A fresh state for a switch that completed its handshake.
+    /// A fresh state for a switch driven by hand (no worker): listed in
+    /// [`Switches`], where what is sent to it waits for [`Pipeline::take_queued`].
     pub fn new_switch(&self, info: SwitchInfo) -> SwitchState {
+        let info = Arc::new(info);
+        let (uid, queue) = self.switches.add_local(Arc::clone(&info));
+        self.state(info, uid, Some(queue))
+    }
+
+    /// A fresh state for a switch that completed its handshake, served at `route`
+    /// (listed in [`Switches`] under it, replacing an older connection of the dpid).
+    pub fn new_switch_at(&self, info: SwitchInfo, route: Route) -> SwitchState {
+        let info = Arc::new(info);
+        self.switches.add_routed(Arc::clone(&info), route);
+        self.state(info, route.uid, None)
+    }
+
+    fn state(
+        &self,
+        info: Arc<SwitchInfo>,
+        uid: u64,
+        queue: Option<Arc<Mutex<Vec<u8>>>>,
+    ) -> SwitchState {
         SwitchState {
+            rng: Rng::new(info.dpid ^ uid),
             info,
             slots: self.apps.iter().map(|e| e.app.new_state()).collect(),
             requests: Requests::new(),
+            schedule: Schedule::default(),
+            uid,
+            queue,
         }
     }
 
@@ -395,13 +522,43 @@ impl Pipeline {
         &sw.info
     }
 
-    /// Initializers, then switch-added listeners; what apps send goes to `out`.
+    /// Moves what was sent to a hand-driven switch through [`Switches`] into `out`,
+    /// each message with a fresh xid (a worker does this as the messages arrive).
+    pub fn take_queued(&self, sw: &mut SwitchState, out: &mut Vec<u8>) {
+        let Some(queue) = &sw.queue else {
+            return;
+        };
+        let bytes = std::mem::take(&mut *lock(queue));
+        self.deliver(sw, &bytes, out);
+    }
+
+    /// Appends messages sent from elsewhere (whole messages, xid 0) to `out`, each with
+    /// a fresh xid from the switch's counter.
+    pub fn deliver(&self, sw: &mut SwitchState, messages: &[u8], out: &mut Vec<u8>) {
+        let mut rest = messages;
+        while rest.len() >= openflow::HEADER_LEN {
+            let len = usize::from(u16::from_be_bytes([rest[2], rest[3]]));
+            let len = len.clamp(openflow::HEADER_LEN, rest.len());
+            let at = out.len();
+            out.extend_from_slice(&rest[..len]);
+            let xid = sw.requests.next_xid();
+            out[at + 4..at + 8].copy_from_slice(&xid.to_be_bytes());
+            rest = &rest[len..];
+        }
+    }
+
+    /// Initializers, then switch-added listeners; what apps send goes to `out`. The
+    /// switch's timers start now.
     pub fn switch_added(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
         let SwitchState {
             info,
             slots,
             requests,
+            schedule,
+            rng,
+            ..
         } = sw;
+        *schedule = Schedule::start(&self.periods, now, rng);
         let mut ctx = self.ctx(info, out, requests, now);
         for (handlers, what) in [
             (&self.initialize, "initialize"),
@@ -414,7 +571,7 @@ impl Pipeline {
                 let s = &mut *slots[h.app];
                 let c = &mut ctx;
                 let dpid = info.dpid;
-                self.guarded(h.app, dpid, what, || (h.call)(c, s));
+                self.guarded(h.app, Some(dpid), what, || (h.call)(c, s));
             }
         }
     }
@@ -433,27 +590,56 @@ impl Pipeline {
             self.decode_error(sw.info.dpid, "an unsupported version");
             return;
         };
-        if msg_type != FLOW_REMOVED && msg_type != PORT_STATUS && sw.requests.is_pending(xid) {
+        if msg_type == PORT_STATUS {
+            return self.port_status(sw, frame, out, now);
+        }
+        if msg_type != FLOW_REMOVED && sw.requests.is_pending(xid) {
             return self.reply(sw, version, msg_type, xid, frame, out, now);
         }
         let Some(kind) = MessageKind::from_wire(version, msg_type) else {
             return;
         };
-        let Some((_, handlers)) = self.messages.iter().find(|(k, _)| *k == kind) else {
+        let Some(handlers) = self.handlers_of(kind) else {
             self.counters.unhandled.fetch_add(1, Relaxed);
             return;
         };
-        let msg = match Message::decode(frame) {
-            Ok((_, m)) => m,
+        let Some(msg) = self.decode(sw, frame) else {
+            return;
+        };
+        self.run_message_handlers(sw, handlers, &msg, out, now);
+    }
+
+    fn handlers_of(&self, kind: MessageKind) -> Option<&[Handler<MessageCall>]> {
+        self.messages
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, list)| list.as_slice())
+    }
+
+    fn decode(&self, sw: &SwitchState, frame: &[u8]) -> Option<Message> {
+        match Message::decode(frame) {
+            Ok((_, m)) => Some(m),
             Err(e) => {
                 self.decode_error(sw.info.dpid, &e.to_string());
-                return;
+                None
             }
-        };
+        }
+    }
+
+    /// The handlers of one message kind, in order, until one stops (observers always).
+    fn run_message_handlers(
+        &self,
+        sw: &mut SwitchState,
+        handlers: &[Handler<MessageCall>],
+        msg: &Message,
+        out: &mut Vec<u8>,
+        now: Instant,
+    ) {
         let SwitchState {
             info,
             slots,
             requests,
+            ..
         } = sw;
         let mut ctx = self.ctx(info, out, requests, now);
         let mut stopped = false;
@@ -463,11 +649,47 @@ impl Pipeline {
             }
             let s = &mut *slots[h.app];
             let c = &mut ctx;
-            let m = &msg;
-            let flow = self.guarded(h.app, info.dpid, msg.type_name(), || (h.call)(c, s, m));
+            let flow = self.guarded(h.app, Some(info.dpid), msg.type_name(), || {
+                (h.call)(c, s, msg)
+            });
             if flow == Some(Flow::Stop) && h.order.phase != Phase::Observe {
                 stopped = true;
             }
+        }
+    }
+
+    /// PORT_STATUS: the port list is updated (here and in `Switches`) before any app
+    /// hears of it; then the port-status handlers, then the message handlers.
+    fn port_status(&self, sw: &mut SwitchState, frame: &[u8], out: &mut Vec<u8>, now: Instant) {
+        let Some(msg) = self.decode(sw, frame) else {
+            return;
+        };
+        if let Some((reason, port)) = PortInfo::from_port_status(&msg) {
+            let mut info = SwitchInfo::clone(&sw.info);
+            info.apply_port_status(reason, &port);
+            sw.info = Arc::new(info);
+            self.switches.update(sw.uid, Arc::clone(&sw.info));
+            let SwitchState {
+                info,
+                slots,
+                requests,
+                ..
+            } = &mut *sw;
+            let mut ctx = self.ctx(info, out, requests, now);
+            for h in &self.port_status {
+                if self.skip(h.app, &mut ctx) {
+                    continue;
+                }
+                let s = &mut *slots[h.app];
+                let c = &mut ctx;
+                let p = &port;
+                self.guarded(h.app, Some(info.dpid), "PORT_STATUS", || {
+                    (h.call)(c, s, reason, p)
+                });
+            }
+        }
+        if let Some(handlers) = self.handlers_of(MessageKind::PortStatus) {
+            self.run_message_handlers(sw, handlers, &msg, out, now);
         }
     }
 
@@ -488,6 +710,7 @@ impl Pipeline {
             info,
             slots,
             requests,
+            ..
         } = sw;
         let mut ctx = self.ctx(info, out, requests, now);
         let mut stopped = false;
@@ -498,7 +721,7 @@ impl Pipeline {
             let s = &mut *slots[h.app];
             let c = &mut ctx;
             let p = &p;
-            let flow = self.guarded(h.app, info.dpid, "PACKET_IN", || (h.call)(c, s, p));
+            let flow = self.guarded(h.app, Some(info.dpid), "PACKET_IN", || (h.call)(c, s, p));
             if flow == Some(Flow::Stop) && h.order.phase != Phase::Observe {
                 stopped = true;
             }
@@ -517,12 +740,8 @@ impl Pipeline {
         out: &mut Vec<u8>,
         now: Instant,
     ) {
-        let msg = match Message::decode(frame) {
-            Ok((_, m)) => m,
-            Err(e) => {
-                self.decode_error(sw.info.dpid, &e.to_string());
-                return;
-            }
+        let Some(msg) = self.decode(sw, frame) else {
+            return;
         };
         let multipart = matches!(
             MessageKind::from_wire(version, msg_type),
@@ -534,11 +753,12 @@ impl Pipeline {
         let more = multipart && frame.len() >= 12 && frame[11] & 1 != 0;
         if let Some(done) = sw.requests.on_reply(xid, msg, more, msg_type == ERROR) {
             self.counters.replies.fetch_add(1, Relaxed);
-            self.deliver(sw, done, out, now);
+            self.answer(sw, done, out, now);
         }
     }
 
-    /// Times out the requests whose deadline is at or before `now`.
+    /// Times out the requests whose deadline is at or before `now`, then runs the
+    /// per-switch timers due by `now`.
     pub fn tick(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
         while let Some(done) = sw.requests.pop_expired(now) {
             self.counters.request_timeouts.fetch_add(1, Relaxed);
@@ -547,15 +767,71 @@ impl Pipeline {
                 dpid = %Dpid(sw.info.dpid),
                 "request timed out"
             );
-            self.deliver(sw, done, out, now);
+            self.answer(sw, done, out, now);
         }
-    }
-
-    fn deliver(&self, sw: &mut SwitchState, done: Done, out: &mut Vec<u8>, now: Instant) {
         let SwitchState {
             info,
             slots,
             requests,
+            schedule,
+            rng,
+            ..
+        } = sw;
+        let mut ctx = self.ctx(info, out, requests, now);
+        while let Some(i) = schedule.due(now) {
+            let h = &self.timers[i];
+            if self.skip(h.app, &mut ctx) {
+                schedule.stop(i);
+                continue;
+            }
+            // Rescheduled first: a timer that panics is not run again at once (nor
+            // ever, as its app is quarantined).
+            schedule.ran(i, &self.periods[i], now, rng);
+            let s = &mut *slots[h.app];
+            let c = &mut ctx;
+            self.guarded(h.app, Some(info.dpid), "timer", || (h.call)(c, s));
+        }
+    }
+
+    /// Runs the global timers due at `now` (the first call starts their clock: each
+    /// first runs a period later); returns when the next one is due, `None` when
+    /// there are none (left).
+    pub fn global_tick(&self, now: Instant) -> Option<Instant> {
+        if self.global_timers.is_empty() {
+            return None;
+        }
+        let mut due = lock(&self.global_due);
+        let due = due.get_or_insert_with(|| {
+            self.global_timers
+                .iter()
+                .map(|(period, _)| Some(now + *period))
+                .collect()
+        });
+        for (i, (period, h)) in self.global_timers.iter().enumerate() {
+            if self.apps[h.app].quarantined.load(Relaxed) {
+                due[i] = None;
+                continue;
+            }
+            if due[i].is_some_and(|d| d <= now) {
+                due[i] = Some(now + *period);
+                let switches = &*self.switches;
+                self.guarded(h.app, None, "global timer", || (h.call)(switches, now));
+                // The timer may have got its app quarantined.
+                if self.apps[h.app].quarantined.load(Relaxed) {
+                    due[i] = None;
+                }
+            }
+        }
+        due.iter().flatten().min().copied()
+    }
+
+    /// Gives a finished request's callback its reply.
+    fn answer(&self, sw: &mut SwitchState, done: Done, out: &mut Vec<u8>, now: Instant) {
+        let SwitchState {
+            info,
+            slots,
+            requests,
+            ..
         } = sw;
         let mut ctx = self.ctx(info, out, requests, now);
         if self.skip(done.app, &mut ctx) {
@@ -567,33 +843,40 @@ impl Pipeline {
         let Done {
             callback, reply, ..
         } = done;
-        self.guarded(done.app, info.dpid, "reply", || callback(app, c, s, reply));
+        self.guarded(done.app, Some(info.dpid), "reply", || {
+            callback(app, c, s, reply)
+        });
     }
 
-    /// Switch-removed listeners; then the state (every app's slot, pending requests)
+    /// The switch left: it is unlisted from [`Switches`], its pending requests' callbacks
+    /// get [`crate::requests::Reply::SwitchGone`] (what they send to it is discarded),
+    /// the switch-removed listeners run, and the state (every app's slot, the timers)
     /// is dropped.
-    pub fn switch_removed(&self, sw: SwitchState, reason: &str) {
-        let SwitchState {
-            info,
-            mut slots,
-            requests,
-        } = sw;
-        if !requests.is_empty() {
-            tracing::debug!(
-                dpid = %Dpid(info.dpid),
-                pending = requests.len(),
-                "switch removed with requests pending; their callbacks will not run"
-            );
+    pub fn switch_removed(&self, mut sw: SwitchState, reason: &str, now: Instant) {
+        self.switches.remove(sw.info.dpid, sw.uid);
+        tracing::debug!(
+            dpid = %Dpid(sw.info.dpid),
+            reason,
+            pending = sw.requests.len(),
+            "switch removed"
+        );
+        let mut discarded = Vec::new();
+        while let Some(done) = sw.requests.pop_gone() {
+            self.answer(&mut sw, done, &mut discarded, now);
         }
-        tracing::debug!(dpid = %Dpid(info.dpid), reason, "switch removed");
+        let SwitchState {
+            info, mut slots, ..
+        } = sw;
         for h in &self.switch_removed {
             if self.apps[h.app].quarantined.load(Relaxed) {
                 continue;
             }
             // A zero-sized placeholder: no allocation.
             let state = std::mem::replace(&mut slots[h.app], Box::new(()));
-            let i = &info;
-            self.guarded(h.app, info.dpid, "switch_removed", || (h.call)(i, state));
+            let i = &*info;
+            self.guarded(h.app, Some(info.dpid), "switch_removed", || {
+                (h.call)(i, state)
+            });
         }
         drop(slots);
     }
@@ -610,6 +893,7 @@ impl Pipeline {
             out,
             requests,
             counters: &self.counters,
+            switches: &self.switches,
             now,
             app: 0,
             app_name: "",
@@ -630,7 +914,13 @@ impl Pipeline {
 
     /// Runs `f`; a panic quarantines app `app` and is logged and counted.
     #[inline]
-    fn guarded<R>(&self, app: usize, dpid: u64, what: &str, f: impl FnOnce() -> R) -> Option<R> {
+    fn guarded<R>(
+        &self,
+        app: usize,
+        dpid: Option<u64>,
+        what: &str,
+        f: impl FnOnce() -> R,
+    ) -> Option<R> {
         match catch_unwind(AssertUnwindSafe(f)) {
             Ok(r) => Some(r),
             Err(payload) => {
@@ -641,7 +931,7 @@ impl Pipeline {
     }
 
     #[cold]
-    fn quarantine(&self, app: usize, dpid: u64, what: &str, payload: &(dyn Any + Send)) {
+    fn quarantine(&self, app: usize, dpid: Option<u64>, what: &str, payload: &(dyn Any + Send)) {
         let e = &self.apps[app];
         e.quarantined.store(true, Relaxed);
         e.panics.fetch_add(1, Relaxed);
@@ -653,7 +943,7 @@ impl Pipeline {
             .unwrap_or("(non-string panic payload)");
         tracing::error!(
             app = e.name,
-            dpid = %Dpid(dpid),
+            dpid = dpid.map(|d| tracing::field::display(Dpid(d))),
             message = what,
             panic,
             "handler panicked: app quarantined on every switch"

@@ -87,7 +87,7 @@ fn an_empty_pipeline_counts_what_nobody_handles() {
     let c = p.counters();
     assert_eq!((c.unhandled, c.decode_errors), (1, 1));
     assert_eq!(p.info(&sw).dpid, 1);
-    p.switch_removed(sw, "test");
+    p.switch_removed(sw, "test", now);
 }
 
 #[test]
@@ -95,4 +95,160 @@ fn two_apps_with_one_name_are_refused() {
     let e =
         Pipeline::build(vec![Box::new(Nothing), Box::new(Nothing)], Services::new()).unwrap_err();
     assert_eq!(e, StartError::DuplicateApp { app: "nothing" });
+}
+
+/// Timers, `Switches` and SwitchGone, driven by hand: a clock that moves only when told.
+mod by_hand {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use openflow::model::{Action, PacketOut, PortNo};
+    use openflow::{of13, Message};
+
+    use super::*;
+    use crate::requests::Reply;
+    use crate::switches::{SendError, Switches};
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// Every 100 ms (no jitter) sends a PACKET_OUT to the next switch (dpid + 1)
+    /// through `Switches`; every 50 ms globally, notes the switches it sees; on
+    /// switch-added, asks for a barrier and notes how it ended.
+    struct Clocked {
+        log: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl App for Clocked {
+        type State = u32;
+        fn name(&self) -> &'static str {
+            "clocked"
+        }
+        fn build(&self, b: &mut Builder<Self>) {
+            b.every(100 * MS, Duration::ZERO, |app, ctx, n| {
+                *n += 1;
+                let flood = [Action::output(PortNo::Flood)];
+                let data = n.to_be_bytes();
+                let po = PacketOut::unbuffered(&data, PortNo::Controller, &flood);
+                let r = ctx.switches().send_packet_out(ctx.dpid() + 1, &po);
+                app.log
+                    .lock()
+                    .unwrap()
+                    .push(format!("tick {} #{n} {r:?}", ctx.dpid()));
+            });
+            b.every_global(50 * MS, |app, switches: &Switches, _| {
+                app.log
+                    .lock()
+                    .unwrap()
+                    .push(format!("global {:?}", switches.dpids()));
+            });
+            b.on_switch_added(|_, ctx, _| {
+                ctx.barrier(Duration::from_secs(60), |app: &Clocked, ctx, n, reply| {
+                    app.log
+                        .lock()
+                        .unwrap()
+                        .push(format!("barrier {} after {n}: {reply:?}", ctx.dpid()));
+                });
+            });
+        }
+    }
+
+    fn take(log: &Mutex<Vec<String>>) -> Vec<String> {
+        std::mem::take(&mut *log.lock().unwrap())
+    }
+
+    #[test]
+    fn timers_switches_and_switch_gone_without_a_network() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let app = Clocked {
+            log: Arc::clone(&log),
+        };
+        let p = Pipeline::build(vec![Box::new(app)], Services::new()).unwrap();
+        let t0 = Instant::now();
+        assert_eq!(p.global_tick(t0), Some(t0 + 50 * MS), "the clock starts");
+
+        let mut a = p.new_switch(info(1, Version::V1_0));
+        let mut b = p.new_switch(info(2, Version::V1_3));
+        let (mut out_a, mut out_b) = (Vec::new(), Vec::new());
+        p.switch_added(&mut a, &mut out_a, t0);
+        p.switch_added(&mut b, &mut out_b, t0);
+        assert_eq!(p.switches().dpids(), [1, 2]);
+        // The barriers went out; first runs are due at once (no jitter).
+        assert_eq!(a.pending_requests(), 1);
+        assert_eq!(a.next_deadline(), Some(t0));
+
+        p.tick(&mut a, &mut out_a, t0);
+        assert_eq!(take(&log), ["tick 1 #1 Ok(())"]);
+        assert_eq!(a.next_deadline(), Some(t0 + 100 * MS));
+        p.tick(&mut a, &mut out_a, t0 + 99 * MS);
+        assert!(take(&log).is_empty());
+
+        // What A sent B waits in B's queue until taken, in B's version, fresh xid.
+        out_b.clear();
+        p.take_queued(&mut b, &mut out_b);
+        let (xid, m) = Message::decode(&out_b).unwrap();
+        assert!(xid > 1, "after the barrier's xid");
+        assert!(
+            matches!(m, Message::V13(of13::Message::PacketOut(ref po)) if po.data == [0, 0, 0, 1])
+        );
+        out_b.clear();
+        p.take_queued(&mut b, &mut out_b);
+        assert!(out_b.is_empty());
+
+        // B's first run, due at t0, runs late (once, not twice) and sends to dpid 3:
+        // nobody. Its next run counts from when it ran.
+        p.tick(&mut b, &mut out_b, t0 + 100 * MS);
+        assert_eq!(take(&log), ["tick 2 #1 Err(NotConnected(Dpid(3)))"]);
+        assert_eq!(b.next_deadline(), Some(t0 + 200 * MS));
+
+        assert_eq!(p.global_tick(t0 + 49 * MS), Some(t0 + 50 * MS));
+        assert!(take(&log).is_empty());
+        assert_eq!(p.global_tick(t0 + 60 * MS), Some(t0 + 110 * MS));
+        assert_eq!(take(&log), ["global [1, 2]"]);
+
+        // A leaves: its barrier's callback gets SwitchGone, with A already unlisted.
+        p.switch_removed(a, "test", t0 + 150 * MS);
+        assert_eq!(take(&log), ["barrier 1 after 1: SwitchGone"]);
+        assert_eq!(p.switches().dpids(), [2]);
+        let flood = [Action::output(PortNo::Flood)];
+        let po = PacketOut::unbuffered(b"x", PortNo::Controller, &flood);
+        assert_eq!(
+            p.switches().send_packet_out(1, &po),
+            Err(SendError::NotConnected(crate::info::Dpid(1)))
+        );
+        p.switch_removed(b, "test", t0 + 150 * MS);
+        assert!(p.switches().is_empty());
+        assert_eq!(
+            take(&log),
+            [format!("barrier 2 after 1: {:?}", Reply::SwitchGone)]
+        );
+    }
+
+    #[test]
+    fn the_core_provides_switches_and_nobody_else_may() {
+        struct Impostor;
+        impl App for Impostor {
+            type State = ();
+            fn name(&self) -> &'static str {
+                "impostor"
+            }
+            fn build(&self, b: &mut Builder<Self>) {
+                b.provide(Arc::new(Switches::new()));
+            }
+        }
+        let e = Pipeline::build(vec![Box::new(Impostor)], Services::new()).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                StartError::DuplicateService {
+                    first: "controller",
+                    second: "impostor",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let p = Pipeline::build(Vec::new(), Services::new()).unwrap();
+        assert!(p.services().get::<Switches>().is_some());
+        assert_eq!(p.global_tick(Instant::now()), None, "no global timers");
+    }
 }

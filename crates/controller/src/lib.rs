@@ -9,6 +9,8 @@
 //!                                                            │  frame + dispatch in place
 //!                                                            │  Pipeline::handle ─► apps
 //!                                                            └─ flush each output once/turn
+//! Switches (any thread) ─► worker's command channel + waker ─► that switch's output
+//! pharos-timers thread  ─► Pipeline::global_tick (app-wide timers)
 //! ```
 pub mod admission;
 pub mod app;
@@ -21,4 +23,6 @@ pub mod handshake;
 pub mod info;
 pub mod requests;
 pub mod services;
+pub mod switches;
+pub mod timers;
 pub mod worker;

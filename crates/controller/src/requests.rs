@@ -5,7 +5,8 @@
 //! A reply whose xid is pending goes to the app that asked, not to the message handlers;
 //! a multipart reply is gathered until a part arrives without the MORE flag; an ERROR with
 //! the xid is the request's answer too. Deadlines are `Instant`s handed in by the caller
-//! (no clock reads here), so timeouts are tested without sleeping.
+//! (no clock reads here), so timeouts are tested without sleeping. A request still
+//! pending when its switch leaves gets [`Reply::SwitchGone`]: every callback runs once.
 
 use std::time::Instant;
 
@@ -22,6 +23,11 @@ pub enum Reply {
     Error(Message),
     /// No complete reply before the deadline (parts received so far are dropped).
     TimedOut,
+    /// The switch left (disconnected, replaced, or the controller is shutting down)
+    /// before the reply came. The callback runs just before the switch-removed
+    /// listeners, with the app's state for the switch; what it sends to this switch is
+    /// discarded (`ctx.switches()` still reaches the others).
+    SwitchGone,
 }
 
 /// A request waiting for its reply.
@@ -148,6 +154,20 @@ impl Requests {
             app: p.app,
             callback: p.callback,
             reply: Reply::Messages(p.parts),
+        })
+    }
+
+    /// Any pending request, removed, with [`Reply::SwitchGone`] (oldest first); `None`
+    /// when none is left.
+    pub(crate) fn pop_gone(&mut self) -> Option<Done> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let p = self.pending.remove(0);
+        Some(Done {
+            app: p.app,
+            callback: p.callback,
+            reply: Reply::SwitchGone,
         })
     }
 

@@ -64,3 +64,16 @@ fn deadlines_expire_in_any_order() {
     assert_eq!(r.pop_expired(t0 + Duration::from_secs(5)).unwrap().app, 0);
     assert_eq!(r.next_deadline(), None);
 }
+
+#[test]
+fn a_leaving_switch_ends_every_request_oldest_first() {
+    let t0 = Instant::now();
+    let mut r = Requests::new();
+    r.insert(1, 4, t0 + Duration::from_secs(9), noop());
+    r.insert(2, 5, t0 + Duration::from_secs(1), noop());
+    let first = r.pop_gone().unwrap();
+    assert_eq!((first.app, first.reply), (4, Reply::SwitchGone));
+    assert_eq!(r.pop_gone().unwrap().app, 5);
+    assert!(r.pop_gone().is_none());
+    assert!(r.is_empty());
+}

@@ -3,8 +3,8 @@
 //!
 //! ```text
 //! loop {
-//!     poll (timeout: the nearest keepalive / request deadline / publish time)
-//!     waker     → take new switches and close orders from the channel
+//!     poll (timeout: the nearest keepalive / request / timer deadline / publish time)
+//!     waker     → take new switches, close orders and messages from `Switches`
 //!     READABLE  → read until WouldBlock, frame, echo or pipeline.handle → conn.out
 //!     WRITABLE  → flush again
 //!     after the turn: flush every connection with new output once
@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -29,24 +29,42 @@ use tracing::{debug, info, warn};
 use crate::conn::{CloseReason, Conn, ConnLimits, FrameSink};
 use crate::counters::{lock, ReasonCounts, SwitchSnapshot, TypeCounts, WorkerSnapshot};
 use crate::info::{Dpid, SwitchInfo};
+use crate::switches::Route;
 
 /// The sans-IO pipeline a worker drives (implemented by `dispatch::Pipeline`; tests
 /// use small ones of their own).
 pub trait SwitchPipeline: Send + Sync + 'static {
     /// The per-switch state the pipeline keeps.
     type State: Send + 'static;
-    /// State for a switch that completed its handshake.
-    fn new_switch(&self, info: SwitchInfo) -> Self::State;
+    /// State for a switch that completed its handshake, served at `route`.
+    fn new_switch(&self, info: SwitchInfo, route: Route) -> Self::State;
     /// Initializer and switch-added listeners; messages for the switch go to `out`.
     fn switch_added(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant);
     /// One whole message from the switch (never echo).
     fn handle(&self, sw: &mut Self::State, frame: &[u8], out: &mut Vec<u8>, now: Instant);
-    /// Request timeouts.
+    /// Request timeouts and timers.
     fn tick(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant);
     /// When `tick` is next needed for this switch.
     fn next_deadline(&self, sw: &Self::State) -> Option<Instant>;
     /// Switch-removed listeners; the state is dropped.
-    fn switch_removed(&self, sw: Self::State, reason: &str);
+    fn switch_removed(&self, sw: Self::State, reason: &str, now: Instant);
+    /// A message sent to this switch from elsewhere ([`Command::Send`]): appends it to
+    /// `out` (the dispatch pipeline gives it a fresh xid first).
+    fn deliver(&self, sw: &mut Self::State, message: &[u8], out: &mut Vec<u8>) {
+        let _ = sw;
+        out.extend_from_slice(message);
+    }
+    /// The workers are running: here are their handles, by index (for a directory of
+    /// switches that sends through them).
+    fn attach(&self, workers: &[WorkerHandle]) {
+        let _ = workers;
+    }
+    /// Runs the timers not tied to a switch that are due at `now` (on the controller's
+    /// timer thread); returns when it should be called next, `None` for never.
+    fn global_tick(&self, now: Instant) -> Option<Instant> {
+        let _ = now;
+        None
+    }
 }
 
 /// Adapts a pipeline to the connection's frame callback (the field: the pipeline).
@@ -86,6 +104,19 @@ pub enum Command {
         /// Logged and counted.
         reason: CloseReason,
     },
+    /// Append this message (one, encoded for the switch's version) to a switch's
+    /// output: what `Switches` sends from other workers and threads.
+    Send {
+        /// The connection's slot.
+        slot: usize,
+        /// The connection's uid (if the slot holds another, the message is for a
+        /// connection that left).
+        uid: u64,
+        /// The switch, to find its replacement when the connection was replaced.
+        dpid: u64,
+        /// The message.
+        bytes: Vec<u8>,
+    },
     /// Close every switch ("shutdown") and exit.
     Shutdown,
 }
@@ -102,12 +133,30 @@ pub struct WorkerHandle {
     pub waker: Arc<Waker>,
     /// Switches the worker serves (for least-loaded assignment).
     pub load: Arc<AtomicUsize>,
+    /// Set by a sender that woke the worker, cleared by the worker before it drains
+    /// the channel: senders that find it set need not wake it again (one `write(2)` on
+    /// the eventfd per batch, not per message).
+    pub wake_pending: Arc<AtomicBool>,
 }
 
 impl WorkerHandle {
     /// Sends a command and wakes the worker; false if the worker is gone.
     pub fn send(&self, cmd: Command) -> bool {
         self.tx.send(cmd).is_ok() && self.waker.wake().is_ok()
+    }
+
+    /// Sends a command and wakes the worker unless a wake is already pending (for
+    /// frequent commands: messages from `Switches`); false if the worker is gone.
+    pub fn send_coalesced(&self, cmd: Command) -> bool {
+        if self.tx.send(cmd).is_err() {
+            return false;
+        }
+        // SeqCst with the worker's clear-then-drain: either the worker's drain sees
+        // this command, or this swap sees the flag cleared and wakes it.
+        if self.wake_pending.swap(true, Ordering::SeqCst) {
+            return true;
+        }
+        self.waker.wake().is_ok()
     }
 }
 
@@ -133,8 +182,12 @@ pub struct Worker<P: SwitchPipeline> {
     poll: Poll,
     /// The shared app pipeline.
     pipeline: Arc<P>,
-    /// Commands from admission and the handle.
+    /// Commands from admission, the handle and `Switches`.
     rx: Receiver<Command>,
+    /// Shared with the handles: a wake is pending (see [`WorkerHandle::wake_pending`]).
+    wake_pending: Arc<AtomicBool>,
+    /// Poll turns (wake-ups) so far: a test's proof that an idle worker sleeps.
+    turns: u64,
     /// Connections by slot (token) index.
     conns: Vec<Option<Conn<P::State>>>,
     /// Free slots in `conns`.
@@ -197,6 +250,7 @@ impl<P: SwitchPipeline> Worker<P> {
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         let (tx, rx) = std::sync::mpsc::channel();
         let load = Arc::new(AtomicUsize::new(0));
+        let wake_pending = Arc::new(AtomicBool::new(false));
         let now = Instant::now();
         let worker = Worker {
             next_scan: now + cfg.limits.keepalive.interval,
@@ -205,6 +259,8 @@ impl<P: SwitchPipeline> Worker<P> {
             poll,
             pipeline,
             rx,
+            wake_pending: wake_pending.clone(),
+            turns: 0,
             conns: Vec::new(),
             free: Vec::new(),
             dirty: Vec::new(),
@@ -216,7 +272,15 @@ impl<P: SwitchPipeline> Worker<P> {
             published,
             closed: Closed::default(),
         };
-        Ok((worker, WorkerHandle { tx, waker, load }))
+        Ok((
+            worker,
+            WorkerHandle {
+                tx,
+                waker,
+                load,
+                wake_pending,
+            },
+        ))
     }
 
     /// The event loop; returns after [`Command::Shutdown`] (or when every sender is gone).
@@ -241,6 +305,7 @@ impl<P: SwitchPipeline> Worker<P> {
                 warn!(worker = self.cfg.index, error = %e, "poll failed; worker stops");
                 break;
             }
+            self.turns += 1;
             let now = Instant::now();
             while let Some(slot) = self.again_spare.pop() {
                 self.readable(slot, now);
@@ -248,10 +313,16 @@ impl<P: SwitchPipeline> Worker<P> {
             let mut shutdown = false;
             for event in events.iter() {
                 if event.token() == WAKER {
+                    self.wake_pending.store(false, Ordering::SeqCst);
                     shutdown |= self.commands(now);
                     continue;
                 }
                 let slot = event.token().0;
+                if event.is_read_closed() || event.is_error() {
+                    if let Some(Some(conn)) = self.conns.get_mut(slot) {
+                        conn.read_closed = true;
+                    }
+                }
                 if event.is_readable() || event.is_read_closed() || event.is_error() {
                     self.readable(slot, now);
                 }
@@ -263,9 +334,9 @@ impl<P: SwitchPipeline> Worker<P> {
                 self.scan(now);
             }
             self.flush_dirty();
-            self.close_pending();
+            self.close_pending(now);
             if shutdown {
-                self.shutdown();
+                self.shutdown(now);
                 break;
             }
             if now >= self.next_publish {
@@ -287,13 +358,46 @@ impl<P: SwitchPipeline> Worker<P> {
                         self.closing.push((slot, reason));
                         // Closed right away, so switch-removed of the old connection
                         // fires before switch-added of a replacement queued behind.
-                        self.close_pending();
+                        self.close_pending(now);
                     }
                 }
+                Ok(Command::Send {
+                    slot,
+                    uid,
+                    dpid,
+                    bytes,
+                }) => self.deliver(slot, uid, dpid, &bytes),
                 Ok(Command::Shutdown) => return true,
                 Err(TryRecvError::Empty) => return false,
                 Err(TryRecvError::Disconnected) => return true,
             }
+        }
+    }
+
+    /// A message from `Switches` for connection `uid` at `slot`: appended to its
+    /// output. If that connection is gone but a newer one of the same switch (same
+    /// version) is here, it goes there; otherwise it is lost, and counted.
+    fn deliver(&mut self, slot: usize, uid: u64, dpid: u64, bytes: &[u8]) {
+        let at = match self.conns.get(slot) {
+            Some(Some(c)) if c.uid == uid => Some(slot),
+            // Rare (the switch left or was replaced since the send): a scan is fine.
+            _ => self.conns.iter().position(|c| {
+                c.as_ref()
+                    .is_some_and(|c| c.dpid == dpid && bytes.first() == Some(&c.version.wire()))
+            }),
+        };
+        let Some((at, conn)) = at.and_then(|s| Some((s, self.conns[s].as_mut()?))) else {
+            self.closed.drops += 1;
+            debug!(dpid = %Dpid(dpid), "a message sent to a switch that has left; dropped");
+            return;
+        };
+        let Some(state) = conn.state.as_mut() else {
+            return;
+        };
+        self.pipeline.deliver(state, bytes, &mut conn.out);
+        if !conn.dirty && !conn.blocked() {
+            conn.dirty = true;
+            self.dirty.push(at);
         }
     }
 
@@ -321,7 +425,12 @@ impl<P: SwitchPipeline> Worker<P> {
         let version = info.version;
         let span = tracing::info_span!("switch", dpid = %Dpid(dpid));
         let entered = span.enter();
-        let mut state = self.pipeline.new_switch(info);
+        let route = Route {
+            worker: self.cfg.index,
+            slot,
+            uid,
+        };
+        let mut state = self.pipeline.new_switch(info, route);
         let mut out = pending_out;
         self.pipeline.switch_added(&mut state, &mut out, now);
         drop(entered);
@@ -441,7 +550,7 @@ impl<P: SwitchPipeline> Worker<P> {
     }
 
     /// Closes the connections marked this turn: switch-removed, registry, counters.
-    fn close_pending(&mut self) {
+    fn close_pending(&mut self, now: Instant) {
         while let Some((slot, reason)) = self.closing.pop() {
             let Some(conn) = self.conns.get_mut(slot).and_then(Option::take) else {
                 continue;
@@ -476,13 +585,13 @@ impl<P: SwitchPipeline> Worker<P> {
             let span = conn.span.clone();
             let _entered = span.enter();
             if let Some(state) = conn.close(self.poll.registry()) {
-                self.pipeline.switch_removed(state, reason);
+                self.pipeline.switch_removed(state, reason, now);
             }
         }
     }
 
     /// Closes every switch with reason "shutdown".
-    fn shutdown(&mut self) {
+    fn shutdown(&mut self, now: Instant) {
         for slot in 0..self.conns.len() {
             if let Some(conn) = self.conns[slot].as_mut() {
                 // Best effort: what apps queued goes out if the kernel takes it now.
@@ -490,7 +599,7 @@ impl<P: SwitchPipeline> Worker<P> {
                 self.closing.push((slot, "shutdown"));
             }
         }
-        self.close_pending();
+        self.close_pending(now);
         debug!(worker = self.cfg.index, "worker closed its switches");
     }
 
@@ -501,6 +610,7 @@ impl<P: SwitchPipeline> Worker<P> {
             msgs_out: self.closed.msgs_out,
             packet_ins: self.closed.packet_ins,
             drops: self.closed.drops,
+            poll_turns: self.turns,
             disconnects: self.closed.disconnects.clone(),
             bad_frames: self.closed.bad_frames.clone(),
             switches: Vec::with_capacity(self.conns.len()),

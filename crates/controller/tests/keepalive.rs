@@ -101,3 +101,39 @@ fn a_disconnect_fires_switch_removed_and_drops_the_state() {
     removed.sort();
     assert_eq!(removed, vec![0xa, 0xb]);
 }
+
+/// A switch that sends its last message and closes at once: the bytes and the close
+/// can reach the worker in one readiness event, and the close must not wait for a
+/// keepalive to be noticed (a short read does not mean the socket said all it had).
+#[test]
+fn a_switch_that_sends_and_closes_at_once_is_removed_at_once() {
+    let (app, seen) = Recorder::new();
+    // A keepalive far beyond the deadline below, so only the close can remove them.
+    let config = Config {
+        keepalive: KeepaliveConfig {
+            interval: Duration::from_secs(60),
+            max_unanswered: 3,
+        },
+        ..test_config()
+    };
+    let ctl = Running::start(&config, vec![Box::new(app)]);
+    const N: u64 = 20;
+    for dpid in 1..=N {
+        let mut sw = Emu::connect_and_handshake(ctl.addr, Spec::v13(dpid), T).unwrap();
+        // Everything the controller sent is read, so the close is a FIN (with unread
+        // bytes it would be a reset, which the worker sees as an error).
+        sw.ping(T).unwrap();
+        // A PACKET_IN and the FIN back to back.
+        let msg = sw.packet_in(1, &emu::frame(emu::host(1), emu::host(2)), None);
+        sw.send(&msg).unwrap();
+        drop(sw);
+    }
+    let start = Instant::now();
+    assert!(
+        eventually(Duration::from_secs(3), || seen.removed_dpids().len()
+            == N as usize),
+        "{} of {N} removed after {:?}",
+        seen.removed_dpids().len(),
+        start.elapsed()
+    );
+}

@@ -332,7 +332,7 @@ impl<'p> FakeSwitch<'p> {
 
     fn disconnect(mut self, reason: &str) {
         let s = self.state.take().unwrap();
-        self.pipeline.switch_removed(s, reason);
+        self.pipeline.switch_removed(s, reason, self.now);
     }
 }
 
@@ -594,6 +594,7 @@ impl Asker {
             Reply::Messages(parts) => format!("{} parts", parts.len()),
             Reply::Error(m) => format!("error {}", m.type_name()),
             Reply::TimedOut => "timed out".to_string(),
+            Reply::SwitchGone => "switch gone".to_string(),
         };
         self.0
             .lock()
@@ -966,7 +967,7 @@ fn learning_switch_allocates_nothing_per_packet_in_in_steady_state() {
         let allocated = allocations() - before;
         assert!(total > 0);
         assert_eq!(allocated, 0, "{version}: {allocated} allocations");
-        p.switch_removed(sw, "test");
+        p.switch_removed(sw, "test", now);
     }
 }
 

@@ -311,6 +311,36 @@ impl Emu {
         }
     }
 
+    /// Sends a PORT_STATUS: port `port_no` (named and addressed as in the handshake)
+    /// with `config` and `state` bits, for `reason` (0 add, 1 delete, 2 modify).
+    pub fn send_port_status(
+        &mut self,
+        reason: u8,
+        port_no: u32,
+        config: u32,
+        state: u32,
+    ) -> io::Result<u32> {
+        let msg = match self.ver() {
+            Version::V1_0 => Message::V10(of10::Message::PortStatus(of10::PortStatus {
+                reason: of10::PortReason::from_raw(reason),
+                desc: of10::PhyPort {
+                    config,
+                    state,
+                    ..self.port_10(port_no)
+                },
+            })),
+            Version::V1_3 => Message::V13(of13::Message::PortStatus(of13::PortStatus {
+                reason: of13::port::PortReason::from_raw(reason),
+                desc: of13::Port {
+                    config,
+                    state,
+                    ..self.port_13(port_no)
+                },
+            })),
+        };
+        self.send(&msg)
+    }
+
     /// Half-closes our side (the controller reads EOF).
     pub fn shutdown_write(&self) {
         let _ = self.stream.shutdown(Shutdown::Write);
@@ -474,43 +504,44 @@ impl Emu {
             n_tables: self.spec.n_tables,
             capabilities: 0xc7,
             actions: 0xfff,
-            ports: self
-                .spec
-                .ports
-                .iter()
-                .map(|&p| of10::PhyPort {
-                    port_no: p as u16,
-                    hw_addr: self.spec.port_mac(p),
-                    name: FixedStr::new(&format!("eth{p}")).expect("a short name"),
-                    config: 0,
-                    state: 0,
-                    curr: 0,
-                    advertised: 0,
-                    supported: 0,
-                    peer: 0,
-                })
-                .collect(),
+            ports: self.spec.ports.iter().map(|&p| self.port_10(p)).collect(),
+        }
+    }
+
+    /// Port `p` as a 1.0 `ofp_phy_port`: up, named `eth<p>`.
+    fn port_10(&self, p: u32) -> of10::PhyPort {
+        of10::PhyPort {
+            port_no: p as u16,
+            hw_addr: self.spec.port_mac(p),
+            name: FixedStr::new(&format!("eth{p}")).expect("a short name"),
+            config: 0,
+            state: 0,
+            curr: 0,
+            advertised: 0,
+            supported: 0,
+            peer: 0,
         }
     }
 
     fn ports_13(&self) -> Vec<of13::Port> {
-        self.spec
-            .ports
-            .iter()
-            .map(|&p| of13::Port {
-                port_no: p,
-                hw_addr: self.spec.port_mac(p),
-                name: FixedStr::new(&format!("eth{p}")).expect("a short name"),
-                config: 0,
-                state: 0,
-                curr: 0,
-                advertised: 0,
-                supported: 0,
-                peer: 0,
-                curr_speed: 10_000_000,
-                max_speed: 10_000_000,
-            })
-            .collect()
+        self.spec.ports.iter().map(|&p| self.port_13(p)).collect()
+    }
+
+    /// Port `p` as a 1.3 `ofp_port`: up, named `eth<p>`, 10 Gb/s.
+    fn port_13(&self, p: u32) -> of13::Port {
+        of13::Port {
+            port_no: p,
+            hw_addr: self.spec.port_mac(p),
+            name: FixedStr::new(&format!("eth{p}")).expect("a short name"),
+            config: 0,
+            state: 0,
+            curr: 0,
+            advertised: 0,
+            supported: 0,
+            peer: 0,
+            curr_speed: 10_000_000,
+            max_speed: 10_000_000,
+        }
     }
 
     /// Waits until the controller has had what it asks for in a handshake: its HELLO,

@@ -1,0 +1,344 @@
+//! [`Switches`]: send to any connected switch, from any handler on any worker or from
+//! any thread, and look up what every switch is (ports as they are now).
+//!
+//! The core provides it: [`crate::dispatch::Pipeline::build`] puts an `Arc<Switches>`
+//! into the services before any app starts, so an app takes it in `start`
+//! (`services.require::<Switches>(name)`), and a handler reaches the same one through
+//! [`crate::app::SwitchCtx::switches`].
+//!
+//! ```
+//! use std::sync::{Arc, OnceLock};
+//! use std::time::Duration;
+//! use controller::app::{App, Builder, SwitchCtx};
+//! use controller::info::{PortInfo, PortReason};
+//! use controller::services::{Services, StartError};
+//! use controller::switches::Switches;
+//! use openflow::model::{Action, PacketOut, PortNo};
+//!
+//! /// Says hello out of every up port of every switch, once a second; notes ports
+//! /// that go down.
+//! #[derive(Default)]
+//! struct Hello(OnceLock<Arc<Switches>>);
+//!
+//! impl App for Hello {
+//!     type State = u32; // ports seen going down on this switch
+//!     fn name(&self) -> &'static str { "hello" }
+//!     fn build(&self, b: &mut Builder<Self>) {
+//!         b.every(Duration::from_secs(1), Duration::from_millis(100), Hello::tick);
+//!         b.on_port_status(|_, _, downs, _: PortReason, port: &PortInfo| {
+//!             if !port.is_up() { *downs += 1 }
+//!         });
+//!     }
+//!     fn start(&self, services: &Services) -> Result<(), StartError> {
+//!         let _ = self.0.set(services.require::<Switches>(self.name())?);
+//!         Ok(())
+//!     }
+//! }
+//!
+//! impl Hello {
+//!     fn tick(&self, ctx: &mut SwitchCtx, _: &mut u32) {
+//!         for port in ctx.info().ports.iter().filter(|p| p.is_up()) {
+//!             let out = [Action::output(PortNo::from_u32(port.port_no))];
+//!             let po = PacketOut::unbuffered(b"hello", PortNo::Controller, &out);
+//!             // To this switch through ctx; to another one (a dpid) through Switches.
+//!             ctx.send_packet_out(&po);
+//!             let _ = ctx.switches().send_packet_out(ctx.dpid() + 1, &po);
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! ## How a message gets there
+//!
+//! [`Switches::send`] and friends encode the message on the caller's thread, in the
+//! version the switch negotiated, with xid 0, and queue it to the worker serving the
+//! switch through its command channel; the worker is woken (once for any number of
+//! messages queued before it looks) and, on its next turn, gives the message a fresh
+//! xid from the switch's counter and appends it to the switch's output buffer, which is
+//! flushed with everything else that turn. A message is one allocation (its bytes) and a
+//! read lock on the map; the PACKET_IN path of the core takes neither.
+//!
+//! - **Ordering.** Messages sent through `Switches` to one switch arrive in the order
+//!   they were sent from one thread. Their order relative to what a handler sends
+//!   through its `ctx` (straight into the output buffer) is not kept, even for the
+//!   handler's own switch: a `ctx` send goes out in this turn, a `Switches` send in the
+//!   next one.
+//! - **Gone switches.** A dpid not connected is [`SendError::NotConnected`]. A switch
+//!   that leaves after the message was queued loses it; the worker counts it in the
+//!   `drops` counter. A switch replaced by a new connection with the same dpid gets
+//!   what is sent after the replacement was announced on the new connection (and what
+//!   was already queued, if the new connection speaks the same version).
+//! - **Without a network** (a pipeline driven by hand, as in sans-IO tests): switches
+//!   created with [`crate::dispatch::Pipeline::new_switch`] are listed too, and what is
+//!   sent to them waits until [`crate::dispatch::Pipeline::take_queued`] moves it into
+//!   an output buffer.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use openflow::model::{FlowMod, PacketOut};
+use openflow::{EncodeError, Message, Version};
+
+use crate::counters::lock;
+use crate::info::{Dpid, SwitchInfo};
+use crate::worker::{Command, WorkerHandle};
+
+/// Why a message could not be sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    /// No switch with this dpid is connected (or the controller is shutting down).
+    #[error("switch {0} is not connected")]
+    NotConnected(Dpid),
+    /// A version-specific message for a switch that speaks another version.
+    #[error(
+        "an OpenFlow {message} message cannot go to switch {dpid}, which speaks OpenFlow {switch}"
+    )]
+    WrongVersion {
+        /// The switch.
+        dpid: Dpid,
+        /// The message's version.
+        message: Version,
+        /// The switch's version.
+        switch: Version,
+    },
+    /// The message cannot be encoded in the switch's version (a 1.3-only match for a
+    /// 1.0 switch, say).
+    #[error("cannot encode for switch {dpid}: {error}")]
+    Encode {
+        /// The switch.
+        dpid: Dpid,
+        /// Why.
+        error: EncodeError,
+    },
+}
+
+/// Where a switch is served: its worker, its slot (poll token) there, and its
+/// connection's unique id. Given by the worker when the switch arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// The worker's index.
+    pub worker: usize,
+    /// The connection's slot on that worker.
+    pub slot: usize,
+    /// The connection's uid (never reused), so a message for a closed connection whose
+    /// slot was reused cannot reach the newcomer.
+    pub uid: u64,
+}
+
+/// How messages reach a listed switch.
+#[derive(Debug, Clone)]
+enum Path {
+    /// Through its worker's command channel.
+    Worker {
+        /// The worker's index.
+        worker: usize,
+        /// The connection's slot there.
+        slot: usize,
+    },
+    /// Into a queue the owner of a hand-driven pipeline drains
+    /// ([`crate::dispatch::Pipeline::take_queued`]).
+    Queue(Arc<Mutex<Vec<u8>>>),
+}
+
+/// One listed switch.
+#[derive(Debug)]
+struct Entry {
+    /// The connection's (or hand-made switch's) uid: updates and removal by an older
+    /// connection with the same dpid leave a newer one alone.
+    uid: u64,
+    /// What the switch is, ports as they are now (replaced whole on PORT_STATUS).
+    info: Arc<SwitchInfo>,
+    /// How to reach it.
+    path: Path,
+}
+
+/// Everything behind the lock.
+#[derive(Debug, Default)]
+struct Inner {
+    /// Connected switches by dpid.
+    switches: HashMap<u64, Entry>,
+    /// The workers' handles, attached by `Controller::start` (empty before).
+    workers: Vec<WorkerHandle>,
+}
+
+/// The connected switches: send to any of them, look them up (see the module doc).
+#[derive(Debug, Default)]
+pub struct Switches {
+    /// The map and the workers. Readers (sends, lookups) share it; writers are the
+    /// workers, when a switch comes, goes or changes its ports.
+    inner: RwLock<Inner>,
+    /// uids for hand-made switches, counting down from the top so they never meet a
+    /// connection's uid.
+    next_local_uid: AtomicU64,
+}
+
+impl Switches {
+    /// An empty directory, not attached to any worker.
+    pub fn new() -> Switches {
+        Switches {
+            inner: RwLock::default(),
+            next_local_uid: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// Sends a version-neutral FLOW_MOD to switch `dpid`, encoded in its version.
+    pub fn send_flow_mod(&self, dpid: u64, fm: &FlowMod<'_>) -> Result<(), SendError> {
+        self.send_with(dpid, |version, out| {
+            encoded(dpid, fm.encode(version, 0, out))
+        })
+    }
+
+    /// Sends a version-neutral PACKET_OUT to switch `dpid`, encoded in its version.
+    pub fn send_packet_out(&self, dpid: u64, po: &PacketOut<'_>) -> Result<(), SendError> {
+        self.send_with(dpid, |version, out| {
+            encoded(dpid, po.encode(version, 0, out))
+        })
+    }
+
+    /// Sends any message of switch `dpid`'s version (its xid is replaced by a fresh one).
+    pub fn send(&self, dpid: u64, msg: &Message) -> Result<(), SendError> {
+        self.send_with(dpid, |version, out| {
+            if msg.version() != version {
+                return Err(SendError::WrongVersion {
+                    dpid: Dpid(dpid),
+                    message: msg.version(),
+                    switch: version,
+                });
+            }
+            encoded(dpid, msg.encode(0, out))
+        })
+    }
+
+    /// Every connected switch, by dpid.
+    pub fn connected(&self) -> Vec<Arc<SwitchInfo>> {
+        let inner = self.read();
+        let mut v: Vec<Arc<SwitchInfo>> = inner.switches.values().map(|e| e.info.clone()).collect();
+        v.sort_by_key(|i| i.dpid);
+        v
+    }
+
+    /// The dpids of the connected switches, in order.
+    pub fn dpids(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.read().switches.keys().copied().collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Switch `dpid` as it is now (its current ports), if connected.
+    pub fn info(&self, dpid: u64) -> Option<Arc<SwitchInfo>> {
+        self.read().switches.get(&dpid).map(|e| e.info.clone())
+    }
+
+    /// Whether switch `dpid` is connected.
+    pub fn is_connected(&self, dpid: u64) -> bool {
+        self.read().switches.contains_key(&dpid)
+    }
+
+    /// Number of connected switches.
+    pub fn len(&self) -> usize {
+        self.read().switches.len()
+    }
+
+    /// True when no switch is connected.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Encodes with `encode(version, out)` and queues the bytes for switch `dpid`.
+    fn send_with(
+        &self,
+        dpid: u64,
+        encode: impl FnOnce(Version, &mut Vec<u8>) -> Result<(), SendError>,
+    ) -> Result<(), SendError> {
+        let inner = self.read();
+        let not_connected = || SendError::NotConnected(Dpid(dpid));
+        let entry = inner.switches.get(&dpid).ok_or_else(not_connected)?;
+        let version = entry.info.version;
+        match &entry.path {
+            // Encoding leaves nothing behind on error, so the queue stays whole.
+            Path::Queue(q) => encode(version, &mut lock(q)),
+            &Path::Worker { worker, slot } => {
+                let mut bytes = Vec::with_capacity(128);
+                encode(version, &mut bytes)?;
+                let handle = inner.workers.get(worker).ok_or_else(not_connected)?;
+                let cmd = Command::Send {
+                    slot,
+                    uid: entry.uid,
+                    dpid,
+                    bytes,
+                };
+                if handle.send_coalesced(cmd) {
+                    Ok(())
+                } else {
+                    Err(not_connected())
+                }
+            }
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
+        // A panic while the lock is held leaves the map whole (every write is one
+        // insert, replace or remove), so poisoning is ignored.
+        self.inner.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Gives the workers' handles (by worker index); `Controller::start` calls it.
+    pub(crate) fn attach(&self, workers: &[WorkerHandle]) {
+        self.write().workers = workers.to_vec();
+    }
+
+    /// Lists a switch served by a worker (a newer connection replaces an older one).
+    pub(crate) fn add_routed(&self, info: Arc<SwitchInfo>, route: Route) {
+        let path = Path::Worker {
+            worker: route.worker,
+            slot: route.slot,
+        };
+        self.insert(info, route.uid, path);
+    }
+
+    /// Lists a hand-made switch; returns its uid and the queue of what is sent to it.
+    pub(crate) fn add_local(&self, info: Arc<SwitchInfo>) -> (u64, Arc<Mutex<Vec<u8>>>) {
+        let uid = self.next_local_uid.fetch_sub(1, Ordering::Relaxed);
+        let queue = Arc::new(Mutex::new(Vec::new()));
+        self.insert(info, uid, Path::Queue(queue.clone()));
+        (uid, queue)
+    }
+
+    fn insert(&self, info: Arc<SwitchInfo>, uid: u64, path: Path) {
+        let dpid = info.dpid;
+        self.write()
+            .switches
+            .insert(dpid, Entry { uid, info, path });
+    }
+
+    /// The switch's info changed (PORT_STATUS): replaces it, if connection `uid` is
+    /// still the one listed.
+    pub(crate) fn update(&self, uid: u64, info: Arc<SwitchInfo>) {
+        if let Some(e) = self.write().switches.get_mut(&info.dpid) {
+            if e.uid == uid {
+                e.info = info;
+            }
+        }
+    }
+
+    /// The switch left: unlists it, if connection `uid` is still the one listed.
+    pub(crate) fn remove(&self, dpid: u64, uid: u64) {
+        let mut inner = self.write();
+        if inner.switches.get(&dpid).is_some_and(|e| e.uid == uid) {
+            inner.switches.remove(&dpid);
+        }
+    }
+}
+
+/// An encoder's result as a send's.
+fn encoded(dpid: u64, r: Result<usize, EncodeError>) -> Result<(), SendError> {
+    r.map(drop).map_err(|error| SendError::Encode {
+        dpid: Dpid(dpid),
+        error,
+    })
+}
