@@ -162,7 +162,7 @@ impl PortInfo {
 
 /// A datapath id formatted the way every log line shows it: 16 hex digits, no
 /// allocation (`tracing::info!(dpid = %Dpid(id), ...)`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Dpid(pub u64);
 
 impl std::fmt::Display for Dpid {

@@ -41,13 +41,10 @@ mod tests;
 pub use engine::ShortestPaths;
 pub use tree::SpanningTree;
 
-use std::cmp::Ordering;
-use std::hash::{Hash, Hasher};
-
 use controller::info::Dpid;
 
 /// A directed link: frames sent out of `src_port` on `src` arrive on `dst_port` on `dst`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Link {
     pub src: Dpid,
     pub src_port: u32,
@@ -68,29 +65,6 @@ impl Link {
     /// The same cable, the other way.
     pub fn reversed(self) -> Link {
         Link::new(self.dst.0, self.dst_port, self.src.0, self.src_port)
-    }
-
-    fn key(&self) -> (u64, u32, u64, u32) {
-        (self.src.0, self.src_port, self.dst.0, self.dst_port)
-    }
-}
-
-// By hand: `Dpid` derives neither `Hash` nor `Ord`.
-impl Hash for Link {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        self.key().hash(h)
-    }
-}
-
-impl Ord for Link {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.key().cmp(&other.key())
-    }
-}
-
-impl PartialOrd for Link {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
     }
 }
 
