@@ -144,7 +144,9 @@ impl Emu {
     /// Connects and sends nothing at all.
     pub fn connect_silent(addr: SocketAddr, spec: Spec) -> io::Result<Emu> {
         let stream = TcpStream::connect(addr)?;
-        stream.set_nodelay(true)?;
+        // Best effort: a controller that refuses (resets) the connection at once can
+        // make this fail, and the caller is the one to find out, by reading.
+        let _ = stream.set_nodelay(true);
         Ok(Emu {
             spec,
             stream,
