@@ -12,10 +12,12 @@ use std::net::SocketAddr;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use controller::app::{App, Builder, SwitchCtx};
 use controller::controller::{Controller, Handle, NetConfig};
 use controller::counters::CountersSnapshot;
 use controller::dispatch::Pipeline;
@@ -219,11 +221,48 @@ pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
 /// this old.
 pub const COUNTERS_EVERY: Duration = Duration::from_millis(100);
 
-/// Pharos in the test process: the learning switch (defaults, as `pharos run` has it),
-/// one worker, on 127.0.0.1.
+/// PACKET_INs by what they carry, counted by an observer after the learning switch
+/// (observers see every PACKET_IN and cannot change what happens to it).
+///
+/// IPv4 and ARP are the pingall's own traffic; the rest is the hosts' kernels talking
+/// on their own (IPv6 router solicitations, MLD reports), which a check about the
+/// pingall's pairs must not count.
+#[derive(Debug, Default)]
+pub struct PacketInKinds {
+    pub ipv4_arp: AtomicU64,
+    pub other: AtomicU64,
+}
+
+/// The observer app feeding [`PacketInKinds`].
+struct CountKinds(Arc<PacketInKinds>);
+
+impl App for CountKinds {
+    type State = ();
+
+    fn name(&self) -> &'static str {
+        "e2e_count_kinds"
+    }
+
+    fn build(&self, b: &mut Builder<Self>) {
+        b.observe_packet_in(0, |app, _: &mut SwitchCtx, _, p| {
+            let data = p.data();
+            let ethertype = data.get(12..14).map(|t| u16::from_be_bytes([t[0], t[1]]));
+            let counter = match ethertype {
+                Some(0x0800 | 0x0806) => &app.0.ipv4_arp,
+                _ => &app.0.other,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+    }
+}
+
+/// Pharos in the test process: the learning switch (defaults, as `pharos run` has it)
+/// and the [`PacketInKinds`] observer, one worker, on 127.0.0.1.
 pub struct Ctl {
     handle: Option<Handle>,
     pipeline: Option<Arc<Pipeline>>,
+    /// PACKET_INs by kind, since this start.
+    pub kinds: Arc<PacketInKinds>,
     /// The port it listens on (the same across restarts).
     pub port: u16,
 }
@@ -233,7 +272,10 @@ impl Ctl {
     /// moment: retried for 5 s.
     pub fn start(port: u16) -> Ctl {
         let app = apps::by_name("learning_switch", &toml::Table::new()).expect("learning switch");
-        let pipeline = Arc::new(Pipeline::build(vec![app], Services::new()).expect("pipeline"));
+        let kinds = Arc::new(PacketInKinds::default());
+        let observer = Box::new(CountKinds(Arc::clone(&kinds)));
+        let pipeline =
+            Arc::new(Pipeline::build(vec![app, observer], Services::new()).expect("pipeline"));
         let config = NetConfig {
             listen: vec![SocketAddr::from(([127, 0, 0, 1], port))],
             workers: 1,
@@ -258,6 +300,7 @@ impl Ctl {
         Ctl {
             handle: Some(handle),
             pipeline: Some(pipeline),
+            kinds,
             port,
         }
     }
@@ -275,10 +318,33 @@ impl Ctl {
             .unwrap_or_default()
     }
 
-    /// Counters after everything so far has been published: a snapshot taken now may
-    /// miss the last interval, one taken after three intervals cannot.
-    pub fn settled_counters(&self) -> CountersSnapshot {
-        thread::sleep(COUNTERS_EVERY * 3);
+    /// IPv4 and ARP PACKET_INs so far (exact, no publishing delay).
+    pub fn ipv4_arp_packet_ins(&self) -> u64 {
+        self.kinds.ipv4_arp.load(Ordering::Relaxed)
+    }
+
+    /// Other PACKET_INs so far (IPv6 and the like).
+    pub fn other_packet_ins(&self) -> u64 {
+        self.kinds.other.load(Ordering::Relaxed)
+    }
+
+    /// The counters once `Handle::counters()` has caught up with the observer: its
+    /// `packet_ins` equal to every PACKET_IN the observer saw (the snapshot is
+    /// published every [`COUNTERS_EVERY`]; the hosts' chatter can land in between, so
+    /// it is read again until both agree). Panics if they never agree within 3 s.
+    pub fn agreeing_counters(&self) -> CountersSnapshot {
+        let mut last = (0, 0);
+        let agreed = wait_until(Duration::from_secs(3), || {
+            let seen = self.ipv4_arp_packet_ins() + self.other_packet_ins();
+            let counted = self.counters().total.packet_ins;
+            last = (counted, seen);
+            counted == seen
+        });
+        assert!(
+            agreed,
+            "Handle::counters() says {} PACKET_INs, the observer saw {}",
+            last.0, last.1
+        );
         self.counters()
     }
 
