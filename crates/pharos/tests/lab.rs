@@ -424,6 +424,26 @@ fn restart_pharos(lab: &mut Lab, topo: &Topo) {
         "{n} switches should reconnect within 5 s of the restart; {} did",
         lab.ctl.counters().switches.len()
     );
+    // Handshaken by the new controller: its initializer emptied every flow table (the
+    // switches keep their flows while disconnected: fail_mode=secure). Until then a
+    // pingall could ride the old flows and prove nothing.
+    let learned = |lab: &Lab| -> usize {
+        topo.switches
+            .keys()
+            .map(|s| {
+                dump_flows(lab, topo, s)
+                    .iter()
+                    .filter(|f| f.dl_src.is_some())
+                    .count()
+            })
+            .sum()
+    };
+    let wiped = wait_until(Duration::from_secs(5), || learned(lab) == 0);
+    assert!(
+        wiped,
+        "the new controller should empty the flow tables; {} learned flows remain",
+        learned(lab)
+    );
     pingall_ok(lab, "after Pharos restarted");
     let took = t0.elapsed();
     eprintln!(
