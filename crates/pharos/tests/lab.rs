@@ -71,7 +71,7 @@ fn str_field<'a>(v: &'a serde_json::Value, key: &str) -> &'a str {
 }
 
 fn parse_topo(show: &serde_json::Value) -> Topo {
-    let run_dir = str_field(show, "run_dir").to_string();
+    let run_dir = str_field(&show["env"], "OVS_RUNDIR").to_string();
     let mut switches = BTreeMap::new();
     for s in show["switches"].as_array().expect("show --json: switches") {
         let dpid = &s["dpid"];
