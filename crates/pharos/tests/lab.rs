@@ -344,13 +344,21 @@ fn pingall_and_flows(lab: &Lab, topo: &Topo) {
         "the second pingall should ride the installed flows, yet sent {} IPv4/ARP PACKET_INs",
         ip2 - ip1
     );
-    let after = learned_flows(lab, topo);
-    for (key, n) in &before {
-        assert!(
-            after[key] > *n,
-            "flow {key:?} carried none of the second pingall ({n} packets before, {} after)",
-            after[key]
-        );
+    // The userspace datapath hands its packet counts to the OpenFlow flows from its
+    // revalidator threads, about every 500 ms: counts right after the pings lag.
+    let mut after = BTreeMap::new();
+    let grew = wait_until(Duration::from_secs(5), || {
+        after = learned_flows(lab, topo);
+        before.iter().all(|(key, n)| after[key] > *n)
+    });
+    if !grew {
+        for (key, n) in &before {
+            assert!(
+                after[key] > *n,
+                "flow {key:?} carried none of the second pingall ({n} packets before, {} after)",
+                after[key]
+            );
+        }
     }
 }
 
@@ -492,7 +500,11 @@ fn check_capture(lab: &mut Lab) {
     let out = lab.down();
     out.expect_ok();
     lab.ctl.stop();
-    let file = lab.stop_capture();
+    let captured = lab.stop_capture();
+    // Outside the lab dir, so that a failing check leaves it for a look.
+    let file = std::env::temp_dir().join(format!("pharos-e2e-{}-{port}.pcapng", lab.name));
+    std::fs::copy(&captured, &file).expect("copy the capture");
+    let kept = KeepOnPanic(file.clone());
     let file_s = file.to_str().expect("UTF-8 path").to_string();
     let port_s = port.to_string();
 
@@ -545,15 +557,54 @@ fn check_capture(lab: &mut Lab) {
             &decode_as,
             "-Y",
             "_ws.malformed || _ws.expert.severity == \"Error\"",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
         ]),
         Duration::from_secs(60),
     );
     assert!(bad.ok(), "tshark failed:\n{bad}");
+    // Wireshark 4.0's OpenFlow 1.0 dissector reads an action header after every
+    // FLOW_MOD, so it calls one with no actions (72 bytes) malformed. OpenFlow 1.0
+    // allows none (`actions[0]`, the length says how many; a DELETE needs none), and the
+    // learning switch's delete-all is one. Such frames are let through, and only they:
+    // pharos ofp decode must find such a FLOW_MOD in each frame tshark complains about.
+    let action_less = |frame: &str| {
+        decode.stdout.lines().any(|l| {
+            l.starts_with('#')
+                && l.contains(&format!(" frame {frame} "))
+                && l.contains(": OF1.0 FLOW_MOD ")
+                && l.ends_with(" len=72")
+        })
+    };
+    let (tolerated, errors): (Vec<&str>, Vec<&str>) = bad
+        .stdout
+        .lines()
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .partition(|f| action_less(f));
     assert!(
-        bad.stdout.trim().is_empty(),
-        "tshark finds malformed packets or expert errors:\n{}",
-        bad.stdout
+        errors.is_empty(),
+        "tshark finds malformed packets or expert errors in frames {errors:?} of {file_s}:\n{}",
+        run(
+            Command::new("tshark").args([
+                "-r",
+                &file_s,
+                "-d",
+                &decode_as,
+                "-Y",
+                "_ws.malformed || _ws.expert.severity == \"Error\""
+            ]),
+            Duration::from_secs(60)
+        )
+        .stdout
     );
+    if !tolerated.is_empty() {
+        eprintln!(
+            "tshark: frames {tolerated:?} hold OpenFlow 1.0 FLOW_MODs without actions, which Wireshark 4.0 calls malformed (they are not)"
+        );
+    }
     let type_field = match lab.of {
         Of::V10 => "openflow_1_0.type",
         Of::V13 => "openflow_v4.type",
@@ -593,6 +644,20 @@ fn check_capture(lab: &mut Lab) {
         ours_n, theirs,
         "pharos ofp decode and tshark count different numbers of {want_version} messages"
     );
+    drop(kept);
+}
+
+/// A file removed on drop, unless the test is failing: then it is kept and named.
+struct KeepOnPanic(std::path::PathBuf);
+
+impl Drop for KeepOnPanic {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            eprintln!("capture kept for a look: {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
