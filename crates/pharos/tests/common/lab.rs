@@ -7,7 +7,7 @@
 
 #![allow(dead_code)]
 
-use std::io::Read;
+use std::io::{Read, Write as _};
 use std::net::SocketAddr;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
@@ -52,7 +52,12 @@ pub fn serial() -> MutexGuard<'static, ()> {
 /// test with the reason and the fix.
 pub fn enabled(test: &str) -> bool {
     if std::env::var("PHAROS_SKIP_LAB").is_ok_and(|v| v == "1") {
-        eprintln!("lab::{test}: SKIPPED (PHAROS_SKIP_LAB=1)");
+        // Straight to the stderr handle: libtest captures eprintln! of passing tests, and
+        // a skip must never be silent.
+        let _ = writeln!(
+            std::io::stderr(),
+            "lab::{test}: SKIPPED (PHAROS_SKIP_LAB=1)"
+        );
         return false;
     }
     // SAFETY: geteuid has no preconditions.
