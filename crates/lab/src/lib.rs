@@ -1065,6 +1065,7 @@ impl Lab {
         let first = self.topo.switches[0].num;
         {
             let _lock = DpLock::acquire()?;
+            self.wait_datapath_tap_free()?;
             self.run(self.bridge_cmd(first))?;
             self.check_interfaces(Some(first))?;
             self.claim_datapath_tap()?;
@@ -1073,6 +1074,38 @@ impl Lab {
             self.run(self.bridge_cmd(s.num))?;
         }
         self.check_interfaces(None)
+    }
+
+    /// Waits (up to 10 s) while another ovs-vswitchd holds an `ovs-netdev` tap: a
+    /// userspace Open vSwitch that is not a pharos lab (or a lab of an older pharos), which
+    /// would make this lab's datapath fail. Says who holds it when it does not go away.
+    fn wait_datapath_tap_free(&self) -> Result<(), LabError> {
+        let ours = self.vswitchd_pid();
+        let holders = || -> Vec<i32> {
+            pids_named("ovs-vswitchd")
+                .into_iter()
+                .filter(|p| Some(*p) != ours && tun_names(*p).iter().any(|t| t == DATAPATH_TAP))
+                .collect()
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let h = holders();
+            let Some(&pid) = h.first() else {
+                return Ok(());
+            };
+            if Instant::now() >= deadline {
+                let cmdline = fs::read(format!("/proc/{pid}/cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+                    .unwrap_or_default();
+                return Err(LabError::Other(format!(
+                    "another Open vSwitch userspace datapath holds the interface {DATAPATH_TAP} \
+                     (ovs-vswitchd pid {pid}: {}): two cannot run at once unless each renames \
+                     it as pharos labs do; stop that one first",
+                    cmdline.trim()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// Renames the userspace datapath's tap, which ovs-vswitchd names `ovs-netdev` in the
@@ -1453,6 +1486,9 @@ impl Lab {
                 .args(["--if-exists", "del-br", &br])
                 .label(format!("ovs-vsctl del-br {br}")),
         )?;
+        if !tun_names(self.vswitchd_pid().unwrap_or(0)).contains(&self.names.datapath_tap()) {
+            self.wait_datapath_tap_free()?;
+        }
         self.run(self.bridge_cmd(num))?;
         self.check_interfaces(Some(num))?;
         self.claim_datapath_tap()
@@ -1608,6 +1644,19 @@ impl DpLock {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// Pids of the processes whose /proc comm is `name`.
+fn pids_named(name: &str) -> Vec<i32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return vec![];
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim_end() == name)
+        })
+        .collect()
 }
 
 /// Names of the tap devices process `pid` holds open (from /proc/PID/fdinfo's `iff:`).
