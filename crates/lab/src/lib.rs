@@ -338,14 +338,36 @@ impl fmt::Display for DownReport {
         }
         write!(
             f,
-            "lab {} removed: {} bridges, {} veth pairs, {} namespaces, {} daemons",
-            self.name, self.bridges, self.veths, self.netns, self.daemons
+            "lab {} removed: {}, {}, {}, {}",
+            self.name,
+            plural(self.bridges, "bridge", "bridges"),
+            plural(self.veths, "veth pair", "veth pairs"),
+            plural(self.netns, "namespace", "namespaces"),
+            plural(self.daemons, "daemon", "daemons"),
         )?;
         if self.processes > 0 {
-            write!(f, ", {} processes left in the hosts", self.processes)?;
+            write!(
+                f,
+                ", {} left in the hosts",
+                plural(self.processes, "process", "processes")
+            )?;
         }
         Ok(())
     }
+}
+
+/// "s1..s3", "s1", or "none".
+pub fn span(prefix: &str, n: usize) -> String {
+    match n {
+        0 => "none".to_string(),
+        1 => format!("{prefix}1"),
+        n => format!("{prefix}1..{prefix}{n}"),
+    }
+}
+
+/// "1 switch", "3 switches".
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The result of pinging one host from another.
@@ -1260,14 +1282,14 @@ impl Lab {
         match Node::parse(name) {
             Some(Node::Host(h)) => self.topo.host(h).ok_or_else(|| {
                 LabError::Invalid(format!(
-                    "no host {name} in {} (hosts h1..h{})",
+                    "no host {name} in {} (hosts {})",
                     self.topo.spec,
-                    self.topo.hosts.len()
+                    span("h", self.topo.hosts.len())
                 ))
             }),
             _ => Err(LabError::Invalid(format!(
-                "{name:?} is not a host: hosts are h1..h{}",
-                self.topo.hosts.len()
+                "{name:?} is not a host: hosts are {}",
+                span("h", self.topo.hosts.len())
             ))),
         }
     }
@@ -1276,10 +1298,10 @@ impl Lab {
         match Node::parse(name) {
             Some(n) if self.topo.has(n) => Ok(n),
             _ => Err(LabError::Invalid(format!(
-                "no node {name:?} in {}: switches s1..s{}, hosts h1..h{}",
+                "no node {name:?} in {}: switches {}, hosts {}",
                 self.topo.spec,
-                self.topo.switches.len(),
-                self.topo.hosts.len()
+                span("s", self.topo.switches.len()),
+                span("h", self.topo.hosts.len())
             ))),
         }
     }
@@ -1466,8 +1488,8 @@ impl Lab {
             Node::Switch(n) => n,
             Node::Host(_) => {
                 return Err(LabError::Invalid(format!(
-                    "{s} is a host; restart takes a switch (s1..s{})",
-                    self.topo.switches.len()
+                    "{s} is a host; restart takes a switch ({})",
+                    span("s", self.topo.switches.len())
                 )))
             }
         };

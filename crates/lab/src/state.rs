@@ -255,6 +255,18 @@ mod tests {
     }
 
     #[test]
+    fn a_state_written_before_taps_existed_loads() {
+        let d = tempdir("notaps");
+        let mut v = serde_json::to_value(full()).unwrap();
+        v.as_object_mut().unwrap().remove("taps");
+        fs::write(d.join(STATE_FILE), v.to_string()).unwrap();
+        let s = State::load(&d).unwrap().unwrap();
+        assert!(s.taps.is_empty());
+        assert_eq!(s.bridges, full().bridges);
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
     fn a_second_claim_fails() {
         let d = tempdir("claim");
         let s = full();
