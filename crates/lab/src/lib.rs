@@ -338,14 +338,36 @@ impl fmt::Display for DownReport {
         }
         write!(
             f,
-            "lab {} removed: {} bridges, {} veth pairs, {} namespaces, {} daemons",
-            self.name, self.bridges, self.veths, self.netns, self.daemons
+            "lab {} removed: {}, {}, {}, {}",
+            self.name,
+            plural(self.bridges, "bridge", "bridges"),
+            plural(self.veths, "veth pair", "veth pairs"),
+            plural(self.netns, "namespace", "namespaces"),
+            plural(self.daemons, "daemon", "daemons"),
         )?;
         if self.processes > 0 {
-            write!(f, ", {} processes left in the hosts", self.processes)?;
+            write!(
+                f,
+                ", {} left in the hosts",
+                plural(self.processes, "process", "processes")
+            )?;
         }
         Ok(())
     }
+}
+
+/// "s1..s3", "s1", or "none".
+pub fn span(prefix: &str, n: usize) -> String {
+    match n {
+        0 => "none".to_string(),
+        1 => format!("{prefix}1"),
+        n => format!("{prefix}1..{prefix}{n}"),
+    }
+}
+
+/// "1 switch", "3 switches".
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The result of pinging one host from another.
@@ -755,6 +777,9 @@ impl Lab {
     /// exists (a lab of this name under another lab directory, or someone else's).
     fn check_free(&self) -> Result<(), LabError> {
         let mut taken = Vec::new();
+        if iface_exists(&self.names.datapath_tap()) {
+            taken.push(format!("interface {}", self.names.datapath_tap()));
+        }
         for s in &self.topo.switches {
             let b = self.names.bridge(s.num);
             if iface_exists(&b) {
@@ -1055,11 +1080,86 @@ impl Lab {
             .iter()
             .map(|s| self.names.bridge(s.num))
             .collect();
+        self.state.taps = vec![self.names.datapath_tap()];
         self.save()?;
-        for s in &self.topo.switches {
+        // The first bridge creates the userspace datapath and its tap `ovs-netdev`: under
+        // the machine-wide lock, and renamed before the lock is released.
+        let first = self.topo.switches[0].num;
+        {
+            let _lock = DpLock::acquire()?;
+            self.wait_datapath_tap_free()?;
+            self.run(self.bridge_cmd(first))?;
+            self.check_interfaces(Some(first))?;
+            self.claim_datapath_tap()?;
+        }
+        for s in self.topo.switches.iter().skip(1) {
             self.run(self.bridge_cmd(s.num))?;
         }
         self.check_interfaces(None)
+    }
+
+    /// Waits (up to 10 s) while another ovs-vswitchd holds an `ovs-netdev` tap: a
+    /// userspace Open vSwitch that is not a pharos lab (or a lab of an older pharos), which
+    /// would make this lab's datapath fail. Says who holds it when it does not go away.
+    fn wait_datapath_tap_free(&self) -> Result<(), LabError> {
+        let ours = self.vswitchd_pid();
+        let holders = || -> Vec<i32> {
+            pids_named("ovs-vswitchd")
+                .into_iter()
+                .filter(|p| Some(*p) != ours && tun_names(*p).iter().any(|t| t == DATAPATH_TAP))
+                .collect()
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let h = holders();
+            let Some(&pid) = h.first() else {
+                return Ok(());
+            };
+            if Instant::now() >= deadline {
+                let cmdline = fs::read(format!("/proc/{pid}/cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+                    .unwrap_or_default();
+                return Err(LabError::Other(format!(
+                    "another Open vSwitch userspace datapath holds the interface {DATAPATH_TAP} \
+                     (ovs-vswitchd pid {pid}: {}): two cannot run at once unless each renames \
+                     it as pharos labs do; stop that one first",
+                    cmdline.trim()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Renames the userspace datapath's tap, which ovs-vswitchd names `ovs-netdev` in the
+    /// root namespace, to `NAME-dp`: a second ovs-vswitchd cannot create its datapath while
+    /// an `ovs-netdev` exists ("creating tap device failed: Device or resource busy"). Only
+    /// a tap our own ovs-vswitchd holds is renamed (its /proc fdinfo names it). Called with
+    /// the [`DpLock`] held, right after the lab's first bridge is created.
+    fn claim_datapath_tap(&self) -> Result<(), LabError> {
+        let ours = self.names.datapath_tap();
+        let pid = self.vswitchd_pid().ok_or_else(|| {
+            LabError::Other(format!(
+                "the lab's ovs-vswitchd is not running; see {}",
+                self.dir.join("ovs-vswitchd.log").display()
+            ))
+        })?;
+        let taps = tun_names(pid);
+        if taps.contains(&ours) {
+            return Ok(());
+        }
+        if !taps.iter().any(|t| t == DATAPATH_TAP) {
+            return Err(LabError::Other(format!(
+                "the lab's ovs-vswitchd holds no {DATAPATH_TAP} tap to rename (it holds: {}); see {}",
+                taps.join(", "),
+                self.dir.join("ovs-vswitchd.log").display()
+            )));
+        }
+        self.run(
+            self.ip()
+                .args(["link", "set", "dev", DATAPATH_TAP, "name", &ours]),
+        )?;
+        disable_ipv6(&ours);
+        Ok(())
     }
 
     /// Checks that every port of the lab's bridges (or of one) came up with the port number
@@ -1102,23 +1202,46 @@ impl Lab {
                     Some((got, err)) => {
                         return Err(LabError::Other(format!(
                             "Open vSwitch did not bring up {iface} on {br} as port {port} (port \
-                             {got}{}); see {}",
+                             {got}{}){}",
                             err.as_ref()
                                 .map(|e| format!(", error: {e}"))
                                 .unwrap_or_default(),
-                            self.dir.join("ovs-vswitchd.log").display()
+                            self.vswitchd_says()
                         )))
                     }
                     None => {
                         return Err(LabError::Other(format!(
-                            "Open vSwitch has no interface {iface} on {br}; see {}",
-                            self.dir.join("ovs-vswitchd.log").display()
+                            "Open vSwitch has no interface {iface} on {br}{}",
+                            self.vswitchd_says()
                         )))
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// The last warnings and errors of the lab's ovs-vswitchd log, for an error message
+    /// (the log goes when the failed lab is removed), with a hint for the known causes.
+    fn vswitchd_says(&self) -> String {
+        let log = fs::read_to_string(self.dir.join("ovs-vswitchd.log")).unwrap_or_default();
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("|WARN|") || l.contains("|ERR|"))
+            .map(|l| l.splitn(4, '|').nth(3).unwrap_or(l))
+            .collect();
+        let mut out = String::new();
+        if !lines.is_empty() {
+            let tail = &lines[lines.len().saturating_sub(3)..];
+            out = format!("; ovs-vswitchd says: {}", tail.join("; "));
+        }
+        if log.contains(&format!("{DATAPATH_TAP}: creating tap device failed")) {
+            out.push_str(&format!(
+                " (another Open vSwitch userspace datapath, not a pharos lab's, holds the \
+                 interface {DATAPATH_TAP}: two cannot run at once; stop that one first)"
+            ));
+        }
+        out
     }
 
     fn vswitchd_pid(&self) -> Option<i32> {
@@ -1159,14 +1282,14 @@ impl Lab {
         match Node::parse(name) {
             Some(Node::Host(h)) => self.topo.host(h).ok_or_else(|| {
                 LabError::Invalid(format!(
-                    "no host {name} in {} (hosts h1..h{})",
+                    "no host {name} in {} (hosts {})",
                     self.topo.spec,
-                    self.topo.hosts.len()
+                    span("h", self.topo.hosts.len())
                 ))
             }),
             _ => Err(LabError::Invalid(format!(
-                "{name:?} is not a host: hosts are h1..h{}",
-                self.topo.hosts.len()
+                "{name:?} is not a host: hosts are {}",
+                span("h", self.topo.hosts.len())
             ))),
         }
     }
@@ -1175,10 +1298,10 @@ impl Lab {
         match Node::parse(name) {
             Some(n) if self.topo.has(n) => Ok(n),
             _ => Err(LabError::Invalid(format!(
-                "no node {name:?} in {}: switches s1..s{}, hosts h1..h{}",
+                "no node {name:?} in {}: switches {}, hosts {}",
                 self.topo.spec,
-                self.topo.switches.len(),
-                self.topo.hosts.len()
+                span("s", self.topo.switches.len()),
+                span("h", self.topo.hosts.len())
             ))),
         }
     }
@@ -1365,8 +1488,8 @@ impl Lab {
             Node::Switch(n) => n,
             Node::Host(_) => {
                 return Err(LabError::Invalid(format!(
-                    "{s} is a host; restart takes a switch (s1..s{})",
-                    self.topo.switches.len()
+                    "{s} is a host; restart takes a switch ({})",
+                    span("s", self.topo.switches.len())
                 )))
             }
         };
@@ -1377,13 +1500,20 @@ impl Lab {
             )));
         }
         let br = self.names.bridge(num);
+        // Deleting a lab's only bridge destroys its datapath; the new bridge then makes a
+        // new one, whose tap must be renamed as in `up`.
+        let _lock = DpLock::acquire()?;
         self.run(
             self.vsctl()
                 .args(["--if-exists", "del-br", &br])
                 .label(format!("ovs-vsctl del-br {br}")),
         )?;
+        if !tun_names(self.vswitchd_pid().unwrap_or(0)).contains(&self.names.datapath_tap()) {
+            self.wait_datapath_tap_free()?;
+        }
         self.run(self.bridge_cmd(num))?;
-        self.check_interfaces(Some(num))
+        self.check_interfaces(Some(num))?;
+        self.claim_datapath_tap()
     }
 
     /// The lab as it is: switches, ports, links (with their state now), hosts.
@@ -1493,6 +1623,85 @@ fn vsctl(tools: &Tools, dir: &Path) -> Cmd {
 /// A generous timeout for an `ip -batch` of `n` lines.
 fn batch_timeout(n: usize) -> Duration {
     Duration::from_secs(10) + Duration::from_millis(50 * n as u64)
+}
+
+/// The tap ovs-vswitchd makes for a userspace datapath (named after the datapath).
+const DATAPATH_TAP: &str = "ovs-netdev";
+
+/// Where labs of every lab directory serialise the creation of their datapath.
+const DP_LOCK: &str = "/run/lock/pharos-lab-datapath.lock";
+
+/// A machine-wide lock (flock, so a crash releases it) held while a lab creates its
+/// userspace datapath and renames the datapath's tap away from `ovs-netdev`.
+struct DpLock {
+    _file: fs::File,
+}
+
+impl DpLock {
+    fn acquire() -> Result<DpLock, LabError> {
+        use std::os::fd::AsRawFd as _;
+        let path = if Path::new("/run/lock").is_dir() {
+            PathBuf::from(DP_LOCK)
+        } else {
+            std::env::temp_dir().join("pharos-lab-datapath.lock")
+        };
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| LabError::io(format!("open {}", path.display()), e))?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            // SAFETY: flock on a file descriptor we own.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(DpLock { _file: file });
+            }
+            if Instant::now() >= deadline {
+                return Err(LabError::Other(format!(
+                    "another lab held {} for 30 s (a lab being created elsewhere?)",
+                    path.display()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Pids of the processes whose /proc comm is `name`.
+fn pids_named(name: &str) -> Vec<i32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return vec![];
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim_end() == name)
+        })
+        .collect()
+}
+
+/// Names of the tap devices process `pid` holds open (from /proc/PID/fdinfo's `iff:`).
+fn tun_names(pid: i32) -> Vec<String> {
+    let mut names = Vec::new();
+    let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return names;
+    };
+    for fd in fds.flatten() {
+        if fs::read_link(fd.path()).is_ok_and(|t| t == Path::new("/dev/net/tun")) {
+            let info = fs::read_to_string(format!(
+                "/proc/{pid}/fdinfo/{}",
+                fd.file_name().to_string_lossy()
+            ))
+            .unwrap_or_default();
+            names.extend(
+                info.lines()
+                    .filter_map(|l| l.strip_prefix("iff:"))
+                    .map(|n| n.trim().to_string()),
+            );
+        }
+    }
+    names
 }
 
 fn etc_netns(ns: &str) -> PathBuf {
@@ -1781,8 +1990,8 @@ fn teardown(
                     }
                 }
             }
-            Step::DelLeftoverBridgeIfaces(bridges) => {
-                for b in bridges.iter().filter(|b| iface_exists(b)) {
+            Step::DelLeftoverTaps(taps) => {
+                for b in taps.iter().filter(|b| iface_exists(b)) {
                     let c = Cmd::new(&tools.ip).args(["link", "del", b.as_str()]);
                     if let Err(e) = c.run(verbose) {
                         if iface_exists(b) {

@@ -48,6 +48,10 @@ pub struct State {
     pub veths: Vec<String>,
     /// Bridges (`lab-s1`).
     pub bridges: Vec<String>,
+    /// Other tap interfaces of ovs-vswitchd: the userspace datapath's own (`lab-dp`,
+    /// renamed from `ovs-netdev` so that labs coexist). They outlive a killed ovs-vswitchd.
+    #[serde(default)]
+    pub taps: Vec<String>,
 }
 
 impl State {
@@ -65,6 +69,7 @@ impl State {
             etc_netns: vec![],
             veths: vec![],
             bridges: vec![],
+            taps: vec![],
         }
     }
 
@@ -139,6 +144,7 @@ impl State {
             && self.etc_netns.is_empty()
             && self.veths.is_empty()
             && self.bridges.is_empty()
+            && self.taps.is_empty()
     }
 }
 
@@ -155,12 +161,14 @@ pub enum Step {
     RemoveEtcNetns(Vec<PathBuf>),
     /// Stop each daemon, last started first, by its recorded pid after checking the name.
     StopDaemons(Vec<Daemon>),
-    /// A bridge's internal interface that outlived ovs-vswitchd: `ip link del` it.
-    DelLeftoverBridgeIfaces(Vec<String>),
+    /// Taps of ovs-vswitchd (bridges' internal interfaces, the datapath's) that outlived
+    /// it (it was killed): `ip link del` each that exists.
+    DelLeftoverTaps(Vec<String>),
 }
 
 /// The teardown of `state`, in the order the Open vSwitch notes require: bridges, veths,
-/// namespaces (and their /etc/netns entries), daemons, then any bridge interface left.
+/// namespaces (and their /etc/netns entries), daemons, then any of ovs-vswitchd's tap
+/// interfaces left.
 /// Bridges are deleted through ovs-vswitchd only if one was recorded; empty steps are left
 /// out.
 pub fn plan_teardown(state: &State) -> Vec<Step> {
@@ -183,8 +191,9 @@ pub fn plan_teardown(state: &State) -> Vec<Step> {
             state.daemons.iter().rev().cloned().collect(),
         ));
     }
-    if !state.bridges.is_empty() {
-        plan.push(Step::DelLeftoverBridgeIfaces(state.bridges.clone()));
+    let taps: Vec<String> = state.bridges.iter().chain(&state.taps).cloned().collect();
+    if !taps.is_empty() {
+        plan.push(Step::DelLeftoverTaps(taps));
     }
     plan
 }
@@ -213,6 +222,7 @@ mod tests {
             "t1-s1-eth2".into(),
         ];
         s.bridges = vec!["t1-s1".into(), "t1-s2".into()];
+        s.taps = vec!["t1-dp".into()];
         s.complete = true;
         s
     }
@@ -241,6 +251,18 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         assert_eq!(names, vec![STATE_FILE.to_string()]);
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_state_written_before_taps_existed_loads() {
+        let d = tempdir("notaps");
+        let mut v = serde_json::to_value(full()).unwrap();
+        v.as_object_mut().unwrap().remove("taps");
+        fs::write(d.join(STATE_FILE), v.to_string()).unwrap();
+        let s = State::load(&d).unwrap().unwrap();
+        assert!(s.taps.is_empty());
+        assert_eq!(s.bridges, full().bridges);
         fs::remove_dir_all(&d).unwrap();
     }
 
@@ -275,7 +297,7 @@ mod tests {
                 Step::DelNetns(s.netns.clone()),
                 Step::RemoveEtcNetns(s.etc_netns.clone()),
                 Step::StopDaemons(vec![s.daemons[1].clone(), s.daemons[0].clone()]),
-                Step::DelLeftoverBridgeIfaces(s.bridges.clone()),
+                Step::DelLeftoverTaps(vec!["t1-s1".into(), "t1-s2".into(), "t1-dp".into()]),
             ]
         );
     }
@@ -286,6 +308,7 @@ mod tests {
         let mut s = full();
         s.veths.clear();
         s.bridges.clear();
+        s.taps.clear();
         s.complete = false;
         let plan = plan_teardown(&s);
         assert_eq!(
@@ -314,7 +337,11 @@ mod tests {
         assert!(!plan.iter().any(|p| matches!(p, Step::DelBridges(_))));
         assert_eq!(
             plan.last(),
-            Some(&Step::DelLeftoverBridgeIfaces(s.bridges.clone()))
+            Some(&Step::DelLeftoverTaps(vec![
+                "t1-s1".into(),
+                "t1-s2".into(),
+                "t1-dp".into()
+            ]))
         );
         // Nothing recorded: nothing to do.
         let s = State::new("t1", "single,2", "1.0", "tcp:127.0.0.1:1");

@@ -13,6 +13,15 @@ use std::time::{Duration, Instant};
 use clap::Subcommand;
 use lab::{Lab, LabError, LabOptions, OfVersion, Topo};
 
+/// `println!` that returns the error (a closed pipe ends the command quietly, through
+/// `main`) instead of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($t)*)?
+    }};
+}
+
 /// Exit status when the machine cannot run a lab (not root, Open vSwitch missing, ...).
 pub const EXIT_PREFLIGHT: u8 = 2;
 
@@ -39,6 +48,8 @@ Topologies (Mininet's):
   fattree,K         k-ary fat tree (K even): (K/2)^2 core switches first, then per pod its K/2
                     aggregation and K/2 edge switches, K/2 hosts per edge switch
                     (fattree,4: 20 switches, 16 hosts)
+  ring and fattree have loops: a plain learning switch floods broadcasts around them
+  forever; they are for controllers that handle loops.
 
 Numbering: switch sN has datapath id N. Host hM has 10.0.0.M/8 (10.0.y.z beyond 255) and MAC \
 00:00:00:00:xx:xx from M. A switch numbers its ports 1, 2, ... in link order: its hosts first, \
@@ -210,16 +221,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let lab = open(&a.common, &dir)?;
             let show = lab.show();
             if a.json {
-                println!("{}", serde_json::to_string_pretty(&show)?);
+                outln!("{}", serde_json::to_string_pretty(&show)?);
             } else {
-                print!("{show}");
+                use std::io::Write as _;
+                write!(std::io::stdout().lock(), "{show}")?;
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::Pingall(a) => {
             let lab = open(&a.common, &dir)?;
             let result = lab.pingall(secs(a.timeout)?)?;
-            println!("{result}");
+            outln!("{result}");
             Ok(if result.all_ok() {
                 ExitCode::SUCCESS
             } else {
@@ -233,9 +245,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .rtt_avg_ms
                 .map(|ms| format!(", rtt avg {ms:.3} ms"))
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "{} -> {}: {}/{} received{avg}",
-                r.from, r.to, r.received, r.transmitted
+                r.from,
+                r.to,
+                r.received,
+                r.transmitted
             );
             Ok(if r.ok() {
                 ExitCode::SUCCESS
@@ -255,41 +270,44 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Link(a) => {
             let lab = open(&a.common, &dir)?;
             lab.set_link(&a.a, &a.b, a.state == "up")?;
-            println!("link {} - {} {}", a.a, a.b, a.state);
+            outln!("link {} - {} {}", a.a, a.b, a.state);
             Ok(ExitCode::SUCCESS)
         }
         Command::Restart(a) => {
             let lab = open(&a.common, &dir)?;
             let t0 = Instant::now();
             lab.restart_switch(&a.switch)?;
-            println!(
+            outln!(
                 "{} restarted (bridge deleted and re-created in {:.2} s)",
                 a.switch,
                 t0.elapsed().as_secs_f64()
             );
-            report_connections(&lab);
+            report_connections(&lab)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Down(a) => {
             let t0 = Instant::now();
             let report = Lab::down_verbose(&a.common.name, &dir, a.common.verbose)?;
             if report.existed {
-                println!("{report} in {:.2} s", t0.elapsed().as_secs_f64());
+                outln!("{report} in {:.2} s", t0.elapsed().as_secs_f64());
             } else {
-                println!("{report}");
+                outln!("{report}");
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::List(a) => {
             let labs = lab::list(&dir)?;
             if a.json {
-                println!("{}", serde_json::to_string_pretty(&labs)?);
+                outln!("{}", serde_json::to_string_pretty(&labs)?);
             } else if labs.is_empty() {
-                println!("no labs in {}", dir.display());
+                outln!("no labs in {}", dir.display());
             } else {
-                println!(
+                outln!(
                     "{:<5} {:<12} {:<3} {:<22} STATE",
-                    "NAME", "TOPO", "OF", "CONTROLLER"
+                    "NAME",
+                    "TOPO",
+                    "OF",
+                    "CONTROLLER"
                 );
                 for l in labs {
                     let state = match (l.complete, l.running) {
@@ -297,9 +315,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         (false, _) => "incomplete (pharos lab down)",
                         (true, false) => "OVS not running (pharos lab down)",
                     };
-                    println!(
+                    outln!(
                         "{:<5} {:<12} {:<3} {:<22} {state}",
-                        l.name, l.topo, l.of, l.controller
+                        l.name,
+                        l.topo,
+                        l.of,
+                        l.controller
                     );
                 }
             }
@@ -337,39 +358,33 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
     let t = lab.topo();
     let name = lab.name();
     let links = t.switch_links().count();
-    let range = |prefix: &str, n: usize| match n {
-        0 => "none".to_string(),
-        1 => format!("{prefix}1"),
-        n => format!("{prefix}1..{prefix}{n}"),
-    };
-    println!(
-        "lab {name} up in {:.2} s: {} ({} switches {}, {} hosts {}, {} switch links), \
-         OpenFlow {}, controller {}",
+    outln!(
+        "lab {name} up in {:.2} s: {} ({} {}, {} {}, {}), OpenFlow {}, controller {}",
         t0.elapsed().as_secs_f64(),
         t.spec,
-        t.switches.len(),
-        range("s", t.switches.len()),
-        t.hosts.len(),
-        range("h", t.hosts.len()),
-        links,
+        lab::plural(t.switches.len(), "switch", "switches"),
+        lab::span("s", t.switches.len()),
+        lab::plural(t.hosts.len(), "host", "hosts"),
+        lab::span("h", t.hosts.len()),
+        lab::plural(links, "switch link", "switch links"),
         of,
         a.controller,
     );
-    println!(
+    outln!(
         "  bridges {name}-sN, namespaces {name}-hM, hosts 10.0.0.M/8; state and OVS in {}",
         lab.dir().display()
     );
-    report_connections(&lab);
+    report_connections(&lab)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Waits up to 5 s for the switches' connections and says how many made it; a warning
 /// (not a failure) with a hint when some did not.
-fn report_connections(lab: &Lab) {
+fn report_connections(lab: &Lab) -> anyhow::Result<()> {
     let want = lab.topo().switches.len();
     let n = lab.wait_connected(CONNECT_WAIT);
     if n >= want {
-        println!("{n}/{want} switches connected to {}", lab.controller());
+        outln!("{n}/{want} switches connected to {}", lab.controller());
     } else {
         let port = lab::parse_controller(lab.controller()).unwrap_or(6653);
         eprintln!(
@@ -380,6 +395,7 @@ fn report_connections(lab: &Lab) {
             CONNECT_WAIT.as_secs()
         );
     }
+    Ok(())
 }
 
 /// A command's exit status as a shell reports it (128 + signal when killed).
