@@ -9,7 +9,7 @@
 //!            whole session decodes with no error in `pharos ofp decode` and in tshark
 //! linear,3   the same checks; iperf3 for 2 s from h1 to h3; Pharos restarted → switches
 //!            back and pingall 100% within 5 s; `pharos lab restart s2` → s2 handshaken
-//!            again, pingall 100%
+//!            again, pingall 100%; the capture of all that decodes cleanly too
 //! tree,2,2   the same checks as single,4 (no capture)
 //! ```
 //!
@@ -686,20 +686,22 @@ fn single(test: &str, name: &str, of: Of) {
     eprintln!("lab::{test}: {:.1?}", t0.elapsed());
 }
 
-/// linear,3: pingall, flows, iperf3, Pharos restarted, s2 restarted.
+/// linear,3: pingall, flows, iperf3, Pharos restarted, s2 restarted, and the capture
+/// of it all (two controller lifetimes, a switch re-created) decoding cleanly.
 fn linear(test: &str, name: &str, of: Of) {
     let _serial = serial();
     if !enabled(test) {
         return;
     }
     let t0 = Instant::now();
-    let mut lab = Lab::new(name, of, false);
+    let mut lab = Lab::new(name, of, true);
     let topo = bring_up(&lab, "linear,3");
     assert_eq!((topo.switches.len(), topo.hosts.len()), (3, 3));
     pingall_and_flows(&lab, &topo);
     iperf(&mut lab, &topo);
     restart_pharos(&mut lab, &topo);
     restart_switch(&lab, &topo);
+    check_capture(&mut lab);
     drop(lab);
     eprintln!("lab::{test}: {:.1?}", t0.elapsed());
 }
