@@ -497,6 +497,9 @@ fn restart_switch(lab: &Lab, topo: &Topo) {
         "every switch connected after the restart of s2"
     );
     pingall_ok(lab, "after pharos lab restart s2");
+    // The re-created s2 started with an empty table: its flows for every pair crossing
+    // it were learned from the new session (learned_flows fails if one is missing).
+    learned_flows(lab, topo);
 }
 
 /// The capture of the whole session decodes with no error in `pharos ofp decode` and in
