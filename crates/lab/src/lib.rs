@@ -610,7 +610,7 @@ pub fn list(dir: &Path) -> Result<Vec<ListEntry>, LabError> {
     };
     let mut out = Vec::new();
     for e in entries.flatten() {
-        let path = e.path();
+        let path = resolve(&e.path());
         let Ok(Some(state)) = State::load(&path) else {
             continue;
         };
@@ -689,7 +689,7 @@ impl Lab {
     /// The lab `name` in `dir` (the directory holding labs).
     pub fn open(name: &str, dir: &Path) -> Result<Lab, LabError> {
         validate_lab_name(name)?;
-        let lab_dir = dir.join(name);
+        let lab_dir = resolve(&dir.join(name));
         let state = State::load(&lab_dir)?.ok_or_else(|| LabError::NoLab {
             name: name.to_string(),
             dir: dir.to_path_buf(),
@@ -716,7 +716,7 @@ impl Lab {
     /// [`Lab::down`], printing the commands it runs.
     pub fn down_verbose(name: &str, dir: &Path, verbose: bool) -> Result<DownReport, LabError> {
         validate_lab_name(name)?;
-        let lab_dir = dir.join(name);
+        let lab_dir = resolve(&dir.join(name));
         let Some(state) = State::load(&lab_dir)? else {
             return Ok(DownReport {
                 name: name.to_string(),
@@ -1614,6 +1614,12 @@ impl Lab {
             hosts,
         }
     }
+}
+
+/// `p` made absolute and free of symbolic links when it exists: the daemons were started
+/// with the absolute path, which is how their command lines are recognised.
+fn resolve(p: &Path) -> PathBuf {
+    fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 fn flag_path(flag: &str, p: &Path) -> std::ffi::OsString {
