@@ -1353,15 +1353,25 @@ impl Lab {
             )
             .label(format!("ping {a} -> {b}"));
         let out = c.output(self.verbose)?;
-        let (transmitted, received) =
-            parse_ping_counts(&out.stdout).ok_or_else(|| c.failed(&out))?;
+        let (transmitted, received) = match parse_ping_counts(&out.stdout) {
+            Some(counts) => counts,
+            // ping could not send at all ("connect: Network is unreachable" when the host's
+            // link is down): nothing came back, which is a result, not an error.
+            None if ping_refused(&out.stderr) => (count, 0),
+            None => return Err(c.failed(&out)),
+        };
+        let output = if out.stdout.trim().is_empty() {
+            out.stderr
+        } else {
+            out.stdout
+        };
         Ok(PingResult {
             from: from.name(),
             to: to.name(),
             transmitted,
             received,
-            rtt_avg_ms: parse_ping_avg(&out.stdout),
-            output: out.stdout,
+            rtt_avg_ms: parse_ping_avg(&output),
+            output,
         })
     }
 
@@ -1776,6 +1786,12 @@ fn parse_ping_counts(out: &str) -> Option<(u32, u32)> {
     Some((tx, rx))
 }
 
+/// Whether ping's standard error says it could not send (no route, interface down), as
+/// opposed to ping or the namespace not running at all.
+fn ping_refused(stderr: &str) -> bool {
+    stderr.contains("ping: connect:") || stderr.contains("ping: sendmsg:")
+}
+
 /// "rtt min/avg/max/mdev = 0.045/0.061/0.080/0.014 ms" → 0.061.
 fn parse_ping_avg(out: &str) -> Option<f64> {
     let line = out
@@ -2129,6 +2145,13 @@ mod tests {
             parse_ping_counts("ping: connect: Network is unreachable"),
             None
         );
+        assert!(ping_refused(
+            "/usr/bin/ping: connect: Network is unreachable\n"
+        ));
+        assert!(ping_refused("ping: sendmsg: No route to host"));
+        assert!(!ping_refused(
+            "Cannot open network namespace \"t1-h1\": No such file"
+        ));
     }
 
     #[test]
