@@ -1933,17 +1933,24 @@ fn teardown(
         ..DownReport::default()
     };
     let mut problems: Vec<String> = Vec::new();
-    let vswitchd_alive = state
-        .daemons
-        .iter()
-        .find(|d| d.name == "ovs-vswitchd")
-        .and_then(|d| daemon_pid(dir, d))
-        .is_some();
+    // del-br needs both daemons (without ovsdb-server, ovs-vsctl would wait out its
+    // timeout); when either is gone the taps are checked for at the end instead.
+    let alive = |name: &str| {
+        state
+            .daemons
+            .iter()
+            .find(|d| d.name == name)
+            .and_then(|d| daemon_pid(dir, d))
+            .is_some()
+    };
+    let vswitchd_alive = alive("ovs-vswitchd") && alive("ovsdb-server");
     for step in plan_teardown(state) {
         match step {
             Step::DelBridges(bridges) => {
                 if !vswitchd_alive {
-                    // The bridges died with the daemon; their interfaces are checked last.
+                    // The bridges died with ovs-vswitchd, or cannot be reached without
+                    // ovsdb-server (stopping ovs-vswitchd removes them): their taps are
+                    // checked for last.
                     continue;
                 }
                 let mut c = vsctl(tools, dir).label("ovs-vsctl del-br");
@@ -1969,7 +1976,7 @@ fn teardown(
                     }
                 }
                 let left: Vec<&String> = veths.iter().filter(|v| iface_exists(v)).collect();
-                report.veths = present.len() - left.len();
+                report.veths = present.len().saturating_sub(left.len());
                 if !left.is_empty() {
                     problems.push(format!("could not delete interfaces {}", join(&left)));
                 }
@@ -1992,7 +1999,7 @@ fn teardown(
                     }
                 }
                 let left: Vec<&String> = nss.iter().filter(|n| netns_exists(n)).collect();
-                report.netns = present.len() - left.len();
+                report.netns = present.len().saturating_sub(left.len());
                 if !left.is_empty() {
                     problems.push(format!("could not delete namespaces {}", join(&left)));
                 }
