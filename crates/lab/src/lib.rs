@@ -12,7 +12,9 @@
 //!   `/var/run/openvswitch`.
 //! * Bridges use `datapath_type=netdev` (set in the `add-br` transaction),
 //!   `fail_mode=secure`, the one OpenFlow version asked for, datapath id N for sN, in-band
-//!   control off; switches are joined by veth pairs, never patch ports.
+//!   control off, and retry a missing controller every second (`max_backoff=1000`, set in
+//!   the same transaction: the notes saw no effect when it was set during a backoff);
+//!   switches are joined by veth pairs, never patch ports.
 //! * Hosts are network namespaces with transmit checksum offload off (TCP and UDP die on
 //!   the userspace datapath otherwise) and IPv6 off, as are the switch-side veth ends, so
 //!   that the only packets reaching the controller are the ones the user sends.
@@ -54,6 +56,9 @@ const OVS_SCHEMA: &[&str] = &[
     "/usr/share/openvswitch/vswitch.ovsschema",
     "/usr/local/share/openvswitch/vswitch.ovsschema",
 ];
+/// The longest wait between a switch's attempts to reach its controller (OVS's minimum;
+/// its default is 8 s).
+const MAX_BACKOFF_MS: u32 = 1000;
 /// Timeout of every ovs-vsctl call (it blocks forever without ovs-vswitchd otherwise).
 const VSCTL_TIMEOUT: u64 = 10;
 
@@ -605,7 +610,7 @@ pub fn list(dir: &Path) -> Result<Vec<ListEntry>, LabError> {
     };
     let mut out = Vec::new();
     for e in entries.flatten() {
-        let path = e.path();
+        let path = resolve(&e.path());
         let Ok(Some(state)) = State::load(&path) else {
             continue;
         };
@@ -684,7 +689,7 @@ impl Lab {
     /// The lab `name` in `dir` (the directory holding labs).
     pub fn open(name: &str, dir: &Path) -> Result<Lab, LabError> {
         validate_lab_name(name)?;
-        let lab_dir = dir.join(name);
+        let lab_dir = resolve(&dir.join(name));
         let state = State::load(&lab_dir)?.ok_or_else(|| LabError::NoLab {
             name: name.to_string(),
             dir: dir.to_path_buf(),
@@ -711,7 +716,7 @@ impl Lab {
     /// [`Lab::down`], printing the commands it runs.
     pub fn down_verbose(name: &str, dir: &Path, verbose: bool) -> Result<DownReport, LabError> {
         validate_lab_name(name)?;
-        let lab_dir = dir.join(name);
+        let lab_dir = resolve(&dir.join(name));
         let Some(state) = State::load(&lab_dir)? else {
             return Ok(DownReport {
                 name: name.to_string(),
@@ -1055,6 +1060,13 @@ impl Lab {
             "set-controller".into(),
             br.clone(),
             self.state.controller.clone(),
+            // Retry a missing controller every second rather than backing off to 8 s: a
+            // controller started (or restarted) late is picked up within about a second.
+            "--".into(),
+            "set".into(),
+            "controller".into(),
+            br.clone(),
+            format!("max_backoff={MAX_BACKOFF_MS}"),
         ]);
         for (port, _, _) in self.topo.ports(num) {
             let iface = self.names.switch_iface(num, port);
@@ -1274,7 +1286,9 @@ impl Lab {
             if n >= want || Instant::now() >= deadline {
                 return n;
             }
-            std::thread::sleep(Duration::from_millis(20));
+            // Reading /proc/PID/net/tcp costs milliseconds of CPU on a machine with many
+            // sockets: poll gently (a switch connects within ~25 ms of set-controller).
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
 
@@ -1339,15 +1353,25 @@ impl Lab {
             )
             .label(format!("ping {a} -> {b}"));
         let out = c.output(self.verbose)?;
-        let (transmitted, received) =
-            parse_ping_counts(&out.stdout).ok_or_else(|| c.failed(&out))?;
+        let (transmitted, received) = match parse_ping_counts(&out.stdout) {
+            Some(counts) => counts,
+            // ping could not send at all ("connect: Network is unreachable" when the host's
+            // link is down): nothing came back, which is a result, not an error.
+            None if ping_refused(&out.stderr) => (count, 0),
+            None => return Err(c.failed(&out)),
+        };
+        let output = if out.stdout.trim().is_empty() {
+            out.stderr
+        } else {
+            out.stdout
+        };
         Ok(PingResult {
             from: from.name(),
             to: to.name(),
             transmitted,
             received,
-            rtt_avg_ms: parse_ping_avg(&out.stdout),
-            output: out.stdout,
+            rtt_avg_ms: parse_ping_avg(&output),
+            output,
         })
     }
 
@@ -1602,6 +1626,12 @@ impl Lab {
     }
 }
 
+/// `p` made absolute and free of symbolic links when it exists: the daemons were started
+/// with the absolute path, which is how their command lines are recognised.
+fn resolve(p: &Path) -> PathBuf {
+    fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
 fn flag_path(flag: &str, p: &Path) -> std::ffi::OsString {
     let mut s = std::ffi::OsString::from(flag);
     s.push(p);
@@ -1756,6 +1786,12 @@ fn parse_ping_counts(out: &str) -> Option<(u32, u32)> {
     Some((tx, rx))
 }
 
+/// Whether ping's standard error says it could not send (no route, interface down), as
+/// opposed to ping or the namespace not running at all.
+fn ping_refused(stderr: &str) -> bool {
+    stderr.contains("ping: connect:") || stderr.contains("ping: sendmsg:")
+}
+
 /// "rtt min/avg/max/mdev = 0.045/0.061/0.080/0.014 ms" → 0.061.
 fn parse_ping_avg(out: &str) -> Option<f64> {
     let line = out
@@ -1897,17 +1933,24 @@ fn teardown(
         ..DownReport::default()
     };
     let mut problems: Vec<String> = Vec::new();
-    let vswitchd_alive = state
-        .daemons
-        .iter()
-        .find(|d| d.name == "ovs-vswitchd")
-        .and_then(|d| daemon_pid(dir, d))
-        .is_some();
+    // del-br needs both daemons (without ovsdb-server, ovs-vsctl would wait out its
+    // timeout); when either is gone the taps are checked for at the end instead.
+    let alive = |name: &str| {
+        state
+            .daemons
+            .iter()
+            .find(|d| d.name == name)
+            .and_then(|d| daemon_pid(dir, d))
+            .is_some()
+    };
+    let vswitchd_alive = alive("ovs-vswitchd") && alive("ovsdb-server");
     for step in plan_teardown(state) {
         match step {
             Step::DelBridges(bridges) => {
                 if !vswitchd_alive {
-                    // The bridges died with the daemon; their interfaces are checked last.
+                    // The bridges died with ovs-vswitchd, or cannot be reached without
+                    // ovsdb-server (stopping ovs-vswitchd removes them): their taps are
+                    // checked for last.
                     continue;
                 }
                 let mut c = vsctl(tools, dir).label("ovs-vsctl del-br");
@@ -1933,7 +1976,7 @@ fn teardown(
                     }
                 }
                 let left: Vec<&String> = veths.iter().filter(|v| iface_exists(v)).collect();
-                report.veths = present.len() - left.len();
+                report.veths = present.len().saturating_sub(left.len());
                 if !left.is_empty() {
                     problems.push(format!("could not delete interfaces {}", join(&left)));
                 }
@@ -1956,7 +1999,7 @@ fn teardown(
                     }
                 }
                 let left: Vec<&String> = nss.iter().filter(|n| netns_exists(n)).collect();
-                report.netns = present.len() - left.len();
+                report.netns = present.len().saturating_sub(left.len());
                 if !left.is_empty() {
                     problems.push(format!("could not delete namespaces {}", join(&left)));
                 }
@@ -1997,6 +2040,8 @@ fn teardown(
                         if iface_exists(b) {
                             problems.push(e.to_string());
                         }
+                    } else if state.bridges.contains(b) {
+                        report.bridges += 1;
                     }
                 }
             }
@@ -2107,6 +2152,13 @@ mod tests {
             parse_ping_counts("ping: connect: Network is unreachable"),
             None
         );
+        assert!(ping_refused(
+            "/usr/bin/ping: connect: Network is unreachable\n"
+        ));
+        assert!(ping_refused("ping: sendmsg: No route to host"));
+        assert!(!ping_refused(
+            "Cannot open network namespace \"t1-h1\": No such file"
+        ));
     }
 
     #[test]

@@ -8,10 +8,13 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Subcommand;
 use lab::{Lab, LabError, LabOptions, OfVersion, Topo};
+use signal_hook::consts::{SIGINT, SIGTERM};
 
 /// `println!` that returns the error (a closed pipe ends the command quietly, through
 /// `main`) instead of panicking.
@@ -282,7 +285,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 a.switch,
                 t0.elapsed().as_secs_f64()
             );
-            report_connections(&lab)?;
+            report_connections(&lab, None)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Down(a) => {
@@ -347,14 +350,25 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
     let topo = Topo::parse(&a.topo)?;
     let of = OfVersion::parse(&a.of)?;
     let t0 = Instant::now();
+    // Ctrl-C or SIGTERM while the lab is being built would leave half a lab (to `down`):
+    // note it instead, finish building, then take the lab down again.
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&interrupted))?;
+    }
     let lab = Lab::up(LabOptions {
         name: a.common.name.clone(),
-        dir,
+        dir: dir.clone(),
         topo,
         of,
         controller: a.controller.clone(),
         verbose: a.common.verbose,
     })?;
+    if interrupted.load(Ordering::SeqCst) {
+        eprintln!("pharos: interrupted: removing lab {}", a.common.name);
+        Lab::down_verbose(&a.common.name, &dir, a.common.verbose)?;
+        return Ok(ExitCode::from(130));
+    }
     let t = lab.topo();
     let name = lab.name();
     let links = t.switch_links().count();
@@ -374,25 +388,33 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
         "  bridges {name}-sN, namespaces {name}-hM, hosts 10.0.0.M/8; state and OVS in {}",
         lab.dir().display()
     );
-    report_connections(&lab)?;
+    report_connections(&lab, Some(&interrupted))?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Waits up to 5 s for the switches' connections and says how many made it; a warning
 /// (not a failure) with a hint when some did not.
-fn report_connections(lab: &Lab) -> anyhow::Result<()> {
+fn report_connections(lab: &Lab, stop: Option<&AtomicBool>) -> anyhow::Result<()> {
     let want = lab.topo().switches.len();
-    let n = lab.wait_connected(CONNECT_WAIT);
+    let deadline = Instant::now() + CONNECT_WAIT;
+    // Lab::wait_connected in slices, so that Ctrl-C ends the wait (the lab stays up).
+    let n = loop {
+        let n = lab.wait_connected(Duration::from_millis(500));
+        let stopped = stop.is_some_and(|s| s.load(Ordering::SeqCst));
+        if n >= want || stopped || Instant::now() >= deadline {
+            break n;
+        }
+    };
     if n >= want {
         outln!("{n}/{want} switches connected to {}", lab.controller());
     } else {
         let port = lab::parse_controller(lab.controller()).unwrap_or(6653);
         eprintln!(
-            "warning: {n}/{want} switches connected to {} after {} s: is a controller \
+            "warning: {n}/{want} switches connected to {} after {:.1} s: is a controller \
              listening there (for example: pharos run --listen 127.0.0.1:{port})? The switches \
-             keep retrying; pharos lab show tells how many are connected",
+             keep retrying every second; pharos lab show tells how many are connected",
             lab.controller(),
-            CONNECT_WAIT.as_secs()
+            (CONNECT_WAIT - deadline.saturating_duration_since(Instant::now())).as_secs_f64()
         );
     }
     Ok(())
