@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod lab;
 mod ofp;
 mod run;
 
@@ -26,6 +27,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     Bench(bench::Args),
+    Lab(lab::Args),
     Ofp(ofp::Args),
     Run(run::Args),
 }
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(args) => bench::run(args),
+        Command::Lab(args) => lab::run(args),
         Command::Ofp(args) => ofp::run(args),
         Command::Run(args) => run::run(args),
     };

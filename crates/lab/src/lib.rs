@@ -1,0 +1,2229 @@
+//! Test networks on one machine: Open vSwitch switches (userspace datapath, in a private
+//! run directory) and hosts in network namespaces, joined by veth pairs, every switch
+//! pointed at an OpenFlow controller. This is what `pharos lab` drives.
+//!
+//! It shells out to `ip`, `ovs-vsctl`, `ovsdb-tool`, `ovsdb-server`, `ovs-vswitchd`,
+//! `ethtool` and `ping`, as Mininet does, each with a timeout and its standard error in
+//! the error message. What it does follows `shared/notes/open-vswitch.md`:
+//!
+//! * `ovsdb-server` and `ovs-vswitchd` run from the lab directory
+//!   (`$PHAROS_LAB_DIR/NAME`, default `/run/pharos-lab/NAME`), with `OVS_RUNDIR`,
+//!   `OVS_LOGDIR` and `OVS_DBDIR` set to it for every OVS command: never the system's
+//!   `/var/run/openvswitch`.
+//! * Bridges use `datapath_type=netdev` (set in the `add-br` transaction),
+//!   `fail_mode=secure`, the one OpenFlow version asked for, datapath id N for sN, in-band
+//!   control off, and retry a missing controller every second (`max_backoff=1000`, set in
+//!   the same transaction: the notes saw no effect when it was set during a backoff);
+//!   switches are joined by veth pairs, never patch ports.
+//! * Hosts are network namespaces with transmit checksum offload off (TCP and UDP die on
+//!   the userspace datapath otherwise) and IPv6 off, as are the switch-side veth ends, so
+//!   that the only packets reaching the controller are the ones the user sends.
+//! * `state.json` in the lab directory is an intent log ([`state`]): `down` removes what
+//!   was recorded, in the order bridges, veths, namespaces, daemons; daemons are stopped
+//!   only by the pid they recorded, after checking the process is that daemon of this lab.
+//!
+//! Names ([`names`]) carry the lab's name, so labs of different names coexist; numbering
+//! and shapes are in [`topo`].
+
+pub mod cmd;
+pub mod names;
+pub mod state;
+pub mod topo;
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::fs;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::cmd::Cmd;
+pub use crate::names::{validate_lab_name, Names};
+use crate::state::{plan_teardown, Daemon, State, Step};
+pub use crate::topo::{Link, Node, Topo};
+
+/// The lab directory when `PHAROS_LAB_DIR` is not set.
+pub const DEFAULT_LAB_DIR: &str = "/run/pharos-lab";
+/// The lab name when none is given.
+pub const DEFAULT_NAME: &str = "lab";
+/// The controller when none is given.
+pub const DEFAULT_CONTROLLER: &str = "tcp:127.0.0.1:6653";
+
+const OVS_SCHEMA: &[&str] = &[
+    "/usr/share/openvswitch/vswitch.ovsschema",
+    "/usr/local/share/openvswitch/vswitch.ovsschema",
+];
+/// The longest wait between a switch's attempts to reach its controller (OVS's minimum;
+/// its default is 8 s).
+const MAX_BACKOFF_MS: u32 = 1000;
+/// Timeout of every ovs-vsctl call (it blocks forever without ovs-vswitchd otherwise).
+const VSCTL_TIMEOUT: u64 = 10;
+
+/// Everything that can go wrong, each with a message fit for a user.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// The machine cannot run a lab: not root, or a tool is missing.
+    #[error("{0}")]
+    Preflight(String),
+    /// A bad argument: topology, name, controller, node.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("no lab named {name} in {} (start one: pharos lab up --topo linear,3{})", dir.display(), name_flag(name))]
+    NoLab { name: String, dir: PathBuf },
+    #[error("a lab named {name} already exists in {} (pharos lab show{flag}; pharos lab down{flag})", dir.display(), flag = name_flag(name))]
+    Exists { name: String, dir: PathBuf },
+    /// A command failed: "ip link add x: RTNETLINK answers: File exists".
+    #[error("{cmd}: {detail}")]
+    Command { cmd: String, detail: String },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+fn name_flag(name: &str) -> String {
+    if name == DEFAULT_NAME {
+        String::new()
+    } else {
+        format!(" --name {name}")
+    }
+}
+
+impl LabError {
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> LabError {
+        LabError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// The OpenFlow version the switches speak (only that one, so a controller that knows
+/// both is made to use it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum OfVersion {
+    V10,
+    V13,
+}
+
+impl OfVersion {
+    /// "1.0" or "1.3".
+    pub fn parse(s: &str) -> Result<OfVersion, LabError> {
+        match s.trim() {
+            "1.0" | "10" | "1" | "OpenFlow10" => Ok(OfVersion::V10),
+            "1.3" | "13" | "OpenFlow13" => Ok(OfVersion::V13),
+            other => Err(LabError::Invalid(format!(
+                "bad OpenFlow version {other:?}: 1.0 or 1.3"
+            ))),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OfVersion::V10 => "1.0",
+            OfVersion::V13 => "1.3",
+        }
+    }
+
+    /// The name Open vSwitch uses (`protocols=`, `ovs-ofctl -O`).
+    pub fn ovs_protocol(self) -> &'static str {
+        match self {
+            OfVersion::V10 => "OpenFlow10",
+            OfVersion::V13 => "OpenFlow13",
+        }
+    }
+}
+
+impl fmt::Display for OfVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Checks a controller target `tcp:HOST:PORT` (HOST an IPv4 address or a bracketed IPv6
+/// one); returns its port.
+pub fn parse_controller(s: &str) -> Result<u16, LabError> {
+    let bad = |why: &str| {
+        LabError::Invalid(format!(
+            "bad controller {s:?}: {why} (expected tcp:HOST:PORT, for example {DEFAULT_CONTROLLER})"
+        ))
+    };
+    let rest = s
+        .strip_prefix("tcp:")
+        .ok_or_else(|| bad("only tcp: is supported"))?;
+    let (host, port) = rest.rsplit_once(':').ok_or_else(|| bad("no port"))?;
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    host.parse::<IpAddr>()
+        .map_err(|_| bad("HOST must be an IP address"))?;
+    match port.parse::<u16>() {
+        Ok(p) if p != 0 => Ok(p),
+        _ => Err(bad("PORT must be 1-65535")),
+    }
+}
+
+/// What `up` builds.
+#[derive(Debug, Clone)]
+pub struct LabOptions {
+    pub name: String,
+    /// The directory holding labs (`$PHAROS_LAB_DIR`); this lab lives in `dir/name`.
+    pub dir: PathBuf,
+    pub topo: Topo,
+    pub of: OfVersion,
+    /// `tcp:HOST:PORT`.
+    pub controller: String,
+    /// Print every command run, on standard error.
+    pub verbose: bool,
+}
+
+/// The lab directory: `$PHAROS_LAB_DIR`, or [`DEFAULT_LAB_DIR`].
+pub fn lab_dir_from_env() -> PathBuf {
+    match std::env::var_os("PHAROS_LAB_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from(DEFAULT_LAB_DIR),
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// Tools and preflight
+
+/// Paths of the programs the lab runs.
+#[derive(Debug, Clone)]
+struct Tools {
+    ip: PathBuf,
+    vsctl: PathBuf,
+    ovsdb_tool: PathBuf,
+    ovsdb_server: PathBuf,
+    vswitchd: PathBuf,
+    ethtool: PathBuf,
+    ping: PathBuf,
+    schema: PathBuf,
+}
+
+/// Finds `name` on PATH or in the sbin directories (which a sudo'd PATH may lack).
+fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(
+            [
+                "/usr/local/sbin",
+                "/usr/local/bin",
+                "/usr/sbin",
+                "/usr/bin",
+                "/sbin",
+                "/bin",
+            ]
+            .iter()
+            .map(PathBuf::from),
+        )
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+impl Tools {
+    /// The tools, or the list of (what, Debian package) missing.
+    fn find() -> Result<Tools, Vec<(&'static str, &'static str)>> {
+        let mut missing: Vec<(&str, &str)> = Vec::new();
+        let mut need = |name: &str, what: &'static str, pkg: &'static str| {
+            let p = which(name);
+            if p.is_none() && !missing.iter().any(|m| m.1 == pkg) {
+                missing.push((what, pkg));
+            }
+            p.unwrap_or_default()
+        };
+        let ovs = ("Open vSwitch", "openvswitch-switch");
+        let ip = need("ip", "iproute2", "iproute2");
+        let vsctl = need("ovs-vsctl", ovs.0, ovs.1);
+        let ovsdb_tool = need("ovsdb-tool", ovs.0, ovs.1);
+        let ovsdb_server = need("ovsdb-server", ovs.0, ovs.1);
+        let vswitchd = need("ovs-vswitchd", ovs.0, ovs.1);
+        let ethtool = need("ethtool", "ethtool", "ethtool");
+        let ping = need("ping", "ping", "iputils-ping");
+        let schema = OVS_SCHEMA.iter().map(PathBuf::from).find(|p| p.is_file());
+        if schema.is_none() && !missing.iter().any(|m| m.1 == ovs.1) {
+            missing.push(ovs);
+        }
+        if missing.is_empty() {
+            Ok(Tools {
+                ip,
+                vsctl,
+                ovsdb_tool,
+                ovsdb_server,
+                vswitchd,
+                ethtool,
+                ping,
+                schema: schema.unwrap_or_default(),
+            })
+        } else {
+            Err(missing)
+        }
+    }
+
+    fn get() -> Result<Tools, LabError> {
+        Tools::find().map_err(|m| LabError::Preflight(missing_message(&m)))
+    }
+}
+
+fn missing_message(missing: &[(&str, &str)]) -> String {
+    let whats: Vec<&str> = missing.iter().map(|m| m.0).collect();
+    let pkgs: Vec<&str> = missing.iter().map(|m| m.1).collect();
+    let (list, verb) = match whats.as_slice() {
+        [one] => (one.to_string(), "is"),
+        [init @ .., last] => (format!("{} and {last}", init.join(", ")), "are"),
+        [] => (String::new(), "is"),
+    };
+    format!(
+        "{list} {verb} not installed: apt-get install {}",
+        pkgs.join(" ")
+    )
+}
+
+/// Whether this machine can run a lab: the tools are installed and we are root. The
+/// message names what is missing and how to install it.
+pub fn preflight() -> Result<(), LabError> {
+    Tools::get()?;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(LabError::Preflight(
+            "pharos lab needs root (network namespaces and Open vSwitch): run it as root or \
+             with sudo"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+// ----------------------------------------------------------------------------------------
+// The lab
+
+/// A lab, as recorded in its `state.json`.
+#[derive(Debug, Clone)]
+pub struct Lab {
+    state: State,
+    topo: Topo,
+    names: Names,
+    /// `$PHAROS_LAB_DIR/NAME`.
+    dir: PathBuf,
+    of: OfVersion,
+    tools: Tools,
+    verbose: bool,
+}
+
+/// What `down` removed.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DownReport {
+    pub name: String,
+    /// Whether there was a lab to take down.
+    pub existed: bool,
+    pub bridges: usize,
+    pub veths: usize,
+    pub netns: usize,
+    pub daemons: usize,
+    /// Processes left running in the hosts' namespaces, stopped.
+    pub processes: usize,
+}
+
+impl fmt::Display for DownReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.existed {
+            return write!(f, "no lab named {}: nothing to remove", self.name);
+        }
+        write!(
+            f,
+            "lab {} removed: {}, {}, {}, {}",
+            self.name,
+            plural(self.bridges, "bridge", "bridges"),
+            plural(self.veths, "veth pair", "veth pairs"),
+            plural(self.netns, "namespace", "namespaces"),
+            plural(self.daemons, "daemon", "daemons"),
+        )?;
+        if self.processes > 0 {
+            write!(
+                f,
+                ", {} left in the hosts",
+                plural(self.processes, "process", "processes")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// "s1..s3", "s1", or "none".
+pub fn span(prefix: &str, n: usize) -> String {
+    match n {
+        0 => "none".to_string(),
+        1 => format!("{prefix}1"),
+        n => format!("{prefix}1..{prefix}{n}"),
+    }
+}
+
+/// "1 switch", "3 switches".
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The result of pinging one host from another.
+#[derive(Debug, Clone, Serialize)]
+pub struct PingResult {
+    pub from: String,
+    pub to: String,
+    pub transmitted: u32,
+    pub received: u32,
+    /// Average round trip, when something came back.
+    pub rtt_avg_ms: Option<f64>,
+    /// ping's own output.
+    pub output: String,
+}
+
+impl PingResult {
+    pub fn ok(&self) -> bool {
+        self.transmitted > 0 && self.received == self.transmitted
+    }
+}
+
+/// Every ordered pair of hosts, one ping each.
+#[derive(Debug, Clone, Serialize)]
+pub struct PingAll {
+    /// For each host, in order, the hosts it reached and did not reach.
+    pub rows: Vec<PingRow>,
+    pub sent: usize,
+    pub received: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PingRow {
+    pub from: String,
+    /// (destination, reached)
+    pub to: Vec<(String, bool)>,
+}
+
+impl PingAll {
+    /// Percentage of pings lost, rounded down as Mininet does.
+    pub fn dropped_pct(&self) -> usize {
+        ((self.sent - self.received) * 100)
+            .checked_div(self.sent)
+            .unwrap_or(0)
+    }
+
+    pub fn all_ok(&self) -> bool {
+        self.received == self.sent
+    }
+}
+
+impl fmt::Display for PingAll {
+    /// Mininet's matrix: `h1 -> h2 X h4`, then `*** Results: 0% dropped (12/12 received)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "*** Ping: testing ping reachability")?;
+        for row in &self.rows {
+            write!(f, "{} ->", row.from)?;
+            for (to, ok) in &row.to {
+                write!(f, " {}", if *ok { to.as_str() } else { "X" })?;
+            }
+            writeln!(f)?;
+        }
+        write!(
+            f,
+            "*** Results: {}% dropped ({}/{} received)",
+            self.dropped_pct(),
+            self.received,
+            self.sent
+        )
+    }
+}
+
+/// What `show` prints: the switches, links and hosts, and how to reach the lab's OVS.
+#[derive(Debug, Clone, Serialize)]
+pub struct Show {
+    pub name: String,
+    /// The lab directory: OVS's run, log and database directory.
+    pub dir: PathBuf,
+    /// `OVS_RUNDIR`, `OVS_LOGDIR`, `OVS_DBDIR`: set them to run ovs-vsctl or ovs-ofctl
+    /// against this lab's switches.
+    pub env: BTreeMap<String, String>,
+    pub topo: String,
+    /// "1.0" or "1.3".
+    pub of: String,
+    /// `OpenFlow10` or `OpenFlow13` (for `ovs-ofctl -O`).
+    pub of_protocol: String,
+    pub controller: String,
+    /// Whether `up` finished building it.
+    pub complete: bool,
+    /// Whether the lab's ovs-vswitchd runs.
+    pub running: bool,
+    /// OpenFlow connections established by the lab's ovs-vswitchd to the controller.
+    pub connected: usize,
+    pub switches: Vec<ShowSwitch>,
+    pub links: Vec<ShowLink>,
+    pub hosts: Vec<ShowHost>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ShowSwitch {
+    pub name: String,
+    pub bridge: String,
+    /// 16 hex digits.
+    pub dpid: String,
+    pub ports: Vec<ShowPort>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ShowPort {
+    pub port: u16,
+    pub interface: String,
+    /// `h1` or `s2`.
+    pub peer: String,
+    /// The peer's port (0 for a host).
+    pub peer_port: u16,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ShowLink {
+    pub a: String,
+    pub port_a: u16,
+    pub b: String,
+    pub port_b: u16,
+    pub interface_a: String,
+    /// For a host, its interface inside its namespace.
+    pub interface_b: String,
+    /// Both ends up and carrier on.
+    pub up: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ShowHost {
+    pub name: String,
+    pub netns: String,
+    pub interface: String,
+    pub ip: String,
+    pub prefix_len: u8,
+    pub mac: String,
+    pub switch: String,
+    pub port: u16,
+}
+
+impl fmt::Display for Show {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "lab {}: {}, OpenFlow {}, controller {}, {}/{} switches connected{}{}",
+            self.name,
+            self.topo,
+            self.of,
+            self.controller,
+            self.connected,
+            self.switches.len(),
+            if self.complete {
+                ""
+            } else {
+                " (INCOMPLETE: pharos lab down, then up again)"
+            },
+            if self.running {
+                ""
+            } else {
+                " (ovs-vswitchd NOT RUNNING)"
+            },
+        )?;
+        writeln!(
+            f,
+            "OVS: export OVS_RUNDIR={d} OVS_LOGDIR={d} OVS_DBDIR={d}; ovs-ofctl -O {} dump-flows {}",
+            self.of_protocol,
+            self.switches.first().map(|s| s.bridge.as_str()).unwrap_or("BRIDGE"),
+            d = self.dir.display(),
+        )?;
+        writeln!(f, "switches:")?;
+        for s in &self.switches {
+            writeln!(f, "  {:<5} bridge {:<12} dpid {}", s.name, s.bridge, s.dpid)?;
+            for p in &s.ports {
+                let peer = if p.peer.starts_with('h') {
+                    p.peer.clone()
+                } else {
+                    format!("{}:{}", p.peer, p.peer_port)
+                };
+                writeln!(f, "    port {:<3} {:<16} -> {peer}", p.port, p.interface)?;
+            }
+        }
+        writeln!(f, "links:")?;
+        for l in &self.links {
+            let a = format!("{}:{}", l.a, l.port_a);
+            let b = if l.b.starts_with('h') {
+                l.b.clone()
+            } else {
+                format!("{}:{}", l.b, l.port_b)
+            };
+            writeln!(
+                f,
+                "  {a:<9} <-> {b:<9} {:<4} ({} <-> {})",
+                if l.up { "up" } else { "DOWN" },
+                l.interface_a,
+                l.interface_b
+            )?;
+        }
+        writeln!(f, "hosts:")?;
+        for h in &self.hosts {
+            writeln!(
+                f,
+                "  {:<5} {:<15} {}  on {}:{}  (netns {}, {})",
+                h.name,
+                format!("{}/{}", h.ip, h.prefix_len),
+                h.mac,
+                h.switch,
+                h.port,
+                h.netns,
+                h.interface
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A lab found in the lab directory.
+#[derive(Debug, Clone, Serialize)]
+pub struct ListEntry {
+    pub name: String,
+    pub dir: PathBuf,
+    pub topo: String,
+    pub of: String,
+    pub controller: String,
+    pub complete: bool,
+    pub running: bool,
+}
+
+/// The labs in `dir` (each subdirectory with a `state.json`), by name.
+pub fn list(dir: &Path) -> Result<Vec<ListEntry>, LabError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(LabError::io(format!("read {}", dir.display()), e)),
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let path = resolve(&e.path());
+        let Ok(Some(state)) = State::load(&path) else {
+            continue;
+        };
+        let running = state
+            .daemons
+            .iter()
+            .find(|d| d.name == "ovs-vswitchd")
+            .is_some_and(|d| daemon_pid(&path, d).is_some());
+        out.push(ListEntry {
+            name: state.name,
+            dir: path,
+            topo: state.topo,
+            of: state.of,
+            controller: state.controller,
+            complete: state.complete,
+            running,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+impl Lab {
+    /// Builds a lab: OVS daemons, namespaces, veths, bridges. Refuses if a lab of that name
+    /// exists in the directory, or if any name it would use is taken; on failure removes
+    /// what it made and returns the error.
+    pub fn up(opts: LabOptions) -> Result<Lab, LabError> {
+        validate_lab_name(&opts.name)?;
+        let names = Names::new(&opts.name);
+        names::check(&names, &opts.topo)?;
+        parse_controller(&opts.controller)?;
+        let tools = Tools::get()?;
+        fs::create_dir_all(&opts.dir)
+            .map_err(|e| LabError::io(format!("create {}", opts.dir.display()), e))?;
+        let dir = opts.dir.join(&opts.name);
+        match fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(LabError::io(format!("create {}", dir.display()), e)),
+        }
+        let dir = fs::canonicalize(&dir)
+            .map_err(|e| LabError::io(format!("resolve {}", dir.display()), e))?;
+        let state = State::new(
+            &opts.name,
+            &opts.topo.spec,
+            opts.of.as_str(),
+            &opts.controller,
+        );
+        state.claim(&dir)?;
+        let mut lab = Lab {
+            state,
+            topo: opts.topo,
+            names,
+            dir,
+            of: opts.of,
+            tools,
+            verbose: opts.verbose,
+        };
+        if let Err(e) = lab.check_free() {
+            // Nothing made yet: release the claim.
+            let _ = fs::remove_file(lab.dir.join(state::STATE_FILE));
+            let _ = fs::remove_dir(&lab.dir);
+            return Err(e);
+        }
+        match lab.build() {
+            Ok(()) => Ok(lab),
+            Err(e) => match teardown(&lab.dir, &lab.state, &lab.tools, lab.verbose) {
+                Ok(_) => Err(e),
+                Err(t) => Err(LabError::Other(format!(
+                    "{e}; removing what was made failed too: {t}"
+                ))),
+            },
+        }
+    }
+
+    /// The lab `name` in `dir` (the directory holding labs).
+    pub fn open(name: &str, dir: &Path) -> Result<Lab, LabError> {
+        validate_lab_name(name)?;
+        let lab_dir = resolve(&dir.join(name));
+        let state = State::load(&lab_dir)?.ok_or_else(|| LabError::NoLab {
+            name: name.to_string(),
+            dir: dir.to_path_buf(),
+        })?;
+        let topo = Topo::parse(&state.topo)?;
+        let of = OfVersion::parse(&state.of)?;
+        Ok(Lab {
+            names: Names::new(&state.name),
+            state,
+            topo,
+            dir: lab_dir,
+            of,
+            tools: Tools::get()?,
+            verbose: false,
+        })
+    }
+
+    /// Removes everything lab `name` in `dir` created, from its `state.json`, whole or
+    /// partial. Idempotent: no lab is not an error.
+    pub fn down(name: &str, dir: &Path) -> Result<DownReport, LabError> {
+        Lab::down_verbose(name, dir, false)
+    }
+
+    /// [`Lab::down`], printing the commands it runs.
+    pub fn down_verbose(name: &str, dir: &Path, verbose: bool) -> Result<DownReport, LabError> {
+        validate_lab_name(name)?;
+        let lab_dir = resolve(&dir.join(name));
+        let Some(state) = State::load(&lab_dir)? else {
+            return Ok(DownReport {
+                name: name.to_string(),
+                ..DownReport::default()
+            });
+        };
+        let tools = Tools::get()?;
+        teardown(&lab_dir, &state, &tools, verbose)
+    }
+
+    pub fn set_verbose(&mut self, verbose: bool) {
+        self.verbose = verbose;
+    }
+
+    pub fn name(&self) -> &str {
+        &self.state.name
+    }
+
+    pub fn topo(&self) -> &Topo {
+        &self.topo
+    }
+
+    pub fn of(&self) -> OfVersion {
+        self.of
+    }
+
+    pub fn controller(&self) -> &str {
+        &self.state.controller
+    }
+
+    /// The lab directory (OVS's run, log and database directory).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.state.complete
+    }
+
+    fn ovs_env(&self, c: Cmd) -> Cmd {
+        c.env("OVS_RUNDIR", &self.dir)
+            .env("OVS_LOGDIR", &self.dir)
+            .env("OVS_DBDIR", &self.dir)
+    }
+
+    fn vsctl(&self) -> Cmd {
+        vsctl(&self.tools, &self.dir)
+    }
+
+    fn ip(&self) -> Cmd {
+        Cmd::new(&self.tools.ip)
+    }
+
+    fn run(&self, c: Cmd) -> Result<cmd::Output, LabError> {
+        c.run(self.verbose)
+    }
+
+    fn save(&self) -> Result<(), LabError> {
+        self.state.save(&self.dir)
+    }
+
+    /// Refuses to start if a namespace, interface or /etc/netns entry of ours already
+    /// exists (a lab of this name under another lab directory, or someone else's).
+    fn check_free(&self) -> Result<(), LabError> {
+        let mut taken = Vec::new();
+        if iface_exists(&self.names.datapath_tap()) {
+            taken.push(format!("interface {}", self.names.datapath_tap()));
+        }
+        for s in &self.topo.switches {
+            let b = self.names.bridge(s.num);
+            if iface_exists(&b) {
+                taken.push(format!("interface {b}"));
+            }
+        }
+        for v in self.root_veths() {
+            if iface_exists(&v) {
+                taken.push(format!("interface {v}"));
+            }
+        }
+        for h in &self.topo.hosts {
+            let ns = self.names.netns(h.num);
+            if netns_exists(&ns) {
+                taken.push(format!("network namespace {ns}"));
+            }
+            if etc_netns(&ns).exists() {
+                taken.push(format!("{}", etc_netns(&ns).display()));
+            }
+        }
+        if taken.is_empty() {
+            return Ok(());
+        }
+        let more = if taken.len() > 3 {
+            format!(" and {} more", taken.len() - 3)
+        } else {
+            String::new()
+        };
+        taken.truncate(3);
+        Err(LabError::Other(format!(
+            "lab {} would clash with what already exists: {}{more} (a lab of the same name \
+             under another PHAROS_LAB_DIR? take it down there, or use another --name)",
+            self.state.name,
+            taken.join(", ")
+        )))
+    }
+
+    /// The root-namespace veth ends, in link order.
+    fn root_veths(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for l in &self.topo.links {
+            v.extend(self.names.root_iface(l.a, l.port_a));
+            v.extend(self.names.root_iface(l.b, l.port_b));
+        }
+        v
+    }
+
+    fn build(&mut self) -> Result<(), LabError> {
+        self.start_daemons()?;
+        self.make_namespaces()?;
+        self.make_veths()?;
+        self.configure_hosts()?;
+        self.make_bridges()?;
+        self.state.complete = true;
+        self.save()
+    }
+
+    fn start_daemons(&mut self) -> Result<(), LabError> {
+        let d = self.dir.clone();
+        self.state.daemons = ["ovsdb-server", "ovs-vswitchd"]
+            .iter()
+            .map(|n| Daemon {
+                name: n.to_string(),
+                pidfile: d.join(format!("{n}.pid")),
+            })
+            .collect();
+        self.save()?;
+        let db = d.join("conf.db");
+        // A database left by an earlier lab of this name (whose state.json is gone).
+        let _ = fs::remove_file(&db);
+        self.run(
+            self.ovs_env(Cmd::new(&self.tools.ovsdb_tool))
+                .arg("create")
+                .arg(&db)
+                .arg(&self.tools.schema),
+        )?;
+        let sock = d.join("db.sock");
+        let mut remote = std::ffi::OsString::from("--remote=punix:");
+        remote.push(&sock);
+        self.run(
+            self.ovs_env(Cmd::new(&self.tools.ovsdb_server))
+                .arg(&db)
+                .arg(remote)
+                .arg(flag_path("--pidfile=", &d.join("ovsdb-server.pid")))
+                .arg(flag_path("--log-file=", &d.join("ovsdb-server.log")))
+                .args(["--detach", "--no-chdir", "-vconsole:off"])
+                .label("ovsdb-server"),
+        )?;
+        self.run(self.vsctl().arg("--no-wait").arg("init"))?;
+        let mut unix = std::ffi::OsString::from("unix:");
+        unix.push(&sock);
+        self.run(
+            self.ovs_env(Cmd::new(&self.tools.vswitchd))
+                .arg(unix)
+                .arg(flag_path("--pidfile=", &d.join("ovs-vswitchd.pid")))
+                .arg(flag_path("--log-file=", &d.join("ovs-vswitchd.log")))
+                .args(["--detach", "--no-chdir", "-vconsole:off"])
+                .label("ovs-vswitchd"),
+        )?;
+        Ok(())
+    }
+
+    fn make_namespaces(&mut self) -> Result<(), LabError> {
+        if self.topo.hosts.is_empty() {
+            return Ok(());
+        }
+        let nss: Vec<String> = self
+            .topo
+            .hosts
+            .iter()
+            .map(|h| self.names.netns(h.num))
+            .collect();
+        self.state.netns = nss.clone();
+        self.state.etc_netns = nss.iter().map(|n| etc_netns(n)).collect();
+        self.save()?;
+        let batch: String = nss.iter().map(|n| format!("netns add {n}\n")).collect();
+        self.run(
+            self.ip()
+                .args(["-batch", "-"])
+                .stdin(batch)
+                .timeout(batch_timeout(nss.len()))
+                .label("ip netns add"),
+        )?;
+        // /etc/netns/NS/hosts: `ip netns exec` shows it as /etc/hosts, so names resolve.
+        let mut hosts = String::from("127.0.0.1\tlocalhost\n");
+        for h in &self.topo.hosts {
+            hosts.push_str(&format!("{}\t{}\n", h.ip, h.name()));
+        }
+        for d in &self.state.etc_netns {
+            fs::create_dir_all(d)
+                .map_err(|e| LabError::io(format!("create {}", d.display()), e))?;
+            let f = d.join("hosts");
+            fs::write(&f, &hosts).map_err(|e| LabError::io(format!("write {}", f.display()), e))?;
+        }
+        Ok(())
+    }
+
+    fn make_veths(&mut self) -> Result<(), LabError> {
+        let roots = self.root_veths();
+        if roots.is_empty() {
+            return Ok(());
+        }
+        self.state.veths = self
+            .topo
+            .links
+            .iter()
+            .filter_map(|l| self.names.root_iface(l.a, l.port_a))
+            .collect();
+        self.save()?;
+        let mut batch = String::new();
+        for l in &self.topo.links {
+            let a = self.names.root_iface(l.a, l.port_a).expect("a is a switch");
+            match l.b {
+                Node::Host(h) => {
+                    let host = self.topo.host(h).expect("host of a link");
+                    batch.push_str(&format!(
+                        "link add {a} type veth peer name {} address {} netns {}\n",
+                        Names::host_iface(h),
+                        host.mac_string(),
+                        self.names.netns(h)
+                    ));
+                }
+                Node::Switch(_) => {
+                    let b = self.names.root_iface(l.b, l.port_b).expect("b is a switch");
+                    batch.push_str(&format!("link add {a} type veth peer name {b}\n"));
+                }
+            }
+        }
+        self.run(
+            self.ip()
+                .args(["-batch", "-"])
+                .stdin(batch)
+                .timeout(batch_timeout(self.topo.links.len()))
+                .label("ip link add (veths)"),
+        )?;
+        // No IPv6 on the switch side: the kernel would send router solicitations and MLD
+        // reports into the switches, which the controller would see.
+        for v in &roots {
+            disable_ipv6(v);
+        }
+        let batch: String = roots.iter().map(|v| format!("link set {v} up\n")).collect();
+        self.run(
+            self.ip()
+                .args(["-batch", "-"])
+                .stdin(batch)
+                .timeout(batch_timeout(roots.len()))
+                .label("ip link set up (veths)"),
+        )?;
+        Ok(())
+    }
+
+    fn configure_hosts(&self) -> Result<(), LabError> {
+        let hosts = &self.topo.hosts;
+        if hosts.is_empty() {
+            return Ok(());
+        }
+        let threads = hosts.len().clamp(1, 4);
+        let chunk = hosts.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = hosts
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || -> Result<(), LabError> {
+                        for h in part {
+                            self.configure_host(h)?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap_or_else(|_| {
+                    Err(LabError::Other("host setup thread panicked".into()))
+                })?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Inside the host's namespace: IPv6 off, loopback up, the address, the interface up,
+    /// and transmit checksum offload off (REQUIRED: TCP and UDP die on the userspace
+    /// datapath otherwise).
+    fn configure_host(&self, h: &topo::Host) -> Result<(), LabError> {
+        let iface = Names::host_iface(h.num);
+        let ip = self.tools.ip.display();
+        let script = format!(
+            "set -e\n\
+             for f in all default; do\n\
+               p=/proc/sys/net/ipv6/conf/$f/disable_ipv6\n\
+               if [ -w $p ]; then echo 1 > $p; fi\n\
+             done\n\
+             {ip} link set lo up\n\
+             {ip} addr add {}/{} dev {iface}\n\
+             {ip} link set {iface} up\n\
+             {} -K {iface} tx off > /dev/null\n",
+            h.ip,
+            h.prefix_len,
+            self.tools.ethtool.display(),
+        );
+        self.run(
+            self.ip()
+                .args(["netns", "exec"])
+                .arg(self.names.netns(h.num))
+                .args(["/bin/sh", "-c"])
+                .arg(script)
+                .label(format!(
+                    "setting up host {} (netns {})",
+                    h.name(),
+                    self.names.netns(h.num)
+                )),
+        )?;
+        Ok(())
+    }
+
+    /// `ovs-vsctl add-br` of switch `num` with its ports and controller, one transaction.
+    fn bridge_cmd(&self, num: u32) -> Cmd {
+        let s = self.topo.switch(num).expect("switch exists");
+        let br = self.names.bridge(num);
+        let mut c = self.vsctl().args([
+            "--".to_string(),
+            "add-br".into(),
+            br.clone(),
+            "--".into(),
+            "set".into(),
+            "bridge".into(),
+            br.clone(),
+            "datapath_type=netdev".into(),
+            "fail_mode=secure".into(),
+            format!("protocols={}", self.of.ovs_protocol()),
+            format!("other-config:datapath-id={:016x}", s.dpid),
+            "other-config:disable-in-band=true".into(),
+            "--".into(),
+            "set-controller".into(),
+            br.clone(),
+            self.state.controller.clone(),
+            // Retry a missing controller every second rather than backing off to 8 s: a
+            // controller started (or restarted) late is picked up within about a second.
+            "--".into(),
+            "set".into(),
+            "controller".into(),
+            br.clone(),
+            format!("max_backoff={MAX_BACKOFF_MS}"),
+        ]);
+        for (port, _, _) in self.topo.ports(num) {
+            let iface = self.names.switch_iface(num, port);
+            c = c.args([
+                "--".to_string(),
+                "add-port".into(),
+                br.clone(),
+                iface.clone(),
+                "--".into(),
+                "set".into(),
+                "interface".into(),
+                iface,
+                format!("ofport_request={port}"),
+            ]);
+        }
+        c.label(format!("ovs-vsctl add-br {br}"))
+    }
+
+    fn make_bridges(&mut self) -> Result<(), LabError> {
+        self.state.bridges = self
+            .topo
+            .switches
+            .iter()
+            .map(|s| self.names.bridge(s.num))
+            .collect();
+        self.state.taps = vec![self.names.datapath_tap()];
+        self.save()?;
+        // The first bridge creates the userspace datapath and its tap `ovs-netdev`: under
+        // the machine-wide lock, and renamed before the lock is released.
+        let first = self.topo.switches[0].num;
+        {
+            let _lock = DpLock::acquire()?;
+            self.wait_datapath_tap_free()?;
+            self.run(self.bridge_cmd(first))?;
+            self.check_interfaces(Some(first))?;
+            self.claim_datapath_tap()?;
+        }
+        for s in self.topo.switches.iter().skip(1) {
+            self.run(self.bridge_cmd(s.num))?;
+        }
+        self.check_interfaces(None)
+    }
+
+    /// Waits (up to 10 s) while another ovs-vswitchd holds an `ovs-netdev` tap: a
+    /// userspace Open vSwitch that is not a pharos lab (or a lab of an older pharos), which
+    /// would make this lab's datapath fail. Says who holds it when it does not go away.
+    fn wait_datapath_tap_free(&self) -> Result<(), LabError> {
+        let ours = self.vswitchd_pid();
+        let holders = || -> Vec<i32> {
+            pids_named("ovs-vswitchd")
+                .into_iter()
+                .filter(|p| Some(*p) != ours && tun_names(*p).iter().any(|t| t == DATAPATH_TAP))
+                .collect()
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let h = holders();
+            let Some(&pid) = h.first() else {
+                return Ok(());
+            };
+            if Instant::now() >= deadline {
+                let cmdline = fs::read(format!("/proc/{pid}/cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+                    .unwrap_or_default();
+                return Err(LabError::Other(format!(
+                    "another Open vSwitch userspace datapath holds the interface {DATAPATH_TAP} \
+                     (ovs-vswitchd pid {pid}: {}): two cannot run at once unless each renames \
+                     it as pharos labs do; stop that one first",
+                    cmdline.trim()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Renames the userspace datapath's tap, which ovs-vswitchd names `ovs-netdev` in the
+    /// root namespace, to `NAME-dp`: a second ovs-vswitchd cannot create its datapath while
+    /// an `ovs-netdev` exists ("creating tap device failed: Device or resource busy"). Only
+    /// a tap our own ovs-vswitchd holds is renamed (its /proc fdinfo names it). Called with
+    /// the [`DpLock`] held, right after the lab's first bridge is created.
+    fn claim_datapath_tap(&self) -> Result<(), LabError> {
+        let ours = self.names.datapath_tap();
+        let pid = self.vswitchd_pid().ok_or_else(|| {
+            LabError::Other(format!(
+                "the lab's ovs-vswitchd is not running; see {}",
+                self.dir.join("ovs-vswitchd.log").display()
+            ))
+        })?;
+        let taps = tun_names(pid);
+        if taps.contains(&ours) {
+            return Ok(());
+        }
+        if !taps.iter().any(|t| t == DATAPATH_TAP) {
+            return Err(LabError::Other(format!(
+                "the lab's ovs-vswitchd holds no {DATAPATH_TAP} tap to rename (it holds: {}); see {}",
+                taps.join(", "),
+                self.dir.join("ovs-vswitchd.log").display()
+            )));
+        }
+        self.run(
+            self.ip()
+                .args(["link", "set", "dev", DATAPATH_TAP, "name", &ours]),
+        )?;
+        disable_ipv6(&ours);
+        Ok(())
+    }
+
+    /// Checks that every port of the lab's bridges (or of one) came up with the port number
+    /// asked for: ovs-vsctl succeeds even when a bridge or port fails to come up.
+    fn check_interfaces(&self, only: Option<u32>) -> Result<(), LabError> {
+        let out = self.run(self.vsctl().args([
+            "--format=json",
+            "--data=json",
+            "--columns=name,ofport,error",
+            "list",
+            "Interface",
+        ]))?;
+        let table: serde_json::Value = serde_json::from_str(&out.stdout).map_err(|e| {
+            LabError::Other(format!("ovs-vsctl list Interface: unreadable JSON: {e}"))
+        })?;
+        let mut seen: BTreeMap<String, (i64, Option<String>)> = BTreeMap::new();
+        for row in table["data"].as_array().into_iter().flatten() {
+            let name = row[0].as_str().unwrap_or_default().to_string();
+            let ofport = row[1].as_i64().unwrap_or(-1);
+            // A set column: ["set", []] when empty, or the string.
+            let error = row[2].as_str().map(str::to_string);
+            seen.insert(name, (ofport, error));
+        }
+        let switches: Vec<u32> = match only {
+            Some(n) => vec![n],
+            None => self.topo.switches.iter().map(|s| s.num).collect(),
+        };
+        for n in switches {
+            let br = self.names.bridge(n);
+            let mut want = vec![(br.clone(), 65534i64)];
+            want.extend(
+                self.topo
+                    .ports(n)
+                    .into_iter()
+                    .map(|(p, _, _)| (self.names.switch_iface(n, p), i64::from(p))),
+            );
+            for (iface, port) in want {
+                match seen.get(&iface) {
+                    Some((got, None)) if *got == port => {}
+                    Some((got, err)) => {
+                        return Err(LabError::Other(format!(
+                            "Open vSwitch did not bring up {iface} on {br} as port {port} (port \
+                             {got}{}){}",
+                            err.as_ref()
+                                .map(|e| format!(", error: {e}"))
+                                .unwrap_or_default(),
+                            self.vswitchd_says()
+                        )))
+                    }
+                    None => {
+                        return Err(LabError::Other(format!(
+                            "Open vSwitch has no interface {iface} on {br}{}",
+                            self.vswitchd_says()
+                        )))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The last warnings and errors of the lab's ovs-vswitchd log, for an error message
+    /// (the log goes when the failed lab is removed), with a hint for the known causes.
+    fn vswitchd_says(&self) -> String {
+        let log = fs::read_to_string(self.dir.join("ovs-vswitchd.log")).unwrap_or_default();
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("|WARN|") || l.contains("|ERR|"))
+            .map(|l| l.splitn(4, '|').nth(3).unwrap_or(l))
+            .collect();
+        let mut out = String::new();
+        if !lines.is_empty() {
+            let tail = &lines[lines.len().saturating_sub(3)..];
+            out = format!("; ovs-vswitchd says: {}", tail.join("; "));
+        }
+        if log.contains(&format!("{DATAPATH_TAP}: creating tap device failed")) {
+            out.push_str(&format!(
+                " (another Open vSwitch userspace datapath, not a pharos lab's, holds the \
+                 interface {DATAPATH_TAP}: two cannot run at once; stop that one first)"
+            ));
+        }
+        out
+    }
+
+    fn vswitchd_pid(&self) -> Option<i32> {
+        self.state
+            .daemons
+            .iter()
+            .find(|d| d.name == "ovs-vswitchd")
+            .and_then(|d| daemon_pid(&self.dir, d))
+    }
+
+    /// OpenFlow connections established by this lab's ovs-vswitchd to the controller's
+    /// port, right now (read from /proc: the database's `is_connected` lags by seconds).
+    pub fn connections(&self) -> usize {
+        let Some(pid) = self.vswitchd_pid() else {
+            return 0;
+        };
+        let Ok(port) = parse_controller(&self.state.controller) else {
+            return 0;
+        };
+        established_to_port(pid, port)
+    }
+
+    /// Waits until every switch has its OpenFlow connection or `timeout` passes; returns
+    /// how many are connected.
+    pub fn wait_connected(&self, timeout: Duration) -> usize {
+        let deadline = Instant::now() + timeout;
+        let want = self.topo.switches.len();
+        loop {
+            let n = self.connections();
+            if n >= want || Instant::now() >= deadline {
+                return n;
+            }
+            // Reading /proc/PID/net/tcp costs milliseconds of CPU on a machine with many
+            // sockets: poll gently (a switch connects within ~25 ms of set-controller).
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn host_of(&self, name: &str) -> Result<&topo::Host, LabError> {
+        match Node::parse(name) {
+            Some(Node::Host(h)) => self.topo.host(h).ok_or_else(|| {
+                LabError::Invalid(format!(
+                    "no host {name} in {} (hosts {})",
+                    self.topo.spec,
+                    span("h", self.topo.hosts.len())
+                ))
+            }),
+            _ => Err(LabError::Invalid(format!(
+                "{name:?} is not a host: hosts are {}",
+                span("h", self.topo.hosts.len())
+            ))),
+        }
+    }
+
+    fn node_of(&self, name: &str) -> Result<Node, LabError> {
+        match Node::parse(name) {
+            Some(n) if self.topo.has(n) => Ok(n),
+            _ => Err(LabError::Invalid(format!(
+                "no node {name:?} in {}: switches {}, hosts {}",
+                self.topo.spec,
+                span("s", self.topo.switches.len()),
+                span("h", self.topo.hosts.len())
+            ))),
+        }
+    }
+
+    /// `count` pings from host `a` to host `b` (0.2 s apart), each waiting up to `timeout`.
+    pub fn ping(
+        &self,
+        a: &str,
+        b: &str,
+        count: u32,
+        timeout: Duration,
+    ) -> Result<PingResult, LabError> {
+        let from = self.host_of(a)?;
+        let to = self.host_of(b)?;
+        let count = count.max(1);
+        let wait = timeout.as_secs_f64().max(0.001);
+        let c = self
+            .ip()
+            .args(["netns", "exec"])
+            .arg(self.names.netns(from.num))
+            .arg(&self.tools.ping)
+            .args([
+                "-n".to_string(),
+                "-q".into(),
+                "-c".into(),
+                count.to_string(),
+                "-i".into(),
+                "0.2".into(),
+                "-W".into(),
+                format!("{wait:.3}"),
+                to.ip.to_string(),
+            ])
+            .timeout(
+                timeout + Duration::from_millis(200 * u64::from(count)) + Duration::from_secs(5),
+            )
+            .label(format!("ping {a} -> {b}"));
+        let out = c.output(self.verbose)?;
+        let (transmitted, received) = match parse_ping_counts(&out.stdout) {
+            Some(counts) => counts,
+            // ping could not send at all ("connect: Network is unreachable" when the host's
+            // link is down): nothing came back, which is a result, not an error.
+            None if ping_refused(&out.stderr) => (count, 0),
+            None => return Err(c.failed(&out)),
+        };
+        let output = if out.stdout.trim().is_empty() {
+            out.stderr
+        } else {
+            out.stdout
+        };
+        Ok(PingResult {
+            from: from.name(),
+            to: to.name(),
+            transmitted,
+            received,
+            rtt_avg_ms: parse_ping_avg(&output),
+            output,
+        })
+    }
+
+    /// One ping for every ordered pair of hosts, each waiting up to `timeout`; hosts ping
+    /// in parallel (each its destinations in order), the matrix comes back in host order.
+    pub fn pingall(&self, timeout: Duration) -> Result<PingAll, LabError> {
+        let hosts: Vec<String> = self.topo.hosts.iter().map(|h| h.name()).collect();
+        let threads = hosts.len().clamp(1, 8);
+        let chunk = hosts.len().div_ceil(threads).max(1);
+        let rows: Vec<Result<PingRow, LabError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = hosts
+                .chunks(chunk)
+                .map(|part| {
+                    let hosts = &hosts;
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|from| {
+                                let mut to = Vec::new();
+                                for dst in hosts.iter().filter(|d| *d != from) {
+                                    let r = self.ping(from, dst, 1, timeout)?;
+                                    to.push((dst.clone(), r.ok()));
+                                }
+                                Ok(PingRow {
+                                    from: from.clone(),
+                                    to,
+                                })
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        vec![Err(LabError::Other("ping thread panicked".into()))]
+                    })
+                })
+                .collect()
+        });
+        let rows = rows.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let sent = rows.iter().map(|r| r.to.len()).sum();
+        let received = rows
+            .iter()
+            .map(|r| r.to.iter().filter(|t| t.1).count())
+            .sum();
+        Ok(PingAll {
+            rows,
+            sent,
+            received,
+        })
+    }
+
+    /// Runs `argv` in host `host`'s namespace (`ip netns exec`), standard input, output and
+    /// error inherited; its exit status.
+    pub fn exec(&self, host: &str, argv: &[String]) -> Result<ExitStatus, LabError> {
+        let h = self.host_of(host)?;
+        if argv.is_empty() {
+            return Err(LabError::Invalid(
+                "no command to run (pharos lab exec h1 -- ping -c1 h2)".into(),
+            ));
+        }
+        let ns = self.names.netns(h.num);
+        if !netns_exists(&ns) {
+            return Err(LabError::Other(format!(
+                "the namespace {ns} of {host} does not exist (is the lab complete? pharos lab show)"
+            )));
+        }
+        std::process::Command::new(&self.tools.ip)
+            .args(["netns", "exec", &ns])
+            .args(argv)
+            .status()
+            .map_err(|e| LabError::io(format!("run ip netns exec {ns}"), e))
+    }
+
+    fn find_link(&self, a: &str, b: &str) -> Result<Link, LabError> {
+        let x = self.node_of(a)?;
+        let y = self.node_of(b)?;
+        if let Some(l) = self.topo.links.iter().find(|l| l.joins(x, y)) {
+            return Ok(*l);
+        }
+        let peers = |n: Node| -> String {
+            let mut v: Vec<String> = self
+                .topo
+                .links
+                .iter()
+                .filter_map(|l| {
+                    if l.a == n {
+                        Some(l.b.to_string())
+                    } else if l.b == n {
+                        Some(l.a.to_string())
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            v.dedup();
+            v.join(", ")
+        };
+        Err(LabError::Invalid(format!(
+            "no link between {a} and {b} in {} ({a} links to {})",
+            self.topo.spec,
+            peers(x)
+        )))
+    }
+
+    /// Sets both ends of the link between `a` and `b` up or down.
+    pub fn set_link(&self, a: &str, b: &str, up: bool) -> Result<(), LabError> {
+        let l = self.find_link(a, b)?;
+        let state = if up { "up" } else { "down" };
+        let mut batch = String::new();
+        for (n, p) in [(l.a, l.port_a), (l.b, l.port_b)] {
+            if let Some(i) = self.names.root_iface(n, p) {
+                batch.push_str(&format!("link set {i} {state}\n"));
+            }
+        }
+        self.run(
+            self.ip()
+                .args(["-batch", "-"])
+                .stdin(batch)
+                .label(format!("ip link set {state} ({a}-{b})")),
+        )?;
+        if let Node::Host(h) = l.b {
+            self.run(self.ip().arg("-n").arg(self.names.netns(h)).args([
+                "link",
+                "set",
+                &Names::host_iface(h),
+                state,
+            ]))?;
+        }
+        Ok(())
+    }
+
+    /// Deletes switch `s`'s bridge and creates it again with the same datapath id, ports
+    /// and controller (the controller sees the switch leave and come back).
+    pub fn restart_switch(&self, s: &str) -> Result<(), LabError> {
+        let num = match self.node_of(s)? {
+            Node::Switch(n) => n,
+            Node::Host(_) => {
+                return Err(LabError::Invalid(format!(
+                    "{s} is a host; restart takes a switch ({})",
+                    span("s", self.topo.switches.len())
+                )))
+            }
+        };
+        if self.vswitchd_pid().is_none() {
+            return Err(LabError::Other(format!(
+                "the lab's ovs-vswitchd is not running (see {}); pharos lab down, then up",
+                self.dir.join("ovs-vswitchd.log").display()
+            )));
+        }
+        let br = self.names.bridge(num);
+        // Deleting a lab's only bridge destroys its datapath; the new bridge then makes a
+        // new one, whose tap must be renamed as in `up`.
+        let _lock = DpLock::acquire()?;
+        self.run(
+            self.vsctl()
+                .args(["--if-exists", "del-br", &br])
+                .label(format!("ovs-vsctl del-br {br}")),
+        )?;
+        if !tun_names(self.vswitchd_pid().unwrap_or(0)).contains(&self.names.datapath_tap()) {
+            self.wait_datapath_tap_free()?;
+        }
+        self.run(self.bridge_cmd(num))?;
+        self.check_interfaces(Some(num))?;
+        self.claim_datapath_tap()
+    }
+
+    /// The lab as it is: switches, ports, links (with their state now), hosts.
+    pub fn show(&self) -> Show {
+        let links_up = iface_states(&self.tools.ip);
+        let d = self.dir.display().to_string();
+        let env = ["OVS_RUNDIR", "OVS_LOGDIR", "OVS_DBDIR"]
+            .iter()
+            .map(|k| (k.to_string(), d.clone()))
+            .collect();
+        let switches = self
+            .topo
+            .switches
+            .iter()
+            .map(|s| ShowSwitch {
+                name: s.name(),
+                bridge: self.names.bridge(s.num),
+                dpid: format!("{:016x}", s.dpid),
+                ports: self
+                    .topo
+                    .ports(s.num)
+                    .into_iter()
+                    .map(|(port, peer, peer_port)| ShowPort {
+                        port,
+                        interface: self.names.switch_iface(s.num, port),
+                        peer: peer.to_string(),
+                        peer_port,
+                    })
+                    .collect(),
+            })
+            .collect();
+        let links = self
+            .topo
+            .links
+            .iter()
+            .map(|l| {
+                let ia = self.names.root_iface(l.a, l.port_a).unwrap_or_default();
+                let ib = match l.b {
+                    Node::Host(h) => Names::host_iface(h),
+                    Node::Switch(_) => self.names.root_iface(l.b, l.port_b).unwrap_or_default(),
+                };
+                // A veth's carrier is on only when both ends are up, so the root end's
+                // operational state tells for the pair.
+                let up = links_up.get(&ia).copied().unwrap_or(false);
+                ShowLink {
+                    a: l.a.to_string(),
+                    port_a: l.port_a,
+                    b: l.b.to_string(),
+                    port_b: l.port_b,
+                    interface_a: ia,
+                    interface_b: ib,
+                    up,
+                }
+            })
+            .collect();
+        let hosts = self
+            .topo
+            .hosts
+            .iter()
+            .map(|h| ShowHost {
+                name: h.name(),
+                netns: self.names.netns(h.num),
+                interface: Names::host_iface(h.num),
+                ip: h.ip.to_string(),
+                prefix_len: h.prefix_len,
+                mac: h.mac_string(),
+                switch: format!("s{}", h.switch),
+                port: h.port,
+            })
+            .collect();
+        Show {
+            name: self.state.name.clone(),
+            dir: self.dir.clone(),
+            env,
+            topo: self.topo.spec.clone(),
+            of: self.of.as_str().into(),
+            of_protocol: self.of.ovs_protocol().into(),
+            controller: self.state.controller.clone(),
+            complete: self.state.complete,
+            running: self.vswitchd_pid().is_some(),
+            connected: self.connections(),
+            switches,
+            links,
+            hosts,
+        }
+    }
+}
+
+/// `p` made absolute and free of symbolic links when it exists: the daemons were started
+/// with the absolute path, which is how their command lines are recognised.
+fn resolve(p: &Path) -> PathBuf {
+    fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn flag_path(flag: &str, p: &Path) -> std::ffi::OsString {
+    let mut s = std::ffi::OsString::from(flag);
+    s.push(p);
+    s
+}
+
+fn vsctl(tools: &Tools, dir: &Path) -> Cmd {
+    let mut db = std::ffi::OsString::from("--db=unix:");
+    db.push(dir.join("db.sock"));
+    Cmd::new(&tools.vsctl)
+        .env("OVS_RUNDIR", dir)
+        .env("OVS_LOGDIR", dir)
+        .env("OVS_DBDIR", dir)
+        .arg(db)
+        .arg(format!("--timeout={VSCTL_TIMEOUT}"))
+        .timeout(Duration::from_secs(VSCTL_TIMEOUT + 5))
+}
+
+/// A generous timeout for an `ip -batch` of `n` lines.
+fn batch_timeout(n: usize) -> Duration {
+    Duration::from_secs(10) + Duration::from_millis(50 * n as u64)
+}
+
+/// The tap ovs-vswitchd makes for a userspace datapath (named after the datapath).
+const DATAPATH_TAP: &str = "ovs-netdev";
+
+/// Where labs of every lab directory serialise the creation of their datapath.
+const DP_LOCK: &str = "/run/lock/pharos-lab-datapath.lock";
+
+/// A machine-wide lock (flock, so a crash releases it) held while a lab creates its
+/// userspace datapath and renames the datapath's tap away from `ovs-netdev`.
+struct DpLock {
+    _file: fs::File,
+}
+
+impl DpLock {
+    fn acquire() -> Result<DpLock, LabError> {
+        use std::os::fd::AsRawFd as _;
+        let path = if Path::new("/run/lock").is_dir() {
+            PathBuf::from(DP_LOCK)
+        } else {
+            std::env::temp_dir().join("pharos-lab-datapath.lock")
+        };
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| LabError::io(format!("open {}", path.display()), e))?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            // SAFETY: flock on a file descriptor we own.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(DpLock { _file: file });
+            }
+            if Instant::now() >= deadline {
+                return Err(LabError::Other(format!(
+                    "another lab held {} for 30 s (a lab being created elsewhere?)",
+                    path.display()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Pids of the processes whose /proc comm is `name`.
+fn pids_named(name: &str) -> Vec<i32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return vec![];
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim_end() == name)
+        })
+        .collect()
+}
+
+/// Names of the tap devices process `pid` holds open (from /proc/PID/fdinfo's `iff:`).
+fn tun_names(pid: i32) -> Vec<String> {
+    let mut names = Vec::new();
+    let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return names;
+    };
+    for fd in fds.flatten() {
+        if fs::read_link(fd.path()).is_ok_and(|t| t == Path::new("/dev/net/tun")) {
+            let info = fs::read_to_string(format!(
+                "/proc/{pid}/fdinfo/{}",
+                fd.file_name().to_string_lossy()
+            ))
+            .unwrap_or_default();
+            names.extend(
+                info.lines()
+                    .filter_map(|l| l.strip_prefix("iff:"))
+                    .map(|n| n.trim().to_string()),
+            );
+        }
+    }
+    names
+}
+
+fn etc_netns(ns: &str) -> PathBuf {
+    Path::new("/etc/netns").join(ns)
+}
+
+fn iface_exists(name: &str) -> bool {
+    Path::new("/sys/class/net").join(name).exists()
+}
+
+fn netns_exists(ns: &str) -> bool {
+    Path::new("/run/netns").join(ns).exists()
+}
+
+fn disable_ipv6(iface: &str) {
+    let p = Path::new("/proc/sys/net/ipv6/conf")
+        .join(iface)
+        .join("disable_ipv6");
+    // No IPv6 in this kernel: nothing to turn off.
+    let _ = fs::write(p, "1");
+}
+
+/// Root-namespace interfaces and whether each is operationally up.
+fn iface_states(ip: &Path) -> BTreeMap<String, bool> {
+    let Ok(out) = Cmd::new(ip).args(["-j", "link", "show"]).run(false) else {
+        return BTreeMap::new();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&out.stdout) else {
+        return BTreeMap::new();
+    };
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| {
+            let name = i["ifname"].as_str()?.to_string();
+            let up = i["operstate"].as_str() == Some("UP");
+            Some((name, up))
+        })
+        .collect()
+}
+
+/// "3 packets transmitted, 3 received, ..." → (3, 3).
+fn parse_ping_counts(out: &str) -> Option<(u32, u32)> {
+    let line = out.lines().find(|l| l.contains("packets transmitted"))?;
+    let mut nums = line.split(',').map(|part| {
+        part.split_whitespace()
+            .next()
+            .and_then(|n| n.parse::<u32>().ok())
+    });
+    let tx = nums.next()??;
+    let rx = nums.next()??;
+    Some((tx, rx))
+}
+
+/// Whether ping's standard error says it could not send (no route, interface down), as
+/// opposed to ping or the namespace not running at all.
+fn ping_refused(stderr: &str) -> bool {
+    stderr.contains("ping: connect:") || stderr.contains("ping: sendmsg:")
+}
+
+/// "rtt min/avg/max/mdev = 0.045/0.061/0.080/0.014 ms" → 0.061.
+fn parse_ping_avg(out: &str) -> Option<f64> {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("rtt ") || l.starts_with("round-trip"))?;
+    let values = line.split('=').nth(1)?.trim();
+    values.split('/').nth(1)?.trim().parse().ok()
+}
+
+// ----------------------------------------------------------------------------------------
+// Processes
+
+/// The pid of `daemon` if its pid file names a live process with the expected name that
+/// belongs to the lab in `dir` (its command line mentions the directory), else `None`.
+fn daemon_pid(dir: &Path, daemon: &Daemon) -> Option<i32> {
+    let text = fs::read_to_string(&daemon.pidfile).ok()?;
+    let pid: i32 = text.trim().parse().ok().filter(|p| *p > 1)?;
+    let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    if comm.trim_end() != daemon.name {
+        return None;
+    }
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let dir = dir.as_os_str().as_encoded_bytes();
+    if !cmdline.windows(dir.len()).any(|w| w == dir) {
+        return None;
+    }
+    if is_zombie_or_gone(pid) {
+        return None;
+    }
+    Some(pid)
+}
+
+/// Whether `pid` has exited (gone, or a zombie not yet reaped).
+fn is_zombie_or_gone(pid: i32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_none_or(|s| s == "Z" || s == "X"),
+        Err(_) => true,
+    }
+}
+
+/// Sends SIGTERM, waits up to `grace`, then SIGKILL; true once it has exited.
+fn stop_pid(pid: i32, grace: Duration) -> bool {
+    // SAFETY: kill has no memory-safety preconditions; the pid was checked by the caller.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if is_zombie_or_gone(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
+        if is_zombie_or_gone(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+/// Socket inodes of process `pid`.
+fn socket_inodes(pid: i32) -> HashSet<u64> {
+    let mut set = HashSet::new();
+    let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return set;
+    };
+    for fd in fds.flatten() {
+        if let Ok(target) = fs::read_link(fd.path()) {
+            let t = target.to_string_lossy();
+            if let Some(inode) = t
+                .strip_prefix("socket:[")
+                .and_then(|r| r.strip_suffix(']'))
+                .and_then(|n| n.parse().ok())
+            {
+                set.insert(inode);
+            }
+        }
+    }
+    set
+}
+
+/// Established TCP connections of process `pid` to remote port `port`.
+fn established_to_port(pid: i32, port: u16) -> usize {
+    let inodes = socket_inodes(pid);
+    if inodes.is_empty() {
+        return 0;
+    }
+    let mut n = 0;
+    for table in ["tcp", "tcp6"] {
+        let Ok(text) = fs::read_to_string(format!("/proc/{pid}/net/{table}")) else {
+            continue;
+        };
+        n += count_established(&text, port, &inodes);
+    }
+    n
+}
+
+/// Rows of a /proc/net/tcp table in state ESTABLISHED to remote `port` whose inode is in
+/// `inodes`.
+fn count_established(table: &str, port: u16, inodes: &HashSet<u64>) -> usize {
+    table
+        .lines()
+        .skip(1)
+        .filter(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() < 10 || f[3] != "01" {
+                return false;
+            }
+            let remote_port = f[2]
+                .rsplit_once(':')
+                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+            remote_port == Some(port) && f[9].parse().is_ok_and(|i: u64| inodes.contains(&i))
+        })
+        .count()
+}
+
+// ----------------------------------------------------------------------------------------
+// Teardown
+
+/// Carries out [`plan_teardown`] for `state`; on success removes the lab directory. What
+/// could not be removed is named in the error, and `state.json` stays so `down` can be run
+/// again.
+fn teardown(
+    dir: &Path,
+    state: &State,
+    tools: &Tools,
+    verbose: bool,
+) -> Result<DownReport, LabError> {
+    let mut report = DownReport {
+        name: state.name.clone(),
+        existed: true,
+        ..DownReport::default()
+    };
+    let mut problems: Vec<String> = Vec::new();
+    // del-br needs both daemons (without ovsdb-server, ovs-vsctl would wait out its
+    // timeout); when either is gone the taps are checked for at the end instead.
+    let alive = |name: &str| {
+        state
+            .daemons
+            .iter()
+            .find(|d| d.name == name)
+            .and_then(|d| daemon_pid(dir, d))
+            .is_some()
+    };
+    let vswitchd_alive = alive("ovs-vswitchd") && alive("ovsdb-server");
+    for step in plan_teardown(state) {
+        match step {
+            Step::DelBridges(bridges) => {
+                if !vswitchd_alive {
+                    // The bridges died with ovs-vswitchd, or cannot be reached without
+                    // ovsdb-server (stopping ovs-vswitchd removes them): their taps are
+                    // checked for last.
+                    continue;
+                }
+                let mut c = vsctl(tools, dir).label("ovs-vsctl del-br");
+                for b in &bridges {
+                    c = c.args(["--", "--if-exists", "del-br", b.as_str()]);
+                }
+                match c.run(verbose) {
+                    Ok(_) => report.bridges = bridges.len(),
+                    Err(e) => problems.push(e.to_string()),
+                }
+            }
+            Step::DelVeths(veths) => {
+                let present: Vec<&String> = veths.iter().filter(|v| iface_exists(v)).collect();
+                if !present.is_empty() {
+                    let batch: String = present.iter().map(|v| format!("link del {v}\n")).collect();
+                    let c = Cmd::new(&tools.ip)
+                        .args(["-force", "-batch", "-"])
+                        .stdin(batch)
+                        .timeout(batch_timeout(present.len()))
+                        .label("ip link del");
+                    if let Err(e) = c.output(verbose) {
+                        problems.push(e.to_string());
+                    }
+                }
+                let left: Vec<&String> = veths.iter().filter(|v| iface_exists(v)).collect();
+                report.veths = present.len().saturating_sub(left.len());
+                if !left.is_empty() {
+                    problems.push(format!("could not delete interfaces {}", join(&left)));
+                }
+            }
+            Step::DelNetns(nss) => {
+                let present: Vec<&String> = nss.iter().filter(|n| netns_exists(n)).collect();
+                for ns in &present {
+                    report.processes += stop_netns_processes(tools, ns, verbose);
+                }
+                if !present.is_empty() {
+                    let batch: String =
+                        present.iter().map(|n| format!("netns del {n}\n")).collect();
+                    let c = Cmd::new(&tools.ip)
+                        .args(["-force", "-batch", "-"])
+                        .stdin(batch)
+                        .timeout(batch_timeout(present.len()))
+                        .label("ip netns del");
+                    if let Err(e) = c.output(verbose) {
+                        problems.push(e.to_string());
+                    }
+                }
+                let left: Vec<&String> = nss.iter().filter(|n| netns_exists(n)).collect();
+                report.netns = present.len().saturating_sub(left.len());
+                if !left.is_empty() {
+                    problems.push(format!("could not delete namespaces {}", join(&left)));
+                }
+            }
+            Step::RemoveEtcNetns(dirs) => {
+                for d in dirs {
+                    let hosts = d.join("hosts");
+                    match fs::remove_file(&hosts) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => problems.push(format!("remove {}: {e}", hosts.display())),
+                    }
+                    match fs::remove_dir(&d) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => problems.push(format!("remove {}: {e}", d.display())),
+                    }
+                }
+            }
+            Step::StopDaemons(daemons) => {
+                for d in daemons {
+                    if let Some(pid) = daemon_pid(dir, &d) {
+                        if verbose {
+                            eprintln!("+ kill {pid} ({})", d.name);
+                        }
+                        if stop_pid(pid, Duration::from_secs(3)) {
+                            report.daemons += 1;
+                        } else {
+                            problems.push(format!("{} (pid {pid}) did not stop", d.name));
+                        }
+                    }
+                }
+            }
+            Step::DelLeftoverTaps(taps) => {
+                for b in taps.iter().filter(|b| iface_exists(b)) {
+                    let c = Cmd::new(&tools.ip).args(["link", "del", b.as_str()]);
+                    if let Err(e) = c.run(verbose) {
+                        if iface_exists(b) {
+                            problems.push(e.to_string());
+                        }
+                    } else if state.bridges.contains(b) {
+                        report.bridges += 1;
+                    }
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        fs::remove_dir_all(dir)
+            .map_err(|e| LabError::io(format!("remove {}", dir.display()), e))?;
+        Ok(report)
+    } else {
+        Err(LabError::Other(format!(
+            "lab {} not fully removed: {} (state kept in {}; run pharos lab down again)",
+            state.name,
+            problems.join("; "),
+            dir.join(state::STATE_FILE).display()
+        )))
+    }
+}
+
+fn join(v: &[&String]) -> String {
+    v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// Stops the processes running in namespace `ns` (started there by `pharos lab exec` and
+/// left behind); returns how many there were.
+fn stop_netns_processes(tools: &Tools, ns: &str, verbose: bool) -> usize {
+    let Ok(out) = Cmd::new(&tools.ip).args(["netns", "pids", ns]).run(verbose) else {
+        return 0;
+    };
+    let pids: Vec<i32> = out
+        .stdout
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .filter(|p| *p > 1 && *p != std::process::id() as i32)
+        .collect();
+    for &pid in &pids {
+        if verbose {
+            eprintln!("+ kill {pid} (in {ns})");
+        }
+        stop_pid(pid, Duration::from_secs(1));
+    }
+    pids.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controllers() {
+        assert_eq!(parse_controller("tcp:127.0.0.1:6653").unwrap(), 6653);
+        assert_eq!(parse_controller("tcp:[::1]:6633").unwrap(), 6633);
+        for bad in [
+            "127.0.0.1:6653",
+            "tcp:127.0.0.1",
+            "tcp:localhost:6653",
+            "tcp:1.2.3.4:0",
+            "ssl:1.2.3.4:6653",
+            "tcp:1.2.3.4:x",
+        ] {
+            let e = parse_controller(bad).unwrap_err().to_string();
+            assert!(e.contains("expected tcp:HOST:PORT"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn versions() {
+        assert_eq!(OfVersion::parse("1.0").unwrap(), OfVersion::V10);
+        assert_eq!(
+            OfVersion::parse("1.3").unwrap().ovs_protocol(),
+            "OpenFlow13"
+        );
+        assert!(OfVersion::parse("1.4")
+            .unwrap_err()
+            .to_string()
+            .contains("1.0 or 1.3"));
+    }
+
+    #[test]
+    fn missing_tools_name_the_packages() {
+        assert_eq!(
+            missing_message(&[("Open vSwitch", "openvswitch-switch")]),
+            "Open vSwitch is not installed: apt-get install openvswitch-switch"
+        );
+        assert_eq!(
+            missing_message(&[
+                ("Open vSwitch", "openvswitch-switch"),
+                ("ethtool", "ethtool"),
+                ("ping", "iputils-ping")
+            ]),
+            "Open vSwitch, ethtool and ping are not installed: apt-get install \
+             openvswitch-switch ethtool iputils-ping"
+        );
+    }
+
+    #[test]
+    fn ping_output() {
+        let out =
+            "PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n\n--- 10.0.0.2 ping statistics ---\n\
+                   3 packets transmitted, 2 received, 33.3333% packet loss, time 401ms\n\
+                   rtt min/avg/max/mdev = 0.045/0.061/0.080/0.014 ms\n";
+        assert_eq!(parse_ping_counts(out), Some((3, 2)));
+        assert_eq!(parse_ping_avg(out), Some(0.061));
+        let lost = "1 packets transmitted, 0 received, +1 errors, 100% packet loss, time 0ms\n";
+        assert_eq!(parse_ping_counts(lost), Some((1, 0)));
+        assert_eq!(parse_ping_avg(lost), None);
+        assert_eq!(
+            parse_ping_counts("ping: connect: Network is unreachable"),
+            None
+        );
+        assert!(ping_refused(
+            "/usr/bin/ping: connect: Network is unreachable\n"
+        ));
+        assert!(ping_refused("ping: sendmsg: No route to host"));
+        assert!(!ping_refused(
+            "Cannot open network namespace \"t1-h1\": No such file"
+        ));
+    }
+
+    #[test]
+    fn established_connections_are_counted_by_inode_and_port() {
+        // 0x19FD = 6653; state 01 = ESTABLISHED, 0A = LISTEN.
+        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+   0: 0100007F:A1B2 0100007F:19FD 01 00000000:00000000 00:00000000 00000000     0        0 111 1 0000000000000000 20 4 30 10 -1\n\
+   1: 0100007F:A1B3 0100007F:19FD 01 00000000:00000000 00:00000000 00000000     0        0 222 1 0000000000000000 20 4 30 10 -1\n\
+   2: 0100007F:A1B4 0100007F:19FD 01 00000000:00000000 00:00000000 00000000     0        0 333 1 0000000000000000 20 4 30 10 -1\n\
+   3: 0100007F:19FD 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 111 1 0000000000000000 20 4 30 10 -1\n\
+   4: 0100007F:A1B5 0100007F:19FE 01 00000000:00000000 00:00000000 00000000     0        0 444 1 0000000000000000 20 4 30 10 -1\n";
+        let ours: HashSet<u64> = [111, 222, 444].into_iter().collect();
+        // 333 is someone else's; 444 goes to another port; the LISTEN row does not count.
+        assert_eq!(count_established(table, 6653, &ours), 2);
+        assert_eq!(count_established(table, 6654, &ours), 1);
+    }
+
+    #[test]
+    fn pingall_matrix_is_mininets() {
+        let p = PingAll {
+            rows: vec![
+                PingRow {
+                    from: "h1".into(),
+                    to: vec![("h2".into(), true), ("h3".into(), false)],
+                },
+                PingRow {
+                    from: "h2".into(),
+                    to: vec![("h1".into(), true), ("h3".into(), true)],
+                },
+                PingRow {
+                    from: "h3".into(),
+                    to: vec![("h1".into(), false), ("h2".into(), true)],
+                },
+            ],
+            sent: 6,
+            received: 4,
+        };
+        assert_eq!(
+            p.to_string(),
+            "*** Ping: testing ping reachability\nh1 -> h2 X\nh2 -> h1 h3\nh3 -> X h2\n\
+             *** Results: 33% dropped (4/6 received)"
+        );
+        assert!(!p.all_ok());
+    }
+
+    #[test]
+    fn zombies_and_missing_pids_count_as_gone() {
+        assert!(is_zombie_or_gone(i32::MAX));
+        assert!(!is_zombie_or_gone(std::process::id() as i32));
+    }
+
+    #[test]
+    fn a_pidfile_of_another_process_is_not_trusted() {
+        let d = std::env::temp_dir().join(format!("pharos-lab-pid-{}", std::process::id()));
+        fs::create_dir_all(&d).unwrap();
+        let pidfile = d.join("ovs-vswitchd.pid");
+        // Our own pid: alive, but neither named ovs-vswitchd nor started in `d`.
+        fs::write(&pidfile, format!("{}\n", std::process::id())).unwrap();
+        let daemon = Daemon {
+            name: "ovs-vswitchd".into(),
+            pidfile: pidfile.clone(),
+        };
+        assert_eq!(daemon_pid(&d, &daemon), None);
+        fs::write(&pidfile, "garbage").unwrap();
+        assert_eq!(daemon_pid(&d, &daemon), None);
+        fs::remove_dir_all(&d).unwrap();
+    }
+}

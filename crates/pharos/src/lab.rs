@@ -1,0 +1,505 @@
+//! `pharos lab`: a test network of Open vSwitch switches and hosts in network namespaces,
+//! pointed at a controller (the `lab` crate does the work).
+//!
+//! Errors are one line on standard error with exit status 1; a machine that cannot run a
+//! lab (not root, a tool missing) exits 2 with what to do. `pingall` and `ping` exit 0 iff
+//! every ping was answered; `exec` exits with the command's status. Every command reads
+//! `PHAROS_LAB_DIR` (default /run/pharos-lab).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Subcommand;
+use lab::{Lab, LabError, LabOptions, OfVersion, Topo};
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+/// `println!` that returns the error (a closed pipe ends the command quietly, through
+/// `main`) instead of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($t)*)?
+    }};
+}
+
+/// Exit status when the machine cannot run a lab (not root, Open vSwitch missing, ...).
+pub const EXIT_PREFLIGHT: u8 = 2;
+
+/// How long `up` and `restart` wait for the switches' OpenFlow connections.
+const CONNECT_WAIT: Duration = Duration::from_secs(5);
+
+const LONG_ABOUT: &str = "\
+Test networks on this machine: Open vSwitch switches (userspace datapath, run from a private \
+directory, never the system's OVS) and hosts in network namespaces, every switch pointed at \
+an OpenFlow controller. Needs root, Open vSwitch, iproute2, ethtool and ping \
+(apt-get install openvswitch-switch iproute2 ethtool iputils-ping).
+
+Try it: run a controller (cargo run --release -p pharos -- run), then
+  pharos lab up --topo linear,3
+  pharos lab pingall
+  pharos lab down
+
+Topologies (Mininet's):
+  single,K          switch s1 with hosts h1..hK
+  linear,N          s1..sN in a line, host hI on switch sI
+  tree,DEPTH,FANOUT a tree of switches, FANOUT hosts under each leaf (tree,2,2: s1 above
+                    s2 (h1, h2) and s3 (h3, h4)); numbered depth first
+  ring,N            linear,N plus a link sN-s1 (N >= 3)
+  fattree,K         k-ary fat tree (K even): (K/2)^2 core switches first, then per pod its K/2
+                    aggregation and K/2 edge switches, K/2 hosts per edge switch
+                    (fattree,4: 20 switches, 16 hosts)
+  ring and fattree have loops: a plain learning switch floods broadcasts around them
+  forever; they are for controllers that handle loops.
+
+Numbering: switch sN has datapath id N. Host hM has 10.0.0.M/8 (10.0.y.z beyond 255) and MAC \
+00:00:00:00:xx:xx from M. A switch numbers its ports 1, 2, ... in link order: its hosts first, \
+then its links to other switches in the order the shape makes them (linear,3: s2 port 1 = h2, \
+2 = s1, 3 = s3).
+
+Names: with --name NAME (default lab; a lowercase letter then up to 3 lowercase letters or \
+digits), switch sN is bridge NAME-sN, its port P the interface NAME-sN-ethP, host hM the \
+network namespace NAME-hM with interface hM-eth0 inside. Labs of different names coexist. \
+Commands take the short names (s1, h2). State, OVS database, sockets and logs live in \
+$PHAROS_LAB_DIR/NAME (default /run/pharos-lab/NAME); its state.json lets `down` remove \
+everything even after a crash. To use ovs-ofctl on a lab, set OVS_RUNDIR to that directory \
+(pharos lab show prints the line).";
+
+/// Test networks of Open vSwitch switches and namespace hosts
+#[derive(Debug, clap::Args)]
+#[command(long_about = LONG_ABOUT)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Up(UpArgs),
+    Show(ShowArgs),
+    Pingall(PingallArgs),
+    Ping(PingArgs),
+    Exec(ExecArgs),
+    Link(LinkArgs),
+    Restart(RestartArgs),
+    Down(DownArgs),
+    List(ListArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct NameArg {
+    /// The lab's name: the prefix of its bridges, interfaces and namespaces
+    #[arg(long, default_value = lab::DEFAULT_NAME, value_name = "NAME")]
+    name: String,
+    /// Print every command run, on standard error
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+/// Start Open vSwitch, create the switches, hosts and links, point the switches at the
+/// controller, and wait up to 5 s for them to connect
+#[derive(Debug, clap::Args)]
+struct UpArgs {
+    /// single,K | linear,N | tree,DEPTH,FANOUT | ring,N | fattree,K (see pharos lab --help)
+    #[arg(long, value_name = "SHAPE")]
+    topo: String,
+    /// OpenFlow version the switches speak: 1.0 or 1.3
+    #[arg(long = "of", default_value = "1.3", value_name = "VERSION")]
+    of: String,
+    /// The controller
+    #[arg(long, default_value = lab::DEFAULT_CONTROLLER, value_name = "tcp:HOST:PORT")]
+    controller: String,
+    #[command(flatten)]
+    common: NameArg,
+}
+
+/// Switches (datapath ids, ports and peers), links (up or down), hosts (address, MAC,
+/// switch port), the controller and how many switches are connected to it
+#[derive(Debug, clap::Args)]
+struct ShowArgs {
+    /// JSON instead of text
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    common: NameArg,
+}
+
+/// Ping every host from every other host, once each (exit 0 iff all answered)
+#[derive(Debug, clap::Args)]
+struct PingallArgs {
+    /// Seconds to wait for each answer
+    #[arg(long, default_value_t = 2.0, value_name = "SECS")]
+    timeout: f64,
+    #[command(flatten)]
+    common: NameArg,
+}
+
+/// Ping one host from another (exit 0 iff all answered)
+#[derive(Debug, clap::Args)]
+struct PingArgs {
+    /// The host pinging (h1)
+    from: String,
+    /// The host pinged (h2)
+    to: String,
+    /// Pings to send, 0.2 s apart
+    #[arg(long, short = 'c', default_value_t = 3)]
+    count: u32,
+    /// Seconds to wait for each answer
+    #[arg(long, default_value_t = 2.0, value_name = "SECS")]
+    timeout: f64,
+    #[command(flatten)]
+    common: NameArg,
+}
+
+/// Run a command in a host's network namespace (exit status: the command's); host names
+/// resolve (ping h2)
+#[derive(Debug, clap::Args)]
+struct ExecArgs {
+    /// The host (h1)
+    host: String,
+    #[command(flatten)]
+    common: NameArg,
+    /// The command and its arguments, after --
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    cmd: Vec<String>,
+}
+
+/// Set a link down or up (both ends)
+#[derive(Debug, clap::Args)]
+struct LinkArgs {
+    /// One end (s1, or a host)
+    a: String,
+    /// The other end
+    b: String,
+    /// down or up
+    #[arg(value_parser = ["down", "up"])]
+    state: String,
+    #[command(flatten)]
+    common: NameArg,
+}
+
+/// Delete a switch and create it again (same datapath id, ports and controller)
+#[derive(Debug, clap::Args)]
+struct RestartArgs {
+    /// The switch (s1)
+    switch: String,
+    #[command(flatten)]
+    common: NameArg,
+}
+
+/// Remove everything the lab created (switches, links, namespaces, OVS daemons) and
+/// nothing else; works on a half-built or crashed lab; no lab is not an error
+#[derive(Debug, clap::Args)]
+struct DownArgs {
+    #[command(flatten)]
+    common: NameArg,
+}
+
+/// The labs in the lab directory
+#[derive(Debug, clap::Args)]
+struct ListArgs {
+    /// JSON instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let dir = lab::lab_dir_from_env();
+    if !matches!(args.command, Command::List(_)) {
+        if let Err(e) = lab::preflight() {
+            eprintln!("pharos: error: {e}");
+            return Ok(ExitCode::from(EXIT_PREFLIGHT));
+        }
+    }
+    match args.command {
+        Command::Up(a) => up(a, dir),
+        Command::Show(a) => {
+            let lab = open(&a.common, &dir)?;
+            let show = lab.show();
+            if a.json {
+                outln!("{}", serde_json::to_string_pretty(&show)?);
+            } else {
+                use std::io::Write as _;
+                write!(std::io::stdout().lock(), "{show}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Pingall(a) => {
+            let lab = open(&a.common, &dir)?;
+            let result = lab.pingall(secs(a.timeout)?)?;
+            outln!("{result}");
+            Ok(if result.all_ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Command::Ping(a) => {
+            let lab = open(&a.common, &dir)?;
+            let r = lab.ping(&a.from, &a.to, a.count, secs(a.timeout)?)?;
+            let avg = r
+                .rtt_avg_ms
+                .map(|ms| format!(", rtt avg {ms:.3} ms"))
+                .unwrap_or_default();
+            outln!(
+                "{} -> {}: {}/{} received{avg}",
+                r.from,
+                r.to,
+                r.received,
+                r.transmitted
+            );
+            Ok(if r.ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Command::Exec(a) => {
+            let lab = open(&a.common, &dir)?;
+            let mut cmd = a.cmd;
+            if cmd.first().is_some_and(|c| c == "--") {
+                cmd.remove(0);
+            }
+            let status = lab.exec(&a.host, &cmd)?;
+            Ok(ExitCode::from(exit_code(status)))
+        }
+        Command::Link(a) => {
+            let lab = open(&a.common, &dir)?;
+            lab.set_link(&a.a, &a.b, a.state == "up")?;
+            outln!("link {} - {} {}", a.a, a.b, a.state);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Restart(a) => {
+            let lab = open(&a.common, &dir)?;
+            let t0 = Instant::now();
+            lab.restart_switch(&a.switch)?;
+            outln!(
+                "{} restarted (bridge deleted and re-created in {:.2} s)",
+                a.switch,
+                t0.elapsed().as_secs_f64()
+            );
+            report_connections(&lab, None)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Down(a) => {
+            let t0 = Instant::now();
+            let report = Lab::down_verbose(&a.common.name, &dir, a.common.verbose)?;
+            if report.existed {
+                outln!("{report} in {:.2} s", t0.elapsed().as_secs_f64());
+            } else {
+                outln!("{report}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::List(a) => {
+            let labs = lab::list(&dir)?;
+            if a.json {
+                outln!("{}", serde_json::to_string_pretty(&labs)?);
+            } else if labs.is_empty() {
+                outln!("no labs in {}", dir.display());
+            } else {
+                outln!(
+                    "{:<5} {:<12} {:<3} {:<22} STATE",
+                    "NAME",
+                    "TOPO",
+                    "OF",
+                    "CONTROLLER"
+                );
+                for l in labs {
+                    let state = match (l.complete, l.running) {
+                        (true, true) => "running",
+                        (false, _) => "incomplete (pharos lab down)",
+                        (true, false) => "OVS not running (pharos lab down)",
+                    };
+                    outln!(
+                        "{:<5} {:<12} {:<3} {:<22} {state}",
+                        l.name,
+                        l.topo,
+                        l.of,
+                        l.controller
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn open(common: &NameArg, dir: &std::path::Path) -> Result<Lab, LabError> {
+    let mut lab = Lab::open(&common.name, dir)?;
+    lab.set_verbose(common.verbose);
+    Ok(lab)
+}
+
+fn secs(s: f64) -> anyhow::Result<Duration> {
+    if s.is_finite() && s > 0.0 && s <= 3600.0 {
+        Ok(Duration::from_secs_f64(s))
+    } else {
+        anyhow::bail!("bad --timeout {s}: seconds, more than 0 and at most 3600")
+    }
+}
+
+fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
+    let topo = Topo::parse(&a.topo)?;
+    let of = OfVersion::parse(&a.of)?;
+    let t0 = Instant::now();
+    // Ctrl-C or SIGTERM while the lab is being built would leave half a lab (to `down`):
+    // note it instead, finish building, then take the lab down again.
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&interrupted))?;
+    }
+    let lab = Lab::up(LabOptions {
+        name: a.common.name.clone(),
+        dir: dir.clone(),
+        topo,
+        of,
+        controller: a.controller.clone(),
+        verbose: a.common.verbose,
+    })?;
+    if interrupted.load(Ordering::SeqCst) {
+        eprintln!("pharos: interrupted: removing lab {}", a.common.name);
+        Lab::down_verbose(&a.common.name, &dir, a.common.verbose)?;
+        return Ok(ExitCode::from(130));
+    }
+    let t = lab.topo();
+    let name = lab.name();
+    let links = t.switch_links().count();
+    outln!(
+        "lab {name} up in {:.2} s: {} ({} {}, {} {}, {}), OpenFlow {}, controller {}",
+        t0.elapsed().as_secs_f64(),
+        t.spec,
+        lab::plural(t.switches.len(), "switch", "switches"),
+        lab::span("s", t.switches.len()),
+        lab::plural(t.hosts.len(), "host", "hosts"),
+        lab::span("h", t.hosts.len()),
+        lab::plural(links, "switch link", "switch links"),
+        of,
+        a.controller,
+    );
+    outln!(
+        "  bridges {name}-sN, namespaces {name}-hM, hosts 10.0.0.M/8; state and OVS in {}",
+        lab.dir().display()
+    );
+    report_connections(&lab, Some(&interrupted))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Waits up to 5 s for the switches' connections and says how many made it; a warning
+/// (not a failure) with a hint when some did not.
+fn report_connections(lab: &Lab, stop: Option<&AtomicBool>) -> anyhow::Result<()> {
+    let want = lab.topo().switches.len();
+    let deadline = Instant::now() + CONNECT_WAIT;
+    // Lab::wait_connected in slices, so that Ctrl-C ends the wait (the lab stays up).
+    let n = loop {
+        let n = lab.wait_connected(Duration::from_millis(500));
+        let stopped = stop.is_some_and(|s| s.load(Ordering::SeqCst));
+        if n >= want || stopped || Instant::now() >= deadline {
+            break n;
+        }
+    };
+    if n >= want {
+        outln!("{n}/{want} switches connected to {}", lab.controller());
+    } else {
+        let port = lab::parse_controller(lab.controller()).unwrap_or(6653);
+        eprintln!(
+            "warning: {n}/{want} switches connected to {} after {:.1} s: is a controller \
+             listening there (for example: pharos run --listen 127.0.0.1:{port})? The switches \
+             keep retrying every second; pharos lab show tells how many are connected",
+            lab.controller(),
+            (CONNECT_WAIT - deadline.saturating_duration_since(Instant::now())).as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// A command's exit status as a shell reports it (128 + signal when killed).
+fn exit_code(status: std::process::ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => c as u8,
+        (None, Some(s)) => 128u8.wrapping_add(s as u8),
+        _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        cmd: Top,
+    }
+
+    #[derive(Debug, Subcommand)]
+    enum Top {
+        Lab(Args),
+    }
+
+    fn parse(argv: &[&str]) -> Command {
+        let mut v = vec!["pharos", "lab"];
+        v.extend_from_slice(argv);
+        match Cli::try_parse_from(v).unwrap().cmd {
+            Top::Lab(a) => a.command,
+        }
+    }
+
+    #[test]
+    fn up_defaults() {
+        let Command::Up(a) = parse(&["up", "--topo", "linear,3"]) else {
+            panic!()
+        };
+        assert_eq!(a.of, "1.3");
+        assert_eq!(a.controller, "tcp:127.0.0.1:6653");
+        assert_eq!(a.common.name, "lab");
+    }
+
+    #[test]
+    fn exec_takes_everything_after_the_host() {
+        let Command::Exec(a) = parse(&["exec", "--name", "t1", "h1", "--", "ping", "-c1", "h2"])
+        else {
+            panic!()
+        };
+        assert_eq!(a.host, "h1");
+        assert_eq!(a.common.name, "t1");
+        let cmd: Vec<&str> = a.cmd.iter().map(String::as_str).collect();
+        assert!(
+            cmd == ["ping", "-c1", "h2"] || cmd == ["--", "ping", "-c1", "h2"],
+            "{cmd:?}"
+        );
+        let Command::Exec(a) = parse(&["exec", "h1", "ip", "-br", "addr"]) else {
+            panic!()
+        };
+        assert_eq!(a.cmd, ["ip", "-br", "addr"]);
+    }
+
+    #[test]
+    fn link_states_are_checked() {
+        let Command::Link(a) = parse(&["link", "s1", "s2", "down", "--name", "t2"]) else {
+            panic!()
+        };
+        assert_eq!(
+            (a.a.as_str(), a.b.as_str(), a.state.as_str()),
+            ("s1", "s2", "down")
+        );
+        let mut v = vec!["pharos", "lab", "link", "s1", "s2", "sideways"];
+        assert!(Cli::try_parse_from(v.drain(..)).is_err());
+    }
+
+    #[test]
+    fn timeouts_must_be_positive() {
+        assert!(secs(0.0).is_err());
+        assert!(secs(f64::NAN).is_err());
+        assert_eq!(secs(1.5).unwrap(), Duration::from_millis(1500));
+    }
+}
