@@ -10,6 +10,8 @@
 //! routing           ShortestPaths (all-pairs shortest paths behind the RoutingEngine
 //!                   trait, repaired incrementally), SpanningTree (ports safe to flood);
 //!                   pure, no I/O: the routing app feeds them topology events
+//! topology          lldp: the discovery frame, signed with a per-controller key
+//!                   (encode, verify); pure, no I/O
 //! ```
 //!
 //! [`by_name`] turns the names and parameters of `pharos run --apps` and `pharos.toml`
@@ -24,6 +26,7 @@
 
 pub mod learning_switch;
 pub mod routing;
+pub mod topology;
 
 pub use learning_switch::{Hub, LearningSwitch};
 
