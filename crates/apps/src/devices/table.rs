@@ -319,17 +319,20 @@ impl HostTable {
             return Vec::new();
         }
         let mut events = Vec::new();
-        let mut new_oldest: Option<Instant> = None;
+        // Starts at `now`, not at the first survivor's time: a bound may be low (a
+        // survivor seen "after" now, by another thread's clock, keeps it valid), and
+        // an empty table forgets it below.
+        let mut new_oldest = now;
         for slot in 0..self.slots.len() {
             let Some(h) = &self.slots[slot] else { continue };
             if h.last_seen <= cutoff {
                 let host = self.remove_slot(slot as u32);
                 events.push(HostEvent::Removed { host });
             } else {
-                new_oldest = Some(new_oldest.map_or(h.last_seen, |o| o.min(h.last_seen)));
+                new_oldest = new_oldest.min(h.last_seen);
             }
         }
-        self.oldest = new_oldest;
+        self.oldest = Some(new_oldest);
         self.compact_if_empty();
         events
     }
