@@ -10,10 +10,14 @@
 //!
 //! Expiry is a scan, made cheap by a lower bound on every host's last-seen time: a
 //! call to [`HostTable::expire`] that cannot find anything to remove returns after one
-//! comparison, and a scan recomputes the bound exactly. A scan happens when the host
+//! comparison, and a scan recomputes the bound. A scan happens when the host
 //! idle longest may have timed out; it finds nothing only if that host was seen again
 //! in the meantime, so active hosts cost about one scan per `max_idle`. The figures
 //! are in BENCHMARKS.md ("Device tracking").
+//!
+//! Addresses are one space across VLANs: the same address seen on two VLANs belongs to
+//! whichever host showed it last (each change an `IpAdded` event). A network that
+//! reuses addresses per VLAN would need the address index keyed by VLAN as well.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -193,8 +197,9 @@ fn same_family(a: &IpAddr, b: &IpAddr) -> bool {
 }
 
 impl HostTable {
-    /// An empty table.
-    pub fn new(limits: Limits) -> HostTable {
+    /// An empty table. (`max_hosts` is capped below 2^32: slots are `u32`.)
+    pub fn new(mut limits: Limits) -> HostTable {
+        limits.max_hosts = limits.max_hosts.min(NONE as usize);
         HostTable {
             slots: Vec::new(),
             free: Vec::new(),
