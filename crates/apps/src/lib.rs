@@ -10,6 +10,10 @@
 //! routing           ShortestPaths (all-pairs shortest paths behind the RoutingEngine
 //!                   trait, repaired incrementally), SpanningTree (ports safe to flood);
 //!                   pure, no I/O: the routing app feeds them topology events
+//! topology          lldp: the discovery frame, signed with a per-controller key
+//!                   (encode, verify); pure, no I/O
+//! devices           HostTable: hosts by (MAC, VLAN) with IPs, attachment point and
+//!                   ages, indexed by MAC and IP; pure, no I/O, fed by the devices app
 //! ```
 //!
 //! [`by_name`] turns the names and parameters of `pharos run --apps` and `pharos.toml`
@@ -22,8 +26,10 @@
 //! assert!(apps::by_name("learning_swich", &toml::Table::new()).is_err());
 //! ```
 
+pub mod devices;
 pub mod learning_switch;
 pub mod routing;
+pub mod topology;
 
 pub use learning_switch::{Hub, LearningSwitch};
 

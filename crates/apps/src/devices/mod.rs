@@ -1,0 +1,35 @@
+//! Device tracking: the hosts seen in PACKET_INs, where they are attached, and their
+//! addresses.
+//!
+//! ```text
+//! table.rs   HostTable: hosts by (MAC, VLAN), indexed by MAC and IP, with attachment
+//!            points, first and last seen, expiry; pure, no I/O (the devices app feeds it)
+//! ```
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//! use apps::devices::table::{AttachmentPoint, HostEvent, HostTable};
+//! use openflow::MacAddr;
+//!
+//! let mut hosts = HostTable::default();
+//! let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+//! let (s1p1, s2p3) = (AttachmentPoint { dpid: 1, port: 1 }, AttachmentPoint { dpid: 2, port: 3 });
+//! let t0 = Instant::now();
+//! let ip = "10.0.0.1".parse().unwrap();
+//! assert!(matches!(hosts.observe(mac, None, s1p1, Some(ip), t0), Some(HostEvent::Added { .. })));
+//! assert_eq!(hosts.by_ip(ip).unwrap().mac(), mac);
+//! // Seen again at the same place: nothing to announce.
+//! assert_eq!(hosts.observe(mac, None, s1p1, Some(ip), t0), None);
+//! // Seen somewhere else: it moved.
+//! let later = t0 + Duration::from_secs(1);
+//! assert_eq!(
+//!     hosts.observe(mac, None, s2p3, None, later),
+//!     Some(HostEvent::Moved { key: hosts.get(mac, None).unwrap().key(), from: s1p1, to: s2p3 })
+//! );
+//! // Idle for five minutes: gone, with its address.
+//! let events = hosts.expire(later + Duration::from_secs(300), Duration::from_secs(300));
+//! assert_eq!(events.len(), 1);
+//! assert!(hosts.by_ip(ip).is_none());
+//! ```
+
+pub mod table;

@@ -1,0 +1,154 @@
+//! Heap use, counted by a global allocator that this test binary alone installs: the
+//! memory the host table takes per tracked host, and the paths that must not allocate
+//! (LLDP `verify`, `observe` of a known host, `expire` with nothing to expire).
+//!
+//! The figure for BENCHMARKS.md:
+//! `cargo test -p pharos-apps --test allocations -- --nocapture memory_per_host`
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::time::{Duration, Instant};
+
+use apps::devices::table::{AttachmentPoint, Host, HostTable, Limits};
+use apps::topology::lldp::{self, DiscoveryKey};
+use openflow::MacAddr;
+
+/// Counts per thread, so tests running side by side do not see each other's
+/// allocations. Bytes are what was asked for (the allocator's own rounding and headers
+/// are not included).
+struct Counting;
+
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static CALLS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn add(bytes: isize) {
+    // `try_with`: the thread-locals may be gone while a thread exits.
+    let _ = LIVE.try_with(|l| {
+        l.set(l.get() + bytes);
+    });
+    if bytes > 0 {
+        let _ = CALLS.try_with(|c| c.set(c.get() + 1));
+    }
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        add(layout.size() as isize);
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        add(-(layout.size() as isize));
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        add(new_size as isize - layout.size() as isize);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn live() -> isize {
+    LIVE.with(Cell::get)
+}
+
+fn calls() -> u64 {
+    CALLS.with(Cell::get)
+}
+
+fn host(i: u32) -> (MacAddr, AttachmentPoint, IpAddr, IpAddr) {
+    let [a, b, c, d] = i.to_be_bytes();
+    let mac = MacAddr([0x02, a, b, c, d, 1]);
+    let ap = AttachmentPoint {
+        dpid: u64::from(i / 48) + 1,
+        port: i % 48 + 1,
+    };
+    let v4 = IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + i));
+    let v6 = IpAddr::V6(Ipv6Addr::from((0xfd00_u128 << 112) + u128::from(i)));
+    (mac, ap, v4, v6)
+}
+
+#[test]
+fn memory_per_host() {
+    const N: u32 = 100_000;
+    let t0 = Instant::now();
+    let base = live();
+    let mut t = HostTable::new(Limits {
+        max_hosts: N as usize,
+        ..Limits::default()
+    });
+    for i in 0..N {
+        let (mac, ap, v4, v6) = host(i);
+        t.observe(mac, None, ap, Some(v4), t0);
+        t.observe(mac, None, ap, Some(v6), t0);
+    }
+    let used = live() - base;
+    assert_eq!(t.len(), N as usize);
+    drop(t);
+    // Before printing: the test harness's capture of stderr allocates.
+    assert_eq!(live(), base, "the table gives everything back");
+    let per_host = used as f64 / f64::from(N);
+    eprintln!(
+        "host table: {N} hosts with one IPv4 and one IPv6 address each: {used} heap bytes, \
+         {per_host:.1} bytes per host (a host's slot is {} bytes)",
+        std::mem::size_of::<Option<Host>>()
+    );
+    // A regression guard, with room: the table is about 230 bytes per host.
+    assert!(per_host < 320.0, "{per_host} bytes per host");
+}
+
+#[test]
+fn hot_paths_do_not_allocate() {
+    let t0 = Instant::now();
+    let mut t = HostTable::default();
+    for i in 0..1_000 {
+        let (mac, ap, v4, v6) = host(i);
+        t.observe(mac, None, ap, Some(v4), t0);
+        t.observe(mac, None, ap, Some(v6), t0);
+    }
+    let (mac, ap, v4, v6) = host(7);
+    let later = t0 + Duration::from_secs(1);
+    let before = calls();
+    for _ in 0..100 {
+        assert_eq!(t.observe(mac, None, ap, Some(v4), later), None);
+        assert_eq!(t.observe(mac, None, ap, Some(v6), later), None);
+        assert_eq!(t.observe(mac, None, ap, None, later), None);
+        assert!(t.expire(later, Duration::from_secs(300)).is_empty());
+        assert!(t.by_ip(v4).is_some());
+        assert_eq!(t.by_mac(mac).count(), 1);
+    }
+    assert_eq!(calls(), before, "allocations on the hot path");
+    // A scan that finds nothing to remove does not allocate either. To make one, the
+    // bound must be stale: a host first seen a second before the others, seen again.
+    t.remove(host(0).0, None);
+    t.observe(host(0).0, None, ap, None, t0 - Duration::from_secs(1));
+    t.observe(host(0).0, None, ap, None, later);
+    let before = calls();
+    assert!(t.expire(later, Duration::from_secs(2)).is_empty());
+    assert_eq!(calls(), before, "allocations in a scan");
+}
+
+#[test]
+fn verify_does_not_allocate() {
+    let key = DiscoveryKey::from_bytes([7; 16]);
+    let mut frame = Vec::new();
+    lldp::encode(&key, 1, 2, MacAddr([2, 0, 0, 0, 0, 1]), 1_000, &mut frame);
+    let other = DiscoveryKey::from_bytes([8; 16]);
+    let mut truncated = frame.clone();
+    truncated.truncate(60);
+    let before = calls();
+    for _ in 0..100 {
+        assert!(lldp::verify(&key, &frame, 1_000, 10_000).is_ok());
+        assert!(lldp::verify(&other, &frame, 1_000, 10_000).is_err());
+        assert!(lldp::verify(&key, &frame, 100_000, 10_000).is_err());
+        assert!(lldp::verify(&key, &truncated, 1_000, 10_000).is_err());
+        assert!(lldp::verify(&key, &frame[..20], 1_000, 10_000).is_err());
+    }
+    assert_eq!(calls(), before, "verify allocated");
+}
