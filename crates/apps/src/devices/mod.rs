@@ -4,6 +4,8 @@
 //! ```text
 //! table.rs   HostTable: hosts by (MAC, VLAN), indexed by MAC and IP, with attachment
 //!            points, first and last seen, expiry; pure, no I/O (the devices app feeds it)
+//! service.rs Devices: the table behind a lock for other apps (lookups by MAC, IP,
+//!            attachment) and host events to subscribers
 //! ```
 //!
 //! ```
@@ -32,4 +34,7 @@
 //! assert!(hosts.by_ip(ip).is_none());
 //! ```
 
+pub mod service;
 pub mod table;
+
+pub use service::Devices;

@@ -1,0 +1,143 @@
+//! The `Devices` service: the host table, for every other app.
+//!
+//! Lookups take a read lock ([`Devices::attachment`] allocates nothing, for the
+//! forwarding hot path); the device app changes the table through [`Devices::update`],
+//! which tells the subscribers what changed, in order.
+
+use std::net::IpAddr;
+use std::sync::{Mutex, RwLock};
+
+use openflow::MacAddr;
+
+use super::table::{Host, HostEvent, HostTable, Limits};
+
+type Subscriber = Box<dyn Fn(&HostEvent) + Send + Sync>;
+
+/// The service (see the module doc).
+#[derive(Default)]
+pub struct Devices {
+    table: RwLock<HostTable>,
+    subscribers: RwLock<Vec<Subscriber>>,
+    /// Held across an update and its notifications (order of events).
+    publish: Mutex<()>,
+}
+
+impl std::fmt::Debug for Devices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Devices")
+            .field("hosts", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Devices {
+    pub fn new(limits: Limits) -> Devices {
+        Devices {
+            table: RwLock::new(HostTable::new(limits)),
+            ..Devices::default()
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HostTable> {
+        self.table.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Where the host with this MAC (on this VLAN) is attached: (dpid, port).
+    pub fn attachment(&self, mac: MacAddr, vlan: Option<u16>) -> Option<(u64, u32)> {
+        self.read().get(mac, vlan).map(|h| {
+            let ap = h.attachment_point();
+            (ap.dpid, ap.port)
+        })
+    }
+
+    /// The hosts with this MAC (one per VLAN it was seen on).
+    pub fn by_mac(&self, mac: MacAddr) -> Vec<Host> {
+        self.read().by_mac(mac).cloned().collect()
+    }
+
+    /// The host that has this address.
+    pub fn by_ip(&self, ip: IpAddr) -> Option<Host> {
+        self.read().by_ip(ip).cloned()
+    }
+
+    /// Every host.
+    pub fn all(&self) -> Vec<Host> {
+        self.read().iter().cloned().collect()
+    }
+
+    /// How many hosts are tracked.
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls `f` for every change, on the thread that made it, after the table changed.
+    /// Keep it quick and do not call [`Devices::update`] from it (deadlock).
+    pub fn subscribe(&self, f: Box<dyn Fn(&HostEvent) + Send + Sync>) {
+        self.subscribers
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(f);
+    }
+
+    /// For the device app: changes the table under the write lock, then tells the
+    /// subscribers about the events `change` returns, in order. Returns them.
+    pub fn update(&self, change: impl FnOnce(&mut HostTable) -> Vec<HostEvent>) -> Vec<HostEvent> {
+        let _order = self.publish.lock().unwrap_or_else(|e| e.into_inner());
+        let events = change(&mut self.table.write().unwrap_or_else(|e| e.into_inner()));
+        if !events.is_empty() {
+            let subscribers = self.subscribers.read().unwrap_or_else(|e| e.into_inner());
+            for e in &events {
+                for s in subscribers.iter() {
+                    s(e);
+                }
+            }
+        }
+        events
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::devices::table::AttachmentPoint;
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    #[test]
+    fn lookups_see_updates_and_subscribers_hear_of_them() {
+        let devices = Devices::new(Limits::default());
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&heard);
+        devices.subscribe(Box::new(move |e| sink.lock().unwrap().push(e.clone())));
+        let mac = MacAddr([2, 0, 0, 0, 0, 7]);
+        let ip: IpAddr = "10.0.0.7".parse().unwrap();
+        let ap = AttachmentPoint { dpid: 3, port: 4 };
+        devices.update(|t| {
+            t.observe(mac, None, ap, Some(ip), Instant::now())
+                .into_iter()
+                .collect()
+        });
+        assert_eq!(devices.attachment(mac, None), Some((3, 4)));
+        assert_eq!(devices.attachment(mac, Some(5)), None);
+        assert_eq!(devices.by_ip(ip).unwrap().mac(), mac);
+        assert_eq!(devices.by_mac(mac).len(), 1);
+        assert_eq!(devices.all().len(), 1);
+        // Seen again at the same place: no event, no notification.
+        devices.update(|t| {
+            t.observe(mac, None, ap, Some(ip), Instant::now())
+                .into_iter()
+                .collect()
+        });
+        assert_eq!(heard.lock().unwrap().len(), 1);
+        devices.update(|t| t.remove_attached_to(3, 4));
+        assert!(devices.is_empty());
+        assert!(matches!(
+            heard.lock().unwrap()[1],
+            HostEvent::Removed { .. }
+        ));
+    }
+}
