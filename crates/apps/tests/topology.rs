@@ -445,6 +445,21 @@ fn a_switch_that_leaves_takes_its_links_and_comes_back() {
 }
 
 #[test]
+fn a_connection_replaced_by_a_newer_one_keeps_the_switch_and_its_links() {
+    let (switches, links) = topo::linear(3);
+    let mut lab = Lab::with(&switches, &links, 3, mixed, Vec::new());
+    lab.net.advance(S / 2);
+    lab.take_events();
+    // The old connection's switch-removed comes after the new one is listed.
+    lab.net.reconnect(2);
+    assert_eq!(lab.links(), set(&links));
+    assert_eq!(lab.take_events(), []);
+    assert!(lab.topo.snapshot().switches().contains_key(&2));
+    lab.net.advance(S * 5);
+    assert_eq!(lab.links(), set(&links));
+}
+
+#[test]
 fn subscribers_see_every_change_in_order_after_the_snapshot() {
     let (switches, links) = topo::ring(3);
     let mut lab = Lab::with(&switches, &links, 3, mixed, Vec::new());

@@ -339,6 +339,17 @@ impl Net {
         self.step(|net| net.receive(dpid, &out));
     }
 
+    /// A second connection of the connected switch completes its handshake before the
+    /// first one is closed (as when the two are served by different workers): the new
+    /// one's switch-added runs, then the old one's switch-removed, with the new one
+    /// already listed in `Switches`.
+    pub fn reconnect(&mut self, dpid: u64) {
+        let old = self.sw_mut(dpid).state.take().expect("a connected switch");
+        self.connect(dpid);
+        self.pipeline.switch_removed(old, "replaced", self.now);
+        self.pump();
+    }
+
     /// The switch disconnects (switch-removed runs now); it stays cabled, forwards
     /// nothing, and may [`Net::connect`] again.
     pub fn disconnect(&mut self, dpid: u64) {
