@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use controller::dispatch::{Pipeline, SwitchState};
 use controller::info::SwitchInfo;
-use openflow::{of10, of13, Message, Version};
+use openflow::{of10, Message, Version};
 use packet::arp::ArpOperation;
 
 use super::*;
@@ -86,34 +86,6 @@ fn info(dpid: u64, version: Version) -> SwitchInfo {
         ports: Vec::new(),
         peer: SocketAddr::from(([127, 0, 0, 1], 1)),
     }
-}
-
-fn packet_in(version: Version, in_port: u32, frame: &[u8]) -> Vec<u8> {
-    let (buffer_id, total_len, data) = (u32::MAX, frame.len() as u16, frame.to_vec());
-    let msg = match version {
-        Version::V1_0 => Message::V10(of10::Message::PacketIn(of10::PacketIn {
-            buffer_id,
-            total_len,
-            in_port: in_port as u16,
-            reason: of10::PacketInReason::NoMatch,
-            data,
-        })),
-        Version::V1_3 => Message::V13(of13::Message::PacketIn(of13::PacketIn {
-            buffer_id,
-            total_len,
-            reason: of13::PacketInReason::NoMatch,
-            table_id: 0,
-            cookie: 0,
-            match_: of13::Match::new(vec![of13::Oxm::basic(
-                of13::OxmField::InPort,
-                u64::from(in_port),
-            )]),
-            data,
-        })),
-    };
-    let mut out = Vec::new();
-    msg.encode(1, &mut out).unwrap();
-    out
 }
 
 /// Counts the packets that reach the direct phase (the device app stops none).

@@ -1,13 +1,15 @@
 //! Frames hosts send, built with the packet crate, for the device tests: ARP, IPv4,
-//! IPv6 (with neighbour discovery), a VLAN tag on any of them, and LLDP.
+//! IPv6 (with neighbour discovery), a VLAN tag on any of them, and LLDP; and the
+//! PACKET_IN a switch would wrap one in.
 //!
-//! Shared by `tests/devices.rs` and the device app's unit tests (`#[path]`).
+//! Shared by `tests/devices.rs`, `tests/allocations.rs`, `benches/devices.rs` and the
+//! device app's unit tests (`#[path]`).
 
 #![allow(dead_code)]
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use openflow::MacAddr;
+use openflow::{of10, of13, MacAddr, Message, Version};
 use packet::arp::{ArpOperation, ArpRepr};
 use packet::ethernet::{EtherType, EthernetRepr};
 use packet::icmpv6::Icmpv6Repr;
@@ -210,4 +212,34 @@ pub fn lldp(src: MacAddr) -> Vec<u8> {
         0x00, 0x00, // end
     ];
     ethernet(src, nearest_bridge, EtherType::Lldp, &tlvs)
+}
+
+/// The PACKET_IN (unbuffered, table miss) a switch of `version` sends for `frame`
+/// received on `in_port`.
+pub fn packet_in(version: Version, in_port: u32, frame: &[u8]) -> Vec<u8> {
+    let (buffer_id, total_len, data) = (u32::MAX, frame.len() as u16, frame.to_vec());
+    let msg = match version {
+        Version::V1_0 => Message::V10(of10::Message::PacketIn(of10::PacketIn {
+            buffer_id,
+            total_len,
+            in_port: in_port as u16,
+            reason: of10::PacketInReason::NoMatch,
+            data,
+        })),
+        Version::V1_3 => Message::V13(of13::Message::PacketIn(of13::PacketIn {
+            buffer_id,
+            total_len,
+            reason: of13::PacketInReason::NoMatch,
+            table_id: 0,
+            cookie: 0,
+            match_: of13::Match::new(vec![of13::Oxm::basic(
+                of13::OxmField::InPort,
+                u64::from(in_port),
+            )]),
+            data,
+        })),
+    };
+    let mut out = Vec::new();
+    msg.encode(1, &mut out).unwrap();
+    out
 }
