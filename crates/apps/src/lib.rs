@@ -7,9 +7,10 @@
 //! ```text
 //! learning_switch   LearningSwitch (per-switch MAC table, flows on known destinations)
 //!                   Hub (floods everything); both in one file, to read side by side
-//! routing           ShortestPaths (all-pairs shortest paths behind the RoutingEngine
-//!                   trait, repaired incrementally), SpanningTree (ports safe to flood);
-//!                   pure, no I/O: the routing app feeds them topology events
+//! routing           Routing, the app: flows along shortest paths to known hosts,
+//!                   floods along a spanning tree; ShortestPaths (all-pairs shortest
+//!                   paths behind the RoutingEngine trait, repaired incrementally),
+//!                   SpanningTree (ports safe to flood): pure, no I/O
 //! topology          lldp: the discovery frame, signed with a per-controller key
 //!                   (encode, verify); pure, no I/O
 //! devices           HostTable: hosts by (MAC, VLAN) with IPs, attachment point and
@@ -36,7 +37,7 @@ pub use learning_switch::{Hub, LearningSwitch};
 use controller::app::AnyApp;
 
 /// The names [`by_name`] knows.
-pub const NAMES: &[&str] = &["hub", "learning_switch"];
+pub const NAMES: &[&str] = &["hub", "learning_switch", "routing"];
 
 /// The app called `name`, configured from `params`. The error names the app and says
 /// what is wrong (an unknown app, an unknown parameter, a value out of range).
@@ -52,6 +53,12 @@ pub fn by_name(name: &str, params: &toml::Table) -> Result<Box<dyn AnyApp>, Stri
                 .try_into()
                 .map_err(|e| format!("app learning_switch: {e}"))?;
             Ok(Box::new(LearningSwitch { params }))
+        }
+        "routing" => {
+            let params = toml::Value::Table(params.clone())
+                .try_into()
+                .map_err(|e| format!("app routing: {e}"))?;
+            Ok(Box::new(routing::Routing::new(params)))
         }
         _ => Err(format!(
             "no app named {name:?} (known: {})",
