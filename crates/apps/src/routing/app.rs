@@ -52,7 +52,7 @@ use openflow::{of10, of13, MacAddr, Message};
 use packet::ethernet::EthernetFrame;
 use serde::Deserialize;
 
-use super::{Route, RoutingEngine, ShortestPaths, SpanningTree};
+use super::{PortHop, Route, RoutingEngine, ShortestPaths, SpanningTree};
 use crate::devices::table::{HostEvent, HostKey};
 use crate::devices::Devices;
 use crate::learning_switch::send_misses_to_controller;
@@ -158,10 +158,15 @@ struct Installed {
 }
 
 impl Installed {
-    /// (switch, in_port, out_port) of each flow, first switch first.
-    fn hops(&self) -> impl Iterator<Item = (u64, u32, u32)> + '_ {
-        let hops = self.route.path_ports(self.in_port, self.out_port);
-        hops.map(|h| (h.dpid.0, h.in_port, h.out_port))
+    /// Its flows, one per switch, first switch first.
+    fn hops(&self) -> impl Iterator<Item = PortHop> + '_ {
+        self.route.path_ports(self.in_port, self.out_port)
+    }
+
+    /// Whether one of its flows is on `dpid` and matches `in_port`.
+    fn has_flow(&self, dpid: u64, in_port: u32) -> bool {
+        self.hops()
+            .any(|h| (h.dpid.0, h.in_port) == (dpid, in_port))
     }
 }
 
@@ -321,9 +326,10 @@ impl Routing {
             vlan,
         };
         let (here, in_port) = (ctx.dpid(), p.in_port());
-        let attached = match key.dst.is_multicast() {
-            true => None,
-            false => devices.attachment(key.dst, vlan),
+        let attached = if key.dst.is_multicast() {
+            None
+        } else {
+            devices.attachment(key.dst, vlan)
         };
         let net = self.shared.net();
         let Some((dst_sw, dst_port)) = attached else {
@@ -336,11 +342,10 @@ impl Routing {
         let mut routes = self.shared.routes();
         // 4
         if let Some(r) = routes.by_key.get(&key) {
-            let hop = r.hops().position(|(s, i, _)| (s, i) == (here, in_port));
-            if let Some(i) = hop {
-                let (_, _, out) = r.hops().nth(i).unwrap_or_default();
-                self.shared.add_flow(ctx, &key, r, i);
-                send(ctx, p, &[Action::output(PortNo::from_u32(out))]);
+            let mut hops = r.hops().enumerate();
+            if let Some((i, hop)) = hops.find(|(_, h)| (h.dpid.0, h.in_port) == (here, in_port)) {
+                self.shared.add_flow(ctx, &key, r.cookie, hop, i == 0);
+                send(ctx, p, &[Action::output(PortNo::from_u32(hop.out_port))]);
                 return Flow::Stop;
             }
         }
@@ -354,26 +359,28 @@ impl Routing {
             },
             None => return net.flood(ctx, flood, p),
         };
-        drop(net);
         let old = routes.remove(key);
         if routes.by_key.len() >= self.shared.params.max_routes {
             let victim = routes.by_key.keys().next().copied();
             if let Some((k, r)) = victim.and_then(|k| Some((k, routes.remove(k)?))) {
-                self.shared.delete_flows(&k, &r, |_, _| true);
+                self.shared.delete_flows(&k, &r, |_| true);
             }
         }
         let r = routes.insert(key, route, in_port, dst_port);
         if let Some(old) = old {
             // Its flows where the new route has none of the same match.
-            let keep = |s: u64, i: u32| r.hops().any(|(t, j, _)| (t, j) == (s, i));
-            self.shared.delete_flows(&key, &old, |s, i| !keep(s, i));
+            self.shared
+                .delete_flows(&key, &old, |h| !r.has_flow(h.dpid.0, h.in_port));
         }
-        let hops = r.route.links.len() + 1;
-        for i in (0..hops).rev() {
-            self.shared.add_flow(ctx, &key, r, i);
+        let hops: Vec<PortHop> = r.hops().collect();
+        for (i, &hop) in hops.iter().enumerate().rev() {
+            self.shared.add_flow(ctx, &key, r.cookie, hop, i == 0);
         }
-        let (_, _, out) = r.hops().next().unwrap_or_default();
-        send(ctx, p, &[Action::output(PortNo::from_u32(out))]);
+        send(
+            ctx,
+            p,
+            &[Action::output(PortNo::from_u32(hops[0].out_port))],
+        );
         Flow::Stop
     }
 }
@@ -413,48 +420,45 @@ impl Shared {
         self.routes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Sends the flow of hop `i` of route `r` (through `ctx` on this switch, through
+    /// Sends the flow of one hop of a route (through `ctx` on this switch, through
     /// `Switches` elsewhere). The first switch's flow asks for FLOW_REMOVED.
-    fn add_flow(&self, ctx: &mut SwitchCtx, key: &Key, r: &Installed, i: usize) {
-        let Some((dpid, in_port, out_port)) = r.hops().nth(i) else {
-            return;
-        };
-        let actions = [Action::output(PortNo::from_u32(out_port))];
-        let mut fm = FlowMod::add(key.matching(in_port), &actions)
-            .cookie(r.cookie)
+    fn add_flow(&self, ctx: &mut SwitchCtx, key: &Key, cookie: u64, hop: PortHop, first: bool) {
+        let actions = [Action::output(PortNo::from_u32(hop.out_port))];
+        let mut fm = FlowMod::add(key.matching(hop.in_port), &actions)
+            .cookie(cookie)
             .idle_timeout(self.params.idle_timeout)
             .hard_timeout(self.params.hard_timeout)
             .priority(self.params.priority);
-        if i == 0 {
+        if first {
             fm = fm.send_flow_removed();
         }
-        if dpid == ctx.dpid() {
+        if hop.dpid.0 == ctx.dpid() {
             ctx.send_flow_mod(&fm);
-        } else if let Err(e) = ctx.switches().send_flow_mod(dpid, &fm) {
-            tracing::debug!(dpid = %Dpid(dpid), error = %e, "route flow not sent");
+        } else if let Err(e) = ctx.switches().send_flow_mod(hop.dpid.0, &fm) {
+            tracing::debug!(dpid = %hop.dpid, error = %e, "route flow not sent");
         }
     }
 
-    /// Deletes the flows of route `r` on the switches and in_ports `which` picks.
-    fn delete_flows(&self, key: &Key, r: &Installed, which: impl Fn(u64, u32) -> bool) {
+    /// Deletes the flows of route `r` on the hops `which` picks.
+    fn delete_flows(&self, key: &Key, r: &Installed, which: impl Fn(&PortHop) -> bool) {
         let Some((_, switches)) = self.services.get() else {
             return;
         };
-        for (dpid, in_port, _) in r.hops().filter(|&(s, i, _)| which(s, i)) {
+        for hop in r.hops().filter(which) {
             let fm = FlowMod {
                 command: FlowModCommand::DeleteStrict,
                 priority: self.params.priority,
-                ..FlowMod::delete(key.matching(in_port))
+                ..FlowMod::delete(key.matching(hop.in_port))
             };
             // A switch that left took its flows with it.
-            let _ = switches.send_flow_mod(dpid, &fm);
+            let _ = switches.send_flow_mod(hop.dpid.0, &fm);
         }
     }
 
     /// Removes the routes `stale` picks, with their flows.
     fn remove_routes(&self, routes: &mut Routes, stale: impl FnMut(&Key, &Installed) -> bool) {
         for (key, r) in routes.take(stale) {
-            self.delete_flows(&key, &r, |_, _| true);
+            self.delete_flows(&key, &r, |_| true);
         }
     }
 
@@ -483,8 +487,8 @@ impl Shared {
         };
         // Routes through what went are gone even if the engine had them elsewhere.
         let through = |r: &Installed| match gone {
-            Some((dpid, None)) => r.hops().any(|(s, _, _)| s == dpid),
-            Some((dpid, Some(port))) => r.hops().any(|(s, _, o)| (s, o) == (dpid, port)),
+            Some((dpid, None)) => r.hops().any(|h| h.dpid.0 == dpid),
+            Some((dpid, Some(port))) => r.hops().any(|h| (h.dpid.0, h.out_port) == (dpid, port)),
             None => false,
         };
         if changes.is_empty() && gone.is_none() {
