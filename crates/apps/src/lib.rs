@@ -11,8 +11,9 @@
 //!                   floods along a spanning tree; ShortestPaths (all-pairs shortest
 //!                   paths behind the RoutingEngine trait, repaired incrementally),
 //!                   SpanningTree (ports safe to flood): pure, no I/O
-//! topology          lldp: the discovery frame, signed with a per-controller key
-//!                   (encode, verify); pure, no I/O
+//! topology          TopologyApp: LLDP link discovery, the Topology service (switches,
+//!                   ports, links, events); lldp: the discovery frame, signed with a
+//!                   per-controller key (encode, verify), pure, no I/O
 //! devices           HostTable: hosts by (MAC, VLAN) with IPs, attachment point and
 //!                   ages, indexed by MAC and IP; pure, no I/O, fed by the devices app
 //! ```
@@ -37,7 +38,7 @@ pub use learning_switch::{Hub, LearningSwitch};
 use controller::app::AnyApp;
 
 /// The names [`by_name`] knows.
-pub const NAMES: &[&str] = &["hub", "learning_switch", "routing"];
+pub const NAMES: &[&str] = &["hub", "learning_switch", "routing", "topology"];
 
 /// The app called `name`, configured from `params`. The error names the app and says
 /// what is wrong (an unknown app, an unknown parameter, a value out of range).
@@ -59,6 +60,14 @@ pub fn by_name(name: &str, params: &toml::Table) -> Result<Box<dyn AnyApp>, Stri
                 .try_into()
                 .map_err(|e| format!("app routing: {e}"))?;
             Ok(Box::new(routing::Routing::new(params)))
+        }
+        "topology" => {
+            let params: topology::Params = toml::Value::Table(params.clone())
+                .try_into()
+                .map_err(|e| format!("app topology: {e}"))?;
+            let app =
+                topology::TopologyApp::new(params).map_err(|e| format!("app topology: {e}"))?;
+            Ok(Box::new(app))
         }
         _ => Err(format!(
             "no app named {name:?} (known: {})",
@@ -83,6 +92,22 @@ mod tests {
         let t: toml::Table = toml::from_str("x = 1").unwrap();
         assert!(by_name("hub", &t).err().unwrap().contains("x"));
         assert!(by_name("hub", &toml::Table::new()).is_ok());
+        let t: toml::Table = toml::from_str("lldp_interval = 0.5\nlink_timeout = 2").unwrap();
+        assert_eq!(by_name("topology", &t).unwrap().app_name(), "topology");
+        let t: toml::Table = toml::from_str("lldp_interval = 2\nlink_timeout = 1").unwrap();
+        assert!(by_name("topology", &t)
+            .err()
+            .unwrap()
+            .contains("link_timeout"));
+        let t: toml::Table = toml::from_str("lldp_interval = 0").unwrap();
+        assert!(by_name("topology", &t)
+            .err()
+            .unwrap()
+            .contains("lldp_interval"));
+        let t: toml::Table = toml::from_str("link_timeout = 3").unwrap();
+        assert!(by_name("topology", &t).is_ok(), "an integer is seconds too");
+        let t: toml::Table = toml::from_str("lldp = 1").unwrap();
+        assert!(by_name("topology", &t).err().unwrap().contains("lldp"));
         assert!(by_name("nope", &toml::Table::new())
             .err()
             .unwrap()
@@ -95,6 +120,11 @@ mod tests {
         assert_eq!(
             (p.idle_timeout, p.hard_timeout, p.priority),
             (60, 0, 0x8000)
+        );
+        let p = topology::Params::default();
+        assert_eq!(
+            (p.lldp_interval, p.link_timeout, p.max_frame_age),
+            (1.0, 3.5, 1.0)
         );
     }
 }
