@@ -14,8 +14,10 @@
 //! topology          TopologyApp: LLDP link discovery, the Topology service (switches,
 //!                   ports, links, events); lldp: the discovery frame, signed with a
 //!                   per-controller key (encode, verify), pure, no I/O
-//! devices           HostTable: hosts by (MAC, VLAN) with IPs, attachment point and
-//!                   ages, indexed by MAC and IP; pure, no I/O, fed by the devices app
+//! devices           DeviceManager (`device_manager`): learns hosts from PACKET_IN at
+//!                   the network's edge, provides the Devices service; HostTable: hosts
+//!                   by (MAC, VLAN) with IPs, attachment point and ages, indexed by MAC
+//!                   and IP (pure, no I/O)
 //! ```
 //!
 //! [`by_name`] turns the names and parameters of `pharos run --apps` and `pharos.toml`
@@ -38,7 +40,13 @@ pub use learning_switch::{Hub, LearningSwitch};
 use controller::app::AnyApp;
 
 /// The names [`by_name`] knows.
-pub const NAMES: &[&str] = &["hub", "learning_switch", "routing", "topology"];
+pub const NAMES: &[&str] = &[
+    "device_manager",
+    "hub",
+    "learning_switch",
+    "routing",
+    "topology",
+];
 
 /// The app called `name`, configured from `params`. The error names the app and says
 /// what is wrong (an unknown app, an unknown parameter, a value out of range).
@@ -54,6 +62,15 @@ pub fn by_name(name: &str, params: &toml::Table) -> Result<Box<dyn AnyApp>, Stri
                 .try_into()
                 .map_err(|e| format!("app learning_switch: {e}"))?;
             Ok(Box::new(LearningSwitch { params }))
+        }
+        "device_manager" => {
+            let params: devices::app::Params = toml::Value::Table(params.clone())
+                .try_into()
+                .map_err(|e| format!("app device_manager: {e}"))?;
+            params
+                .check()
+                .map_err(|e| format!("app device_manager: {e}"))?;
+            Ok(Box::new(devices::DeviceManager::new(params)))
         }
         "routing" => {
             let params = toml::Value::Table(params.clone())
@@ -112,6 +129,30 @@ mod tests {
             .err()
             .unwrap()
             .contains("learning_switch"));
+    }
+
+    #[test]
+    fn device_manager_parameters_are_checked() {
+        let ok = |text: &str| by_name("device_manager", &toml::from_str(text).unwrap());
+        assert!(ok("").is_ok());
+        assert!(ok("host_timeout = \"30s\"\nmax_hosts = 10\nmax_ips_per_family = 0").is_ok());
+        for (bad, named) in [
+            ("host_timeout = 30", "duration"),
+            ("host_timeout = \"0s\"", "host_timeout"),
+            ("host_timeout = \"25h\"", "host_timeout"),
+            ("max_hosts = 0", "max_hosts"),
+            ("max_ips_per_family = 65", "max_ips_per_family"),
+            ("timeout = \"5s\"", "timeout"),
+        ] {
+            let e = ok(bad).err().unwrap();
+            assert!(
+                e.contains("device_manager") && e.contains(named),
+                "{bad}: {e}"
+            );
+        }
+        let p = devices::app::Params::default();
+        assert_eq!(p.host_timeout, std::time::Duration::from_secs(300));
+        assert_eq!(p.expire_interval(), std::time::Duration::from_secs(10));
     }
 
     #[test]
