@@ -346,6 +346,54 @@ fn broadcasts_on_a_fat_tree_reach_every_host_once() {
 }
 
 #[test]
+fn before_discovery_a_broadcast_goes_around_each_loop_once_not_forever() {
+    // The cables are there, the topology knows none of them yet: every port looks
+    // like an edge port. Without step 2b this storms (the sim panics).
+    let ft = topo::FatTree { k: 4 };
+    for (switches, links, ports, edges) in [
+        (
+            topo::ring(4).0,
+            topo::ring(4).1,
+            3,
+            vec![(1, 3), (2, 3), (3, 3), (4, 3)],
+        ),
+        (
+            ft.switches(),
+            ft.links(),
+            4,
+            (0..4).map(|p| (ft.edge(p, 0).0, 1)).collect(),
+        ),
+    ] {
+        let mut lab = Lab::new(&switches, &links, ports, mixed, "");
+        lab.links(&links, false);
+        let hosts: Vec<usize> = edges
+            .iter()
+            .enumerate()
+            .map(|(i, &(d, p))| lab.host(i as u16 + 1, d, p))
+            .collect();
+        lab.net.clear_logs();
+        let hello = sim::eth(mac(1), BROADCAST, 0x0806, b"who has");
+        lab.net.send(hosts[0], &hello);
+        for sw in lab.net.switches() {
+            assert!(
+                sw.packet_outs <= 1,
+                "s{} flooded {}",
+                sw.dpid,
+                sw.packet_outs
+            );
+        }
+        for &h in &hosts[1..] {
+            assert!(!lab.net.take_received(h).is_empty(), "host {h}");
+        }
+        // The host asks again a second later: flooded again.
+        lab.net.advance(Duration::from_secs(1));
+        lab.net.clear_logs();
+        lab.net.send(hosts[0], &hello);
+        assert!(!lab.net.take_received(hosts[1]).is_empty());
+    }
+}
+
+#[test]
 fn a_copy_that_went_around_a_loop_is_dropped() {
     let (switches, links) = topo::ring(4);
     let mut lab = Lab::new(&switches, &links, 3, v13, "");
@@ -639,7 +687,8 @@ fn pingall(net: &mut Net, hosts: &[usize]) {
                 continue;
             }
             let (ma, mb) = (net.host(a).mac, net.host(b).mac);
-            let who_has = sim::eth(ma, BROADCAST, 0x0806, b"who has b");
+            // (Asking for b: another frame than the one asking for c.)
+            let who_has = sim::eth(ma, BROADCAST, 0x0806, &mb.0);
             let is_at = sim::eth(mb, ma, 0x0806, b"b is at");
             let (ping, pong) = (
                 sim::eth(ma, mb, 0x0800, b"ping"),
