@@ -30,13 +30,13 @@
 //! computed at step 5. A host that moves or is forgotten (`Devices` events) takes the
 //! routes to and from it along the same way.
 //!
-//! **The installed routes** are what links, hosts and FLOW_REMOVED act on, so they must
-//! outlive their flows never and be bounded: a route leaves the map when its first
-//! switch's flow is removed (FLOW_REMOVED, usually its idle timeout), when a change
-//! removes it, or when the map is full and it is evicted (its flows deleted). A timer
-//! cannot do it: flows that carry traffic never come back to the controller, so a
-//! route forgotten while its flows live would blackhole that traffic for good when a
-//! link on it fails.
+//! **The installed routes** are what link, host and FLOW_REMOVED events act on, so a
+//! route must never be forgotten while its flows live, and the map must be bounded: a
+//! route leaves it when its first switch's flow is removed (FLOW_REMOVED, usually the
+//! idle timeout), when a change removes it, or when the map is full and it is evicted
+//! (its flows deleted). A timer cannot do it: flows that carry traffic never come back
+//! to the controller, so a route forgotten while its flows live would blackhole that
+//! traffic for good when a link on it fails.
 //!
 //! **Locks.** `net` (engine and tree) is read by every PACKET_IN and written by
 //! topology events; `routes` is taken after `net`, never before, and flows are sent
@@ -73,8 +73,8 @@ pub struct Params {
     pub hard_timeout: u16,
     /// Priority of the routes' flows (default 0x8000, OpenFlow's default).
     pub priority: u16,
-    /// Routes installed at once at most (default 100,000); beyond, the oldest-looking
-    /// one is evicted (its flows deleted).
+    /// Routes installed at once at most (default 100,000); beyond, an arbitrary one is
+    /// evicted (its flows deleted).
     pub max_routes: usize,
 }
 
