@@ -7,9 +7,10 @@
 //! ```text
 //! learning_switch   LearningSwitch (per-switch MAC table, flows on known destinations)
 //!                   Hub (floods everything); both in one file, to read side by side
-//! routing           ShortestPaths (all-pairs shortest paths behind the RoutingEngine
-//!                   trait, repaired incrementally), SpanningTree (ports safe to flood);
-//!                   pure, no I/O: the routing app feeds them topology events
+//! routing           Routing, the app: flows along shortest paths to known hosts,
+//!                   floods along a spanning tree; ShortestPaths (all-pairs shortest
+//!                   paths behind the RoutingEngine trait, repaired incrementally),
+//!                   SpanningTree (ports safe to flood): pure, no I/O
 //! topology          TopologyApp: LLDP link discovery, the Topology service (switches,
 //!                   ports, links, events); lldp: the discovery frame, signed with a
 //!                   per-controller key (encode, verify), pure, no I/O
@@ -39,7 +40,13 @@ pub use learning_switch::{Hub, LearningSwitch};
 use controller::app::AnyApp;
 
 /// The names [`by_name`] knows.
-pub const NAMES: &[&str] = &["device_manager", "hub", "learning_switch", "topology"];
+pub const NAMES: &[&str] = &[
+    "device_manager",
+    "hub",
+    "learning_switch",
+    "routing",
+    "topology",
+];
 
 /// The app called `name`, configured from `params`. The error names the app and says
 /// what is wrong (an unknown app, an unknown parameter, a value out of range).
@@ -63,6 +70,12 @@ pub fn by_name(name: &str, params: &toml::Table) -> Result<Box<dyn AnyApp>, Stri
             let app = devices::DeviceManager::new(params)
                 .map_err(|e| format!("app device_manager: {e}"))?;
             Ok(Box::new(app))
+        }
+        "routing" => {
+            let params = toml::Value::Table(params.clone())
+                .try_into()
+                .map_err(|e| format!("app routing: {e}"))?;
+            Ok(Box::new(routing::Routing::new(params)))
         }
         "topology" => {
             let params: topology::Params = toml::Value::Table(params.clone())
