@@ -8,7 +8,7 @@
 //! ```
 //!
 //! [`Header`] is a zero-copy view; [`frame_len`] tells a reader how many bytes the next
-//! message needs (mini-redis's `Frame::check`); [`begin`]/[`finish`] frame an encoded
+//! message needs (mini-redis's `Frame::check`); [`begin`]/[`MessageStart::finish`] frame an encoded
 //! message in the caller's buffer, patching the length last.
 
 use std::fmt;

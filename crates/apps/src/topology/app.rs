@@ -109,7 +109,7 @@ pub struct Stats {
     pub sent: AtomicU64,
     /// Discovery frames accepted (links added or refreshed).
     pub accepted: AtomicU64,
-    /// Refused, by [`Reject`] (indexed by [`reject_index`]).
+    /// Refused, by [`Reject`] (read with [`Stats::rejected`]).
     pub rejected: [AtomicU64; 5],
     /// Ours, but sent and received on the same port.
     pub same_port: AtomicU64,
