@@ -31,6 +31,7 @@
 //! ```
 
 pub mod devices;
+mod events;
 pub mod learning_switch;
 pub mod routing;
 pub mod topology;

@@ -5,21 +5,18 @@
 //! which tells the subscribers what changed, in order.
 
 use std::net::IpAddr;
-use std::sync::{Mutex, RwLock};
+use std::sync::RwLock;
 
 use openflow::MacAddr;
 
 use super::table::{Host, HostEvent, HostTable, Limits};
-
-type Subscriber = Box<dyn Fn(&HostEvent) + Send + Sync>;
+use crate::events::Subscribers;
 
 /// The service (see the module doc).
 #[derive(Default)]
 pub struct Devices {
     table: RwLock<HostTable>,
-    subscribers: RwLock<Vec<Subscriber>>,
-    /// Held across an update and its notifications (order of events).
-    publish: Mutex<()>,
+    subscribers: Subscribers<HostEvent>,
 }
 
 impl std::fmt::Debug for Devices {
@@ -77,26 +74,14 @@ impl Devices {
     /// Calls `f` for every change, on the thread that made it, after the table changed.
     /// Keep it quick and do not call [`Devices::update`] from it (deadlock).
     pub fn subscribe(&self, f: Box<dyn Fn(&HostEvent) + Send + Sync>) {
-        self.subscribers
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(f);
+        self.subscribers.subscribe(f);
     }
 
     /// For the device app: changes the table under the write lock, then tells the
     /// subscribers about the events `change` returns, in order. Returns them.
     pub fn update(&self, change: impl FnOnce(&mut HostTable) -> Vec<HostEvent>) -> Vec<HostEvent> {
-        let _order = self.publish.lock().unwrap_or_else(|e| e.into_inner());
-        let events = change(&mut self.table.write().unwrap_or_else(|e| e.into_inner()));
-        if !events.is_empty() {
-            let subscribers = self.subscribers.read().unwrap_or_else(|e| e.into_inner());
-            for e in &events {
-                for s in subscribers.iter() {
-                    s(e);
-                }
-            }
-        }
-        events
+        self.subscribers
+            .publish(|| change(&mut self.table.write().unwrap_or_else(|e| e.into_inner())))
     }
 }
 
@@ -104,7 +89,7 @@ impl Devices {
 mod tests {
     use super::*;
     use crate::devices::table::AttachmentPoint;
-    use std::sync::Arc;
+    use std::sync::{Arc, Mutex};
     use std::time::Instant;
 
     #[test]

@@ -1,15 +1,18 @@
 //! The `Topology` service: what the topology app knows, for every other app.
 //!
-//! Readers take a [`TopologySnapshot`] (an `Arc`, immutable, cheap to take and to hold
-//! while computing) or ask [`Topology::is_link_port`]. Changes come from the topology app
-//! through [`Topology::update`], which swaps in a new snapshot and then tells the
-//! subscribers, in the order the changes were made.
+//! Readers take a [`TopologySnapshot`] (an `Arc`, immutable, cheap to hold while
+//! computing) or ask [`Topology::is_link_port`]. Changes come from the topology app
+//! through [`Topology::update`], which edits the current state in place and then tells
+//! the subscribers, in the order the changes were made. A snapshot is copied from the
+//! state only when someone asks for one after a change, so discovering a large network
+//! (one update per link) costs one edit per link, not one copy of the network per link.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 
 use controller::info::PortInfo;
 
+use crate::events::Subscribers;
 use crate::routing::Link;
 
 /// Why a link went away.
@@ -43,6 +46,8 @@ pub struct TopologySnapshot {
     links: BTreeSet<Link>,
     /// (dpid, port) → how many links use it (either end).
     link_ports: BTreeMap<(u64, u32), u32>,
+    /// Set by every edit that changed something (cleared by `Topology::update`).
+    changed: bool,
 }
 
 impl TopologySnapshot {
@@ -68,12 +73,16 @@ impl TopologySnapshot {
 
     /// Adds or replaces a switch's port list; true if it is new.
     pub fn set_switch(&mut self, dpid: u64, ports: Vec<PortInfo>) -> bool {
+        if self.switches.get(&dpid) == Some(&ports) {
+            return false;
+        }
+        self.changed = true;
         self.switches.insert(dpid, ports).is_none()
     }
 
     /// Removes a switch and returns the links that used it (already removed).
     pub fn remove_switch(&mut self, dpid: u64) -> Vec<Link> {
-        self.switches.remove(&dpid);
+        self.changed |= self.switches.remove(&dpid).is_some();
         let gone: Vec<Link> = self
             .links
             .iter()
@@ -91,6 +100,7 @@ impl TopologySnapshot {
         if !self.links.insert(link) {
             return false;
         }
+        self.changed = true;
         for end in [(link.src.0, link.src_port), (link.dst.0, link.dst_port)] {
             *self.link_ports.entry(end).or_insert(0) += 1;
         }
@@ -102,6 +112,7 @@ impl TopologySnapshot {
         if !self.links.remove(&link) {
             return false;
         }
+        self.changed = true;
         for end in [(link.src.0, link.src_port), (link.dst.0, link.dst_port)] {
             if let Some(n) = self.link_ports.get_mut(&end) {
                 *n -= 1;
@@ -125,22 +136,25 @@ impl TopologySnapshot {
     }
 }
 
-type Subscriber = Box<dyn Fn(&TopologyEvent) + Send + Sync>;
-
 /// The service (see the module doc).
 #[derive(Default)]
 pub struct Topology {
-    current: RwLock<Arc<TopologySnapshot>>,
-    subscribers: RwLock<Vec<Subscriber>>,
-    /// Held across an update and its notifications, so subscribers see changes in the
-    /// order they were made even when several workers update at once.
-    publish: Mutex<()>,
+    state: RwLock<State>,
+    subscribers: Subscribers<TopologyEvent>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The current topology, edited in place.
+    current: TopologySnapshot,
+    /// A copy of `current` handed to readers; dropped by a change, made again on demand.
+    published: Option<Arc<TopologySnapshot>>,
 }
 
 impl std::fmt::Debug for Topology {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Topology")
-            .field("version", &self.snapshot().version)
+            .field("version", &self.read().current.version)
             .finish_non_exhaustive()
     }
 }
@@ -150,53 +164,53 @@ impl Topology {
         Topology::default()
     }
 
-    /// The current snapshot.
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The current snapshot (copied once per change, when first asked for).
     pub fn snapshot(&self) -> Arc<TopologySnapshot> {
-        Arc::clone(&self.current.read().unwrap_or_else(|e| e.into_inner()))
+        if let Some(s) = &self.read().published {
+            return Arc::clone(s);
+        }
+        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let copy = match &state.published {
+            Some(s) => Arc::clone(s),
+            None => Arc::new(state.current.clone()),
+        };
+        state.published = Some(Arc::clone(&copy));
+        copy
     }
 
     /// Whether a discovered link uses this port, at either end.
     pub fn is_link_port(&self, dpid: u64, port: u32) -> bool {
-        self.current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_link_port(dpid, port)
+        self.read().current.is_link_port(dpid, port)
     }
 
-    /// Calls `f` after every change, with the change, once the new snapshot is in place;
+    /// Calls `f` after every change, with the change, once the new state is in place;
     /// on the thread that made the change. Keep it quick, and do not call
     /// [`Topology::update`] from it (that would deadlock).
     pub fn subscribe(&self, f: Box<dyn Fn(&TopologyEvent) + Send + Sync>) {
-        self.subscribers
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(f);
+        self.subscribers.subscribe(f);
     }
 
-    /// For the topology app: applies `change` to a copy of the snapshot; if it reports
-    /// events, or changed the copy without events (a port list), the copy (version
-    /// bumped) replaces the snapshot and the subscribers are told the events, in order.
-    /// Returns the events.
+    /// For the topology app: applies `change` to the current state; if it changed
+    /// anything (with or without events: a port list changes without one), the version
+    /// is bumped and later snapshots show it; then the subscribers are told the events,
+    /// in order. Returns the events.
     pub fn update(
         &self,
         change: impl FnOnce(&mut TopologySnapshot) -> Vec<TopologyEvent>,
     ) -> Vec<TopologyEvent> {
-        let _order = self.publish.lock().unwrap_or_else(|e| e.into_inner());
-        let current = self.snapshot();
-        let mut next = TopologySnapshot::clone(&current);
-        let events = change(&mut next);
-        if events.is_empty() && next == *current {
-            return events;
-        }
-        next.version += 1;
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
-        let subscribers = self.subscribers.read().unwrap_or_else(|e| e.into_inner());
-        for e in &events {
-            for s in subscribers.iter() {
-                s(e);
+        self.subscribers.publish(|| {
+            let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+            let events = change(&mut state.current);
+            if std::mem::take(&mut state.current.changed) {
+                state.current.version += 1;
+                state.published = None;
             }
-        }
-        events
+            events
+        })
     }
 }
 
@@ -204,6 +218,7 @@ impl Topology {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
 
     #[test]
     fn link_ports_follow_links_and_subscribers_see_changes_in_order() {
