@@ -11,6 +11,11 @@
 //!   the worst an `expire` that removes nothing costs;
 //! * `devices/remove_attached_to/none`: a port found to be an inter-switch link, with
 //!   no host on it: a scan of every host.
+//! * `devices/app_packet_in/{known_host,link_port}`: the device app's whole PACKET_IN
+//!   handling in a pipeline driven by hand (the PACKET_IN checked, the frame read, the
+//!   `Devices` lock, the topology's link-port check, `observe`), for a 1.3 PACKET_IN
+//!   with an IPv4 packet from a known host at its known place among 100,000 hosts, and
+//!   for one that came in on an inter-switch link (not learned).
 //!
 //! Memory per host is measured by `tests/allocations.rs`. Run: `cargo bench -p
 //! pharos-apps --bench devices`. Figures go in BENCHMARKS.md ("Device tracking").
@@ -19,9 +24,19 @@ use std::hint::black_box;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use apps::devices::table::{AttachmentPoint, HostTable, Limits};
+use apps::devices::{DeviceManager, Devices};
+use apps::topology::{Topology, TopologyEvent};
+use controller::dispatch::Pipeline;
+use controller::info::SwitchInfo;
+use controller::services::Services;
 use criterion::{criterion_group, criterion_main, Criterion};
-use openflow::MacAddr;
+use openflow::{MacAddr, Version};
+
+#[path = "../tests/frames/mod.rs"]
+mod frames;
 
 const N: u32 = 100_000;
 const MAX_IDLE: Duration = Duration::from_secs(300);
@@ -111,5 +126,59 @@ fn devices(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, devices);
+/// The device app in a pipeline: 100,000 hosts on switch 1 (ports 1..=48 taken as edge
+/// ports, whatever the hosts' own numbering), port 100 an inter-switch link.
+fn app(c: &mut Criterion) {
+    let topology = Arc::new(Topology::new());
+    let [ab, ba] = apps::routing::topo::cable(1, 100, 2, 100);
+    topology.update(|s| {
+        s.add_link(ab);
+        s.add_link(ba);
+        vec![TopologyEvent::LinkAdded(ab), TopologyEvent::LinkAdded(ba)]
+    });
+    let mut services = Services::new();
+    services.provide(topology, "bench").unwrap();
+    let params = apps::devices::app::Params {
+        max_hosts: N as usize,
+        ..Default::default()
+    };
+    let p = Pipeline::build(vec![Box::new(DeviceManager::new(params))], services).unwrap();
+    let devices = p.services().require::<Devices>("bench").unwrap();
+    let mut sw = p.new_switch(SwitchInfo {
+        dpid: 1,
+        version: Version::V1_3,
+        n_buffers: 0,
+        n_tables: 1,
+        capabilities: 0,
+        ports: Vec::new(),
+        peer: ([127, 0, 0, 1], 1).into(),
+    });
+    let (mut out, t0) = (Vec::new(), Instant::now());
+    p.switch_added(&mut sw, &mut out, t0);
+    let message = |i: u32, port: Option<u32>| {
+        let (mac, ap, v4, _) = host(i);
+        let IpAddr::V4(v4) = v4 else { unreachable!() };
+        let frame = frames::ipv4(mac, frames::mac(0), v4, Ipv4Addr::new(10, 255, 255, 254));
+        frames::packet_in(Version::V1_3, port.unwrap_or(ap.port), &frame)
+    };
+    for i in 0..N {
+        p.handle(&mut sw, &message(i, None), &mut out, t0);
+    }
+    assert_eq!(devices.len(), N as usize);
+    let now = t0 + Duration::from_secs(1);
+    let mut g = c.benchmark_group("devices");
+    let known = message(N / 2, None);
+    g.bench_function("app_packet_in/known_host", |b| {
+        b.iter(|| p.handle(&mut sw, black_box(&known), &mut out, now))
+    });
+    let on_link = message(N / 2, Some(100));
+    g.bench_function("app_packet_in/link_port", |b| {
+        b.iter(|| p.handle(&mut sw, black_box(&on_link), &mut out, now))
+    });
+    g.finish();
+    assert_eq!(devices.len(), N as usize);
+    assert!(out.is_empty(), "the device app sends nothing");
+}
+
+criterion_group!(benches, devices, app);
 criterion_main!(benches);

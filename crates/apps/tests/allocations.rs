@@ -1,6 +1,7 @@
 //! Heap use, counted by a global allocator that this test binary alone installs: the
 //! memory the host table takes per tracked host, and the paths that must not allocate
-//! (LLDP `verify`, `observe` of a known host, `expire` with nothing to expire).
+//! (LLDP `verify`, `observe` of a known host, `expire` with nothing to expire, the
+//! device app's PACKET_IN from a known host).
 //!
 //! The figure for BENCHMARKS.md:
 //! `cargo test -p pharos-apps --test allocations -- --nocapture memory_per_host`
@@ -10,9 +11,18 @@ use std::cell::Cell;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use apps::devices::table::{AttachmentPoint, Host, HostTable, Limits};
+use apps::devices::{DeviceManager, Devices};
 use apps::topology::lldp::{self, DiscoveryKey};
-use openflow::MacAddr;
+use apps::topology::{Topology, TopologyEvent};
+use controller::dispatch::Pipeline;
+use controller::info::SwitchInfo;
+use controller::services::Services;
+use openflow::{MacAddr, Version};
+
+mod frames;
 
 /// Counts per thread, so tests running side by side do not see each other's
 /// allocations. Bytes are what was asked for (the allocator's own rounding and headers
@@ -151,4 +161,69 @@ fn verify_does_not_allocate() {
         assert!(lldp::verify(&key, &frame[..20], 1_000, 10_000).is_err());
     }
     assert_eq!(calls(), before, "verify allocated");
+}
+
+#[test]
+fn the_device_app_learns_a_known_host_without_allocating() {
+    let topology = Arc::new(Topology::new());
+    let [ab, ba] = apps::routing::topo::cable(1, 2, 2, 1);
+    topology.update(|s| {
+        s.add_link(ab);
+        s.add_link(ba);
+        vec![TopologyEvent::LinkAdded(ab), TopologyEvent::LinkAdded(ba)]
+    });
+    let mut services = Services::new();
+    services.provide(topology, "test").unwrap();
+    let p = Pipeline::build(vec![Box::new(DeviceManager::default())], services).unwrap();
+    let devices = p.services().require::<Devices>("test").unwrap();
+    let mut sw = p.new_switch(SwitchInfo {
+        dpid: 1,
+        version: Version::V1_3,
+        n_buffers: 0,
+        n_tables: 1,
+        capabilities: 0,
+        ports: Vec::new(),
+        peer: ([127, 0, 0, 1], 1).into(),
+    });
+    let (mut out, t0) = (Vec::with_capacity(4096), Instant::now());
+    p.switch_added(&mut sw, &mut out, t0);
+    let (h1, h2) = (frames::mac(1), frames::mac(2));
+    let edge = [
+        frames::packet_in(
+            Version::V1_3,
+            1,
+            &frames::arp_request(h1, frames::v4(1), frames::v4(2)),
+        ),
+        frames::packet_in(
+            Version::V1_3,
+            1,
+            &frames::ipv4(h1, h2, frames::v4(1), frames::v4(2)),
+        ),
+        frames::packet_in(
+            Version::V1_3,
+            1,
+            &frames::ipv6(h1, h2, frames::v6(1), frames::v6(2)),
+        ),
+    ];
+    // On the link's port: looked at, not learned.
+    let link = frames::packet_in(
+        Version::V1_3,
+        2,
+        &frames::ipv4(h2, h1, frames::v4(2), frames::v4(1)),
+    );
+    for m in &edge {
+        p.handle(&mut sw, m, &mut out, t0);
+    }
+    p.global_tick(t0); // starts the timers' clock (once, allocating)
+    let before = calls();
+    for i in 0..100 {
+        let now = t0 + Duration::from_millis(i);
+        for m in edge.iter().chain([&link]) {
+            p.handle(&mut sw, m, &mut out, now);
+        }
+        assert!(p.global_tick(now).is_some());
+    }
+    assert_eq!(calls(), before, "allocations on the device app's hot path");
+    assert_eq!(devices.attachment(h1, None), Some((1, 1)));
+    assert_eq!(devices.len(), 1);
 }

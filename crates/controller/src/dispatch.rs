@@ -485,7 +485,9 @@ impl Pipeline {
     }
 
     /// A fresh state for a switch driven by hand (no worker): listed in
-    /// [`Switches`], where what is sent to it waits for [`Pipeline::take_queued`].
+    /// [`Switches`], where what is sent to it waits for [`Pipeline::take_queued`]. Its
+    /// timers' jitter is deterministic (seeded from the dpid and the order the
+    /// hand-driven switches were made in), so a test replays exactly.
     pub fn new_switch(&self, info: SwitchInfo) -> SwitchState {
         let info = Arc::new(info);
         let (uid, queue) = self.switches.add_local(Arc::clone(&info));
@@ -506,8 +508,14 @@ impl Pipeline {
         uid: u64,
         queue: Option<Arc<Mutex<Vec<u8>>>>,
     ) -> SwitchState {
+        // A switch driven by hand (a test) jitters the same way every run: its tests
+        // replay exactly. A connection's jitter is seeded from the process's randomness.
+        let rng = match queue {
+            Some(_) => Rng::seeded(info.dpid ^ uid),
+            None => Rng::new(info.dpid ^ uid),
+        };
         SwitchState {
-            rng: Rng::new(info.dpid ^ uid),
+            rng,
             info,
             slots: self.apps.iter().map(|e| e.app.new_state()).collect(),
             requests: Requests::new(),

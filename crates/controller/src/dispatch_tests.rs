@@ -224,6 +224,40 @@ mod by_hand {
     }
 
     #[test]
+    fn a_hand_driven_switch_jitters_the_same_way_every_run() {
+        struct Jittery;
+        impl App for Jittery {
+            type State = ();
+            fn name(&self) -> &'static str {
+                "jittery"
+            }
+            fn build(&self, b: &mut Builder<Self>) {
+                b.every(100 * MS, 50 * MS, |_, _, _| {});
+            }
+        }
+        let run = || {
+            let p = Pipeline::build(vec![Box::new(Jittery)], Services::new()).unwrap();
+            let t0 = Instant::now();
+            let mut sw = p.new_switch(info(7, Version::V1_3));
+            let mut out = Vec::new();
+            p.switch_added(&mut sw, &mut out, t0);
+            let mut due = Vec::new();
+            for _ in 0..5 {
+                let t = sw.next_deadline().unwrap();
+                due.push(t - t0);
+                p.tick(&mut sw, &mut out, t);
+            }
+            due
+        };
+        let first = run();
+        assert_eq!(first, run());
+        assert!(
+            first.windows(2).any(|w| w[1] - w[0] != 100 * MS),
+            "{first:?}"
+        );
+    }
+
+    #[test]
     fn the_core_provides_switches_and_nobody_else_may() {
         struct Impostor;
         impl App for Impostor {

@@ -2,6 +2,9 @@
 //! addresses.
 //!
 //! ```text
+//! app.rs     DeviceManager, the `device_manager` app: learns hosts from PACKET_IN (never on
+//!            inter-switch ports), ages them out, forgets them when their port becomes a
+//!            link, goes down, or their switch leaves; provides the Devices service
 //! table.rs   HostTable: hosts by (MAC, VLAN), indexed by MAC and IP, with attachment
 //!            points, first and last seen, expiry; pure, no I/O (the devices app feeds it)
 //! service.rs Devices: the table behind a lock for other apps (lookups by MAC, IP,
@@ -34,7 +37,9 @@
 //! assert!(hosts.by_ip(ip).is_none());
 //! ```
 
+pub mod app;
 pub mod service;
 pub mod table;
 
+pub use app::DeviceManager;
 pub use service::Devices;

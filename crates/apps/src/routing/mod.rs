@@ -7,6 +7,8 @@
 //! engine.rs  ShortestPaths: all-pairs hop-count shortest paths, repaired incrementally
 //! tree.rs    SpanningTree: the ports flooding may use, so loops never cause storms
 //! topo.rs    linear, ring and fat-tree topologies for tests and benchmarks
+//! app.rs     the `routing` app: flows along routes, floods along the tree (I/O through
+//!            the app API; fed by the Topology and Devices services)
 //! ```
 //!
 //! A link is directed: a cable between two switches is two links, one per direction, as
@@ -30,6 +32,7 @@
 //! assert_eq!(engine.route(a, b).unwrap().links.len(), 4);
 //! ```
 
+pub mod app;
 mod engine;
 mod graph;
 pub mod topo;
@@ -38,6 +41,7 @@ mod tree;
 #[cfg(test)]
 mod tests;
 
+pub use app::Routing;
 pub use engine::ShortestPaths;
 pub use tree::SpanningTree;
 

@@ -174,16 +174,18 @@ impl Topology {
     }
 
     /// For the topology app: applies `change` to a copy of the snapshot; if it reports
-    /// events, the copy (version bumped) replaces the snapshot and the subscribers are
-    /// told, in order. Returns the events.
+    /// events, or changed the copy without events (a port list), the copy (version
+    /// bumped) replaces the snapshot and the subscribers are told the events, in order.
+    /// Returns the events.
     pub fn update(
         &self,
         change: impl FnOnce(&mut TopologySnapshot) -> Vec<TopologyEvent>,
     ) -> Vec<TopologyEvent> {
         let _order = self.publish.lock().unwrap_or_else(|e| e.into_inner());
-        let mut next = TopologySnapshot::clone(&self.snapshot());
+        let current = self.snapshot();
+        let mut next = TopologySnapshot::clone(&current);
         let events = change(&mut next);
-        if events.is_empty() {
+        if events.is_empty() && next == *current {
             return events;
         }
         next.version += 1;
@@ -227,6 +229,21 @@ mod tests {
             Vec::new()
         });
         assert_eq!(topo.snapshot().version(), v);
+        // A port list changed, no event: a new snapshot all the same.
+        let port = PortInfo {
+            port_no: 1,
+            hw_addr: openflow::MacAddr([2, 0, 0, 0, 0, 1]),
+            name: "eth1".into(),
+            config: 0,
+            state: 0,
+        };
+        let none = topo.update(|s| {
+            s.set_switch(1, vec![port.clone()]);
+            Vec::new()
+        });
+        assert!(none.is_empty());
+        assert_eq!(topo.snapshot().version(), v + 1);
+        assert_eq!(topo.snapshot().switches()[&1], [port]);
         let held = topo.snapshot();
         topo.update(|s| {
             s.remove_link(ab);

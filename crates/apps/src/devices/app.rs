@@ -1,0 +1,330 @@
+//! The device app, `device_manager`: learns where hosts are from the PACKET_INs every
+//! switch sends, and keeps the [`Devices`] service current for the other apps.
+//!
+//! For each PACKET_IN (advise phase, number 10: after topology has taken the LLDP, before
+//! any forwarding app decides; it never stops a packet):
+//!
+//! 1. Reads who sent it: the Ethernet source, the VLAN (outer tag, if any), and the
+//!    sender's addresses: an ARP sender address (when the ARP sender is the frame's
+//!    source), the IPv4 or IPv6 source, an IPv6 neighbour advertisement's target.
+//! 2. Unless the packet came in on a port of an inter-switch link (the topology app's
+//!    [`Topology::is_link_port`]: a packet there was sent by a host behind another
+//!    switch), records the host at (switch, in_port) ([`HostTable::observe`]): a new host
+//!    is `Added`, a known one seen on another port has `Moved`, a new address is
+//!    `IpAdded`. The [`Devices`] service tells its subscribers.
+//!
+//! Hosts go away ([`HostEvent::Removed`]):
+//!
+//! - when not seen for `host_timeout` (a global timer expires them);
+//! - when their port turns out to be an inter-switch link (the topology app found a link
+//!   there: what was learned on it was a host behind the other switch);
+//! - when their switch leaves (topology's `SwitchRemoved`);
+//! - when their port goes down or is deleted (PORT_STATUS): a host unplugged, or moved to
+//!   another switch, is then unknown rather than wrongly placed, so forwarding apps flood
+//!   to find it instead of sending into a dead port until it speaks again.
+//!
+//! The check for a link port runs inside the table update: a link discovered while a
+//! packet from its port is being learned removes what that packet taught (the topology
+//! event's removal waits for the update, and an update that starts after the link was
+//! added sees it).
+
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use controller::app::{App, Builder, Flow, Order, SwitchCtx};
+use controller::info::{Dpid, PortInfo, PortReason};
+use controller::services::{Services, StartError};
+use openflow::view::PacketIn;
+use openflow::MacAddr;
+use packet::ethernet::EtherType;
+use packet::flow::{FlowKey, L4Key};
+use packet::icmpv6::Icmpv6Type;
+use serde::Deserialize;
+
+use super::service::Devices;
+use super::table::{AttachmentPoint, HostEvent, HostTable, Limits};
+use crate::topology::{Topology, TopologyEvent};
+
+/// The device app's parameters (`[apps.params]` in `pharos.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// How long a host may stay silent before it is forgotten (default `"5m"`;
+    /// from `"1s"` to `"24h"`).
+    #[serde(with = "controller::config::duration")]
+    pub host_timeout: Duration,
+    /// Hosts tracked at most (default 100,000, about 21 MB; at most 10,000,000): new
+    /// hosts beyond are refused, so a host spraying source MACs cannot take the
+    /// controller's memory.
+    pub max_hosts: usize,
+    /// Addresses kept per host and per family, IPv4 and IPv6 (default 8, at most 64; 0
+    /// tracks no addresses).
+    pub max_ips_per_family: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        let limits = Limits::default();
+        Params {
+            host_timeout: Duration::from_secs(300),
+            max_hosts: limits.max_hosts,
+            max_ips_per_family: limits.max_ips_per_family,
+        }
+    }
+}
+
+impl Params {
+    /// Refuses values out of range, naming the parameter.
+    pub fn check(&self) -> Result<(), String> {
+        let timeout = Duration::from_secs(1)..=Duration::from_secs(24 * 3600);
+        if !timeout.contains(&self.host_timeout) {
+            return Err(format!(
+                "host_timeout must be from 1s to 24h (got {})",
+                controller::config::duration::format(self.host_timeout)
+            ));
+        }
+        if !(1..=10_000_000).contains(&self.max_hosts) {
+            return Err(format!(
+                "max_hosts must be from 1 to 10000000 (got {})",
+                self.max_hosts
+            ));
+        }
+        if self.max_ips_per_family > 64 {
+            return Err(format!(
+                "max_ips_per_family must be at most 64 (got {})",
+                self.max_ips_per_family
+            ));
+        }
+        Ok(())
+    }
+
+    /// How often idle hosts are looked for: a tenth of `host_timeout`, between 100 ms
+    /// and 10 s (a host goes at most that long after its timeout). The look is one
+    /// comparison when no host can have timed out.
+    pub fn expire_interval(&self) -> Duration {
+        (self.host_timeout / 10).clamp(Duration::from_millis(100), Duration::from_secs(10))
+    }
+}
+
+/// The device app. It owns the [`Devices`] service it provides.
+#[derive(Debug)]
+pub struct DeviceManager {
+    params: Params,
+    devices: Arc<Devices>,
+    /// Set by `start`.
+    topology: OnceLock<Arc<Topology>>,
+    /// Whether the table-full warning was given.
+    warned_full: AtomicBool,
+}
+
+impl Default for DeviceManager {
+    fn default() -> Self {
+        DeviceManager::new(Params::default())
+    }
+}
+
+impl DeviceManager {
+    /// The app with these parameters (see [`Params::check`] for their ranges).
+    pub fn new(params: Params) -> DeviceManager {
+        let limits = Limits {
+            max_hosts: params.max_hosts,
+            max_ips_per_family: params.max_ips_per_family,
+        };
+        DeviceManager {
+            params,
+            devices: Arc::new(Devices::new(limits)),
+            topology: OnceLock::new(),
+            warned_full: AtomicBool::new(false),
+        }
+    }
+
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// The service this app provides (the same one other apps get from `Services`).
+    pub fn devices(&self) -> &Arc<Devices> {
+        &self.devices
+    }
+}
+
+/// In-port numbers a host can be behind: physical ports (below `OFPP_MAX`, 0xffffff00)
+/// and the switch's LOCAL port (its own network stack). A packet "from" CONTROLLER or
+/// any other reserved port came from no host.
+fn host_port(port: u32) -> bool {
+    port < 0xffff_ff00 || port == 0xffff_fffe
+}
+
+impl App for DeviceManager {
+    type State = ();
+
+    fn name(&self) -> &'static str {
+        "device_manager"
+    }
+
+    fn build(&self, b: &mut Builder<Self>) {
+        b.provide(Arc::clone(&self.devices));
+        b.on_packet_in(Order::advise(10), DeviceManager::packet_in);
+        b.on_port_status(DeviceManager::port_status);
+        b.every_global(self.params.expire_interval(), |app, _, now| {
+            let timeout = app.params.host_timeout;
+            let events = app.devices.update(|t| t.expire(now, timeout));
+            log_events(&events);
+        });
+    }
+
+    fn start(&self, services: &Services) -> Result<(), StartError> {
+        let topology = services.require::<Topology>(self.name())?;
+        let devices = Arc::clone(&self.devices);
+        topology.subscribe(Box::new(move |e| forget_behind_topology(&devices, e)));
+        // A second start (never done by the pipeline) keeps the first topology.
+        let _ = self.topology.set(topology);
+        Ok(())
+    }
+}
+
+impl DeviceManager {
+    fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut (), p: &PacketIn<&[u8]>) -> Flow {
+        let in_port = p.in_port();
+        if !host_port(in_port) {
+            return Flow::Continue;
+        }
+        let Some(sender) = Sender::of(p.data()) else {
+            return Flow::Continue;
+        };
+        let Some(topology) = self.topology.get() else {
+            return Flow::Continue; // not started: no pipeline runs handlers before start
+        };
+        let ap = AttachmentPoint {
+            dpid: ctx.dpid(),
+            port: in_port,
+        };
+        let now = ctx.now();
+        let events = self.devices.update(|t| {
+            if topology.is_link_port(ap.dpid, ap.port) {
+                return Vec::new();
+            }
+            let [first, second] = sender.ips;
+            let a = t.observe(sender.mac, sender.vlan, ap, first, now);
+            let b = second.and_then(|ip| t.observe(sender.mac, sender.vlan, ap, Some(ip), now));
+            self.warn_if_full(t);
+            // No allocation for a known host at its known place, the common case.
+            a.into_iter().chain(b).collect()
+        });
+        log_events(&events);
+        Flow::Continue
+    }
+
+    fn port_status(&self, ctx: &mut SwitchCtx, _: &mut (), reason: PortReason, port: &PortInfo) {
+        if reason == PortReason::Delete || !port.is_up() {
+            let (dpid, port) = (ctx.dpid(), port.port_no);
+            log_events(&self.devices.update(|t| t.remove_attached_to(dpid, port)));
+        }
+    }
+
+    fn warn_if_full(&self, t: &HostTable) {
+        if t.refused() > 0 && !self.warned_full.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                max_hosts = t.limits().max_hosts,
+                "device_manager: the host table is full; new hosts are not tracked \
+                 (raise max_hosts, or look for a host sending from many addresses)"
+            );
+        }
+    }
+}
+
+/// The Topology subscription: hosts "learned" on a port that turns out to be an
+/// inter-switch link were hosts behind the other switch; a switch that leaves takes its
+/// hosts with it.
+fn forget_behind_topology(devices: &Devices, e: &TopologyEvent) {
+    let events = match *e {
+        TopologyEvent::LinkAdded(l) => devices.update(|t| {
+            let mut gone = t.remove_attached_to(l.src.0, l.src_port);
+            gone.extend(t.remove_attached_to(l.dst.0, l.dst_port));
+            gone
+        }),
+        TopologyEvent::SwitchRemoved(dpid) => devices.update(|t| t.remove_switch(dpid)),
+        TopologyEvent::SwitchAdded(_) | TopologyEvent::LinkRemoved(..) => return,
+    };
+    log_events(&events);
+}
+
+fn log_events(events: &[HostEvent]) {
+    for e in events {
+        match e {
+            HostEvent::Added { key, ap } => {
+                tracing::debug!(mac = %key.mac, vlan = ?key.vlan, dpid = %Dpid(ap.dpid), port = ap.port, "host added");
+            }
+            HostEvent::Moved { key, from, to } => tracing::debug!(
+                mac = %key.mac, vlan = ?key.vlan,
+                from = %format_args!("{}/{}", Dpid(from.dpid), from.port),
+                to = %format_args!("{}/{}", Dpid(to.dpid), to.port),
+                "host moved"
+            ),
+            HostEvent::IpAdded { key, ip, from } => {
+                tracing::debug!(mac = %key.mac, vlan = ?key.vlan, %ip, from = ?from, "host address");
+            }
+            HostEvent::Removed { host } => {
+                tracing::debug!(mac = %host.mac(), vlan = ?host.vlan(), "host removed");
+            }
+        }
+    }
+}
+
+/// Who sent a frame, as far as the frame tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sender {
+    pub mac: MacAddr,
+    /// The outer VLAN tag's id.
+    pub vlan: Option<u16>,
+    /// Addresses the sender showed as its own (at most two: an IPv6 source and a
+    /// neighbour advertisement's target).
+    pub ips: [Option<IpAddr>; 2],
+}
+
+impl Sender {
+    /// Reads the sender of `frame`: `None` for frames that are not a host's (too short
+    /// for Ethernet, LLDP). Addresses the table would not keep (0.0.0.0, ::,
+    /// multicast) are left to it to drop.
+    pub fn of(frame: &[u8]) -> Option<Sender> {
+        let key = FlowKey::extract(frame).ok()?;
+        if key.eth_type == EtherType::Lldp.to_raw() {
+            return None;
+        }
+        let mac = key.eth_src;
+        let mut ips = [None; 2];
+        if let Some(arp) = key.arp {
+            // A proxy's or a bridge's ARP can speak for another host: only an address
+            // the frame's own sender claims is its.
+            if arp.sha == mac {
+                ips[0] = Some(IpAddr::V4(arp.spa));
+            }
+        } else if let Some(v4) = key.ipv4 {
+            ips[0] = Some(IpAddr::V4(v4.src));
+        } else if let Some(v6) = key.ipv6 {
+            ips[0] = Some(IpAddr::V6(v6.src));
+            // A neighbour advertisement names the address its sender answers for. (A
+            // solicitation's target is the address looked for, not the sender's.)
+            let advert = Some(L4Key::Icmpv6 {
+                icmp_type: Icmpv6Type::NeighborAdvert.to_raw(),
+                code: 0,
+            });
+            if let Some(nd) = key.nd.filter(|_| key.l4 == advert) {
+                if nd.tll.is_none_or(|tll| tll == mac) {
+                    ips[1] = Some(IpAddr::V6(nd.target));
+                }
+            }
+        }
+        Some(Sender {
+            mac,
+            vlan: key.vlan.map(|v| v.vid),
+            ips,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;

@@ -1,0 +1,532 @@
+//! The `routing` app: unicast on shortest paths, flooding on a spanning tree, so a
+//! network with loops neither storms nor loses its traffic when a link goes.
+//!
+//! For each PACKET_IN (direct phase: `topology` has taken LLDP, `device_manager` has
+//! learned the source):
+//!
+//! 1. Reads the destination and outer VLAN of the frame.
+//! 2. Broadcast, multicast, or a destination that is unknown or unreachable: floods.
+//!    - 2a. A copy that came in on an inter-switch port outside the spanning tree went
+//!      around a loop: dropped.
+//!    - 2b. Otherwise it goes out of every up port of the tree or at the edge but the
+//!      one it came in on, as explicit outputs (never the switch's FLOOD port, which
+//!      knows nothing of the tree).
+//! 3. The destination is behind the port the packet came in on: dropped.
+//! 4. The route for (source, destination, VLAN) is installed already and passes here,
+//!    entering by this port: the packet overtook the flow installed for it. It goes on
+//!    out of the route's port here (and that flow is sent again, in case it was lost).
+//! 5. Otherwise: the route from this switch to the destination's, one flow per switch
+//!    from the destination end back (match in_port, eth_src, eth_dst and the VLAN if
+//!    tagged; idle timeout; a cookie naming the route; FLOW_REMOVED asked of the first
+//!    switch), then the packet out of this switch's port on the route. A destination
+//!    on this switch is a route of one flow.
+//!
+//! Topology events, heard through [`Topology::subscribe`], update the engine and the
+//! tree. Every installed route the change affects is removed: its flows are deleted
+//! (strict) on every switch of its old path, so the next packet takes the new path,
+//! computed at step 5. A host that moves or is forgotten (`Devices` events) takes the
+//! routes to and from it along the same way.
+//!
+//! **The installed routes** are what links, hosts and FLOW_REMOVED act on, so they must
+//! outlive their flows never and be bounded: a route leaves the map when its first
+//! switch's flow is removed (FLOW_REMOVED, usually its idle timeout), when a change
+//! removes it, or when the map is full and it is evicted (its flows deleted). A timer
+//! cannot do it: flows that carry traffic never come back to the controller, so a
+//! route forgotten while its flows live would blackhole that traffic for good when a
+//! link on it fails.
+//!
+//! **Locks.** `net` (engine and tree) is read by every PACKET_IN and written by
+//! topology events; `routes` is taken after `net`, never before, and flows are sent
+//! while holding it, so a route's adds and deletes leave in the order they were decided.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
+
+use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
+use controller::info::Dpid;
+use controller::services::{Services, StartError};
+use controller::switches::Switches;
+use openflow::model::{Action, FlowMod, FlowModCommand, Match, PacketOut, PortNo, Vlan};
+use openflow::view::PacketIn;
+use openflow::{of10, of13, MacAddr, Message};
+use packet::ethernet::EthernetFrame;
+use serde::Deserialize;
+
+use super::{PortHop, Route, RoutingEngine, ShortestPaths, SpanningTree};
+use crate::devices::table::{HostEvent, HostKey};
+use crate::devices::Devices;
+use crate::learning_switch::send_misses_to_controller;
+use crate::topology::{Topology, TopologyEvent};
+
+/// The routing app's parameters (`[apps.params]` in `pharos.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// Seconds without traffic before a route's flows expire (default 10).
+    pub idle_timeout: u16,
+    /// Seconds before a route's flows expire regardless (default 0: never).
+    pub hard_timeout: u16,
+    /// Priority of the routes' flows (default 0x8000, OpenFlow's default).
+    pub priority: u16,
+    /// Routes installed at once at most (default 100,000); beyond, the oldest-looking
+    /// one is evicted (its flows deleted).
+    pub max_routes: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            idle_timeout: 10,
+            hard_timeout: 0,
+            priority: FlowMod::DEFAULT_PRIORITY,
+            max_routes: 100_000,
+        }
+    }
+}
+
+/// The top 16 bits of every cookie this app puts on a flow ("RT"); the low 48 bits
+/// number the route.
+pub const COOKIE_TAG: u64 = 0x5254 << 48;
+const COOKIE_SEQ: u64 = (1 << 48) - 1;
+
+/// OpenFlow 1.0's OFPPC_NO_FLOOD (bit 4, unused in 1.3): the port is left out of floods.
+const NO_FLOOD: u32 = 1 << 4;
+/// Port numbers above this are reserved (LOCAL, CONTROLLER, ...), not flooded.
+const MAX_PHYSICAL_PORT: u32 = 0xffff_ff00;
+
+/// The app.
+pub struct Routing {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Routing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Routing")
+            .field("params", &self.shared.params)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the handlers and the subscribers share.
+struct Shared {
+    params: Params,
+    /// The engine and the tree, fed by topology events.
+    net: RwLock<Net>,
+    /// The routes whose flows are installed.
+    routes: Mutex<Routes>,
+    /// The services, from `start`.
+    services: OnceLock<(Arc<Devices>, Arc<Switches>)>,
+}
+
+struct Net {
+    engine: Box<dyn RoutingEngine>,
+    tree: SpanningTree,
+}
+
+/// What a route's flows match, besides the in_port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Key {
+    src: MacAddr,
+    dst: MacAddr,
+    vlan: Option<u16>,
+}
+
+impl Key {
+    fn matching(&self, in_port: u32) -> Match {
+        Match {
+            in_port: Some(in_port),
+            eth_src: Some(self.src),
+            eth_dst: Some(self.dst),
+            vlan: self.vlan.map(Vlan::Id),
+            ..Match::default()
+        }
+    }
+
+    fn has(&self, host: HostKey) -> bool {
+        self.vlan == host.vlan && (self.src == host.mac || self.dst == host.mac)
+    }
+}
+
+/// An installed route: the switches' route, entered on `in_port` of its first switch,
+/// left by `out_port` of its last.
+#[derive(Debug, Clone)]
+struct Installed {
+    cookie: u64,
+    route: Route,
+    in_port: u32,
+    out_port: u32,
+}
+
+impl Installed {
+    /// Its flows, one per switch, first switch first.
+    fn hops(&self) -> impl Iterator<Item = PortHop> + '_ {
+        self.route.path_ports(self.in_port, self.out_port)
+    }
+
+    /// Whether one of its flows is on `dpid` and matches `in_port`.
+    fn has_flow(&self, dpid: u64, in_port: u32) -> bool {
+        self.hops()
+            .any(|h| (h.dpid.0, h.in_port) == (dpid, in_port))
+    }
+}
+
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+#[derive(Default)]
+struct Routes {
+    by_key: Map<Key, Installed>,
+    /// cookie → key, for FLOW_REMOVED.
+    by_cookie: Map<u64, Key>,
+    /// The next cookie's low 48 bits; starts at random, so a FLOW_REMOVED of a flow
+    /// installed before a restart cannot name a route of this run.
+    next: u64,
+}
+
+impl Routes {
+    fn insert(&mut self, key: Key, route: Route, in_port: u32, out_port: u32) -> &Installed {
+        self.next = (self.next + 1) & COOKIE_SEQ;
+        let cookie = COOKIE_TAG | self.next;
+        self.by_cookie.insert(cookie, key);
+        let r = Installed {
+            cookie,
+            route,
+            in_port,
+            out_port,
+        };
+        self.by_key.entry(key).insert_entry(r).into_mut()
+    }
+
+    fn remove(&mut self, key: Key) -> Option<Installed> {
+        let r = self.by_key.remove(&key)?;
+        self.by_cookie.remove(&r.cookie);
+        Some(r)
+    }
+
+    /// Removes and returns the routes `stale` picks.
+    fn take(&mut self, mut stale: impl FnMut(&Key, &Installed) -> bool) -> Vec<(Key, Installed)> {
+        let keys: Vec<Key> = self
+            .by_key
+            .iter()
+            .filter(|(k, r)| stale(k, r))
+            .map(|(k, _)| *k)
+            .collect();
+        keys.into_iter()
+            .filter_map(|k| Some((k, self.remove(k)?)))
+            .collect()
+    }
+}
+
+impl Routing {
+    /// The app with the default engine, [`ShortestPaths`].
+    pub fn new(params: Params) -> Routing {
+        Routing::with_engine(params, Box::new(ShortestPaths::new()))
+    }
+
+    /// The app with another routing engine (empty: topology events fill it).
+    pub fn with_engine(params: Params, engine: Box<dyn RoutingEngine>) -> Routing {
+        let mut seed = [0u8; 8];
+        // Without randomness the cookies start at 0: only a restart's stale
+        // FLOW_REMOVED could then end a route early (its next packet reinstalls it).
+        let _ = getrandom::fill(&mut seed);
+        let routes = Routes {
+            next: u64::from_le_bytes(seed) & COOKIE_SEQ,
+            ..Routes::default()
+        };
+        let net = Net {
+            engine,
+            tree: SpanningTree::new(),
+        };
+        Routing {
+            shared: Arc::new(Shared {
+                params,
+                net: RwLock::new(net),
+                routes: Mutex::new(routes),
+                services: OnceLock::new(),
+            }),
+        }
+    }
+
+    pub fn params(&self) -> Params {
+        self.shared.params
+    }
+
+    /// Routes installed now.
+    pub fn installed(&self) -> usize {
+        self.shared.routes().by_key.len()
+    }
+}
+
+impl App for Routing {
+    /// Scratch space for the output actions of a flood (no allocation per flood).
+    type State = Vec<Action>;
+
+    fn name(&self) -> &'static str {
+        "routing"
+    }
+
+    fn build(&self, b: &mut Builder<Self>) {
+        b.on_initialize(|_, ctx, _| send_misses_to_controller(ctx));
+        b.on_packet_in(Order::direct(0), Routing::packet_in);
+        b.on_message(
+            MessageKind::FlowRemoved,
+            Order::direct(0),
+            |app, _, _, m| {
+                app.shared.flow_removed(m);
+                Flow::Continue
+            },
+        );
+    }
+
+    fn start(&self, services: &Services) -> Result<(), StartError> {
+        let topology = services.require::<Topology>(self.name())?;
+        let devices = services.require::<Devices>(self.name())?;
+        let switches = services.require::<Switches>(self.name())?;
+        let _ = self.shared.services.set((Arc::clone(&devices), switches));
+        // Weak: the services must not keep the app alive (nor it them, in a cycle).
+        let weak = Arc::downgrade(&self.shared);
+        topology.subscribe(Box::new(move |e| with(&weak, |s| s.topology_event(e))));
+        let weak = Arc::downgrade(&self.shared);
+        devices.subscribe(Box::new(move |e| with(&weak, |s| s.host_event(e))));
+        // What the topology knew before we listened (adding twice is harmless).
+        let snapshot = topology.snapshot();
+        for &dpid in snapshot.switches().keys() {
+            self.shared
+                .topology_event(&TopologyEvent::SwitchAdded(dpid));
+        }
+        for &link in snapshot.links() {
+            self.shared.topology_event(&TopologyEvent::LinkAdded(link));
+        }
+        Ok(())
+    }
+}
+
+fn with(weak: &Weak<Shared>, f: impl FnOnce(&Shared)) {
+    if let Some(shared) = weak.upgrade() {
+        f(&shared)
+    }
+}
+
+impl Routing {
+    fn packet_in(&self, ctx: &mut SwitchCtx, flood: &mut Vec<Action>, p: &PacketIn<&[u8]>) -> Flow {
+        let Some((devices, _)) = self.shared.services.get() else {
+            return Flow::Continue;
+        };
+        let Ok(eth) = EthernetFrame::new_checked(p.data()) else {
+            return Flow::Continue;
+        };
+        // 1
+        let vlan = match eth.vlan_tags().next() {
+            Some(Ok(tag)) => Some(tag.tag.vid()),
+            Some(Err(_)) => return Flow::Continue,
+            None => None,
+        };
+        let key = Key {
+            src: eth.src_addr(),
+            dst: eth.dst_addr(),
+            vlan,
+        };
+        let (here, in_port) = (ctx.dpid(), p.in_port());
+        let attached = if key.dst.is_multicast() {
+            None
+        } else {
+            devices.attachment(key.dst, vlan)
+        };
+        let net = self.shared.net();
+        let Some((dst_sw, dst_port)) = attached else {
+            return net.flood(ctx, flood, p); // 2
+        };
+        // 3
+        if (dst_sw, dst_port) == (here, in_port) {
+            return Flow::Stop;
+        }
+        let mut routes = self.shared.routes();
+        // 4
+        if let Some(r) = routes.by_key.get(&key) {
+            let mut hops = r.hops().enumerate();
+            if let Some((i, hop)) = hops.find(|(_, h)| (h.dpid.0, h.in_port) == (here, in_port)) {
+                self.shared.add_flow(ctx, &key, r.cookie, hop, i == 0);
+                send(ctx, p, &[Action::output(PortNo::from_u32(hop.out_port))]);
+                return Flow::Stop;
+            }
+        }
+        // 5
+        let route = match net.engine.route(Dpid(here), Dpid(dst_sw)) {
+            Some(r) => r,
+            None if here == dst_sw => Route {
+                src: Dpid(here),
+                dst: Dpid(here),
+                links: Vec::new(),
+            },
+            None => return net.flood(ctx, flood, p),
+        };
+        let old = routes.remove(key);
+        if routes.by_key.len() >= self.shared.params.max_routes {
+            let victim = routes.by_key.keys().next().copied();
+            if let Some((k, r)) = victim.and_then(|k| Some((k, routes.remove(k)?))) {
+                self.shared.delete_flows(&k, &r, |_| true);
+            }
+        }
+        let r = routes.insert(key, route, in_port, dst_port);
+        if let Some(old) = old {
+            // Its flows where the new route has none of the same match.
+            self.shared
+                .delete_flows(&key, &old, |h| !r.has_flow(h.dpid.0, h.in_port));
+        }
+        let hops: Vec<PortHop> = r.hops().collect();
+        for (i, &hop) in hops.iter().enumerate().rev() {
+            self.shared.add_flow(ctx, &key, r.cookie, hop, i == 0);
+        }
+        send(
+            ctx,
+            p,
+            &[Action::output(PortNo::from_u32(hops[0].out_port))],
+        );
+        Flow::Stop
+    }
+}
+
+impl Net {
+    /// Step 2: floods the packet along the tree and out of the edge ports.
+    fn flood(&self, ctx: &mut SwitchCtx, actions: &mut Vec<Action>, p: &PacketIn<&[u8]>) -> Flow {
+        let (here, in_port) = (Dpid(ctx.dpid()), p.in_port());
+        // 2a
+        if !self.tree.floods(here, in_port) {
+            return Flow::Stop;
+        }
+        // 2b
+        actions.clear();
+        let ports = ctx.info().ports.iter().filter(|port| {
+            let n = port.port_no;
+            n != in_port
+                && n < MAX_PHYSICAL_PORT
+                && port.is_up()
+                && port.config & NO_FLOOD == 0
+                && self.tree.floods(here, n)
+        });
+        actions.extend(ports.map(|port| Action::output(PortNo::from_u32(port.port_no))));
+        if !actions.is_empty() {
+            send(ctx, p, actions);
+        }
+        Flow::Stop
+    }
+}
+
+impl Shared {
+    fn net(&self) -> std::sync::RwLockReadGuard<'_, Net> {
+        self.net.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn routes(&self) -> MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends the flow of one hop of a route (through `ctx` on this switch, through
+    /// `Switches` elsewhere). The first switch's flow asks for FLOW_REMOVED.
+    fn add_flow(&self, ctx: &mut SwitchCtx, key: &Key, cookie: u64, hop: PortHop, first: bool) {
+        let actions = [Action::output(PortNo::from_u32(hop.out_port))];
+        let mut fm = FlowMod::add(key.matching(hop.in_port), &actions)
+            .cookie(cookie)
+            .idle_timeout(self.params.idle_timeout)
+            .hard_timeout(self.params.hard_timeout)
+            .priority(self.params.priority);
+        if first {
+            fm = fm.send_flow_removed();
+        }
+        if hop.dpid.0 == ctx.dpid() {
+            ctx.send_flow_mod(&fm);
+        } else if let Err(e) = ctx.switches().send_flow_mod(hop.dpid.0, &fm) {
+            tracing::debug!(dpid = %hop.dpid, error = %e, "route flow not sent");
+        }
+    }
+
+    /// Deletes the flows of route `r` on the hops `which` picks.
+    fn delete_flows(&self, key: &Key, r: &Installed, which: impl Fn(&PortHop) -> bool) {
+        let Some((_, switches)) = self.services.get() else {
+            return;
+        };
+        for hop in r.hops().filter(which) {
+            let fm = FlowMod {
+                command: FlowModCommand::DeleteStrict,
+                priority: self.params.priority,
+                ..FlowMod::delete(key.matching(hop.in_port))
+            };
+            // A switch that left took its flows with it.
+            let _ = switches.send_flow_mod(hop.dpid.0, &fm);
+        }
+    }
+
+    /// Removes the routes `stale` picks, with their flows.
+    fn remove_routes(&self, routes: &mut Routes, stale: impl FnMut(&Key, &Installed) -> bool) {
+        for (key, r) in routes.take(stale) {
+            self.delete_flows(&key, &r, |_| true);
+        }
+    }
+
+    fn topology_event(&self, e: &TopologyEvent) {
+        let mut net = self.net.write().unwrap_or_else(|e| e.into_inner());
+        let Net { engine, tree } = &mut *net;
+        let (changes, gone) = match *e {
+            TopologyEvent::SwitchAdded(dpid) => {
+                engine.switch_added(Dpid(dpid));
+                tree.switch_added(Dpid(dpid));
+                return;
+            }
+            TopologyEvent::SwitchRemoved(dpid) => {
+                tree.switch_removed(Dpid(dpid));
+                (engine.switch_removed(Dpid(dpid)), Some((dpid, None)))
+            }
+            TopologyEvent::LinkAdded(link) => {
+                tree.link_added(link);
+                (engine.link_added(link), None)
+            }
+            TopologyEvent::LinkRemoved(link, _) => {
+                tree.link_removed(link);
+                let changes = engine.link_removed(link);
+                (changes, Some((link.src.0, Some(link.src_port))))
+            }
+        };
+        // Routes through what went are gone even if the engine had them elsewhere.
+        let through = |r: &Installed| match gone {
+            Some((dpid, None)) => r.hops().any(|h| h.dpid.0 == dpid),
+            Some((dpid, Some(port))) => r.hops().any(|h| (h.dpid.0, h.out_port) == (dpid, port)),
+            None => false,
+        };
+        if changes.is_empty() && gone.is_none() {
+            return;
+        }
+        let mut routes = self.routes();
+        self.remove_routes(&mut routes, |_, r| changes.affects(&r.route) || through(r));
+    }
+
+    fn host_event(&self, e: &HostEvent) {
+        let host = match e {
+            HostEvent::Moved { key, .. } => *key,
+            HostEvent::Removed { host } => host.key(),
+            HostEvent::Added { .. } | HostEvent::IpAdded { .. } => return,
+        };
+        let mut routes = self.routes();
+        self.remove_routes(&mut routes, |k, _| k.has(host));
+    }
+
+    fn flow_removed(&self, m: &Message) {
+        let cookie = match m {
+            Message::V10(of10::Message::FlowRemoved(f)) => f.cookie,
+            Message::V13(of13::Message::FlowRemoved(f)) => f.cookie,
+            _ => return,
+        };
+        let mut routes = self.routes();
+        if let Some(key) = routes.by_cookie.get(&cookie).copied() {
+            routes.remove(key);
+        }
+    }
+}
+
+/// Sends the packet of `p` through `actions`: by buffer_id when the switch buffered
+/// it, else with its bytes.
+fn send(ctx: &mut SwitchCtx, p: &PacketIn<&[u8]>, actions: &[Action]) {
+    let in_port = PortNo::from_u32(p.in_port());
+    ctx.send_packet_out(&match p.buffer_id() {
+        Some(id) => PacketOut::buffered(id, in_port, actions),
+        None => PacketOut::unbuffered(p.data(), in_port, actions),
+    });
+}

@@ -1,0 +1,405 @@
+//! The `topology` app: discovers the links between switches with signed LLDP frames
+//! and keeps the [`Topology`] service current.
+//!
+//! 1. When a switch connects: it joins the topology with its ports, and gets a flow
+//!    sending LLDP (EtherType 0x88cc) to the controller, at a high priority (a 1.3
+//!    switch drops what no flow matches; on 1.0 it is harmless).
+//! 2. Every `lldp_interval` (± 10 %), per switch: a discovery frame ([`lldp`], signed
+//!    with the controller's key) goes out of every port that is up, LOCAL excepted.
+//! 3. An LLDP PACKET_IN (ours or not: nothing else sees LLDP, so nothing floods it):
+//!    - 3a. rejected by [`lldp::verify`] (another controller's, a forgery, a stale
+//!      replay, a host's own LLDP): counted by reason, logged at debug;
+//!    - 3b. sent and received on the same port (a looped-back replay), or from a switch
+//!      not in the topology: counted, ignored;
+//!    - 3c. otherwise the directed link `sender dpid:port → this dpid:in_port` is added,
+//!      or refreshed.
+//! 4. PORT_STATUS: links on a port that went down or was deleted go at once
+//!    ([`LinkGone::PortDown`], [`LinkGone::PortDeleted`]); a port that comes up is
+//!    probed at once. The topology's port list follows.
+//! 5. A switch leaves: its links go ([`LinkGone::SwitchLeft`]), then the switch.
+//! 6. Every `lldp_interval` (at most `link_timeout / 2`), globally: links not refreshed
+//!    for `link_timeout` go ([`LinkGone::Timeout`]).
+//!
+//! Every change goes through [`Topology::update`] under the app's lock on the links'
+//! last-seen times, so the times and the snapshot's links always agree and subscribers
+//! see changes in the order they were made.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use controller::app::{App, Builder, Flow, Order, SwitchCtx};
+use controller::info::{Dpid, PortInfo, PortReason, SwitchInfo};
+use controller::services::{Services, StartError};
+use controller::switches::Switches;
+use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
+use openflow::view::PacketIn;
+use openflow::Version;
+use serde::Deserialize;
+
+use super::lldp::{self, DiscoveryKey, Reject};
+use super::service::{LinkGone, Topology, TopologyEvent};
+use crate::routing::Link;
+
+/// The LLDP EtherType.
+pub const ETH_TYPE_LLDP: u16 = 0x88cc;
+/// Priority of the flow sending LLDP to the controller: above anything forwarding.
+pub const LLDP_PRIORITY: u16 = 0xff00;
+/// Cookie of that flow ("LLDP"), to tell it apart in flow dumps.
+pub const LLDP_COOKIE: u64 = 0x4c4c_4450;
+/// Ports from this number up are reserved (LOCAL, CONTROLLER, ...; 1.0's widened).
+const FIRST_RESERVED_PORT: u32 = 0xffff_ff00;
+
+/// The topology app's parameters (`[apps.params]` in `pharos.toml`), in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// Between two discovery frames out of a port (default 1).
+    pub lldp_interval: f64,
+    /// A link not seen for this long is gone (default 3.5: three frames lost).
+    pub link_timeout: f64,
+    /// A discovery frame older than this is a replay (default 1).
+    pub max_frame_age: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            lldp_interval: 1.0,
+            link_timeout: 3.5,
+            max_frame_age: 1.0,
+        }
+    }
+}
+
+impl Params {
+    /// Checks the ranges: an interval from 10 ms to an hour, a timeout longer than the
+    /// interval and at most a day, a frame age from 1 ms to the timeout.
+    pub fn check(&self) -> Result<(), String> {
+        let in_range = |v: f64, lo: f64, hi: f64| v.is_finite() && (lo..=hi).contains(&v);
+        if !in_range(self.lldp_interval, 0.01, 3600.0) {
+            return Err(format!(
+                "lldp_interval {} is not within 0.01..=3600 s",
+                self.lldp_interval
+            ));
+        }
+        if !in_range(self.link_timeout, self.lldp_interval, 86400.0)
+            || self.link_timeout == self.lldp_interval
+        {
+            return Err(format!(
+                "link_timeout {} must be above lldp_interval ({}) and at most 86400 s",
+                self.link_timeout, self.lldp_interval
+            ));
+        }
+        if !in_range(self.max_frame_age, 0.001, self.link_timeout) {
+            return Err(format!(
+                "max_frame_age {} is not within 0.001 s..=link_timeout",
+                self.max_frame_age
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Discovery frames and LLDP PACKET_INs, by outcome.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Discovery frames sent.
+    pub sent: AtomicU64,
+    /// Discovery frames accepted (links added or refreshed).
+    pub accepted: AtomicU64,
+    /// Refused, by [`Reject`] (indexed by [`reject_index`]).
+    pub rejected: [AtomicU64; 5],
+    /// Ours, but sent and received on the same port.
+    pub same_port: AtomicU64,
+    /// Ours, from a switch the topology does not have (it just left).
+    pub unknown_switch: AtomicU64,
+}
+
+/// Where a [`Reject`] is counted in [`Stats::rejected`].
+pub fn reject_index(r: Reject) -> usize {
+    match r {
+        Reject::NotLldp => 0,
+        Reject::NotOurs => 1,
+        Reject::Malformed => 2,
+        Reject::BadTag => 3,
+        Reject::Stale => 4,
+    }
+}
+
+impl Stats {
+    /// Frames refused for `r`.
+    pub fn rejected(&self, r: Reject) -> u64 {
+        self.rejected[reject_index(r)].load(Relaxed)
+    }
+}
+
+/// The app (see the module doc).
+pub struct TopologyApp {
+    params: Params,
+    key: DiscoveryKey,
+    /// Time zero of the frames' `sent_at_ms`.
+    epoch: Instant,
+    topology: Arc<Topology>,
+    /// When each link was last seen: exactly the snapshot's links. Held across every
+    /// `topology.update`.
+    seen: Mutex<BTreeMap<Link, Instant>>,
+    stats: Arc<Stats>,
+    /// The core's directory, to tell a replaced connection from a departure.
+    switches: OnceLock<Arc<Switches>>,
+}
+
+impl TopologyApp {
+    /// The app, with a fresh random key.
+    pub fn new(params: Params) -> Result<TopologyApp, String> {
+        params.check()?;
+        let key = DiscoveryKey::random().map_err(|e| format!("no random key: {e}"))?;
+        Ok(TopologyApp::with_key(params, key))
+    }
+
+    /// The app with this key (tests; controllers that must share one).
+    pub fn with_key(params: Params, key: DiscoveryKey) -> TopologyApp {
+        TopologyApp {
+            params,
+            key,
+            epoch: Instant::now(),
+            topology: Arc::new(Topology::new()),
+            seen: Mutex::new(BTreeMap::new()),
+            stats: Arc::new(Stats::default()),
+            switches: OnceLock::new(),
+        }
+    }
+
+    /// The service the app provides (also in `services` once built).
+    pub fn topology(&self) -> Arc<Topology> {
+        Arc::clone(&self.topology)
+    }
+
+    pub fn stats(&self) -> Arc<Stats> {
+        Arc::clone(&self.stats)
+    }
+
+    fn secs(s: f64) -> Duration {
+        Duration::from_secs_f64(s)
+    }
+
+    fn millis(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.epoch).as_millis() as u64
+    }
+
+    fn seen(&self) -> MutexGuard<'_, BTreeMap<Link, Instant>> {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl App for TopologyApp {
+    /// A buffer for the discovery frames, reused.
+    type State = Vec<u8>;
+
+    fn name(&self) -> &'static str {
+        "topology"
+    }
+
+    fn build(&self, b: &mut Builder<Self>) {
+        b.provide(Arc::clone(&self.topology));
+        b.on_switch_added(TopologyApp::switch_added);
+        let interval = Self::secs(self.params.lldp_interval);
+        b.every(interval, interval / 10, TopologyApp::probe);
+        b.on_packet_in(Order::advise(0), TopologyApp::packet_in);
+        b.on_port_status(TopologyApp::port_status);
+        b.on_switch_removed(TopologyApp::switch_removed);
+        let sweep = interval.min(Self::secs(self.params.link_timeout) / 2);
+        b.every_global(sweep, TopologyApp::expire);
+    }
+
+    fn start(&self, services: &Services) -> Result<(), StartError> {
+        let _ = self
+            .switches
+            .set(services.require::<Switches>(self.name())?);
+        Ok(())
+    }
+}
+
+impl TopologyApp {
+    // 1
+    fn switch_added(&self, ctx: &mut SwitchCtx, _: &mut Vec<u8>) {
+        let lldp = Match {
+            eth_type: Some(ETH_TYPE_LLDP),
+            ..Match::default()
+        };
+        let to_controller = [Action::output(PortNo::Controller)];
+        let fm = FlowMod::add(lldp, &to_controller)
+            .priority(LLDP_PRIORITY)
+            .cookie(LLDP_COOKIE);
+        ctx.send_flow_mod(&fm);
+        let (dpid, ports) = (ctx.dpid(), ctx.info().ports.clone());
+        let _seen = self.seen();
+        self.topology.update(|s| match s.set_switch(dpid, ports) {
+            true => vec![TopologyEvent::SwitchAdded(dpid)],
+            false => Vec::new(),
+        });
+    }
+
+    // 2
+    fn probe(&self, ctx: &mut SwitchCtx, frame: &mut Vec<u8>) {
+        for port in &ctx.info().ports {
+            if port.is_up() && port.port_no < FIRST_RESERVED_PORT {
+                self.send_frame(ctx, port, frame);
+            }
+        }
+    }
+
+    fn send_frame(&self, ctx: &mut SwitchCtx, port: &PortInfo, frame: &mut Vec<u8>) {
+        frame.clear();
+        let now = self.millis(ctx.now());
+        lldp::encode(
+            &self.key,
+            ctx.dpid(),
+            port.port_no,
+            port.hw_addr,
+            now,
+            frame,
+        );
+        let out = [Action::output(PortNo::Physical(port.port_no))];
+        // 1.0 says "OFPP_NONE" for a packet from the controller, 1.3 "OFPP_CONTROLLER".
+        let from = match ctx.version() {
+            Version::V1_0 => PortNo::Any,
+            Version::V1_3 => PortNo::Controller,
+        };
+        if ctx
+            .send_packet_out(&PacketOut::unbuffered(frame, from, &out))
+            .is_some()
+        {
+            self.stats.sent.fetch_add(1, Relaxed);
+        }
+    }
+
+    // 3
+    fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut Vec<u8>, p: &PacketIn<&[u8]>) -> Flow {
+        let (dpid, in_port) = (ctx.dpid(), p.in_port());
+        let max_age = (self.params.max_frame_age * 1000.0) as u64;
+        let d = match lldp::verify(&self.key, p.data(), self.millis(ctx.now()), max_age) {
+            Ok(d) => d,
+            Err(Reject::NotLldp) => return Flow::Continue,
+            // 3a
+            Err(r) => {
+                self.stats.rejected[reject_index(r)].fetch_add(1, Relaxed);
+                tracing::debug!(dpid = %Dpid(dpid), in_port, reason = %r, "LLDP refused");
+                return Flow::Stop;
+            }
+        };
+        // 3b
+        if (d.dpid, d.port) == (dpid, in_port) {
+            self.stats.same_port.fetch_add(1, Relaxed);
+            tracing::debug!(dpid = %Dpid(dpid), in_port, "LLDP looped back to its port");
+            return Flow::Stop;
+        }
+        // 3c
+        let link = Link::new(d.dpid, d.port, dpid, in_port);
+        let mut seen = self.seen();
+        if let Some(t) = seen.get_mut(&link) {
+            *t = ctx.now();
+        } else {
+            let added = self.topology.update(|s| {
+                let known = s.switches().contains_key(&d.dpid) && s.switches().contains_key(&dpid);
+                match known && s.add_link(link) {
+                    true => vec![TopologyEvent::LinkAdded(link)],
+                    false => Vec::new(),
+                }
+            });
+            if added.is_empty() {
+                self.stats.unknown_switch.fetch_add(1, Relaxed);
+                return Flow::Stop;
+            }
+            tracing::info!(?link, "link discovered");
+            seen.insert(link, ctx.now());
+        }
+        self.stats.accepted.fetch_add(1, Relaxed);
+        Flow::Stop
+    }
+
+    // 4
+    fn port_status(
+        &self,
+        ctx: &mut SwitchCtx,
+        frame: &mut Vec<u8>,
+        reason: PortReason,
+        port: &PortInfo,
+    ) {
+        let gone = match reason {
+            PortReason::Delete => Some(LinkGone::PortDeleted),
+            _ if !port.is_up() => Some(LinkGone::PortDown),
+            _ => None,
+        };
+        let (dpid, ports) = (ctx.dpid(), ctx.info().ports.clone());
+        let mut seen = self.seen();
+        self.topology.update(|s| {
+            s.set_switch(dpid, ports);
+            let Some(why) = gone else {
+                return Vec::new();
+            };
+            let links = s.links_at(dpid, port.port_no);
+            for l in &links {
+                s.remove_link(*l);
+                seen.remove(l);
+            }
+            links
+                .into_iter()
+                .map(|l| TopologyEvent::LinkRemoved(l, why))
+                .collect()
+        });
+        drop(seen);
+        if gone.is_none() && port.port_no < FIRST_RESERVED_PORT {
+            self.send_frame(ctx, port, frame);
+        }
+    }
+
+    // 5
+    fn switch_removed(&self, info: &SwitchInfo, _: Vec<u8>) {
+        let dpid = info.dpid;
+        // Replaced by a newer connection of the same switch: it is still here.
+        if self.switches.get().is_some_and(|s| s.is_connected(dpid)) {
+            return;
+        }
+        let mut seen = self.seen();
+        self.topology.update(|s| {
+            if !s.switches().contains_key(&dpid) {
+                return Vec::new();
+            }
+            let mut events: Vec<TopologyEvent> = s
+                .remove_switch(dpid)
+                .into_iter()
+                .map(|l| {
+                    seen.remove(&l);
+                    TopologyEvent::LinkRemoved(l, LinkGone::SwitchLeft)
+                })
+                .collect();
+            events.push(TopologyEvent::SwitchRemoved(dpid));
+            events
+        });
+    }
+
+    // 6
+    fn expire(&self, _: &Switches, now: Instant) {
+        let timeout = Self::secs(self.params.link_timeout);
+        let mut seen = self.seen();
+        let old: Vec<Link> = seen
+            .iter()
+            .filter(|(_, t)| now.saturating_duration_since(**t) > timeout)
+            .map(|(l, _)| *l)
+            .collect();
+        if old.is_empty() {
+            return;
+        }
+        for l in &old {
+            seen.remove(l);
+        }
+        self.topology.update(|s| {
+            old.iter()
+                .filter(|l| s.remove_link(**l))
+                .map(|l| TopologyEvent::LinkRemoved(*l, LinkGone::Timeout))
+                .collect()
+        });
+    }
+}

@@ -1,0 +1,588 @@
+//! The routing app on the sans-IO test network (tests/sim), with the Topology and
+//! Devices services driven by hand as the topology and device apps would: flows along
+//! the whole path for a known host, floods that reach every host once on rings and fat
+//! trees, routes removed with their flows when a link on them fails or their host
+//! moves, FLOW_REMOVED and the bound on installed routes.
+
+mod sim;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use apps::devices::table::{AttachmentPoint, Limits};
+use apps::devices::Devices;
+use apps::routing::app::COOKIE_TAG;
+use apps::routing::{topo, Link};
+use apps::topology::{LinkGone, Topology, TopologyEvent};
+use controller::info::Dpid;
+use controller::services::Services;
+use openflow::model::{FlowModCommand, Vlan};
+use openflow::{of10, of13, MacAddr, Message, Version};
+use sim::{mac, Net, BROADCAST};
+
+fn v13(_: u64) -> Version {
+    Version::V1_3
+}
+
+fn mixed(dpid: u64) -> Version {
+    if dpid % 2 == 0 {
+        Version::V1_0
+    } else {
+        Version::V1_3
+    }
+}
+
+/// The sim network running the routing app alone, with the services it uses.
+struct Lab {
+    net: Net,
+    topology: Arc<Topology>,
+    devices: Arc<Devices>,
+}
+
+impl Lab {
+    /// `switches` cabled as `links` say, with `ports` ports each, the topology told
+    /// of them all.
+    fn new(
+        switches: &[Dpid],
+        links: &[Link],
+        ports: u32,
+        version: fn(u64) -> Version,
+        params: &str,
+    ) -> Lab {
+        let topology = Arc::new(Topology::new());
+        let devices = Arc::new(Devices::new(Limits::default()));
+        let mut services = Services::new();
+        services.provide(Arc::clone(&topology), "test").unwrap();
+        services.provide(Arc::clone(&devices), "test").unwrap();
+        let params: toml::Table = toml::from_str(params).unwrap();
+        let app = apps::by_name("routing", &params).unwrap();
+        let mut net = Net::with_services(vec![app], services);
+        for l in links {
+            net.cable(l.src.0, l.src_port, l.dst.0, l.dst_port);
+        }
+        for d in switches {
+            net.add_switch(d.0, version(d.0), ports);
+        }
+        topology.update(|s| {
+            let mut events = Vec::new();
+            for d in switches {
+                s.set_switch(d.0, Vec::new());
+                events.push(TopologyEvent::SwitchAdded(d.0));
+            }
+            for &l in links {
+                s.add_link(l);
+                events.push(TopologyEvent::LinkAdded(l));
+            }
+            events
+        });
+        Lab {
+            net,
+            topology,
+            devices,
+        }
+    }
+
+    /// A host on `dpid:port`, known to the devices service; its index in the sim.
+    fn host(&mut self, n: u16, dpid: u64, port: u32) -> usize {
+        self.learn(mac(n), None, dpid, port);
+        self.net.add_host(mac(n), dpid, port)
+    }
+
+    fn learn(&mut self, mac: MacAddr, vlan: Option<u16>, dpid: u64, port: u32) {
+        let ap = AttachmentPoint { dpid, port };
+        self.devices.update(|t| {
+            t.observe(mac, vlan, ap, None, Instant::now())
+                .into_iter()
+                .collect()
+        });
+        self.deliver();
+    }
+
+    /// Delivers what the apps sent through `Switches` from outside the sim's steps
+    /// (here: from the services' subscribers).
+    fn deliver(&mut self) {
+        self.net.advance(Duration::ZERO);
+    }
+
+    /// What the topology app would do when it sees links come or go.
+    fn links(&mut self, links: &[Link], up: bool) {
+        self.topology.update(|s| {
+            let mut events = Vec::new();
+            for &l in links {
+                if up && s.add_link(l) {
+                    events.push(TopologyEvent::LinkAdded(l));
+                } else if !up && s.remove_link(l) {
+                    events.push(TopologyEvent::LinkRemoved(l, LinkGone::PortDown));
+                }
+            }
+            events
+        });
+        self.deliver();
+    }
+
+    /// Both ends of the cable at `dpid:port` go down, and the topology says so.
+    fn cut(&mut self, dpid: u64, port: u32) {
+        self.net.set_cable(dpid, port, false);
+        let links = self.topology.snapshot().links_at(dpid, port);
+        assert!(!links.is_empty(), "no link at {dpid}:{port}");
+        self.links(&links, false);
+    }
+
+    /// The ADD flow mods each switch got since the logs were cleared, as
+    /// (dpid, in_port, out_port) of the flows matching `src → dst`.
+    fn adds(&self, src: MacAddr, dst: MacAddr) -> Vec<(u64, u32, u32)> {
+        self.flow_mods(FlowModCommand::Add, src, dst)
+    }
+
+    fn flow_mods(&self, cmd: FlowModCommand, src: MacAddr, dst: MacAddr) -> Vec<(u64, u32, u32)> {
+        let mut v = Vec::new();
+        for sw in self.net.switches() {
+            for fm in &sw.flow_mods {
+                let m = fm.matching;
+                if fm.command == cmd && m.eth_src == Some(src) && m.eth_dst == Some(dst) {
+                    let out = fm.outputs.first().copied().unwrap_or(0);
+                    v.push((sw.dpid, m.in_port.unwrap(), out));
+                }
+            }
+        }
+        v
+    }
+
+    /// The flows in the switches' tables for `src → dst`, as (dpid, in_port, out_port).
+    fn flows(&self, src: MacAddr, dst: MacAddr) -> Vec<(u64, u32, u32)> {
+        let mut v = Vec::new();
+        for sw in self.net.switches() {
+            for f in &sw.flows {
+                if f.matching.eth_src == Some(src) && f.matching.eth_dst == Some(dst) {
+                    v.push((sw.dpid, f.matching.in_port.unwrap(), f.outputs[0]));
+                }
+            }
+        }
+        v
+    }
+
+    fn packet_ins(&self) -> u64 {
+        self.net.switches().map(|s| s.packet_ins).sum()
+    }
+}
+
+fn frame(src: u16, dst: u16, body: &[u8]) -> Vec<u8> {
+    sim::eth(mac(src), mac(dst), 0x0800, body)
+}
+
+#[test]
+fn a_known_destination_gets_one_flow_per_switch_of_the_path_then_forwarding_needs_no_controller() {
+    for version in [v13 as fn(u64) -> Version, mixed] {
+        let (switches, links) = topo::linear(4);
+        let mut lab = Lab::new(&switches, &links, 3, version, "");
+        let h1 = lab.host(1, 1, 3);
+        let h4 = lab.host(4, 4, 3);
+        lab.net.clear_logs();
+        lab.net.send(h1, &frame(1, 4, b"one"));
+        assert_eq!(lab.net.take_received(h4), [frame(1, 4, b"one")]);
+        // s1 enters by the host port and leaves by 2; s2, s3 by 1 then 2; s4 to the host.
+        let path = vec![(1, 3, 2), (2, 1, 2), (3, 1, 2), (4, 1, 3)];
+        assert_eq!(lab.flows(mac(1), mac(4)), path);
+        // (Each switch after the first got its flow twice: see the next test.)
+        let mut adds = lab.adds(mac(1), mac(4));
+        adds.dedup();
+        assert_eq!(adds, path);
+        // One route, one cookie, the app's; the first switch's flow asks for FLOW_REMOVED.
+        let mut cookies: Vec<u64> = lab
+            .net
+            .switches()
+            .flat_map(|s| {
+                s.flows
+                    .iter()
+                    .filter(|f| f.matching.eth_dst == Some(mac(4)))
+            })
+            .map(|f| f.cookie)
+            .collect();
+        cookies.dedup();
+        assert_eq!(cookies.len(), 1);
+        assert_eq!(cookies[0] >> 48, COOKIE_TAG >> 48);
+        let first = &lab.net.switch(1).flow_mods;
+        assert!(first
+            .iter()
+            .all(|f| f.idle_timeout == 10 && f.hard_timeout == 0));
+        let ins = lab.packet_ins();
+        lab.net.send(h1, &frame(1, 4, b"two"));
+        lab.net.send(h1, &frame(1, 4, b"three"));
+        assert_eq!(lab.net.take_received(h4).len(), 2);
+        assert_eq!(lab.packet_ins(), ins, "the flows forward on their own");
+    }
+}
+
+#[test]
+fn a_packet_that_overtakes_its_flows_follows_the_route_installed_for_it() {
+    // The sim delivers what goes through `Switches` (the flows of the switches after
+    // the first) after what the handler sent its own switch, so the packet reaches
+    // s2 and s3 before their flows: each sends it on along the installed route (and
+    // sends its flow again) without computing another route.
+    let (switches, links) = topo::linear(3);
+    let mut lab = Lab::new(&switches, &links, 3, v13, "");
+    let h1 = lab.host(1, 1, 3);
+    let h3 = lab.host(3, 3, 3);
+    lab.net.clear_logs();
+    lab.net.send(h1, &frame(1, 3, b"x"));
+    assert_eq!(lab.net.take_received(h3).len(), 1);
+    let per_switch: Vec<u64> = lab.net.switches().map(|s| s.packet_ins).collect();
+    assert_eq!(per_switch, [1, 1, 1]);
+    let adds = lab.adds(mac(1), mac(3));
+    assert_eq!(
+        adds,
+        [(1, 3, 2), (2, 1, 2), (2, 1, 2), (3, 1, 3), (3, 1, 3)]
+    );
+    let cookies: std::collections::BTreeSet<u64> = lab
+        .net
+        .switches()
+        .flat_map(|s| s.flow_mods.iter().map(|f| f.cookie))
+        .collect();
+    assert_eq!(cookies.len(), 1, "one route");
+}
+
+#[test]
+fn hosts_on_one_switch_get_one_flow() {
+    let mut lab = Lab::new(&[Dpid(1)], &[], 4, v13, "");
+    let a = lab.host(1, 1, 1);
+    let b = lab.host(2, 1, 4);
+    lab.net.send(a, &frame(1, 2, b"hi"));
+    assert_eq!(lab.net.take_received(b).len(), 1);
+    assert_eq!(lab.flows(mac(1), mac(2)), [(1, 1, 4)]);
+    // Back the other way too, and a frame for a host behind its own port is dropped.
+    lab.net.send(b, &frame(2, 1, b"hi"));
+    assert_eq!(lab.net.take_received(a).len(), 1);
+    lab.net.inject(1, 1, &frame(3, 1, b"echo"));
+    assert!(lab.net.take_received(a).is_empty());
+}
+
+#[test]
+fn a_single_switch_floods_broadcasts_out_of_every_other_port_by_name() {
+    let mut lab = Lab::new(&[Dpid(1)], &[], 4, v13, "");
+    let hosts: Vec<usize> = (1..=4).map(|p| lab.host(p as u16, 1, p)).collect();
+    lab.net.clear_logs();
+    lab.net
+        .send(hosts[0], &sim::eth(mac(1), BROADCAST, 0x0806, b"who"));
+    for &h in &hosts[1..] {
+        assert_eq!(lab.net.take_received(h).len(), 1);
+    }
+    assert!(lab.net.take_received(hosts[0]).is_empty());
+    // Explicit ports, never FLOOD (which knows nothing of the tree).
+    let out = lab
+        .net
+        .switch(1)
+        .received
+        .iter()
+        .find_map(sim::packet_out_parts);
+    assert_eq!(out.unwrap().1, [2, 3, 4]);
+}
+
+/// Every host but the sender receives a broadcast exactly once; each switch sends
+/// it out at most once.
+fn floods_once(lab: &mut Lab, hosts: &[usize]) {
+    for &from in hosts {
+        lab.net.clear_logs();
+        let src = lab.net.host(from).mac;
+        lab.net
+            .send(from, &sim::eth(src, BROADCAST, 0x0806, b"who has"));
+        for &h in hosts {
+            let n = lab.net.take_received(h).len();
+            assert_eq!(n, usize::from(h != from), "host {h} from host {from}");
+        }
+        for sw in lab.net.switches() {
+            assert!(
+                sw.packet_outs <= 1,
+                "s{} flooded {} times",
+                sw.dpid,
+                sw.packet_outs
+            );
+        }
+        // An unknown unicast destination goes the same way.
+        lab.net.clear_logs();
+        lab.net
+            .send(from, &sim::eth(src, mac(999), 0x0800, b"anyone"));
+        for &h in hosts {
+            let n = lab.net.take_received(h).len();
+            assert_eq!(n, usize::from(h != from), "host {h} from host {from}");
+        }
+    }
+}
+
+#[test]
+fn broadcasts_on_a_ring_reach_every_host_once() {
+    let (switches, links) = topo::ring(4);
+    let mut lab = Lab::new(&switches, &links, 3, mixed, "");
+    let hosts: Vec<usize> = (1..=4).map(|d| lab.host(d as u16, d, 3)).collect();
+    floods_once(&mut lab, &hosts);
+}
+
+#[test]
+fn broadcasts_on_a_fat_tree_reach_every_host_once() {
+    let ft = topo::FatTree { k: 4 };
+    let mut lab = Lab::new(&ft.switches(), &ft.links(), 4, mixed, "");
+    let mut hosts = Vec::new();
+    for pod in 0..4 {
+        for e in 0..2 {
+            for port in 1..=2 {
+                let n = hosts.len() as u16 + 1;
+                hosts.push(lab.host(n, ft.edge(pod, e).0, port));
+            }
+        }
+    }
+    floods_once(&mut lab, &hosts);
+    // And unicast between every pair, each over a shortest path (edge-agg-core-agg-edge
+    // at most: five switches).
+    for &a in &hosts {
+        for &b in &hosts {
+            if a == b {
+                continue;
+            }
+            let (ma, mb) = (lab.net.host(a).mac, lab.net.host(b).mac);
+            lab.net.send(a, &sim::eth(ma, mb, 0x0800, b"ping"));
+            assert_eq!(lab.net.take_received(b).len(), 1);
+            assert!(lab.flows(ma, mb).len() <= 5);
+        }
+    }
+}
+
+#[test]
+fn a_copy_that_went_around_a_loop_is_dropped() {
+    let (switches, links) = topo::ring(4);
+    let mut lab = Lab::new(&switches, &links, 3, v13, "");
+    let h1 = lab.host(1, 1, 3);
+    // The ring's one cable outside the tree: its ports flood nothing.
+    let tree: Vec<Link> = apps::routing::SpanningTree::from_links(switches, links.clone())
+        .links()
+        .to_vec();
+    let off = links
+        .iter()
+        .find(|l| !tree.iter().any(|t| t == *l || t.reversed() == **l))
+        .copied()
+        .unwrap();
+    lab.net.clear_logs();
+    lab.net.inject(
+        off.dst.0,
+        off.dst_port,
+        &sim::eth(mac(9), BROADCAST, 0x0806, b"loop"),
+    );
+    assert!(lab.net.take_received(h1).is_empty());
+    assert_eq!(lab.net.switch(off.dst.0).packet_outs, 0);
+}
+
+#[test]
+fn a_failed_link_takes_its_routes_flows_and_the_next_packet_goes_the_other_way() {
+    for version in [v13 as fn(u64) -> Version, mixed] {
+        let (switches, links) = topo::ring(4);
+        let mut lab = Lab::new(&switches, &links, 3, version, "");
+        let h1 = lab.host(1, 1, 3);
+        let h2 = lab.host(2, 2, 3);
+        lab.net.send(h1, &frame(1, 2, b"one"));
+        assert_eq!(lab.net.take_received(h2).len(), 1);
+        assert_eq!(lab.flows(mac(1), mac(2)), [(1, 3, 2), (2, 1, 3)]);
+        lab.net.clear_logs();
+        lab.cut(1, 2);
+        // Deleted where they were, strictly; nothing else touched.
+        let gone = lab.flow_mods(FlowModCommand::DeleteStrict, mac(1), mac(2));
+        assert_eq!(gone, [(1, 3, 0), (2, 1, 0)]);
+        assert!(lab.flows(mac(1), mac(2)).is_empty());
+        // The long way round: 1 → 4 → 3 → 2.
+        lab.net.send(h1, &frame(1, 2, b"two"));
+        assert_eq!(lab.net.take_received(h2).len(), 1);
+        let mut now = lab.flows(mac(1), mac(2));
+        now.sort();
+        assert_eq!(now, [(1, 3, 1), (2, 2, 3), (3, 2, 1), (4, 2, 1)]);
+    }
+}
+
+#[test]
+fn a_link_that_comes_back_moves_routes_back_to_the_shortest_path() {
+    let (switches, links) = topo::ring(4);
+    let mut lab = Lab::new(&switches, &links, 3, v13, "");
+    let h1 = lab.host(1, 1, 3);
+    let h2 = lab.host(2, 2, 3);
+    lab.cut(1, 2);
+    lab.net.send(h1, &frame(1, 2, b"long"));
+    assert_eq!(lab.flows(mac(1), mac(2)).len(), 4);
+    lab.net.set_cable(1, 2, true);
+    lab.links(&topo::cable(1, 2, 2, 1), true);
+    assert!(
+        lab.flows(mac(1), mac(2)).is_empty(),
+        "the long way is deleted"
+    );
+    lab.net.send(h1, &frame(1, 2, b"short"));
+    assert_eq!(lab.net.take_received(h2).len(), 2);
+    assert_eq!(lab.flows(mac(1), mac(2)), [(1, 3, 2), (2, 1, 3)]);
+}
+
+#[test]
+fn a_switch_that_leaves_takes_the_routes_through_it() {
+    let (switches, links) = topo::ring(4);
+    let mut lab = Lab::new(&switches, &links, 3, v13, "");
+    let h1 = lab.host(1, 1, 3);
+    let h3 = lab.host(3, 3, 3);
+    lab.net.send(h1, &frame(1, 3, b"one"));
+    let via: Vec<u64> = lab.flows(mac(1), mac(3)).iter().map(|f| f.0).collect();
+    assert_eq!(via.len(), 3);
+    let middle = via.iter().copied().find(|&d| d != 1 && d != 3).unwrap();
+    lab.net.disconnect(middle);
+    lab.topology.update(|s| {
+        let mut events: Vec<TopologyEvent> = s
+            .remove_switch(middle)
+            .into_iter()
+            .map(|l| TopologyEvent::LinkRemoved(l, LinkGone::SwitchLeft))
+            .collect();
+        events.push(TopologyEvent::SwitchRemoved(middle));
+        events
+    });
+    lab.deliver();
+    let left: Vec<u64> = lab.flows(mac(1), mac(3)).iter().map(|f| f.0).collect();
+    assert_eq!(left, [middle], "only the gone switch keeps what it had");
+    lab.net.take_received(h3);
+    lab.net.send(h1, &frame(1, 3, b"two"));
+    assert_eq!(lab.net.take_received(h3).len(), 1);
+    let other: Vec<u64> = lab.flows(mac(1), mac(3)).iter().map(|f| f.0).collect();
+    assert!(other.iter().filter(|&&d| d != middle).count() == 3);
+}
+
+#[test]
+fn a_host_that_moves_takes_the_routes_to_it() {
+    let (switches, links) = topo::linear(3);
+    let mut lab = Lab::new(&switches, &links, 3, mixed, "");
+    let h1 = lab.host(1, 1, 3);
+    let h3 = lab.host(3, 3, 3);
+    lab.net.send(h1, &frame(1, 3, b"one"));
+    assert_eq!(lab.net.take_received(h3).len(), 1);
+    assert_eq!(lab.flows(mac(1), mac(3)).len(), 3);
+    // h3 moves to s2; the devices app sees it there.
+    lab.net.move_host(h3, 2, 3);
+    lab.learn(mac(3), None, 2, 3);
+    assert!(lab.flows(mac(1), mac(3)).is_empty());
+    lab.net.send(h1, &frame(1, 3, b"two"));
+    assert_eq!(lab.net.take_received(h3), [frame(1, 3, b"two")]);
+    assert_eq!(lab.flows(mac(1), mac(3)), [(1, 3, 2), (2, 1, 3)]);
+}
+
+#[test]
+fn vlan_tagged_frames_get_flows_matching_their_vlan() {
+    let (switches, links) = topo::linear(2);
+    let mut lab = Lab::new(&switches, &links, 3, mixed, "");
+    lab.learn(mac(2), Some(7), 2, 3);
+    let h2 = lab.net.add_host(mac(2), 2, 3);
+    let mut tagged = frame(1, 2, b"tagged");
+    tagged.splice(12..12, [0x81, 0x00, 0x00, 0x07]);
+    lab.net.inject(1, 3, &tagged);
+    assert_eq!(lab.net.take_received(h2), [tagged]);
+    let vlans: Vec<Option<Vlan>> = lab
+        .net
+        .switches()
+        .flat_map(|s| {
+            s.flows
+                .iter()
+                .filter(|f| f.matching.eth_dst == Some(mac(2)))
+        })
+        .map(|f| f.matching.vlan)
+        .collect();
+    assert_eq!(vlans, [Some(Vlan::Id(7)), Some(Vlan::Id(7))]);
+    // Untagged, the same MAC is another host (unknown here): flooded, no flow.
+    lab.net.inject(1, 3, &frame(1, 2, b"untagged"));
+    assert_eq!(lab.net.take_received(h2).len(), 1);
+    assert_eq!(lab.flows(mac(1), mac(2)).len(), 2);
+}
+
+fn flow_removed(version: Version, cookie: u64) -> Message {
+    match version {
+        Version::V1_0 => Message::V10(of10::Message::FlowRemoved(of10::FlowRemoved {
+            match_: of10::Match::default(),
+            cookie,
+            priority: 0x8000,
+            reason: of10::FlowRemovedReason::IdleTimeout,
+            duration_sec: 10,
+            duration_nsec: 0,
+            idle_timeout: 10,
+            packet_count: 1,
+            byte_count: 60,
+        })),
+        Version::V1_3 => Message::V13(of13::Message::FlowRemoved(of13::FlowRemoved {
+            cookie,
+            priority: 0x8000,
+            reason: of13::FlowRemovedReason::IdleTimeout,
+            table_id: 0,
+            duration_sec: 10,
+            duration_nsec: 0,
+            idle_timeout: 10,
+            hard_timeout: 0,
+            packet_count: 1,
+            byte_count: 60,
+            match_: of13::Match::new(Vec::new()),
+        })),
+    }
+}
+
+#[test]
+fn a_route_is_forgotten_when_its_first_flow_is_removed() {
+    for version in [Version::V1_0, Version::V1_3] {
+        let (switches, links) = topo::ring(4);
+        let v: fn(u64) -> Version = match version {
+            Version::V1_0 => |_| Version::V1_0,
+            Version::V1_3 => v13,
+        };
+        let mut lab = Lab::new(&switches, &links, 3, v, "");
+        let h1 = lab.host(1, 1, 3);
+        let h2 = lab.host(2, 2, 3);
+        lab.net.send(h1, &frame(1, 2, b"there"));
+        lab.net.send(h2, &frame(2, 1, b"back"));
+        let first = |lab: &Lab, dpid, dst| {
+            let sw = lab.net.switch(dpid);
+            let f = sw.flows.iter().find(|f| f.matching.eth_dst == Some(dst));
+            f.unwrap().cookie
+        };
+        let (there, back) = (first(&lab, 1, mac(2)), first(&lab, 2, mac(1)));
+        // The flows idle out; the first switch of h1 → h2 says so (and a stranger's
+        // cookie changes nothing).
+        lab.net.advance(Duration::from_secs(11));
+        assert!(lab.flows(mac(1), mac(2)).is_empty());
+        lab.net.switch_sends(1, &flow_removed(version, there));
+        lab.net.switch_sends(1, &flow_removed(version, 0x1234));
+        lab.net.switch_sends(1, &flow_removed(version, back ^ 1));
+        // Forgotten: the link failing deletes nothing of it; h2 → h1 is still known.
+        lab.net.clear_logs();
+        lab.cut(1, 2);
+        assert!(lab
+            .flow_mods(FlowModCommand::DeleteStrict, mac(1), mac(2))
+            .is_empty());
+        assert_eq!(
+            lab.flow_mods(FlowModCommand::DeleteStrict, mac(2), mac(1))
+                .len(),
+            2
+        );
+    }
+}
+
+#[test]
+fn installed_routes_are_bounded_and_the_evicted_route_loses_its_flows() {
+    let (switches, links) = topo::linear(2);
+    let mut lab = Lab::new(&switches, &links, 3, v13, "max_routes = 3");
+    let far = lab.host(100, 2, 3);
+    for n in 1..=5 {
+        lab.learn(mac(n), None, 1, 3);
+        lab.net.inject(1, 3, &frame(n, 100, b"x"));
+    }
+    assert_eq!(lab.net.take_received(far).len(), 5);
+    let routed: usize = (1..=5)
+        .filter(|&n| !lab.flows(mac(n), mac(100)).is_empty())
+        .count();
+    assert_eq!(routed, 3);
+}
+
+#[test]
+fn parameters_are_checked() {
+    let t: toml::Table = toml::from_str("idle_timeout = 70000").unwrap();
+    assert!(apps::by_name("routing", &t).is_err());
+    let t: toml::Table = toml::from_str("idle = 5").unwrap();
+    assert!(apps::by_name("routing", &t).err().unwrap().contains("idle"));
+    let p = apps::routing::app::Params::default();
+    assert_eq!(
+        (p.idle_timeout, p.hard_timeout, p.priority),
+        (10, 0, 0x8000)
+    );
+}
