@@ -42,7 +42,7 @@ use apps::devices::Devices;
 use apps::routing::Link;
 use apps::topology::lldp::{self, DiscoveryKey};
 use apps::topology::{Topology, TopologyEvent};
-use harness::{apps_by_name, enabled, parse_topo, run, serial, wait_until, Lab, Of, Topo};
+use harness::{apps_by_name, enabled, parse_topo, run, serial, wait_until, Host, Lab, Of, Topo};
 use openflow::MacAddr;
 
 /// The default app set of `pharos run` (issue 6).
@@ -287,12 +287,20 @@ fn secs(d: Duration) -> f64 {
 // ---------------------------------------------------------------------------------------
 // Checks
 
+/// When the hosts' kernels have confirmed the neighbours a pingall left them unsure of:
+/// a host answered from an entry it learned from a request checks it with one unicast
+/// ARP request `delay_first_probe_time` (5 s) later, and such pairs then stay quiet.
+const ARP_SETTLED: Duration = Duration::from_secs(8);
+
 /// Nothing but discovery for `period` after a pingall: PACKET_INs and every port's
-/// transmitted frames stay within what LLDP alone explains, and the topology does not
-/// change.
+/// transmitted frames stay within what LLDP explains, plus, until [`ARP_SETTLED`], the
+/// hosts' own unicast ARP checks (at most a request and a reply per ordered pair of hosts
+/// over a port; forwarded by the installed flows, they make no PACKET_IN); and the
+/// topology does not change.
 fn idle(lab: &AppsLab, period: Duration) {
     let links = lab.expected_links().len() as f64;
     let ports: usize = lab.topo.switches.values().map(|s| s.ports.len()).sum();
+    let hosts = lab.topo.hosts.len() as u64;
     let (lldp0, ip0, other0) = (
         lab.lab.ctl.lldp_packet_ins(),
         lab.lab.ctl.ipv4_arp_packet_ins(),
@@ -300,7 +308,12 @@ fn idle(lab: &AppsLab, period: Duration) {
     );
     let tx0 = lab.tx_counters();
     let since = Instant::now();
-    thread::sleep(period);
+    // A window without the hosts' ARP checks, when the period leaves room for one.
+    let quiet = (period >= 2 * ARP_SETTLED).then(|| {
+        thread::sleep(ARP_SETTLED);
+        (Instant::now(), lab.tx_counters())
+    });
+    thread::sleep(period.saturating_sub(since.elapsed()));
     let took = since.elapsed();
     let tx1 = lab.tx_counters();
     let (lldp, ip, other) = (
@@ -308,25 +321,37 @@ fn idle(lab: &AppsLab, period: Duration) {
         lab.lab.ctl.ipv4_arp_packet_ins() - ip0,
         lab.lab.ctl.other_packet_ins() - other0,
     );
-    let rounds = secs(took) / secs(LLDP_INTERVAL);
-    // Each directed link brings one LLDP PACKET_IN per round; each port sends one LLDP
-    // frame per round (±10% jitter, and a round may straddle either end).
-    let lldp_max = (links * (rounds * 1.25 + 2.0)) as u64;
-    let tx_max = (rounds * 1.25 + 5.0) as u64;
-    let (busiest, most) = tx1
-        .iter()
-        .map(|(k, n)| (k, n - tx0[k]))
-        .max_by_key(|(_, n)| *n)
-        .expect("ports");
+    // Each directed link brings one LLDP PACKET_IN per round, each port sends one
+    // discovery frame per round (±10% jitter, and a round may straddle either end).
+    let lldp_bound =
+        |d: Duration, n: f64| (n * (secs(d) / secs(LLDP_INTERVAL) * 1.25 + 2.0)) as u64;
+    let lldp_max = lldp_bound(took, links);
+    let tx_max = lldp_bound(took, 1.0) + 3 + 2 * hosts * (hosts - 1);
+    let busiest = |a: &BTreeMap<(String, u32), u64>, b: &BTreeMap<(String, u32), u64>| {
+        b.iter()
+            .map(|(k, n)| (k.clone(), n - a[k]))
+            .max_by_key(|(_, n)| *n)
+            .expect("ports")
+    };
+    let ((bs, bp), most) = busiest(&tx0, &tx1);
     let total_tx: u64 = tx1.iter().map(|(k, n)| n - tx0[k]).sum();
+    let quiet_check = quiet.map(|(t, txq)| {
+        let d = took - (t - since);
+        let max = lldp_bound(d, 1.0) + 3;
+        (d, busiest(&txq, &tx1), max)
+    });
     eprintln!(
         "idle {took:.1?}: PACKET_INs {lldp} LLDP ({:.1}/s for {links} directed links, at most \
          {lldp_max}), {ip} IPv4/ARP, {other} other; ports sent {total_tx} frames over {ports} \
-         ports ({:.2}/s/port), busiest {}:{} {most} (at most {tx_max})",
+         ports ({:.2}/s/port), busiest {bs}:{bp} {most} (at most {tx_max}){}",
         lldp as f64 / secs(took),
         total_tx as f64 / ports as f64 / secs(took),
-        busiest.0,
-        busiest.1,
+        quiet_check
+            .as_ref()
+            .map(|(d, ((s, p), n), max)| format!(
+                "; in the last {d:.1?} busiest {s}:{p} {n} (at most {max})"
+            ))
+            .unwrap_or_default(),
     );
     assert!(
         lldp <= lldp_max,
@@ -338,10 +363,15 @@ fn idle(lab: &AppsLab, period: Duration) {
     );
     assert!(
         most <= tx_max,
-        "a storm? port {}:{} sent {most} frames in {took:.1?} of idle",
-        busiest.0,
-        busiest.1
+        "a storm? port {bs}:{bp} sent {most} frames in {took:.1?} of idle"
     );
+    if let Some((d, ((s, p), n), max)) = quiet_check {
+        assert!(
+            n <= max,
+            "a storm? port {s}:{p} sent {n} frames in the last {d:.1?} of idle, when only \
+             discovery should have sent anything"
+        );
+    }
     let changes = lab.events_since(since);
     assert!(
         changes.is_empty(),
@@ -546,12 +576,14 @@ fn link_down_on_path(lab: &AppsLab, a: &str, b: &str) {
         prev = *t;
     }
     eprintln!(
-        "link {}-{} down: PORT_STATUS after {:.0?}, links gone {:.0?} after it; pings: longest \
-         gap {gap:.2} s (from {:+.2} s), {} replies after",
+        "link {}-{} down: PORT_STATUS seen {:.0?} after the command, links gone {:.0?} after \
+         it ({:.0?} after the command; the observer runs after the topology app); pings: \
+         longest gap {gap:.2} s (from {:+.2} s), {} replies after",
         link.a,
         link.b,
         status.saturating_duration_since(t0),
         gone_after,
+        removed.saturating_duration_since(t0),
         gap_from - down,
         after.len()
     );
@@ -704,7 +736,6 @@ const TLV_SENT_AT: std::ops::Range<usize> = 68..76;
 /// sent back into the port it came out of. None makes a link.
 fn forged_lldp(lab: &AppsLab) {
     let h1 = lab.topo.hosts["h1"].clone();
-    let s1 = lab.dpid(&h1.switch);
     let victim = lab
         .topo
         .links
@@ -719,6 +750,7 @@ fn forged_lldp(lab: &AppsLab) {
         .lab
         .lab("recv", &["h1", "--ethertype", "0x88cc", "--timeout", "5"]);
     got.expect_ok();
+    let captured = Instant::now();
     let genuine = lab::frame::parse_hex(got.stdout.trim()).expect("a frame");
     assert_eq!(genuine.len(), lldp::FRAME_LEN, "a Pharos discovery frame");
     let sent_at = u64::from_be_bytes(genuine[TLV_SENT_AT].try_into().expect("8 bytes"));
@@ -757,14 +789,41 @@ fn forged_lldp(lab: &AppsLab) {
         genuine.clone(),
     ));
 
-    let before = lab.lab.ctl.lldp_packet_ins_at(s1, h1.port);
+    // The genuine frame again, from a host on another switch once it is older than the
+    // topology app's max_frame_age (1 s): a stale replay.
+    let far = lab
+        .topo
+        .hosts
+        .iter()
+        .rev()
+        .find(|(_, h)| h.switch != h1.switch)
+        .map(|(n, h)| (n.clone(), h.clone()))
+        .expect("a host on another switch");
+    let mut sends: Vec<(&str, &str, Vec<u8>)> = frames
+        .into_iter()
+        .map(|(what, f)| (what, "h1", f))
+        .collect();
+    sends.push((
+        "genuine frame replayed 1.5 s later",
+        &far.0,
+        genuine.clone(),
+    ));
+
+    let at = |h: &Host| (lab.dpid(&h.switch), h.port);
+    let counted = || [at(&h1), at(&far.1)].map(|(d, p)| lab.lab.ctl.lldp_packet_ins_at(d, p));
+    let before = counted();
     let since = Instant::now();
-    for (_, f) in &frames {
+    for (what, host, f) in &sends {
+        if what.contains("replayed") {
+            thread::sleep(
+                (captured + Duration::from_millis(1500)).saturating_duration_since(Instant::now()),
+            );
+        }
         lab.lab
             .lab(
                 "send",
                 &[
-                    "h1",
+                    host,
                     "--hex",
                     &lab::frame::to_hex(f),
                     "--count",
@@ -775,16 +834,24 @@ fn forged_lldp(lab: &AppsLab) {
             )
             .expect_ok();
     }
-    let sent = 3 * frames.len() as u64;
+    let want = [3 * (sends.len() as u64 - 1), 3];
     let arrived = wait_until(Duration::from_secs(3), || {
-        lab.lab.ctl.lldp_packet_ins_at(s1, h1.port) - before >= sent
+        let now = counted();
+        (0..2).all(|i| now[i] - before[i] >= want[i])
     });
+    let now = counted();
     assert!(
         arrived,
-        "the forged frames should reach the controller as PACKET_INs from {}:{}; {} of {sent} did",
+        "the forged frames should reach the controller as PACKET_INs from {}:{} and {}:{}; {} of \
+         {} and {} of {} did",
         h1.switch,
         h1.port,
-        lab.lab.ctl.lldp_packet_ins_at(s1, h1.port) - before
+        far.1.switch,
+        far.1.port,
+        now[0] - before[0],
+        want[0],
+        now[1] - before[1],
+        want[1]
     );
     // A discovery round later: nothing new.
     thread::sleep(LLDP_INTERVAL + Duration::from_millis(500));
@@ -796,7 +863,7 @@ fn forged_lldp(lab: &AppsLab) {
     assert!(
         added.is_empty(),
         "frames a host forged ({}) changed the topology:\n  {}",
-        frames.iter().map(|f| f.0).collect::<Vec<_>>().join("; "),
+        sends.iter().map(|f| f.0).collect::<Vec<_>>().join("; "),
         added.join("\n  ")
     );
     let want = lab.expected_links();
@@ -808,10 +875,47 @@ fn forged_lldp(lab: &AppsLab) {
         lab.diff(&got, &want)
     );
     eprintln!(
-        "forged LLDP from h1 ({} kinds x 3, claiming {}:{}) reached the controller and made no link",
-        frames.len(),
+        "forged LLDP ({} kinds x 3, claiming {}:{}) reached the controller and made no link",
+        sends.len(),
         victim.a,
         claim_port
+    );
+}
+
+/// Two hosts relay discovery frames: what `a`'s switch sends `a` is sent at once by `b`
+/// into `b`'s switch, within the frame's max age. A link `a`'s port -> `b`'s port must
+/// not appear (the frame is a replay, however fresh).
+fn relayed_lldp(lab: &AppsLab, a: &str, b: &str) {
+    let since = Instant::now();
+    let mut ages = Vec::new();
+    for _ in 0..3 {
+        let got = lab
+            .lab
+            .lab("recv", &[a, "--ethertype", "0x88cc", "--timeout", "5"]);
+        got.expect_ok();
+        let t = Instant::now();
+        lab.lab
+            .lab("send", &[b, "--hex", got.stdout.trim()])
+            .expect_ok();
+        ages.push(t.elapsed());
+    }
+    thread::sleep(Duration::from_millis(500));
+    let events: Vec<String> = lab
+        .events_since(since)
+        .iter()
+        .map(|(_, e)| lab.event_name(e))
+        .collect();
+    eprintln!(
+        "discovery frames {a} received, relayed by {b} within {:.0?}: topology events {events:?}",
+        ages.iter().max().expect("3 relays")
+    );
+    let want = lab.expected_links();
+    let got = lab.discovered();
+    assert!(
+        events.is_empty() && got == want,
+        "discovery frames relayed from {a} to {b} made a link:\n  {}{}",
+        events.join("\n  "),
+        lab.diff(&got, &want)
     );
 }
 
@@ -822,6 +926,7 @@ fn forged_lldp(lab: &AppsLab) {
 #[derive(Debug, Clone, Copy)]
 enum Extra {
     ForgedLldp,
+    RelayedLldp(&'static str, &'static str),
     LinkDown(&'static str, &'static str),
     Move(&'static str, &'static str, &'static str),
 }
@@ -831,6 +936,46 @@ fn acceptance(test: &str, name: &str, of: Of, spec: &str, extras: &[Extra]) {
     if !enabled(test) {
         return;
     }
+    one_lab(test, name, of, spec, extras);
+}
+
+/// [`acceptance`] on lab `spec` for each (name, version) at once, one thread each, so
+/// that their idle periods overlap; fails naming each version that failed.
+fn acceptance_versions(test: &str, spec: &str, labs: &[(&str, Of)], extras: &[Extra]) {
+    if !enabled(test) {
+        return;
+    }
+    let t0 = Instant::now();
+    let failed: Vec<String> = thread::scope(|scope| {
+        let running: Vec<_> = labs
+            .iter()
+            .map(|&(name, of)| {
+                (
+                    of,
+                    scope.spawn(move || one_lab(test, name, of, spec, extras)),
+                )
+            })
+            .collect();
+        running
+            .into_iter()
+            .filter_map(|(of, h)| {
+                h.join().err().map(|e| {
+                    let why = e
+                        .downcast_ref::<String>()
+                        .map(String::as_str)
+                        .or_else(|| e.downcast_ref::<&str>().copied())
+                        .unwrap_or("(no message)");
+                    format!("{spec} OpenFlow {}: {why}", of.flag())
+                })
+            })
+            .collect()
+    });
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+    eprintln!("lab_apps::{test}: all versions {:.1?}", t0.elapsed());
+}
+
+/// One lab's part of [`acceptance`].
+fn one_lab(test: &str, name: &str, of: Of, spec: &str, extras: &[Extra]) {
     let t0 = Instant::now();
     let lock = serial();
     let waited = t0.elapsed();
@@ -852,12 +997,17 @@ fn acceptance(test: &str, name: &str, of: Of, spec: &str, extras: &[Extra]) {
     for e in extras {
         match *e {
             Extra::ForgedLldp => forged_lldp(&lab),
+            Extra::RelayedLldp(a, b) => relayed_lldp(&lab, a, b),
             Extra::LinkDown(a, b) => link_down_on_path(&lab, a, b),
             Extra::Move(h, to, other) => host_moves(&mut lab, h, to, other),
         }
     }
     drop(lab);
-    eprintln!("lab_apps::{test}: {:.1?}", t0.elapsed());
+    eprintln!(
+        "lab_apps::{test}: {spec} OpenFlow {} {:.1?}",
+        of.flag(),
+        t0.elapsed()
+    );
 }
 
 /// The offsets the forgeries use are where `lldp::encode` puts things (no lab needed).
@@ -888,47 +1038,59 @@ const LINEAR: &[Extra] = &[Extra::ForgedLldp, Extra::Move("h1", "s4", "h2")];
 const RING: &[Extra] = &[Extra::LinkDown("h1", "h3")];
 const FATTREE: &[Extra] = &[Extra::LinkDown("h1", "h16"), Extra::Move("h1", "s20", "h5")];
 
+/// Discovery frames relayed between two hosts (a replay within the frame's max age).
+///
+/// Fails: the topology app accepts a genuine frame younger than `max_frame_age` wherever
+/// it arrives (topology::lldp says so), so two hosts relaying frames make a link between
+/// their ports ("Problems found (E2E6)" in apps6-contract.md). Run it with `--ignored`.
 #[test]
-fn linear4_of10() {
-    acceptance("linear4_of10", "wl0", Of::V10, "linear,4", LINEAR);
+#[ignore = "known gap: discovery frames relayed between two hosts within max_frame_age make a link"]
+fn linear4_relayed_lldp() {
+    acceptance(
+        "linear4_relayed_lldp",
+        "wlr",
+        Of::V13,
+        "linear,4",
+        &[Extra::RelayedLldp("h1", "h4")],
+    );
 }
 
 #[test]
-fn linear4_of13() {
-    acceptance("linear4_of13", "wl3", Of::V13, "linear,4", LINEAR);
+fn linear4() {
+    acceptance_versions(
+        "linear4",
+        "linear,4",
+        &[("wl0", Of::V10), ("wl3", Of::V13)],
+        LINEAR,
+    );
 }
 
 #[test]
-fn tree23_of10() {
-    acceptance("tree23_of10", "wt0", Of::V10, "tree,2,3", &[]);
+fn tree23() {
+    acceptance_versions(
+        "tree23",
+        "tree,2,3",
+        &[("wt0", Of::V10), ("wt3", Of::V13)],
+        &[],
+    );
 }
 
 #[test]
-fn tree23_of13() {
-    acceptance("tree23_of13", "wt3", Of::V13, "tree,2,3", &[]);
+fn ring4() {
+    acceptance_versions(
+        "ring4",
+        "ring,4",
+        &[("wr0", Of::V10), ("wr3", Of::V13), ("wrm", Of::Mixed)],
+        RING,
+    );
 }
 
 #[test]
-fn ring4_of10() {
-    acceptance("ring4_of10", "wr0", Of::V10, "ring,4", RING);
-}
-
-#[test]
-fn ring4_of13() {
-    acceptance("ring4_of13", "wr3", Of::V13, "ring,4", RING);
-}
-
-#[test]
-fn ring4_mixed() {
-    acceptance("ring4_mixed", "wrm", Of::Mixed, "ring,4", RING);
-}
-
-#[test]
-fn fattree4_of10() {
-    acceptance("fattree4_of10", "wf0", Of::V10, "fattree,4", FATTREE);
-}
-
-#[test]
-fn fattree4_of13() {
-    acceptance("fattree4_of13", "wf3", Of::V13, "fattree,4", FATTREE);
+fn fattree4() {
+    acceptance_versions(
+        "fattree4",
+        "fattree,4",
+        &[("wf0", Of::V10), ("wf3", Of::V13)],
+        FATTREE,
+    );
 }
