@@ -142,7 +142,11 @@ fn app(c: &mut Criterion) {
         max_hosts: N as usize,
         ..Default::default()
     };
-    let p = Pipeline::build(vec![Box::new(DeviceManager::new(params))], services).unwrap();
+    let p = Pipeline::build(
+        vec![Box::new(DeviceManager::new(params).unwrap())],
+        services,
+    )
+    .unwrap();
     let devices = p.services().require::<Devices>("bench").unwrap();
     let mut sw = p.new_switch(SwitchInfo {
         dpid: 1,

@@ -67,10 +67,9 @@ pub fn by_name(name: &str, params: &toml::Table) -> Result<Box<dyn AnyApp>, Stri
             let params: devices::app::Params = toml::Value::Table(params.clone())
                 .try_into()
                 .map_err(|e| format!("app device_manager: {e}"))?;
-            params
-                .check()
+            let app = devices::DeviceManager::new(params)
                 .map_err(|e| format!("app device_manager: {e}"))?;
-            Ok(Box::new(devices::DeviceManager::new(params)))
+            Ok(Box::new(app))
         }
         "routing" => {
             let params = toml::Value::Table(params.clone())
@@ -135,11 +134,13 @@ mod tests {
     fn device_manager_parameters_are_checked() {
         let ok = |text: &str| by_name("device_manager", &toml::from_str(text).unwrap());
         assert!(ok("").is_ok());
-        assert!(ok("host_timeout = \"30s\"\nmax_hosts = 10\nmax_ips_per_family = 0").is_ok());
+        assert!(ok("host_timeout = 30\nmax_hosts = 10\nmax_ips_per_family = 0").is_ok());
+        assert!(ok("host_timeout = 2.5").is_ok());
         for (bad, named) in [
-            ("host_timeout = 30", "duration"),
-            ("host_timeout = \"0s\"", "host_timeout"),
-            ("host_timeout = \"25h\"", "host_timeout"),
+            ("host_timeout = \"30s\"", "host_timeout"),
+            ("host_timeout = 0.5", "host_timeout"),
+            ("host_timeout = 86401", "host_timeout"),
+            ("host_timeout = nan", "host_timeout"),
             ("max_hosts = 0", "max_hosts"),
             ("max_ips_per_family = 65", "max_ips_per_family"),
             ("timeout = \"5s\"", "timeout"),
@@ -151,7 +152,7 @@ mod tests {
             );
         }
         let p = devices::app::Params::default();
-        assert_eq!(p.host_timeout, std::time::Duration::from_secs(300));
+        assert_eq!(p.host_timeout(), std::time::Duration::from_secs(300));
         assert_eq!(p.expire_interval(), std::time::Duration::from_secs(10));
     }
 

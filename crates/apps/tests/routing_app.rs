@@ -346,6 +346,54 @@ fn broadcasts_on_a_fat_tree_reach_every_host_once() {
 }
 
 #[test]
+fn before_discovery_a_broadcast_goes_around_each_loop_once_not_forever() {
+    // The cables are there, the topology knows none of them yet: every port looks
+    // like an edge port. Without step 2b this storms (the sim panics).
+    let ft = topo::FatTree { k: 4 };
+    for (switches, links, ports, edges) in [
+        (
+            topo::ring(4).0,
+            topo::ring(4).1,
+            3,
+            vec![(1, 3), (2, 3), (3, 3), (4, 3)],
+        ),
+        (
+            ft.switches(),
+            ft.links(),
+            4,
+            (0..4).map(|p| (ft.edge(p, 0).0, 1)).collect(),
+        ),
+    ] {
+        let mut lab = Lab::new(&switches, &links, ports, mixed, "");
+        lab.links(&links, false);
+        let hosts: Vec<usize> = edges
+            .iter()
+            .enumerate()
+            .map(|(i, &(d, p))| lab.host(i as u16 + 1, d, p))
+            .collect();
+        lab.net.clear_logs();
+        let hello = sim::eth(mac(1), BROADCAST, 0x0806, b"who has");
+        lab.net.send(hosts[0], &hello);
+        for sw in lab.net.switches() {
+            assert!(
+                sw.packet_outs <= 1,
+                "s{} flooded {}",
+                sw.dpid,
+                sw.packet_outs
+            );
+        }
+        for &h in &hosts[1..] {
+            assert!(!lab.net.take_received(h).is_empty(), "host {h}");
+        }
+        // The host asks again a second later: flooded again.
+        lab.net.advance(Duration::from_secs(1));
+        lab.net.clear_logs();
+        lab.net.send(hosts[0], &hello);
+        assert!(!lab.net.take_received(hosts[1]).is_empty());
+    }
+}
+
+#[test]
 fn a_copy_that_went_around_a_loop_is_dropped() {
     let (switches, links) = topo::ring(4);
     let mut lab = Lab::new(&switches, &links, 3, v13, "");
@@ -585,4 +633,195 @@ fn parameters_are_checked() {
         (p.idle_timeout, p.hard_timeout, p.priority),
         (10, 0, 0x8000)
     );
+}
+
+// ---- the three apps together: topology, device_manager, routing -------------------
+
+/// What the host received since last asked, discovery frames left out (the topology
+/// app sends them out of every port, hosts' too).
+fn received(net: &mut Net, host: usize) -> Vec<Vec<u8>> {
+    let mut frames = net.take_received(host);
+    frames.retain(|f| !sim::is_lldp(f));
+    frames
+}
+
+/// The default app set of `pharos run`, with default parameters.
+fn default_apps() -> Vec<Box<dyn controller::app::AnyApp>> {
+    ["topology", "device_manager", "routing"]
+        .iter()
+        .map(|name| apps::by_name(name, &toml::Table::new()).unwrap())
+        .collect()
+}
+
+/// `switches` cabled as `links` say, running the default apps, with real 1.3 table
+/// misses (dropped unless a flow sends them to the controller); discovery has run.
+fn network(switches: &[Dpid], links: &[Link], ports: u32, version: fn(u64) -> Version) -> Net {
+    let mut net = Net::new(default_apps());
+    net.of13_miss_drops = true;
+    for l in links {
+        net.cable(l.src.0, l.src_port, l.dst.0, l.dst_port);
+    }
+    for d in switches {
+        net.add_switch(d.0, version(d.0), ports);
+    }
+    net.advance(Duration::from_secs(2));
+    let found: Vec<Link> = net
+        .service::<Topology>()
+        .snapshot()
+        .links()
+        .iter()
+        .copied()
+        .collect();
+    let mut cabled = links.to_vec();
+    cabled.sort();
+    assert_eq!(found, cabled, "discovery finds exactly the cables");
+    net
+}
+
+/// Every host pings every other: an ARP-like broadcast, a unicast reply, then
+/// unicast both ways; each frame arrives exactly once, where it should.
+fn pingall(net: &mut Net, hosts: &[usize]) {
+    for &a in hosts {
+        for &b in hosts {
+            if a == b {
+                continue;
+            }
+            let (ma, mb) = (net.host(a).mac, net.host(b).mac);
+            // (Asking for b: another frame than the one asking for c.)
+            let who_has = sim::eth(ma, BROADCAST, 0x0806, &mb.0);
+            let is_at = sim::eth(mb, ma, 0x0806, b"b is at");
+            let (ping, pong) = (
+                sim::eth(ma, mb, 0x0800, b"ping"),
+                sim::eth(mb, ma, 0x0800, b"pong"),
+            );
+            net.send(a, &who_has);
+            assert!(received(net, b).contains(&who_has), "{a} → {b}: broadcast");
+            net.send(b, &is_at);
+            net.send(a, &ping);
+            net.send(b, &pong);
+            assert_eq!(received(net, b), [ping], "{a} → {b}");
+            assert_eq!(received(net, a), [is_at, pong], "{b} → {a}");
+            for &h in hosts {
+                received(net, h);
+            }
+        }
+    }
+}
+
+/// Over 30 idle seconds, the switches send the controller nothing but discovery
+/// frames (a few per link per second) and the hosts receive nothing.
+fn idle_is_quiet(net: &mut Net, hosts: &[usize]) {
+    net.clear_logs();
+    net.advance(Duration::from_secs(30));
+    let links = net.service::<Topology>().snapshot().links().len() as u64;
+    let ins: u64 = net.switches().map(|s| s.packet_ins).sum();
+    assert!(
+        ins <= links * 34,
+        "{ins} PACKET_INs for {links} links in 30 s"
+    );
+    for &h in hosts {
+        assert!(
+            received(net, h).is_empty(),
+            "host {h} got frames while idle"
+        );
+    }
+}
+
+#[test]
+fn a_ring_with_the_default_apps_discovers_reaches_every_host_and_stays_quiet() {
+    for version in [v13 as fn(u64) -> Version, mixed] {
+        let (switches, links) = topo::ring(4);
+        let mut net = network(&switches, &links, 3, version);
+        let hosts: Vec<usize> = (1..=4).map(|d| net.add_host(mac(d as u16), d, 3)).collect();
+        pingall(&mut net, &hosts);
+        idle_is_quiet(&mut net, &hosts);
+        pingall(&mut net, &hosts);
+    }
+}
+
+#[test]
+fn a_fat_tree_with_the_default_apps_discovers_reaches_every_host_and_stays_quiet() {
+    let ft = topo::FatTree { k: 4 };
+    let mut net = network(&ft.switches(), &ft.links(), 4, mixed);
+    let mut hosts = Vec::new();
+    for pod in 0..4 {
+        for e in 0..2 {
+            for port in 1..=2 {
+                let n = hosts.len() as u16 + 1;
+                hosts.push(net.add_host(mac(n), ft.edge(pod, e).0, port));
+            }
+        }
+    }
+    pingall(&mut net, &hosts);
+    idle_is_quiet(&mut net, &hosts);
+}
+
+#[test]
+fn a_single_switch_with_the_default_apps_forwards_by_flows() {
+    let mut net = network(&[Dpid(1)], &[], 4, v13);
+    let hosts: Vec<usize> = (1..=4).map(|p| net.add_host(mac(p as u16), 1, p)).collect();
+    pingall(&mut net, &hosts);
+    let ins = net.switch(1).packet_ins;
+    net.send(hosts[0], &sim::eth(mac(1), mac(2), 0x0800, b"again"));
+    assert_eq!(received(&mut net, hosts[1]).len(), 1);
+    assert_eq!(net.switch(1).packet_ins, ins, "by the flow alone");
+    idle_is_quiet(&mut net, &hosts);
+}
+
+#[test]
+fn with_the_default_apps_a_cut_link_on_the_path_reroutes_at_once() {
+    for version in [v13 as fn(u64) -> Version, mixed] {
+        let (switches, links) = topo::ring(4);
+        let mut net = network(&switches, &links, 3, version);
+        let h1 = net.add_host(mac(1), 1, 3);
+        let h2 = net.add_host(mac(2), 2, 3);
+        pingall(&mut net, &[h1, h2]);
+        // Traffic runs by the flows over the cable 1:2 — 2:1; it goes down (PORT_STATUS
+        // from both ends). No clock moves: the topology drops the link at once, the
+        // routing app the flows on it.
+        net.set_cable(1, 2, false);
+        let topology = net.service::<Topology>();
+        assert!(!topology.is_link_port(1, 2) && !topology.is_link_port(2, 1));
+        for (from, to, m) in [(h1, h2, mac(2)), (h2, h1, mac(1))] {
+            let src = net.host(from).mac;
+            net.send(from, &sim::eth(src, m, 0x0800, b"after"));
+            assert_eq!(
+                received(&mut net, to).len(),
+                1,
+                "{from} → {to} the long way"
+            );
+        }
+        // The cable comes back: rediscovered, and the routes go back to it.
+        net.set_cable(1, 2, true);
+        net.advance(Duration::from_secs(2));
+        assert!(topology.is_link_port(1, 2));
+        net.send(h1, &sim::eth(mac(1), mac(2), 0x0800, b"short"));
+        assert_eq!(received(&mut net, h2).len(), 1);
+        let s1 = net.switch(1);
+        let to_h2 = s1
+            .flows
+            .iter()
+            .find(|f| f.matching.eth_dst == Some(mac(2)))
+            .unwrap();
+        assert_eq!(to_h2.outputs, [2], "the short way again");
+    }
+}
+
+#[test]
+fn with_the_default_apps_a_host_that_moves_is_reached_at_its_new_place() {
+    let (switches, links) = topo::ring(4);
+    let mut net = network(&switches, &links, 4, mixed);
+    let h1 = net.add_host(mac(1), 1, 3);
+    let h2 = net.add_host(mac(2), 2, 3);
+    pingall(&mut net, &[h1, h2]);
+    // h2 is plugged in on s4 and says so (a gratuitous ARP, broadcast).
+    net.move_host(h2, 4, 4);
+    net.send(h2, &sim::eth(mac(2), BROADCAST, 0x0806, b"I am here"));
+    received(&mut net, h1);
+    let devices = net.service::<Devices>();
+    assert_eq!(devices.attachment(mac(2), None), Some((4, 4)));
+    net.send(h1, &sim::eth(mac(1), mac(2), 0x0800, b"found you"));
+    assert_eq!(received(&mut net, h2).len(), 1);
+    net.send(h2, &sim::eth(mac(2), mac(1), 0x0800, b"yes"));
+    assert_eq!(received(&mut net, h1).len(), 1);
 }

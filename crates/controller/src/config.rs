@@ -71,7 +71,7 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AppConfig {
-    /// The app's name (`"hub"`, `"learning_switch"`).
+    /// The app's name (`"routing"`, `"learning_switch"`).
     pub name: String,
     /// App-specific settings (`{ idle_timeout = 10 }`), parsed by the app itself.
     #[serde(default)]
@@ -110,6 +110,11 @@ impl Default for KeepaliveConfig {
     }
 }
 
+/// The default apps, in order: link discovery, host tracking, and forwarding on shortest
+/// paths with flooding on a spanning tree (for any network, loops included). The classic
+/// mode is `learning_switch` alone.
+pub const DEFAULT_APPS: [&str; 3] = ["topology", "device_manager", "routing"];
+
 /// The default listen addresses: every interface, ports 6653 and 6633.
 pub const DEFAULT_LISTEN: [&str; 2] = ["0.0.0.0:6653", "0.0.0.0:6633"];
 
@@ -123,7 +128,7 @@ impl Default for Config {
             workers: std::thread::available_parallelism()
                 .map(usize::from)
                 .unwrap_or(1),
-            apps: vec![AppConfig::named("learning_switch")],
+            apps: DEFAULT_APPS.iter().map(|a| AppConfig::named(a)).collect(),
             max_connections: 10_000,
             handshake: HandshakeConfig::default(),
             keepalive: KeepaliveConfig::default(),

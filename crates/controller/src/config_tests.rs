@@ -16,7 +16,9 @@ fn empty_file_is_the_defaults() {
     assert_eq!(c.listen[0].port(), 6653);
     assert_eq!(c.listen[1].port(), 6633);
     assert!(c.workers >= 1);
-    assert_eq!(c.apps, vec![AppConfig::named("learning_switch")]);
+    let names: Vec<&str> = c.apps.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["topology", "device_manager", "routing"]);
+    assert!(c.apps.iter().all(|a| a.params.is_empty()));
     assert_eq!(c.max_connections, 10_000);
     assert_eq!(c.handshake.timeout, Duration::from_secs(5));
     assert_eq!(c.handshake.max_pending, 1000);
@@ -367,9 +369,10 @@ fn the_example_pharos_toml_documents_every_key_with_its_default() {
     let text = include_str!("../../../pharos.toml");
     let mut c = Config::from_toml_str(text).expect("pharos.toml parses");
     let d = Config::default();
-    // The example spells out the learning switch's default parameters.
-    assert_eq!(c.apps.len(), 1);
-    assert_eq!(c.apps[0].name, "learning_switch");
+    // The example spells out the default apps' default parameters.
+    let names: Vec<&str> = c.apps.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, DEFAULT_APPS);
+    assert!(c.apps.iter().all(|a| !a.params.is_empty()));
     c.apps = d.apps.clone();
     assert_eq!(c, d);
     let table = toml::Table::try_from(&d).unwrap();

@@ -1,7 +1,9 @@
 //! `pharos run`: the controller.
 //!
-//! With no arguments it listens on 0.0.0.0:6653 and 0.0.0.0:6633 and runs the learning
-//! switch. Settings come from the defaults, then `--config FILE` (see `pharos.toml` in
+//! With no arguments it listens on 0.0.0.0:6653 and 0.0.0.0:6633 and runs topology
+//! discovery, host tracking and shortest-path routing (`topology`, `device_manager`,
+//! `routing`), which serve any network, loops included; `--apps learning_switch` is the
+//! classic mode. Settings come from the defaults, then `--config FILE` (see `pharos.toml` in
 //! the repository for every key), then the flags, each overriding the one before.
 //!
 //! A configuration that is refused (a bad key, value or app name, in the file or on the
@@ -28,8 +30,8 @@ use tracing_subscriber::EnvFilter;
 /// Exit status for a configuration that is refused.
 pub const EXIT_CONFIG: u8 = 2;
 
-/// Run the controller (by default: the learning switch on ports 6653 and 6633) until
-/// Ctrl-C or SIGTERM.
+/// Run the controller (by default: topology, device_manager and routing on ports 6653
+/// and 6633) until Ctrl-C or SIGTERM.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Address to accept switches on; repeat for several [default: 0.0.0.0:6653 and
@@ -39,8 +41,8 @@ pub struct Args {
     /// Worker threads, each serving its own switches [default: one per core]
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
-    /// Apps to run, in order, comma-separated (hub, learning_switch) [default:
-    /// learning_switch]
+    /// Apps to run, in order, comma-separated (device_manager, hub, learning_switch,
+    /// routing, topology) [default: topology,device_manager,routing]
     #[arg(long, value_name = "APP,...", value_delimiter = ',')]
     pub apps: Option<Vec<String>>,
     /// Log filter: a level (error, warn, info, debug, trace) or tracing directives
@@ -205,6 +207,11 @@ mod tests {
         assert_eq!(c, Config::default());
         let ports: Vec<u16> = c.listen.iter().map(|a| a.port()).collect();
         assert_eq!(ports, vec![6653, 6633]);
+        let names: Vec<&str> = c.apps.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["topology", "device_manager", "routing"]);
+        assert_eq!(build_apps(&c).unwrap().len(), 3);
+        // The classic mode.
+        let c = effective_config(&args(&["--apps", "learning_switch"])).unwrap();
         assert_eq!(c.apps, vec![AppConfig::named("learning_switch")]);
     }
 
@@ -299,7 +306,18 @@ mod tests {
     fn the_example_pharos_toml_is_accepted() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../pharos.toml");
         let c = effective_config(&args(&["--config", path])).unwrap();
-        assert_eq!(build_apps(&c).unwrap().len(), 1);
+        assert_eq!(build_apps(&c).unwrap().len(), 3);
+        // It spells out each app's default parameters.
+        fn parse<P: serde::de::DeserializeOwned>(t: &toml::Table) -> P {
+            toml::Value::Table(t.clone()).try_into().unwrap()
+        }
+        let p = |i: usize| &c.apps[i].params;
+        let topology: apps::topology::Params = parse(p(0));
+        assert_eq!(topology, Default::default());
+        let devices: apps::devices::app::Params = parse(p(1));
+        assert_eq!(devices, Default::default());
+        let routing: apps::routing::app::Params = parse(p(2));
+        assert_eq!(routing, Default::default());
     }
 
     #[test]

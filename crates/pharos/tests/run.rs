@@ -131,16 +131,24 @@ fn connect_when_up(addr: SocketAddr, spec: Spec, p: &mut Pharos) -> Emu {
     }
 }
 
-fn runs_and_stops_on(sig: libc::c_int) {
+/// Runs `pharos run` with `apps` (none: the default set), sends it an unknown
+/// destination, checks how it floods, and stops it with `sig`.
+fn runs_and_stops_on(sig: libc::c_int, apps: Option<&str>, flooded_to: &[u32]) {
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
-    let mut p = Pharos::spawn(&["--listen", &listen, "--workers", "1"]);
+    let mut argv = vec!["--listen", &listen, "--workers", "1"];
+    argv.extend(apps.iter().flat_map(|a| ["--apps", a]));
+    let mut p = Pharos::spawn(&argv);
     let mut sw = connect_when_up(listen.parse().unwrap(), Spec::v13(0x5eed), &mut p);
-    // The default app, the learning switch, floods an unknown destination.
-    sw.send_packet_in(1, &emu::frame(host(1), host(2)), None)
+    let frame = emu::frame(host(1), host(2));
+    sw.send_packet_in(1, &frame, None).unwrap();
+    // (The default set also sends discovery frames out of every port: not this one.)
+    let (_, out) = sw
+        .wait_for(T, |m| {
+            is_packet_out(m) && emu::packet_out_parts(m).is_some_and(|(_, d)| d == frame)
+        })
         .unwrap();
-    let (_, out) = sw.wait_for(T, is_packet_out).unwrap();
-    assert_eq!(output_ports(&out), vec![FLOOD]);
+    assert_eq!(output_ports(&out), flooded_to);
     p.wait_for_log("0000000000005eed", T);
     p.signal(sig);
     let status = p.wait(T);
@@ -152,13 +160,16 @@ fn runs_and_stops_on(sig: libc::c_int) {
 }
 
 #[test]
-fn run_serves_a_switch_and_stops_cleanly_on_sigterm() {
-    runs_and_stops_on(libc::SIGTERM);
+fn run_serves_a_switch_with_the_default_apps_and_stops_cleanly_on_sigterm() {
+    // Routing floods an unknown destination out of every other port of the spanning
+    // tree and the edge (on one switch: all of them), port by port.
+    runs_and_stops_on(libc::SIGTERM, None, &[2, 3, 4]);
 }
 
 #[test]
-fn run_stops_cleanly_on_ctrl_c() {
-    runs_and_stops_on(libc::SIGINT);
+fn run_serves_a_switch_with_the_learning_switch_and_stops_cleanly_on_ctrl_c() {
+    // The classic mode floods to FLOOD.
+    runs_and_stops_on(libc::SIGINT, Some("learning_switch"), &[FLOOD]);
 }
 
 #[test]
@@ -224,7 +235,7 @@ fn an_unknown_app_is_refused_with_the_known_ones() {
     let err = p.stderr();
     assert!(err.contains("`apps[1].name`"), "{err}");
     assert!(
-        err.contains("known apps are: hub, learning_switch"),
+        err.contains("known apps are: device_manager, hub, learning_switch, routing, topology"),
         "{err}"
     );
 }

@@ -47,14 +47,14 @@ use super::service::Devices;
 use super::table::{AttachmentPoint, HostEvent, HostTable, Limits};
 use crate::topology::{Topology, TopologyEvent};
 
-/// The device app's parameters (`[apps.params]` in `pharos.toml`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// The device app's parameters (`[apps.params]` in `pharos.toml`). Times are in seconds,
+/// as the other apps' are.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
-    /// How long a host may stay silent before it is forgotten (default `"5m"`;
-    /// from `"1s"` to `"24h"`).
-    #[serde(with = "controller::config::duration")]
-    pub host_timeout: Duration,
+    /// Seconds a host may stay silent before it is forgotten (default 300, from 1 to
+    /// 86400).
+    pub host_timeout: f64,
     /// Hosts tracked at most (default 100,000, about 21 MB; at most 10,000,000): new
     /// hosts beyond are refused, so a host spraying source MACs cannot take the
     /// controller's memory.
@@ -68,7 +68,7 @@ impl Default for Params {
     fn default() -> Self {
         let limits = Limits::default();
         Params {
-            host_timeout: Duration::from_secs(300),
+            host_timeout: 300.0,
             max_hosts: limits.max_hosts,
             max_ips_per_family: limits.max_ips_per_family,
         }
@@ -78,33 +78,37 @@ impl Default for Params {
 impl Params {
     /// Refuses values out of range, naming the parameter.
     pub fn check(&self) -> Result<(), String> {
-        let timeout = Duration::from_secs(1)..=Duration::from_secs(24 * 3600);
-        if !timeout.contains(&self.host_timeout) {
+        if !(1.0..=86400.0).contains(&self.host_timeout) {
             return Err(format!(
-                "host_timeout must be from 1s to 24h (got {})",
-                controller::config::duration::format(self.host_timeout)
+                "host_timeout {} is not within 1..=86400 s",
+                self.host_timeout
             ));
         }
         if !(1..=10_000_000).contains(&self.max_hosts) {
             return Err(format!(
-                "max_hosts must be from 1 to 10000000 (got {})",
+                "max_hosts {} is not within 1..=10000000",
                 self.max_hosts
             ));
         }
         if self.max_ips_per_family > 64 {
             return Err(format!(
-                "max_ips_per_family must be at most 64 (got {})",
+                "max_ips_per_family {} is not within 0..=64",
                 self.max_ips_per_family
             ));
         }
         Ok(())
     }
 
+    /// [`Params::host_timeout`] (checked: finite and positive).
+    pub fn host_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.host_timeout)
+    }
+
     /// How often idle hosts are looked for: a tenth of `host_timeout`, between 100 ms
     /// and 10 s (a host goes at most that long after its timeout). The look is one
     /// comparison when no host can have timed out.
     pub fn expire_interval(&self) -> Duration {
-        (self.host_timeout / 10).clamp(Duration::from_millis(100), Duration::from_secs(10))
+        (self.host_timeout() / 10).clamp(Duration::from_millis(100), Duration::from_secs(10))
     }
 }
 
@@ -121,23 +125,24 @@ pub struct DeviceManager {
 
 impl Default for DeviceManager {
     fn default() -> Self {
-        DeviceManager::new(Params::default())
+        DeviceManager::new(Params::default()).expect("the defaults are in range")
     }
 }
 
 impl DeviceManager {
-    /// The app with these parameters (see [`Params::check`] for their ranges).
-    pub fn new(params: Params) -> DeviceManager {
+    /// The app with these parameters; out of range (see [`Params::check`]), an error.
+    pub fn new(params: Params) -> Result<DeviceManager, String> {
+        params.check()?;
         let limits = Limits {
             max_hosts: params.max_hosts,
             max_ips_per_family: params.max_ips_per_family,
         };
-        DeviceManager {
+        Ok(DeviceManager {
             params,
             devices: Arc::new(Devices::new(limits)),
             topology: OnceLock::new(),
             warned_full: AtomicBool::new(false),
-        }
+        })
     }
 
     pub fn params(&self) -> &Params {
@@ -169,7 +174,7 @@ impl App for DeviceManager {
         b.on_packet_in(Order::advise(10), DeviceManager::packet_in);
         b.on_port_status(DeviceManager::port_status);
         b.every_global(self.params.expire_interval(), |app, _, now| {
-            let timeout = app.params.host_timeout;
+            let timeout = app.params.host_timeout();
             let events = app.devices.update(|t| t.expire(now, timeout));
             log_events(&events);
         });

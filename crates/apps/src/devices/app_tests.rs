@@ -125,7 +125,7 @@ impl Rig {
         // The forwarder first: phases order handlers, not app order.
         let apps: Vec<Box<dyn controller::app::AnyApp>> = vec![
             Box::new(Forwarder(Arc::clone(&forwarded))),
-            Box::new(DeviceManager::new(params)),
+            Box::new(DeviceManager::new(params).unwrap()),
         ];
         let p = Pipeline::build(apps, services).unwrap();
         let devices = p.services().require::<Devices>("test").unwrap();
@@ -251,7 +251,7 @@ fn lldp_and_reserved_in_ports_teach_nothing() {
 #[test]
 fn hosts_go_with_their_switch_their_port_and_their_silence() {
     let mut r = Rig::new(Params {
-        host_timeout: Duration::from_secs(30),
+        host_timeout: 30.0,
         ..Params::default()
     });
     r.packet(1, 1, &arp_request(mac(1), v4(1), v4(9)), 0);

@@ -8,7 +8,10 @@
 //! 2. Broadcast, multicast, or a destination that is unknown or unreachable: floods.
 //!    - 2a. A copy that came in on an inter-switch port outside the spanning tree went
 //!      around a loop: dropped.
-//!    - 2b. Otherwise it goes out of every up port of the tree or at the edge but the
+//!    - 2b. So is a frame this switch flooded less than 250 ms ago: a copy that went
+//!      around a loop not discovered yet (at start-up, or a cable just plugged in,
+//!      whose ports look like edge ports until LLDP crosses it).
+//!    - 2c. Otherwise it goes out of every up port of the tree or at the edge but the
 //!      one it came in on, as explicit outputs (never the switch's FLOOD port, which
 //!      knows nothing of the tree).
 //! 3. The destination is behind the port the packet came in on: dropped.
@@ -27,20 +30,22 @@
 //! computed at step 5. A host that moves or is forgotten (`Devices` events) takes the
 //! routes to and from it along the same way.
 //!
-//! **The installed routes** are what links, hosts and FLOW_REMOVED act on, so they must
-//! outlive their flows never and be bounded: a route leaves the map when its first
-//! switch's flow is removed (FLOW_REMOVED, usually its idle timeout), when a change
-//! removes it, or when the map is full and it is evicted (its flows deleted). A timer
-//! cannot do it: flows that carry traffic never come back to the controller, so a
-//! route forgotten while its flows live would blackhole that traffic for good when a
-//! link on it fails.
+//! **The installed routes** are what link, host and FLOW_REMOVED events act on, so a
+//! route must never be forgotten while its flows live, and the map must be bounded: a
+//! route leaves it when its first switch's flow is removed (FLOW_REMOVED, usually the
+//! idle timeout), when a change removes it, or when the map is full and it is evicted
+//! (its flows deleted). A timer cannot do it: flows that carry traffic never come back
+//! to the controller, so a route forgotten while its flows live would blackhole that
+//! traffic for good when a link on it fails.
 //!
 //! **Locks.** `net` (engine and tree) is read by every PACKET_IN and written by
 //! topology events; `routes` is taken after `net`, never before, and flows are sent
 //! while holding it, so a route's adds and deletes leave in the order they were decided.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
+use std::time::{Duration, Instant};
 
 use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
 use controller::info::Dpid;
@@ -68,8 +73,8 @@ pub struct Params {
     pub hard_timeout: u16,
     /// Priority of the routes' flows (default 0x8000, OpenFlow's default).
     pub priority: u16,
-    /// Routes installed at once at most (default 100,000); beyond, the oldest-looking
-    /// one is evicted (its flows deleted).
+    /// Routes installed at once at most (default 100,000); beyond, an arbitrary one is
+    /// evicted (its flows deleted).
     pub max_routes: usize,
 }
 
@@ -93,6 +98,12 @@ const COOKIE_SEQ: u64 = (1 << 48) - 1;
 const NO_FLOOD: u32 = 1 << 4;
 /// Port numbers above this are reserved (LOCAL, CONTROLLER, ...), not flooded.
 const MAX_PHYSICAL_PORT: u32 = 0xffff_ff00;
+/// A frame flooded again by a switch within this time is a copy that went around a
+/// loop (step 2b). A loop through the controller takes milliseconds per hop; a host
+/// repeats a broadcast after a second (ARP) or more.
+const REPEAT_WINDOW: Duration = Duration::from_millis(250);
+/// Floods remembered per switch for step 2b, at most.
+const MAX_RECENT_FLOODS: usize = 64;
 
 /// The app.
 pub struct Routing {
@@ -107,9 +118,40 @@ impl std::fmt::Debug for Routing {
     }
 }
 
+/// Per switch, what flooding needs.
+#[derive(Debug, Default)]
+pub struct Floods {
+    /// Scratch space for the output actions (no allocation per flood).
+    actions: Vec<Action>,
+    /// (hash of the frame, when) of this switch's recent floods, oldest first.
+    recent: VecDeque<(u64, Instant)>,
+}
+
+impl Floods {
+    /// Whether the frame hashed `hash` was flooded here within [`REPEAT_WINDOW`];
+    /// remembers it if not.
+    fn is_repeat(&mut self, hash: u64, now: Instant) -> bool {
+        let old = |&(_, t): &(u64, Instant)| now.saturating_duration_since(t) > REPEAT_WINDOW;
+        while self.recent.front().is_some_and(old) {
+            self.recent.pop_front();
+        }
+        if self.recent.iter().any(|&(h, _)| h == hash) {
+            return true;
+        }
+        if self.recent.len() == MAX_RECENT_FLOODS {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((hash, now));
+        false
+    }
+}
+
 /// What the handlers and the subscribers share.
 struct Shared {
     params: Params,
+    /// Hashes flooded frames (step 2b); seeded at random, so no one can craft a frame
+    /// that passes for another.
+    hasher: foldhash::fast::RandomState,
     /// The engine and the tree, fed by topology events.
     net: RwLock<Net>,
     /// The routes whose flows are installed.
@@ -239,6 +281,7 @@ impl Routing {
         Routing {
             shared: Arc::new(Shared {
                 params,
+                hasher: foldhash::fast::RandomState::default(),
                 net: RwLock::new(net),
                 routes: Mutex::new(routes),
                 services: OnceLock::new(),
@@ -257,8 +300,7 @@ impl Routing {
 }
 
 impl App for Routing {
-    /// Scratch space for the output actions of a flood (no allocation per flood).
-    type State = Vec<Action>;
+    type State = Floods;
 
     fn name(&self) -> &'static str {
         "routing"
@@ -307,7 +349,7 @@ fn with(weak: &Weak<Shared>, f: impl FnOnce(&Shared)) {
 }
 
 impl Routing {
-    fn packet_in(&self, ctx: &mut SwitchCtx, flood: &mut Vec<Action>, p: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, ctx: &mut SwitchCtx, floods: &mut Floods, p: &PacketIn<&[u8]>) -> Flow {
         let Some((devices, _)) = self.shared.services.get() else {
             return Flow::Continue;
         };
@@ -333,7 +375,7 @@ impl Routing {
         };
         let net = self.shared.net();
         let Some((dst_sw, dst_port)) = attached else {
-            return net.flood(ctx, flood, p); // 2
+            return self.shared.flood(&net, ctx, floods, p); // 2
         };
         // 3
         if (dst_sw, dst_port) == (here, in_port) {
@@ -357,7 +399,7 @@ impl Routing {
                 dst: Dpid(here),
                 links: Vec::new(),
             },
-            None => return net.flood(ctx, flood, p),
+            None => return self.shared.flood(&net, ctx, floods, p),
         };
         let old = routes.remove(key);
         if routes.by_key.len() >= self.shared.params.max_routes {
@@ -385,15 +427,26 @@ impl Routing {
     }
 }
 
-impl Net {
+impl Shared {
     /// Step 2: floods the packet along the tree and out of the edge ports.
-    fn flood(&self, ctx: &mut SwitchCtx, actions: &mut Vec<Action>, p: &PacketIn<&[u8]>) -> Flow {
+    fn flood(
+        &self,
+        net: &Net,
+        ctx: &mut SwitchCtx,
+        floods: &mut Floods,
+        p: &PacketIn<&[u8]>,
+    ) -> Flow {
         let (here, in_port) = (Dpid(ctx.dpid()), p.in_port());
         // 2a
-        if !self.tree.floods(here, in_port) {
+        if !net.tree.floods(here, in_port) {
             return Flow::Stop;
         }
         // 2b
+        if floods.is_repeat(self.hasher.hash_one(p.data()), ctx.now()) {
+            return Flow::Stop;
+        }
+        // 2c
+        let actions = &mut floods.actions;
         actions.clear();
         let ports = ctx.info().ports.iter().filter(|port| {
             let n = port.port_no;
@@ -401,7 +454,7 @@ impl Net {
                 && n < MAX_PHYSICAL_PORT
                 && port.is_up()
                 && port.config & NO_FLOOD == 0
-                && self.tree.floods(here, n)
+                && net.tree.floods(here, n)
         });
         actions.extend(ports.map(|port| Action::output(PortNo::from_u32(port.port_no))));
         if !actions.is_empty() {
@@ -409,9 +462,7 @@ impl Net {
         }
         Flow::Stop
     }
-}
 
-impl Shared {
     fn net(&self) -> std::sync::RwLockReadGuard<'_, Net> {
         self.net.read().unwrap_or_else(|e| e.into_inner())
     }

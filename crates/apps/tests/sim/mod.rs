@@ -339,6 +339,17 @@ impl Net {
         self.step(|net| net.receive(dpid, &out));
     }
 
+    /// A second connection of the connected switch completes its handshake before the
+    /// first one is closed (as when the two are served by different workers): the new
+    /// one's switch-added runs, then the old one's switch-removed, with the new one
+    /// already listed in `Switches`.
+    pub fn reconnect(&mut self, dpid: u64) {
+        let old = self.sw_mut(dpid).state.take().expect("a connected switch");
+        self.connect(dpid);
+        self.pipeline.switch_removed(old, "replaced", self.now);
+        self.pump();
+    }
+
     /// The switch disconnects (switch-removed runs now); it stays cabled, forwards
     /// nothing, and may [`Net::connect`] again.
     pub fn disconnect(&mut self, dpid: u64) {
@@ -354,6 +365,16 @@ impl Net {
                 assert_eq!(old, peer, "port {end:?} is cabled to {old:?} already");
             }
         }
+    }
+
+    /// The cable at `dpid:port` is unplugged at both ends without the ports noticing (as
+    /// if a device that swallows LLDP sat in between): no PORT_STATUS, frames are lost.
+    pub fn uncable(&mut self, dpid: u64, port: u32) {
+        let peer = self
+            .cables
+            .remove(&(dpid, port))
+            .unwrap_or_else(|| panic!("no cable at {dpid}:{port}"));
+        self.cables.remove(&peer);
     }
 
     /// The cables, each once (lower end first).
@@ -437,8 +458,23 @@ impl Net {
 
     /// One end's link goes down or up (PORT_STATUS modify, `OFPPS_LINK_DOWN`).
     pub fn set_port(&mut self, dpid: u64, port: u32, up: bool) {
-        let sw = self.sw_mut(dpid);
-        let p = sw
+        let p = self.set_link_state(dpid, port, up);
+        self.port_status(dpid, PortReason::Modify, &p);
+    }
+
+    /// Both ends of the cable at `dpid:port` go down or up together, as when one end of
+    /// a veth pair is set down; then each switch sends its PORT_STATUS.
+    pub fn set_cable(&mut self, dpid: u64, port: u32, up: bool) {
+        let (b, pb) = self.cables[&(dpid, port)];
+        let pa = self.set_link_state(dpid, port, up);
+        let pb = self.set_link_state(b, pb, up);
+        self.port_status(dpid, PortReason::Modify, &pa);
+        self.port_status(b, PortReason::Modify, &pb);
+    }
+
+    fn set_link_state(&mut self, dpid: u64, port: u32, up: bool) -> PortInfo {
+        let p = self
+            .sw_mut(dpid)
             .ports
             .iter_mut()
             .find(|p| p.port_no == port)
@@ -448,16 +484,7 @@ impl Net {
         } else {
             p.state |= PORT_STATE_LINK_DOWN;
         }
-        let p = p.clone();
-        self.port_status(dpid, PortReason::Modify, &p);
-    }
-
-    /// Both ends of the cable at `dpid:port` go down or up, as when one end of a veth
-    /// pair is set down.
-    pub fn set_cable(&mut self, dpid: u64, port: u32, up: bool) {
-        let (b, pb) = self.cables[&(dpid, port)];
-        self.set_port(dpid, port, up);
-        self.set_port(b, pb, up);
+        p.clone()
     }
 
     /// The port is removed from the switch (PORT_STATUS delete); its cable stays, to
