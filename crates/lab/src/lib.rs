@@ -22,10 +22,15 @@
 //!   was recorded, in the order bridges, veths, namespaces, daemons; daemons are stopped
 //!   only by the pid they recorded, after checking the process is that daemon of this lab.
 //!
+//! * `move` re-plugs a host into a new port of another switch (recorded in `state.json`
+//!   and replayed on the topology by every later command); [`frame`] sends and receives
+//!   raw Ethernet frames as a host, from a packet socket in its namespace.
+//!
 //! Names ([`names`]) carry the lab's name, so labs of different names coexist; numbering
 //! and shapes are in [`topo`].
 
 pub mod cmd;
+pub mod frame;
 pub mod names;
 pub mod state;
 pub mod topo;
@@ -42,7 +47,7 @@ use serde::Serialize;
 
 use crate::cmd::Cmd;
 pub use crate::names::{validate_lab_name, Names};
-use crate::state::{plan_teardown, Daemon, State, Step};
+use crate::state::{plan_teardown, Daemon, Move, State, Step};
 pub use crate::topo::{Link, Node, Topo};
 
 /// The lab directory when `PHAROS_LAB_DIR` is not set.
@@ -104,22 +109,25 @@ impl LabError {
     }
 }
 
-/// The OpenFlow version the switches speak (only that one, so a controller that knows
-/// both is made to use it).
+/// The OpenFlow version the switches speak (each only one, so a controller that knows
+/// both is made to use it): all 1.0, all 1.3, or mixed (odd-numbered switches 1.0,
+/// even-numbered 1.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum OfVersion {
     V10,
     V13,
+    Mixed,
 }
 
 impl OfVersion {
-    /// "1.0" or "1.3".
+    /// "1.0", "1.3" or "mixed".
     pub fn parse(s: &str) -> Result<OfVersion, LabError> {
         match s.trim() {
             "1.0" | "10" | "1" | "OpenFlow10" => Ok(OfVersion::V10),
             "1.3" | "13" | "OpenFlow13" => Ok(OfVersion::V13),
+            "mixed" => Ok(OfVersion::Mixed),
             other => Err(LabError::Invalid(format!(
-                "bad OpenFlow version {other:?}: 1.0 or 1.3"
+                "bad OpenFlow version {other:?}: 1.0, 1.3 or mixed"
             ))),
         }
     }
@@ -128,14 +136,26 @@ impl OfVersion {
         match self {
             OfVersion::V10 => "1.0",
             OfVersion::V13 => "1.3",
+            OfVersion::Mixed => "mixed",
         }
     }
 
-    /// The name Open vSwitch uses (`protocols=`, `ovs-ofctl -O`).
+    /// The version switch sN speaks: for a mixed lab, 1.0 when N is odd, 1.3 when even.
+    pub fn for_switch(self, num: u32) -> OfVersion {
+        match self {
+            OfVersion::Mixed if num % 2 == 1 => OfVersion::V10,
+            OfVersion::Mixed => OfVersion::V13,
+            v => v,
+        }
+    }
+
+    /// The name Open vSwitch uses (`protocols=`, `ovs-ofctl -O`); for a mixed lab the
+    /// list `ovs-ofctl -O` takes to talk to either kind of switch.
     pub fn ovs_protocol(self) -> &'static str {
         match self {
             OfVersion::V10 => "OpenFlow10",
             OfVersion::V13 => "OpenFlow13",
+            OfVersion::Mixed => "OpenFlow10,OpenFlow13",
         }
     }
 }
@@ -454,9 +474,10 @@ pub struct Show {
     /// against this lab's switches.
     pub env: BTreeMap<String, String>,
     pub topo: String,
-    /// "1.0" or "1.3".
+    /// "1.0", "1.3" or "mixed" (each switch's is in [`ShowSwitch::of`]).
     pub of: String,
-    /// `OpenFlow10` or `OpenFlow13` (for `ovs-ofctl -O`).
+    /// `OpenFlow10`, `OpenFlow13`, or for a mixed lab `OpenFlow10,OpenFlow13` (for
+    /// `ovs-ofctl -O`).
     pub of_protocol: String,
     pub controller: String,
     /// Whether `up` finished building it.
@@ -476,6 +497,8 @@ pub struct ShowSwitch {
     pub bridge: String,
     /// 16 hex digits.
     pub dpid: String,
+    /// The OpenFlow version it speaks: "1.0" or "1.3".
+    pub of: String,
     pub ports: Vec<ShowPort>,
 }
 
@@ -545,7 +568,11 @@ impl fmt::Display for Show {
         )?;
         writeln!(f, "switches:")?;
         for s in &self.switches {
-            writeln!(f, "  {:<5} bridge {:<12} dpid {}", s.name, s.bridge, s.dpid)?;
+            writeln!(
+                f,
+                "  {:<5} bridge {:<12} dpid {}  OpenFlow {}",
+                s.name, s.bridge, s.dpid, s.of
+            )?;
             for p in &s.ports {
                 let peer = if p.peer.starts_with('h') {
                     p.peer.clone()
@@ -694,7 +721,10 @@ impl Lab {
             name: name.to_string(),
             dir: dir.to_path_buf(),
         })?;
-        let topo = Topo::parse(&state.topo)?;
+        let mut topo = Topo::parse(&state.topo)?;
+        for m in &state.moves {
+            topo.move_host(m.host, m.switch)?;
+        }
         let of = OfVersion::parse(&state.of)?;
         Ok(Lab {
             names: Names::new(&state.name),
@@ -1053,7 +1083,7 @@ impl Lab {
             br.clone(),
             "datapath_type=netdev".into(),
             "fail_mode=secure".into(),
-            format!("protocols={}", self.of.ovs_protocol()),
+            format!("protocols={}", self.of.for_switch(num).ovs_protocol()),
             format!("other-config:datapath-id={:016x}", s.dpid),
             "other-config:disable-in-band=true".into(),
             "--".into(),
@@ -1540,6 +1570,127 @@ impl Lab {
         self.claim_datapath_tap()
     }
 
+    /// Moves host `host` to switch `switch`: unplugs it (its switch port is deleted, so the
+    /// old switch reports the port gone) and plugs it into a new port of `switch`, numbered
+    /// after that switch's highest, with the same MAC and IP address. Recorded in
+    /// `state.json`, so `show` and later commands see the host where it is now, `restart`
+    /// re-creates the new port, and `down` removes it. Returns the new port.
+    pub fn move_host(&mut self, host: &str, switch: &str) -> Result<u16, LabError> {
+        let h = self.host_of(host)?.num;
+        let s = match self.node_of(switch)? {
+            Node::Switch(n) => n,
+            Node::Host(_) => {
+                return Err(LabError::Invalid(format!(
+                    "{switch} is a host; a host moves to a switch ({})",
+                    span("s", self.topo.switches.len())
+                )))
+            }
+        };
+        if self.vswitchd_pid().is_none() {
+            return Err(LabError::Other(format!(
+                "the lab's ovs-vswitchd is not running (see {}); pharos lab down, then up",
+                self.dir.join("ovs-vswitchd.log").display()
+            )));
+        }
+        let old = self.topo.host(h).expect("checked").clone();
+        let mut topo = self.topo.clone();
+        let port = topo.move_host(h, s)?;
+        names::check(&self.names, &topo)?;
+        let old_iface = self.names.switch_iface(old.switch, old.port);
+        let new_iface = self.names.switch_iface(s, port);
+        let ns = self.names.netns(h);
+        // Intent first: `down` must find the new veth even if we stop half way.
+        if !self.state.veths.contains(&new_iface) {
+            self.state.veths.push(new_iface.clone());
+            self.save()?;
+        }
+        // 1. Unplug: the port leaves the old bridge, the veth pair goes (its host end
+        //    with it).
+        self.run(
+            self.vsctl()
+                .args([
+                    "--if-exists",
+                    "del-port",
+                    &self.names.bridge(old.switch),
+                    &old_iface,
+                ])
+                .label(format!("ovs-vsctl del-port {old_iface}")),
+        )?;
+        if iface_exists(&old_iface) {
+            self.run(self.ip().args(["link", "del", &old_iface]))?;
+        }
+        // 2. A new veth pair: the host end keeps its name and MAC inside the namespace.
+        let host = topo.host(h).expect("moved host").clone();
+        self.run(
+            self.ip()
+                .args(["link", "add", &new_iface, "type", "veth", "peer", "name"])
+                .arg(Names::host_iface(h))
+                .args(["address", &host.mac_string(), "netns", &ns])
+                .label(format!("ip link add {new_iface}")),
+        )?;
+        disable_ipv6(&new_iface);
+        self.run(self.ip().args(["link", "set", &new_iface, "up"]))?;
+        self.configure_host(&host)?;
+        // 3. Plug it into the new switch on the new port.
+        let br = self.names.bridge(s);
+        self.run(
+            self.vsctl()
+                .args(["--", "add-port", &br, &new_iface])
+                .args(["--", "set", "interface", &new_iface])
+                .arg(format!("ofport_request={port}"))
+                .label(format!("ovs-vsctl add-port {br} {new_iface}")),
+        )?;
+        self.topo = topo;
+        self.state.moves.push(Move { host: h, switch: s });
+        self.save()?;
+        self.check_interfaces(Some(s))?;
+        Ok(port)
+    }
+
+    /// The namespace and interface of host `host`.
+    fn host_iface(&self, host: &str) -> Result<(String, String), LabError> {
+        let h = self.host_of(host)?;
+        let ns = self.names.netns(h.num);
+        if !netns_exists(&ns) {
+            return Err(LabError::Other(format!(
+                "the namespace {ns} of {host} does not exist (is the lab complete? pharos lab show)"
+            )));
+        }
+        Ok((ns, Names::host_iface(h.num)))
+    }
+
+    /// Sends `frame` (a whole Ethernet frame, no FCS) out of host `host`'s interface,
+    /// `count` times `interval` apart, as the host would: a raw socket in its namespace.
+    pub fn send_frame(
+        &self,
+        host: &str,
+        frame: &[u8],
+        count: u32,
+        interval: Duration,
+    ) -> Result<u32, LabError> {
+        let (ns, iface) = self.host_iface(host)?;
+        if self.verbose {
+            eprintln!(
+                "+ send {count} x {} bytes out of {iface} in {ns}",
+                frame.len()
+            );
+        }
+        frame::send(&ns, &iface, frame, count, interval)
+    }
+
+    /// Up to `count` frames arriving at host `host`'s interface (of EtherType `ethertype`
+    /// if given) within `timeout`, in arrival order.
+    pub fn recv_frames(
+        &self,
+        host: &str,
+        ethertype: Option<u16>,
+        count: usize,
+        timeout: Duration,
+    ) -> Result<Vec<Vec<u8>>, LabError> {
+        let (ns, iface) = self.host_iface(host)?;
+        frame::recv(&ns, &iface, ethertype, count, timeout)
+    }
+
     /// The lab as it is: switches, ports, links (with their state now), hosts.
     pub fn show(&self) -> Show {
         let links_up = iface_states(&self.tools.ip);
@@ -1556,6 +1707,7 @@ impl Lab {
                 name: s.name(),
                 bridge: self.names.bridge(s.num),
                 dpid: format!("{:016x}", s.dpid),
+                of: self.of.for_switch(s.num).as_str().into(),
                 ports: self
                     .topo
                     .ports(s.num)
@@ -2117,7 +2269,19 @@ mod tests {
         assert!(OfVersion::parse("1.4")
             .unwrap_err()
             .to_string()
-            .contains("1.0 or 1.3"));
+            .contains("1.0, 1.3 or mixed"));
+        let mixed = OfVersion::parse("mixed").unwrap();
+        assert_eq!(
+            (1..=4).map(|n| mixed.for_switch(n)).collect::<Vec<_>>(),
+            [
+                OfVersion::V10,
+                OfVersion::V13,
+                OfVersion::V10,
+                OfVersion::V13
+            ]
+        );
+        assert_eq!(OfVersion::V10.for_switch(2), OfVersion::V10);
+        assert_eq!(mixed.ovs_protocol(), "OpenFlow10,OpenFlow13");
     }
 
     #[test]

@@ -52,6 +52,17 @@ pub struct State {
     /// renamed from `ovs-netdev` so that labs coexist). They outlive a killed ovs-vswitchd.
     #[serde(default)]
     pub taps: Vec<String>,
+    /// Hosts moved by `pharos lab move`, in order: replayed on the topology parsed from
+    /// `topo` to get the lab as it is.
+    #[serde(default)]
+    pub moves: Vec<Move>,
+}
+
+/// Host hN re-attached to switch sM (on a new port after sM's highest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Move {
+    pub host: u32,
+    pub switch: u32,
 }
 
 impl State {
@@ -70,6 +81,7 @@ impl State {
             veths: vec![],
             bridges: vec![],
             taps: vec![],
+            moves: vec![],
         }
     }
 
@@ -259,9 +271,11 @@ mod tests {
         let d = tempdir("notaps");
         let mut v = serde_json::to_value(full()).unwrap();
         v.as_object_mut().unwrap().remove("taps");
+        v.as_object_mut().unwrap().remove("moves");
         fs::write(d.join(STATE_FILE), v.to_string()).unwrap();
         let s = State::load(&d).unwrap().unwrap();
         assert!(s.taps.is_empty());
+        assert!(s.moves.is_empty());
         assert_eq!(s.bridges, full().bridges);
         fs::remove_dir_all(&d).unwrap();
     }

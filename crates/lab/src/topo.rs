@@ -316,6 +316,46 @@ impl Topo {
     pub fn switch_links(&self) -> impl Iterator<Item = &Link> {
         self.links.iter().filter(|l| !l.b.is_host())
     }
+
+    /// Re-attaches host `host` to switch `switch`, on a new port numbered after the
+    /// switch's highest (its old port is gone); returns the new port. Moving a host to the
+    /// switch it is on gives it a new port there too (a re-plug). The spec is unchanged:
+    /// a lab records its moves and replays them on the parsed spec.
+    pub fn move_host(&mut self, host: u32, switch: u32) -> Result<u16, LabError> {
+        if self.host(host).is_none() {
+            return Err(LabError::Invalid(format!(
+                "no host h{host} in {} (hosts {})",
+                self.spec,
+                crate::span("h", self.hosts.len())
+            )));
+        }
+        if self.switch(switch).is_none() {
+            return Err(LabError::Invalid(format!(
+                "no switch s{switch} in {} (switches {})",
+                self.spec,
+                crate::span("s", self.switches.len())
+            )));
+        }
+        let port = self
+            .ports(switch)
+            .iter()
+            .map(|p| p.0)
+            .max()
+            .unwrap_or(0)
+            .checked_add(1)
+            .ok_or_else(|| LabError::Invalid(format!("s{switch} has no free port number")))?;
+        let link = self
+            .links
+            .iter_mut()
+            .find(|l| l.b == Node::Host(host))
+            .expect("every host has a link");
+        link.a = Node::Switch(switch);
+        link.port_a = port;
+        let h = &mut self.hosts[host as usize - 1];
+        h.switch = switch;
+        h.port = port;
+        Ok(port)
+    }
 }
 
 fn at_least(spec: &str, what: &str, n: u64, min: u64) -> Result<(), LabError> {
@@ -510,6 +550,39 @@ mod tests {
             t.ports(3),
             vec![(1, Node::Host(3), 0), (2, Node::Switch(2), 3)]
         );
+    }
+
+    #[test]
+    fn a_moved_host_takes_the_next_port_and_leaves_its_old_one() {
+        let mut t = Topo::parse("linear,3").unwrap();
+        assert_eq!(t.move_host(1, 3).unwrap(), 3);
+        assert_eq!(
+            t.ports(3),
+            vec![
+                (1, Node::Host(3), 0),
+                (2, Node::Switch(2), 3),
+                (3, Node::Host(1), 0)
+            ]
+        );
+        assert_eq!(t.ports(1), vec![(2, Node::Switch(2), 2)]);
+        assert_eq!((t.host(1).unwrap().switch, t.host(1).unwrap().port), (3, 3));
+        // Links keep their order (host links first, in host order) and count.
+        assert_eq!(t.links.len(), 5);
+        assert_eq!(t.links[0].b, Node::Host(1));
+        assert_eq!((t.links[0].a, t.links[0].port_a), (Node::Switch(3), 3));
+        // Back home: a port after s1's highest (2), not its old 1.
+        assert_eq!(t.move_host(1, 1).unwrap(), 3);
+        assert_eq!(t.ports(3).len(), 2);
+        // The same switch again: a new port there too.
+        assert_eq!(t.move_host(1, 1).unwrap(), 4);
+        assert_eq!(
+            t.ports(1),
+            vec![(2, Node::Switch(2), 2), (4, Node::Host(1), 0)]
+        );
+        assert_eq!(t.spec, "linear,3");
+        for bad in [(4, 1), (1, 4), (0, 1)] {
+            assert!(t.move_host(bad.0, bad.1).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

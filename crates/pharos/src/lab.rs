@@ -57,7 +57,14 @@ Topologies (Mininet's):
 Numbering: switch sN has datapath id N. Host hM has 10.0.0.M/8 (10.0.y.z beyond 255) and MAC \
 00:00:00:00:xx:xx from M. A switch numbers its ports 1, 2, ... in link order: its hosts first, \
 then its links to other switches in the order the shape makes them (linear,3: s2 port 1 = h2, \
-2 = s1, 3 = s3).
+2 = s1, 3 = s3). `pharos lab move h1 s3` re-plugs h1 into a new port of s3, numbered after \
+its highest (linear,3: port 3).
+
+Versions: --of 1.3 (the default), 1.0, or mixed: odd-numbered switches speak 1.0, \
+even-numbered 1.3.
+
+Misbehaving hosts: `pharos lab send h1 --hex FRAME` puts a raw Ethernet frame on h1's wire \
+(forged LLDP, say); `pharos lab recv h1 --ethertype 0x88cc` prints what h1 receives.
 
 Names: with --name NAME (default lab; a lowercase letter then up to 3 lowercase letters or \
 digits), switch sN is bridge NAME-sN, its port P the interface NAME-sN-ethP, host hM the \
@@ -83,6 +90,9 @@ enum Command {
     Ping(PingArgs),
     Exec(ExecArgs),
     Link(LinkArgs),
+    Move(MoveArgs),
+    Send(SendArgs),
+    Recv(RecvArgs),
     Restart(RestartArgs),
     Down(DownArgs),
     List(ListArgs),
@@ -105,7 +115,8 @@ struct UpArgs {
     /// single,K | linear,N | tree,DEPTH,FANOUT | ring,N | fattree,K (see pharos lab --help)
     #[arg(long, value_name = "SHAPE")]
     topo: String,
-    /// OpenFlow version the switches speak: 1.0 or 1.3
+    /// OpenFlow version the switches speak: 1.0, 1.3, or mixed (odd-numbered switches
+    /// 1.0, even-numbered 1.3)
     #[arg(long = "of", default_value = "1.3", value_name = "VERSION")]
     of: String,
     /// The controller
@@ -183,6 +194,64 @@ struct LinkArgs {
     state: String,
     #[command(flatten)]
     common: NameArg,
+}
+
+/// Move a host to another switch: its port is deleted (the old switch reports it gone) and
+/// it is plugged into a new port of SWITCH, numbered after that switch's highest, keeping
+/// its MAC and IP address
+#[derive(Debug, clap::Args)]
+struct MoveArgs {
+    /// The host (h1)
+    host: String,
+    /// The switch it moves to (s3)
+    switch: String,
+    #[command(flatten)]
+    common: NameArg,
+}
+
+/// Send a raw Ethernet frame from a host, as the host would (a packet socket in its
+/// namespace): destination, source, EtherType and payload, no FCS
+#[derive(Debug, clap::Args)]
+struct SendArgs {
+    /// The host (h1)
+    host: String,
+    /// The frame in hex (separators : - . and spaces allowed)
+    #[arg(long, value_name = "HEX")]
+    hex: String,
+    /// How many times to send it
+    #[arg(long, short = 'c', default_value_t = 1)]
+    count: u32,
+    /// Seconds between two sends
+    #[arg(long, default_value_t = 0.1, value_name = "SECS")]
+    interval: f64,
+    #[command(flatten)]
+    common: NameArg,
+}
+
+/// Print the frames a host receives, one line of hex each (exit 0 iff COUNT arrived)
+#[derive(Debug, clap::Args)]
+struct RecvArgs {
+    /// The host (h1)
+    host: String,
+    /// Only frames of this EtherType (0x88cc for LLDP)
+    #[arg(long, value_name = "TYPE", value_parser = parse_ethertype)]
+    ethertype: Option<u16>,
+    /// How many frames to wait for
+    #[arg(long, short = 'c', default_value_t = 1)]
+    count: usize,
+    /// Seconds to wait for them
+    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    timeout: f64,
+    #[command(flatten)]
+    common: NameArg,
+}
+
+fn parse_ethertype(s: &str) -> Result<u16, String> {
+    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u16::from_str_radix(hex, 16),
+        None => s.parse(),
+    };
+    r.map_err(|_| format!("bad EtherType {s:?}: 0x88cc or 35020"))
 }
 
 /// Delete a switch and create it again (same datapath id, ports and controller)
@@ -275,6 +344,48 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             lab.set_link(&a.a, &a.b, a.state == "up")?;
             outln!("link {} - {} {}", a.a, a.b, a.state);
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Move(a) => {
+            let mut lab = open(&a.common, &dir)?;
+            let port = lab.move_host(&a.host, &a.switch)?;
+            outln!("{} moved to {} port {port}", a.host, a.switch);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Send(a) => {
+            let lab = open(&a.common, &dir)?;
+            let frame = lab::frame::parse_hex(&a.hex)?;
+            let interval = if a.interval == 0.0 {
+                Duration::ZERO
+            } else {
+                secs(a.interval)?
+            };
+            let n = lab.send_frame(&a.host, &frame, a.count, interval)?;
+            outln!(
+                "{} sent {}, {} bytes each",
+                a.host,
+                lab::plural(n as usize, "frame", "frames"),
+                frame.len()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Recv(a) => {
+            let lab = open(&a.common, &dir)?;
+            let frames = lab.recv_frames(&a.host, a.ethertype, a.count, secs(a.timeout)?)?;
+            for f in &frames {
+                outln!("{}", lab::frame::to_hex(f));
+            }
+            Ok(if frames.len() == a.count {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!(
+                    "{}: {} of {} frames in {} s",
+                    a.host,
+                    frames.len(),
+                    a.count,
+                    a.timeout
+                );
+                ExitCode::FAILURE
+            })
         }
         Command::Restart(a) => {
             let lab = open(&a.common, &dir)?;
@@ -494,6 +605,30 @@ mod tests {
         );
         let mut v = vec!["pharos", "lab", "link", "s1", "s2", "sideways"];
         assert!(Cli::try_parse_from(v.drain(..)).is_err());
+    }
+
+    #[test]
+    fn move_send_and_recv_arguments() {
+        let Command::Move(a) = parse(&["move", "h1", "s3", "--name", "t1"]) else {
+            panic!()
+        };
+        assert_eq!((a.host.as_str(), a.switch.as_str()), ("h1", "s3"));
+        let Command::Send(a) = parse(&["send", "h2", "--hex", "0180c200000e", "-c", "3"]) else {
+            panic!()
+        };
+        assert_eq!((a.host.as_str(), a.count, a.interval), ("h2", 3, 0.1));
+        let Command::Recv(a) = parse(&["recv", "h2", "--ethertype", "0x88cc"]) else {
+            panic!()
+        };
+        assert_eq!((a.ethertype, a.count, a.timeout), (Some(0x88cc), 1, 5.0));
+        let Command::Recv(a) = parse(&["recv", "h2", "--ethertype", "2048"]) else {
+            panic!()
+        };
+        assert_eq!(a.ethertype, Some(0x800));
+        let v = ["pharos", "lab", "recv", "h1", "--ethertype", "0x1ffff"];
+        assert!(Cli::try_parse_from(v).is_err());
+        let v = ["pharos", "lab", "send", "h1"];
+        assert!(Cli::try_parse_from(v).is_err(), "--hex is required");
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! The harness of the end-to-end tests (`tests/lab.rs`): a Pharos controller in the test
-//! process, `pharos lab` run as a user runs it, a guard that always tears both down, and
+//! The harness of the end-to-end tests (`tests/lab.rs`, `tests/lab_apps.rs`): a Pharos
+//! controller in the test process (any set of apps, plus an observer counting PACKET_INs
+//! by kind and recording PORT_STATUS), `pharos lab` run as a user runs it, a guard that
+//! always tears both down, the lab's topology as `pharos lab show --json` reports it, and
 //! the programs around them (dumpcap, tshark, ovs-ofctl, iperf3).
 //!
 //! Everything here runs commands with a deadline, in their own process group, and kills
@@ -7,6 +9,7 @@
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write as _};
 use std::net::SocketAddr;
 use std::os::unix::process::CommandExt as _;
@@ -17,10 +20,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use controller::app::{App, Builder, SwitchCtx};
+use controller::app::{AnyApp, App, Builder, SwitchCtx};
 use controller::controller::{Controller, Handle, NetConfig};
 use controller::counters::CountersSnapshot;
 use controller::dispatch::Pipeline;
+use controller::info::{PortInfo, PortReason};
 use controller::services::Services;
 
 /// The programs the lab tests drive, each with the Debian package providing it.
@@ -226,16 +230,39 @@ pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
 /// this old.
 pub const COUNTERS_EVERY: Duration = Duration::from_millis(100);
 
-/// PACKET_INs by what they carry, counted by an observer after the learning switch
-/// (observers see every PACKET_IN and cannot change what happens to it).
+/// PACKET_INs by what they carry, counted by an observer after the apps (observers see
+/// every PACKET_IN, even one an app stopped, and cannot change what happens to it); and
+/// every PORT_STATUS, with the time it was handled.
 ///
-/// IPv4 and ARP are the pingall's own traffic; the rest is the hosts' kernels talking
-/// on their own (IPv6 router solicitations, MLD reports), which a check about the
-/// pingall's pairs must not count.
+/// IPv4 and ARP are the pingall's own traffic; LLDP is topology discovery's; the rest is
+/// the hosts' kernels talking on their own (IPv6 router solicitations, MLD reports), or
+/// frames a test sends, which a check about the pingall's pairs must not count.
 #[derive(Debug, Default)]
 pub struct PacketInKinds {
     pub ipv4_arp: AtomicU64,
+    pub lldp: AtomicU64,
     pub other: AtomicU64,
+    /// LLDP PACKET_INs by (dpid, in_port).
+    pub lldp_at: Mutex<BTreeMap<(u64, u32), u64>>,
+    /// Every PORT_STATUS, in the order handled.
+    pub port_status: Mutex<Vec<PortStatusSeen>>,
+}
+
+/// One PORT_STATUS as the observer saw it.
+#[derive(Debug, Clone)]
+pub struct PortStatusSeen {
+    pub at: Instant,
+    pub dpid: u64,
+    pub reason: PortReason,
+    pub port: PortInfo,
+}
+
+impl PortStatusSeen {
+    /// The port's link is down (`OFPPS_LINK_DOWN`, bit 0 in both versions) or it is
+    /// administratively down (`OFPPC_PORT_DOWN`, bit 0), or it was deleted.
+    pub fn down(&self) -> bool {
+        self.reason == PortReason::Delete || self.port.state & 1 != 0 || self.port.config & 1 != 0
+    }
 }
 
 /// The observer app feeding [`PacketInKinds`].
@@ -249,23 +276,66 @@ impl App for CountKinds {
     }
 
     fn build(&self, b: &mut Builder<Self>) {
-        b.observe_packet_in(0, |app, _: &mut SwitchCtx, _, p| {
+        b.observe_packet_in(0, |app, ctx: &mut SwitchCtx, _, p| {
             let data = p.data();
             let ethertype = data.get(12..14).map(|t| u16::from_be_bytes([t[0], t[1]]));
             let counter = match ethertype {
                 Some(0x0800 | 0x0806) => &app.0.ipv4_arp,
+                Some(0x88cc) => {
+                    *app.0
+                        .lldp_at
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .entry((ctx.dpid(), p.in_port()))
+                        .or_default() += 1;
+                    &app.0.lldp
+                }
                 _ => &app.0.other,
             };
             counter.fetch_add(1, Ordering::Relaxed);
         });
+        b.on_port_status(|app, ctx: &mut SwitchCtx, _, reason, port| {
+            let seen = PortStatusSeen {
+                at: Instant::now(),
+                dpid: ctx.dpid(),
+                reason,
+                port: port.clone(),
+            };
+            app.0
+                .port_status
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(seen);
+        });
     }
 }
 
-/// Pharos in the test process: the learning switch (defaults, as `pharos run` has it)
+/// Makes the apps of a controller, afresh for every start (a restart gets new state).
+pub type AppSet = Arc<dyn Fn() -> Vec<Box<dyn AnyApp>> + Send + Sync>;
+
+/// The learning switch with its defaults, as `pharos run --apps learning_switch` has it.
+pub fn learning_switch() -> AppSet {
+    apps_by_name(&["learning_switch"])
+}
+
+/// The apps `names`, in order, each with its default parameters (`apps::by_name`).
+pub fn apps_by_name(names: &[&'static str]) -> AppSet {
+    let names = names.to_vec();
+    Arc::new(move || {
+        names
+            .iter()
+            .map(|n| apps::by_name(n, &toml::Table::new()).unwrap_or_else(|e| panic!("{e}")))
+            .collect()
+    })
+}
+
+/// Pharos in the test process: the apps of an [`AppSet`] (by default the learning switch)
 /// and the [`PacketInKinds`] observer, one worker, on 127.0.0.1.
 pub struct Ctl {
     handle: Option<Handle>,
     pipeline: Option<Arc<Pipeline>>,
+    /// What it runs (again, on a restart).
+    apps: AppSet,
     /// PACKET_INs by kind, since this start.
     pub kinds: Arc<PacketInKinds>,
     /// The port it listens on (the same across restarts).
@@ -273,14 +343,19 @@ pub struct Ctl {
 }
 
 impl Ctl {
-    /// Starts on `port` (0: a free one). A port just released can be refused for a
-    /// moment: retried for 5 s.
+    /// Starts the learning switch on `port` (0: a free one). A port just released can be
+    /// refused for a moment: retried for 5 s.
     pub fn start(port: u16) -> Ctl {
-        let app = apps::by_name("learning_switch", &toml::Table::new()).expect("learning switch");
+        Ctl::start_with(port, learning_switch())
+    }
+
+    /// Starts `apps` on `port` (0: a free one), as [`Ctl::start`].
+    pub fn start_with(port: u16, apps: AppSet) -> Ctl {
         let kinds = Arc::new(PacketInKinds::default());
         let observer = Box::new(CountKinds(Arc::clone(&kinds)));
-        let pipeline =
-            Arc::new(Pipeline::build(vec![app, observer], Services::new()).expect("pipeline"));
+        let mut set = apps();
+        set.push(observer);
+        let pipeline = Arc::new(Pipeline::build(set, Services::new()).expect("pipeline"));
         let config = NetConfig {
             listen: vec![SocketAddr::from(([127, 0, 0, 1], port))],
             workers: 1,
@@ -305,9 +380,40 @@ impl Ctl {
         Ctl {
             handle: Some(handle),
             pipeline: Some(pipeline),
+            apps,
             kinds,
             port,
         }
+    }
+
+    /// The running pipeline (its services: `pipeline().services().get::<T>()`).
+    pub fn pipeline(&self) -> &Arc<Pipeline> {
+        self.pipeline.as_ref().expect("the controller is running")
+    }
+
+    /// LLDP PACKET_INs so far.
+    pub fn lldp_packet_ins(&self) -> u64 {
+        self.kinds.lldp.load(Ordering::Relaxed)
+    }
+
+    /// LLDP PACKET_INs so far from port `port` of switch `dpid`.
+    pub fn lldp_packet_ins_at(&self, dpid: u64, port: u32) -> u64 {
+        self.kinds
+            .lldp_at
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(dpid, port))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The PORT_STATUS messages handled so far.
+    pub fn port_status(&self) -> Vec<PortStatusSeen> {
+        self.kinds
+            .port_status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// `tcp:127.0.0.1:PORT`, for `pharos lab up --controller`.
@@ -328,7 +434,7 @@ impl Ctl {
         self.kinds.ipv4_arp.load(Ordering::Relaxed)
     }
 
-    /// Other PACKET_INs so far (IPv6 and the like).
+    /// Other PACKET_INs so far (IPv6 and the like; not LLDP).
     pub fn other_packet_ins(&self) -> u64 {
         self.kinds.other.load(Ordering::Relaxed)
     }
@@ -340,7 +446,8 @@ impl Ctl {
     pub fn agreeing_counters(&self) -> CountersSnapshot {
         let mut last = (0, 0);
         let agreed = wait_until(Duration::from_secs(3), || {
-            let seen = self.ipv4_arp_packet_ins() + self.other_packet_ins();
+            let seen =
+                self.ipv4_arp_packet_ins() + self.lldp_packet_ins() + self.other_packet_ins();
             let counted = self.counters().total.packet_ins;
             last = (counted, seen);
             counted == seen
@@ -367,7 +474,7 @@ impl Ctl {
     /// Stops it and starts a new one (new app state, new counters) on the same port.
     pub fn restart(&mut self) {
         self.stop();
-        *self = Ctl::start(self.port);
+        *self = Ctl::start_with(self.port, Arc::clone(&self.apps));
     }
 
     /// Waits until `n` switches are connected; false at the deadline.
@@ -382,11 +489,13 @@ impl Drop for Ctl {
     }
 }
 
-/// An OpenFlow version as the lab tests use it.
+/// An OpenFlow version as the lab tests use it: every switch 1.0, every switch 1.3, or
+/// mixed (`pharos lab up --of mixed`: odd-numbered switches 1.0, even-numbered 1.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Of {
     V10,
     V13,
+    Mixed,
 }
 
 impl Of {
@@ -395,14 +504,16 @@ impl Of {
         match self {
             Of::V10 => "1.0",
             Of::V13 => "1.3",
+            Of::Mixed => "mixed",
         }
     }
 
-    /// `ovs-ofctl -O`.
+    /// `ovs-ofctl -O` (for a mixed lab, the list that talks to either kind).
     pub fn ofctl(self) -> &'static str {
         match self {
             Of::V10 => "OpenFlow10",
             Of::V13 => "OpenFlow13",
+            Of::Mixed => "OpenFlow10,OpenFlow13",
         }
     }
 
@@ -411,14 +522,27 @@ impl Of {
         match self {
             Of::V10 => "openflow_v1",
             Of::V13 => "openflow_v4",
+            Of::Mixed => "openflow_v1 || openflow_v4",
         }
     }
 
-    /// The version the controller negotiates with the lab's switches.
+    /// The version the controller negotiates with every switch of the lab (not for a
+    /// mixed lab: see [`Of::version_of`]).
     pub fn version(self) -> openflow::Version {
         match self {
             Of::V10 => openflow::Version::V1_0,
             Of::V13 => openflow::Version::V1_3,
+            Of::Mixed => panic!("a mixed lab has no one version: Of::version_of(dpid)"),
+        }
+    }
+
+    /// The version the controller negotiates with the switch of datapath id `dpid`
+    /// (switch sN has dpid N).
+    pub fn version_of(self, dpid: u64) -> openflow::Version {
+        match self {
+            Of::Mixed if dpid % 2 == 1 => openflow::Version::V1_0,
+            Of::Mixed => openflow::Version::V1_3,
+            v => v.version(),
         }
     }
 }
@@ -532,12 +656,18 @@ pub struct Lab {
 pub const LAB_CMD_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Lab {
-    /// Starts the controller on a free port; with `capture`, dumpcap on that port too
-    /// (started before any switch connects, so every session is captured whole).
+    /// Starts the controller (the learning switch) on a free port; with `capture`,
+    /// dumpcap on that port too (started before any switch connects, so every session is
+    /// captured whole).
     pub fn new(name: &str, of: Of, capture: bool) -> Lab {
+        Lab::with_apps(name, of, learning_switch(), capture)
+    }
+
+    /// [`Lab::new`] with a controller running `apps`.
+    pub fn with_apps(name: &str, of: Of, apps: AppSet, capture: bool) -> Lab {
         assert!(name.len() <= 4, "lab names have at most 4 characters");
         let dir = TempDir::new(name);
-        let ctl = Ctl::start(0);
+        let ctl = Ctl::start_with(0, apps);
         let capture = capture.then(|| Capture::start(ctl.port, &dir.0.join("of.pcapng")));
         Lab {
             name: name.to_string(),
@@ -763,4 +893,212 @@ impl Drop for Lab {
             panic!("{msg}");
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// The topology as `pharos lab show --json` reports it.
+
+/// What the checks need of a lab's topology.
+#[derive(Debug, Clone)]
+pub struct Topo {
+    /// Open vSwitch's run directory (`OVS_RUNDIR` for ovs-ofctl).
+    pub run_dir: String,
+    /// Short name (`s1`) → bridge name, dpid and ports.
+    pub switches: BTreeMap<String, Switch>,
+    /// Short name (`h1`) → address, MAC and the switch port it hangs off.
+    pub hosts: BTreeMap<String, Host>,
+    /// Switch-to-switch links.
+    pub links: Vec<SwitchLink>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Switch {
+    pub bridge: String,
+    pub dpid: u64,
+    /// Port number → its interface in the root namespace (`NAME-s1-eth2`).
+    pub ports: BTreeMap<u32, String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Host {
+    pub ip: String,
+    /// Lower case, `00:00:00:00:00:01`.
+    pub mac: String,
+    pub switch: String,
+    pub port: u32,
+}
+
+impl Host {
+    /// The MAC as bytes.
+    pub fn mac_bytes(&self) -> [u8; 6] {
+        let mut m = [0u8; 6];
+        for (i, part) in self.mac.split(':').enumerate() {
+            m[i] = u8::from_str_radix(part, 16).expect("a MAC of show --json");
+        }
+        m
+    }
+}
+
+/// A cable between two switch ports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwitchLink {
+    pub a: String,
+    pub port_a: u32,
+    pub b: String,
+    pub port_b: u32,
+    /// Both ends up (as `show` saw them).
+    pub up: bool,
+}
+
+impl SwitchLink {
+    /// Whether it joins `x` and `y`, in either order.
+    pub fn joins(&self, x: &str, y: &str) -> bool {
+        (self.a == x && self.b == y) || (self.a == y && self.b == x)
+    }
+}
+
+fn str_field<'a>(v: &'a serde_json::Value, key: &str) -> &'a str {
+    v[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("show --json: no string {key:?} in {v}"))
+}
+
+fn num_field(v: &serde_json::Value, key: &str) -> u32 {
+    v[key]
+        .as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or_else(|| panic!("show --json: no number {key:?} in {v}"))
+}
+
+/// The topology in `pharos lab show --json`'s output.
+pub fn parse_topo(show: &serde_json::Value) -> Topo {
+    let run_dir = str_field(&show["env"], "OVS_RUNDIR").to_string();
+    let mut switches = BTreeMap::new();
+    for s in show["switches"].as_array().expect("show --json: switches") {
+        let dpid = &s["dpid"];
+        let dpid = dpid
+            .as_u64()
+            .or_else(|| dpid.as_str().and_then(|t| u64::from_str_radix(t, 16).ok()))
+            .unwrap_or_else(|| panic!("show --json: dpid {dpid}"));
+        let ports = s["ports"]
+            .as_array()
+            .expect("show --json: ports")
+            .iter()
+            .map(|p| (num_field(p, "port"), str_field(p, "interface").to_string()))
+            .collect();
+        switches.insert(
+            str_field(s, "name").to_string(),
+            Switch {
+                bridge: str_field(s, "bridge").to_string(),
+                dpid,
+                ports,
+            },
+        );
+    }
+    let mut hosts = BTreeMap::new();
+    for h in show["hosts"].as_array().expect("show --json: hosts") {
+        let ip = str_field(h, "ip");
+        hosts.insert(
+            str_field(h, "name").to_string(),
+            Host {
+                ip: ip.split('/').next().unwrap_or(ip).to_string(),
+                mac: str_field(h, "mac").to_ascii_lowercase(),
+                switch: str_field(h, "switch").to_string(),
+                port: num_field(h, "port"),
+            },
+        );
+    }
+    let mut links = Vec::new();
+    for l in show["links"].as_array().expect("show --json: links") {
+        let (a, b) = (str_field(l, "a"), str_field(l, "b"));
+        if switches.contains_key(a) && switches.contains_key(b) {
+            links.push(SwitchLink {
+                a: a.to_string(),
+                port_a: num_field(l, "port_a"),
+                b: b.to_string(),
+                port_b: num_field(l, "port_b"),
+                up: l["up"].as_bool().unwrap_or(false),
+            });
+        }
+    }
+    Topo {
+        run_dir,
+        switches,
+        hosts,
+        links,
+    }
+}
+
+impl Topo {
+    /// The short name of the switch with datapath id `dpid`.
+    pub fn switch_by_dpid(&self, dpid: u64) -> Option<&str> {
+        self.switches
+            .iter()
+            .find(|(_, s)| s.dpid == dpid)
+            .map(|(n, _)| n.as_str())
+    }
+
+    /// The cable between switches `a` and `b`.
+    pub fn link(&self, a: &str, b: &str) -> &SwitchLink {
+        self.links
+            .iter()
+            .find(|l| l.joins(a, b))
+            .unwrap_or_else(|| panic!("no link {a} - {b} in the lab"))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// ovs-ofctl
+
+/// One line of `ovs-ofctl dump-flows`.
+#[derive(Debug, Clone)]
+pub struct FlowEntry {
+    pub priority: u32,
+    pub n_packets: u64,
+    pub dl_src: Option<String>,
+    pub dl_dst: Option<String>,
+    pub actions: String,
+    pub line: String,
+}
+
+/// `ovs-ofctl -O VERSION --no-names dump-flows BRIDGE` against the lab's own Open vSwitch.
+pub fn dump_flows(lab: &Lab, topo: &Topo, switch: &str) -> Vec<FlowEntry> {
+    let bridge = &topo.switches[switch].bridge;
+    let out = run(
+        Command::new("ovs-ofctl")
+            .args(["-O", lab.of.ofctl(), "--no-names", "dump-flows", bridge])
+            .env("OVS_RUNDIR", &topo.run_dir),
+        Duration::from_secs(15),
+    );
+    out.expect_ok();
+    out.stdout
+        .lines()
+        .filter(|l| l.contains("actions="))
+        .map(parse_flow)
+        .collect()
+}
+
+pub fn parse_flow(line: &str) -> FlowEntry {
+    let (fields, actions) = line.rsplit_once("actions=").expect("actions=");
+    let mut e = FlowEntry {
+        priority: 32768,
+        n_packets: 0,
+        dl_src: None,
+        dl_dst: None,
+        actions: actions.trim().to_string(),
+        line: line.trim().to_string(),
+    };
+    for part in fields.split([',', ' ']).filter(|p| !p.is_empty()) {
+        let Some((k, v)) = part.split_once('=') else {
+            continue;
+        };
+        match k {
+            "priority" => e.priority = v.parse().expect("priority"),
+            "n_packets" => e.n_packets = v.parse().expect("n_packets"),
+            "dl_src" => e.dl_src = Some(v.to_ascii_lowercase()),
+            "dl_dst" => e.dl_dst = Some(v.to_ascii_lowercase()),
+            _ => {}
+        }
+    }
+    e
 }
