@@ -502,3 +502,67 @@ fn subscribers_see_every_change_in_order_after_the_snapshot() {
     assert!(lab.links().is_empty());
     assert!(lab.topo.snapshot().version() > v0);
 }
+
+/// The next discovery frame host `h` hears (moving the clock until one comes).
+fn next_frame_heard(lab: &mut Lab, h: usize) -> Vec<u8> {
+    lab.net.take_received(h);
+    for _ in 0..30 {
+        lab.net.advance(S / 10);
+        if let Some(f) = lab
+            .net
+            .take_received(h)
+            .into_iter()
+            .rfind(|f| sim::is_lldp(f))
+        {
+            return f;
+        }
+    }
+    panic!("host {h} heard no discovery frame in 3 s");
+}
+
+#[test]
+fn frames_relayed_between_hosts_make_no_link_once_the_hosts_have_spoken() {
+    let (switches, links) = topo::linear(2);
+    let mut lab = Lab::with(&switches, &links, 3, mixed, Vec::new());
+    let h1 = lab.net.add_host(mac(1), 1, 3);
+    let h2 = lab.net.add_host(mac(2), 2, 3);
+    // Past the settling time after the switches joined; the hosts say something.
+    lab.net.advance(S * 3);
+    lab.net
+        .send(h1, &sim::eth(mac(1), sim::BROADCAST, 0x0800, b"hi"));
+    lab.net
+        .send(h2, &sim::eth(mac(2), sim::BROADCAST, 0x0800, b"hi"));
+    let cable = both(1, 2, 2, 1);
+    assert_eq!(lab.links(), cable);
+    // Each host hears its switch's next frame and hands it to the other at once: a
+    // fresh, genuine frame arriving on a port it was never sent to.
+    let from_s1 = next_frame_heard(&mut lab, h1);
+    lab.net.send(h2, &from_s1);
+    let from_s2 = next_frame_heard(&mut lab, h2);
+    lab.net.send(h1, &from_s2);
+    assert_eq!(lab.links(), cable, "no link between the hosts' ports");
+    let refused = || {
+        lab.stats
+            .host_port
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    assert_eq!(refused(), 2);
+    // The host's port going down and up forgets its mark: a switch may be there now.
+    lab.net.set_port(2, 3, false);
+    lab.net.set_port(2, 3, true);
+    let from_s1 = next_frame_heard(&mut lab, h1);
+    lab.net.send(h2, &from_s1);
+    assert!(lab.links().contains(&Link::new(1, 3, 2, 3)));
+}
+
+#[test]
+fn a_hosts_packet_on_a_link_port_while_switches_join_does_not_block_discovery() {
+    // After a controller restart a switch may still carry a host's packets on flows from
+    // before, so its first PACKET_IN can come from a link port of another switch.
+    let (switches, links) = topo::linear(2);
+    let mut lab = Lab::with(&switches, &links, 3, mixed, Vec::new());
+    lab.net
+        .inject(2, 1, &sim::eth(mac(7), sim::BROADCAST, 0x0800, b"stale"));
+    lab.net.advance(S * 2);
+    assert_eq!(lab.links(), both(1, 2, 2, 1));
+}

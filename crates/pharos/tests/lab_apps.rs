@@ -931,16 +931,9 @@ enum Extra {
     Move(&'static str, &'static str, &'static str),
 }
 
-/// Every lab's checks (discovery, pingall, idle), then `extras`, on lab `spec`.
-fn acceptance(test: &str, name: &str, of: Of, spec: &str, extras: &[Extra]) {
-    if !enabled(test) {
-        return;
-    }
-    one_lab(test, name, of, spec, extras);
-}
-
-/// [`acceptance`] on lab `spec` for each (name, version) at once, one thread each, so
-/// that their idle periods overlap; fails naming each version that failed.
+/// Every lab's checks (discovery, pingall, idle), then `extras`, on lab `spec` for each
+/// (name, version) at once, one thread each, so that their idle periods overlap; fails
+/// naming each version that failed.
 fn acceptance_versions(test: &str, spec: &str, labs: &[(&str, Of)], extras: &[Extra]) {
     if !enabled(test) {
         return;
@@ -1034,26 +1027,15 @@ fn discovery_frame_offsets() {
     assert!(lldp::verify(&key, &f, 12_345, 10_000).is_ok());
 }
 
-const LINEAR: &[Extra] = &[Extra::ForgedLldp, Extra::Move("h1", "s4", "h2")];
+/// Relayed: discovery frames handed on between two hosts as they arrive (fresh and
+/// genuine, but on host ports: refused, topology::guard).
+const LINEAR: &[Extra] = &[
+    Extra::ForgedLldp,
+    Extra::RelayedLldp("h1", "h4"),
+    Extra::Move("h1", "s4", "h2"),
+];
 const RING: &[Extra] = &[Extra::LinkDown("h1", "h3")];
 const FATTREE: &[Extra] = &[Extra::LinkDown("h1", "h16"), Extra::Move("h1", "s20", "h5")];
-
-/// Discovery frames relayed between two hosts (a replay within the frame's max age).
-///
-/// Fails: the topology app accepts a genuine frame younger than `max_frame_age` wherever
-/// it arrives (topology::lldp says so), so two hosts relaying frames make a link between
-/// their ports ("Problems found (E2E6)" in apps6-contract.md). Run it with `--ignored`.
-#[test]
-#[ignore = "known gap: discovery frames relayed between two hosts within max_frame_age make a link"]
-fn linear4_relayed_lldp() {
-    acceptance(
-        "linear4_relayed_lldp",
-        "wlr",
-        Of::V13,
-        "linear,4",
-        &[Extra::RelayedLldp("h1", "h4")],
-    );
-}
 
 #[test]
 fn linear4() {

@@ -11,12 +11,18 @@
 //!      replay, a host's own LLDP): counted by reason, logged at debug;
 //!    - 3b. sent and received on the same port (a looped-back replay), or from a switch
 //!      not in the topology: counted, ignored;
-//!    - 3c. otherwise the directed link `sender dpid:port → this dpid:in_port` is added,
+//!    - 3c. a new link with an end on a host port ([`guard`]: where a MAC was first
+//!      seen) is refused: frames relayed between two hosts;
+//!    - 3d. otherwise the directed link `sender dpid:port → this dpid:in_port` is added,
 //!      or refreshed.
+//!
+//!    Any other PACKET_IN marks its port a host port if its source MAC was never seen
+//!    before (and the port is no known link port), then goes on to the next app.
 //! 4. PORT_STATUS: links on a port that went down or was deleted go at once
 //!    ([`LinkGone::PortDown`], [`LinkGone::PortDeleted`]); a port that comes up is
-//!    probed at once. The topology's port list follows.
-//! 5. A switch leaves: its links go ([`LinkGone::SwitchLeft`]), then the switch.
+//!    probed at once. The topology's port list follows; the port's host mark goes.
+//! 5. A switch leaves: its links go ([`LinkGone::SwitchLeft`]), then the switch, and
+//!    its host marks.
 //! 6. Every `lldp_interval` (at most `link_timeout / 2`), globally: links not refreshed
 //!    for `link_timeout` go ([`LinkGone::Timeout`]).
 //!
@@ -35,9 +41,10 @@ use controller::services::{Services, StartError};
 use controller::switches::Switches;
 use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
 use openflow::view::PacketIn;
-use openflow::Version;
+use openflow::{MacAddr, Version};
 use serde::Deserialize;
 
+use super::guard::{HostPorts, PortKind};
 use super::lldp::{self, DiscoveryKey, Reject};
 use super::service::{LinkGone, Topology, TopologyEvent};
 use crate::routing::Link;
@@ -115,6 +122,8 @@ pub struct Stats {
     pub same_port: AtomicU64,
     /// Ours, from a switch the topology does not have (it just left).
     pub unknown_switch: AtomicU64,
+    /// Ours, but a new link with an end on a host port: relayed by hosts.
+    pub host_port: AtomicU64,
 }
 
 /// Where a [`Reject`] is counted in [`Stats::rejected`].
@@ -148,7 +157,12 @@ pub struct TopologyApp {
     stats: Arc<Stats>,
     /// The core's directory, to tell a replaced connection from a departure.
     switches: OnceLock<Arc<Switches>>,
+    /// Host ports (3c).
+    hosts: Mutex<HostPorts>,
 }
+
+/// MACs the host-port guard remembers at most.
+const HOST_PORTS_CAP: usize = 100_000;
 
 impl TopologyApp {
     /// The app, with a fresh random key.
@@ -168,6 +182,11 @@ impl TopologyApp {
             seen: Mutex::new(BTreeMap::new()),
             stats: Arc::new(Stats::default()),
             switches: OnceLock::new(),
+            // Two intervals: a neighbour that joins probes within one.
+            hosts: Mutex::new(HostPorts::new(
+                Self::secs(params.lldp_interval) * 2,
+                HOST_PORTS_CAP,
+            )),
         }
     }
 
@@ -190,6 +209,23 @@ impl TopologyApp {
 
     fn seen(&self) -> MutexGuard<'_, BTreeMap<Link, Instant>> {
         self.seen.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn hosts(&self) -> MutexGuard<'_, HostPorts> {
+        self.hosts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks the port of a MAC's first PACKET_IN (see [`guard`](super::guard)).
+    fn host_traffic(&self, ctx: &SwitchCtx, in_port: u32, frame: &[u8]) {
+        let (dpid, now) = (ctx.dpid(), ctx.now());
+        if in_port >= FIRST_RESERVED_PORT || frame.len() < 14 {
+            return;
+        }
+        let src = MacAddr([frame[6], frame[7], frame[8], frame[9], frame[10], frame[11]]);
+        if src.is_multicast() || self.topology.is_link_port(dpid, in_port) {
+            return;
+        }
+        self.hosts().traffic(src, dpid, in_port, now);
     }
 }
 
@@ -234,6 +270,7 @@ impl TopologyApp {
             .cookie(LLDP_COOKIE);
         ctx.send_flow_mod(&fm);
         let (dpid, ports) = (ctx.dpid(), ctx.info().ports.clone());
+        self.hosts().joined(ctx.now());
         let _seen = self.seen();
         self.topology.update(|s| match s.set_switch(dpid, ports) {
             true => vec![TopologyEvent::SwitchAdded(dpid)],
@@ -281,7 +318,10 @@ impl TopologyApp {
         let max_age = (self.params.max_frame_age * 1000.0) as u64;
         let d = match lldp::verify(&self.key, p.data(), self.millis(ctx.now()), max_age) {
             Ok(d) => d,
-            Err(Reject::NotLldp) => return Flow::Continue,
+            Err(Reject::NotLldp) => {
+                self.host_traffic(ctx, in_port, p.data());
+                return Flow::Continue;
+            }
             // 3a
             Err(r) => {
                 self.stats.rejected[reject_index(r)].fetch_add(1, Relaxed);
@@ -295,12 +335,32 @@ impl TopologyApp {
             tracing::debug!(dpid = %Dpid(dpid), in_port, "LLDP looped back to its port");
             return Flow::Stop;
         }
-        // 3c
         let link = Link::new(d.dpid, d.port, dpid, in_port);
         let mut seen = self.seen();
         if let Some(t) = seen.get_mut(&link) {
             *t = ctx.now();
         } else {
+            // 3c
+            let mut hosts = self.hosts();
+            let ends = [(d.dpid, d.port), (dpid, in_port)];
+            if ends
+                .iter()
+                .any(|&(s, p)| hosts.kind(s, p, ctx.now()) == PortKind::Host)
+            {
+                self.stats.host_port.fetch_add(1, Relaxed);
+                tracing::warn!(
+                    ?link,
+                    "discovery frame on a host port refused (relayed by hosts?)"
+                );
+                return Flow::Stop;
+            }
+            // A provisional mark was a host's packet carried by a stale flow: the frame
+            // shows a switch is there.
+            for (s, p) in ends {
+                hosts.clear_port(s, p);
+            }
+            drop(hosts);
+            // 3d
             let added = self.topology.update(|s| {
                 let known = s.switches().contains_key(&d.dpid) && s.switches().contains_key(&dpid);
                 match known && s.add_link(link) {
@@ -333,6 +393,10 @@ impl TopologyApp {
             _ => None,
         };
         let (dpid, ports) = (ctx.dpid(), ctx.info().ports.clone());
+        if gone.is_some() || reason == PortReason::Add {
+            // Down, deleted or new: whoever was there may not be when it is up again.
+            self.hosts().clear_port(dpid, port.port_no);
+        }
         let mut seen = self.seen();
         self.topology.update(|s| {
             s.set_switch(dpid, ports);
@@ -362,6 +426,7 @@ impl TopologyApp {
         if self.switches.get().is_some_and(|s| s.is_connected(dpid)) {
             return;
         }
+        self.hosts().clear_switch(dpid);
         let mut seen = self.seen();
         self.topology.update(|s| {
             if !s.switches().contains_key(&dpid) {

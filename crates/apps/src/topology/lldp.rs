@@ -44,8 +44,10 @@
 //! The time is the sender's to choose, as long as [`encode`] and [`verify`] use the
 //! same clock: milliseconds since the controller started (from an `Instant`) suit, and
 //! a restart changes the key anyway. A replay of a genuine frame within `max_age` is
-//! accepted (it is the same frame); a replay that loops a port onto itself shows up as
-//! a link from a port to itself, which the topology app must refuse.
+//! accepted here (it is the same frame); a replay that loops a port onto itself shows
+//! up as a link from a port to itself, which the topology app refuses, and one relayed
+//! between two hosts arrives on a host port, which the app refuses too
+//! (`topology::guard`).
 //!
 //! ```
 //! use apps::topology::lldp::{self, Discovery, DiscoveryKey, Reject};

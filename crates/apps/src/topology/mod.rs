@@ -5,11 +5,14 @@
 //!              into links, ages them out, follows ports and switches
 //! lldp.rs      the discovery frame: encode (signed LLDP for one switch port) and verify
 //!              (is it ours, untouched, recent; where was it sent from)
+//! guard.rs     host ports: where each MAC was first seen, so that frames relayed by
+//!              hosts make no link
 //! service.rs   the Topology service: snapshots of switches, ports and links for other
 //!              apps, and link events to subscribers
 //! ```
 
 mod app;
+pub mod guard;
 pub mod lldp;
 pub mod service;
 
