@@ -51,9 +51,11 @@ use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
 use controller::info::Dpid;
 use controller::services::{Services, StartError};
 use controller::switches::Switches;
-use openflow::model::{Action, FlowMod, FlowModCommand, Match, PacketOut, PortNo, Vlan};
+use openflow::model::{
+    Action, FlowMod, FlowModCommand, FlowRemoved, Match, PacketOut, PortNo, Vlan,
+};
 use openflow::view::PacketIn;
-use openflow::{of10, of13, MacAddr, Message};
+use openflow::{MacAddr, Message};
 use packet::ethernet::EthernetFrame;
 use serde::Deserialize;
 
@@ -560,10 +562,8 @@ impl Shared {
     }
 
     fn flow_removed(&self, m: &Message) {
-        let cookie = match m {
-            Message::V10(of10::Message::FlowRemoved(f)) => f.cookie,
-            Message::V13(of13::Message::FlowRemoved(f)) => f.cookie,
-            _ => return,
+        let Some(FlowRemoved { cookie, .. }) = FlowRemoved::from_message(m) else {
+            return;
         };
         let mut routes = self.routes();
         if let Some(key) = routes.by_cookie.get(&cookie).copied() {
