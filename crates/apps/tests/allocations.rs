@@ -1,4 +1,6 @@
-//! Heap use, counted by a global allocator that this test binary alone installs: the
+//! Heap use, counted per thread by allocation-counter's global allocator (this test
+//! binary alone installs it; bytes are what was asked for, without the allocator's own
+//! rounding and headers): the
 //! memory the host table takes per tracked host, and the paths that must not allocate
 //! (LLDP `verify`, `observe` of a known host, `expire` with nothing to expire, the
 //! device app's PACKET_IN from a known host).
@@ -6,8 +8,6 @@
 //! The figure for BENCHMARKS.md:
 //! `cargo test -p pharos-apps --test allocations -- --nocapture memory_per_host`
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::{Duration, Instant};
 
@@ -23,54 +23,6 @@ use controller::services::Services;
 use openflow::{MacAddr, Version};
 
 mod frames;
-
-/// Counts per thread, so tests running side by side do not see each other's
-/// allocations. Bytes are what was asked for (the allocator's own rounding and headers
-/// are not included).
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-    static CALLS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn add(bytes: isize) {
-    // `try_with`: the thread-locals may be gone while a thread exits.
-    let _ = LIVE.try_with(|l| {
-        l.set(l.get() + bytes);
-    });
-    if bytes > 0 {
-        let _ = CALLS.try_with(|c| c.set(c.get() + 1));
-    }
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        add(layout.size() as isize);
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        add(-(layout.size() as isize));
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        add(new_size as isize - layout.size() as isize);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn live() -> isize {
-    LIVE.with(Cell::get)
-}
-
-fn calls() -> u64 {
-    CALLS.with(Cell::get)
-}
 
 fn host(i: u32) -> (MacAddr, AttachmentPoint, IpAddr, IpAddr) {
     let [a, b, c, d] = i.to_be_bytes();
@@ -88,21 +40,26 @@ fn host(i: u32) -> (MacAddr, AttachmentPoint, IpAddr, IpAddr) {
 fn memory_per_host() {
     const N: u32 = 100_000;
     let t0 = Instant::now();
-    let base = live();
-    let mut t = HostTable::new(Limits {
-        max_hosts: N as usize,
-        ..Limits::default()
-    });
-    for i in 0..N {
-        let (mac, ap, v4, v6) = host(i);
-        t.observe(mac, None, ap, Some(v4), t0);
-        t.observe(mac, None, ap, Some(v6), t0);
-    }
-    let used = live() - base;
+    let mut table = None;
+    // Bytes still held when the closure returns: the table's, which it hands out.
+    let used = allocation_counter::measure(|| {
+        let mut t = HostTable::new(Limits {
+            max_hosts: N as usize,
+            ..Limits::default()
+        });
+        for i in 0..N {
+            let (mac, ap, v4, v6) = host(i);
+            t.observe(mac, None, ap, Some(v4), t0);
+            t.observe(mac, None, ap, Some(v6), t0);
+        }
+        table = Some(t);
+    })
+    .bytes_current;
+    let t = table.take().unwrap();
     assert_eq!(t.len(), N as usize);
-    drop(t);
+    let freed = allocation_counter::measure(|| drop(t)).bytes_current;
     // Before printing: the test harness's capture of stderr allocates.
-    assert_eq!(live(), base, "the table gives everything back");
+    assert_eq!(freed, -used, "the table gives everything back");
     let per_host = used as f64 / f64::from(N);
     eprintln!(
         "host table: {N} hosts with one IPv4 and one IPv6 address each: {used} heap bytes, \
@@ -124,24 +81,26 @@ fn hot_paths_do_not_allocate() {
     }
     let (mac, ap, v4, v6) = host(7);
     let later = t0 + Duration::from_secs(1);
-    let before = calls();
-    for _ in 0..100 {
-        assert_eq!(t.observe(mac, None, ap, Some(v4), later), None);
-        assert_eq!(t.observe(mac, None, ap, Some(v6), later), None);
-        assert_eq!(t.observe(mac, None, ap, None, later), None);
-        assert!(t.expire(later, Duration::from_secs(300)).is_empty());
-        assert!(t.by_ip(v4).is_some());
-        assert_eq!(t.by_mac(mac).count(), 1);
-    }
-    assert_eq!(calls(), before, "allocations on the hot path");
+    let info = allocation_counter::measure(|| {
+        for _ in 0..100 {
+            assert_eq!(t.observe(mac, None, ap, Some(v4), later), None);
+            assert_eq!(t.observe(mac, None, ap, Some(v6), later), None);
+            assert_eq!(t.observe(mac, None, ap, None, later), None);
+            assert!(t.expire(later, Duration::from_secs(300)).is_empty());
+            assert!(t.by_ip(v4).is_some());
+            assert_eq!(t.by_mac(mac).count(), 1);
+        }
+    });
+    assert_eq!(info.count_total, 0, "allocations on the hot path");
     // A scan that finds nothing to remove does not allocate either. To make one, the
     // bound must be stale: a host first seen a second before the others, seen again.
     t.remove(host(0).0, None);
     t.observe(host(0).0, None, ap, None, t0 - Duration::from_secs(1));
     t.observe(host(0).0, None, ap, None, later);
-    let before = calls();
-    assert!(t.expire(later, Duration::from_secs(2)).is_empty());
-    assert_eq!(calls(), before, "allocations in a scan");
+    let info = allocation_counter::measure(|| {
+        assert!(t.expire(later, Duration::from_secs(2)).is_empty());
+    });
+    assert_eq!(info.count_total, 0, "allocations in a scan");
 }
 
 #[test]
@@ -152,15 +111,16 @@ fn verify_does_not_allocate() {
     let other = DiscoveryKey::from_bytes([8; 16]);
     let mut truncated = frame.clone();
     truncated.truncate(60);
-    let before = calls();
-    for _ in 0..100 {
-        assert!(lldp::verify(&key, &frame, 1_000, 10_000).is_ok());
-        assert!(lldp::verify(&other, &frame, 1_000, 10_000).is_err());
-        assert!(lldp::verify(&key, &frame, 100_000, 10_000).is_err());
-        assert!(lldp::verify(&key, &truncated, 1_000, 10_000).is_err());
-        assert!(lldp::verify(&key, &frame[..20], 1_000, 10_000).is_err());
-    }
-    assert_eq!(calls(), before, "verify allocated");
+    let info = allocation_counter::measure(|| {
+        for _ in 0..100 {
+            assert!(lldp::verify(&key, &frame, 1_000, 10_000).is_ok());
+            assert!(lldp::verify(&other, &frame, 1_000, 10_000).is_err());
+            assert!(lldp::verify(&key, &frame, 100_000, 10_000).is_err());
+            assert!(lldp::verify(&key, &truncated, 1_000, 10_000).is_err());
+            assert!(lldp::verify(&key, &frame[..20], 1_000, 10_000).is_err());
+        }
+    });
+    assert_eq!(info.count_total, 0, "verify allocated");
 }
 
 #[test]
@@ -215,15 +175,19 @@ fn the_device_app_learns_a_known_host_without_allocating() {
         p.handle(&mut sw, m, &mut out, t0);
     }
     p.global_tick(t0); // starts the timers' clock (once, allocating)
-    let before = calls();
-    for i in 0..100 {
-        let now = t0 + Duration::from_millis(i);
-        for m in edge.iter().chain([&link]) {
-            p.handle(&mut sw, m, &mut out, now);
+    let info = allocation_counter::measure(|| {
+        for i in 0..100 {
+            let now = t0 + Duration::from_millis(i);
+            for m in edge.iter().chain([&link]) {
+                p.handle(&mut sw, m, &mut out, now);
+            }
+            assert!(p.global_tick(now).is_some());
         }
-        assert!(p.global_tick(now).is_some());
-    }
-    assert_eq!(calls(), before, "allocations on the device app's hot path");
+    });
+    assert_eq!(
+        info.count_total, 0,
+        "allocations on the device app's hot path"
+    );
     assert_eq!(devices.attachment(h1, None), Some((1, 1)));
     assert_eq!(devices.len(), 1);
 }

@@ -3,11 +3,10 @@
 //! tests ask "did a FLOW_MOD with match X, output P, idle timeout T come out?" and "was
 //! the packet flooded?" (Faucet's `FakeOFTable.is_output`, without a table).
 //!
-//! A counting allocator (thread-local, as in crates/openflow/tests/no_alloc.rs) proves
-//! the learning-switch path allocates nothing per PACKET_IN in steady state.
+//! allocation-counter's counting allocator (per thread, as in
+//! crates/openflow/tests/no_alloc.rs) proves the learning-switch path allocates nothing
+//! per PACKET_IN in steady state.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,41 +23,6 @@ use openflow::of10::flow_match as fw;
 use openflow::view::{widen_port, PacketIn};
 use openflow::{frame_len, of10, of13, MacAddr, Message, Version};
 use packet::ethernet::{EtherType, EthernetRepr};
-
-// ---------------------------------------------------------------------------------
-// Counting allocator
-
-struct Counting;
-
-thread_local! {
-    /// Allocations made by this thread (tests run on several threads at once).
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(|c| c.get())
-}
-
-fn count() {
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 // ---------------------------------------------------------------------------------
 // The fake switch
@@ -955,16 +919,17 @@ fn learning_switch_allocates_nothing_per_packet_in_in_steady_state() {
             out.clear();
             p.handle(&mut sw, m, &mut out, now);
         }
-        let before = allocations();
         let mut total = 0;
-        for _ in 0..1000 {
-            for m in &inputs {
-                out.clear();
-                p.handle(&mut sw, m, &mut out, now);
-                total += out.len();
+        let allocated = allocation_counter::measure(|| {
+            for _ in 0..1000 {
+                for m in &inputs {
+                    out.clear();
+                    p.handle(&mut sw, m, &mut out, now);
+                    total += out.len();
+                }
             }
-        }
-        let allocated = allocations() - before;
+        })
+        .count_total;
         assert!(total > 0);
         assert_eq!(allocated, 0, "{version}: {allocated} allocations");
         p.switch_removed(sw, "test", now);
@@ -973,9 +938,10 @@ fn learning_switch_allocates_nothing_per_packet_in_in_steady_state() {
 
 #[test]
 fn the_counter_counts() {
-    let before = allocations();
-    std::hint::black_box(Vec::<u8>::with_capacity(10));
-    assert!(allocations() > before);
+    let info = allocation_counter::measure(|| {
+        std::hint::black_box(Vec::<u8>::with_capacity(10));
+    });
+    assert!(info.count_total > 0);
 }
 
 #[test]

@@ -1,48 +1,11 @@
 //! The hot path allocates nothing: reading a PACKET_IN (either version) down to the
 //! fields a learning switch uses, and encoding the FLOW_MOD and PACKET_OUT it answers
-//! with into a buffer that has room. A counting global allocator proves it.
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+//! with into a buffer that has room. allocation-counter's counting allocator proves it.
 
 use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
 use openflow::view::PacketIn;
 use openflow::Version;
 use packet::ethernet::EthernetFrame;
-
-struct Counting;
-
-thread_local! {
-    /// Allocations made by this thread (the test harness runs tests on other threads
-    /// at the same time, so a global count would see their allocations too).
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(|c| c.get())
-}
-
-fn count() {
-    // try_with: the thread-local may already be gone while a thread shuts down.
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 fn packet_in(version: Version) -> Vec<u8> {
     let mut frame = vec![0u8; 64];
@@ -71,47 +34,47 @@ fn packet_in(version: Version) -> Vec<u8> {
 fn learning_switch_path_allocates_nothing() {
     let inputs = [packet_in(Version::V1_0), packet_in(Version::V1_3)];
     let mut out: Vec<u8> = Vec::with_capacity(4096);
-    let before = allocations();
     let mut total = 0usize;
-    for _ in 0..1000 {
-        for msg in &inputs {
-            out.clear();
-            let p = PacketIn::new_checked(&msg[..]).unwrap();
-            let data = p.data();
-            let eth = EthernetFrame::new_checked(data).unwrap();
-            let (src, dst) = (eth.src_addr(), eth.dst_addr());
-            let m = Match {
-                in_port: Some(p.in_port()),
-                eth_src: Some(src),
-                eth_dst: Some(dst),
-                ..Match::default()
-            };
-            let actions = [Action::output(PortNo::Physical(1))];
-            FlowMod::add(m, &actions)
-                .idle_timeout(10)
-                .buffer_id(p.buffer_id())
-                .encode(p.version(), p.xid(), &mut out)
-                .unwrap();
-            PacketOut::unbuffered(data, PortNo::from_u32(p.in_port()), &actions)
-                .encode(p.version(), p.xid(), &mut out)
-                .unwrap();
-            total += out.len();
+    let info = allocation_counter::measure(|| {
+        for _ in 0..1000 {
+            for msg in &inputs {
+                out.clear();
+                let p = PacketIn::new_checked(&msg[..]).unwrap();
+                let data = p.data();
+                let eth = EthernetFrame::new_checked(data).unwrap();
+                let (src, dst) = (eth.src_addr(), eth.dst_addr());
+                let m = Match {
+                    in_port: Some(p.in_port()),
+                    eth_src: Some(src),
+                    eth_dst: Some(dst),
+                    ..Match::default()
+                };
+                let actions = [Action::output(PortNo::Physical(1))];
+                FlowMod::add(m, &actions)
+                    .idle_timeout(10)
+                    .buffer_id(p.buffer_id())
+                    .encode(p.version(), p.xid(), &mut out)
+                    .unwrap();
+                PacketOut::unbuffered(data, PortNo::from_u32(p.in_port()), &actions)
+                    .encode(p.version(), p.xid(), &mut out)
+                    .unwrap();
+                total += out.len();
+            }
         }
-    }
-    let after = allocations();
+    });
     assert!(total > 0);
     assert_eq!(
-        after - before,
-        0,
+        info.count_total, 0,
         "the hot path allocated {} times",
-        after - before
+        info.count_total
     );
 }
 
 #[test]
 fn the_counter_does_count() {
-    let before = allocations();
-    let v: Vec<u8> = Vec::with_capacity(10);
-    std::hint::black_box(&v);
-    assert!(allocations() > before);
+    let info = allocation_counter::measure(|| {
+        let v: Vec<u8> = Vec::with_capacity(10);
+        std::hint::black_box(&v);
+    });
+    assert!(info.count_total > 0);
 }

@@ -1,11 +1,9 @@
 //! The hot path allocates nothing: the Ethernet view's getters, FlowKey extraction of
 //! every kind of frame, the LLDP view a topology app reads, and emitting frames into a
-//! buffer that has room. A counting global allocator proves it. The frames are built
+//! buffer that has room. allocation-counter's counting allocator proves it. The frames are built
 //! with the crate's own reprs, which doubles as a test of building a frame layer by
 //! layer.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use openflow::MacAddr;
@@ -20,38 +18,6 @@ use packet::lldp::{ChassisId, ChassisIdSubtype, LldpPdu, LldpRepr, PortId, PortI
 use packet::tcp::{TcpFlags, TcpPacket, TcpRepr};
 use packet::vlan::VlanRepr;
 use packet::FlowKey;
-
-struct Counting;
-
-thread_local! {
-    /// Allocations made by this thread (the harness runs other tests on other threads).
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(|c| c.get())
-}
-
-fn count() {
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 const MAC1: MacAddr = MacAddr([2, 0, 0, 0, 0, 1]);
 const MAC2: MacAddr = MacAddr([2, 0, 0, 0, 0, 2]);
@@ -175,30 +141,36 @@ fn lldp(buf: &mut [u8]) -> usize {
 #[test]
 fn building_and_reading_frames_allocates_nothing() {
     let mut bufs = [[0u8; 128]; 4];
-    let before = allocations();
-    let [a, b, c, d] = &mut bufs;
-    let lens = [
-        tagged_tcp(a),
-        neighbor_solicitation(b),
-        arp_reply(c),
-        lldp(d),
-    ];
     let mut seen = 0u64;
-    for (buf, len) in bufs.iter().zip(lens) {
-        let frame = &buf[..len];
-        let eth = EthernetFrame::new_checked(frame).unwrap();
-        seen += eth.src_addr().to_u64() + eth.dst_addr().to_u64() + u64::from(eth.ethertype_raw());
-        let key = FlowKey::extract(frame).unwrap();
-        assert_eq!(key.error, None);
-        seen += u64::from(key.tp_dst().unwrap_or(0));
-    }
-    let pdu = LldpPdu::new_checked(&bufs[3][14..lens[3]]).unwrap();
-    seen += u64::from(pdu.ttl()) + pdu.chassis_id().id.len() as u64 + pdu.port_id().id.len() as u64;
+    let mut lens = [0; 4];
+    let info = allocation_counter::measure(|| {
+        let [a, b, c, d] = &mut bufs;
+        lens = [
+            tagged_tcp(a),
+            neighbor_solicitation(b),
+            arp_reply(c),
+            lldp(d),
+        ];
+        for (buf, len) in bufs.iter().zip(lens) {
+            let frame = &buf[..len];
+            let eth = EthernetFrame::new_checked(frame).unwrap();
+            seen +=
+                eth.src_addr().to_u64() + eth.dst_addr().to_u64() + u64::from(eth.ethertype_raw());
+            let key = FlowKey::extract(frame).unwrap();
+            assert_eq!(key.error, None);
+            seen += u64::from(key.tp_dst().unwrap_or(0));
+        }
+        let pdu = LldpPdu::new_checked(&bufs[3][14..lens[3]]).unwrap();
+        seen +=
+            u64::from(pdu.ttl()) + pdu.chassis_id().id.len() as u64 + pdu.port_id().id.len() as u64;
+        let tcp = &bufs[0][14 + 4 + 20..lens[0]];
+        let t = TcpPacket::new_checked(tcp).unwrap();
+        seen += t.option_iter().count() as u64;
+    });
+    assert_eq!(info.count_total, 0, "the hot path allocated");
+    assert!(seen > 0);
     let tcp = &bufs[0][14 + 4 + 20..lens[0]];
     let t = TcpPacket::new_checked(tcp).unwrap();
-    seen += t.option_iter().count() as u64;
-    assert_eq!(allocations(), before, "the hot path allocated");
-    assert!(seen > 0);
 
     // And what was built reads back as built.
     let k = FlowKey::extract(&bufs[0][..lens[0]]).unwrap();
