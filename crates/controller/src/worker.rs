@@ -545,8 +545,12 @@ impl<P: SwitchPipeline> Worker<P> {
         {
             self.next_scan = self.next_scan.min(d);
         }
-        // A connection waiting for WRITABLE is flushed when that comes, not before.
-        if conn.pending_out() > 0 && !conn.dirty && !conn.blocked() {
+        // A connection waiting for WRITABLE is flushed when that comes, not before;
+        // except one whose queue passed the high-water mark, which the flush pauses
+        // (else it would be scheduled again and again with nothing to do).
+        let pending = conn.pending_out();
+        let over = pending > self.cfg.limits.backpressure.high_water && !conn.paused();
+        if pending > 0 && !conn.dirty && (!conn.blocked() || over) {
             conn.dirty = true;
             self.dirty.push(slot);
         }
