@@ -299,7 +299,10 @@ impl Config {
         let durations = [
             ("handshake.timeout", self.handshake.timeout),
             ("keepalive.interval", self.keepalive.interval),
-            ("backpressure.stall_timeout", self.backpressure.stall_timeout),
+            (
+                "backpressure.stall_timeout",
+                self.backpressure.stall_timeout,
+            ),
             ("counters_interval", self.counters_interval),
         ];
         for (key, value) in durations {

@@ -272,7 +272,10 @@ fn backpressure_marks_are_ordered() {
     // low < high <= output_buffer_limit, each error naming its key and the other one.
     let e = err("[backpressure]\nlow_water = 2000000");
     assert_eq!(e.key, "backpressure.low_water");
-    assert!(e.reason.contains("backpressure.high_water (1048576)"), "{e}");
+    assert!(
+        e.reason.contains("backpressure.high_water (1048576)"),
+        "{e}"
+    );
     let e = err("[backpressure]\nhigh_water = 1000\nlow_water = 1000");
     assert_eq!(e.key, "backpressure.low_water");
     let e = err("output_buffer_limit = 100000");

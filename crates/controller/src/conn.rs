@@ -237,8 +237,7 @@ impl<S> Conn<S> {
     /// consumer, as against a slow one.
     pub fn stalled(&self, now: Instant, limits: &ConnLimits) -> bool {
         self.blocked()
-            && now.saturating_duration_since(self.progress_at)
-                >= limits.backpressure.stall_timeout
+            && now.saturating_duration_since(self.progress_at) >= limits.backpressure.stall_timeout
     }
 
     /// When [`stalled`](Self::stalled) becomes true if nothing is written meanwhile.
@@ -251,7 +250,6 @@ impl<S> Conn<S> {
     pub fn waited(&self, now: Instant) -> Duration {
         now.saturating_duration_since(self.progress_at)
     }
-
 
     /// Handles up to [`TURN_BUDGET`] messages: first those already in the read buffer,
     /// then what the socket holds, until it would block, handing each to `sink` (or

@@ -391,7 +391,11 @@ fn big_messages_and_a_stalled_consumer() {
     let c = h.counters();
     assert_eq!(c.total.disconnects["stalled"], 1);
     assert!(c.total.drops > 0);
-    assert!(c.total.pauses >= 1, "the switch was paused before it was closed: {:?}", c.total);
+    assert!(
+        c.total.pauses >= 1,
+        "the switch was paused before it was closed: {:?}",
+        c.total
+    );
 }
 
 #[test]
