@@ -122,10 +122,10 @@ impl Default for KeepaliveConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BackpressureConfig {
-    /// Queued bytes past which the switch is no longer read. 1 MiB: about 5,000 FLOW_MOD
-    /// + PACKET_OUT answers, which a live switch takes in milliseconds (about 1 ms at
-    /// 10 Gb/s, 8 ms at 1 Gb/s), so pausing costs it little; and 1,000 switches paused
-    /// at once hold 1 GiB, not the hard cap each.
+    /// Queued bytes past which the switch is no longer read. 1 MiB: about 5,000
+    /// answers of a FLOW_MOD and a PACKET_OUT, which a live switch takes in milliseconds
+    /// (about 1 ms at 10 Gb/s, 8 ms at 1 Gb/s), so pausing costs it little; and 1,000
+    /// switches paused at once hold 1 GiB, not the hard cap each.
     pub high_water: usize,
     /// Queued bytes at or below which a paused switch is read again. A quarter of the
     /// high-water mark: the kernel has room for a good batch again, and a switch

@@ -385,7 +385,7 @@ fn big_messages_and_a_stalled_consumer() {
     rec.wait_for("removed 5 stalled");
     drop(w.join().unwrap());
     let deadline = Instant::now() + Duration::from_secs(10);
-    while h.counters().total.disconnects.get("stalled").is_none() && Instant::now() < deadline {
+    while !h.counters().total.disconnects.contains_key("stalled") && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     let c = h.counters();
