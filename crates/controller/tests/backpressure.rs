@@ -44,9 +44,12 @@ const ECHO_REPLY: u8 = 3;
 const PACKET_OUT: u8 = 13;
 
 /// Answers every PACKET_IN with one PACKET_OUT of the same buffer id (no actions),
-/// after `cost` of work (a busy loop), to make the controller the bottleneck.
+/// after `cost` of work (a busy loop), to make the controller the bottleneck; with
+/// `echo_data`, the PACKET_OUT carries the packet too (as a hub's does), so that the
+/// answers weigh as much as the questions.
 struct Answer {
     cost: Duration,
+    echo_data: bool,
 }
 
 impl App for Answer {
@@ -65,7 +68,11 @@ impl App for Answer {
                 }
             }
             let in_port = PortNo::from_u32(p.in_port());
-            ctx.send_packet_out(&PacketOut::buffered(p.raw_buffer_id(), in_port, &[]));
+            let mut po = PacketOut::buffered(p.raw_buffer_id(), in_port, &[]);
+            if app.echo_data {
+                po.data = p.data();
+            }
+            ctx.send_packet_out(&po);
             Flow::Stop
         });
     }
@@ -96,11 +103,27 @@ struct Pump {
     wrong: Option<String>,
     /// The controller closed the connection.
     closed: bool,
+    /// When the switch last read (for readers that read in bursts).
+    last_read: Instant,
 }
 
 impl Pump {
-    /// Connects a switch (even dpids 1.3, odd ones 1.0) and completes its handshake.
+    /// Connects a switch (even dpids 1.3, odd ones 1.0) and completes its handshake;
+    /// its PACKET_INs carry a 60-byte frame.
     fn connect(addr: SocketAddr, dpid: u64) -> Pump {
+        Pump::connect_sized(addr, dpid, 60, None)
+    }
+
+    /// The same with frames of `frame_len` bytes in the PACKET_INs, and the kernel
+    /// keeping `receive_buffer` bytes for the switch if given (so that a switch that
+    /// reads slowly backs the controller up soon; not below 64 KiB, as a window under
+    /// loopback's MSS leaves TCP waiting for its persist timer).
+    fn connect_sized(
+        addr: SocketAddr,
+        dpid: u64,
+        frame_len: usize,
+        receive_buffer: Option<usize>,
+    ) -> Pump {
         let spec = if dpid % 2 == 0 {
             Spec::v13(dpid)
         } else {
@@ -108,11 +131,16 @@ impl Pump {
         };
         let emu = Emu::connect_and_handshake(addr, spec, T)
             .unwrap_or_else(|e| panic!("switch {dpid}: {e}"));
+        // Unbuffered, so that the whole frame goes; buffer_id is then overwritten with
+        // the sequence number (the app only echoes it).
         let template = emu
-            .packet_in(1, &emu::frame(host(1), host(2)), Some(0))
+            .packet_in(1, &emu::long_frame(host(1), host(2), frame_len), None)
             .to_bytes(1)
             .unwrap();
         let s = emu.writer();
+        if let Some(size) = receive_buffer {
+            set_receive_buffer(&s, size);
+        }
         s.set_nonblocking(true).unwrap();
         Pump {
             dpid,
@@ -127,6 +155,7 @@ impl Pump {
             answered: 0,
             wrong: None,
             closed: false,
+            last_read: Instant::now(),
         }
     }
 
@@ -194,6 +223,7 @@ impl Pump {
     /// Reads what the socket holds (up to about `max` bytes) and counts the answers;
     /// echo requests are answered. Returns the bytes read.
     fn read(&mut self, max: usize) -> usize {
+        self.last_read = Instant::now();
         let mut total = 0;
         let mut chunk = [0u8; 64 << 10];
         while total < max && !self.closed {
@@ -256,6 +286,23 @@ impl Pump {
     }
 }
 
+/// Sets SO_RCVBUF (the kernel doubles it for its bookkeeping).
+fn set_receive_buffer(s: &TcpStream, size: usize) {
+    use std::os::fd::AsRawFd;
+    let size = size as libc::c_int;
+    // SAFETY: setsockopt on an open socket with a pointer to a local c_int and its size.
+    let r = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&size as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(r, 0, "setsockopt SO_RCVBUF");
+}
+
 /// One worker, the answering app, backpressure marks small enough to reach quickly.
 fn config(high_water: usize, stall_timeout: Duration) -> Config {
     let mut c = test_config();
@@ -272,6 +319,7 @@ fn start(config: &Config) -> Running {
         config,
         vec![Box::new(Answer {
             cost: Duration::ZERO,
+            echo_data: false,
         })],
     )
 }
@@ -492,25 +540,31 @@ fn keepalive_stays_silent_while_a_switch_is_paused() {
 }
 
 /// Runs cbench-style unbounded load on `n` switches for `run`: each switch's socket is
-/// kept full of PACKET_INs; `reads(round, dpid)` says how many bytes (about) a switch
-/// reads in a round. Returns the pumps and the answers per switch within the measured
-/// window (after a warm-up of a fifth of `run`).
+/// kept full of PACKET_INs (no window) carrying frames of `frame_len(dpid)` bytes;
+/// `reads(switch)` says how many bytes (about) a switch reads in a round. Returns
+/// the pumps and the answers per switch within the measured window (after a warm-up of
+/// a fifth of `run`).
 fn unbounded(
     ctl: &Running,
     n: u64,
     run: Duration,
-    reads: impl Fn(u64, u64) -> usize,
+    frame_len: impl Fn(u64) -> usize,
+    receive_buffer: Option<usize>,
+    reads: impl Fn(&Pump) -> usize,
 ) -> (Vec<Pump>, Vec<f64>) {
-    let mut pumps: Vec<Pump> = (1..=n).map(|d| Pump::connect(ctl.addr, d)).collect();
+    let mut pumps: Vec<Pump> = (1..=n)
+        .map(|d| Pump::connect_sized(ctl.addr, d, frame_len(d), receive_buffer))
+        .collect();
     let start = Instant::now();
     let warm = run / 5;
     let mut at_warm: Option<Vec<u32>> = None;
-    let mut round = 0u64;
     while start.elapsed() < run {
-        round += 1;
         for p in &mut pumps {
-            p.write(u32::MAX);
-            let max = reads(round, p.dpid);
+            // Up to 512 more per round: the sockets fill within a few rounds and stay
+            // full (the worker takes 64 per turn), and no switch waits long behind
+            // another's first fill of megabytes.
+            p.write(512);
+            let max = reads(p);
             if max > 0 {
                 p.read(max);
             }
@@ -531,16 +585,31 @@ fn unbounded(
 #[test]
 fn unbounded_load_on_64_switches_reading_in_bursts_disconnects_none() {
     let _serial = serial();
-    let ctl = start(&config(64 << 10, Duration::from_secs(30)));
-    // Each switch reads one round in eight (its own), in bursts of at most 16 KiB:
-    // slower than the controller answers, so queues pass the high-water mark.
-    let (mut pumps, answers) = unbounded(&ctl, 64, Duration::from_secs(2), |round, dpid| {
-        if (round + dpid) % 8 == 0 {
-            16 << 10
-        } else {
-            0
-        }
-    });
+    // Answers carry the packet (600 bytes), and each switch reads in bursts of about
+    // 4 KiB every 20 ms, with a 128 KiB receive buffer: far slower than the controller
+    // answers, so the kernel's buffers fill and the controller's queues pass the
+    // high-water mark.
+    let ctl = Running::start(
+        &config(64 << 10, Duration::from_secs(30)),
+        vec![Box::new(Answer {
+            cost: Duration::ZERO,
+            echo_data: true,
+        })],
+    );
+    let (mut pumps, answers) = unbounded(
+        &ctl,
+        64,
+        Duration::from_secs(2),
+        |_| 600,
+        Some(128 << 10),
+        |p| {
+            if p.last_read.elapsed() >= Duration::from_millis(20) {
+                4 << 10
+            } else {
+                0
+            }
+        },
+    );
     let c = ctl.handle().counters();
     assert!(c.total.disconnects.is_empty(), "{:?}", c.total.disconnects);
     assert_eq!(c.total.connected_switches, 64);
@@ -563,6 +632,7 @@ fn unbounded_load_on_64_switches_reading_in_bursts_disconnects_none() {
     let c = counters_after(&ctl, Instant::now());
     assert!(c.total.disconnects.is_empty(), "{:?}", c.total.disconnects);
     assert_eq!(c.total.drops, 0);
+    assert!(c.total.pauses > 0, "backpressure held the switches back");
     eprintln!(
         "64 switches, bursty readers: {} PACKET_INs answered, {} pauses, Jain {:.3}",
         c.total.packet_ins,
@@ -574,16 +644,22 @@ fn unbounded_load_on_64_switches_reading_in_bursts_disconnects_none() {
 #[test]
 fn unbounded_load_on_64_switches_is_served_fairly() {
     let _serial = serial();
-    // Each PACKET_IN costs the worker 5 us more, so that the worker, not this test's
-    // single thread, is the bottleneck, and its scheduling decides who is served.
+    // Each PACKET_IN costs the worker 20 us more, so that the worker, not this test's
+    // single thread (on a shared machine), is the bottleneck by far: each socket holds
+    // about a second of the worker's work, so the test tops every one up long before it
+    // runs dry, and the worker's scheduling alone decides who is served.
     let ctl = Running::start(
         &config(1 << 20, Duration::from_secs(30)),
         vec![Box::new(Answer {
-            cost: Duration::from_micros(5),
+            cost: Duration::from_micros(20),
+            echo_data: false,
         })],
     );
-    // Every switch keeps its socket full and reads all that came, every round.
-    let (pumps, answers) = unbounded(&ctl, 64, Duration::from_secs(3), |_, _| usize::MAX);
+    // Every switch keeps its socket full and reads all that came, every round. One in
+    // four sends whole 1400-byte packets, the others 60-byte ones: a budget in bytes
+    // or in reads would give the small ones far more answers.
+    let big = |dpid: u64| if dpid % 4 == 0 { 1400 } else { 60 };
+    let (pumps, answers) = unbounded(&ctl, 64, Duration::from_secs(3), big, None, |_| usize::MAX);
     let index = jain(&answers);
     let min = answers.iter().cloned().fold(f64::MAX, f64::min);
     let max = answers.iter().cloned().fold(0.0, f64::max);
@@ -593,7 +669,7 @@ fn unbounded_load_on_64_switches_is_served_fairly() {
     assert!(c.total.disconnects.is_empty(), "{:?}", c.total.disconnects);
     assert_eq!(c.total.connected_switches, 64);
     for p in &pumps {
-        // What was answered was answered in order (the backlog is left: at 5 us a
+        // What was answered was answered in order (the backlog is left: at 20 us a
         // PACKET_IN, the sockets hold seconds of work).
         assert_eq!(p.wrong, None, "switch {:x}", p.dpid);
         assert!(!p.closed);
