@@ -292,12 +292,13 @@ impl<S> Conn<S> {
                     // event, so the read that would only say WouldBlock is skipped: one
                     // system call less per turn, before the replies are flushed (Tokio
                     // does the same). Whole messages the budget left in the buffer
-                    // still need another turn. Not when the event also said the peer
+                    // still need another turn (not a part of one: its rest will come
+                    // with an event). Not when the event also said the peer
                     // closed: the FIN came with the bytes, no event will report it
                     // again, and only the next read (0) tells (Tokio keeps read-closed
                     // readiness apart for the same reason).
                     if n < space && !self.read_closed {
-                        return Ok(budget == 0);
+                        return Ok(budget == 0 && self.whole_message_buffered());
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
@@ -309,6 +310,12 @@ impl<S> Conn<S> {
             }
         }
         Ok(true)
+    }
+
+    /// Whether the read buffer holds at least one whole message not handled yet.
+    fn whole_message_buffered(&self) -> bool {
+        let buf = &self.rbuf[self.rstart..self.rend];
+        buf.len() >= HEADER_LEN && msg_len(buf) <= buf.len()
     }
 
     /// Makes room at the end of a full read buffer: move the unprocessed bytes to the
