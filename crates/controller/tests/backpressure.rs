@@ -105,6 +105,8 @@ struct Pump {
     closed: bool,
     /// When the switch last read (for readers that read in bursts).
     last_read: Instant,
+    /// ECHO_REQUESTs received (answered on the way).
+    echo_requests: u32,
 }
 
 impl Pump {
@@ -156,6 +158,7 @@ impl Pump {
             wrong: None,
             closed: false,
             last_read: Instant::now(),
+            echo_requests: 0,
         }
     }
 
@@ -261,6 +264,7 @@ impl Pump {
                     self.answered += 1;
                 }
                 ECHO_REQUEST => {
+                    self.echo_requests += 1;
                     // Best effort, between whole PACKET_INs only: appended to the batch.
                     let at = self.wbuf.len();
                     self.wbuf.extend_from_slice(m);
@@ -350,9 +354,10 @@ fn jain(x: &[f64]) -> f64 {
     sum * sum / (x.len() as f64 * squares)
 }
 
-/// The largest answer the app makes: a 1.3 PACKET_OUT with no action and no data (24
-/// bytes), rounded up; one turn adds at most TURN_BUDGET of them past the mark.
-const ANSWER_MAX: usize = 32;
+/// The largest answer the app makes to a PACKET_IN of a 600-byte frame: a 1.3
+/// PACKET_OUT with no action and the frame (24 + 600 bytes), rounded up; one turn adds
+/// at most TURN_BUDGET of them past the high-water mark.
+const ANSWER_MAX: usize = 640;
 const TURN_BUDGET: usize = controller::conn::TURN_BUDGET;
 
 #[test]
@@ -360,18 +365,35 @@ fn switches_that_stop_reading_are_paused_lose_nothing_and_resume() {
     let _serial = serial();
     let high = 64 << 10;
     let stall = Duration::from_secs(4);
-    let ctl = start(&config(high, stall));
+    // Answers carry the packet, and the stalling switches send 600-byte ones, so that
+    // the kernel's buffers for them fill soon and the controller's queue grows.
+    let ctl = Running::start(
+        &config(high, stall),
+        vec![Box::new(Answer {
+            cost: Duration::ZERO,
+            echo_data: true,
+        })],
+    );
     let mut healthy: Vec<Pump> = (1..=4).map(|d| Pump::connect(ctl.addr, d)).collect();
-    let mut stalling: Vec<Pump> = (0x51..=0x52).map(|d| Pump::connect(ctl.addr, d)).collect();
+    let mut stalling: Vec<Pump> = (0x51..=0x52)
+        .map(|d| Pump::connect_sized(ctl.addr, d, 600, None))
+        .collect();
 
-    // Phase 1, for 1.5 s (well within the stall timeout): the stalling switches write
-    // as fast as their sockets take and read nothing; the healthy ones keep a window
-    // of 64 PACKET_INs and read all the time. Their answers are sampled every 250 ms.
-    let phase = Duration::from_millis(1500);
+    // Phase 1, until both stalling switches are paused and then 1 s more (within the
+    // stall timeout): they write as fast as their sockets take and read nothing; the
+    // healthy ones keep a window of 64 PACKET_INs and read all the time. Their answers
+    // are sampled every 250 ms.
+    let both_paused = |ctl: &Running| {
+        let c = ctl.handle().counters();
+        [0x51, 0x52]
+            .iter()
+            .all(|&d| switch(&c, d).is_some_and(|s| s.paused))
+    };
     let start = Instant::now();
+    let mut end = start + T;
     let mut windows: Vec<Vec<u32>> = Vec::new();
     let mut next_sample = start + Duration::from_millis(250);
-    while start.elapsed() < phase {
+    while Instant::now() < end {
         for p in &mut stalling {
             p.write(u32::MAX);
         }
@@ -385,6 +407,9 @@ fn switches_that_stop_reading_are_paused_lose_nothing_and_resume() {
         if Instant::now() >= next_sample {
             windows.push(healthy.iter().map(|p| p.answered).collect());
             next_sample += Duration::from_millis(250);
+            if end > Instant::now() + Duration::from_secs(1) && both_paused(&ctl) {
+                end = Instant::now() + Duration::from_secs(1);
+            }
         }
         std::thread::yield_now();
     }
@@ -674,4 +699,66 @@ fn unbounded_load_on_64_switches_is_served_fairly() {
         assert_eq!(p.wrong, None, "switch {:x}", p.dpid);
         assert!(!p.closed);
     }
+}
+
+#[test]
+fn messages_sent_to_a_paused_switch_past_the_hard_cap_are_dropped_counted_and_logged() {
+    let _serial = serial();
+    // Paused at 16 KiB; the hard cap is 64 KiB.
+    let mut config = config(16 << 10, Duration::from_secs(10));
+    config.output_buffer_limit = 64 << 10;
+    let ctl = start(&config);
+    let dpid = 0xc;
+    let mut p = Pump::connect(ctl.addr, dpid);
+    let paused = |ctl: &Running| switch(&ctl.handle().counters(), dpid).is_some_and(|s| s.paused);
+    let deadline = Instant::now() + T;
+    while !paused(&ctl) && Instant::now() < deadline {
+        p.write(u32::MAX);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(paused(&ctl), "the switch was paused");
+    // Another thread sends it 200 messages of 1 KiB (echo requests, which it answers
+    // when it reads): far past the hard cap while it is paused.
+    let switches = ctl.pipeline.switches();
+    let sent = 200;
+    for _ in 0..sent {
+        let msg = openflow::Message::V13(openflow::of13::Message::EchoRequest {
+            data: vec![0x5a; 1024],
+        });
+        switches.send(dpid, &msg).unwrap();
+    }
+    assert!(
+        eventually(T, || switch(&ctl.handle().counters(), dpid)
+            .is_some_and(|s| s.overflow_drops > 0)),
+        "drops at the hard cap are counted"
+    );
+    let c = counters_after(&ctl, Instant::now());
+    let s = switch(&c, dpid).unwrap();
+    assert!(s.queued_bytes <= 64 << 10, "{s:?}");
+    assert_eq!(s.drops, s.overflow_drops, "{s:?}");
+    assert!(logs().contains("whose queue is at output_buffer_limit; dropped"));
+    // It reads again: its PACKET_INs are all answered, and every message sent to it
+    // either arrives or was counted as dropped.
+    let deadline = Instant::now() + T;
+    p.finish_writing(deadline);
+    assert!(
+        p.drain(deadline),
+        "{} sent, {} answered",
+        p.sent(),
+        p.answered
+    );
+    assert_eq!(p.wrong, None);
+    let s = switch(&counters_after(&ctl, Instant::now()), dpid)
+        .unwrap()
+        .clone();
+    assert!(
+        eventually(T, || {
+            p.read(usize::MAX);
+            u64::from(p.echo_requests) + s.overflow_drops == sent
+        }),
+        "{} echo requests arrived, {} were dropped, of {sent}",
+        p.echo_requests,
+        s.overflow_drops
+    );
+    assert!(!p.closed);
 }
