@@ -52,10 +52,15 @@ pub struct Config {
     pub handshake: HandshakeConfig,
     /// Echo keepalive and dead-peer detection on served switches.
     pub keepalive: KeepaliveConfig,
-    /// Bytes queued for one switch that the kernel has not taken yet; over it the switch
-    /// is disconnected (a switch that does not read must not eat the controller's
-    /// memory).
+    /// The hard cap on bytes queued for one switch that the kernel has not taken yet. A
+    /// switch past `backpressure.high_water` is no longer read, so its own replies stop
+    /// growing the queue; this cap bounds what others send it meanwhile (`Switches`,
+    /// timers): a message sent from elsewhere that would pass it is dropped, counted
+    /// and logged, and a queue the worker itself pushed past it (timers) closes the
+    /// connection as `output_overflow`.
     pub output_buffer_limit: usize,
+    /// Flow control toward switches that read slower than the controller answers.
+    pub backpressure: BackpressureConfig,
     /// The longest message a switch may send, header included; a header announcing more
     /// closes the connection. OpenFlow's own ceiling is 65535 (a 16-bit length).
     pub max_message_len: usize,
@@ -110,6 +115,41 @@ impl Default for KeepaliveConfig {
     }
 }
 
+/// Backpressure (Netty's writability, Beacon's blocking writes): a switch whose queued
+/// output passes `high_water` is no longer read (TCP then slows the switch down) until
+/// the queue drains to `low_water`; only a switch that takes no byte of its queue for
+/// `stall_timeout` is disconnected (`stalled`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BackpressureConfig {
+    /// Queued bytes past which the switch is no longer read. 1 MiB: about 5,000
+    /// answers of a FLOW_MOD and a PACKET_OUT, which a live switch takes in milliseconds
+    /// (about 1 ms at 10 Gb/s, 8 ms at 1 Gb/s), so pausing costs it little; and 1,000
+    /// switches paused at once hold 1 GiB, not the hard cap each.
+    pub high_water: usize,
+    /// Queued bytes at or below which a paused switch is read again. A quarter of the
+    /// high-water mark: the kernel has room for a good batch again, and a switch
+    /// hovering at the mark does not flip between paused and read every turn.
+    pub low_water: usize,
+    /// Time a switch may leave its queue untouched (not one byte taken) before it is
+    /// disconnected as `stalled`. 30 s: far longer than any live switch needs to take a
+    /// byte (a busy one takes some every few milliseconds), short enough that a dead one
+    /// does not hold its queue for minutes. Echo keepalive cannot tell, as the switch
+    /// is not read while paused.
+    #[serde(with = "duration")]
+    pub stall_timeout: Duration,
+}
+
+impl Default for BackpressureConfig {
+    fn default() -> BackpressureConfig {
+        BackpressureConfig {
+            high_water: 1 << 20,
+            low_water: 256 << 10,
+            stall_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
 /// The default apps, in order: link discovery, host tracking, and forwarding on shortest
 /// paths with flooding on a spanning tree (for any network, loops included). The classic
 /// mode is `learning_switch` alone.
@@ -132,7 +172,8 @@ impl Default for Config {
             max_connections: 10_000,
             handshake: HandshakeConfig::default(),
             keepalive: KeepaliveConfig::default(),
-            output_buffer_limit: 4 << 20,
+            output_buffer_limit: 16 << 20,
+            backpressure: BackpressureConfig::default(),
             max_message_len: 65535,
             counters_interval: Duration::from_secs(10),
             log_level: "info".to_string(),
@@ -258,6 +299,10 @@ impl Config {
         let durations = [
             ("handshake.timeout", self.handshake.timeout),
             ("keepalive.interval", self.keepalive.interval),
+            (
+                "backpressure.stall_timeout",
+                self.backpressure.stall_timeout,
+            ),
             ("counters_interval", self.counters_interval),
         ];
         for (key, value) in durations {
@@ -283,6 +328,31 @@ impl Config {
                 format!(
                     "{} bytes cannot hold one message of max_message_len ({})",
                     self.output_buffer_limit, self.max_message_len
+                ),
+            ));
+        }
+        let bp = &self.backpressure;
+        if bp.high_water == 0 {
+            return Err(ConfigError::new(
+                "backpressure.high_water",
+                "must be at least 1 byte, e.g. 1048576",
+            ));
+        }
+        if bp.low_water >= bp.high_water {
+            return Err(ConfigError::new(
+                "backpressure.low_water",
+                format!(
+                    "{} must be below backpressure.high_water ({}): a paused switch is read again once its queue drains to it",
+                    bp.low_water, bp.high_water
+                ),
+            ));
+        }
+        if bp.high_water > self.output_buffer_limit {
+            return Err(ConfigError::new(
+                "backpressure.high_water",
+                format!(
+                    "{} is above output_buffer_limit ({}): the switch must be paused before its queue reaches the hard cap",
+                    bp.high_water, self.output_buffer_limit
                 ),
             ));
         }
@@ -322,6 +392,7 @@ impl Config {
             handshake: self.handshake.clone(),
             keepalive: self.keepalive.clone(),
             output_buffer_limit: self.output_buffer_limit,
+            backpressure: self.backpressure.clone(),
             max_message_len: self.max_message_len,
             counters_interval: self.counters_interval,
         }

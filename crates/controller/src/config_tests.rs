@@ -25,7 +25,10 @@ fn empty_file_is_the_defaults() {
     assert_eq!(c.handshake.max_pending_per_ip, 64);
     assert_eq!(c.keepalive.interval, Duration::from_secs(5));
     assert_eq!(c.keepalive.max_unanswered, 3);
-    assert_eq!(c.output_buffer_limit, 4 << 20);
+    assert_eq!(c.output_buffer_limit, 16 << 20);
+    assert_eq!(c.backpressure.high_water, 1 << 20);
+    assert_eq!(c.backpressure.low_water, 256 << 10);
+    assert_eq!(c.backpressure.stall_timeout, Duration::from_secs(30));
     assert_eq!(c.counters_interval, Duration::from_secs(10));
     assert_eq!(c.handshake.versions, vec![Version::V1_0, Version::V1_3]);
     assert_eq!(c.handshake.miss_send_len, 128);
@@ -56,6 +59,11 @@ fn every_key_is_read() {
         interval = "2s"
         max_unanswered = 5
 
+        [backpressure]
+        high_water = 65536
+        low_water = 1000
+        stall_timeout = "3s"
+
         [[apps]]
         name = "hub"
 
@@ -75,6 +83,9 @@ fn every_key_is_read() {
     assert_eq!(c.workers, 3);
     assert_eq!(c.max_connections, 50);
     assert_eq!(c.output_buffer_limit, 100_000);
+    assert_eq!(c.backpressure.high_water, 65536);
+    assert_eq!(c.backpressure.low_water, 1000);
+    assert_eq!(c.backpressure.stall_timeout, Duration::from_secs(3));
     assert_eq!(c.max_message_len, 4096);
     assert_eq!(c.counters_interval, Duration::from_secs(60));
     assert_eq!(c.log_level, "debug");
@@ -257,6 +268,33 @@ fn message_and_buffer_limits_are_checked() {
 }
 
 #[test]
+fn backpressure_marks_are_ordered() {
+    // low < high <= output_buffer_limit, each error naming its key and the other one.
+    let e = err("[backpressure]\nlow_water = 2000000");
+    assert_eq!(e.key, "backpressure.low_water");
+    assert!(
+        e.reason.contains("backpressure.high_water (1048576)"),
+        "{e}"
+    );
+    let e = err("[backpressure]\nhigh_water = 1000\nlow_water = 1000");
+    assert_eq!(e.key, "backpressure.low_water");
+    let e = err("output_buffer_limit = 100000");
+    assert_eq!(e.key, "backpressure.high_water");
+    assert!(e.reason.contains("output_buffer_limit (100000)"), "{e}");
+    let e = err("[backpressure]\nhigh_water = 0\nlow_water = 0");
+    assert_eq!(e.key, "backpressure.high_water");
+    let e = err("[backpressure]\nstall_timeout = \"0s\"");
+    assert_eq!(e.key, "backpressure.stall_timeout");
+    let e = err("[backpressure]\nhigh_watr = 5");
+    assert_eq!(e.key, "backpressure.high_watr");
+    let ok = Config::from_toml_str(
+        "output_buffer_limit = 100000\n[backpressure]\nhigh_water = 100000\nlow_water = 0",
+    )
+    .unwrap();
+    assert_eq!(ok.backpressure.high_water, 100_000);
+}
+
+#[test]
 fn apps_are_named_once_and_not_empty() {
     let e = err("[[apps]]\nname = \"hub\"\n[[apps]]\nname = \"hub\"");
     assert_eq!(e.key, "apps[1].name");
@@ -344,7 +382,7 @@ fn serializes_back_to_an_equal_config() {
 #[test]
 fn net_config_carries_every_network_setting() {
     let c = Config::from_toml_str(
-        "listen = [\"127.0.0.1:1\"]\nworkers = 3\nmax_connections = 9\noutput_buffer_limit = 70000\nmax_message_len = 1000\ncounters_interval = \"2s\"\n[handshake]\nmax_pending = 4\n[keepalive]\nmax_unanswered = 7",
+        "listen = [\"127.0.0.1:1\"]\nworkers = 3\nmax_connections = 9\noutput_buffer_limit = 70000\nmax_message_len = 1000\ncounters_interval = \"2s\"\n[handshake]\nmax_pending = 4\n[keepalive]\nmax_unanswered = 7\n[backpressure]\nhigh_water = 65536\nlow_water = 100\nstall_timeout = \"1m\"",
     )
     .unwrap();
     let n = c.net();
@@ -354,6 +392,8 @@ fn net_config_carries_every_network_setting() {
     assert_eq!(n.counters_interval, Duration::from_secs(2));
     assert_eq!(n.handshake, c.handshake);
     assert_eq!(n.keepalive, c.keepalive);
+    assert_eq!(n.backpressure, c.backpressure);
+    assert_eq!(n.backpressure.stall_timeout, Duration::from_secs(60));
     let d = Config::default().net();
     let nd = crate::controller::NetConfig::default();
     assert_eq!(

@@ -1,5 +1,26 @@
 //! One switch connection on a worker: the read buffer it frames messages from, the
-//! bounded output buffer apps write into, the batched flush, and the echo keepalive.
+//! output buffer apps write into, the batched flush, backpressure, and the echo
+//! keepalive.
+//!
+//! **Fair reading.** Each call to [`Conn::read_ready`] handles at most [`TURN_BUDGET`]
+//! messages (the worker calls it once per turn for every ready switch, round-robin);
+//! whole messages left in the read buffer wait there for the next turn.
+//!
+//! **Counting where made.** Every message is counted by type as it is appended: the
+//! replies of the pipeline (right after the handler returns, over what it appended),
+//! echo replies and requests, deliveries and ticks (by the worker, the same way); the
+//! flush does not walk the queue again.
+//!
+//! **Backpressure.** When the bytes queued for the switch pass
+//! `backpressure.high_water` after a flush, the socket's READABLE interest is dropped:
+//! the switch is *paused* and TCP slows it down. Once its queue drains to `low_water`
+//! it is read again ([`Conn::flush`] says so, and the worker schedules a read, as
+//! bytes may already wait and epoll is edge-triggered). A switch that takes no byte of
+//! its queue for `stall_timeout` is closed as `stalled`; while its output is blocked,
+//! echo keepalive stays silent (our requests have not reached it, or its replies are
+//! not read). `output_buffer_limit` is the hard cap: past it, messages from elsewhere
+//! are dropped and counted (see the worker), and a queue the worker itself pushed past
+//! it closes the connection as `output_overflow`.
 //!
 //! Nothing here allocates per message in steady state: the read buffer is reused (it
 //! grows only for a message bigger than it, up to the 64 KiB the header allows), the
@@ -8,21 +29,30 @@
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 use openflow::{Version, HEADER_LEN};
+use tracing::debug;
 
-use crate::config::KeepaliveConfig;
-use crate::counters::SwitchCounters;
+use crate::config::{BackpressureConfig, KeepaliveConfig};
+use crate::counters::{SwitchCounters, TypeCounts};
 use crate::info::Dpid;
 
 /// Initial size of a connection's read buffer: a few PACKET_INs per read(2).
 pub const READ_BUF_INITIAL: usize = 8 * 1024;
 
-/// read(2) calls per readiness event before the worker moves on to other switches (the
-/// connection is revisited next turn), so one busy switch cannot starve the rest.
+/// Messages handled per switch per worker turn. A budget in messages, not bytes: the
+/// cost of a message is the pipeline's work on it, nearly the same for a 100-byte and
+/// a 1500-byte PACKET_IN, and what must be even between switches is answers. 64 is
+/// about one 8 KiB read of PACKET_INs: the per-turn costs (one `epoll_wait`, one
+/// `write(2)` per switch) are shared by 64 messages, and a turn over 64 busy switches
+/// stays near a millisecond, so no switch waits long for its share.
+pub const TURN_BUDGET: usize = 64;
+
+/// read(2) calls per switch per turn at most (a message bigger than the read buffer
+/// takes several): a bound on the turn even when no whole message comes.
 pub const READ_BUDGET: usize = 32;
 
 /// `ofp_type` values shared by 1.0 and 1.3 that a connection handles itself.
@@ -35,15 +65,19 @@ const PACKET_IN: u8 = 10;
 pub struct ConnLimits {
     /// Header lengths above this close the connection (at most 65535).
     pub max_message_len: usize,
-    /// Bytes queued for a switch beyond this close it as a slow consumer.
+    /// The hard cap on queued bytes (see the module doc).
     pub output_buffer_limit: usize,
+    /// When to pause reading, resume, and give up (the controller keeps
+    /// `low_water < high_water <= output_buffer_limit`).
+    pub backpressure: BackpressureConfig,
     /// When to send echo requests and when to give up on a silent switch.
     pub keepalive: KeepaliveConfig,
 }
 
 /// What a connection's event handling calls for each message that is not echo.
 pub trait FrameSink<S> {
-    /// One whole message from the switch; replies go to `out`.
+    /// One whole message from the switch, its header already checked (length, version,
+    /// limit); replies go to `out`.
     fn frame(&self, state: &mut S, frame: &[u8], out: &mut Vec<u8>, now: Instant);
 }
 
@@ -75,15 +109,24 @@ pub struct Conn<S> {
     pub out: Vec<u8>,
     /// How much of `out` the kernel has taken.
     written: usize,
-    /// How much of `out` has been counted by message type (a message boundary).
-    counted: usize,
     /// Where the first whole message of `out` starts: bytes before it are the rest of a
     /// message cut by a partial write and dropped from the front.
     head: usize,
-    /// Whether WRITABLE is registered (only while the kernel buffer is full).
-    writable_interest: bool,
+    /// The interest registered with the poll: READABLE unless paused, WRITABLE while
+    /// the kernel buffer is full (so a change costs one `epoll_ctl`, and only then).
+    interest: Interest,
+    /// Not read because its queue passed the high-water mark (see the module doc).
+    paused: bool,
+    /// When the current pause began (for the paused-time counter and the log).
+    paused_at: Instant,
+    /// When the kernel last took a byte of `out`, or when `out` began to wait for it:
+    /// the stall clock.
+    progress_at: Instant,
     /// Whether the worker has this connection on its flush list for this turn.
     pub dirty: bool,
+    /// Whether the worker has this connection on its list of reads for a turn (so a
+    /// switch is served once per turn, however many events and leftovers it has).
+    pub scheduled: bool,
     /// A readiness event said the peer closed its side (or the socket failed): read on
     /// to the end, past a short read (see [`Conn::read_ready`]). Sticky: a closed read
     /// side never reopens.
@@ -125,7 +168,7 @@ impl<S> Conn<S> {
     ) -> Conn<S> {
         let mut rbuf = vec![0u8; READ_BUF_INITIAL.max(leftover.len())];
         rbuf[..leftover.len()].copy_from_slice(leftover);
-        Conn {
+        let mut conn = Conn {
             stream,
             token,
             uid,
@@ -138,17 +181,23 @@ impl<S> Conn<S> {
             rend: leftover.len(),
             out: pending_out,
             written: 0,
-            counted: 0,
             head: 0,
-            writable_interest: false,
+            interest: Interest::READABLE,
+            paused: false,
+            paused_at: now,
+            progress_at: now,
             dirty: false,
+            scheduled: false,
             read_closed: false,
             next_keepalive: now + limits.keepalive.interval,
             unanswered: 0,
             echo_xid: 0,
             counters: SwitchCounters::default(),
             span,
-        }
+        };
+        // The handshake's unwritten bytes and what switch-added sent.
+        conn.count_out_from(0);
+        conn
     }
 
     /// Registers the socket (READABLE) with the worker's poll.
@@ -168,22 +217,63 @@ impl<S> Conn<S> {
 
     /// Whether the connection waits for WRITABLE before it can write more.
     pub fn blocked(&self) -> bool {
-        self.writable_interest
+        self.interest.is_writable()
     }
 
-    /// Reads until the socket would block, handing every whole message to `sink` (or
-    /// answering it, for echo). `Ok(true)` when the read budget ran out first (call
-    /// again next turn: with edge-triggered readiness no new event will come). `Err`
-    /// closes the connection with that reason.
+    /// Whether the switch is not read (its queue passed the high-water mark).
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
+    /// Counts by type the messages appended to `out` from `from` (a message boundary:
+    /// `out.len()` before the producer ran) on. The worker calls it right after each
+    /// producer (a delivery, a tick), while the bytes are still in cache.
+    #[inline]
+    pub fn count_out_from(&mut self, from: usize) {
+        count_types(&self.out, from, &mut self.counters.msgs_out);
+    }
+
+    /// Whether the switch has taken no byte of its queue for `stall_timeout`: a dead
+    /// consumer, as against a slow one.
+    pub fn stalled(&self, now: Instant, limits: &ConnLimits) -> bool {
+        self.blocked()
+            && now.saturating_duration_since(self.progress_at) >= limits.backpressure.stall_timeout
+    }
+
+    /// When [`stalled`](Self::stalled) becomes true if nothing is written meanwhile.
+    pub fn stall_deadline(&self, limits: &ConnLimits) -> Option<Instant> {
+        self.blocked()
+            .then(|| self.progress_at + limits.backpressure.stall_timeout)
+    }
+
+    /// How long the queue has waited without the kernel taking a byte (for the log).
+    pub fn waited(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.progress_at)
+    }
+
+    /// Handles up to [`TURN_BUDGET`] messages: first those already in the read buffer,
+    /// then what the socket holds, until it would block, handing each to `sink` (or
+    /// answering it, for echo). `Ok(true)` when the budget ran out first or the queue
+    /// passed the high-water mark: call again next turn, after the flush (with
+    /// edge-triggered readiness no new event will come). A paused connection reads
+    /// nothing (`Ok(false)`: the flush that resumes it says so). `Err` closes the
+    /// connection with that reason.
     pub fn read_ready(
         &mut self,
         sink: &impl FrameSink<S>,
         now: Instant,
         limits: &ConnLimits,
     ) -> Result<bool, CloseReason> {
-        // Bytes handed over by admission are processed before anything new is read.
-        self.process(sink, now, limits)?;
+        if self.paused {
+            return Ok(false);
+        }
+        let mut budget = TURN_BUDGET;
+        // Bytes handed over by admission or left by the last turn's budget go first.
+        self.process(sink, now, limits, &mut budget)?;
         for _ in 0..READ_BUDGET {
+            if budget == 0 || self.pending_out() > limits.backpressure.high_water {
+                return Ok(true);
+            }
             if self.rend == self.rbuf.len() {
                 self.make_room();
             }
@@ -196,26 +286,19 @@ impl<S> Conn<S> {
                     // Any byte from the switch proves it alive.
                     self.unanswered = 0;
                     self.next_keepalive = now + limits.keepalive.interval;
-                    self.process(sink, now, limits)?;
-                    if self.pending_out() > limits.output_buffer_limit {
-                        // Stop reading from a switch whose replies pile up: if the
-                        // kernel already refuses more it is a slow consumer; otherwise
-                        // flush first (end of turn) and read again next turn.
-                        if self.writable_interest {
-                            return Err("slow_consumer");
-                        }
-                        return Ok(true);
-                    }
+                    self.process(sink, now, limits, &mut budget)?;
                     // A short read took everything the socket held. Epoll is
                     // edge-triggered and reports bytes arriving from now on as a new
                     // event, so the read that would only say WouldBlock is skipped: one
                     // system call less per turn, before the replies are flushed (Tokio
-                    // does the same). Not when the event also said the peer closed: the
-                    // FIN came with the bytes, no event will report it again, and only
-                    // the next read (0) tells (Tokio keeps read-closed readiness apart
-                    // for the same reason).
+                    // does the same). Whole messages the budget left in the buffer
+                    // still need another turn (not a part of one: its rest will come
+                    // with an event). Not when the event also said the peer
+                    // closed: the FIN came with the bytes, no event will report it
+                    // again, and only the next read (0) tells (Tokio keeps read-closed
+                    // readiness apart for the same reason).
                     if n < space && !self.read_closed {
-                        return Ok(false);
+                        return Ok(budget == 0 && self.whole_message_buffered());
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
@@ -227,6 +310,12 @@ impl<S> Conn<S> {
             }
         }
         Ok(true)
+    }
+
+    /// Whether the read buffer holds at least one whole message not handled yet.
+    fn whole_message_buffered(&self) -> bool {
+        let buf = &self.rbuf[self.rstart..self.rend];
+        buf.len() >= HEADER_LEN && msg_len(buf) <= buf.len()
     }
 
     /// Makes room at the end of a full read buffer: move the unprocessed bytes to the
@@ -249,18 +338,21 @@ impl<S> Conn<S> {
         self.rbuf.resize(new_len.max(self.rbuf.len() + 1), 0);
     }
 
-    /// Frames and handles every whole message in the read buffer.
+    /// Frames and handles the whole messages in the read buffer, `budget` of them at
+    /// most (decremented). The header is checked here, once, for the whole path: the
+    /// sink is given only frames of the negotiated version, within the limit, whole.
     fn process(
         &mut self,
         sink: &impl FrameSink<S>,
         now: Instant,
         limits: &ConnLimits,
+        budget: &mut usize,
     ) -> Result<(), CloseReason> {
         let wire = self.version.wire();
         let Some(state) = self.state.as_mut() else {
             return Ok(());
         };
-        while self.rend - self.rstart >= HEADER_LEN {
+        while *budget > 0 && self.rend - self.rstart >= HEADER_LEN {
             let buf = &self.rbuf[self.rstart..self.rend];
             let version = buf[0];
             let msg_type = buf[1];
@@ -280,19 +372,24 @@ impl<S> Conn<S> {
             }
             let frame = &buf[..len];
             self.counters.msgs_in.record(version, msg_type);
+            *budget -= 1;
             match msg_type {
                 ECHO_REQUEST => {
                     // The reply is the request with its type changed: same xid, data.
                     let at = self.out.len();
                     self.out.extend_from_slice(frame);
                     self.out[at + 1] = ECHO_REPLY;
+                    self.counters.msgs_out.record(version, ECHO_REPLY);
                 }
                 ECHO_REPLY => {}
                 _ => {
                     if msg_type == PACKET_IN {
                         self.counters.packet_ins += 1;
                     }
+                    let at = self.out.len();
                     sink.frame(state, frame, &mut self.out, now);
+                    // Counted where made: only what this message's handlers appended.
+                    count_types(&self.out, at, &mut self.counters.msgs_out);
                 }
             }
             self.rstart += len;
@@ -305,9 +402,15 @@ impl<S> Conn<S> {
     }
 
     /// The keepalive check: sends an echo request after `interval` of silence, and
-    /// gives up after `max_unanswered` of them.
+    /// gives up after `max_unanswered` of them. Not while the output is blocked (paused
+    /// or waiting for the kernel): the switch has not received our requests, or we are
+    /// not reading its replies, so its silence says nothing; the stall timeout judges it.
     pub fn keepalive(&mut self, now: Instant, limits: &ConnLimits) -> Result<(), CloseReason> {
         if now < self.next_keepalive {
+            return Ok(());
+        }
+        if self.paused || self.blocked() {
+            self.next_keepalive = now + limits.keepalive.interval;
             return Ok(());
         }
         if self.unanswered >= limits.keepalive.max_unanswered {
@@ -319,19 +422,34 @@ impl<S> Conn<S> {
         self.out
             .extend_from_slice(&[self.version.wire(), ECHO_REQUEST, 0, 8]);
         self.out.extend_from_slice(&self.echo_xid.to_be_bytes());
+        self.counters
+            .msgs_out
+            .record(self.version.wire(), ECHO_REQUEST);
         Ok(())
     }
 
     /// Writes what the kernel takes (Beacon's Alg. 2/3): the rest stays queued with
-    /// WRITABLE registered, and the interest is dropped once the queue drains.
-    pub fn flush(&mut self, registry: &Registry, limits: &ConnLimits) -> Result<(), CloseReason> {
-        self.count_out();
+    /// WRITABLE registered. Then backpressure: past the high-water mark READABLE is
+    /// dropped (paused); at or below the low-water mark it comes back, and `Ok(true)`
+    /// tells the worker to read the switch (bytes may already wait, and epoll is
+    /// edge-triggered).
+    pub fn flush(
+        &mut self,
+        registry: &Registry,
+        limits: &ConnLimits,
+        now: Instant,
+    ) -> Result<bool, CloseReason> {
+        let queued = self.pending_out();
+        if queued > self.counters.max_queued {
+            self.counters.max_queued = queued;
+        }
         while self.written < self.out.len() {
             match self.stream.write(&self.out[self.written..]) {
                 Ok(0) => return Err("write_zero"),
                 Ok(n) => {
                     self.written += n;
                     self.counters.bytes_out += n as u64;
+                    self.progress_at = now;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -349,56 +467,70 @@ impl<S> Conn<S> {
         if self.written == self.out.len() {
             self.out.clear();
             self.written = 0;
-            self.counted = 0;
             self.head = 0;
-            if self.writable_interest {
-                self.writable_interest = false;
-                registry
-                    .reregister(&mut self.stream, self.token, Interest::READABLE)
-                    .map_err(|_| "register_error")?;
-            }
-            return Ok(());
-        }
-        if self.pending_out() > limits.output_buffer_limit {
-            return Err("slow_consumer");
-        }
-        if self.written > self.out.len() / 2 {
+        } else if self.pending_out() > limits.output_buffer_limit {
+            return Err("output_overflow");
+        } else if self.written > self.out.len() / 2 {
             // Keep the queue at the front so it does not creep through the capacity.
             let mut boundary = self.head;
             while boundary < self.written {
                 boundary += msg_len(&self.out[boundary..]).max(HEADER_LEN);
             }
             self.out.drain(..self.written);
-            self.counted -= self.written;
             self.head = boundary - self.written;
             self.written = 0;
         }
-        if !self.writable_interest {
-            self.writable_interest = true;
+        let pending = self.pending_out();
+        let bp = &limits.backpressure;
+        let mut resumed = false;
+        if !self.paused && pending > bp.high_water {
+            self.paused = true;
+            self.paused_at = now;
+            self.counters.pauses += 1;
+            debug!(dpid = %self.dpid(), queued = pending, "switch paused: its queue passed the high-water mark");
+        } else if self.paused && pending <= bp.low_water {
+            self.paused = false;
+            let took = now.saturating_duration_since(self.paused_at);
+            self.counters.paused_for += took;
+            resumed = true;
+            debug!(dpid = %self.dpid(), paused_ms = took.as_millis() as u64, "switch resumed");
+        }
+        if pending > 0 && !self.blocked() {
+            // The queue starts waiting for the kernel now: the stall clock starts.
+            self.progress_at = now;
+        }
+        let want = match (self.paused, pending > 0) {
+            (false, false) => Interest::READABLE,
+            (false, true) => Interest::READABLE | Interest::WRITABLE,
+            // Paused implies a queue above the low-water mark, so never empty.
+            (true, _) => Interest::WRITABLE,
+        };
+        if want != self.interest {
+            self.interest = want;
             registry
-                .reregister(
-                    &mut self.stream,
-                    self.token,
-                    Interest::READABLE | Interest::WRITABLE,
-                )
+                .reregister(&mut self.stream, self.token, want)
                 .map_err(|_| "register_error")?;
         }
-        Ok(())
+        Ok(resumed)
     }
 
-    /// Counts the messages appended to `out` since the last call, by type.
-    fn count_out(&mut self) {
-        while self.counted + HEADER_LEN <= self.out.len() {
-            let h = &self.out[self.counted..];
-            let len = msg_len(h);
-            if len < HEADER_LEN {
-                // Not a header: our own encoders never do this; stop counting.
-                self.counted = self.out.len();
-                break;
-            }
-            self.counters.msgs_out.record(h[0], h[1]);
-            self.counted += len;
-        }
+    /// Counts a message from elsewhere dropped because the queue is at the hard cap;
+    /// true when it deserves a warning (the 1st, 2nd, 4th, 8th... of this connection:
+    /// loud, but not a line per message).
+    pub fn count_overflow_drop(&mut self) -> bool {
+        self.counters.drops += 1;
+        self.counters.overflow_drops += 1;
+        self.counters.overflow_drops.is_power_of_two()
+    }
+
+    /// Time paused so far, the current pause included.
+    pub fn paused_total(&self, now: Instant) -> Duration {
+        let current = if self.paused {
+            now.saturating_duration_since(self.paused_at)
+        } else {
+            Duration::ZERO
+        };
+        self.counters.paused_for + current
     }
 
     /// Messages not completely written (lost if the connection closes now).
@@ -428,6 +560,22 @@ impl<S> Conn<S> {
         self.deregister(registry);
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
         self.state.take()
+    }
+}
+
+/// Counts by type the messages of `out` from `from` (a message boundary) on.
+#[inline]
+fn count_types(out: &[u8], from: usize, counts: &mut TypeCounts) {
+    let mut at = from;
+    while at + HEADER_LEN <= out.len() {
+        let h = &out[at..];
+        let len = msg_len(h);
+        if len < HEADER_LEN {
+            // Not a header: our own encoders never do this; stop counting.
+            break;
+        }
+        counts.record(h[0], h[1]);
+        at += len;
     }
 }
 

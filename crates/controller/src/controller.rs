@@ -16,7 +16,7 @@ use mio::Waker;
 use tracing::info;
 
 use crate::admission::{Admission, AdmissionConfig};
-use crate::config::KeepaliveConfig;
+use crate::config::{BackpressureConfig, KeepaliveConfig};
 use crate::conn::ConnLimits;
 use crate::counters::{CountersSnapshot, Published};
 use crate::dispatch::{Pipeline, SwitchState};
@@ -38,8 +38,10 @@ pub struct NetConfig {
     pub handshake: HandshakeConfig,
     /// Echo keepalive.
     pub keepalive: KeepaliveConfig,
-    /// Bytes queued for one switch before it is disconnected as a slow consumer.
+    /// The hard cap on bytes queued for one switch (see `Config::output_buffer_limit`).
     pub output_buffer_limit: usize,
+    /// When a switch is no longer read, read again, and given up on.
+    pub backpressure: BackpressureConfig,
     /// Longest message accepted from a switch (at most 65535).
     pub max_message_len: usize,
     /// How often counters are printed (and at most how stale a snapshot is, capped
@@ -58,7 +60,8 @@ impl Default for NetConfig {
             max_connections: 10_000,
             handshake: HandshakeConfig::default(),
             keepalive: KeepaliveConfig::default(),
-            output_buffer_limit: 4 << 20,
+            output_buffer_limit: 16 << 20,
+            backpressure: BackpressureConfig::default(),
             max_message_len: 65535,
             counters_interval: Duration::from_secs(10),
         }
@@ -184,9 +187,17 @@ impl Controller {
         let n = config.workers.max(1);
         let published = Arc::new(Published::new(n));
         let registry = Arc::new(Mutex::new(HashMap::new()));
+        // `Config::validate` keeps low < high <= cap; a NetConfig built by hand is
+        // brought into that order rather than refused.
+        let mut backpressure = config.backpressure.clone();
+        backpressure.high_water = backpressure
+            .high_water
+            .clamp(1, config.output_buffer_limit.max(1));
+        backpressure.low_water = backpressure.low_water.min(backpressure.high_water - 1);
         let limits = ConnLimits {
             max_message_len: config.max_message_len.min(65535),
             output_buffer_limit: config.output_buffer_limit,
+            backpressure,
             keepalive: config.keepalive.clone(),
         };
         let publish_interval = config.counters_interval.min(Duration::from_millis(500));

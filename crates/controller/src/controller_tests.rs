@@ -347,11 +347,16 @@ fn big_packet_in(len: usize) -> Vec<u8> {
 }
 
 #[test]
-fn big_messages_and_a_slow_consumer() {
+fn big_messages_and_a_stalled_consumer() {
     let cfg = NetConfig {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         workers: 1,
         output_buffer_limit: 1 << 20,
+        backpressure: crate::config::BackpressureConfig {
+            high_water: 512 << 10,
+            low_water: 128 << 10,
+            stall_timeout: Duration::from_millis(300),
+        },
         ..NetConfig::default()
     };
     let rec = Arc::new(Recorder::default());
@@ -367,7 +372,8 @@ fn big_messages_and_a_slow_consumer() {
     p.s.write_all(&big[30000..]).unwrap();
     assert_eq!(p.recv_raw().len(), 65000);
     // Now stop reading: every PACKET_IN queues 65 KB more, until the kernel buffers
-    // are full and the queue passes 1 MiB.
+    // are full and the queue passes the high-water mark. The switch is paused (not
+    // read), and once it has taken nothing for the stall timeout, closed.
     let w = std::thread::spawn(move || {
         for _ in 0..2000 {
             if p.s.write_all(&big).is_err() {
@@ -376,11 +382,20 @@ fn big_messages_and_a_slow_consumer() {
         }
         p
     });
-    rec.wait_for("removed 5 slow_consumer");
+    rec.wait_for("removed 5 stalled");
     drop(w.join().unwrap());
-    std::thread::sleep(Duration::from_millis(600));
-    assert_eq!(h.counters().total.disconnects["slow_consumer"], 1);
-    assert!(h.counters().total.drops > 0);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !h.counters().total.disconnects.contains_key("stalled") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let c = h.counters();
+    assert_eq!(c.total.disconnects["stalled"], 1);
+    assert!(c.total.drops > 0);
+    assert!(
+        c.total.pauses >= 1,
+        "the switch was paused before it was closed: {:?}",
+        c.total
+    );
 }
 
 #[test]

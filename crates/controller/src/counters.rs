@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -138,7 +138,7 @@ impl ReasonCounts {
 pub struct SwitchCounters {
     /// Messages from the switch, by type.
     pub msgs_in: TypeCounts,
-    /// Messages to the switch, by type (counted when flushed).
+    /// Messages to the switch, by type (counted where made, when appended to the queue).
     pub msgs_out: TypeCounts,
     /// PACKET_INs received (also in `msgs_in`; kept apart for the rate).
     pub packet_ins: u64,
@@ -149,6 +149,18 @@ pub struct SwitchCounters {
     pub bytes_in: u64,
     /// Bytes written to the switch.
     pub bytes_out: u64,
+    /// Times the switch was paused (not read) because its queue passed the high-water
+    /// mark: how often backpressure held it back.
+    pub pauses: u64,
+    /// Time spent paused, finished pauses only (see `Conn::paused_total`).
+    pub paused_for: Duration,
+    /// Messages from elsewhere dropped because the queue was at the hard cap (also
+    /// in `drops`): loss under overload, counted apart so it can be told from loss at
+    /// disconnect.
+    pub overflow_drops: u64,
+    /// The most bytes ever queued for the switch at a flush: proof that backpressure
+    /// bounds the queue.
+    pub max_queued: usize,
     /// `packet_ins` at the previous publish, for the rate.
     pub last_packet_ins: u64,
     /// When the previous publish happened, for the rate.
@@ -180,6 +192,19 @@ pub struct SwitchSnapshot {
     pub bytes_in: u64,
     /// Bytes written.
     pub bytes_out: u64,
+    /// Bytes queued now, not yet taken by the kernel.
+    pub queued_bytes: usize,
+    /// The most bytes ever queued at a flush.
+    pub max_queued_bytes: usize,
+    /// Whether the switch is paused now (not read: its queue is above the high-water
+    /// mark).
+    pub paused: bool,
+    /// Times it was paused.
+    pub pauses: u64,
+    /// Milliseconds spent paused, the current pause included.
+    pub paused_ms: u64,
+    /// Messages from elsewhere dropped at the hard cap (also in `drops`).
+    pub overflow_drops: u64,
 }
 
 /// What one worker publishes.
@@ -199,6 +224,10 @@ pub struct WorkerSnapshot {
     pub drops: u64,
     /// Times its poll returned (wake-ups): low when idle, as nothing busy-waits.
     pub poll_turns: u64,
+    /// Pauses (backpressure) of every switch it ever served.
+    pub pauses: u64,
+    /// Milliseconds paused, every switch it ever served.
+    pub paused_ms: u64,
     /// Disconnects by reason.
     #[serde(skip)]
     pub disconnects: ReasonCounts,
@@ -252,6 +281,8 @@ impl Published {
         let mut packet_ins = 0;
         let mut drops = 0;
         let mut poll_turns = 0;
+        let mut pauses = 0;
+        let mut paused_ms = 0;
         for w in &self.workers {
             let w = lock(w);
             msgs_in.add(&w.msgs_in);
@@ -265,6 +296,8 @@ impl Published {
             packet_ins += w.packet_ins;
             drops += w.drops;
             poll_turns += w.poll_turns;
+            pauses += w.pauses;
+            paused_ms += w.paused_ms;
             switches.extend(w.switches.iter().cloned());
         }
         switches.sort_by(|a, b| a.dpid.cmp(&b.dpid));
@@ -278,6 +311,9 @@ impl Published {
                 packet_ins_per_sec: switches.iter().map(|s| s.packet_ins_per_sec).sum(),
                 drops,
                 poll_turns,
+                paused_switches: switches.iter().filter(|s| s.paused).count(),
+                pauses,
+                paused_ms,
                 disconnects: disconnects.to_map(),
                 bad_frames: bad_frames.to_map(),
                 accepted: a.accepted,
@@ -315,6 +351,12 @@ pub struct TotalSnapshot {
     pub drops: u64,
     /// Workers' poll turns (wake-ups), summed.
     pub poll_turns: u64,
+    /// Switches paused right now (backpressure).
+    pub paused_switches: usize,
+    /// Pauses so far, every switch.
+    pub pauses: u64,
+    /// Milliseconds paused so far, every switch.
+    pub paused_ms: u64,
     /// Disconnects of established switches, by reason.
     pub disconnects: BTreeMap<String, u64>,
     /// Connections closed for a bad frame, by reason.

@@ -3,14 +3,25 @@
 //!
 //! ```text
 //! loop {
-//!     poll (timeout: the nearest keepalive / request / timer deadline / publish time)
+//!     poll (timeout: zero if switches were left with work, else the nearest
+//!           keepalive / stall / request / timer deadline / publish time)
 //!     waker     → take new switches, close orders and messages from `Switches`
-//!     READABLE  → read until WouldBlock, frame, echo or pipeline.handle → conn.out
+//!     READABLE  → the switch joins this turn's ready list (once)
 //!     WRITABLE  → flush again
-//!     after the turn: flush every connection with new output once
-//!     deadlines: keepalive, pipeline.tick; every publish interval: counters snapshot
+//!     ready list, in order (last turn's leftovers first, then new events): each switch
+//!         handles up to TURN_BUDGET messages (frame, echo or pipeline.handle →
+//!         conn.out); one with more waiting goes on the next turn's list
+//!     after the turn: flush every connection with new output once; a queue past the
+//!         high-water mark pauses its switch (no READABLE), one drained to the
+//!         low-water mark resumes it and puts it on the next turn's list
+//!     deadlines: keepalive (silent while output is blocked), stall timeout,
+//!         pipeline.tick; every publish interval: counters snapshot
 //! }
 //! ```
+//!
+//! Fairness: every ready switch gets the same budget once per turn, round-robin, so a
+//! switch with a full socket cannot starve the others, and a switch both left over and
+//! newly readable is still served once.
 //!
 //! Handlers get `&mut` per-switch state with no lock: a switch lives on one worker for
 //! its whole connection.
@@ -196,12 +207,14 @@ pub struct Worker<P: SwitchPipeline> {
     dirty: Vec<usize>,
     /// Slots to close at the end of the turn, with why.
     closing: Vec<(usize, CloseReason)>,
-    /// Slots left unread (read budget or output backpressure): read again next turn,
-    /// since edge-triggered readiness will not say so again.
+    /// Slots to read next turn although no event will say so (edge-triggered): left
+    /// with work by the budget or the high-water mark, or just resumed. Each slot once
+    /// (`Conn::scheduled`).
     again: Vec<usize>,
-    /// This turn's share of `again`, moved over before the poll (both keep their
-    /// capacity: no allocation per turn).
-    again_spare: Vec<usize>,
+    /// This turn's ready list: `again` moved over, then the slots of new READABLE
+    /// events, each once, served in order (both lists keep their capacity: no
+    /// allocation per turn).
+    ready: Vec<usize>,
     /// Who owns which dpid (shared with admission).
     registry: DpidRegistry,
     /// This worker's switch count (shared with admission).
@@ -227,6 +240,10 @@ struct Closed {
     packet_ins: u64,
     /// Their lost messages.
     drops: u64,
+    /// Their pauses (backpressure).
+    pauses: u64,
+    /// Their milliseconds paused.
+    paused_ms: u64,
     /// Disconnects by reason.
     disconnects: ReasonCounts,
     /// Of those, the ones caused by a bad frame.
@@ -266,7 +283,7 @@ impl<P: SwitchPipeline> Worker<P> {
             dirty: Vec::new(),
             closing: Vec::new(),
             again: Vec::new(),
-            again_spare: Vec::new(),
+            ready: Vec::new(),
             registry,
             load: load.clone(),
             published,
@@ -290,10 +307,10 @@ impl<P: SwitchPipeline> Worker<P> {
         loop {
             let now = Instant::now();
             let wake = self.next_scan.min(self.next_publish);
-            // Connections left unread last turn (read budget or output backpressure)
-            // are read first this turn, after their output was flushed.
-            self.again_spare.append(&mut self.again);
-            let timeout = if self.again_spare.is_empty() {
+            // Connections left with work last turn are read first this turn, after
+            // their output was flushed.
+            std::mem::swap(&mut self.ready, &mut self.again);
+            let timeout = if self.ready.is_empty() {
                 wake.saturating_duration_since(now)
             } else {
                 Duration::ZERO
@@ -307,9 +324,6 @@ impl<P: SwitchPipeline> Worker<P> {
             }
             self.turns += 1;
             let now = Instant::now();
-            while let Some(slot) = self.again_spare.pop() {
-                self.readable(slot, now);
-            }
             let mut shutdown = false;
             for event in events.iter() {
                 if event.token() == WAKER {
@@ -324,16 +338,26 @@ impl<P: SwitchPipeline> Worker<P> {
                     }
                 }
                 if event.is_readable() || event.is_read_closed() || event.is_error() {
-                    self.readable(slot, now);
+                    self.schedule(slot, false);
                 }
                 if event.is_writable() {
                     self.mark_dirty(slot);
                 }
             }
+            // One budget each, in order; `readable` puts a switch with more waiting on
+            // `again` for the next turn.
+            for i in 0..self.ready.len() {
+                let slot = self.ready[i];
+                if let Some(Some(conn)) = self.conns.get_mut(slot) {
+                    conn.scheduled = false;
+                }
+                self.readable(slot, now);
+            }
+            self.ready.clear();
             if now >= self.next_scan {
                 self.scan(now);
             }
-            self.flush_dirty();
+            self.flush_dirty(now);
             self.close_pending(now);
             if shutdown {
                 self.shutdown(now);
@@ -391,10 +415,26 @@ impl<P: SwitchPipeline> Worker<P> {
             debug!(dpid = %Dpid(dpid), "a message sent to a switch that has left; dropped");
             return;
         };
+        if conn.pending_out() + bytes.len() > self.cfg.limits.output_buffer_limit {
+            // The switch is not taking its queue (it is paused, or slow while others
+            // send it much): the hard cap holds, and the loss is counted and told.
+            if conn.count_overflow_drop() {
+                warn!(
+                    dpid = %Dpid(dpid),
+                    queued = conn.pending_out(),
+                    limit = self.cfg.limits.output_buffer_limit,
+                    dropped = conn.counters.overflow_drops,
+                    "a message sent to a switch whose queue is at output_buffer_limit; dropped"
+                );
+            }
+            return;
+        }
         let Some(state) = conn.state.as_mut() else {
             return;
         };
+        let from = conn.out.len();
         self.pipeline.deliver(state, bytes, &mut conn.out);
+        conn.count_out_from(from);
         if !conn.dirty && !conn.blocked() {
             conn.dirty = true;
             self.dirty.push(at);
@@ -464,19 +504,40 @@ impl<P: SwitchPipeline> Worker<P> {
         }
         self.next_scan = self.next_scan.min(conn.next_keepalive);
         self.conns[slot] = Some(conn);
-        // Leftover bytes, and whatever arrived while the socket changed polls.
-        self.readable(slot, now);
+        // Leftover bytes, and whatever arrived while the socket changed polls: read
+        // this turn, after the switches already waiting.
+        self.schedule(slot, false);
         self.mark_dirty(slot);
     }
 
+    /// Puts a connection on this turn's ready list (`next_turn`: the next turn's),
+    /// unless it is on one already.
+    fn schedule(&mut self, slot: usize, next_turn: bool) {
+        if let Some(Some(conn)) = self.conns.get_mut(slot) {
+            if !conn.scheduled {
+                conn.scheduled = true;
+                if next_turn {
+                    self.again.push(slot);
+                } else {
+                    self.ready.push(slot);
+                }
+            }
+        }
+    }
+
+    /// One turn's service of one switch (a budget of messages).
     fn readable(&mut self, slot: usize, now: Instant) {
         let Some(Some(conn)) = self.conns.get_mut(slot) else {
             return;
         };
         let sink = Sink(&*self.pipeline);
-        let span = conn.span.clone();
-        let _entered = span.enter();
+        // The span is moved out and back rather than cloned: no reference count
+        // traffic per turn, only the enter and exit.
+        let span = std::mem::replace(&mut conn.span, tracing::Span::none());
+        let entered = span.enter();
         let result = conn.read_ready(&sink, now, &self.cfg.limits);
+        drop(entered);
+        conn.span = span;
         if let Some(d) = conn
             .state
             .as_ref()
@@ -484,13 +545,17 @@ impl<P: SwitchPipeline> Worker<P> {
         {
             self.next_scan = self.next_scan.min(d);
         }
-        // A connection waiting for WRITABLE is flushed when that comes, not before.
-        if conn.pending_out() > 0 && !conn.dirty && !conn.blocked() {
+        // A connection waiting for WRITABLE is flushed when that comes, not before;
+        // except one whose queue passed the high-water mark, which the flush pauses
+        // (else it would be scheduled again and again with nothing to do).
+        let pending = conn.pending_out();
+        let over = pending > self.cfg.limits.backpressure.high_water && !conn.paused();
+        if pending > 0 && !conn.dirty && (!conn.blocked() || over) {
             conn.dirty = true;
             self.dirty.push(slot);
         }
         match result {
-            Ok(true) => self.again.push(slot),
+            Ok(true) => self.schedule(slot, true),
             Ok(false) => {}
             Err(reason) => self.closing.push((slot, reason)),
         }
@@ -512,11 +577,19 @@ impl<P: SwitchPipeline> Worker<P> {
             let Some(conn) = self.conns[slot].as_mut() else {
                 continue;
             };
+            if conn.stalled(now, &self.cfg.limits) {
+                self.closing.push((slot, "stalled"));
+                continue;
+            }
             if let Err(reason) = conn.keepalive(now, &self.cfg.limits) {
                 self.closing.push((slot, reason));
                 continue;
             }
             next = next.min(conn.next_keepalive);
+            if let Some(d) = conn.stall_deadline(&self.cfg.limits) {
+                next = next.min(d);
+            }
+            let from = conn.out.len();
             if let Some(state) = conn.state.as_mut() {
                 if self.pipeline.next_deadline(state).is_some_and(|d| d <= now) {
                     let _entered = conn.span.enter();
@@ -527,6 +600,7 @@ impl<P: SwitchPipeline> Worker<P> {
                     next = next.min(d.max(now + Duration::from_millis(10)));
                 }
             }
+            conn.count_out_from(from);
             if conn.pending_out() > 0 && !conn.dirty && !conn.blocked() {
                 conn.dirty = true;
                 self.dirty.push(slot);
@@ -535,18 +609,30 @@ impl<P: SwitchPipeline> Worker<P> {
         self.next_scan = next;
     }
 
-    /// Flushes every connection with new output once (Beacon Alg. 2/3).
-    fn flush_dirty(&mut self) {
+    /// Flushes every connection with new output once (Beacon Alg. 2/3); a resumed
+    /// switch is read next turn, and a blocked one's stall deadline is watched.
+    fn flush_dirty(&mut self, now: Instant) {
         let registry = self.poll.registry();
-        for slot in self.dirty.drain(..) {
+        for i in 0..self.dirty.len() {
+            let slot = self.dirty[i];
             let Some(Some(conn)) = self.conns.get_mut(slot) else {
                 continue;
             };
             conn.dirty = false;
-            if let Err(reason) = conn.flush(registry, &self.cfg.limits) {
-                self.closing.push((slot, reason));
+            match conn.flush(registry, &self.cfg.limits, now) {
+                Ok(resumed) => {
+                    if let Some(d) = conn.stall_deadline(&self.cfg.limits) {
+                        self.next_scan = self.next_scan.min(d);
+                    }
+                    if resumed && !conn.scheduled {
+                        conn.scheduled = true;
+                        self.again.push(slot);
+                    }
+                }
+                Err(reason) => self.closing.push((slot, reason)),
             }
         }
+        self.dirty.clear();
     }
 
     /// Closes the connections marked this turn: switch-removed, registry, counters.
@@ -559,6 +645,7 @@ impl<P: SwitchPipeline> Worker<P> {
             self.load.fetch_sub(1, Ordering::Relaxed);
             let dpid = conn.dpid;
             let drops = conn.queued_messages();
+            let queued = conn.pending_out();
             {
                 let mut reg = lock(&self.registry);
                 if reg.get(&dpid).is_some_and(|&(_, uid)| uid == conn.uid) {
@@ -570,11 +657,22 @@ impl<P: SwitchPipeline> Worker<P> {
             self.closed.msgs_out.add(&c.msgs_out);
             self.closed.packet_ins += c.packet_ins;
             self.closed.drops += c.drops + drops;
+            self.closed.pauses += c.pauses;
+            self.closed.paused_ms += conn.paused_total(now).as_millis() as u64;
             self.closed.disconnects.add(reason);
             if is_bad_frame(reason) {
                 self.closed.bad_frames.add(reason);
                 warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, "bad frame; switch disconnected");
-            } else if matches!(reason, "dead_peer" | "slow_consumer") {
+            } else if matches!(reason, "stalled" | "output_overflow") {
+                warn!(
+                    dpid = %Dpid(dpid),
+                    peer = %conn.peer,
+                    reason,
+                    queued_bytes = queued,
+                    waited_ms = conn.waited(now).as_millis() as u64,
+                    "switch disconnected: it took no byte of its queue for that long"
+                );
+            } else if reason == "dead_peer" {
                 warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, "switch disconnected");
             } else {
                 info!(dpid = %Dpid(dpid), peer = %conn.peer, reason, "switch disconnected");
@@ -595,7 +693,7 @@ impl<P: SwitchPipeline> Worker<P> {
         for slot in 0..self.conns.len() {
             if let Some(conn) = self.conns[slot].as_mut() {
                 // Best effort: what apps queued goes out if the kernel takes it now.
-                let _ = conn.flush(self.poll.registry(), &self.cfg.limits);
+                let _ = conn.flush(self.poll.registry(), &self.cfg.limits, now);
                 self.closing.push((slot, "shutdown"));
             }
         }
@@ -611,6 +709,8 @@ impl<P: SwitchPipeline> Worker<P> {
             packet_ins: self.closed.packet_ins,
             drops: self.closed.drops,
             poll_turns: self.turns,
+            pauses: self.closed.pauses,
+            paused_ms: self.closed.paused_ms,
             disconnects: self.closed.disconnects.clone(),
             bad_frames: self.closed.bad_frames.clone(),
             switches: Vec::with_capacity(self.conns.len()),
@@ -629,6 +729,10 @@ impl<P: SwitchPipeline> Worker<P> {
             snap.msgs_out.add(&c.msgs_out);
             snap.packet_ins += c.packet_ins;
             snap.drops += c.drops;
+            let paused_ms = conn.paused_total(now).as_millis() as u64;
+            let c = &conn.counters;
+            snap.pauses += c.pauses;
+            snap.paused_ms += paused_ms;
             snap.switches.push(SwitchSnapshot {
                 dpid: Dpid(conn.dpid).to_string(),
                 peer: conn.peer,
@@ -641,6 +745,12 @@ impl<P: SwitchPipeline> Worker<P> {
                 drops: c.drops,
                 bytes_in: c.bytes_in,
                 bytes_out: c.bytes_out,
+                queued_bytes: conn.pending_out(),
+                max_queued_bytes: c.max_queued,
+                paused: conn.paused(),
+                pauses: c.pauses,
+                paused_ms,
+                overflow_drops: c.overflow_drops,
             });
         }
         *lock(&self.published) = snap;

@@ -255,11 +255,14 @@ fn a_panicking_app_is_quarantined_and_the_rest_keep_working() {
 }
 
 #[test]
-fn a_switch_that_stops_reading_is_dropped_as_a_slow_consumer() {
+fn a_switch_that_stops_reading_is_paused_then_dropped_as_stalled() {
     // Small limits, so that the kernel's buffers fill soon: every PACKET_IN of 1000
-    // bytes comes back flooded by the hub, and this switch never reads.
+    // bytes comes back flooded by the hub, and this switch never reads. It is paused
+    // at the high-water mark, and closed once it has taken nothing for stall_timeout.
     let mut config = config();
-    config.output_buffer_limit = 1024;
+    config.backpressure.high_water = 4096;
+    config.backpressure.low_water = 1024;
+    config.backpressure.stall_timeout = Duration::from_millis(500);
     config.keepalive.interval = Duration::from_secs(5);
     let ctl = start(&config);
     let healthy = Emu::connect_and_handshake(ctl.addr, Spec::v10(0x600d), T).unwrap();
@@ -280,8 +283,8 @@ fn a_switch_that_stops_reading_is_dropped_as_a_slow_consumer() {
     });
     assert!(
         eventually(T, || close_reason(peer)
-            .is_some_and(|l| l.contains("slow_consumer"))),
-        "no slow_consumer close logged for {peer}"
+            .is_some_and(|l| l.contains("stalled"))),
+        "no stalled close logged for {peer}"
     );
     writer.join().unwrap();
     drop(sw);
