@@ -3,7 +3,12 @@
 //!
 //! 1. When a switch connects: it joins the topology with its ports, and gets a flow
 //!    sending LLDP (EtherType 0x88cc) to the controller, at a high priority (a 1.3
-//!    switch drops what no flow matches; on 1.0 it is harmless).
+//!    switch drops what no flow matches; on 1.0 it is harmless). Then it is probed at
+//!    once (step 2's frames, out of every port): the links between it and the switches
+//!    already connected are known within one round trip, not one interval, so the time
+//!    in which a loop's cables look like edge ports (and broadcasts may cross them
+//!    unseen) is as short as it can be. (A neighbour not connected yet drops the frame;
+//!    its own probe, when it joins, finds the cable.)
 //! 2. Every `lldp_interval` (± 10 %), per switch: a discovery frame ([`lldp`], signed
 //!    with the controller's key) goes out of every port that is up, LOCAL excepted.
 //! 3. An LLDP PACKET_IN (ours or not: nothing else sees LLDP, so nothing floods it):
@@ -259,7 +264,7 @@ impl App for TopologyApp {
 
 impl TopologyApp {
     // 1
-    fn switch_added(&self, ctx: &mut SwitchCtx, _: &mut Vec<u8>) {
+    fn switch_added(&self, ctx: &mut SwitchCtx, frame: &mut Vec<u8>) {
         let lldp = Match {
             eth_type: Some(ETH_TYPE_LLDP),
             ..Match::default()
@@ -271,11 +276,14 @@ impl TopologyApp {
         ctx.send_flow_mod(&fm);
         let (dpid, ports) = (ctx.dpid(), ctx.info().ports.clone());
         self.hosts().joined(ctx.now());
-        let _seen = self.seen();
+        let seen = self.seen();
         self.topology.update(|s| match s.set_switch(dpid, ports) {
             true => vec![TopologyEvent::SwitchAdded(dpid)],
             false => Vec::new(),
         });
+        drop(seen);
+        // The flow above leaves first: on 1.3 the replies need it (FIFO per connection).
+        self.probe(ctx, frame);
     }
 
     // 2
