@@ -359,7 +359,7 @@ impl Routing {
                 links: Vec::new(),
             },
             // 5a
-            None if flood::deliver(ctx, p, dst_sw, dst_port) => return Flow::Stop,
+            None if self.shared.deliver(ctx, floods, p, dst_sw, dst_port) => return Flow::Stop,
             None => return self.shared.flood(&net, ctx, floods, p),
         };
         let old = routes.remove(key);
@@ -398,6 +398,19 @@ impl Shared {
         p: &PacketIn<&[u8]>,
     ) -> Flow {
         flood::flood(&net.tree, self.hasher.hash_one(p.data()), ctx, floods, p)
+    }
+
+    /// Step 5a.
+    fn deliver(
+        &self,
+        ctx: &mut SwitchCtx,
+        floods: &mut Floods,
+        p: &PacketIn<&[u8]>,
+        dpid: u64,
+        port: u32,
+    ) -> bool {
+        let hash = self.hasher.hash_one(p.data());
+        flood::deliver(ctx, floods, hash, p, dpid, port)
     }
 
     fn net(&self) -> std::sync::RwLockReadGuard<'_, Net> {

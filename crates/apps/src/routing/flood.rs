@@ -27,7 +27,9 @@
 //! 3. Unicast to a known host never floods: when the destination is known but no route
 //!    reaches its switch yet ([`deliver`]), the controller sends the frame straight out
 //!    of the destination's port, on the destination's switch. Nothing crosses a cable,
-//!    so nothing comes back, and the host gets it once.
+//!    so nothing comes back, and the host gets it once. (Should that port be a cable
+//!    after all, a host learned there from a stale flow, the frame comes back once to
+//!    the switch that asked, as a repeat, and is dropped: it cannot bounce.)
 //!
 //! The copies that do cross an undiscovered cable reach the device app on ports that
 //! look like edge ports; its move rule (`devices::moves`) tells them from moves, so the
@@ -116,11 +118,20 @@ pub fn flood(
     Flow::Stop
 }
 
-/// Sends the packet of `p` straight out of `port` of switch `dpid` (not this one),
-/// from the controller: for a known host no route reaches yet. False, having sent
-/// nothing, if that switch is not connected or the PACKET_IN holds only part of the
-/// frame (the rest is in this switch's buffer).
-pub fn deliver(ctx: &mut SwitchCtx, p: &PacketIn<&[u8]>, dpid: u64, port: u32) -> bool {
+/// Sends the packet of `p` (its frame hashed `hash`) straight out of `port` of switch
+/// `dpid` (not this one), from the controller: for a known host no route reaches yet.
+/// True if handled: sent, or dropped as a repeat of a frame this switch flooded or
+/// delivered within [`REPEAT_WINDOW`]. False, having done nothing, if that switch is not
+/// connected or the PACKET_IN holds only part of the frame (the rest is in this
+/// switch's buffer).
+pub fn deliver(
+    ctx: &mut SwitchCtx,
+    floods: &mut Floods,
+    hash: u64,
+    p: &PacketIn<&[u8]>,
+    dpid: u64,
+    port: u32,
+) -> bool {
     if p.data().len() < usize::from(p.total_len()) {
         return false;
     }
@@ -128,6 +139,9 @@ pub fn deliver(ctx: &mut SwitchCtx, p: &PacketIn<&[u8]>, dpid: u64, port: u32) -
     let Some(info) = switches.info(dpid) else {
         return false;
     };
+    if floods.is_repeat(hash, ctx.now()) {
+        return true;
+    }
     // 1.0 says "OFPP_NONE" for a packet from the controller, 1.3 "OFPP_CONTROLLER".
     let from = match info.version {
         Version::V1_0 => PortNo::Any,
