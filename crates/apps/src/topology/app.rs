@@ -19,7 +19,11 @@
 //!    - 3c. a new link with an end on a host port ([`guard`]: where a MAC was first
 //!      seen) is refused: frames relayed between two hosts;
 //!    - 3d. otherwise the directed link `sender dpid:port → this dpid:in_port` is added,
-//!      or refreshed.
+//!      or refreshed;
+//!    - 3e. a new link whose other direction is not known yet is answered with a
+//!      discovery frame back out of `in_port`, so both directions of a cable are known
+//!      within a round trip of its second switch joining (its first frames found the
+//!      earlier switch listening; the earlier one's found no one).
 //!
 //!    Any other PACKET_IN marks its port a host port if its source MAC was never seen
 //!    before (and the port is no known link port), then goes on to the next app.
@@ -321,7 +325,7 @@ impl TopologyApp {
     }
 
     // 3
-    fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut Vec<u8>, p: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, ctx: &mut SwitchCtx, frame: &mut Vec<u8>, p: &PacketIn<&[u8]>) -> Flow {
         let (dpid, in_port) = (ctx.dpid(), p.in_port());
         let max_age = (self.params.max_frame_age * 1000.0) as u64;
         let d = match lldp::verify(&self.key, p.data(), self.millis(ctx.now()), max_age) {
@@ -382,6 +386,13 @@ impl TopologyApp {
             }
             tracing::info!(?link, "link discovered");
             seen.insert(link, ctx.now());
+            // 3e
+            let unanswered = !seen.contains_key(&link.reversed());
+            drop(seen);
+            let port = ctx.info().ports.iter().find(|p| p.port_no == in_port);
+            if let Some(port) = port.filter(|_| unanswered).cloned() {
+                self.send_frame(ctx, &port, frame);
+            }
         }
         self.stats.accepted.fetch_add(1, Relaxed);
         Flow::Stop
