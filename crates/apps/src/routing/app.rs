@@ -41,7 +41,6 @@
 //! while holding it, so a route's adds and deletes leave in the order they were decided.
 
 use std::collections::HashMap;
-use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
 
 use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
@@ -108,8 +107,8 @@ impl std::fmt::Debug for Routing {
 /// What the handlers and the subscribers share.
 struct Shared {
     params: Params,
-    /// Hashes flooded frames (for the repeat check); seeded at random, so no one can craft a frame
-    /// that passes for another.
+    /// Hashes flooded and delivered frames (for the repeat check); seeded at random, so
+    /// no one can craft a frame that passes for another.
     hasher: foldhash::fast::RandomState,
     /// The engine and the tree, fed by topology events.
     net: RwLock<Net>,
@@ -397,7 +396,7 @@ impl Shared {
         floods: &mut Floods,
         p: &PacketIn<&[u8]>,
     ) -> Flow {
-        flood::flood(&net.tree, self.hasher.hash_one(p.data()), ctx, floods, p)
+        flood::flood(&net.tree, &self.hasher, ctx, floods, p)
     }
 
     /// Step 5a.
@@ -409,8 +408,7 @@ impl Shared {
         dpid: u64,
         port: u32,
     ) -> bool {
-        let hash = self.hasher.hash_one(p.data());
-        flood::deliver(ctx, floods, hash, p, dpid, port)
+        flood::deliver(ctx, floods, &self.hasher, p, dpid, port)
     }
 
     fn net(&self) -> std::sync::RwLockReadGuard<'_, Net> {

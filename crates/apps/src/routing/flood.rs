@@ -36,6 +36,7 @@
 //! hosts stay where they are.
 
 use std::collections::VecDeque;
+use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
 use controller::app::{Flow, SwitchCtx};
@@ -84,10 +85,11 @@ impl Floods {
     }
 }
 
-/// Floods the packet of `p` (its frame hashed `hash`) by the policy of the module doc.
+/// Floods the packet of `p` by the policy of the module doc (`hasher` hashes frames for
+/// the repeat check).
 pub fn flood(
     tree: &SpanningTree,
-    hash: u64,
+    hasher: &impl BuildHasher,
     ctx: &mut SwitchCtx,
     floods: &mut Floods,
     p: &PacketIn<&[u8]>,
@@ -98,7 +100,7 @@ pub fn flood(
         return Flow::Stop;
     }
     // Came around a loop not known yet.
-    if floods.is_repeat(hash, ctx.now()) {
+    if floods.is_repeat(hasher.hash_one(p.data()), ctx.now()) {
         return Flow::Stop;
     }
     let actions = &mut floods.actions;
@@ -118,8 +120,8 @@ pub fn flood(
     Flow::Stop
 }
 
-/// Sends the packet of `p` (its frame hashed `hash`) straight out of `port` of switch
-/// `dpid` (not this one), from the controller: for a known host no route reaches yet.
+/// Sends the packet of `p` straight out of `port` of switch `dpid` (not this one), from
+/// the controller: for a known host no route reaches yet.
 /// True if handled: sent, or dropped as a repeat of a frame this switch flooded or
 /// delivered within [`REPEAT_WINDOW`]. False, having done nothing, if that switch is not
 /// connected or the PACKET_IN holds only part of the frame (the rest is in this
@@ -127,7 +129,7 @@ pub fn flood(
 pub fn deliver(
     ctx: &mut SwitchCtx,
     floods: &mut Floods,
-    hash: u64,
+    hasher: &impl BuildHasher,
     p: &PacketIn<&[u8]>,
     dpid: u64,
     port: u32,
@@ -139,7 +141,7 @@ pub fn deliver(
     let Some(info) = switches.info(dpid) else {
         return false;
     };
-    if floods.is_repeat(hash, ctx.now()) {
+    if floods.is_repeat(hasher.hash_one(p.data()), ctx.now()) {
         return true;
     }
     // 1.0 says "OFPP_NONE" for a packet from the controller, 1.3 "OFPP_CONTROLLER".
