@@ -10,8 +10,11 @@
 //! 2. Unless the packet came in on a port of an inter-switch link (the topology app's
 //!    [`Topology::is_link_port`]: a packet there was sent by a host behind another
 //!    switch), records the host at (switch, in_port) ([`HostTable::observe`]): a new host
-//!    is `Added`, a known one seen on another port has `Moved`, a new address is
-//!    `IpAdded`. The [`Devices`] service tells its subscribers.
+//!    is `Added`, a known one seen on another port has `Moved` if [`moves`](super::moves)
+//!    says it did (quiet at its old place for `move_quiet`, or seen on a confirmed edge
+//!    port; else the sighting is a copy of its frame that crossed a cable discovery has
+//!    not found yet, and is ignored), a new address is `IpAdded`. The [`Devices`]
+//!    service tells its subscribers.
 //!
 //! Hosts go away ([`HostEvent::Removed`]):
 //!
@@ -43,6 +46,7 @@ use packet::flow::{FlowKey, L4Key};
 use packet::icmpv6::Icmpv6Type;
 use serde::Deserialize;
 
+use super::moves::{MoveRule, PortAges};
 use super::service::Devices;
 use super::table::{AttachmentPoint, HostEvent, HostTable, Limits};
 use crate::topology::{Topology, TopologyEvent};
@@ -62,6 +66,10 @@ pub struct Params {
     /// Addresses kept per host and per family, IPv4 and IPv6 (default 8, at most 64; 0
     /// tracks no addresses).
     pub max_ips_per_family: usize,
+    /// Seconds a known host must have been quiet at its place, or a port up since the
+    /// last switch joined, for a sighting elsewhere to be a move (default 1, from 0 to
+    /// 3600; 0: every sighting elsewhere is a move). See [`moves`](super::moves).
+    pub move_quiet: f64,
 }
 
 impl Default for Params {
@@ -71,6 +79,7 @@ impl Default for Params {
             host_timeout: 300.0,
             max_hosts: limits.max_hosts,
             max_ips_per_family: limits.max_ips_per_family,
+            move_quiet: 1.0,
         }
     }
 }
@@ -94,6 +103,12 @@ impl Params {
             return Err(format!(
                 "max_ips_per_family {} is not within 0..=64",
                 self.max_ips_per_family
+            ));
+        }
+        if !(0.0..=3600.0).contains(&self.move_quiet) {
+            return Err(format!(
+                "move_quiet {} is not within 0..=3600 s",
+                self.move_quiet
             ));
         }
         Ok(())
@@ -121,6 +136,8 @@ pub struct DeviceManager {
     topology: OnceLock<Arc<Topology>>,
     /// Whether the table-full warning was given.
     warned_full: AtomicBool,
+    /// Tells moves from echoes (step 2).
+    moves: MoveRule,
 }
 
 impl Default for DeviceManager {
@@ -142,6 +159,7 @@ impl DeviceManager {
             devices: Arc::new(Devices::new(limits)),
             topology: OnceLock::new(),
             warned_full: AtomicBool::new(false),
+            moves: MoveRule::new(Duration::from_secs_f64(params.move_quiet)),
         })
     }
 
@@ -153,6 +171,11 @@ impl DeviceManager {
     pub fn devices(&self) -> &Arc<Devices> {
         &self.devices
     }
+
+    /// Sightings of known hosts elsewhere refused as echoes, not moves (step 2).
+    pub fn echoes(&self) -> u64 {
+        self.moves.echoes()
+    }
 }
 
 /// In-port numbers a host can be behind: physical ports (below `OFPP_MAX`, 0xffffff00)
@@ -163,7 +186,8 @@ fn host_port(port: u32) -> bool {
 }
 
 impl App for DeviceManager {
-    type State = ();
+    /// When the switch's ports came up (for the move rule).
+    type State = PortAges;
 
     fn name(&self) -> &'static str {
         "device_manager"
@@ -171,6 +195,7 @@ impl App for DeviceManager {
 
     fn build(&self, b: &mut Builder<Self>) {
         b.provide(Arc::clone(&self.devices));
+        b.on_switch_added(|app, ctx, _| app.moves.joined(ctx.now()));
         b.on_packet_in(Order::advise(10), DeviceManager::packet_in);
         b.on_port_status(DeviceManager::port_status);
         b.every_global(self.params.expire_interval(), |app, _, now| {
@@ -191,7 +216,7 @@ impl App for DeviceManager {
 }
 
 impl DeviceManager {
-    fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut (), p: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, ctx: &mut SwitchCtx, ages: &mut PortAges, p: &PacketIn<&[u8]>) -> Flow {
         let in_port = p.in_port();
         if !host_port(in_port) {
             return Flow::Continue;
@@ -211,6 +236,12 @@ impl DeviceManager {
             if topology.is_link_port(ap.dpid, ap.port) {
                 return Vec::new();
             }
+            if !self
+                .moves
+                .allows(ages, t.get(sender.mac, sender.vlan), ap, now)
+            {
+                return Vec::new(); // an echo (counted)
+            }
             let [first, second] = sender.ips;
             let a = t.observe(sender.mac, sender.vlan, ap, first, now);
             let b = second.and_then(|ip| t.observe(sender.mac, sender.vlan, ap, Some(ip), now));
@@ -222,7 +253,16 @@ impl DeviceManager {
         Flow::Continue
     }
 
-    fn port_status(&self, ctx: &mut SwitchCtx, _: &mut (), reason: PortReason, port: &PortInfo) {
+    fn port_status(
+        &self,
+        ctx: &mut SwitchCtx,
+        ages: &mut PortAges,
+        reason: PortReason,
+        port: &PortInfo,
+    ) {
+        if reason != PortReason::Delete && port.is_up() {
+            ages.came_up(port.port_no, ctx.now());
+        }
         if reason == PortReason::Delete || !port.is_up() {
             let (dpid, port) = (ctx.dpid(), port.port_no);
             log_events(&self.devices.update(|t| t.remove_attached_to(dpid, port)));

@@ -5,6 +5,8 @@
 //! app.rs     DeviceManager, the `device_manager` app: learns hosts from PACKET_IN (never on
 //!            inter-switch ports), ages them out, forgets them when their port becomes a
 //!            link, goes down, or their switch leaves; provides the Devices service
+//! moves.rs   MoveRule: a host seen elsewhere has moved, or it is a copy of its frame
+//!            that crossed a cable discovery has not found yet
 //! table.rs   HostTable: hosts by (MAC, VLAN), indexed by MAC and IP, with attachment
 //!            points, first and last seen, expiry; pure, no I/O (the devices app feeds it)
 //! service.rs Devices: the table behind a lock for other apps (lookups by MAC, IP,
@@ -38,6 +40,7 @@
 //! ```
 
 pub mod app;
+pub mod moves;
 pub mod service;
 pub mod table;
 

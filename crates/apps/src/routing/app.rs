@@ -5,15 +5,9 @@
 //! learned the source):
 //!
 //! 1. Reads the destination and outer VLAN of the frame.
-//! 2. Broadcast, multicast, or a destination that is unknown or unreachable: floods.
-//!    - 2a. A copy that came in on an inter-switch port outside the spanning tree went
-//!      around a loop: dropped.
-//!    - 2b. So is a frame this switch flooded less than 250 ms ago: a copy that went
-//!      around a loop not discovered yet (at start-up, or a cable just plugged in,
-//!      whose ports look like edge ports until LLDP crosses it).
-//!    - 2c. Otherwise it goes out of every up port of the tree or at the edge but the
-//!      one it came in on, as explicit outputs (never the switch's FLOOD port, which
-//!      knows nothing of the tree).
+//! 2. Broadcast, multicast, or a destination that is unknown: floods, by the policy
+//!    of [`flood`](super::flood) (tree and edge ports; copies that went around a loop,
+//!    known or not yet, dropped).
 //! 3. The destination is behind the port the packet came in on: dropped.
 //! 4. The route for (source, destination, VLAN) is installed already and passes here,
 //!    entering by this port: the packet overtook the flow installed for it. It goes on
@@ -23,6 +17,10 @@
 //!    tagged; idle timeout; a cookie naming the route; FLOW_REMOVED asked of the first
 //!    switch), then the packet out of this switch's port on the route. A destination
 //!    on this switch is a route of one flow.
+//!    - 5a. No route reaches the destination's switch (discovery has not found the
+//!      links between, at start-up): no flow; the controller sends the packet straight
+//!      out of the destination's port on its switch ([`flood::deliver`]), so it
+//!      crosses no cable and cannot come back around a loop. Flooded if it cannot.
 //!
 //! Topology events, heard through [`Topology::subscribe`], update the engine and the
 //! tree. Every installed route the change affects is removed: its flows are deleted
@@ -42,23 +40,20 @@
 //! topology events; `routes` is taken after `net`, never before, and flows are sent
 //! while holding it, so a route's adds and deletes leave in the order they were decided.
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::BuildHasher;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
-use std::time::{Duration, Instant};
 
 use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
 use controller::info::Dpid;
 use controller::services::{Services, StartError};
 use controller::switches::Switches;
-use openflow::model::{
-    Action, FlowMod, FlowModCommand, FlowRemoved, Match, PacketOut, PortNo, Vlan,
-};
+use openflow::model::{Action, FlowMod, FlowModCommand, FlowRemoved, Match, PortNo, Vlan};
 use openflow::view::PacketIn;
 use openflow::{MacAddr, Message};
 use packet::ethernet::EthernetFrame;
 use serde::Deserialize;
 
+use super::flood::{self, send, Floods};
 use super::{PortHop, Route, RoutingEngine, ShortestPaths, SpanningTree};
 use crate::devices::table::{HostEvent, HostKey};
 use crate::devices::Devices;
@@ -96,17 +91,6 @@ impl Default for Params {
 pub const COOKIE_TAG: u64 = 0x5254 << 48;
 const COOKIE_SEQ: u64 = (1 << 48) - 1;
 
-/// OpenFlow 1.0's OFPPC_NO_FLOOD (bit 4, unused in 1.3): the port is left out of floods.
-const NO_FLOOD: u32 = 1 << 4;
-/// Port numbers above this are reserved (LOCAL, CONTROLLER, ...), not flooded.
-const MAX_PHYSICAL_PORT: u32 = 0xffff_ff00;
-/// A frame flooded again by a switch within this time is a copy that went around a
-/// loop (step 2b). A loop through the controller takes milliseconds per hop; a host
-/// repeats a broadcast after a second (ARP) or more.
-const REPEAT_WINDOW: Duration = Duration::from_millis(250);
-/// Floods remembered per switch for step 2b, at most.
-const MAX_RECENT_FLOODS: usize = 64;
-
 /// The app.
 pub struct Routing {
     shared: Arc<Shared>,
@@ -120,39 +104,11 @@ impl std::fmt::Debug for Routing {
     }
 }
 
-/// Per switch, what flooding needs.
-#[derive(Debug, Default)]
-pub struct Floods {
-    /// Scratch space for the output actions (no allocation per flood).
-    actions: Vec<Action>,
-    /// (hash of the frame, when) of this switch's recent floods, oldest first.
-    recent: VecDeque<(u64, Instant)>,
-}
-
-impl Floods {
-    /// Whether the frame hashed `hash` was flooded here within [`REPEAT_WINDOW`];
-    /// remembers it if not.
-    fn is_repeat(&mut self, hash: u64, now: Instant) -> bool {
-        let old = |&(_, t): &(u64, Instant)| now.saturating_duration_since(t) > REPEAT_WINDOW;
-        while self.recent.front().is_some_and(old) {
-            self.recent.pop_front();
-        }
-        if self.recent.iter().any(|&(h, _)| h == hash) {
-            return true;
-        }
-        if self.recent.len() == MAX_RECENT_FLOODS {
-            self.recent.pop_front();
-        }
-        self.recent.push_back((hash, now));
-        false
-    }
-}
-
 /// What the handlers and the subscribers share.
 struct Shared {
     params: Params,
-    /// Hashes flooded frames (step 2b); seeded at random, so no one can craft a frame
-    /// that passes for another.
+    /// Hashes flooded and delivered frames (for the repeat check); seeded at random, so
+    /// no one can craft a frame that passes for another.
     hasher: foldhash::fast::RandomState,
     /// The engine and the tree, fed by topology events.
     net: RwLock<Net>,
@@ -401,6 +357,8 @@ impl Routing {
                 dst: Dpid(here),
                 links: Vec::new(),
             },
+            // 5a
+            None if self.shared.deliver(ctx, floods, p, dst_sw, dst_port) => return Flow::Stop,
             None => return self.shared.flood(&net, ctx, floods, p),
         };
         let old = routes.remove(key);
@@ -430,7 +388,7 @@ impl Routing {
 }
 
 impl Shared {
-    /// Step 2: floods the packet along the tree and out of the edge ports.
+    /// Step 2.
     fn flood(
         &self,
         net: &Net,
@@ -438,31 +396,19 @@ impl Shared {
         floods: &mut Floods,
         p: &PacketIn<&[u8]>,
     ) -> Flow {
-        let (here, in_port) = (Dpid(ctx.dpid()), p.in_port());
-        // 2a
-        if !net.tree.floods(here, in_port) {
-            return Flow::Stop;
-        }
-        // 2b
-        if floods.is_repeat(self.hasher.hash_one(p.data()), ctx.now()) {
-            return Flow::Stop;
-        }
-        // 2c
-        let actions = &mut floods.actions;
-        actions.clear();
-        let ports = ctx.info().ports.iter().filter(|port| {
-            let n = port.port_no;
-            n != in_port
-                && n < MAX_PHYSICAL_PORT
-                && port.is_up()
-                && port.config & NO_FLOOD == 0
-                && net.tree.floods(here, n)
-        });
-        actions.extend(ports.map(|port| Action::output(PortNo::from_u32(port.port_no))));
-        if !actions.is_empty() {
-            send(ctx, p, actions);
-        }
-        Flow::Stop
+        flood::flood(&net.tree, &self.hasher, ctx, floods, p)
+    }
+
+    /// Step 5a.
+    fn deliver(
+        &self,
+        ctx: &mut SwitchCtx,
+        floods: &mut Floods,
+        p: &PacketIn<&[u8]>,
+        dpid: u64,
+        port: u32,
+    ) -> bool {
+        flood::deliver(ctx, floods, &self.hasher, p, dpid, port)
     }
 
     fn net(&self) -> std::sync::RwLockReadGuard<'_, Net> {
@@ -570,14 +516,4 @@ impl Shared {
             routes.remove(key);
         }
     }
-}
-
-/// Sends the packet of `p` through `actions`: by buffer_id when the switch buffered
-/// it, else with its bytes.
-fn send(ctx: &mut SwitchCtx, p: &PacketIn<&[u8]>, actions: &[Action]) {
-    let in_port = PortNo::from_u32(p.in_port());
-    ctx.send_packet_out(&match p.buffer_id() {
-        Some(id) => PacketOut::buffered(id, in_port, actions),
-        None => PacketOut::unbuffered(p.data(), in_port, actions),
-    });
 }

@@ -6,6 +6,8 @@
 //! graph.rs   the switches and directed links, as dense slots with adjacency lists
 //! engine.rs  ShortestPaths: all-pairs hop-count shortest paths, repaired incrementally
 //! tree.rs    SpanningTree: the ports flooding may use, so loops never cause storms
+//! flood.rs   the flood policy: tree and edge ports, repeats dropped, and what keeps
+//!            a loop whose cables are not discovered yet from storming
 //! topo.rs    linear, ring and fat-tree topologies for tests and benchmarks
 //! app.rs     the `routing` app: flows along routes, floods along the tree (I/O through
 //!            the app API; fed by the Topology and Devices services)
@@ -34,6 +36,7 @@
 
 pub mod app;
 mod engine;
+pub mod flood;
 mod graph;
 pub mod topo;
 mod tree;

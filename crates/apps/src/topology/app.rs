@@ -3,7 +3,12 @@
 //!
 //! 1. When a switch connects: it joins the topology with its ports, and gets a flow
 //!    sending LLDP (EtherType 0x88cc) to the controller, at a high priority (a 1.3
-//!    switch drops what no flow matches; on 1.0 it is harmless).
+//!    switch drops what no flow matches; on 1.0 it is harmless). Then it is probed at
+//!    once (step 2's frames, out of every port): the links between it and the switches
+//!    already connected are known within one round trip, not one interval, so the time
+//!    in which a loop's cables look like edge ports (and broadcasts may cross them
+//!    unseen) is as short as it can be. (A neighbour not connected yet drops the frame;
+//!    its own probe, when it joins, finds the cable.)
 //! 2. Every `lldp_interval` (± 10 %), per switch: a discovery frame ([`lldp`], signed
 //!    with the controller's key) goes out of every port that is up, LOCAL excepted.
 //! 3. An LLDP PACKET_IN (ours or not: nothing else sees LLDP, so nothing floods it):
@@ -14,7 +19,11 @@
 //!    - 3c. a new link with an end on a host port ([`guard`]: where a MAC was first
 //!      seen) is refused: frames relayed between two hosts;
 //!    - 3d. otherwise the directed link `sender dpid:port → this dpid:in_port` is added,
-//!      or refreshed.
+//!      or refreshed;
+//!    - 3e. a new link whose other direction is not known yet is answered with a
+//!      discovery frame back out of `in_port`, so both directions of a cable are known
+//!      within a round trip of its second switch joining (its first frames found the
+//!      earlier switch listening; the earlier one's found no one).
 //!
 //!    Any other PACKET_IN marks its port a host port if its source MAC was never seen
 //!    before (and the port is no known link port), then goes on to the next app.
@@ -259,7 +268,7 @@ impl App for TopologyApp {
 
 impl TopologyApp {
     // 1
-    fn switch_added(&self, ctx: &mut SwitchCtx, _: &mut Vec<u8>) {
+    fn switch_added(&self, ctx: &mut SwitchCtx, frame: &mut Vec<u8>) {
         let lldp = Match {
             eth_type: Some(ETH_TYPE_LLDP),
             ..Match::default()
@@ -271,11 +280,14 @@ impl TopologyApp {
         ctx.send_flow_mod(&fm);
         let (dpid, ports) = (ctx.dpid(), ctx.info().ports.clone());
         self.hosts().joined(ctx.now());
-        let _seen = self.seen();
+        let seen = self.seen();
         self.topology.update(|s| match s.set_switch(dpid, ports) {
             true => vec![TopologyEvent::SwitchAdded(dpid)],
             false => Vec::new(),
         });
+        drop(seen);
+        // The flow above leaves first: on 1.3 the replies need it (FIFO per connection).
+        self.probe(ctx, frame);
     }
 
     // 2
@@ -313,7 +325,7 @@ impl TopologyApp {
     }
 
     // 3
-    fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut Vec<u8>, p: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, ctx: &mut SwitchCtx, frame: &mut Vec<u8>, p: &PacketIn<&[u8]>) -> Flow {
         let (dpid, in_port) = (ctx.dpid(), p.in_port());
         let max_age = (self.params.max_frame_age * 1000.0) as u64;
         let d = match lldp::verify(&self.key, p.data(), self.millis(ctx.now()), max_age) {
@@ -374,6 +386,13 @@ impl TopologyApp {
             }
             tracing::info!(?link, "link discovered");
             seen.insert(link, ctx.now());
+            // 3e
+            let unanswered = !seen.contains_key(&link.reversed());
+            drop(seen);
+            let port = ctx.info().ports.iter().find(|p| p.port_no == in_port);
+            if let Some(port) = port.filter(|_| unanswered).cloned() {
+                self.send_frame(ctx, &port, frame);
+            }
         }
         self.stats.accepted.fetch_add(1, Relaxed);
         Flow::Stop

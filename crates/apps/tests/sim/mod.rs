@@ -227,6 +227,12 @@ pub struct Net {
     frames: usize,
     /// Frame transmissions in all (every port of every switch).
     pub total_frames: u64,
+    /// While set, discovery frames (LLDP) are held on their cables, as if in flight:
+    /// the time before discovery completes, made as long as a test needs
+    /// ([`Net::release_lldp`] delivers them).
+    pub hold_lldp: bool,
+    /// The LLDP frames held, in the order they were sent.
+    held: Vec<Work>,
 }
 
 impl Net {
@@ -253,6 +259,8 @@ impl Net {
             max_frames: 100_000,
             frames: 0,
             total_frames: 0,
+            hold_lldp: false,
+            held: Vec::new(),
         }
     }
 
@@ -453,6 +461,13 @@ impl Net {
             port,
             frame: frame.to_vec(),
         });
+        self.pump();
+    }
+
+    /// Stops holding discovery frames and delivers those held (see [`Net::hold_lldp`]).
+    pub fn release_lldp(&mut self) {
+        self.hold_lldp = false;
+        self.work.extend(self.held.drain(..));
         self.pump();
     }
 
@@ -800,11 +815,15 @@ impl Net {
             self.max_frames
         );
         if let Some(&(b, pb)) = self.cables.get(&(dpid, port)) {
-            self.work.push_back(Work::Frame {
+            let w = Work::Frame {
                 dpid: b,
                 port: pb,
                 frame: frame.to_vec(),
-            });
+            };
+            match self.hold_lldp && is_lldp(frame) {
+                true => self.held.push(w),
+                false => self.work.push_back(w),
+            }
         }
         for h in self.hosts.iter_mut().filter(|h| h.at == (dpid, port)) {
             h.received.push(frame.to_vec());

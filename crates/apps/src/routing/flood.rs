@@ -1,0 +1,168 @@
+//! The routing app's flood policy: where a broadcast (or a frame for an unknown host)
+//! may go, so that a network with loops does not storm, not even while discovery is
+//! still finding its cables.
+//!
+//! **Ports.** Out of a switch, a flood takes
+//!
+//! - its spanning-tree ports ([`SpanningTree`]): each switch is reached once;
+//! - its edge ports, those no known link uses: hosts are behind them, or a switch whose
+//!   cable discovery has not found yet;
+//! - never a known link port outside the tree, the port it came in by, a port that is
+//!   down or marked no-flood, or a reserved port; and never the switch's FLOOD port,
+//!   which knows nothing of the tree.
+//!
+//! **Before discovery.** A cable not found yet makes two edge ports, so a loop of such
+//! cables would carry a flood around for ever. Three things keep that window short
+//! and harmless:
+//!
+//! 1. The topology app probes a switch's ports as soon as it joins, and a port as soon
+//!    as it comes up, so a cable is found within a round trip of its second end being
+//!    there (not within a discovery interval).
+//! 2. Repeats are dropped: each switch floods a given frame at most once within
+//!    [`REPEAT_WINDOW`] (a loop through the controller takes milliseconds per hop; a
+//!    host repeats a broadcast after a second or more). So a flood crosses each
+//!    undiscovered cable at most once each way, and dies where its copies meet.
+//!    A copy that arrives by a known link port outside the tree went around a known
+//!    loop: dropped as well.
+//! 3. Unicast to a known host never floods: when the destination is known but no route
+//!    reaches its switch yet ([`deliver`]), the controller sends the frame straight out
+//!    of the destination's port, on the destination's switch. Nothing crosses a cable,
+//!    so nothing comes back, and the host gets it once. (Should that port be a cable
+//!    after all, a host learned there from a stale flow, the frame comes back once to
+//!    the switch that asked, as a repeat, and is dropped: it cannot bounce.)
+//!
+//! The copies that do cross an undiscovered cable reach the device app on ports that
+//! look like edge ports; its move rule (`devices::moves`) tells them from moves, so the
+//! hosts stay where they are.
+
+use std::collections::VecDeque;
+use std::hash::BuildHasher;
+use std::time::{Duration, Instant};
+
+use controller::app::{Flow, SwitchCtx};
+use controller::info::Dpid;
+use openflow::model::{Action, PacketOut, PortNo};
+use openflow::view::PacketIn;
+use openflow::Version;
+
+use super::SpanningTree;
+
+/// OpenFlow 1.0's OFPPC_NO_FLOOD (bit 4, unused in 1.3): the port is left out of floods.
+const NO_FLOOD: u32 = 1 << 4;
+/// Port numbers above this are reserved (LOCAL, CONTROLLER, ...), not flooded.
+const MAX_PHYSICAL_PORT: u32 = 0xffff_ff00;
+/// A frame flooded again by a switch within this time is a copy that went around a
+/// loop (see the module doc).
+pub const REPEAT_WINDOW: Duration = Duration::from_millis(250);
+/// Floods remembered per switch for the repeat check, at most.
+const MAX_RECENT_FLOODS: usize = 64;
+
+/// Per switch, what flooding needs.
+#[derive(Debug, Default)]
+pub struct Floods {
+    /// Scratch space for the output actions (no allocation per flood).
+    actions: Vec<Action>,
+    /// (hash of the frame, when) of this switch's recent floods, oldest first.
+    recent: VecDeque<(u64, Instant)>,
+}
+
+impl Floods {
+    /// Whether the frame hashed `hash` was flooded here within [`REPEAT_WINDOW`];
+    /// remembers it if not.
+    fn is_repeat(&mut self, hash: u64, now: Instant) -> bool {
+        let old = |&(_, t): &(u64, Instant)| now.saturating_duration_since(t) > REPEAT_WINDOW;
+        while self.recent.front().is_some_and(old) {
+            self.recent.pop_front();
+        }
+        if self.recent.iter().any(|&(h, _)| h == hash) {
+            return true;
+        }
+        if self.recent.len() == MAX_RECENT_FLOODS {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((hash, now));
+        false
+    }
+}
+
+/// Floods the packet of `p` by the policy of the module doc (`hasher` hashes frames for
+/// the repeat check).
+pub fn flood(
+    tree: &SpanningTree,
+    hasher: &impl BuildHasher,
+    ctx: &mut SwitchCtx,
+    floods: &mut Floods,
+    p: &PacketIn<&[u8]>,
+) -> Flow {
+    let (here, in_port) = (Dpid(ctx.dpid()), p.in_port());
+    // Came around a known loop.
+    if !tree.floods(here, in_port) {
+        return Flow::Stop;
+    }
+    // Came around a loop not known yet.
+    if floods.is_repeat(hasher.hash_one(p.data()), ctx.now()) {
+        return Flow::Stop;
+    }
+    let actions = &mut floods.actions;
+    actions.clear();
+    let ports = ctx.info().ports.iter().filter(|port| {
+        let n = port.port_no;
+        n != in_port
+            && n < MAX_PHYSICAL_PORT
+            && port.is_up()
+            && port.config & NO_FLOOD == 0
+            && tree.floods(here, n)
+    });
+    actions.extend(ports.map(|port| Action::output(PortNo::from_u32(port.port_no))));
+    if !actions.is_empty() {
+        send(ctx, p, actions);
+    }
+    Flow::Stop
+}
+
+/// Sends the packet of `p` straight out of `port` of switch `dpid` (not this one), from
+/// the controller: for a known host no route reaches yet.
+/// True if handled: sent, or dropped as a repeat of a frame this switch flooded or
+/// delivered within [`REPEAT_WINDOW`]. False, having done nothing, if that switch is not
+/// connected or the PACKET_IN holds only part of the frame (the rest is in this
+/// switch's buffer).
+pub fn deliver(
+    ctx: &mut SwitchCtx,
+    floods: &mut Floods,
+    hasher: &impl BuildHasher,
+    p: &PacketIn<&[u8]>,
+    dpid: u64,
+    port: u32,
+) -> bool {
+    if p.data().len() < usize::from(p.total_len()) {
+        return false;
+    }
+    let switches = ctx.switches();
+    let Some(info) = switches.info(dpid) else {
+        return false;
+    };
+    if floods.is_repeat(hasher.hash_one(p.data()), ctx.now()) {
+        return true;
+    }
+    // 1.0 says "OFPP_NONE" for a packet from the controller, 1.3 "OFPP_CONTROLLER".
+    let from = match info.version {
+        Version::V1_0 => PortNo::Any,
+        Version::V1_3 => PortNo::Controller,
+    };
+    let out = [Action::output(PortNo::from_u32(port))];
+    let sent = switches.send_packet_out(dpid, &PacketOut::unbuffered(p.data(), from, &out));
+    if let Err(e) = &sent {
+        tracing::debug!(dpid = %Dpid(dpid), error = %e, "direct delivery not sent");
+    }
+    sent.is_ok()
+}
+
+/// Sends the packet of `p` through `actions`: by buffer_id when the switch buffered
+/// it, else with its bytes.
+pub fn send(ctx: &mut SwitchCtx, p: &PacketIn<&[u8]>, actions: &[Action]) {
+    let in_port = PortNo::from_u32(p.in_port());
+    ctx.send_packet_out(&match p.buffer_id() {
+        Some(id) => PacketOut::buffered(id, in_port, actions),
+        None => PacketOut::unbuffered(p.data(), in_port, actions),
+    });
+}
