@@ -509,9 +509,8 @@ impl Conn {
             self.held.pop_front();
             self.answer(xid, buffer_id, &[], opts, canned, &mut tally);
         }
-        self.flush();
-        // Left unread with room in the output: come back at once (no event will say so).
-        self.more = stopped_early && !self.closed && self.wbuf.len() - self.wpos < MAX_QUEUED;
+        // Published before the answers go out, so that whoever has an answer can see
+        // it counted.
         if tally.packet_ins > 0 {
             counts
                 .packet_ins
@@ -521,6 +520,9 @@ impl Conn {
             counts.answers.fetch_add(tally.answers, Ordering::Relaxed);
             counts.messages.fetch_add(tally.messages, Ordering::Relaxed);
         }
+        self.flush();
+        // Left unread with room in the output: come back at once (no event will say so).
+        self.more = stopped_early && !self.closed && self.wbuf.len() - self.wpos < MAX_QUEUED;
     }
 
     fn flush(&mut self) {
