@@ -535,6 +535,7 @@ fn report(
         let t = &f.totals;
         total.packet_ins += t.packet_ins;
         total.responses += t.responses;
+        total.packet_outs += t.packet_outs;
         total.answered += t.answered;
         total.timeouts += t.timeouts;
         total.other += t.other;
@@ -588,6 +589,8 @@ fn report(
         packet_ins_sent: total.packet_ins,
         responses_total: total.counted(counting),
         cbench_responses: total.responses,
+        flow_mods: total.responses - total.packet_outs,
+        packet_outs: total.packet_outs,
         packet_ins_answered: total.answered,
         timeouts: total.timeouts,
         other_messages: total.other,

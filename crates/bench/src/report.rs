@@ -142,6 +142,10 @@ pub struct BenchReport {
     pub responses_total: u64,
     /// FLOW_MODs and PACKET_OUTs received, whole run (cbench's count).
     pub cbench_responses: u64,
+    /// Of those, FLOW_MODs.
+    pub flow_mods: u64,
+    /// Of those, PACKET_OUTs.
+    pub packet_outs: u64,
     /// PACKET_INs answered, each once, whole run (see `Counting::PerPacketIn`; with a
     /// window under cbench's rule, one per response).
     pub packet_ins_answered: u64,
@@ -289,10 +293,12 @@ impl BenchReport {
         }
         let _ = writeln!(
             s,
-            "total: {} PACKET_INs sent, {} answered, {} responses (FLOW_MOD/PACKET_OUT), {} timed out, {} other messages",
+            "total: {} PACKET_INs sent, {} answered, {} responses ({} FLOW_MODs, {} PACKET_OUTs), {} timed out, {} other messages",
             self.packet_ins_sent,
             self.packet_ins_answered,
             self.cbench_responses,
+            self.flow_mods,
+            self.packet_outs,
             self.timeouts,
             self.other_messages
         );

@@ -469,6 +469,9 @@ pub struct Totals {
     pub packet_ins: u64,
     /// FLOW_MODs and PACKET_OUTs received during the run (cbench's responses).
     pub responses: u64,
+    /// Of those, PACKET_OUTs (the rest are FLOW_MODs): which messages a controller
+    /// answers with, to answer with the same ones from the responder.
+    pub packet_outs: u64,
     /// PACKET_INs answered: matched by what the answer names (see [`answered_seq`]),
     /// each once; in windowed mode under cbench's rule, the oldest in flight per response.
     pub answered: u64,
@@ -771,6 +774,7 @@ impl<S: Read + Write> Switch<S> {
         // The hot path first: an answer during the loops.
         if (ty == msg::FLOW_MOD || ty == msg::PACKET_OUT) && phase >= Phase::Run {
             self.totals.responses += 1;
+            self.totals.packet_outs += u64::from(ty == msg::PACKET_OUT);
             if self.behaviour.window == 0 {
                 if let Some(seq) = answered_seq(m) {
                     self.retire(seq);

@@ -135,6 +135,16 @@ fn unbounded_counts_every_answer_once_for_each_answer_style() {
             report.to_table()
         );
         assert_eq!(report.responses_total, report.packet_ins_answered, "{what}");
+        let packet_outs = match (answer, buffered) {
+            (Answer::FlowMod, _) | (Answer::LikeLearningSwitch, true) => 0,
+            _ => report.packet_ins_answered,
+        };
+        assert_eq!(report.packet_outs, packet_outs, "{what}");
+        assert_eq!(
+            report.flow_mods,
+            report.cbench_responses - packet_outs,
+            "{what}"
+        );
         resp.stop();
     }
 }
