@@ -318,6 +318,13 @@ pub fn run_controller_bench(
     let clocks: Vec<libc::pthread_t> = workers.iter().map(|w| w.as_pthread_t()).collect();
     let cpu_now = || clocks.iter().filter_map(|&t| thread_cpu_ns(t)).sum::<u64>();
 
+    // The switches ready now take part (as each thread decides when it sees the next
+    // phase); one lost later counts, with what it got, in the per-switch rates.
+    let took_part: Vec<bool> = published
+        .iter()
+        .map(|p| p.state.load(Ordering::Relaxed) == READY)
+        .collect();
+
     // 3. The learning phase.
     let mut learning = None;
     if any_ready && cfg.learn {
@@ -339,10 +346,6 @@ pub fn run_controller_bench(
     let mut loops = Vec::with_capacity(cfg.loops);
     let flood_stop = Arc::new(AtomicBool::new(false));
     let mut flood = None;
-    let took_part: Vec<bool> = published
-        .iter()
-        .map(|p| p.state.load(Ordering::Relaxed) == READY)
-        .collect();
     let mut measured_cpu_ns = 0u64;
     if any_ready {
         if let Some(f) = &cfg.flood {
@@ -440,7 +443,7 @@ pub fn run_controller_bench(
         }
     }
     finals.sort_by_key(|f| f.dpid);
-    let learning = learning.map(|elapsed| (elapsed, report_learned(&published)));
+    let learning = learning.map(|elapsed| (elapsed, report_learned(&published, &took_part)));
     let mut report = report(cfg, threads, counting, loops, finals, learning);
     report.flood = flood;
     let measured: Vec<&LoopResult> = report.loops.iter().filter(|l| !l.warmup).collect();
@@ -476,12 +479,13 @@ fn thread_cpu_ns(t: libc::pthread_t) -> Option<u64> {
 }
 
 /// Per switch that was ready when the learning phase began: (dpid, done).
-fn report_learned(published: &[Arc<Published>]) -> Vec<(u64, bool)> {
+fn report_learned(published: &[Arc<Published>], took_part: &[bool]) -> Vec<(u64, bool)> {
     published
         .iter()
+        .zip(took_part)
         .enumerate()
-        .filter(|(_, p)| p.state.load(Ordering::Relaxed) != CONNECTING)
-        .map(|(i, p)| (i as u64 + 1, p.learned.load(Ordering::Relaxed)))
+        .filter(|(_, (_, &t))| t)
+        .map(|(i, (p, _))| (i as u64 + 1, p.learned.load(Ordering::Relaxed)))
         .collect()
 }
 
