@@ -17,7 +17,7 @@
 //!    `learn_timeout`, after which the switches not done are reported.
 //! 4. `loops` loops of `loop_ms` each. In throughput mode with a window, every ready
 //!    switch keeps up to `window` PACKET_INs in flight; with window 0 (cbench's mode),
-//!    it keeps its socket full: it fills a 256 KiB buffer with PACKET_INs and writes it
+//!    it keeps its socket full: it fills a 64 KiB buffer with PACKET_INs (as cbench) and writes it
 //!    whenever the socket takes bytes, reading answers as they come. In latency mode it
 //!    keeps exactly one in flight (the next leaves when the answer to the last arrives).
 //!    PACKET_INs are queued from a pre-encoded template and written with one
