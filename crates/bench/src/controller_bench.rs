@@ -137,8 +137,8 @@ pub struct ControllerBenchConfig {
 
 impl ControllerBenchConfig {
     /// cbench's defaults (16 switches, 100,000 MACs, 16 loops of 1 s, 1 warm-up,
-    /// OpenFlow 1.0, throughput, buffered PACKET_INs, a learning phase) against `addr`,
-    /// with a window of 64.
+    /// OpenFlow 1.0, throughput with the socket kept full, buffered PACKET_INs, a
+    /// learning phase) against `addr`.
     pub fn new(addr: SocketAddr) -> ControllerBenchConfig {
         ControllerBenchConfig {
             addr,
@@ -149,7 +149,7 @@ impl ControllerBenchConfig {
             warmup: 1,
             mode: Mode::Throughput,
             version: Version::V1_0,
-            window: 64,
+            window: 0,
             buffered: true,
             learn: true,
             learn_timeout: Duration::from_secs(60),

@@ -22,6 +22,8 @@ fn config(addr: SocketAddr, version: Version) -> ControllerBenchConfig {
         loop_ms: 150,
         warmup: 1,
         version,
+        // These tests are of the windowed mode (tests/unbounded.rs has the other).
+        window: 64,
         threads: 2,
         connect_timeout: Duration::from_secs(5),
         response_timeout: Duration::from_millis(500),

@@ -51,9 +51,9 @@ enum Command {
 /// As cbench does by default, every switch first announces each of its -M addresses
 /// (a gratuitous ARP each, as fast as the socket takes them, until the controller has
 /// handled them all), then sends PACKET_INs between those addresses, carrying buffer
-/// ids. cbench's throughput mode keeps each switch's socket full of PACKET_INs: that is
-/// `--window 0`; the default window of 64 PACKET_INs in flight per switch never
-/// overloads a controller. The report gives per-switch rates (min, max, Jain's fairness
+/// ids. In throughput mode each switch keeps its socket full of PACKET_INs, as cbench does
+/// (`--window 0`, the default); `--window N` keeps at most N in flight per switch
+/// instead, a load that never overloads a controller. The report gives per-switch rates (min, max, Jain's fairness
 /// index) and the generator's own CPU time per message.
 #[derive(Debug, clap::Args)]
 pub struct ControllerArgs {
@@ -86,7 +86,8 @@ pub struct ControllerArgs {
     /// Loops at the start left out of the overall figures
     #[arg(short = 'w', long, default_value_t = 1)]
     warmup: usize,
-    /// throughput (a window of PACKET_INs in flight per switch) or latency (one)
+    /// throughput (the socket kept full, or a window of PACKET_INs in flight per
+    /// switch) or latency (one in flight)
     #[arg(long, default_value = "throughput", value_parser = parse_mode)]
     mode: Mode,
     /// OpenFlow version: 1.0 or 1.3
@@ -94,7 +95,7 @@ pub struct ControllerArgs {
     version: Version,
     /// PACKET_INs in flight per switch in throughput mode; 0: unbounded, cbench's
     /// mode (keep the socket full, read answers as they come)
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 0)]
     window: usize,
     /// Generator threads [default: one per core]
     #[arg(long)]
