@@ -956,6 +956,14 @@ impl<S: Read + Write> Switch<S> {
         seq
     }
 
+    /// Unbounded mode: queues the next PACKET_IN and marks it unanswered.
+    #[inline]
+    fn queue_outstanding(&mut self) {
+        let seq = self.queue_packet_in();
+        let bit = (seq.wrapping_sub(FIRST_SEQ) & (RING - 1)) as usize;
+        self.outstanding[bit / 64] |= 1u64 << (bit % 64);
+    }
+
     /// Windowed mode: queues PACKET_INs until the window is full (one write carries
     /// them all).
     fn top_up(&mut self, now: Instant) {
@@ -983,9 +991,7 @@ impl<S: Read + Write> Switch<S> {
         while self.state == State::Ready && self.writable && written < MAX_WRITE_PER_TURN {
             let n = MAX_PENDING_OUT.saturating_sub(self.wbuf.len() - self.wpos) / len;
             for _ in 0..n {
-                let seq = self.queue_packet_in();
-                let bit = (seq.wrapping_sub(FIRST_SEQ) & (RING - 1)) as usize;
-                self.outstanding[bit / 64] |= 1u64 << (bit % 64);
+                self.queue_outstanding();
             }
             let pending = self.wbuf.len() - self.wpos;
             self.flush();
@@ -1271,6 +1277,70 @@ mod tests {
             );
             assert_eq!(answered_seq(&po[..6]), None);
         }
+    }
+
+    /// A stream that takes every byte and never has any to read.
+    struct Sink;
+
+    impl Read for Sink {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(ErrorKind::WouldBlock.into())
+        }
+    }
+
+    impl Write for Sink {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            Ok(b.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn unbounded_counting_takes_each_packet_in_once_across_the_wrap() {
+        let behaviour = Behaviour {
+            version: Version::V1_0,
+            window: 0,
+            macs: 10,
+            counting: Counting::PerPacketIn,
+            buffered: true,
+            record_latency: false,
+            response_timeout: Duration::from_secs(1),
+            settle: Duration::from_millis(1),
+        };
+        let mut sw = Switch::new(1, Sink, behaviour);
+        // Two PACKET_INs before the numbering starts again, two after.
+        sw.next = 3 * u64::from(SPAN) - 2;
+        for _ in 0..4 {
+            sw.queue_outstanding();
+        }
+        let sent = [
+            FIRST_SEQ + SPAN - 2,
+            FIRST_SEQ + SPAN - 1,
+            FIRST_SEQ,
+            FIRST_SEQ + 1,
+        ];
+        // Not sent yet, or too old to be remembered, or not a sequence number: ignored.
+        for seq in [FIRST_SEQ + 2, FIRST_SEQ + SPAN - 3 - RING, NO_BUFFER, 7] {
+            sw.retire(seq);
+        }
+        assert_eq!(sw.totals.answered, 0);
+        for seq in sent.into_iter().chain(sent) {
+            sw.retire(seq);
+        }
+        assert_eq!(sw.totals.answered, 4, "each once");
+        assert_eq!(sw.totals.packet_ins, 4);
+        // RING PACKET_INs later, the same bits stand for new ones: an old answer for
+        // one of them is not counted.
+        for _ in 0..RING {
+            sw.queue_outstanding();
+        }
+        sw.retire(FIRST_SEQ + 1);
+        assert_eq!(sw.totals.answered, 4);
+        sw.retire(seq_of(sw.next - 1));
+        assert_eq!(sw.totals.answered, 5);
     }
 
     #[test]
