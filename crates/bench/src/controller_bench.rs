@@ -16,10 +16,11 @@
 //!    answer to an ECHO_REQUEST sent after them (see [`crate::switch`]); up to
 //!    `learn_timeout`, after which the switches not done are reported.
 //! 4. `loops` loops of `loop_ms` each. In throughput mode with a window, every ready
-//!    switch keeps up to `window` PACKET_INs in flight; with window 0 (cbench's mode),
-//!    it keeps its socket full: it fills a 64 KiB buffer with PACKET_INs (as cbench) and writes it
-//!    whenever the socket takes bytes, reading answers as they come. In latency mode it
-//!    keeps exactly one in flight (the next leaves when the answer to the last arrives).
+//!    switch keeps up to `window` PACKET_INs in flight; with window 0 (cbench's mode,
+//!    the default), it keeps its socket full: it fills a 64 KiB buffer with PACKET_INs
+//!    (as cbench does) and writes it whenever the socket takes bytes, reading answers as
+//!    they come. In latency mode it keeps exactly one in flight (the next leaves when
+//!    the answer to the last arrives).
 //!    PACKET_INs are queued from a pre-encoded template and written with one
 //!    `write(2)` per buffer-full. The first `warmup` loops are shown and left out of the
 //!    overall figures.
@@ -33,9 +34,9 @@
 //! the generator, not the controller, was the limit.
 //!
 //! With a window, a PACKET_IN unanswered for `response_timeout` is given up and counted in
-//! `timeouts`, so a controller that drops some does not stall a switch for ever. A
-//! switch that got no response at all is listed in `silent_switches`; the run always
-//! ends after its loops, whatever the controller does.
+//! `timeouts`, so a controller that drops some does not stall a switch for ever. The
+//! switches that got no response at all are counted in `silent_switches` (the first few
+//! listed); the run always ends after its loops, whatever the controller does.
 //!
 //! Round trips (latency mode) are measured per PACKET_IN, from the moment it was queued
 //! for writing to the moment its answer was read (see [`crate::switch::Counting`] for

@@ -466,8 +466,11 @@ const MAX_QUEUED: usize = 4 << 20;
 /// message: the threads would fight over the cache line).
 #[derive(Default)]
 struct Tally {
+    /// PACKET_INs read.
     packet_ins: u64,
+    /// PACKET_INs answered.
     answers: u64,
+    /// FLOW_MODs and PACKET_OUTs queued in answer.
     messages: u64,
 }
 
