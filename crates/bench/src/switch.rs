@@ -16,7 +16,10 @@
 //! the other port. So a learning switch that has learned the addresses installs a flow
 //! for every packet (it neither floods nor drops). PACKET_IN number `n` comes from host
 //! `n % macs`, in on that host's port. With one address there is no partner: the
-//! packets go to `0a:DD:DD:00:00:01`, an address never announced (flooded).
+//! packets go to `0a:DD:DD:00:00:01`, an address never announced (flooded). Each host
+//! has its own IPv4 address too ([`host_ip`]), the one it announces and sends from
+//! (cbench's frames all carry the same two, which a host tracker would see as one
+//! address moving between thousands of hosts).
 //!
 //! ## The learning phase
 //!
@@ -141,7 +144,18 @@ pub fn host_mac(dpid: u64, index: u32) -> MacAddr {
     MacAddr([0x02, d[0], d[1], i[1], i[2], i[3]])
 }
 
-/// The destination MAC of every frame switch `dpid` sends.
+/// The IPv4 address of host `index` of switch `dpid` among `macs` per switch: in
+/// 10.0.0.0/8, numbered across the switches (unique up to 2^24 hosts in all).
+pub fn host_ip(dpid: u64, index: u32, macs: u32) -> [u8; 4] {
+    let n = (dpid.wrapping_sub(1) as u32)
+        .wrapping_mul(macs)
+        .wrapping_add(index)
+        & 0x00ff_ffff;
+    let b = n.to_be_bytes();
+    [10, b[1], b[2], b[3]]
+}
+
+/// The destination MAC of the frames of a switch with one host (never announced).
 pub fn dst_mac(dpid: u64) -> MacAddr {
     let d = (dpid as u16).to_be_bytes();
     MacAddr([0x0a, d[0], d[1], 0, 0, 1])
@@ -195,6 +209,10 @@ pub struct Template {
     in_port_at: usize,
     /// 1.0 carries the port in 16 bits, 1.3 in 32.
     wide_port: bool,
+    /// The one's-complement sum of the frame's IPv4 header words but the checksum and
+    /// the addresses: the checksum of a packet between two hosts is this plus their
+    /// addresses, with no pass over the header.
+    ip_fixed_sum: u32,
 }
 
 /// Where the sequence number sits in a frame: the first bytes of the UDP payload.
@@ -234,11 +252,19 @@ impl Template {
             Version::V1_0 => (14, false),
             Version::V1_3 => (32, true),
         };
+        let frame_at = bytes.len() - FRAME_LEN;
+        // The IPv4 header's first ten bytes: version to protocol (the checksum and the
+        // addresses follow).
+        let ip_fixed_sum = bytes[frame_at + 14..frame_at + 24]
+            .chunks_exact(2)
+            .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+            .sum::<u32>();
         Template {
-            frame_at: bytes.len() - FRAME_LEN,
+            frame_at,
             bytes,
             in_port_at,
             wide_port,
+            ip_fixed_sum,
         }
     }
 
@@ -281,9 +307,49 @@ impl Template {
         f[FRAME_SEQ_AT..FRAME_SEQ_AT + 4].copy_from_slice(&seq.to_be_bytes());
     }
 
-    /// Appends the announcement of host `index` (a gratuitous ARP reply from it, behind
-    /// its port, unbuffered) to `out`.
-    pub fn append_announcement(&self, out: &mut Vec<u8>, dpid: u64, index: u32) {
+    /// Appends PACKET_IN `seq` of switch `dpid` (with `macs` hosts) from host `src`,
+    /// behind its port, to its partner ([`partner`]), with their MAC and IPv4
+    /// addresses.
+    #[inline]
+    pub fn append_from_host(
+        &self,
+        out: &mut Vec<u8>,
+        seq: u32,
+        buffer_id: u32,
+        dpid: u64,
+        macs: u32,
+        src: u32,
+    ) {
+        let at = out.len();
+        let dst = partner(src, macs);
+        self.append(
+            out,
+            seq,
+            buffer_id,
+            host_port(src),
+            host_mac(dpid, src),
+            dst.map_or(dst_mac(dpid), |d| host_mac(dpid, d)),
+        );
+        let Some(dst) = dst else {
+            return;
+        };
+        // The IPv4 header (RFC 791 §3.1) follows the 14-byte Ethernet header: the
+        // addresses at 12 and 16, the checksum at 10: the sum of the fixed words, plus
+        // the four address words (RFC 1071), folded and inverted.
+        let (s, d) = (host_ip(dpid, src, macs), host_ip(dpid, dst, macs));
+        let word = |b: &[u8; 4], i: usize| u32::from(u16::from_be_bytes([b[i], b[i + 1]]));
+        let sum = self.ip_fixed_sum + word(&s, 0) + word(&s, 2) + word(&d, 0) + word(&d, 2);
+        let sum = (sum & 0xffff) + (sum >> 16);
+        let sum = !(((sum & 0xffff) + (sum >> 16)) as u16);
+        let ip = &mut out[at + self.frame_at + 14..at + self.frame_at + 34];
+        ip[10..12].copy_from_slice(&sum.to_be_bytes());
+        ip[12..16].copy_from_slice(&s);
+        ip[16..20].copy_from_slice(&d);
+    }
+
+    /// Appends the announcement of host `index` of switch `dpid` (with `macs` hosts): a
+    /// gratuitous ARP reply from it, behind its port, unbuffered, to `out`.
+    pub fn append_announcement(&self, out: &mut Vec<u8>, dpid: u64, macs: u32, index: u32) {
         let at = out.len();
         self.append(
             out,
@@ -294,8 +360,7 @@ impl Template {
             MacAddr::BROADCAST,
         );
         let src = host_mac(dpid, index);
-        let i = index.to_be_bytes();
-        let ip = [10, i[1], i[2], i[3]];
+        let ip = host_ip(dpid, index, macs);
         let f = &mut out[at + self.frame_at..];
         f[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
         // ARP (RFC 826): Ethernet, IPv4, lengths 6 and 4, reply; sender = target = the
@@ -939,19 +1004,9 @@ impl<S: Read + Write> Switch<S> {
         self.next += 1;
         let src = self.next_mac;
         self.next_mac = if src + 1 >= b.macs { 0 } else { src + 1 };
-        let dst = match partner(src, b.macs) {
-            Some(p) => host_mac(self.dpid, p),
-            None => dst_mac(self.dpid),
-        };
         let buffer_id = if b.buffered { seq } else { NO_BUFFER };
-        self.template.append(
-            &mut self.wbuf,
-            seq,
-            buffer_id,
-            host_port(src),
-            host_mac(self.dpid, src),
-            dst,
-        );
+        self.template
+            .append_from_host(&mut self.wbuf, seq, buffer_id, self.dpid, b.macs, src);
         self.totals.packet_ins += 1;
         seq
     }
@@ -1015,7 +1070,7 @@ impl<S: Read + Write> Switch<S> {
                 let end = macs.min(self.next_announce + n);
                 for i in self.next_announce..end {
                     self.template
-                        .append_announcement(&mut self.wbuf, self.dpid, i);
+                        .append_announcement(&mut self.wbuf, self.dpid, macs, i);
                 }
                 self.totals.announced += u64::from(end - self.next_announce);
                 self.next_announce = end;
@@ -1344,6 +1399,28 @@ mod tests {
     }
 
     #[test]
+    fn packets_go_between_hosts_with_their_own_addresses() {
+        for version in [Version::V1_0, Version::V1_3] {
+            let mut out = Vec::new();
+            Template::new(version, 3).append_from_host(&mut out, 5, NO_BUFFER, 3, 100, 7);
+            let (_, msg) = Message::decode(&out).unwrap();
+            let data = match msg {
+                Message::V10(of10::Message::PacketIn(p)) => p.data,
+                Message::V13(of13::Message::PacketIn(p)) => p.data,
+                other => panic!("{other:?}"),
+            };
+            let eth = packet::ethernet::EthernetFrame::new_checked(&data[..]).unwrap();
+            assert_eq!(eth.src_addr(), host_mac(3, 7));
+            assert_eq!(eth.dst_addr(), host_mac(3, 6));
+            let ip = packet::ipv4::Ipv4Packet::new_checked(eth.payload()).unwrap();
+            assert!(ip.verify_checksum(), "the header checksum is recomputed");
+            assert_eq!(ip.src_addr().octets(), host_ip(3, 7, 100));
+            assert_eq!(ip.dst_addr().octets(), host_ip(3, 6, 100));
+            assert_eq!(host_ip(3, 7, 100), [10, 0, 0, 207]);
+        }
+    }
+
+    #[test]
     fn partners_live_behind_the_other_port() {
         for macs in [2u32, 3, 4, 7, 100] {
             for i in 0..macs {
@@ -1359,7 +1436,7 @@ mod tests {
     fn announcements_are_gratuitous_arps_from_the_host_port() {
         for version in [Version::V1_0, Version::V1_3] {
             let mut out = Vec::new();
-            Template::new(version, 9).append_announcement(&mut out, 9, 0x01_0203);
+            Template::new(version, 9).append_announcement(&mut out, 9, 1 << 20, 0x01_0203);
             let (_, msg) = Message::decode(&out).unwrap();
             let (buffer_id, in_port, data) = match msg {
                 Message::V10(of10::Message::PacketIn(p)) => {
