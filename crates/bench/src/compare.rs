@@ -207,6 +207,12 @@ impl CompareConfig {
                 &self.version,
                 "--mode",
                 &self.mode,
+                // The load this comparison has always measured: 64 PACKET_INs in flight
+                // per switch, and no learning phase (Ryu would take minutes over
+                // 100,000 announcements per switch).
+                "--window",
+                "64",
+                "--no-learn",
             ]),
             env: Vec::new(),
         }
@@ -751,9 +757,9 @@ pub fn parse_generator_json(text: &str, name: &str, round: usize) -> Result<RunR
             .and_then(serde_json::Value::as_f64)
     };
     let silent = v
-        .get("silent_switches")
-        .and_then(serde_json::Value::as_array)
-        .map_or(0, Vec::len);
+        .pointer("/silent_switches/count")
+        .and_then(serde_json::Value::as_u64)
+        .map_or(0, |n| n as usize);
     Ok(RunResult {
         name: name.to_string(),
         round,
@@ -1121,7 +1127,7 @@ mod tests {
     fn parses_the_generator_report() {
         let j = r#"{"mode":"latency","overall":{"mean":1234.5,"min":1,"max":2,"stddev":0},
                     "latency":{"p50_us":40.0,"p90_us":50,"p99_us":80.5,"p999_us":90,"max_us":99,"samples":10},
-                    "silent_switches":[7,9]}"#;
+                    "silent_switches":{"count":2,"first":[7,9]}}"#;
         let r = parse_generator_json(j, "ryu", 2).unwrap();
         assert_eq!(r.responses_per_s, 1234.5);
         assert_eq!(r.p50_us, Some(40.0));
@@ -1129,7 +1135,7 @@ mod tests {
         assert_eq!(r.silent_switches, 2);
         assert_eq!(r.round, 2);
         let r = parse_generator_json(
-            r#"{"overall":{"mean":5},"latency":null,"silent_switches":[]}"#,
+            r#"{"overall":{"mean":5},"latency":null,"silent_switches":{"count":0,"first":[]}}"#,
             "p",
             1,
         )

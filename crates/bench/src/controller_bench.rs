@@ -11,18 +11,32 @@
 //!    after it was answered, or 200 ms passed with none.
 //! 2. The run waits until every switch is ready, or `connect_timeout`; those that are not
 //!    take no part and are reported (with what was missing).
-//! 3. `loops` loops of `loop_ms` each. Every ready switch keeps up to `window`
-//!    PACKET_INs in flight (throughput mode) or exactly one (latency mode: the next
-//!    leaves when the answer to the last arrives), queued from its pre-encoded
-//!    template and written with one `write(2)` per switch per turn. The first `warmup`
-//!    loops are shown and left out of the overall figures.
-//! 4. Then no more PACKET_INs; the answers still in flight are waited for (up to the
+//! 3. The learning phase (unless turned off): every switch announces each of its `macs`
+//!    addresses once, as fast as its socket takes them, then waits for the controller's
+//!    answer to an ECHO_REQUEST sent after them (see [`crate::switch`]); up to
+//!    `learn_timeout`, after which the switches not done are reported.
+//! 4. `loops` loops of `loop_ms` each. In throughput mode with a window, every ready
+//!    switch keeps up to `window` PACKET_INs in flight; with window 0 (cbench's mode,
+//!    the default), it keeps its socket full: it fills a 64 KiB buffer with PACKET_INs
+//!    (as cbench does) and writes it whenever the socket takes bytes, reading answers as
+//!    they come. In latency mode it keeps exactly one in flight (the next leaves when
+//!    the answer to the last arrives).
+//!    PACKET_INs are queued from a pre-encoded template and written with one
+//!    `write(2)` per buffer-full. The first `warmup` loops are shown and left out of the
+//!    overall figures.
+//! 5. Then no more PACKET_INs; the answers still in flight are waited for (up to the
 //!    response timeout), so that the totals count every answer the controller sent.
 //!
-//! A PACKET_IN unanswered for `response_timeout` is given up and counted in
-//! `timeouts`, so a controller that drops some does not stall a switch for ever. A
-//! switch that got no response at all is listed in `silent_switches`; the run always
-//! ends after its loops, whatever the controller does.
+//! Per loop and overall, the report gives the per-switch rates (min, max and Jain's
+//! fairness index over the switches that took part) and the generator's own CPU time
+//! per message (its threads' user + system time, read from their CPU clocks at loop
+//! boundaries, over PACKET_INs sent plus answers counted), so that a run shows whether
+//! the generator, not the controller, was the limit.
+//!
+//! With a window, a PACKET_IN unanswered for `response_timeout` is given up and counted in
+//! `timeouts`, so a controller that drops some does not stall a switch for ever. The
+//! switches that got no response at all are counted in `silent_switches` (the first few
+//! listed); the run always ends after its loops, whatever the controller does.
 //!
 //! Round trips (latency mode) are measured per PACKET_IN, from the moment it was queued
 //! for writing to the moment its answer was read (see [`crate::switch::Counting`] for
@@ -30,6 +44,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::os::unix::thread::JoinHandleExt as _;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -42,8 +57,8 @@ use openflow::Version;
 use serde::Serialize;
 
 use crate::flood::{run_flood_in_background, FloodConfig};
-use crate::report::{BenchReport, LoopResult, NotConnected};
-use crate::stats::{Percentiles, Summary};
+use crate::report::{BenchReport, LearningReport, LoopResult, NotConnected, Summarised};
+use crate::stats::{Percentiles, Summary, SwitchRates};
 use crate::switch::{Behaviour, Counting, Phase, State, Switch, Totals};
 
 /// Throughput or latency.
@@ -98,8 +113,15 @@ pub struct ControllerBenchConfig {
     pub mode: Mode,
     /// The OpenFlow version the switches speak.
     pub version: Version,
-    /// PACKET_INs in flight per switch in throughput mode.
+    /// PACKET_INs in flight per switch in throughput mode; 0: unbounded (keep the socket
+    /// full, as cbench does).
     pub window: usize,
+    /// PACKET_INs carry buffer ids (as cbench's do); otherwise `NO_BUFFER`.
+    pub buffered: bool,
+    /// Announce every address before the loops (the learning phase).
+    pub learn: bool,
+    /// The learning phase ends by then, done or not.
+    pub learn_timeout: Duration,
     /// Generator threads (at most one per switch).
     pub threads: usize,
     /// Count PACKET_INs answered instead of FLOW_MODs and PACKET_OUTs.
@@ -116,7 +138,8 @@ pub struct ControllerBenchConfig {
 
 impl ControllerBenchConfig {
     /// cbench's defaults (16 switches, 100,000 MACs, 16 loops of 1 s, 1 warm-up,
-    /// OpenFlow 1.0, throughput) against `addr`.
+    /// OpenFlow 1.0, throughput with the socket kept full, buffered PACKET_INs, a
+    /// learning phase) against `addr`.
     pub fn new(addr: SocketAddr) -> ControllerBenchConfig {
         ControllerBenchConfig {
             addr,
@@ -127,7 +150,10 @@ impl ControllerBenchConfig {
             warmup: 1,
             mode: Mode::Throughput,
             version: Version::V1_0,
-            window: 64,
+            window: 0,
+            buffered: true,
+            learn: true,
+            learn_timeout: Duration::from_secs(60),
             threads: thread::available_parallelism().map_or(1, |n| n.get()),
             per_packet_in: false,
             connect_timeout: Duration::from_secs(10),
@@ -160,16 +186,25 @@ struct Control {
 }
 
 const CONNECT: u8 = 0;
-const RUN: u8 = 1;
-const DRAIN: u8 = 2;
-const STOP: u8 = 3;
+const LEARN: u8 = 1;
+const RUN: u8 = 2;
+const DRAIN: u8 = 3;
+const STOP: u8 = 4;
+
+/// `Published::state` values.
+const CONNECTING: u8 = 0;
+const READY: u8 = 1;
+const CLOSED: u8 = 2;
 
 /// One switch's counts as its thread last published them (after every turn), read by
 /// the coordinator at loop boundaries: plain stores, no read-modify-write on the hot path.
 #[derive(Default)]
 struct Published {
-    /// 0 connecting, 1 ready, 2 closed: when everyone is connected, the loops begin.
+    /// CONNECTING, READY or CLOSED: when everyone is connected, the loops begin.
     state: AtomicU8,
+    /// The controller answered the echo after the announcements: the learning phase
+    /// ends when every ready switch has this.
+    learned: AtomicBool,
     /// PACKET_INs sent so far, for the per-loop figures.
     packet_ins: AtomicU64,
     /// Responses so far under the run's counting rule, for the per-loop figures.
@@ -216,9 +251,6 @@ pub fn run_controller_bench(
             cfg.macs
         )));
     }
-    if cfg.window == 0 {
-        return Err(BenchError::Config("--window must be at least 1".into()));
-    }
     let threads = cfg.threads.clamp(1, cfg.switches);
     let counting = if cfg.per_packet_in {
         Counting::PerPacketIn
@@ -233,6 +265,7 @@ pub fn run_controller_bench(
         },
         macs: cfg.macs as u32,
         counting,
+        buffered: cfg.buffered,
         record_latency: cfg.mode == Mode::Latency,
         response_timeout: cfg.response_timeout,
         settle: Duration::from_millis(200),
@@ -273,7 +306,7 @@ pub fn run_controller_bench(
     loop {
         let connecting = published
             .iter()
-            .filter(|p| p.state.load(Ordering::Relaxed) == 0)
+            .filter(|p| p.state.load(Ordering::Relaxed) == CONNECTING)
             .count();
         if connecting == 0 || Instant::now() >= deadline {
             break;
@@ -282,12 +315,39 @@ pub fn run_controller_bench(
     }
     let any_ready = published
         .iter()
-        .any(|p| p.state.load(Ordering::Relaxed) == 1);
+        .any(|p| p.state.load(Ordering::Relaxed) == READY);
+    let clocks: Vec<libc::pthread_t> = workers.iter().map(|w| w.as_pthread_t()).collect();
+    let cpu_now = || clocks.iter().filter_map(|&t| thread_cpu_ns(t)).sum::<u64>();
 
-    // 3. The loops.
+    // The switches ready now take part (as each thread decides when it sees the next
+    // phase); one lost later counts, with what it got, in the per-switch rates.
+    let took_part: Vec<bool> = published
+        .iter()
+        .map(|p| p.state.load(Ordering::Relaxed) == READY)
+        .collect();
+
+    // 3. The learning phase.
+    let mut learning = None;
+    if any_ready && cfg.learn {
+        ctl.phase.store(LEARN, Ordering::SeqCst);
+        let start = Instant::now();
+        let deadline = start + cfg.learn_timeout;
+        let pending = || {
+            published.iter().any(|p| {
+                p.state.load(Ordering::Relaxed) == READY && !p.learned.load(Ordering::Relaxed)
+            })
+        };
+        while pending() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(2));
+        }
+        learning = Some(start.elapsed());
+    }
+
+    // 4. The loops.
     let mut loops = Vec::with_capacity(cfg.loops);
     let flood_stop = Arc::new(AtomicBool::new(false));
     let mut flood = None;
+    let mut measured_cpu_ns = 0u64;
     if any_ready {
         if let Some(f) = &cfg.flood {
             flood = Some(run_flood_in_background(f.clone(), Arc::clone(&flood_stop)));
@@ -300,6 +360,7 @@ pub fn run_controller_bench(
             )
         };
         let mut before: Vec<(u64, u64)> = published.iter().map(|p| snapshot(p)).collect();
+        let mut cpu_before = cpu_now();
         let loop_len = Duration::from_millis(cfg.loop_ms);
         let mut start = Instant::now();
         for index in 0..cfg.loops {
@@ -311,11 +372,22 @@ pub fn run_controller_bench(
                 thread::sleep(end - now);
             }
             let after: Vec<(u64, u64)> = published.iter().map(|p| snapshot(p)).collect();
+            let cpu_after = cpu_now();
             let stop = Instant::now();
             let elapsed = stop.duration_since(start).as_secs_f64();
             let per_switch: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a.1 - b.1).collect();
             let responses = per_switch.iter().sum();
             let packet_ins = after.iter().zip(&before).map(|(a, b)| a.0 - b.0).sum();
+            let cpu_ns = cpu_after.saturating_sub(cpu_before);
+            if !warmup {
+                measured_cpu_ns += cpu_ns;
+            }
+            let rates: Vec<f64> = per_switch
+                .iter()
+                .zip(&took_part)
+                .filter(|(_, &t)| t)
+                .map(|(&n, _)| n as f64 / elapsed)
+                .collect();
             let r = LoopResult {
                 index,
                 warmup,
@@ -323,14 +395,17 @@ pub fn run_controller_bench(
                 packet_ins,
                 responses,
                 responses_per_sec: responses as f64 / elapsed,
+                switch_rates: SwitchRates::of(&rates),
+                generator_cpu_ns_per_message: per_message(cpu_ns, packet_ins + responses),
                 per_switch,
             };
             progress(&r);
             loops.push(r);
             before = after;
+            cpu_before = cpu_after;
             start = stop;
         }
-        // 4. Drain.
+        // 5. Drain.
         ctl.phase.store(DRAIN, Ordering::SeqCst);
         let deadline = Instant::now() + cfg.response_timeout;
         while Instant::now() < deadline
@@ -369,9 +444,65 @@ pub fn run_controller_bench(
         }
     }
     finals.sort_by_key(|f| f.dpid);
-    let mut report = report(cfg, threads, counting, loops, finals);
+    let learning = learning.map(|elapsed| (elapsed, report_learned(&published, &took_part)));
+    let mut report = report(cfg, threads, counting, loops, finals, learning);
     report.flood = flood;
+    let measured: Vec<&LoopResult> = report.loops.iter().filter(|l| !l.warmup).collect();
+    let messages: u64 = measured.iter().map(|l| l.packet_ins + l.responses).sum();
+    report.generator_cpu_s = measured_cpu_ns as f64 / 1e9;
+    report.generator_cpu_ns_per_message = per_message(measured_cpu_ns, messages);
     Ok(report)
+}
+
+/// Nanoseconds of CPU per message, if there were messages.
+fn per_message(cpu_ns: u64, messages: u64) -> Option<f64> {
+    (messages > 0).then(|| cpu_ns as f64 / messages as f64)
+}
+
+/// The CPU time (user + system) thread `t` has used, in nanoseconds, from its CPU
+/// clock; `None` if the clock cannot be read.
+fn thread_cpu_ns(t: libc::pthread_t) -> Option<u64> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: `t` is a thread of this process that has not been joined (its handle is
+    // held until after the last read), so its id is valid; `clock` is a valid out-pointer.
+    if unsafe { libc::pthread_getcpuclockid(t, &mut clock) } != 0 {
+        return None;
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a clock id from pthread_getcpuclockid and a valid out-pointer.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return None;
+    }
+    Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
+/// Per switch that was ready when the learning phase began: (dpid, done).
+fn report_learned(published: &[Arc<Published>], took_part: &[bool]) -> Vec<(u64, bool)> {
+    published
+        .iter()
+        .zip(took_part)
+        .enumerate()
+        .filter(|(_, (_, &t))| t)
+        .map(|(i, (p, _))| (i as u64 + 1, p.learned.load(Ordering::Relaxed)))
+        .collect()
+}
+
+fn learning_report(elapsed: Duration, learned: &[(u64, bool)], total: &Totals) -> LearningReport {
+    let not_done: Vec<u64> = learned
+        .iter()
+        .filter(|(_, done)| !done)
+        .map(|&(d, _)| d)
+        .collect();
+    LearningReport {
+        elapsed_ms: elapsed.as_secs_f64() * 1000.0,
+        switches_done: learned.len() - not_done.len(),
+        not_done: Summarised::of(not_done),
+        announced: total.announced,
+        responses: total.learn_responses,
+    }
 }
 
 fn report(
@@ -380,12 +511,26 @@ fn report(
     counting: Counting,
     loops: Vec<LoopResult>,
     finals: Vec<Final>,
+    learning: Option<(Duration, Vec<(u64, bool)>)>,
 ) -> BenchReport {
     let rates: Vec<f64> = loops
         .iter()
         .filter(|l| !l.warmup)
         .map(|l| l.responses_per_sec)
         .collect();
+    // Per switch, over the measured loops: what it was answered, per second.
+    let measured_s: f64 = loops
+        .iter()
+        .filter(|l| !l.warmup)
+        .map(|l| l.elapsed_ms / 1000.0)
+        .sum();
+    let mut per_switch_counts = vec![0u64; cfg.switches];
+    for l in loops.iter().filter(|l| !l.warmup) {
+        for (c, n) in per_switch_counts.iter_mut().zip(&l.per_switch) {
+            *c += n;
+        }
+    }
+    let mut switch_rates = Vec::new();
     let mut samples: Vec<u32> = Vec::new();
     let mut not_connected = Vec::new();
     let mut disconnected = Vec::new();
@@ -395,19 +540,29 @@ fn report(
         let t = &f.totals;
         total.packet_ins += t.packet_ins;
         total.responses += t.responses;
+        total.packet_outs += t.packet_outs;
         total.answered += t.answered;
         total.timeouts += t.timeouts;
         total.other += t.other;
+        total.announced += t.announced;
+        total.learn_responses += t.learn_responses;
         if !f.took_part {
             not_connected.push(NotConnected {
                 dpid: f.dpid,
                 reason: f.status.clone(),
             });
-        } else if f.closed {
-            disconnected.push(NotConnected {
-                dpid: f.dpid,
-                reason: f.status.clone(),
-            });
+        } else {
+            if f.closed {
+                disconnected.push(NotConnected {
+                    dpid: f.dpid,
+                    reason: f.status.clone(),
+                });
+            }
+            if measured_s > 0.0 {
+                let i = (f.dpid - 1) as usize;
+                switch_rates
+                    .push(per_switch_counts.get(i).copied().unwrap_or(0) as f64 / measured_s);
+            }
         }
         if t.counted(counting) == 0 {
             silent.push(f.dpid);
@@ -427,8 +582,10 @@ fn report(
             Mode::Throughput => cfg.window,
             Mode::Latency => 1,
         },
+        buffered: cfg.buffered,
         threads,
         overall: Summary::of(&rates),
+        switch_rates: SwitchRates::of(&switch_rates),
         latency: match cfg.mode {
             Mode::Latency => Percentiles::of(&mut samples),
             Mode::Throughput => None,
@@ -436,11 +593,18 @@ fn report(
         loops,
         packet_ins_sent: total.packet_ins,
         responses_total: total.counted(counting),
+        cbench_responses: total.responses,
+        flow_mods: total.responses - total.packet_outs,
+        packet_outs: total.packet_outs,
+        packet_ins_answered: total.answered,
         timeouts: total.timeouts,
         other_messages: total.other,
-        silent_switches: silent,
-        not_connected,
-        disconnected,
+        learning: learning.map(|(elapsed, learned)| learning_report(elapsed, &learned, &total)),
+        generator_cpu_s: 0.0,
+        generator_cpu_ns_per_message: None,
+        silent_switches: Summarised::of(silent),
+        not_connected: Summarised::of(not_connected),
+        disconnected: Summarised::of(disconnected),
         flood: None,
     }
 }
@@ -469,7 +633,7 @@ fn worker(
                 switches.push((Switch::new(dpid, stream, behaviour), published));
             }
             Err(e) => {
-                published.state.store(2, Ordering::Relaxed);
+                published.state.store(CLOSED, Ordering::Relaxed);
                 finals.push(Final {
                     dpid,
                     took_part: false,
@@ -487,6 +651,7 @@ fn worker(
     loop {
         let phase = match ctl.phase.load(Ordering::SeqCst) {
             CONNECT => Phase::Connect,
+            LEARN => Phase::Learn,
             RUN => Phase::Run,
             DRAIN => Phase::Drain,
             _ => break,
@@ -497,10 +662,15 @@ fn worker(
                 took_part[i] = sw.state == State::Ready;
             }
         }
-        // A switch left with bytes to read (the per-turn cap) gets its next turn at once.
-        let busy = switches
-            .iter()
-            .any(|(sw, _)| sw.readable && sw.state != State::Closed);
+        // A switch left with bytes to read (the per-turn cap), or with a socket still
+        // taking PACKET_INs, gets its next turn at once.
+        let busy = switches.iter().enumerate().any(|(i, (sw, _))| {
+            sw.busy(if started && !took_part[i] {
+                Phase::Connect
+            } else {
+                phase
+            })
+        });
         let timeout = if busy {
             Duration::ZERO
         } else {
@@ -536,12 +706,13 @@ fn worker(
             let counted = sw.totals.counted(behaviour.counting);
             published.state.store(
                 match sw.state {
-                    State::Connecting => 0,
-                    State::Ready => 1,
-                    State::Closed => 2,
+                    State::Connecting => CONNECTING,
+                    State::Ready => READY,
+                    State::Closed => CLOSED,
                 },
                 Ordering::Relaxed,
             );
+            published.learned.store(sw.learned, Ordering::Relaxed);
             published
                 .packet_ins
                 .store(sw.totals.packet_ins, Ordering::Relaxed);

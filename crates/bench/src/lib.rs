@@ -1,18 +1,21 @@
 //! # pharos-bench: measuring controllers
 //!
 //! `pharos bench controller` (a cbench-compatible benchmark: emulated switches sending
-//! PACKET_INs over real TCP, throughput and latency modes, percentiles), `pharos bench
-//! responder` (a trivial controller giving the ceiling of the machine and of the
-//! generator), `pharos bench flood` (connection floods). Depends on the codec only,
+//! PACKET_INs over real TCP, cbench's learning phase, unbounded and windowed throughput
+//! modes, a latency mode with percentiles, per-switch fairness, the generator's own CPU
+//! cost), `pharos bench responder` (a trivial controller answering with the messages an
+//! app would, giving the ceiling of the machine and of the generator), `pharos bench flood` (connection floods). Depends on the codec only,
 //! never on the controller crate.
 //!
 //! ## Layout
 //!
 //! ```text
-//! controller_bench  the run: config, generator threads, loops, drain (run_controller_bench)
-//! switch            one emulated switch: PACKET_IN template, handshake replies, counting
+//! controller_bench  the run: config, generator threads, learning, loops, drain, CPU clocks
+//! switch            one emulated switch: PACKET_IN template, announcements, handshake
+//!                   replies, filling the socket, counting answers
 //! report            BenchReport, LoopResult: the table and the JSON
-//! stats             Summary (mean/min/max/stddev), Percentiles (exact, from samples)
+//! stats             Summary (mean/min/max/stddev), SwitchRates (Jain's index),
+//!                   Percentiles (exact, from samples)
 //! responder         the trivial controller (run_responder)
 //! flood             connection floods
 //! compare           Pharos against Ryu
@@ -27,7 +30,7 @@ pub mod stats;
 pub mod switch;
 
 pub use controller_bench::{run_controller_bench, BenchError, ControllerBenchConfig, Mode};
-pub use report::{BenchReport, LoopResult, NotConnected};
-pub use responder::{run_responder, run_responder_with, ResponderHandle, ResponderOptions};
-pub use stats::{Percentiles, Summary};
+pub use report::{BenchReport, LearningReport, LoopResult, NotConnected, Summarised};
+pub use responder::{run_responder, run_responder_with, Answer, ResponderHandle, ResponderOptions};
+pub use stats::{jain_index, Percentiles, Summary, SwitchRates};
 pub use switch::Counting;

@@ -7,8 +7,53 @@ use serde::Serialize;
 
 use crate::controller_bench::Mode;
 use crate::flood::FloodReport;
-use crate::stats::{Percentiles, Summary};
+use crate::stats::{Percentiles, Summary, SwitchRates};
 use crate::switch::Counting;
+
+/// How many entries of a long list of switches a report keeps (the count is always
+/// whole).
+pub const FIRST_FEW: usize = 8;
+
+/// A list of switches that may be long (every one of 10,000 silent): its length and its
+/// first [`FIRST_FEW`] entries, in dpid order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Summarised<T> {
+    /// How many there were.
+    pub count: usize,
+    /// The first few.
+    pub first: Vec<T>,
+}
+
+impl<T> Default for Summarised<T> {
+    fn default() -> Summarised<T> {
+        Summarised {
+            count: 0,
+            first: Vec::new(),
+        }
+    }
+}
+
+impl<T> Summarised<T> {
+    /// The summary of `all`.
+    pub fn of(mut all: Vec<T>) -> Summarised<T> {
+        let count = all.len();
+        all.truncate(FIRST_FEW);
+        Summarised { count, first: all }
+    }
+
+    /// No entries.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// ", and N more" when entries were left out, else nothing.
+    fn more(&self) -> String {
+        match self.count - self.first.len() {
+            0 => String::new(),
+            n => format!(", and {n} more"),
+        }
+    }
+}
 
 /// One loop of the run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -25,6 +70,11 @@ pub struct LoopResult {
     pub responses: u64,
     /// `responses` per second of `elapsed_ms`.
     pub responses_per_sec: f64,
+    /// Per-switch rates during the loop (switches that took part): min, max, Jain's index.
+    pub switch_rates: SwitchRates,
+    /// The generator's CPU time (user + system, all its threads) during the loop, per
+    /// PACKET_IN sent and response counted, in nanoseconds.
+    pub generator_cpu_ns_per_message: Option<f64>,
     /// Responses per switch, in dpid order (every switch; 0 for one not connected).
     pub per_switch: Vec<u64>,
 }
@@ -36,6 +86,21 @@ pub struct NotConnected {
     pub dpid: u64,
     /// What went wrong (the handshake never finished, a refused connection, ...).
     pub reason: String,
+}
+
+/// The learning phase: every switch announcing each of its addresses once.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LearningReport {
+    /// How long it took (up to the learning timeout).
+    pub elapsed_ms: f64,
+    /// Switches whose announcements the controller had all handled (its echo came back).
+    pub switches_done: usize,
+    /// Switches still waiting when the phase ended (dpids).
+    pub not_done: Summarised<u64>,
+    /// Announcements sent, all switches.
+    pub announced: u64,
+    /// FLOW_MODs and PACKET_OUTs received during the phase (not counted as responses).
+    pub responses: u64,
 }
 
 /// The whole result of a run.
@@ -53,33 +118,77 @@ pub struct BenchReport {
     pub connected: usize,
     /// Unique source MACs per switch.
     pub macs: usize,
-    /// PACKET_INs in flight per switch at most.
+    /// PACKET_INs in flight per switch at most; 0: unbounded (the socket kept full).
     pub window: usize,
+    /// PACKET_INs carried buffer ids.
+    pub buffered: bool,
     /// Generator threads.
     pub threads: usize,
+    /// The learning phase, if there was one.
+    pub learning: Option<LearningReport>,
     /// Every loop, warm-up ones included.
     pub loops: Vec<LoopResult>,
     /// Responses/s over the loops after the warm-up.
     pub overall: Summary,
+    /// Per-switch rates over the loops after the warm-up (responses/s of each switch
+    /// that took part): min, max and Jain's fairness index.
+    pub switch_rates: SwitchRates,
     /// Round trips measured after the warm-up (latency mode only).
     pub latency: Option<Percentiles>,
     /// PACKET_INs sent, whole run.
     pub packet_ins_sent: u64,
-    /// Responses counted, whole run (loops and the drain after the last one).
+    /// Responses counted under the run's rule, whole run (loops and the drain after the
+    /// last one).
     pub responses_total: u64,
+    /// FLOW_MODs and PACKET_OUTs received, whole run (cbench's count).
+    pub cbench_responses: u64,
+    /// Of those, FLOW_MODs.
+    pub flow_mods: u64,
+    /// Of those, PACKET_OUTs.
+    pub packet_outs: u64,
+    /// PACKET_INs answered, each once, whole run (see `Counting::PerPacketIn`; with a
+    /// window under cbench's rule, one per response).
+    pub packet_ins_answered: u64,
     /// PACKET_INs given up after the response timeout.
     pub timeouts: u64,
     /// Messages from the controller that were not responses (echo and barrier
     /// requests, errors, ...), during the loops.
     pub other_messages: u64,
+    /// The generator's CPU time over the loops after the warm-up (user + system, all
+    /// its threads), in seconds.
+    pub generator_cpu_s: f64,
+    /// `generator_cpu_s` per PACKET_IN sent and response counted in those loops, in
+    /// nanoseconds: what the generator costs, to tell whether it was the limit.
+    pub generator_cpu_ns_per_message: Option<f64>,
     /// Switches that got no response at all during the run, connected or not (dpid).
-    pub silent_switches: Vec<u64>,
+    pub silent_switches: Summarised<u64>,
     /// Switches that never finished connecting, and why.
-    pub not_connected: Vec<NotConnected>,
+    pub not_connected: Summarised<NotConnected>,
     /// Switches whose connection ended during the run, and why.
-    pub disconnected: Vec<NotConnected>,
+    pub disconnected: Summarised<NotConnected>,
     /// The flood run during the loops, if any.
     pub flood: Option<FloodReport>,
+}
+
+/// A rate as a short figure: 12.3M, 456K, 789.
+fn short(rate: f64) -> String {
+    if rate >= 1e6 {
+        format!("{:.2}M", rate / 1e6)
+    } else if rate >= 1e3 {
+        format!("{:.1}K", rate / 1e3)
+    } else {
+        format!("{rate:.0}")
+    }
+}
+
+/// "min 1.2K  max 3.4K  Jain 0.987" (or "Jain -" when nothing was answered).
+fn rates(r: &SwitchRates) -> String {
+    format!(
+        "min {}  max {}  Jain {}",
+        short(r.min),
+        short(r.max),
+        r.jain.map_or("-".into(), |j| format!("{j:.3}"))
+    )
 }
 
 impl BenchReport {
@@ -90,28 +199,68 @@ impl BenchReport {
             Counting::Cbench => "responses/s",
             Counting::PerPacketIn => "PACKET_INs answered/s",
         };
+        let window = match self.window {
+            0 => "unbounded".to_string(),
+            w => w.to_string(),
+        };
         let _ = writeln!(
             s,
-            "pharos bench controller: {} mode, OpenFlow {}, {} switches ({} connected), {} MACs each, {} threads, window {}",
-            self.mode, self.version, self.switches, self.connected, self.macs, self.threads, self.window
+            "pharos bench controller: {} mode, OpenFlow {}, {} switches ({} connected), {} MACs each, {} threads, window {window}, {}",
+            self.mode, self.version, self.switches, self.connected, self.macs, self.threads,
+            if self.buffered { "buffered PACKET_INs" } else { "unbuffered PACKET_INs" }
         );
+        if let Some(l) = &self.learning {
+            let _ = writeln!(
+                s,
+                "learning: {} addresses announced in {:.0} ms, {} of {} switches done, {} answers{}",
+                l.announced,
+                l.elapsed_ms,
+                l.switches_done,
+                l.switches_done + l.not_done.count,
+                l.responses,
+                if l.not_done.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; NOT DONE: {}{}",
+                        dpids(&l.not_done.first),
+                        l.not_done.more()
+                    )
+                }
+            );
+        }
         if self.loops.is_empty() {
             let _ = writeln!(s, "no loop ran: no switch finished connecting");
         } else {
             let _ = writeln!(
                 s,
-                "{:>5}  {:>10}  {:>12}  {:>12}  {:>14}",
-                "loop", "ms", "packet_ins", "responses", unit
+                "{:>5}  {:>8}  {:>11}  {:>11}  {:>13}  {:>9}  {:>9}  {:>6}  {:>7}",
+                "loop",
+                "ms",
+                "packet_ins",
+                "responses",
+                unit,
+                "sw min/s",
+                "sw max/s",
+                "Jain",
+                "ns/msg"
             );
             for l in &self.loops {
                 let _ = writeln!(
                     s,
-                    "{:>5}  {:>10.1}  {:>12}  {:>12}  {:>14.0}{}",
+                    "{:>5}  {:>8.1}  {:>11}  {:>11}  {:>13.0}  {:>9}  {:>9}  {:>6}  {:>7}{}",
                     l.index,
                     l.elapsed_ms,
                     l.packet_ins,
                     l.responses,
                     l.responses_per_sec,
+                    short(l.switch_rates.min),
+                    short(l.switch_rates.max),
+                    l.switch_rates
+                        .jain
+                        .map_or("-".into(), |j| format!("{j:.3}")),
+                    l.generator_cpu_ns_per_message
+                        .map_or("-".into(), |n| format!("{n:.1}")),
                     if l.warmup { "  (warm-up)" } else { "" }
                 );
             }
@@ -122,6 +271,19 @@ impl BenchReport {
             "{unit}: mean {:.0}  min {:.0}  max {:.0}  stddev {:.0}",
             o.mean, o.min, o.max, o.stddev
         );
+        let _ = writeln!(
+            s,
+            "per switch ({} switches): {}",
+            self.switch_rates.switches,
+            rates(&self.switch_rates)
+        );
+        let _ = writeln!(
+            s,
+            "generator CPU: {:.3} s, {} ns per PACKET_IN sent and response counted",
+            self.generator_cpu_s,
+            self.generator_cpu_ns_per_message
+                .map_or("-".into(), |n| format!("{n:.1}"))
+        );
         if let Some(p) = &self.latency {
             let _ = writeln!(
                 s,
@@ -131,8 +293,14 @@ impl BenchReport {
         }
         let _ = writeln!(
             s,
-            "total: {} PACKET_INs sent, {} responses, {} timed out, {} other messages",
-            self.packet_ins_sent, self.responses_total, self.timeouts, self.other_messages
+            "total: {} PACKET_INs sent, {} answered, {} responses ({} FLOW_MODs, {} PACKET_OUTs), {} timed out, {} other messages",
+            self.packet_ins_sent,
+            self.packet_ins_answered,
+            self.cbench_responses,
+            self.flow_mods,
+            self.packet_outs,
+            self.timeouts,
+            self.other_messages
         );
         if let Some(f) = &self.flood {
             let _ = writeln!(
@@ -141,26 +309,55 @@ impl BenchReport {
                 f.style, f.rate_requested, f.rate_achieved, f.attempted, f.connected, f.failed, f.closed_by_peer
             );
         }
-        for n in &self.not_connected {
-            let _ = writeln!(s, "NOT CONNECTED: switch {:#x}: {}", n.dpid, n.reason);
-        }
-        for n in &self.disconnected {
-            let _ = writeln!(s, "DISCONNECTED: switch {:#x}: {}", n.dpid, n.reason);
+        for (what, list) in [
+            ("NOT CONNECTED", &self.not_connected),
+            ("DISCONNECTED", &self.disconnected),
+        ] {
+            if list.is_empty() {
+                continue;
+            }
+            let _ = writeln!(s, "{what}: {} of {} switches", list.count, self.switches);
+            for n in &list.first {
+                let _ = writeln!(s, "  switch {:#x}: {}", n.dpid, n.reason);
+            }
+            if list.count > list.first.len() {
+                let _ = writeln!(s, "  ... and {} more", list.count - list.first.len());
+            }
         }
         if !self.silent_switches.is_empty() {
-            let list: Vec<String> = self
-                .silent_switches
-                .iter()
-                .map(|d| format!("{d:#x}"))
-                .collect();
             let _ = writeln!(
                 s,
-                "SILENT: {} of {} switches got no response: {}",
-                self.silent_switches.len(),
+                "SILENT: {} of {} switches got no response: {}{}",
+                self.silent_switches.count,
                 self.switches,
-                list.join(", ")
+                dpids(&self.silent_switches.first),
+                self.silent_switches.more()
             );
         }
         s
+    }
+}
+
+fn dpids(list: &[u64]) -> String {
+    list.iter()
+        .map(|d| format!("{d:#x}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lists_are_summarised() {
+        let s = Summarised::of((1..=1000u64).collect());
+        assert_eq!(s.count, 1000);
+        assert_eq!(s.first, (1..=FIRST_FEW as u64).collect::<Vec<_>>());
+        assert_eq!(s.more(), format!(", and {} more", 1000 - FIRST_FEW));
+        let short = Summarised::of(vec![3u64, 4]);
+        assert_eq!((short.count, short.first.len()), (2, 2));
+        assert_eq!(short.more(), "");
+        assert!(Summarised::<u64>::of(Vec::new()).is_empty());
     }
 }

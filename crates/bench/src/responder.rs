@@ -3,10 +3,14 @@
 //!
 //! It accepts switches, sends a HELLO (1.3 header, bitmap {1.0, 1.3}), and when the
 //! switch's HELLO is in, a FEATURES_REQUEST in the version both speak; nothing else
-//! (no SET_CONFIG, no barrier). Then it answers every PACKET_IN with a canned FLOW_MOD,
-//! encoded once per version, whose xid is patched to the PACKET_IN's: nothing is parsed
-//! beyond the OpenFlow header's framing. ECHO_REQUESTs are answered; everything else is
-//! read and dropped.
+//! (no SET_CONFIG, no barrier). Then it answers every PACKET_IN with canned messages
+//! ([`Answer`]), encoded once per version, patched with the PACKET_IN's xid and buffer
+//! id (and, for a PACKET_OUT of an unbuffered packet, followed by the packet's bytes):
+//! the same messages a real app sends (a learning switch sends one FLOW_MOD carrying the
+//! buffer id for a buffered packet, a FLOW_MOD and a PACKET_OUT for an unbuffered one),
+//! so that the two can be compared, at the least cost there is. Nothing is parsed beyond
+//! the header's framing and the PACKET_IN's fixed fields. ECHO_REQUESTs are answered;
+//! everything else is read and dropped.
 //!
 //! An acceptor thread hands connections round-robin to `threads` worker threads, each
 //! with its own `mio` event loop. With a delay, each answer is held that long (timers on
@@ -23,14 +27,49 @@ use std::time::{Duration, Instant};
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
-use openflow::model::{Action, FlowMod, Match, PortNo};
+use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
 use openflow::{MacAddr, Version};
 
-use crate::switch::{msg, next_frame, ReadBuf};
+use crate::switch::{msg, next_frame, ReadBuf, NO_BUFFER};
+
+/// The messages the responder answers each PACKET_IN with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Answer {
+    /// One FLOW_MOD carrying the PACKET_IN's buffer id (what a learning switch sends for
+    /// a buffered packet; `NO_BUFFER` for an unbuffered one, whose packet is then lost).
+    #[default]
+    FlowMod,
+    /// One PACKET_OUT: of the buffer, or carrying the packet when unbuffered.
+    PacketOut,
+    /// A FLOW_MOD (no buffer) and a PACKET_OUT (of the buffer, or carrying the packet):
+    /// what a learning switch sends for an unbuffered packet.
+    FlowModPacketOut,
+    /// What a learning switch does: a FLOW_MOD carrying the buffer id for a buffered
+    /// packet, a FLOW_MOD and a PACKET_OUT carrying the packet for an unbuffered one.
+    LikeLearningSwitch,
+}
+
+impl std::str::FromStr for Answer {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Answer, String> {
+        match s {
+            "flow-mod" => Ok(Answer::FlowMod),
+            "packet-out" => Ok(Answer::PacketOut),
+            "flow-mod,packet-out" => Ok(Answer::FlowModPacketOut),
+            "learning-switch" => Ok(Answer::LikeLearningSwitch),
+            other => Err(format!(
+                "unknown answer {other:?}: expected flow-mod, packet-out, flow-mod,packet-out or learning-switch"
+            )),
+        }
+    }
+}
 
 /// How the responder behaves.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ResponderOptions {
+    /// What each PACKET_IN is answered with.
+    pub answer: Answer,
     /// Hold each answer this long.
     pub delay: Option<Duration>,
     /// Worker threads (at least 1).
@@ -57,8 +96,10 @@ pub struct ResponderHandle {
 /// Counters shared by the threads.
 #[derive(Default)]
 struct Counts {
-    /// FLOW_MODs sent in answer to PACKET_INs.
+    /// PACKET_INs answered (whatever the messages).
     answers: AtomicU64,
+    /// FLOW_MODs and PACKET_OUTs sent in answer to PACKET_INs.
+    messages: AtomicU64,
     /// PACKET_INs received.
     packet_ins: AtomicU64,
     /// Connections accepted.
@@ -71,10 +112,16 @@ impl ResponderHandle {
         self.addr
     }
 
-    /// FLOW_MODs sent so far (answers to PACKET_INs, counted when queued on the
-    /// connection; noise not included).
+    /// PACKET_INs answered so far (counted when the answer is queued on the connection;
+    /// published once per turn).
     pub fn answers_sent(&self) -> u64 {
         self.counts.answers.load(Ordering::SeqCst)
+    }
+
+    /// FLOW_MODs and PACKET_OUTs sent so far in answer to PACKET_INs (noise not
+    /// included; published once per turn).
+    pub fn messages_sent(&self) -> u64 {
+        self.counts.messages.load(Ordering::SeqCst)
     }
 
     /// PACKET_INs received so far.
@@ -115,8 +162,8 @@ impl Drop for ResponderHandle {
     }
 }
 
-/// Starts a responder on `listen` answering every PACKET_IN with a FLOW_MOD, `delay`
-/// after it arrived; runs until `stop` is set.
+/// Starts a responder on `listen` answering every PACKET_IN with a FLOW_MOD carrying its
+/// buffer id, `delay` after it arrived; runs until `stop` is set.
 pub fn run_responder(
     listen: SocketAddr,
     delay: Option<Duration>,
@@ -205,13 +252,21 @@ pub fn run_responder_with(
 
 const WAKER: Token = Token(usize::MAX);
 
-/// The messages the responder sends, encoded once (xid 0).
+/// The messages the responder sends, encoded once (xid 0, no buffer).
 struct Canned {
     /// FLOW_MOD per version: index 0 for 1.0, 1 for 1.3.
     flow_mod: [Vec<u8>; 2],
+    /// PACKET_OUT with no data per version (the packet's bytes are appended to it).
+    packet_out: [Vec<u8>; 2],
     /// ECHO_REQUEST, BARRIER_REPLY and PORT_STATUS, one after another, per version.
     noise: [Vec<u8>; 2],
 }
+
+/// Where the buffer id is in a FLOW_MOD: 1.0 §5.3.3, 1.3 §7.3.4.1.
+const FLOW_MOD_BUFFER_AT: [usize; 2] = [64, 32];
+/// Where a PACKET_IN's data starts in 1.0 (§5.4.1): after header, buffer_id,
+/// total_len, in_port, reason and a pad byte.
+const PACKET_IN_DATA_AT_10: usize = 18;
 
 impl Canned {
     fn new() -> Canned {
@@ -222,11 +277,17 @@ impl Canned {
             ..Match::default()
         };
         let fm = FlowMod::add(matching, &actions).idle_timeout(10);
-        let encode = |v: Version| {
+        let po = PacketOut::unbuffered(&[], PortNo::Physical(1), &actions);
+        let encode = |v: Version, f: &dyn Fn(Version, &mut Vec<u8>)| {
             let mut out = Vec::new();
-            fm.encode(v, 0, &mut out)
-                .expect("the canned FLOW_MOD encodes");
+            f(v, &mut out);
             out
+        };
+        let fm_of = |v: Version, out: &mut Vec<u8>| {
+            fm.encode(v, 0, out).expect("the canned FLOW_MOD encodes");
+        };
+        let po_of = |v: Version, out: &mut Vec<u8>| {
+            po.encode(v, 0, out).expect("the canned PACKET_OUT encodes");
         };
         let noise = |v: u8, barrier_reply: u8, port_len: u16| {
             let mut out = vec![v, msg::ECHO_REQUEST, 0, 8, 0, 0, 0, 0];
@@ -239,7 +300,8 @@ impl Canned {
             out
         };
         Canned {
-            flow_mod: [encode(Version::V1_0), encode(Version::V1_3)],
+            flow_mod: [encode(Version::V1_0, &fm_of), encode(Version::V1_3, &fm_of)],
+            packet_out: [encode(Version::V1_0, &po_of), encode(Version::V1_3, &po_of)],
             // PORT_STATUS: header, reason and padding, then ofp_phy_port (48 bytes in
             // 1.0) or ofp_port (64 bytes in 1.3).
             noise: [
@@ -261,13 +323,17 @@ struct Conn {
     wpos: usize,
     /// Index into `Canned` once the version is agreed (0: 1.0, 1: 1.3).
     version: Option<usize>,
-    /// Answers held back: when they are due, and the xid.
-    held: VecDeque<(Instant, u32)>,
+    /// Answers held back: when they are due, the xid and the buffer id (the packet of
+    /// an unbuffered one is not kept: its PACKET_OUT goes without data).
+    held: VecDeque<(Instant, u32, u32)>,
     /// A readiness event said the peer closed (or the socket failed): read on to the
     /// end past a short read, since no later event reports a FIN that came with data.
     read_closed: bool,
     /// The connection ended (or misbehaved): dropped after this turn.
     closed: bool,
+    /// Bytes were left unread (the per-turn cap): served again at once, since no new
+    /// readiness event will come for them.
+    more: bool,
 }
 
 fn serve(
@@ -280,6 +346,8 @@ fn serve(
 ) {
     let mut events = Events::with_capacity(1024);
     let mut conns: Vec<Option<Conn>> = Vec::new();
+    // Connections to serve this turn (kept across turns: no allocation per turn).
+    let mut ready: Vec<usize> = Vec::new();
     while !stop.load(Ordering::SeqCst) {
         let now = Instant::now();
         let next_due = conns
@@ -298,12 +366,14 @@ fn serve(
             Some(left) => Duration::from_millis(left.as_millis().min(50) as u64),
             None => Duration::from_millis(50),
         };
+        let more = conns.iter().flatten().any(|c| c.more);
+        let timeout = if more { Duration::ZERO } else { timeout };
         if let Err(e) = poll.poll(&mut events, Some(timeout)) {
             if e.kind() != ErrorKind::Interrupted {
                 return;
             }
         }
-        let mut ready: Vec<usize> = Vec::new();
+        ready.clear();
         for ev in &events {
             if ev.token() == WAKER {
                 while let Ok(mut stream) = feed.try_recv() {
@@ -331,6 +401,7 @@ fn serve(
                         held: VecDeque::new(),
                         read_closed: false,
                         closed: false,
+                        more: false,
                     };
                     // HELLO, 1.3 header, bitmap {1.0, 1.3}.
                     c.wbuf
@@ -362,9 +433,14 @@ fn serve(
                 ready.push(i);
             }
         }
+        for (i, c) in conns.iter().enumerate() {
+            if c.as_ref().is_some_and(|c| c.more) {
+                ready.push(i);
+            }
+        }
         ready.sort_unstable();
         ready.dedup();
-        for i in ready {
+        for &i in &ready {
             let Some(Some(c)) = conns.get_mut(i) else {
                 continue;
             };
@@ -377,9 +453,40 @@ fn serve(
     }
 }
 
+/// The most bytes read from one connection in one turn (the others get their turn; the
+/// connection is served again at once). 1 MiB cost ~10% more CPU per PACKET_IN than
+/// 128 KiB, measured: the answers to a megabyte of PACKET_INs overflow the L2 cache
+/// before they are written.
+const MAX_READ_PER_TURN: usize = 128 << 10;
+/// Output queued on one connection above which it is not read until the socket takes
+/// some (a switch that does not read its answers is slowed down, not buffered for).
+const MAX_QUEUED: usize = 4 << 20;
+
+/// What a turn counted, published to the shared counters once per turn (not per
+/// message: the threads would fight over the cache line).
+#[derive(Default)]
+struct Tally {
+    /// PACKET_INs read.
+    packet_ins: u64,
+    /// PACKET_INs answered.
+    answers: u64,
+    /// FLOW_MODs and PACKET_OUTs queued in answer.
+    messages: u64,
+}
+
 impl Conn {
     fn turn(&mut self, opts: ResponderOptions, counts: &Counts, canned: &Canned) {
+        let mut tally = Tally::default();
+        // Write first: a turn woken because the socket takes bytes again may then read
+        // what was left unread while the output was full.
+        self.flush();
+        let mut got = 0;
+        let mut stopped_early = false;
         while !self.closed {
+            if got >= MAX_READ_PER_TURN || self.wbuf.len() - self.wpos >= MAX_QUEUED {
+                stopped_early = true;
+                break;
+            }
             let space = self.rbuf.free();
             match self.rbuf.read_from(&mut self.stream) {
                 Ok(0) => self.closed = true,
@@ -387,7 +494,7 @@ impl Conn {
                 // bytes as a new event, so no read just to see WouldBlock (as the
                 // controller does).
                 Ok(n) if n < space && !self.read_closed => break,
-                Ok(_) => {}
+                Ok(n) => got += n,
                 Err(e) => match e.kind() {
                     ErrorKind::WouldBlock => break,
                     ErrorKind::Interrupted => {}
@@ -395,18 +502,35 @@ impl Conn {
                 },
             }
             if self.rbuf.is_full() {
-                self.frames(opts, counts, canned);
+                self.frames(opts, canned, &mut tally);
             }
         }
-        self.frames(opts, counts, canned);
+        self.frames(opts, canned, &mut tally);
         let now = Instant::now();
-        while let Some(&(due, xid)) = self.held.front() {
+        while let Some(&(due, xid, buffer_id)) = self.held.front() {
             if due > now {
                 break;
             }
             self.held.pop_front();
-            self.answer(xid, opts, counts, canned);
+            self.answer(xid, buffer_id, &[], opts, canned, &mut tally);
         }
+        // Published before the answers go out, so that whoever has an answer can see
+        // it counted.
+        if tally.packet_ins > 0 {
+            counts
+                .packet_ins
+                .fetch_add(tally.packet_ins, Ordering::Relaxed);
+        }
+        if tally.answers > 0 {
+            counts.answers.fetch_add(tally.answers, Ordering::Relaxed);
+            counts.messages.fetch_add(tally.messages, Ordering::Relaxed);
+        }
+        self.flush();
+        // Left unread with room in the output: come back at once (no event will say so).
+        self.more = stopped_early && !self.closed && self.wbuf.len() - self.wpos < MAX_QUEUED;
+    }
+
+    fn flush(&mut self) {
         while self.wpos < self.wbuf.len() && !self.closed {
             match self.stream.write(&self.wbuf[self.wpos..]) {
                 Ok(0) => self.closed = true,
@@ -421,22 +545,38 @@ impl Conn {
         if self.wpos == self.wbuf.len() {
             self.wbuf.clear();
             self.wpos = 0;
+        } else if self.wpos >= MAX_QUEUED {
+            self.wbuf.drain(..self.wpos);
+            self.wpos = 0;
         }
     }
 
     /// Handles the whole messages read.
-    fn frames(&mut self, opts: ResponderOptions, counts: &Counts, canned: &Canned) {
+    fn frames(&mut self, opts: ResponderOptions, canned: &Canned, tally: &mut Tally) {
         let now = Instant::now();
         let mut at = 0;
         let rbuf = std::mem::take(&mut self.rbuf);
         while let Some(f) = next_frame(&rbuf.filled()[at..]) {
             let Ok(len) = f else {
                 self.closed = true;
-                return;
+                break;
             };
             let m = &rbuf.filled()[at..at + len];
             let xid = u32::from_be_bytes([m[4], m[5], m[6], m[7]]);
             match m[1] {
+                msg::PACKET_IN => {
+                    tally.packet_ins += 1;
+                    if !opts.silent && m.len() >= 12 {
+                        let buffer_id = u32::from_be_bytes([m[8], m[9], m[10], m[11]]);
+                        match opts.delay {
+                            Some(d) => self.held.push_back((now + d, xid, buffer_id)),
+                            None => {
+                                let data = packet_in_data(m).unwrap_or(&[]);
+                                self.answer(xid, buffer_id, data, opts, canned, tally)
+                            }
+                        }
+                    }
+                }
                 msg::HELLO if self.version.is_none() => {
                     let bitmap = (m.len() >= 16 && u16::from_be_bytes([m[8], m[9]]) == 1)
                         .then(|| u32::from_be_bytes([m[12], m[13], m[14], m[15]]));
@@ -450,7 +590,7 @@ impl Conn {
                     };
                     let Some(v) = v else {
                         self.closed = true;
-                        return;
+                        break;
                     };
                     self.version = Some(v);
                     let wire = [0x01, 0x04][v];
@@ -462,15 +602,6 @@ impl Conn {
                     self.wbuf.extend_from_slice(m);
                     self.wbuf[w + 1] = msg::ECHO_REPLY;
                 }
-                msg::PACKET_IN => {
-                    counts.packet_ins.fetch_add(1, Ordering::Relaxed);
-                    if !opts.silent {
-                        match opts.delay {
-                            Some(d) => self.held.push_back((now + d, xid)),
-                            None => self.answer(xid, opts, counts, canned),
-                        }
-                    }
-                }
                 _ => {}
             }
             at += len;
@@ -480,14 +611,63 @@ impl Conn {
         self.rbuf = rbuf;
     }
 
-    fn answer(&mut self, xid: u32, opts: ResponderOptions, counts: &Counts, canned: &Canned) {
+    /// Queues the answer to PACKET_IN `xid` (buffer `buffer_id`, packet `data`).
+    fn answer(
+        &mut self,
+        xid: u32,
+        buffer_id: u32,
+        data: &[u8],
+        opts: ResponderOptions,
+        canned: &Canned,
+        tally: &mut Tally,
+    ) {
         let v = self.version.unwrap_or(0);
-        let at = self.wbuf.len();
-        self.wbuf.extend_from_slice(&canned.flow_mod[v]);
-        self.wbuf[at + 4..at + 8].copy_from_slice(&xid.to_be_bytes());
+        let buffered = buffer_id != NO_BUFFER;
+        // The FLOW_MOD's buffer id (if one is sent), and whether a PACKET_OUT follows.
+        let (flow_mod, packet_out) = match opts.answer {
+            Answer::FlowMod => (Some(buffer_id), false),
+            Answer::PacketOut => (None, true),
+            Answer::FlowModPacketOut => (Some(NO_BUFFER), true),
+            Answer::LikeLearningSwitch if buffered => (Some(buffer_id), false),
+            Answer::LikeLearningSwitch => (Some(NO_BUFFER), true),
+        };
+        if let Some(b) = flow_mod {
+            let at = self.wbuf.len();
+            self.wbuf.extend_from_slice(&canned.flow_mod[v]);
+            let m = &mut self.wbuf[at..];
+            m[4..8].copy_from_slice(&xid.to_be_bytes());
+            let b_at = FLOW_MOD_BUFFER_AT[v];
+            m[b_at..b_at + 4].copy_from_slice(&b.to_be_bytes());
+            tally.messages += 1;
+        }
+        if packet_out {
+            let at = self.wbuf.len();
+            self.wbuf.extend_from_slice(&canned.packet_out[v]);
+            if !buffered {
+                self.wbuf.extend_from_slice(data);
+            }
+            let len = (self.wbuf.len() - at) as u16;
+            let m = &mut self.wbuf[at..];
+            m[2..4].copy_from_slice(&len.to_be_bytes());
+            m[4..8].copy_from_slice(&xid.to_be_bytes());
+            m[8..12].copy_from_slice(&buffer_id.to_be_bytes());
+            tally.messages += 1;
+        }
         if opts.noise {
             self.wbuf.extend_from_slice(&canned.noise[v]);
         }
-        counts.answers.fetch_add(1, Ordering::Relaxed);
+        tally.answers += 1;
     }
+}
+
+/// The packet a PACKET_IN carries: after the fixed part in 1.0 (§5.4.1), after the
+/// match (padded to 8) and 2 bytes of padding in 1.3 (§7.4.1). `None` if too short.
+fn packet_in_data(m: &[u8]) -> Option<&[u8]> {
+    let at = if m[0] == 0x01 {
+        PACKET_IN_DATA_AT_10
+    } else {
+        let match_len = usize::from(u16::from_be_bytes([*m.get(26)?, *m.get(27)?]));
+        24 + match_len.div_ceil(8) * 8 + 2
+    };
+    m.get(at..)
 }

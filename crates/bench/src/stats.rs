@@ -43,6 +43,44 @@ impl Summary {
     }
 }
 
+/// How evenly the switches were served: their rates (answers per second, one value per
+/// switch that took part), the smallest, the largest, and Jain's fairness index.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct SwitchRates {
+    /// Switches counted.
+    pub switches: usize,
+    /// The slowest switch's rate.
+    pub min: f64,
+    /// The fastest switch's rate.
+    pub max: f64,
+    /// Jain's index, (Σx)² / (n·Σx²): 1 when every switch got the same, 1/n when one
+    /// got everything; `None` when no switch got anything (or there were none).
+    pub jain: Option<f64>,
+}
+
+impl SwitchRates {
+    /// The summary of per-switch `rates`.
+    pub fn of(rates: &[f64]) -> SwitchRates {
+        if rates.is_empty() {
+            return SwitchRates::default();
+        }
+        SwitchRates {
+            switches: rates.len(),
+            min: rates.iter().copied().fold(f64::INFINITY, f64::min),
+            max: rates.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            jain: jain_index(rates),
+        }
+    }
+}
+
+/// Jain's fairness index of `x`: (Σx)² / (n·Σx²), between 1/n and 1; `None` for an
+/// empty series or one of zeros.
+pub fn jain_index(x: &[f64]) -> Option<f64> {
+    let sum: f64 = x.iter().sum();
+    let squares: f64 = x.iter().map(|v| v * v).sum();
+    (squares > 0.0).then(|| sum * sum / (x.len() as f64 * squares))
+}
+
 /// Round-trip percentiles (PACKET_IN sent to answer read), in microseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Percentiles {
@@ -103,6 +141,24 @@ mod tests {
         assert!((s.stddev - 2.138).abs() < 0.001, "{}", s.stddev);
         assert_eq!(Summary::of(&[]), Summary::default());
         assert_eq!(Summary::of(&[3.0]).stddev, 0.0);
+    }
+
+    #[test]
+    fn jain_index_of_known_series() {
+        assert_eq!(jain_index(&[5.0, 5.0, 5.0, 5.0]), Some(1.0));
+        // One of four gets everything: 1/n.
+        assert_eq!(jain_index(&[8.0, 0.0, 0.0, 0.0]), Some(0.25));
+        // (1+2+3+4)² / (4·(1+4+9+16)) = 100/120.
+        let j = jain_index(&[1.0, 2.0, 3.0, 4.0]).unwrap();
+        assert!((j - 100.0 / 120.0).abs() < 1e-12, "{j}");
+        // (1+2)² / (2·(1+4)) = 9/10.
+        assert!((jain_index(&[1.0, 2.0]).unwrap() - 0.9).abs() < 1e-12);
+        assert_eq!(jain_index(&[]), None);
+        assert_eq!(jain_index(&[0.0, 0.0]), None);
+        let r = SwitchRates::of(&[3.0, 1.0, 2.0]);
+        assert_eq!((r.switches, r.min, r.max), (3, 1.0, 3.0));
+        assert!((r.jain.unwrap() - 36.0 / 42.0).abs() < 1e-12);
+        assert_eq!(SwitchRates::of(&[]), SwitchRates::default());
     }
 
     #[test]

@@ -1,16 +1,17 @@
 //! `pharos bench`: measuring controllers.
 //!
 //! * `pharos bench controller`: cbench's benchmark (emulated switches sending PACKET_INs
-//!   over TCP; throughput and latency modes), a table or `--json` on standard output, a
-//!   line per loop on standard error.
-//! * `pharos bench responder`: a trivial controller answering every PACKET_IN with a
-//!   FLOW_MOD, to measure the ceiling of the machine and of the generator.
+//!   over TCP after a learning phase; unbounded or windowed throughput, latency), a table
+//!   or `--json` on standard output, a line per loop on standard error.
+//! * `pharos bench responder`: a trivial controller answering every PACKET_IN with the
+//!   messages an app would send (`--answer`), to measure the ceiling of the machine and
+//!   of the generator.
 //! * `pharos bench flood`: a connection flood, bounded in rate, connections and time.
 //! * `pharos bench compare`: Pharos against Ryu, alternating runs (its own flags; see
 //!   `pharos bench compare --help`).
 //!
-//! A run that takes place exits 0, even when switches got no answer (the report lists
-//! them under SILENT, and `silent_switches` in the JSON); bad settings, a generator that
+//! A run that takes place exits 0, even when switches got no answer (the report counts
+//! them under SILENT with the first few, and `silent_switches` in the JSON); bad settings, a generator that
 //! cannot start, or no switch connected at all (the report is still printed) exit 1.
 
 use std::net::SocketAddr;
@@ -21,7 +22,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use bench::flood::{run_flood, FloodConfig, FloodReport};
-use bench::{run_controller_bench, run_responder, ControllerBenchConfig, Mode};
+use bench::{
+    run_controller_bench, run_responder_with, Answer, ControllerBenchConfig, Mode, ResponderOptions,
+};
 use clap::Subcommand;
 use openflow::Version;
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -44,6 +47,14 @@ enum Command {
 
 /// Emulate switches sending PACKET_INs to a controller and count its answers
 /// (cbench-compatible: a response is a FLOW_MOD or a PACKET_OUT)
+///
+/// As cbench does by default, every switch first announces each of its -M addresses
+/// (a gratuitous ARP each, as fast as the socket takes them, until the controller has
+/// handled them all), then sends PACKET_INs between those addresses, carrying buffer
+/// ids. In throughput mode each switch keeps its socket full of PACKET_INs, as cbench does
+/// (`--window 0`, the default); `--window N` keeps at most N in flight per switch
+/// instead, a load that never overloads a controller. The report gives per-switch rates (min, max, Jain's fairness
+/// index) and the generator's own CPU time per message.
 #[derive(Debug, clap::Args)]
 pub struct ControllerArgs {
     /// The controller
@@ -52,9 +63,20 @@ pub struct ControllerArgs {
     /// Switches to emulate
     #[arg(short = 's', long, default_value_t = 16)]
     switches: usize,
-    /// Unique source MAC addresses per switch
+    /// Unique source MAC addresses per switch (each announced once before the loops,
+    /// unless --no-learn)
     #[arg(short = 'M', long, default_value_t = 100_000)]
     macs: usize,
+    /// Skip the learning phase (the controller meets the addresses in the loops)
+    #[arg(long)]
+    no_learn: bool,
+    /// Seconds the learning phase may last; the switches not done by then are reported
+    #[arg(long, default_value_t = 60.0, value_name = "SECS")]
+    learn_timeout: f64,
+    /// PACKET_INs carry no buffer id (NO_BUFFER, the whole frame), so the controller
+    /// must send each packet back in a PACKET_OUT [default: buffer ids, as cbench]
+    #[arg(long)]
+    no_buffer: bool,
     /// Loops
     #[arg(short = 'l', long, default_value_t = 16)]
     loops: usize,
@@ -64,26 +86,31 @@ pub struct ControllerArgs {
     /// Loops at the start left out of the overall figures
     #[arg(short = 'w', long, default_value_t = 1)]
     warmup: usize,
-    /// throughput (a window of PACKET_INs in flight per switch) or latency (one)
+    /// throughput (the socket kept full, or a window of PACKET_INs in flight per
+    /// switch) or latency (one in flight)
     #[arg(long, default_value = "throughput", value_parser = parse_mode)]
     mode: Mode,
     /// OpenFlow version: 1.0 or 1.3
     #[arg(long = "of", default_value = "1.0", value_parser = parse_version)]
     version: Version,
-    /// PACKET_INs in flight per switch in throughput mode
-    #[arg(long, default_value_t = 64)]
+    /// PACKET_INs in flight per switch in throughput mode; 0: unbounded, cbench's
+    /// mode (keep the socket full, read answers as they come)
+    #[arg(long, default_value_t = 0)]
     window: usize,
     /// Generator threads [default: one per core]
     #[arg(long)]
     threads: Option<usize>,
-    /// Count PACKET_INs answered (matched by buffer id or xid) instead of FLOW_MODs and
-    /// PACKET_OUTs, for controllers answering one PACKET_IN with several messages
+    /// Count PACKET_INs answered (each once, matched by the buffer id an answer names,
+    /// the packet a PACKET_OUT sends back, or else its xid) instead of FLOW_MODs and
+    /// PACKET_OUTs: the figure to compare controllers answering one PACKET_IN with
+    /// different messages
     #[arg(long)]
     per_packet_in: bool,
     /// Seconds to wait for every switch to connect; those not connected are reported
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]
     connect_timeout: f64,
-    /// Milliseconds after which an unanswered PACKET_IN is given up
+    /// Milliseconds after which an unanswered PACKET_IN is given up (with a window),
+    /// and the longest wait for answers after the last loop
     #[arg(long, default_value_t = 1000, value_name = "MS")]
     response_timeout_ms: u64,
     /// Run a connection flood against the same controller during the loops:
@@ -95,7 +122,7 @@ pub struct ControllerArgs {
     json: bool,
 }
 
-/// A trivial controller: handshake, then a canned FLOW_MOD for every PACKET_IN
+/// A trivial controller: handshake, then canned messages for every PACKET_IN
 ///
 /// It measures the ceiling of this machine and of the generator, nothing more: it has
 /// no admission tier and handshakes every connection it accepts, so a connection flood
@@ -106,7 +133,14 @@ pub struct ResponderArgs {
     /// Where to accept switches
     #[arg(long, default_value = "127.0.0.1:6653", value_name = "ADDR:PORT")]
     listen: SocketAddr,
-    /// Hold each answer this many microseconds
+    /// What each PACKET_IN is answered with: flow-mod (one FLOW_MOD carrying its buffer
+    /// id), packet-out (one PACKET_OUT, of the buffer or carrying the packet),
+    /// flow-mod,packet-out (both: what a learning switch sends for an unbuffered
+    /// packet), or learning-switch (one buffered FLOW_MOD for a buffered packet, both
+    /// for an unbuffered one)
+    #[arg(long, default_value = "flow-mod", value_name = "MESSAGES", value_parser = parse_answer)]
+    answer: Answer,
+    /// Hold each answer this many microseconds (a held PACKET_OUT carries no packet)
     #[arg(long, value_name = "N")]
     delay_us: Option<u64>,
     /// Worker threads [default: one per core]
@@ -145,6 +179,10 @@ pub struct CompareArgs {
     /// Passed to the comparison as they are
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
+}
+
+fn parse_answer(s: &str) -> Result<Answer, String> {
+    s.parse()
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
@@ -198,6 +236,9 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
         mode: a.mode,
         version: a.version,
         window: a.window,
+        buffered: !a.no_buffer,
+        learn: !a.no_learn,
+        learn_timeout: seconds(a.learn_timeout, "--learn-timeout")?,
         threads: a.threads.unwrap_or_else(cores),
         per_packet_in: a.per_packet_in,
         connect_timeout: seconds(a.connect_timeout, "--connect-timeout")?,
@@ -205,18 +246,32 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
         flood,
     };
     eprintln!(
-        "pharos bench controller: {} switches (OpenFlow {}, {} mode) to {}, {} loops of {} ms",
-        cfg.switches, cfg.version, cfg.mode, cfg.addr, cfg.loops, cfg.loop_ms
+        "pharos bench controller: {} switches (OpenFlow {}, {} mode, window {}) to {}, {}{} loops of {} ms",
+        cfg.switches,
+        cfg.version,
+        cfg.mode,
+        if cfg.window == 0 { "unbounded".to_string() } else { cfg.window.to_string() },
+        cfg.addr,
+        if cfg.learn {
+            format!("{} addresses each announced, then ", cfg.macs)
+        } else {
+            String::new()
+        },
+        cfg.loops,
+        cfg.loop_ms
     );
     let loops = cfg.loops;
     let report = run_controller_bench(&cfg, &mut |l| {
         eprintln!(
-            "loop {}/{}: {:.0} responses/s ({} PACKET_INs, {} responses){}",
+            "loop {}/{}: {:.0} responses/s ({} PACKET_INs, {} responses, Jain {}, generator {} ns/message){}",
             l.index + 1,
             loops,
             l.responses_per_sec,
             l.packet_ins,
             l.responses,
+            l.switch_rates.jain.map_or("-".into(), |j| format!("{j:.3}")),
+            l.generator_cpu_ns_per_message
+                .map_or("-".into(), |n| format!("{n:.1}")),
             if l.warmup { " warm-up" } else { "" }
         );
     })?;
@@ -235,8 +290,7 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
     if !report.silent_switches.is_empty() {
         eprintln!(
             "pharos bench controller: warning: {} of {} switches got no response",
-            report.silent_switches.len(),
-            report.switches
+            report.silent_switches.count, report.switches
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -261,7 +315,13 @@ fn responder(a: ResponderArgs) -> anyhow::Result<ExitCode> {
         .transpose()?
         .map(|d| Instant::now() + d);
     let threads = a.threads.unwrap_or_else(cores);
-    let handle = run_responder(a.listen, delay, threads, Arc::clone(&stop))
+    let opts = ResponderOptions {
+        answer: a.answer,
+        delay,
+        threads,
+        ..ResponderOptions::default()
+    };
+    let handle = run_responder_with(a.listen, opts, Arc::clone(&stop))
         .with_context(|| format!("listening on {}", a.listen))?;
     eprintln!(
         "pharos bench responder: listening on {} ({threads} threads{}); Ctrl-C to stop",
@@ -288,9 +348,10 @@ fn responder(a: ResponderArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let (answers, packet_ins) = (handle.answers_sent(), handle.packet_ins_received());
+    let messages = handle.messages_sent();
     handle.stop();
     eprintln!(
-        "pharos bench responder: {packet_ins} PACKET_INs, {answers} answers in {:.1} s",
+        "pharos bench responder: {packet_ins} PACKET_INs, {answers} answered with {messages} messages in {:.1} s",
         start.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
