@@ -24,8 +24,8 @@
 //!    switch), then the packet out of this switch's port on the route. A destination
 //!    on this switch is a route of one flow.
 //!
-//! Topology events, heard through [`Topology::subscribe`], update the engine and the
-//! tree. Every installed route the change affects is removed: its flows are deleted
+//! Topology events, heard through a subscription to [`Topology`] (under this app's
+//! panic guard), update the engine and the tree. Every installed route the change affects is removed: its flows are deleted
 //! (strict) on every switch of its old path, so the next packet takes the new path,
 //! computed at step 5. A host that moves or is forgotten (`Devices` events) takes the
 //! routes to and from it along the same way.
@@ -39,16 +39,20 @@
 //! traffic for good when a link on it fails.
 //!
 //! **Locks.** `net` (engine and tree) is read by every PACKET_IN and written by
-//! topology events; `routes` is taken after `net`, never before, and flows are sent
-//! while holding it, so a route's adds and deletes leave in the order they were decided.
+//! topology events; `routes` is taken after `net`, never before, read to find a route
+//! a packet overtook (step 4) and written, with flows sent while holding it, to install
+//! or remove one, so a route's adds and deletes leave in the order they were decided.
+//! A flood reads the tree only when it changed: each switch keeps its flood plan (the
+//! ports of 2a and 2c) in its own state, computed again after a topology event or a
+//! PORT_STATUS.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasher;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
+use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
-use controller::info::Dpid;
+use controller::info::{Dpid, SwitchInfo};
 use controller::services::{Services, StartError};
 use controller::switches::Switches;
 use openflow::model::{
@@ -120,16 +124,48 @@ impl std::fmt::Debug for Routing {
     }
 }
 
-/// Per switch, what flooding needs.
+/// Per switch, what flooding needs. Owned by the switch's worker (per-switch app
+/// state), so a flood reads no shared state beyond the tree's version.
 #[derive(Debug, Default)]
 pub struct Floods {
     /// Scratch space for the output actions (no allocation per flood).
     actions: Vec<Action>,
     /// (hash of the frame, when) of this switch's recent floods, oldest first.
     recent: VecDeque<(u64, Instant)>,
+    /// The output actions of a flood from this switch, every in-port included (2c):
+    /// computed from the tree and the switch's ports, reused until either changes.
+    plan: Vec<Action>,
+    /// The ports a flood may not come in by (2a): inter-switch ports off the tree.
+    off_tree: Vec<u32>,
+    /// The tree version `plan` and `off_tree` were computed at; `None`: to compute
+    /// (never computed, or the switch's ports changed).
+    planned_at: Option<u64>,
 }
 
 impl Floods {
+    /// Computes the plan of this switch from the tree and its ports, unless it is
+    /// current.
+    fn plan(&mut self, net: &Net, info: &SwitchInfo) {
+        if self.planned_at == Some(net.version) {
+            return;
+        }
+        let here = Dpid(info.dpid);
+        self.plan.clear();
+        self.off_tree.clear();
+        for port in &info.ports {
+            let n = port.port_no;
+            if n >= MAX_PHYSICAL_PORT {
+                continue;
+            }
+            if !net.tree.floods(here, n) {
+                self.off_tree.push(n);
+            } else if port.is_up() && port.config & NO_FLOOD == 0 {
+                self.plan.push(Action::output(PortNo::from_u32(n)));
+            }
+        }
+        self.planned_at = Some(net.version);
+    }
+
     /// Whether the frame hashed `hash` was flooded here within [`REPEAT_WINDOW`];
     /// remembers it if not.
     fn is_repeat(&mut self, hash: u64, now: Instant) -> bool {
@@ -156,8 +192,9 @@ struct Shared {
     hasher: foldhash::fast::RandomState,
     /// The engine and the tree, fed by topology events.
     net: RwLock<Net>,
-    /// The routes whose flows are installed.
-    routes: Mutex<Routes>,
+    /// The routes whose flows are installed. Read-locked to find a route a packet
+    /// overtook (step 4); written to install or remove one.
+    routes: RwLock<Routes>,
     /// The services, from `start`.
     services: OnceLock<(Arc<Devices>, Arc<Switches>)>,
 }
@@ -165,6 +202,9 @@ struct Shared {
 struct Net {
     engine: Box<dyn RoutingEngine>,
     tree: SpanningTree,
+    /// Bumped by every topology event: the switches' flood plans ([`Floods`]) are
+    /// computed again after it.
+    version: u64,
 }
 
 /// What a route's flows match, besides the in_port.
@@ -279,13 +319,14 @@ impl Routing {
         let net = Net {
             engine,
             tree: SpanningTree::new(),
+            version: 0,
         };
         Routing {
             shared: Arc::new(Shared {
                 params,
                 hasher: foldhash::fast::RandomState::default(),
                 net: RwLock::new(net),
-                routes: Mutex::new(routes),
+                routes: RwLock::new(routes),
                 services: OnceLock::new(),
             }),
         }
@@ -311,6 +352,10 @@ impl App for Routing {
     fn build(&self, b: &mut Builder<Self>) {
         b.on_initialize(|_, ctx, _| send_misses_to_controller(ctx));
         b.on_packet_in(Order::direct(0), Routing::packet_in);
+        // The switch's ports changed: its flood plan is computed again.
+        b.on_port_status(|_, _, floods, _, _| floods.planned_at = None);
+        b.subscribe::<Topology, _>(|app, e| app.shared.topology_event(e));
+        b.subscribe::<Devices, _>(|app, e| app.shared.host_event(e));
         b.on_message(
             MessageKind::FlowRemoved,
             Order::direct(0),
@@ -325,13 +370,9 @@ impl App for Routing {
         let topology = services.require::<Topology>(self.name())?;
         let devices = services.require::<Devices>(self.name())?;
         let switches = services.require::<Switches>(self.name())?;
-        let _ = self.shared.services.set((Arc::clone(&devices), switches));
-        // Weak: the services must not keep the app alive (nor it them, in a cycle).
-        let weak = Arc::downgrade(&self.shared);
-        topology.subscribe(Box::new(move |e| with(&weak, |s| s.topology_event(e))));
-        let weak = Arc::downgrade(&self.shared);
-        devices.subscribe(Box::new(move |e| with(&weak, |s| s.host_event(e))));
-        // What the topology knew before we listened (adding twice is harmless).
+        let _ = self.shared.services.set((devices, switches));
+        // What the topology knew before we listened (subscribed in `build`, before
+        // this start; adding twice is harmless).
         let snapshot = topology.snapshot();
         for &dpid in snapshot.switches().keys() {
             self.shared
@@ -341,12 +382,6 @@ impl App for Routing {
             self.shared.topology_event(&TopologyEvent::LinkAdded(link));
         }
         Ok(())
-    }
-}
-
-fn with(weak: &Weak<Shared>, f: impl FnOnce(&Shared)) {
-    if let Some(shared) = weak.upgrade() {
-        f(&shared)
     }
 }
 
@@ -383,9 +418,8 @@ impl Routing {
         if (dst_sw, dst_port) == (here, in_port) {
             return Flow::Stop;
         }
-        let mut routes = self.shared.routes();
         // 4
-        if let Some(r) = routes.by_key.get(&key) {
+        if let Some(r) = self.shared.routes_read().by_key.get(&key) {
             let mut hops = r.hops().enumerate();
             if let Some((i, hop)) = hops.find(|(_, h)| (h.dpid.0, h.in_port) == (here, in_port)) {
                 self.shared.add_flow(ctx, &key, r.cookie, hop, i == 0);
@@ -403,6 +437,7 @@ impl Routing {
             },
             None => return self.shared.flood(&net, ctx, floods, p),
         };
+        let mut routes = self.shared.routes();
         let old = routes.remove(key);
         if routes.by_key.len() >= self.shared.params.max_routes {
             let victim = routes.by_key.keys().next().copied();
@@ -438,9 +473,10 @@ impl Shared {
         floods: &mut Floods,
         p: &PacketIn<&[u8]>,
     ) -> Flow {
-        let (here, in_port) = (Dpid(ctx.dpid()), p.in_port());
+        let in_port = p.in_port();
+        floods.plan(net, ctx.info());
         // 2a
-        if !net.tree.floods(here, in_port) {
+        if floods.off_tree.contains(&in_port) {
             return Flow::Stop;
         }
         // 2b
@@ -448,17 +484,11 @@ impl Shared {
             return Flow::Stop;
         }
         // 2c
-        let actions = &mut floods.actions;
+        let Floods { actions, plan, .. } = floods;
         actions.clear();
-        let ports = ctx.info().ports.iter().filter(|port| {
-            let n = port.port_no;
-            n != in_port
-                && n < MAX_PHYSICAL_PORT
-                && port.is_up()
-                && port.config & NO_FLOOD == 0
-                && net.tree.floods(here, n)
-        });
-        actions.extend(ports.map(|port| Action::output(PortNo::from_u32(port.port_no))));
+        let came_in = PortNo::from_u32(in_port);
+        let out = |a: &&Action| !matches!(a, Action::Output { port, .. } if *port == came_in);
+        actions.extend(plan.iter().filter(out).copied());
         if !actions.is_empty() {
             send(ctx, p, actions);
         }
@@ -469,8 +499,12 @@ impl Shared {
         self.net.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn routes(&self) -> MutexGuard<'_, Routes> {
-        self.routes.lock().unwrap_or_else(|e| e.into_inner())
+    fn routes(&self) -> RwLockWriteGuard<'_, Routes> {
+        self.routes.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn routes_read(&self) -> RwLockReadGuard<'_, Routes> {
+        self.routes.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Sends the flow of one hop of a route (through `ctx` on this switch, through
@@ -517,7 +551,8 @@ impl Shared {
 
     fn topology_event(&self, e: &TopologyEvent) {
         let mut net = self.net.write().unwrap_or_else(|e| e.into_inner());
-        let Net { engine, tree } = &mut *net;
+        net.version += 1;
+        let Net { engine, tree, .. } = &mut *net;
         let (changes, gone) = match *e {
             TopologyEvent::SwitchAdded(dpid) => {
                 engine.switch_added(Dpid(dpid));

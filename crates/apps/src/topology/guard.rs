@@ -73,10 +73,16 @@ impl HostPorts {
         self.last_join = Some(now);
     }
 
+    /// Whether `mac` was seen already, or can mark nothing more (the guard is full):
+    /// [`HostPorts::traffic`] would change nothing.
+    pub fn knows(&self, mac: MacAddr) -> bool {
+        self.first_hop.len() >= self.cap || self.first_hop.contains_key(&mac)
+    }
+
     /// A PACKET_IN from `mac` (a unicast source) on `port` of `dpid`, which is not a
     /// known link port.
     pub fn traffic(&mut self, mac: MacAddr, dpid: u64, port: u32, now: Instant) {
-        if self.first_hop.contains_key(&mac) || self.first_hop.len() >= self.cap {
+        if self.knows(mac) {
             return;
         }
         self.first_hop.insert(mac, (dpid, port));
