@@ -130,8 +130,11 @@ impl std::fmt::Debug for Routing {
 pub struct Floods {
     /// Scratch space for the output actions (no allocation per flood).
     actions: Vec<Action>,
-    /// (hash of the frame, when) of this switch's recent floods, oldest first.
-    recent: VecDeque<(u64, Instant)>,
+    /// The hashes of this switch's recent floods' frames, oldest first.
+    recent: VecDeque<u64>,
+    /// When each of `recent` was flooded, in the same order (apart, so the look-up
+    /// scans hashes alone: eight bytes each, not twenty-four).
+    recent_at: VecDeque<Instant>,
     /// The output actions of a flood from this switch, every in-port included (2c):
     /// computed from the tree and the switch's ports, reused until either changes.
     plan: Vec<Action>,
@@ -169,17 +172,21 @@ impl Floods {
     /// Whether the frame hashed `hash` was flooded here within [`REPEAT_WINDOW`];
     /// remembers it if not.
     fn is_repeat(&mut self, hash: u64, now: Instant) -> bool {
-        let old = |&(_, t): &(u64, Instant)| now.saturating_duration_since(t) > REPEAT_WINDOW;
-        while self.recent.front().is_some_and(old) {
+        let old = |t: &Instant| now.saturating_duration_since(*t) > REPEAT_WINDOW;
+        while self.recent_at.front().is_some_and(old) {
+            self.recent_at.pop_front();
             self.recent.pop_front();
         }
-        if self.recent.iter().any(|&(h, _)| h == hash) {
+        let (a, b) = self.recent.as_slices();
+        if a.contains(&hash) || b.contains(&hash) {
             return true;
         }
         if self.recent.len() == MAX_RECENT_FLOODS {
             self.recent.pop_front();
+            self.recent_at.pop_front();
         }
-        self.recent.push_back((hash, now));
+        self.recent.push_back(hash);
+        self.recent_at.push_back(now);
         false
     }
 }
