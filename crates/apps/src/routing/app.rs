@@ -25,9 +25,9 @@
 //!    on this switch is a route of one flow.
 //!
 //! Topology events, heard through a subscription to [`Topology`] (under this app's
-//! panic guard), update the engine and the tree. Every installed route the change affects is removed: its flows are deleted
-//! (strict) on every switch of its old path, so the next packet takes the new path,
-//! computed at step 5. A host that moves or is forgotten (`Devices` events) takes the
+//! panic guard), update the engine and the tree. Every installed route the change
+//! affects is removed: its flows are deleted (strict) on every switch of its old path,
+//! so the next packet takes the new path, computed at step 5. A host that moves or is forgotten (`Devices` events) takes the
 //! routes to and from it along the same way.
 //!
 //! **The installed routes** are what link, host and FLOW_REMOVED events act on, so a
@@ -494,8 +494,11 @@ impl Shared {
         let Floods { actions, plan, .. } = floods;
         actions.clear();
         let came_in = PortNo::from_u32(in_port);
-        let out = |a: &&Action| !matches!(a, Action::Output { port, .. } if *port == came_in);
-        actions.extend(plan.iter().filter(out).copied());
+        actions.extend_from_slice(plan);
+        let is_in = |a: &Action| matches!(a, Action::Output { port, .. } if *port == came_in);
+        if let Some(i) = actions.iter().position(is_in) {
+            actions.remove(i);
+        }
         if !actions.is_empty() {
             send(ctx, p, actions);
         }
