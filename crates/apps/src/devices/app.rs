@@ -8,10 +8,8 @@
 //!    sender's addresses: an ARP sender address (when the ARP sender is the frame's
 //!    source), the IPv4 or IPv6 source, an IPv6 neighbour advertisement's target.
 //! 2. A known host at its known place, with its known addresses, seen within
-//!    [`Params::refresh`]: nothing to do (the common case). Asked first of the switch's
-//!    own memory ([`Recent`], per-switch state: no lock, one look-up), valid while the
-//!    table's [`Devices::generation`] has not moved; then of the table under its read
-//!    lock ([`Devices::current_since`]).
+//!    [`Params::refresh`]: nothing to do ([`Devices::is_current`], under the read lock;
+//!    the common case).
 //! 3. Unless the packet came in on a port of an inter-switch link (the topology app's
 //!    [`Topology::is_link_port`]: a packet there was sent by a host behind another
 //!    switch), records the host at (switch, in_port) ([`HostTable::observe`]): a new host
@@ -33,13 +31,10 @@
 //! event's removal waits for the update, and an update that starts after the link was
 //! added sees it).
 
-use std::collections::HashMap;
-use std::hash::BuildHasher;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-use std::time::Instant;
 
 use controller::app::{App, Builder, Flow, Order, SwitchCtx};
 use controller::info::{Dpid, PortInfo, PortReason};
@@ -114,7 +109,7 @@ impl Params {
 
     /// How long a known host's last sighting may lag (a tenth of `host_timeout`, at
     /// most a second): a PACKET_IN from a host at its known place, seen within this
-    /// long, writes nothing ([`Devices::current_since`]).
+    /// long, writes nothing ([`Devices::is_current`]).
     pub fn refresh(&self) -> Duration {
         (self.host_timeout() / 10).min(Duration::from_secs(1))
     }
@@ -136,8 +131,6 @@ pub struct DeviceManager {
     topology: OnceLock<Arc<Topology>>,
     /// Whether the table-full warning was given.
     warned_full: AtomicBool,
-    /// Hashes a frame's addresses for [`Recent`] (seeded at random per process).
-    hasher: foldhash::fast::RandomState,
 }
 
 impl Default for DeviceManager {
@@ -159,7 +152,6 @@ impl DeviceManager {
             devices: Arc::new(Devices::new(limits)),
             topology: OnceLock::new(),
             warned_full: AtomicBool::new(false),
-            hasher: foldhash::fast::RandomState::default(),
         })
     }
 
@@ -180,35 +172,8 @@ fn host_port(port: u32) -> bool {
     port < 0xffff_ff00 || port == 0xffff_fffe
 }
 
-/// Hosts each switch's memory holds at most (beyond, it starts afresh: a look-up
-/// there is only a short cut).
-const RECENT_CAP: usize = 4096;
-
-/// Per switch (the worker's own, no lock): the hosts this switch's PACKET_INs showed
-/// at their recorded place lately, so a host seen again is answered with one look-up
-/// in the switch's state (2), not two in the shared table. Copied from the table, so
-/// only as good as the [`Devices::generation`] it was taken at.
-#[derive(Debug, Default)]
-pub struct Recent {
-    /// (MAC, VLAN as the frame had it) → what the table said.
-    seen: HashMap<(MacAddr, Option<u16>), Seen, foldhash::fast::RandomState>,
-}
-
-/// A host as the table had it, for [`Recent`].
-#[derive(Debug, Clone, Copy)]
-struct Seen {
-    /// Its in_port here.
-    port: u32,
-    /// A hash of the addresses the frame showed, all already the host's.
-    ips: u64,
-    /// When the table's last sighting was at most this old.
-    at: Instant,
-    /// [`Devices::generation`] when the table was read.
-    generation: u64,
-}
-
 impl App for DeviceManager {
-    type State = Recent;
+    type State = ();
 
     fn name(&self) -> &'static str {
         "device_manager"
@@ -235,7 +200,7 @@ impl App for DeviceManager {
 }
 
 impl DeviceManager {
-    fn packet_in(&self, ctx: &mut SwitchCtx, recent: &mut Recent, p: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut (), p: &PacketIn<&[u8]>) -> Flow {
         let in_port = p.in_port();
         if !host_port(in_port) {
             return Flow::Continue;
@@ -251,35 +216,14 @@ impl DeviceManager {
             port: in_port,
         };
         let now = ctx.now();
-        // 2: the switch's memory, then the table under its read lock.
+        // The common case, a known host at its known place: read-locked, no write.
         let fresh = self.params.refresh();
-        let key = (sender.mac, sender.vlan);
-        let ips = self.hasher.hash_one(sender.ips);
-        let generation = self.devices.generation();
-        let current = |s: &Seen| {
-            (s.port, s.ips, s.generation) == (in_port, ips, generation)
-                && now.saturating_duration_since(s.at) < fresh
-        };
-        if recent.seen.get(&key).is_some_and(current) {
+        if self
+            .devices
+            .is_current(sender.mac, sender.vlan, ap, &sender.ips, now, fresh)
+        {
             return Flow::Continue;
         }
-        let seen = Seen {
-            port: in_port,
-            ips,
-            at: now,
-            generation,
-        };
-        let since =
-            self.devices
-                .current_since(sender.mac, sender.vlan, ap, &sender.ips, now, fresh);
-        if let Some(at) = since {
-            // The table's sighting is `at`: ours is no fresher, so the table's last
-            // sighting never lags by `fresh` or more.
-            remember(recent, key, Seen { at, ..seen });
-            return Flow::Continue;
-        }
-        // 3
-        let mut recorded = false;
         let events = self.devices.update(|t| {
             if topology.is_link_port(ap.dpid, ap.port) {
                 return Vec::new();
@@ -288,24 +232,14 @@ impl DeviceManager {
             let a = t.observe(sender.mac, sender.vlan, ap, first, now);
             let b = second.and_then(|ip| t.observe(sender.mac, sender.vlan, ap, Some(ip), now));
             self.warn_if_full(t);
-            recorded = t.is_current(sender.mac, sender.vlan, ap, &sender.ips, now, fresh);
             // No allocation for a known host at its known place, the common case.
             a.into_iter().chain(b).collect()
         });
-        if recorded {
-            remember(recent, key, seen);
-        }
         log_events(&events);
         Flow::Continue
     }
 
-    fn port_status(
-        &self,
-        ctx: &mut SwitchCtx,
-        _: &mut Recent,
-        reason: PortReason,
-        port: &PortInfo,
-    ) {
+    fn port_status(&self, ctx: &mut SwitchCtx, _: &mut (), reason: PortReason, port: &PortInfo) {
         if reason == PortReason::Delete || !port.is_up() {
             let (dpid, port) = (ctx.dpid(), port.port_no);
             log_events(&self.devices.update(|t| t.remove_attached_to(dpid, port)));
@@ -321,14 +255,6 @@ impl DeviceManager {
             );
         }
     }
-}
-
-/// Remembers `seen` in the switch's memory, starting it afresh when full.
-fn remember(recent: &mut Recent, key: (MacAddr, Option<u16>), seen: Seen) {
-    if recent.seen.len() >= RECENT_CAP && !recent.seen.contains_key(&key) {
-        recent.seen.clear();
-    }
-    recent.seen.insert(key, seen);
 }
 
 /// The Topology subscription: hosts "learned" on a port that turns out to be an

@@ -1,12 +1,11 @@
 //! The `Devices` service: the host table, for every other app.
 //!
 //! Lookups take a read lock ([`Devices::attachment`] allocates nothing, for the
-//! forwarding hot path; [`Devices::current_since`] lets the device app skip the write
+//! forwarding hot path; [`Devices::is_current`] lets the device app skip the write
 //! for a host it knows already); the device app changes the table through
 //! [`Devices::update`], which tells the subscribers what changed, in order.
 
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
@@ -20,10 +19,6 @@ use controller::events::{Publisher, Subscribers};
 pub struct Devices {
     table: RwLock<HostTable>,
     subscribers: Subscribers<HostEvent>,
-    /// Bumped by every update that made an event: what a reader learned of the table
-    /// at one generation still holds while it has not moved (the device app's
-    /// per-switch memory).
-    generation: AtomicU64,
 }
 
 impl std::fmt::Debug for Devices {
@@ -54,11 +49,9 @@ impl Devices {
         })
     }
 
-    /// [`HostTable::current_since`], under the read lock: the device app's common case
-    /// (a known host at its known place) answered without the write lock. The host's
-    /// last sighting, when `observe` would change nothing but move it forward by less
-    /// than `fresh`.
-    pub fn current_since(
+    /// [`HostTable::is_current`], under the read lock: the device app's common case
+    /// (a known host at its known place) answered without the write lock.
+    pub fn is_current(
         &self,
         mac: MacAddr,
         vlan: Option<u16>,
@@ -66,14 +59,8 @@ impl Devices {
         ips: &[Option<IpAddr>],
         now: Instant,
         fresh: Duration,
-    ) -> Option<Instant> {
-        self.read().current_since(mac, vlan, ap, ips, now, fresh)
-    }
-
-    /// See the field `generation`: read before looking at the table, it tells whether
-    /// what was seen then may have changed since.
-    pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Acquire)
+    ) -> bool {
+        self.read().is_current(mac, vlan, ap, ips, now, fresh)
     }
 
     /// The hosts with this MAC (one per VLAN it was seen on).
@@ -111,18 +98,8 @@ impl Devices {
     /// For the device app: changes the table under the write lock, then tells the
     /// subscribers about the events `change` returns, in order. Returns them.
     pub fn update(&self, change: impl FnOnce(&mut HostTable) -> Vec<HostEvent>) -> Vec<HostEvent> {
-        self.subscribers.publish(|| {
-            let mut table = self.table.write().unwrap_or_else(|e| e.into_inner());
-            let events = change(&mut table);
-            // Bumped under the write lock: a reader that saw the old generation and
-            // then the table saw the table as it was before this change, or after.
-            // Every event counts, `Added` too: a new host may take a known one's
-            // address without a word about the known one.
-            if !events.is_empty() {
-                self.generation.fetch_add(1, Ordering::Release);
-            }
-            events
-        })
+        self.subscribers
+            .publish(|| change(&mut self.table.write().unwrap_or_else(|e| e.into_inner())))
     }
 }
 

@@ -269,23 +269,12 @@ impl HostTable {
         now: Instant,
         fresh: Duration,
     ) -> bool {
-        self.current_since(mac, vlan, ap, ips, now, fresh).is_some()
-    }
-
-    /// [`HostTable::is_current`], with the host's last sighting when it is.
-    pub fn current_since(
-        &self,
-        mac: MacAddr,
-        vlan: Option<u16>,
-        ap: AttachmentPoint,
-        ips: &[Option<IpAddr>],
-        now: Instant,
-        fresh: Duration,
-    ) -> Option<Instant> {
-        let slot = self.find(mac, normal_vlan(vlan))?;
+        let Some(slot) = self.find(mac, normal_vlan(vlan)) else {
+            return false;
+        };
         let h = self.host(slot);
         if h.ap != ap || now.saturating_duration_since(h.last_seen) >= fresh {
-            return None;
+            return false;
         }
         let has = |ip: &IpAddr| {
             !meaningful(ip)
@@ -293,7 +282,7 @@ impl HostTable {
                 || h.ips.contains(ip)
                 || self.ip_moves.get(ip).is_some_and(|m| m.contested(now))
         };
-        ips.iter().flatten().all(has).then_some(h.last_seen)
+        ips.iter().flatten().all(has)
     }
 
     /// Hosts in the table.
