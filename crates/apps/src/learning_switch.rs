@@ -9,8 +9,10 @@
 //!    - 3a. unknown: floods the packet;
 //!    - 3b. behind the port the packet came in on: drops it (it is already there);
 //!    - 3c. behind another port: installs a flow `in_port, eth_src, eth_dst → that
-//!      port` with the configured timeouts, and sends the packet out that port, by
-//!      buffer_id when the switch buffered it.
+//!      port` with the configured timeouts. A packet the switch buffered rides on the
+//!      FLOW_MOD (its buffer_id: the switch applies the new flow to it), one message;
+//!    - 3d. a packet not buffered (its bytes are in the PACKET_IN) follows in a
+//!      PACKET_OUT out of that port.
 //!
 //! The hub floods every packet (2 for everything).
 //!
@@ -117,12 +119,23 @@ impl LearningSwitch {
                     eth_dst: Some(dst),
                     ..Match::default()
                 };
+                // 1.0.0 §5.3.3, `ofp_flow_mod.buffer_id`: "Buffered packet to apply to
+                // (or -1)." 1.3.5 §7.3.4.1: "A flow mod that includes a valid buffer_id
+                // removes the corresponding packet from the buffer and processes it
+                // through the entire OpenFlow pipeline after the flow is inserted [...]
+                // effectively equivalent to sending a two-message sequence of a flow mod
+                // and a packet-out to OFPP_TABLE". One message instead of two, as
+                // Beacon's and POX's learning switches answer.
                 let fm = FlowMod::add(m, &actions)
                     .idle_timeout(self.params.idle_timeout)
                     .hard_timeout(self.params.hard_timeout)
-                    .priority(self.params.priority);
+                    .priority(self.params.priority)
+                    .buffer_id(p.buffer_id());
                 ctx.send_flow_mod(&fm);
-                send(ctx, p, &actions);
+                // 3d
+                if p.buffer_id().is_none() {
+                    send(ctx, p, &actions);
+                }
             }
         }
         Flow::Stop

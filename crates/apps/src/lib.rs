@@ -31,7 +31,6 @@
 //! ```
 
 pub mod devices;
-mod events;
 pub mod learning_switch;
 pub mod routing;
 pub mod topology;

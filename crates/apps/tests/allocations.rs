@@ -191,3 +191,77 @@ fn the_device_app_learns_a_known_host_without_allocating() {
     assert_eq!(devices.attachment(h1, None), Some((1, 1)));
     assert_eq!(devices.len(), 1);
 }
+
+/// The default set (topology, device_manager, routing) under `pharos bench`'s load: 16
+/// switches, 200 source MACs each, all from one IPv4 address (contested after a few
+/// moves), every destination unknown and flooded along the tree. Once every source is
+/// known, a PACKET_IN allocates nothing in any of the three apps.
+#[test]
+fn the_default_set_floods_from_known_hosts_without_allocating() {
+    let apps = ["topology", "device_manager", "routing"]
+        .iter()
+        .map(|a| apps::by_name(a, &toml::Table::new()).unwrap())
+        .collect();
+    let p = Pipeline::build(apps, Services::new()).unwrap();
+    let t0 = Instant::now();
+    let port = |dpid: u64, n: u32| controller::info::PortInfo {
+        port_no: n,
+        hw_addr: MacAddr([6, 0, 0, 0, dpid as u8, n as u8]),
+        name: format!("eth{n}"),
+        config: 0,
+        state: 0,
+    };
+    let mut out = Vec::with_capacity(1 << 16);
+    let mut switches: Vec<_> = (1..=16u64)
+        .map(|dpid| {
+            let mut sw = p.new_switch(SwitchInfo {
+                dpid,
+                version: Version::V1_0,
+                n_buffers: 0,
+                n_tables: 1,
+                capabilities: 0,
+                ports: (1..=4).map(|n| port(dpid, n)).collect(),
+                peer: ([127, 0, 0, 1], 1).into(),
+            });
+            p.switch_added(&mut sw, &mut out, t0);
+            sw
+        })
+        .collect();
+    let (sip, dip) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
+    let messages: Vec<(usize, Vec<u8>)> = (0..200u32)
+        .flat_map(|i| {
+            (0..16usize).map(move |s| {
+                let [_, _, a, b] = i.to_be_bytes();
+                let src = MacAddr([2, s as u8, 0, a, b, 1]);
+                let dst = MacAddr([0x0a, s as u8, 0, 0, 0, 1]);
+                (
+                    s,
+                    frames::packet_in(Version::V1_0, 1, &frames::ipv4(src, dst, sip, dip)),
+                )
+            })
+        })
+        .collect();
+    let pass = |switches: &mut Vec<_>, out: &mut Vec<u8>, now: Instant| {
+        let mut sent = 0;
+        for (s, m) in &messages {
+            out.clear();
+            p.handle(&mut switches[*s], m, out, now);
+            sent += usize::from(!out.is_empty());
+        }
+        sent
+    };
+    // Learns every source (allocates), then fills each switch's flood memory.
+    pass(&mut switches, &mut out, t0);
+    pass(&mut switches, &mut out, t0 + Duration::from_millis(300));
+    let mut flooded = 0;
+    let info = allocation_counter::measure(|| {
+        flooded = pass(&mut switches, &mut out, t0 + Duration::from_millis(600));
+    });
+    assert_eq!(
+        info.count_total, 0,
+        "allocations on the default set's PACKET_IN path"
+    );
+    assert_eq!(flooded, messages.len(), "every PACKET_IN is flooded");
+    let devices = p.services().require::<Devices>("test").unwrap();
+    assert_eq!(devices.len(), messages.len());
+}

@@ -278,6 +278,36 @@ fn a_single_switch_floods_broadcasts_out_of_every_other_port_by_name() {
     assert_eq!(out.unwrap().1, [2, 3, 4]);
 }
 
+/// Each switch keeps its flood ports, computed once: a PORT_STATUS (a port down, a
+/// port added, a port deleted) makes the next flood use the ports as they are.
+#[test]
+fn the_flood_ports_follow_port_status() {
+    let mut lab = Lab::new(&[Dpid(1)], &[], 4, v13, "");
+    let a = lab.host(1, 1, 1);
+    let flood = |lab: &mut Lab| {
+        // Past the repeat window (2b): each broadcast is a new one.
+        lab.net.advance(Duration::from_millis(300));
+        lab.net.clear_logs();
+        lab.net
+            .send(a, &sim::eth(mac(1), BROADCAST, 0x0806, b"who"));
+        let sw = lab.net.switch(1);
+        sw.received
+            .iter()
+            .find_map(sim::packet_out_parts)
+            .unwrap()
+            .1
+    };
+    assert_eq!(flood(&mut lab), [2, 3, 4]);
+    lab.net.set_port(1, 3, false);
+    assert_eq!(flood(&mut lab), [2, 4]);
+    lab.net.add_port(1, 5);
+    assert_eq!(flood(&mut lab), [2, 4, 5]);
+    lab.net.delete_port(1, 2);
+    assert_eq!(flood(&mut lab), [4, 5]);
+    lab.net.set_port(1, 3, true);
+    assert_eq!(flood(&mut lab), [3, 4, 5]);
+}
+
 /// Every host but the sender receives a broadcast exactly once; each switch sends
 /// it out at most once.
 fn floods_once(lab: &mut Lab, hosts: &[usize]) {

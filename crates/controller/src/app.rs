@@ -97,7 +97,7 @@
 //! ```
 
 use std::any::Any;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use openflow::model::{FlowMod, PacketOut};
@@ -105,6 +105,7 @@ use openflow::view::PacketIn;
 use openflow::{EncodeError, Message, Version};
 
 use crate::dispatch::{PipelineCounters, Registry};
+use crate::events::{AppGuard, Publisher};
 use crate::info::{PortInfo, PortReason, SwitchInfo};
 use crate::requests::{Reply, Requests};
 use crate::services::{Services, StartError};
@@ -266,6 +267,11 @@ pub type PortStatusFn<A> =
     fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, PortReason, &PortInfo);
 /// A timer not tied to a switch: gets the switches and the time.
 pub type GlobalTimerFn<A> = fn(&A, &Switches, Instant);
+/// A subscriber to a service's events ([`Builder::subscribe`]).
+pub type EventFn<A, E> = fn(&A, &E);
+/// A subscription waiting for the services: made with the app (weakly held: the
+/// service's list must not keep the app alive) once every app is built.
+pub(crate) type Subscribe<A> = Box<dyn FnOnce(Weak<A>, &Services) -> Result<(), StartError> + Send>;
 
 /// A registered PACKET_IN handler or observer.
 #[derive(Clone, Copy)]
@@ -287,11 +293,17 @@ pub struct Builder<A: App> {
     pub(crate) services: Services,
     pub(crate) name: &'static str,
     pub(crate) service_error: Option<StartError>,
+    /// Subscriptions to services' events, made before the app starts.
+    pub(crate) subscriptions: Vec<Subscribe<A>>,
+    /// The app's panic guard, which its subscriptions run under.
+    pub(crate) guard: AppGuard,
 }
 
 impl<A: App> Builder<A> {
-    pub(crate) fn new(name: &'static str) -> Builder<A> {
+    pub(crate) fn new(name: &'static str, guard: AppGuard) -> Builder<A> {
         Builder {
+            subscriptions: Vec::new(),
+            guard,
             packet_in: Vec::new(),
             messages: Vec::new(),
             initialize: Vec::new(),
@@ -372,6 +384,35 @@ impl<A: App> Builder<A> {
         self
     }
 
+    /// Calls `f` with every event the service `S` publishes (the topology's, the
+    /// device table's), on the thread that made the change, once it is in place and
+    /// in the order changes were made. The subscription is made just before the app's
+    /// `start` (a missing service fails start-up, naming it), so `start` may read the
+    /// service's state without missing a later change. `f` runs under this app's panic
+    /// guard, not the publisher's: a panic in it quarantines this app, and the app that
+    /// made the change carries on. Keep it quick, and do not change `S` from it (the
+    /// service's order lock is held: that would deadlock).
+    pub fn subscribe<S, E>(&mut self, f: EventFn<A, E>) -> &mut Self
+    where
+        S: Publisher<E> + ?Sized,
+        E: 'static,
+    {
+        let (name, guard) = (self.name, self.guard.clone());
+        self.subscriptions.push(Box::new(move |app, services| {
+            let service = services.require::<S>(name)?;
+            let call = move |e: &E| {
+                if let Some(app) = app.upgrade() {
+                    f(&app, e)
+                }
+            };
+            service
+                .subscribers()
+                .subscribe_guarded(guard, Box::new(call));
+            Ok(())
+        }));
+        self
+    }
+
     /// Provides the service `T` to every app's `start`.
     pub fn provide<T: ?Sized + Send + Sync + 'static>(&mut self, service: Arc<T>) -> &mut Self {
         if let Err(e) = self.services.provide(service, self.name) {
@@ -422,7 +463,8 @@ impl<A: App> AnyApp for A {
     }
 
     fn register(self: Arc<Self>, index: usize, registry: &mut Registry) -> Result<(), StartError> {
-        let mut b = Builder::<A>::new(App::name(&*self));
+        let name = App::name(&*self);
+        let mut b = Builder::<A>::new(name, registry.new_guard(name));
         self.build(&mut b);
         registry.add(self, index, b)
     }

@@ -29,7 +29,9 @@
 //! quarantined: an atomic flag checked before every call, on every worker, so none of
 //! the app's handlers (or pending callbacks) runs again; the panic is logged at error
 //! level naming the app, the dpid and the message type, and counted. The other apps
-//! and the switch carry on.
+//! and the switch carry on. An app's service subscriptions ([`Builder::subscribe`])
+//! run under the same flag through its [`AppGuard`] (see [`crate::events`]): a
+//! subscriber's panic quarantines the subscriber, not the app that published.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -45,6 +47,7 @@ use crate::app::{
     AnyApp, App, Builder, Dpid, Flow, MessageKind, Order, PacketInHandler, Phase, SwitchCtx,
 };
 use crate::counters::lock;
+use crate::events::AppGuard;
 use crate::info::{PortInfo, PortReason, SwitchInfo};
 use crate::requests::{Done, Requests};
 use crate::services::{Services, StartError};
@@ -91,7 +94,18 @@ pub struct Registry {
     timers: Vec<(Period, Handler<SwitchCall>)>,
     global_timers: Vec<(Duration, Handler<GlobalCall>)>,
     services: Services,
+    /// Each app's guard, by app index (its quarantine flag, for code the pipeline
+    /// does not call itself: service subscriptions).
+    guards: Vec<AppGuard>,
+    /// The service subscriptions apps asked for, with the app's index: made just
+    /// before that app's `start`.
+    subscriptions: Vec<(usize, Subscription)>,
+    /// Every app's panics (the pipeline's `handler_panics`), shared with the guards.
+    all_panics: Arc<AtomicU64>,
 }
+
+/// A subscription to make once every service is provided.
+pub(crate) type Subscription = Box<dyn FnOnce(&Services) -> Result<(), StartError> + Send>;
 
 fn slot<A: App>(s: &mut Slot) -> &mut A::State {
     // Slots are created by the app's own `new_state`, at the app's index: the types
@@ -101,6 +115,13 @@ fn slot<A: App>(s: &mut Slot) -> &mut A::State {
 }
 
 impl Registry {
+    /// The guard of the app `name`, to be registered next (at index `guards.len()`).
+    pub(crate) fn new_guard(&mut self, name: &'static str) -> AppGuard {
+        let g = AppGuard::new(name, Arc::clone(&self.all_panics));
+        self.guards.push(g.clone());
+        g
+    }
+
     /// Erases the handlers of app `index` and adds them.
     pub(crate) fn add<A: App>(
         &mut self,
@@ -110,6 +131,11 @@ impl Registry {
     ) -> Result<(), StartError> {
         if let Some(e) = b.service_error {
             return Err(e);
+        }
+        for subscribe in b.subscriptions {
+            let weak = Arc::downgrade(&app);
+            self.subscriptions
+                .push((index, Box::new(move |services| subscribe(weak, services))));
         }
         for (order, h) in b.packet_in {
             let a = Arc::clone(&app);
@@ -216,15 +242,17 @@ struct AppEntry {
     app: Arc<dyn AnyApp>,
     name: &'static str,
     /// Set when a handler panicked: the app's handlers are skipped on every worker.
-    quarantined: AtomicBool,
-    /// Panics caught in this app's handlers.
-    panics: AtomicU64,
+    /// Shared with the app's [`AppGuard`] (its subscriptions).
+    quarantined: Arc<AtomicBool>,
+    /// Panics caught in this app's handlers and subscriptions (shared likewise).
+    panics: Arc<AtomicU64>,
 }
 
 /// Pipeline-wide counters (atomics: every worker adds to them).
 #[derive(Debug, Default)]
 pub struct PipelineCounters {
-    handler_panics: AtomicU64,
+    /// Shared with the apps' guards, which count their subscriptions' panics.
+    handler_panics: Arc<AtomicU64>,
     encode_errors: AtomicU64,
     decode_errors: AtomicU64,
     unhandled: AtomicU64,
@@ -293,6 +321,8 @@ pub struct Pipeline {
     switches: Arc<Switches>,
     services: Services,
     counters: PipelineCounters,
+    /// Each app's guard, by app index: its name and panic counts for the log.
+    guards: Vec<AppGuard>,
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -382,11 +412,12 @@ impl Pipeline {
                 return Err(StartError::DuplicateApp { app: name });
             }
             Arc::clone(&app).register(index, &mut reg)?;
+            let health = reg.guards[index].health();
             entries.push(AppEntry {
                 app,
                 name,
-                quarantined: AtomicBool::new(false),
-                panics: AtomicU64::new(0),
+                quarantined: Arc::clone(&health.quarantined),
+                panics: Arc::clone(&health.panics),
             });
         }
         let Registry {
@@ -399,6 +430,9 @@ impl Pipeline {
             timers,
             global_timers,
             services,
+            guards,
+            subscriptions,
+            all_panics,
         } = reg;
         let (periods, timers) = timers.into_iter().unzip();
         // Stable: equal orders keep app order.
@@ -413,8 +447,16 @@ impl Pipeline {
         for (_, list) in &mut by_kind {
             list.sort_by_key(|h| h.order);
         }
+        // In app order, as the apps were registered.
+        let mut subscriptions = subscriptions.into_iter().peekable();
         for (i, e) in entries.iter().enumerate() {
-            if let Err(err) = e.app.start_app(&services) {
+            // The app's subscriptions first: its `start` may read the service's state,
+            // and must not miss a change made after it read.
+            let mut started = Ok(());
+            while let Some((_, subscribe)) = subscriptions.next_if(|(app, _)| *app == i) {
+                started = started.and_then(|()| subscribe(&services));
+            }
+            if let Err(err) = started.and_then(|()| e.app.start_app(&services)) {
                 tracing::error!(app = e.name, error = %err, "app failed to start");
                 for started in entries[..i].iter().rev() {
                     started.app.stop_app();
@@ -435,9 +477,13 @@ impl Pipeline {
             periods,
             global_timers,
             global_due: Mutex::new(None),
+            guards,
             switches,
             services,
-            counters: PipelineCounters::default(),
+            counters: PipelineCounters {
+                handler_panics: all_panics,
+                ..PipelineCounters::default()
+            },
         })
     }
 
@@ -947,22 +993,7 @@ impl Pipeline {
 
     #[cold]
     fn quarantine(&self, app: usize, dpid: Option<u64>, what: &str, payload: &(dyn Any + Send)) {
-        let e = &self.apps[app];
-        e.quarantined.store(true, Relaxed);
-        e.panics.fetch_add(1, Relaxed);
-        self.counters.handler_panics.fetch_add(1, Relaxed);
-        let panic = payload
-            .downcast_ref::<&str>()
-            .copied()
-            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-            .unwrap_or("(non-string panic payload)");
-        tracing::error!(
-            app = e.name,
-            dpid = dpid.map(|d| tracing::field::display(Dpid(d))),
-            message = what,
-            panic,
-            "handler panicked: app quarantined on every switch"
-        );
+        crate::events::quarantine(self.guards[app].health(), dpid, what, payload);
     }
 
     #[cold]

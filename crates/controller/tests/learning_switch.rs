@@ -1,6 +1,8 @@
 //! The learning switch end to end, over real TCP, on 1.0 and 1.3 switches: unknown
 //! destinations are flooded; once both hosts are known a FLOW_MOD with the right match,
-//! output port and idle timeout goes out, and the packet follows by buffer_id.
+//! output port and idle timeout goes out, carrying the packet's buffer_id when the
+//! switch buffered it (no PACKET_OUT then), followed by a PACKET_OUT with the bytes
+//! when it did not.
 
 mod emu;
 mod harness;
@@ -49,6 +51,15 @@ fn flow_match(m: &Message) -> Option<(u32, [u8; 6], [u8; 6], u16)> {
     }
 }
 
+/// The FLOW_MOD's buffer_id, either version.
+fn flow_buffer_id(m: &Message) -> Option<u32> {
+    match m {
+        Message::V10(of10::Message::FlowMod(f)) => Some(f.buffer_id),
+        Message::V13(of13::Message::FlowMod(f)) => Some(f.buffer_id),
+        _ => None,
+    }
+}
+
 fn learns_and_forwards(spec: Spec) {
     let ctl = start();
     let mut sw = Emu::connect_and_handshake(ctl.addr, spec, T).expect("handshake");
@@ -61,29 +72,35 @@ fn learns_and_forwards(spec: Spec) {
     assert_eq!(output_ports(&out), vec![FLOOD]);
     assert_eq!(packet_out_parts(&out), Some((NO_BUFFER, &f1[..])));
 
-    // B (port 2) → A, buffered: A is known behind port 1, so a flow and the packet
-    // out port 1 by its buffer id.
+    // B (port 2) → A, buffered: A is known behind port 1, so one FLOW_MOD out port 1
+    // carrying the buffer id (the switch applies it to the buffered packet).
     let f2 = emu::long_frame(b, a, 300);
     sw.send_packet_in(2, &f2, Some(42)).unwrap();
     let (_, fm) = sw
         .wait_for(T, |m| is_flow_mod(m) && output_ports(m) == vec![1])
         .unwrap();
     assert_eq!(flow_match(&fm), Some((2, b.0, a.0, IDLE)), "{fm:?}");
-    let (_, out) = sw.wait_for(T, is_packet_out).unwrap();
-    assert_eq!(output_ports(&out), vec![1]);
-    let (buffer_id, data) = packet_out_parts(&out).unwrap();
-    assert_eq!(buffer_id, 42);
-    assert!(
-        data.is_empty(),
-        "a buffered packet goes by id, not by bytes"
-    );
+    assert_eq!(flow_buffer_id(&fm), Some(42), "{fm:?}");
 
-    // A → B again: B is known behind port 2 now.
+    // A → B again, unbuffered: B is known behind port 2 now, so a FLOW_MOD with no
+    // buffer, then the packet's bytes in a PACKET_OUT. Nothing else comes before it:
+    // no PACKET_OUT was sent for the buffered packet above.
     sw.send_packet_in(1, &f1, None).unwrap();
+    let mut packet_outs = Vec::new();
     let (_, fm) = sw
-        .wait_for(T, |m| is_flow_mod(m) && output_ports(m) == vec![2])
+        .wait_for(T, |m| {
+            if is_packet_out(m) {
+                packet_outs.push(m.clone());
+            }
+            is_flow_mod(m) && output_ports(m) == vec![2]
+        })
         .unwrap();
+    assert!(
+        packet_outs.is_empty(),
+        "a buffered packet goes with its FLOW_MOD: {packet_outs:?}"
+    );
     assert_eq!(flow_match(&fm), Some((1, a.0, b.0, IDLE)), "{fm:?}");
+    assert_eq!(flow_buffer_id(&fm), Some(NO_BUFFER), "{fm:?}");
     let (_, out) = sw.wait_for(T, is_packet_out).unwrap();
     assert_eq!(packet_out_parts(&out), Some((NO_BUFFER, &f1[..])));
     assert_eq!(output_ports(&out), vec![2]);

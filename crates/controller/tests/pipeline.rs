@@ -776,6 +776,21 @@ fn learned_flow(in_port: u32, src: MacAddr, dst: MacAddr, out: u32, idle: u16) -
     })
 }
 
+/// [`learned_flow`] carrying the buffered packet's id.
+fn learned_flow_buffered(
+    in_port: u32,
+    src: MacAddr,
+    dst: MacAddr,
+    out: u32,
+    idle: u16,
+    buffer_id: u32,
+) -> Sent {
+    let Sent::FlowMod(fm) = learned_flow(in_port, src, dst, out, idle) else {
+        unreachable!("learned_flow makes a FLOW_MOD")
+    };
+    Sent::FlowMod(Fm { buffer_id, ..fm })
+}
+
 fn delete_all() -> Sent {
     Sent::FlowMod(Fm {
         command: 3,
@@ -828,18 +843,11 @@ fn learning_switch_floods_unknown_then_installs_flows() {
             ],
             "{version}"
         );
-        // A → B, buffered: the flow, then PACKET_OUT by buffer_id, without the bytes.
+        // A → B, buffered: one FLOW_MOD carrying the buffer_id, no PACKET_OUT (the
+        // switch applies the flow to the buffered packet).
         assert_eq!(
             sw.packet(1, A, B, Some(77)),
-            [
-                learned_flow(1, A, B, 2, 60),
-                Sent::PacketOut(Po {
-                    buffer_id: Some(77),
-                    in_port: 1,
-                    outputs: vec![2],
-                    data: Vec::new(),
-                })
-            ],
+            [learned_flow_buffered(1, A, B, 2, 60, 77)],
             "{version}"
         );
         // Unknown C, buffered: flooded by buffer_id.
@@ -855,6 +863,40 @@ fn learning_switch_floods_unknown_then_installs_flows() {
         );
         // B → A arriving on A's own port: dropped, nothing sent.
         assert_eq!(sw.packet(1, B, A, None), []);
+    }
+}
+
+/// Issue 10: a packet the switch buffered is answered with one message, the FLOW_MOD
+/// carrying its buffer_id; a packet whose bytes came in the PACKET_IN needs the
+/// PACKET_OUT too.
+#[test]
+fn a_buffered_packet_rides_on_the_flow_mod_an_unbuffered_one_gets_a_packet_out() {
+    for version in [Version::V1_0, Version::V1_3] {
+        let p = learning(Params::default());
+        let mut sw = FakeSwitch::connect(&p, 1, version);
+        sw.take();
+        sw.packet(1, A, C, None); // A learned on port 1
+        sw.packet(2, B, C, None); // B learned on port 2
+        let sent = sw.packet(1, A, B, Some(9));
+        assert_eq!(
+            sent,
+            [learned_flow_buffered(1, A, B, 2, 60, 9)],
+            "{version}"
+        );
+        let sent = sw.packet(2, B, A, None);
+        assert_eq!(
+            sent,
+            [
+                learned_flow(2, B, A, 1, 60),
+                Sent::PacketOut(Po {
+                    buffer_id: None,
+                    in_port: 2,
+                    outputs: vec![1],
+                    data: frame(B, A),
+                })
+            ],
+            "{version}"
+        );
     }
 }
 

@@ -7,7 +7,10 @@
 //! 1. Reads who sent it: the Ethernet source, the VLAN (outer tag, if any), and the
 //!    sender's addresses: an ARP sender address (when the ARP sender is the frame's
 //!    source), the IPv4 or IPv6 source, an IPv6 neighbour advertisement's target.
-//! 2. Unless the packet came in on a port of an inter-switch link (the topology app's
+//! 2. A known host at its known place, with its known addresses, seen within
+//!    [`Params::refresh`]: nothing to do ([`Devices::is_current`], under the read lock;
+//!    the common case).
+//! 3. Unless the packet came in on a port of an inter-switch link (the topology app's
 //!    [`Topology::is_link_port`]: a packet there was sent by a host behind another
 //!    switch), records the host at (switch, in_port) ([`HostTable::observe`]): a new host
 //!    is `Added`, a known one seen on another port has `Moved` if [`moves`](super::moves)
@@ -119,6 +122,13 @@ impl Params {
         Duration::from_secs_f64(self.host_timeout)
     }
 
+    /// How long a known host's last sighting may lag (a tenth of `host_timeout`, at
+    /// most a second): a PACKET_IN from a host at its known place, seen within this
+    /// long, writes nothing ([`Devices::is_current`]).
+    pub fn refresh(&self) -> Duration {
+        (self.host_timeout() / 10).min(Duration::from_secs(1))
+    }
+
     /// How often idle hosts are looked for: a tenth of `host_timeout`, between 100 ms
     /// and 10 s (a host goes at most that long after its timeout). The look is one
     /// comparison when no host can have timed out.
@@ -198,6 +208,7 @@ impl App for DeviceManager {
         b.on_switch_added(|app, ctx, _| app.moves.joined(ctx.now()));
         b.on_packet_in(Order::advise(10), DeviceManager::packet_in);
         b.on_port_status(DeviceManager::port_status);
+        b.subscribe::<Topology, _>(|app, e| forget_behind_topology(&app.devices, e));
         b.every_global(self.params.expire_interval(), |app, _, now| {
             let timeout = app.params.host_timeout();
             let events = app.devices.update(|t| t.expire(now, timeout));
@@ -207,8 +218,6 @@ impl App for DeviceManager {
 
     fn start(&self, services: &Services) -> Result<(), StartError> {
         let topology = services.require::<Topology>(self.name())?;
-        let devices = Arc::clone(&self.devices);
-        topology.subscribe(Box::new(move |e| forget_behind_topology(&devices, e)));
         // A second start (never done by the pipeline) keeps the first topology.
         let _ = self.topology.set(topology);
         Ok(())
@@ -232,6 +241,14 @@ impl DeviceManager {
             port: in_port,
         };
         let now = ctx.now();
+        // The common case, a known host at its known place: read-locked, no write.
+        let fresh = self.params.refresh();
+        if self
+            .devices
+            .is_current(sender.mac, sender.vlan, ap, &sender.ips, now, fresh)
+        {
+            return Flow::Continue;
+        }
         let events = self.devices.update(|t| {
             if topology.is_link_port(ap.dpid, ap.port) {
                 return Vec::new();

@@ -373,3 +373,46 @@ fn a_full_table_refuses_new_hosts() {
     assert_eq!(r.devices.len(), 2);
     assert_eq!(r.devices.attachment(mac(3), None), None);
 }
+
+/// The fast path (a known host at its place, seen within `refresh`: nothing written)
+/// never hides a change: a host that moved away and back, or lost its address to a new
+/// host and claims it again, is recorded again, however soon. (The move rule is off
+/// here, `move_quiet` 0, so that a move within the second is a move: with it on, such a
+/// quick return is an echo, as crates/apps/tests/devices.rs tests.)
+#[test]
+fn a_known_host_seen_again_is_recorded_again_when_anything_changed() {
+    let mut r = Rig::new(Params {
+        move_quiet: 0.0,
+        ..Params::default()
+    });
+    let from_h1 = ipv4(mac(1), mac(2), v4(1), v4(2));
+    r.packet(1, 1, &from_h1, 0);
+    r.packet(1, 1, &from_h1, 0); // nothing to do
+    assert!(matches!(&r.heard()[..], [HostEvent::Added { .. }]));
+    // Away to s2 and back to s1 within the same second: both moves are seen.
+    r.packet(2, 4, &from_h1, 0);
+    r.packet(1, 1, &from_h1, 0);
+    let moves: Vec<_> = r
+        .heard()
+        .into_iter()
+        .map(|e| match e {
+            HostEvent::Moved { to, .. } => to,
+            e => panic!("{e:?}"),
+        })
+        .collect();
+    assert_eq!(moves, [ap(2, 4), ap(1, 1)]);
+    // h3, new, takes h1's address; h1 claims it again at once: it is h1's again.
+    r.packet(1, 2, &ipv4(mac(3), mac(2), v4(1), v4(2)), 0);
+    assert_eq!(r.devices.by_ip(IpAddr::V4(v4(1))).unwrap().mac(), mac(3));
+    r.packet(1, 1, &from_h1, 0);
+    assert_eq!(r.devices.by_ip(IpAddr::V4(v4(1))).unwrap().mac(), mac(1));
+    let heard = r.heard();
+    assert!(
+        matches!(&heard[..], [HostEvent::Added { key: k3, .. }, HostEvent::IpAdded { key, .. }] if k3.mac == mac(3) && key.mac == mac(1)),
+        "{heard:?}"
+    );
+    // Two seconds later (past `refresh`) the sighting is written again.
+    r.packet(1, 1, &from_h1, 2);
+    let seen = r.devices.by_mac(mac(1))[0].last_seen();
+    assert_eq!(seen, r.t0 + Duration::from_secs(2));
+}

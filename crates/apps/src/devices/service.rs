@@ -1,16 +1,18 @@
 //! The `Devices` service: the host table, for every other app.
 //!
 //! Lookups take a read lock ([`Devices::attachment`] allocates nothing, for the
-//! forwarding hot path); the device app changes the table through [`Devices::update`],
-//! which tells the subscribers what changed, in order.
+//! forwarding hot path; [`Devices::is_current`] lets the device app skip the write
+//! for a host it knows already); the device app changes the table through
+//! [`Devices::update`], which tells the subscribers what changed, in order.
 
 use std::net::IpAddr;
 use std::sync::RwLock;
+use std::time::{Duration, Instant};
 
 use openflow::MacAddr;
 
-use super::table::{Host, HostEvent, HostTable, Limits};
-use crate::events::Subscribers;
+use super::table::{AttachmentPoint, Host, HostEvent, HostTable, Limits};
+use controller::events::{Publisher, Subscribers};
 
 /// The service (see the module doc).
 #[derive(Default)]
@@ -47,6 +49,20 @@ impl Devices {
         })
     }
 
+    /// [`HostTable::is_current`], under the read lock: the device app's common case
+    /// (a known host at its known place) answered without the write lock.
+    pub fn is_current(
+        &self,
+        mac: MacAddr,
+        vlan: Option<u16>,
+        ap: AttachmentPoint,
+        ips: &[Option<IpAddr>],
+        now: Instant,
+        fresh: Duration,
+    ) -> bool {
+        self.read().is_current(mac, vlan, ap, ips, now, fresh)
+    }
+
     /// The hosts with this MAC (one per VLAN it was seen on).
     pub fn by_mac(&self, mac: MacAddr) -> Vec<Host> {
         self.read().by_mac(mac).cloned().collect()
@@ -72,7 +88,9 @@ impl Devices {
     }
 
     /// Calls `f` for every change, on the thread that made it, after the table changed.
-    /// Keep it quick and do not call [`Devices::update`] from it (deadlock).
+    /// Keep it quick and do not call [`Devices::update`] from it (deadlock). For callers
+    /// outside the pipeline (tests, tools): a panic in `f` unwinds into the device app.
+    /// Apps subscribe with `Builder::subscribe::<Devices, _>`, under their own guard.
     pub fn subscribe(&self, f: Box<dyn Fn(&HostEvent) + Send + Sync>) {
         self.subscribers.subscribe(f);
     }
@@ -85,12 +103,16 @@ impl Devices {
     }
 }
 
+impl Publisher<HostEvent> for Devices {
+    fn subscribers(&self) -> &Subscribers<HostEvent> {
+        &self.subscribers
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::devices::table::AttachmentPoint;
     use std::sync::{Arc, Mutex};
-    use std::time::Instant;
 
     #[test]
     fn lookups_see_updates_and_subscribers_hear_of_them() {

@@ -16,7 +16,12 @@
 //! are in BENCHMARKS.md ("Device tracking").
 //!
 //! Addresses are one space across VLANs: the same address seen on two VLANs belongs to
-//! whichever host showed it last (each change an `IpAdded` event). A network that
+//! whichever host showed it last (each change an `IpAdded` event). An address that
+//! changes hands more than [`MAX_IP_MOVES`] times within [`IP_MOVE_WINDOW`] is
+//! contested (a spoofer, a misconfiguration, or a benchmark whose every host claims one
+//! address): until the window passes it stays with the host that had it, the other
+//! claims are counted ([`HostTable::contested`]) and announce nothing, so a flapping
+//! address cannot make every PACKET_IN a table write and an event. A network that
 //! reuses addresses per VLAN would need the address index keyed by VLAN as well.
 
 use std::collections::HashMap;
@@ -44,6 +49,28 @@ impl Default for Limits {
             max_hosts: 100_000,
             max_ips_per_family: 8,
         }
+    }
+}
+
+/// An address may change hands this many times per [`IP_MOVE_WINDOW`]; beyond, it is
+/// contested (module doc). A failover or a new NIC moves an address once.
+pub const MAX_IP_MOVES: u32 = 8;
+/// The window of [`MAX_IP_MOVES`].
+pub const IP_MOVE_WINDOW: Duration = Duration::from_secs(1);
+
+/// How often an address changed hands lately.
+#[derive(Debug, Clone, Copy)]
+struct IpMoves {
+    /// When the current window began.
+    since: Instant,
+    /// Changes of hands since then.
+    moves: u32,
+}
+
+impl IpMoves {
+    /// Whether the address is contested at `now`.
+    fn contested(&self, now: Instant) -> bool {
+        self.moves >= MAX_IP_MOVES && now.saturating_duration_since(self.since) <= IP_MOVE_WINDOW
     }
 }
 
@@ -175,6 +202,11 @@ pub struct HostTable {
     /// No host's `last_seen` is earlier: `expire` has nothing to do before
     /// `oldest + max_idle`. `None` when the table is empty.
     oldest: Option<Instant>,
+    /// Addresses that changed hands lately, to find the contested ones (module doc);
+    /// emptied of old windows by `expire`.
+    ip_moves: Map<IpAddr, IpMoves>,
+    /// Claims of a contested address refused.
+    contested: u64,
 }
 
 impl Default for HostTable {
@@ -210,7 +242,47 @@ impl HostTable {
             limits,
             refused: 0,
             oldest: None,
+            ip_moves: Map::default(),
+            contested: 0,
         }
+    }
+
+    /// Claims of a contested address refused so far (module doc).
+    pub fn contested(&self) -> u64 {
+        self.contested
+    }
+
+    /// Whether [`HostTable::observe`] of each of `ips` by this host at `ap` and `now`
+    /// would change nothing but move its last sighting forward by less than `fresh`:
+    /// the host is known, at `ap`, seen within `fresh`, and has each meaningful address
+    /// already (or the address is contested and another's). The device app asks this
+    /// under a read lock and writes only when it says no. What the answer skips: the
+    /// last sighting lags by less than `fresh` (a host may go that much early), and an
+    /// address's place in its host's least-recently-seen order is refreshed once per
+    /// `fresh`, not per packet.
+    pub fn is_current(
+        &self,
+        mac: MacAddr,
+        vlan: Option<u16>,
+        ap: AttachmentPoint,
+        ips: &[Option<IpAddr>],
+        now: Instant,
+        fresh: Duration,
+    ) -> bool {
+        let Some(slot) = self.find(mac, normal_vlan(vlan)) else {
+            return false;
+        };
+        let h = self.host(slot);
+        if h.ap != ap || now.saturating_duration_since(h.last_seen) >= fresh {
+            return false;
+        }
+        let has = |ip: &IpAddr| {
+            !meaningful(ip)
+                || self.limits.max_ips_per_family == 0
+                || h.ips.contains(ip)
+                || self.ip_moves.get(ip).is_some_and(|m| m.contested(now))
+        };
+        ips.iter().flatten().all(has)
     }
 
     /// Hosts in the table.
@@ -307,13 +379,17 @@ impl HostTable {
         };
         let ip_event = ip
             .filter(meaningful)
-            .and_then(|ip| self.assign_ip(slot, ip));
+            .and_then(|ip| self.assign_ip(slot, ip, now));
         event.or(ip_event)
     }
 
     /// Removes the hosts not seen for `max_idle` or longer (`last_seen + max_idle <=
     /// now`). Returns at once, without allocating, when none can have timed out.
     pub fn expire(&mut self, now: Instant, max_idle: Duration) -> Vec<HostEvent> {
+        if !self.ip_moves.is_empty() {
+            self.ip_moves
+                .retain(|_, m| now.saturating_duration_since(m.since) <= IP_MOVE_WINDOW);
+        }
         // `last_seen + max_idle <= now` is `last_seen <= cutoff`: one comparison per
         // host, not an addition (which normalises nanoseconds) and a comparison. No
         // cutoff (before the clock's range) means no host can be that old.
@@ -480,6 +556,25 @@ impl HostTable {
     }
 
     /// After removals: once nothing is left, gives the slots back and forgets the bound.
+    /// Counts a change of hands of `ip` at `now`; false if the address is contested.
+    fn may_move(&mut self, ip: IpAddr, now: Instant) -> bool {
+        let m = self.ip_moves.entry(ip).or_insert(IpMoves {
+            since: now,
+            moves: 0,
+        });
+        if now.saturating_duration_since(m.since) > IP_MOVE_WINDOW {
+            *m = IpMoves {
+                since: now,
+                moves: 0,
+            };
+        }
+        if m.moves >= MAX_IP_MOVES {
+            return false;
+        }
+        m.moves += 1;
+        true
+    }
+
     fn compact_if_empty(&mut self) {
         if self.len == 0 {
             self.slots.clear();
@@ -490,7 +585,7 @@ impl HostTable {
 
     /// Gives `ip` to the host in `slot` as its most recently seen address, taking it
     /// from the host that had it.
-    fn assign_ip(&mut self, slot: u32, ip: IpAddr) -> Option<HostEvent> {
+    fn assign_ip(&mut self, slot: u32, ip: IpAddr, now: Instant) -> Option<HostEvent> {
         if self.limits.max_ips_per_family == 0 {
             return None;
         }
@@ -502,6 +597,10 @@ impl HostTable {
             return None;
         }
         let from = match self.ip_slot(ip) {
+            Some(_) if !self.may_move(ip, now) => {
+                self.contested += 1;
+                return None;
+            }
             Some(owner) => {
                 let h = self.host_mut(owner);
                 h.ips.retain(|a| *a != ip);

@@ -265,6 +265,73 @@ fn address_taken_over() {
 }
 
 #[test]
+fn an_address_changing_hands_too_often_is_contested_and_stays_put() {
+    let mut t = HostTable::default();
+    let t0 = Instant::now();
+    // Host 1 has it; hosts 2..=9 take it in turn: eight changes of hands, allowed.
+    for m in 1..=9 {
+        t.observe(mac(m), None, ap(1, m.into()), Some(v4(1)), t0);
+        assert_eq!(t.by_ip(v4(1)).unwrap().mac(), mac(m));
+    }
+    assert_eq!(t.contested(), 0);
+    // The ninth within the window is refused: the host is added, the address stays.
+    assert_eq!(
+        t.observe(mac(10), None, ap(1, 10), Some(v4(1)), t0),
+        Some(HostEvent::Added {
+            key: key(10, None),
+            ap: ap(1, 10)
+        })
+    );
+    assert_eq!(t.contested(), 1);
+    assert_eq!(t.by_ip(v4(1)).unwrap().mac(), mac(9));
+    assert!(t.get(mac(10), None).unwrap().ips().is_empty());
+    // Seen again: nothing to write (the address is contested and another's).
+    let fresh = Duration::from_millis(100);
+    assert!(t.is_current(mac(10), None, ap(1, 10), &[Some(v4(1))], t0, fresh));
+    assert_eq!(t.observe(mac(10), None, ap(1, 10), Some(v4(1)), t0), None);
+    assert_eq!(t.contested(), 2);
+    check(&t);
+    // Once the window has passed, the address may move again.
+    let later = t0 + IP_MOVE_WINDOW * 2;
+    assert!(!t.is_current(mac(10), None, ap(1, 10), &[Some(v4(1))], later, secs(5)));
+    assert_eq!(
+        t.observe(mac(10), None, ap(1, 10), Some(v4(1)), later),
+        Some(HostEvent::IpAdded {
+            key: key(10, None),
+            ip: v4(1),
+            from: Some(key(9, None))
+        })
+    );
+    check(&t);
+}
+
+#[test]
+fn is_current_says_when_observe_would_change_nothing() {
+    let mut t = HostTable::default();
+    let t0 = Instant::now();
+    let fresh = secs(1);
+    assert!(
+        !t.is_current(mac(1), None, ap(1, 1), &[None], t0, fresh),
+        "unknown"
+    );
+    t.observe(mac(1), None, ap(1, 1), Some(v4(1)), t0);
+    let soon = t0 + fresh / 2;
+    assert!(t.is_current(mac(1), None, ap(1, 1), &[Some(v4(1)), None], soon, fresh));
+    assert!(
+        t.is_current(mac(1), Some(0), ap(1, 1), &[None], soon, fresh),
+        "VLAN 0 is untagged"
+    );
+    // Seen unspecified (an ARP probe): nothing to record either.
+    let probe = Some(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+    assert!(t.is_current(mac(1), None, ap(1, 1), &[probe], soon, fresh));
+    // A move, a new address, another VLAN, or a sighting too old to skip: a write.
+    assert!(!t.is_current(mac(1), None, ap(1, 2), &[None], soon, fresh));
+    assert!(!t.is_current(mac(1), None, ap(1, 1), &[Some(v4(2))], soon, fresh));
+    assert!(!t.is_current(mac(1), Some(5), ap(1, 1), &[None], soon, fresh));
+    assert!(!t.is_current(mac(1), None, ap(1, 1), &[None], t0 + fresh, fresh));
+}
+
+#[test]
 fn addresses_are_bounded_least_recent_first() {
     let mut t = HostTable::default();
     let t0 = Instant::now();
@@ -493,7 +560,17 @@ proptest! {
                     let before = t.get(m, vlan).cloned();
                     let full = t.len() == 10;
                     let refused = t.refused();
+                    let contested = t.contested();
+                    let owner = ip.and_then(|ip| t.by_ip(ip)).map(Host::key);
                     let event = t.observe(m, vlan, at, ip, now);
+                    // A claim of a contested address was refused: it stayed with its owner.
+                    let kept = t.contested() > contested;
+                    if kept {
+                        let ip = ip.expect("only an address is refused");
+                        let claimant = HostKey { mac: m, vlan: vlan.filter(|&v| v != 0) };
+                        prop_assert!(owner.is_some_and(|o| o != claimant), "{:?} kept from {:?}", owner, claimant);
+                        prop_assert_eq!(t.by_ip(ip).map(Host::key), owner);
+                    }
                     let after = t.get(m, vlan);
                     match (&before, after) {
                         _ if m == MacAddr::ZERO => {
@@ -515,7 +592,7 @@ proptest! {
                             if b.attachment_point() != at {
                                 prop_assert!(matches!(event, Some(HostEvent::Moved { .. })), "{:?}", event);
                             } else {
-                                let new_ip = ip.filter(|ip| meaningful(ip) && !b.ips().contains(ip) && max_ips > 0);
+                                let new_ip = ip.filter(|ip| meaningful(ip) && !b.ips().contains(ip) && max_ips > 0 && !kept);
                                 prop_assert_eq!(
                                     matches!(event, Some(HostEvent::IpAdded { .. })),
                                     new_ip.is_some()
@@ -527,7 +604,7 @@ proptest! {
                     }
                     if let Some(h) = t.get(m, vlan) {
                         prop_assert_eq!(h.attachment_point(), at);
-                        if let Some(ip) = ip.filter(|ip| meaningful(ip) && max_ips > 0) {
+                        if let Some(ip) = ip.filter(|ip| meaningful(ip) && max_ips > 0 && !kept) {
                             prop_assert_eq!(t.by_ip(ip).map(|o| o.key()), Some(h.key()));
                             prop_assert_eq!(h.ips().last(), Some(&ip));
                         }

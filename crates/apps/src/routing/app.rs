@@ -22,10 +22,10 @@
 //!      out of the destination's port on its switch ([`flood::deliver`]), so it
 //!      crosses no cable and cannot come back around a loop. Flooded if it cannot.
 //!
-//! Topology events, heard through [`Topology::subscribe`], update the engine and the
-//! tree. Every installed route the change affects is removed: its flows are deleted
-//! (strict) on every switch of its old path, so the next packet takes the new path,
-//! computed at step 5. A host that moves or is forgotten (`Devices` events) takes the
+//! Topology events, heard through a subscription to [`Topology`] (under this app's
+//! panic guard), update the engine and the tree. Every installed route the change
+//! affects is removed: its flows are deleted (strict) on every switch of its old path,
+//! so the next packet takes the new path, computed at step 5. A host that moves or is forgotten (`Devices` events) takes the
 //! routes to and from it along the same way.
 //!
 //! **The installed routes** are what link, host and FLOW_REMOVED events act on, so a
@@ -37,11 +37,15 @@
 //! traffic for good when a link on it fails.
 //!
 //! **Locks.** `net` (engine and tree) is read by every PACKET_IN and written by
-//! topology events; `routes` is taken after `net`, never before, and flows are sent
-//! while holding it, so a route's adds and deletes leave in the order they were decided.
+//! topology events; `routes` is taken after `net`, never before, read to find a route
+//! a packet overtook (step 4) and written, with flows sent while holding it, to install
+//! or remove one, so a route's adds and deletes leave in the order they were decided.
+//! A flood reads the tree only when it changed: each switch keeps its flood plan (the
+//! ports of 2a and 2c) in its own state, computed again after a topology event or a
+//! PORT_STATUS.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
+use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
 use controller::info::Dpid;
@@ -112,8 +116,9 @@ struct Shared {
     hasher: foldhash::fast::RandomState,
     /// The engine and the tree, fed by topology events.
     net: RwLock<Net>,
-    /// The routes whose flows are installed.
-    routes: Mutex<Routes>,
+    /// The routes whose flows are installed. Read-locked to find a route a packet
+    /// overtook (step 4); written to install or remove one.
+    routes: RwLock<Routes>,
     /// The services, from `start`.
     services: OnceLock<(Arc<Devices>, Arc<Switches>)>,
 }
@@ -121,6 +126,9 @@ struct Shared {
 struct Net {
     engine: Box<dyn RoutingEngine>,
     tree: SpanningTree,
+    /// Bumped by every topology event: the switches' flood plans ([`Floods`]) are
+    /// computed again after it.
+    version: u64,
 }
 
 /// What a route's flows match, besides the in_port.
@@ -235,13 +243,14 @@ impl Routing {
         let net = Net {
             engine,
             tree: SpanningTree::new(),
+            version: 0,
         };
         Routing {
             shared: Arc::new(Shared {
                 params,
                 hasher: foldhash::fast::RandomState::default(),
                 net: RwLock::new(net),
-                routes: Mutex::new(routes),
+                routes: RwLock::new(routes),
                 services: OnceLock::new(),
             }),
         }
@@ -267,6 +276,10 @@ impl App for Routing {
     fn build(&self, b: &mut Builder<Self>) {
         b.on_initialize(|_, ctx, _| send_misses_to_controller(ctx));
         b.on_packet_in(Order::direct(0), Routing::packet_in);
+        // The switch's ports changed: its flood plan is computed again.
+        b.on_port_status(|_, _, floods, _, _| floods.replan());
+        b.subscribe::<Topology, _>(|app, e| app.shared.topology_event(e));
+        b.subscribe::<Devices, _>(|app, e| app.shared.host_event(e));
         b.on_message(
             MessageKind::FlowRemoved,
             Order::direct(0),
@@ -281,13 +294,9 @@ impl App for Routing {
         let topology = services.require::<Topology>(self.name())?;
         let devices = services.require::<Devices>(self.name())?;
         let switches = services.require::<Switches>(self.name())?;
-        let _ = self.shared.services.set((Arc::clone(&devices), switches));
-        // Weak: the services must not keep the app alive (nor it them, in a cycle).
-        let weak = Arc::downgrade(&self.shared);
-        topology.subscribe(Box::new(move |e| with(&weak, |s| s.topology_event(e))));
-        let weak = Arc::downgrade(&self.shared);
-        devices.subscribe(Box::new(move |e| with(&weak, |s| s.host_event(e))));
-        // What the topology knew before we listened (adding twice is harmless).
+        let _ = self.shared.services.set((devices, switches));
+        // What the topology knew before we listened (subscribed in `build`, before
+        // this start; adding twice is harmless).
         let snapshot = topology.snapshot();
         for &dpid in snapshot.switches().keys() {
             self.shared
@@ -297,12 +306,6 @@ impl App for Routing {
             self.shared.topology_event(&TopologyEvent::LinkAdded(link));
         }
         Ok(())
-    }
-}
-
-fn with(weak: &Weak<Shared>, f: impl FnOnce(&Shared)) {
-    if let Some(shared) = weak.upgrade() {
-        f(&shared)
     }
 }
 
@@ -339,9 +342,8 @@ impl Routing {
         if (dst_sw, dst_port) == (here, in_port) {
             return Flow::Stop;
         }
-        let mut routes = self.shared.routes();
         // 4
-        if let Some(r) = routes.by_key.get(&key) {
+        if let Some(r) = self.shared.routes_read().by_key.get(&key) {
             let mut hops = r.hops().enumerate();
             if let Some((i, hop)) = hops.find(|(_, h)| (h.dpid.0, h.in_port) == (here, in_port)) {
                 self.shared.add_flow(ctx, &key, r.cookie, hop, i == 0);
@@ -361,6 +363,7 @@ impl Routing {
             None if self.shared.deliver(ctx, floods, p, dst_sw, dst_port) => return Flow::Stop,
             None => return self.shared.flood(&net, ctx, floods, p),
         };
+        let mut routes = self.shared.routes();
         let old = routes.remove(key);
         if routes.by_key.len() >= self.shared.params.max_routes {
             let victim = routes.by_key.keys().next().copied();
@@ -396,7 +399,7 @@ impl Shared {
         floods: &mut Floods,
         p: &PacketIn<&[u8]>,
     ) -> Flow {
-        flood::flood(&net.tree, &self.hasher, ctx, floods, p)
+        flood::flood(&net.tree, net.version, &self.hasher, ctx, floods, p)
     }
 
     /// Step 5a.
@@ -415,8 +418,12 @@ impl Shared {
         self.net.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn routes(&self) -> MutexGuard<'_, Routes> {
-        self.routes.lock().unwrap_or_else(|e| e.into_inner())
+    fn routes(&self) -> RwLockWriteGuard<'_, Routes> {
+        self.routes.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn routes_read(&self) -> RwLockReadGuard<'_, Routes> {
+        self.routes.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Sends the flow of one hop of a route (through `ctx` on this switch, through
@@ -463,7 +470,8 @@ impl Shared {
 
     fn topology_event(&self, e: &TopologyEvent) {
         let mut net = self.net.write().unwrap_or_else(|e| e.into_inner());
-        let Net { engine, tree } = &mut *net;
+        net.version += 1;
+        let Net { engine, tree, .. } = &mut *net;
         let (changes, gone) = match *e {
             TopologyEvent::SwitchAdded(dpid) => {
                 engine.switch_added(Dpid(dpid));

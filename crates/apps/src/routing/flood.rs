@@ -40,7 +40,7 @@ use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
 use controller::app::{Flow, SwitchCtx};
-use controller::info::Dpid;
+use controller::info::{Dpid, SwitchInfo};
 use openflow::model::{Action, PacketOut, PortNo};
 use openflow::view::PacketIn;
 use openflow::Version;
@@ -57,63 +57,106 @@ pub const REPEAT_WINDOW: Duration = Duration::from_millis(250);
 /// Floods remembered per switch for the repeat check, at most.
 const MAX_RECENT_FLOODS: usize = 64;
 
-/// Per switch, what flooding needs.
+/// Per switch, what flooding needs. Owned by the switch's worker (per-switch app
+/// state), so a flood reads no shared state beyond the tree's version.
 #[derive(Debug, Default)]
 pub struct Floods {
     /// Scratch space for the output actions (no allocation per flood).
     actions: Vec<Action>,
-    /// (hash of the frame, when) of this switch's recent floods, oldest first.
-    recent: VecDeque<(u64, Instant)>,
+    /// The hashes of this switch's recent floods' frames, oldest first.
+    recent: VecDeque<u64>,
+    /// When each of `recent` was flooded, in the same order (apart, so the look-up
+    /// scans hashes alone: eight bytes each, not twenty-four).
+    recent_at: VecDeque<Instant>,
+    /// The output actions of a flood from this switch, every in-port included (2c):
+    /// computed from the tree and the switch's ports, reused until either changes.
+    plan: Vec<Action>,
+    /// The ports a flood may not come in by (2a): inter-switch ports off the tree.
+    off_tree: Vec<u32>,
+    /// The tree version `plan` and `off_tree` were computed at; `None`: to compute
+    /// (never computed, or the switch's ports changed).
+    planned_at: Option<u64>,
 }
 
 impl Floods {
+    /// Forgets the plan: the switch's ports changed (PORT_STATUS).
+    pub fn replan(&mut self) {
+        self.planned_at = None;
+    }
+
+    /// Computes the plan of this switch from the tree (at `version`) and its ports,
+    /// unless it is current.
+    fn plan(&mut self, tree: &SpanningTree, version: u64, info: &SwitchInfo) {
+        if self.planned_at == Some(version) {
+            return;
+        }
+        let here = Dpid(info.dpid);
+        self.plan.clear();
+        self.off_tree.clear();
+        for port in &info.ports {
+            let n = port.port_no;
+            if n >= MAX_PHYSICAL_PORT {
+                continue;
+            }
+            if !tree.floods(here, n) {
+                self.off_tree.push(n);
+            } else if port.is_up() && port.config & NO_FLOOD == 0 {
+                self.plan.push(Action::output(PortNo::from_u32(n)));
+            }
+        }
+        self.planned_at = Some(version);
+    }
+
     /// Whether the frame hashed `hash` was flooded here within [`REPEAT_WINDOW`];
     /// remembers it if not.
     fn is_repeat(&mut self, hash: u64, now: Instant) -> bool {
-        let old = |&(_, t): &(u64, Instant)| now.saturating_duration_since(t) > REPEAT_WINDOW;
-        while self.recent.front().is_some_and(old) {
+        let old = |t: &Instant| now.saturating_duration_since(*t) > REPEAT_WINDOW;
+        while self.recent_at.front().is_some_and(old) {
+            self.recent_at.pop_front();
             self.recent.pop_front();
         }
-        if self.recent.iter().any(|&(h, _)| h == hash) {
+        let (a, b) = self.recent.as_slices();
+        if a.contains(&hash) || b.contains(&hash) {
             return true;
         }
         if self.recent.len() == MAX_RECENT_FLOODS {
             self.recent.pop_front();
+            self.recent_at.pop_front();
         }
-        self.recent.push_back((hash, now));
+        self.recent.push_back(hash);
+        self.recent_at.push_back(now);
         false
     }
 }
 
-/// Floods the packet of `p` by the policy of the module doc (`hasher` hashes frames for
-/// the repeat check).
+/// Floods the packet of `p` by the policy of the module doc (`version`: the tree's, for
+/// the per-switch plan; `hasher` hashes frames for the repeat check).
 pub fn flood(
     tree: &SpanningTree,
+    version: u64,
     hasher: &impl BuildHasher,
     ctx: &mut SwitchCtx,
     floods: &mut Floods,
     p: &PacketIn<&[u8]>,
 ) -> Flow {
-    let (here, in_port) = (Dpid(ctx.dpid()), p.in_port());
+    let in_port = p.in_port();
+    floods.plan(tree, version, ctx.info());
     // Came around a known loop.
-    if !tree.floods(here, in_port) {
+    if floods.off_tree.contains(&in_port) {
         return Flow::Stop;
     }
     // Came around a loop not known yet.
     if floods.is_repeat(hasher.hash_one(p.data()), ctx.now()) {
         return Flow::Stop;
     }
-    let actions = &mut floods.actions;
+    let Floods { actions, plan, .. } = floods;
     actions.clear();
-    let ports = ctx.info().ports.iter().filter(|port| {
-        let n = port.port_no;
-        n != in_port
-            && n < MAX_PHYSICAL_PORT
-            && port.is_up()
-            && port.config & NO_FLOOD == 0
-            && tree.floods(here, n)
-    });
-    actions.extend(ports.map(|port| Action::output(PortNo::from_u32(port.port_no))));
+    let came_in = PortNo::from_u32(in_port);
+    actions.extend_from_slice(plan);
+    let is_in = |a: &Action| matches!(a, Action::Output { port, .. } if *port == came_in);
+    if let Some(i) = actions.iter().position(is_in) {
+        actions.remove(i);
+    }
     if !actions.is_empty() {
         send(ctx, p, actions);
     }

@@ -41,7 +41,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use controller::app::{App, Builder, Flow, Order, SwitchCtx};
@@ -166,8 +166,10 @@ pub struct TopologyApp {
     stats: Arc<Stats>,
     /// The core's directory, to tell a replaced connection from a departure.
     switches: OnceLock<Arc<Switches>>,
-    /// Host ports (3c).
-    hosts: Mutex<HostPorts>,
+    /// Host ports (3c). A lock for readers and writers, not a mutex: every PACKET_IN
+    /// asks whether its source MAC is known (the common case, a read), and only a MAC
+    /// seen for the first time writes.
+    hosts: RwLock<HostPorts>,
 }
 
 /// MACs the host-port guard remembers at most.
@@ -192,7 +194,7 @@ impl TopologyApp {
             stats: Arc::new(Stats::default()),
             switches: OnceLock::new(),
             // Two intervals: a neighbour that joins probes within one.
-            hosts: Mutex::new(HostPorts::new(
+            hosts: RwLock::new(HostPorts::new(
                 Self::secs(params.lldp_interval) * 2,
                 HOST_PORTS_CAP,
             )),
@@ -220,8 +222,8 @@ impl TopologyApp {
         self.seen.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn hosts(&self) -> MutexGuard<'_, HostPorts> {
-        self.hosts.lock().unwrap_or_else(|e| e.into_inner())
+    fn hosts(&self) -> RwLockWriteGuard<'_, HostPorts> {
+        self.hosts.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Marks the port of a MAC's first PACKET_IN (see [`guard`](super::guard)).
@@ -231,7 +233,13 @@ impl TopologyApp {
             return;
         }
         let src = MacAddr([frame[6], frame[7], frame[8], frame[9], frame[10], frame[11]]);
-        if src.is_multicast() || self.topology.is_link_port(dpid, in_port) {
+        // A MAC seen before marks nothing (the common case): answered under the read
+        // lock, before the link-port look-up, which only a new MAC needs.
+        let known = |h: &HostPorts| h.knows(src);
+        if src.is_multicast() || known(&self.hosts.read().unwrap_or_else(|e| e.into_inner())) {
+            return;
+        }
+        if self.topology.is_link_port(dpid, in_port) {
             return;
         }
         self.hosts().traffic(src, dpid, in_port, now);

@@ -18,7 +18,7 @@
 //! network holds at once. Marks go when their port goes down, is deleted or is added, and
 //! with their switch.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use foldhash::fast::RandomState;
@@ -47,7 +47,10 @@ pub enum PortKind {
 /// The marks (see the module doc).
 #[derive(Debug)]
 pub struct HostPorts {
-    first_hop: HashMap<MacAddr, (u64, u32), RandomState>,
+    /// The MACs seen (each marked the port it was first seen on: `marks` says which).
+    /// A set, not a map to the port: every PACKET_IN looks its source up here, and 8
+    /// bytes an entry keep more of a large table in cache than 24.
+    first_hop: HashSet<MacAddr, RandomState>,
     marks: HashMap<(u64, u32), Mark, RandomState>,
     /// When a switch last joined.
     last_join: Option<Instant>,
@@ -60,7 +63,7 @@ pub struct HostPorts {
 impl HostPorts {
     pub fn new(hold: Duration, cap: usize) -> HostPorts {
         HostPorts {
-            first_hop: HashMap::default(),
+            first_hop: HashSet::default(),
             marks: HashMap::default(),
             last_join: None,
             hold,
@@ -73,13 +76,19 @@ impl HostPorts {
         self.last_join = Some(now);
     }
 
+    /// Whether `mac` was seen already, or can mark nothing more (the guard is full):
+    /// [`HostPorts::traffic`] would change nothing.
+    pub fn knows(&self, mac: MacAddr) -> bool {
+        self.first_hop.len() >= self.cap || self.first_hop.contains(&mac)
+    }
+
     /// A PACKET_IN from `mac` (a unicast source) on `port` of `dpid`, which is not a
     /// known link port.
     pub fn traffic(&mut self, mac: MacAddr, dpid: u64, port: u32, now: Instant) {
-        if self.first_hop.contains_key(&mac) || self.first_hop.len() >= self.cap {
+        if self.knows(mac) {
             return;
         }
-        self.first_hop.insert(mac, (dpid, port));
+        self.first_hop.insert(mac);
         let settled = self
             .last_join
             .is_none_or(|j| now.saturating_duration_since(j) >= self.hold);

@@ -12,8 +12,8 @@ use std::sync::{Arc, RwLock};
 
 use controller::info::PortInfo;
 
-use crate::events::Subscribers;
 use crate::routing::Link;
+use controller::events::{Publisher, Subscribers};
 
 /// Why a link went away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -189,7 +189,9 @@ impl Topology {
 
     /// Calls `f` after every change, with the change, once the new state is in place;
     /// on the thread that made the change. Keep it quick, and do not call
-    /// [`Topology::update`] from it (that would deadlock).
+    /// [`Topology::update`] from it (that would deadlock). For callers outside the
+    /// pipeline (tests, tools): a panic in `f` unwinds into the topology app. Apps
+    /// subscribe with `Builder::subscribe::<Topology, _>`, under their own guard.
     pub fn subscribe(&self, f: Box<dyn Fn(&TopologyEvent) + Send + Sync>) {
         self.subscribers.subscribe(f);
     }
@@ -211,6 +213,12 @@ impl Topology {
             }
             events
         })
+    }
+}
+
+impl Publisher<TopologyEvent> for Topology {
+    fn subscribers(&self) -> &Subscribers<TopologyEvent> {
+        &self.subscribers
     }
 }
 

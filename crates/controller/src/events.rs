@@ -1,0 +1,205 @@
+//! Services' change events, and the panic guard that runs each subscriber as its own
+//! app.
+//!
+//! A service that tells others of its changes (the topology's links, the device table's
+//! hosts) holds a [`Subscribers`] list and implements [`Publisher`]. An app subscribes
+//! in [`crate::app::Builder::subscribe`]: the pipeline knows then which app each
+//! callback belongs to, and runs it under that app's [`AppGuard`]. A panicking
+//! subscriber quarantines its own app (named in the error log and in
+//! [`crate::dispatch::Pipeline::is_quarantined`]), not the app whose handler published
+//! the change, which goes on; a quarantined subscriber hears nothing more.
+//!
+//! ```text
+//! publisher's handler ─► service.update ─► Subscribers::publish ─┬─ guard(app B) ─► B's callback
+//!   (publisher's guard)                    (order lock held)     └─ guard(app C) ─► C's callback
+//! ```
+
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::app::Dpid;
+
+/// One app's health, shared by the pipeline (which checks it before every handler)
+/// and the app's guards (which set it from wherever the app's code runs).
+#[derive(Debug)]
+pub(crate) struct AppHealth {
+    /// The app, for the log.
+    pub(crate) name: &'static str,
+    /// Set when the app panicked: none of its code runs again (the pipeline's entry
+    /// for the app holds the same flag).
+    pub(crate) quarantined: Arc<AtomicBool>,
+    /// Panics caught in the app's code (shared with the pipeline's entry).
+    pub(crate) panics: Arc<AtomicU64>,
+    /// The pipeline's count of every app's panics (`handler_panics`).
+    pub(crate) all_panics: Arc<AtomicU64>,
+}
+
+/// Runs an app's code outside the pipeline's handlers (its service subscriptions)
+/// under the same rule as its handlers: a panic quarantines the app, is logged naming
+/// it and counted; a quarantined app's code is skipped. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AppGuard {
+    /// Shared with the pipeline's entry for the app.
+    health: Arc<AppHealth>,
+}
+
+impl AppGuard {
+    /// A guard for the app `name`, adding its panics to `all_panics` too.
+    pub(crate) fn new(name: &'static str, all_panics: Arc<AtomicU64>) -> AppGuard {
+        AppGuard {
+            health: Arc::new(AppHealth {
+                name,
+                quarantined: Arc::new(AtomicBool::new(false)),
+                panics: Arc::new(AtomicU64::new(0)),
+                all_panics,
+            }),
+        }
+    }
+
+    pub(crate) fn health(&self) -> &AppHealth {
+        &self.health
+    }
+
+    /// The app guarded.
+    pub fn app(&self) -> &'static str {
+        self.health.name
+    }
+
+    /// Whether the app is quarantined.
+    pub fn is_quarantined(&self) -> bool {
+        self.health.quarantined.load(Relaxed)
+    }
+
+    /// Runs `f` unless the app is quarantined; a panic in it quarantines the app.
+    /// `None`: not run, or panicked. `what` names the code in the log.
+    pub fn run<R>(&self, what: &str, f: impl FnOnce() -> R) -> Option<R> {
+        if self.is_quarantined() {
+            return None;
+        }
+        match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(r) => Some(r),
+            Err(payload) => {
+                quarantine(&self.health, None, what, payload.as_ref());
+                None
+            }
+        }
+    }
+}
+
+/// Quarantines the app of `health` after a panic with `payload` in `what` (on `dpid`
+/// when the code ran for a switch): flagged, counted, logged at error level.
+#[cold]
+pub(crate) fn quarantine(
+    health: &AppHealth,
+    dpid: Option<u64>,
+    what: &str,
+    payload: &(dyn Any + Send),
+) {
+    health.quarantined.store(true, Relaxed);
+    health.panics.fetch_add(1, Relaxed);
+    health.all_panics.fetch_add(1, Relaxed);
+    let panic = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(non-string panic payload)");
+    tracing::error!(
+        app = health.name,
+        dpid = dpid.map(|d| tracing::field::display(Dpid(d))),
+        message = what,
+        panic,
+        "handler panicked: app quarantined on every switch"
+    );
+}
+
+/// A subscriber's callback.
+pub type Callback<E> = Box<dyn Fn(&E) + Send + Sync>;
+
+/// One subscriber: its callback, and the guard of the app it belongs to (`None` for a
+/// subscriber outside the pipeline, such as a test's probe: its panic is the
+/// publisher's).
+struct Subscriber<E> {
+    guard: Option<AppGuard>,
+    call: Callback<E>,
+}
+
+/// A service whose changes apps can subscribe to with
+/// [`crate::app::Builder::subscribe`].
+pub trait Publisher<E>: Send + Sync + 'static {
+    /// The service's subscriber list.
+    fn subscribers(&self) -> &Subscribers<E>;
+}
+
+/// The subscriber list of a service: [`Subscribers::publish`] runs a change and then
+/// tells every subscriber of each event it produced, holding an order lock across both,
+/// so subscribers see changes in the order they were made even when several workers
+/// change the service at once.
+pub struct Subscribers<E> {
+    /// In the order they subscribed.
+    list: RwLock<Vec<Subscriber<E>>>,
+    /// Held from a change until its events are told.
+    order: Mutex<()>,
+}
+
+impl<E> Default for Subscribers<E> {
+    fn default() -> Self {
+        Subscribers {
+            list: RwLock::new(Vec::new()),
+            order: Mutex::new(()),
+        }
+    }
+}
+
+impl<E> std::fmt::Debug for Subscribers<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = self.list.read().unwrap_or_else(|e| e.into_inner());
+        f.debug_list()
+            .entries(list.iter().map(|s| s.guard.as_ref().map(AppGuard::app)))
+            .finish()
+    }
+}
+
+impl<E> Subscribers<E> {
+    /// Adds a subscriber of the app `guard` guards: its panics quarantine that app.
+    pub fn subscribe_guarded(&self, guard: AppGuard, call: Callback<E>) {
+        self.push(Subscriber {
+            guard: Some(guard),
+            call,
+        });
+    }
+
+    /// Adds a subscriber outside the pipeline (a test, a tool): unguarded, so its
+    /// panic unwinds into whoever published.
+    pub fn subscribe(&self, call: Callback<E>) {
+        self.push(Subscriber { guard: None, call });
+    }
+
+    fn push(&self, s: Subscriber<E>) {
+        self.list.write().unwrap_or_else(|e| e.into_inner()).push(s);
+    }
+
+    /// Runs `change` (which must release the service's own locks before it returns),
+    /// then tells the subscribers about each event, in order, each app's callback under
+    /// its own guard. A subscriber that calls back into a `publish` of the same service
+    /// deadlocks: the services say so.
+    pub fn publish(&self, change: impl FnOnce() -> Vec<E>) -> Vec<E> {
+        let _order = self.order.lock().unwrap_or_else(|e| e.into_inner());
+        let events = change();
+        if !events.is_empty() {
+            let list = self.list.read().unwrap_or_else(|e| e.into_inner());
+            for e in &events {
+                for s in list.iter() {
+                    match &s.guard {
+                        Some(g) => {
+                            g.run("service event", || (s.call)(e));
+                        }
+                        None => (s.call)(e),
+                    }
+                }
+            }
+        }
+        events
+    }
+}
