@@ -6,7 +6,7 @@
 //!
 //! 1. Reads the destination and outer VLAN of the frame.
 //! 2. Broadcast, multicast, or a destination that is unknown: floods, by the policy
-//!    of [`flood`](super::flood) (tree and edge ports; copies that went around a loop,
+//!    of [`flood`] (tree and edge ports; copies that went around a loop,
 //!    known or not yet, dropped).
 //! 3. The destination is behind the port the packet came in on: dropped.
 //! 4. The route for (source, destination, VLAN) is installed already and passes here,
