@@ -95,7 +95,10 @@ impl LearningSwitch {
         // 1 (one lookup for an address already known, the common case)
         if !src.is_multicast() {
             if let Some(port) = macs.get_mut(&src) {
-                *port = in_port;
+                // Written only when it moved: an unchanged line stays clean (no write-back).
+                if *port != in_port {
+                    *port = in_port;
+                }
             } else if macs.len() < self.params.max_addresses {
                 macs.insert(src, in_port);
             }

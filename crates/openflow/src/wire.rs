@@ -310,6 +310,78 @@ impl Put for Vec<u8> {
     }
 }
 
+/// A structure of bounded size built on the stack, then appended to the output in
+/// one copy: each `put` on a `Vec` checks its capacity and moves its length, and a
+/// FLOW_MOD is some thirty of them (the codec's cost on the controller's hot path).
+/// Here the offsets are constants once inlined, so the puts are plain stores.
+///
+/// `N` is fixed by construction for what is written (a 1.0 match and FLOW_MOD body,
+/// one action): writing more is a bug in this crate, not bad input, and panics.
+#[derive(Debug, Clone)]
+pub struct StackBuf<const N: usize> {
+    /// The bytes written so far, then unused space.
+    buf: [u8; N],
+    /// How many bytes of `buf` are written.
+    len: usize,
+}
+
+impl<const N: usize> StackBuf<N> {
+    #[inline]
+    pub fn new() -> Self {
+        StackBuf {
+            buf: [0; N],
+            len: 0,
+        }
+    }
+
+    /// The bytes written.
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    #[inline]
+    fn put_array<const K: usize>(&mut self, v: [u8; K]) {
+        self.buf[self.len..self.len + K].copy_from_slice(&v);
+        self.len += K;
+    }
+}
+
+impl<const N: usize> Default for StackBuf<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> Put for StackBuf<N> {
+    #[inline]
+    fn put_u8(&mut self, v: u8) {
+        self.put_array([v]);
+    }
+    #[inline]
+    fn put_u16(&mut self, v: u16) {
+        self.put_array(v.to_be_bytes());
+    }
+    #[inline]
+    fn put_u32(&mut self, v: u32) {
+        self.put_array(v.to_be_bytes());
+    }
+    #[inline]
+    fn put_u64(&mut self, v: u64) {
+        self.put_array(v.to_be_bytes());
+    }
+    #[inline]
+    fn put_slice(&mut self, s: &[u8]) {
+        self.buf[self.len..self.len + s.len()].copy_from_slice(s);
+        self.len += s.len();
+    }
+    #[inline]
+    fn put_zeros(&mut self, n: usize) {
+        // The buffer starts zeroed and is written once, front to back.
+        self.len += n;
+    }
+}
+
 /// Appends zeros until the bytes written since `start` are a multiple of 8.
 #[inline]
 pub fn pad_to(out: &mut Vec<u8>, start: usize) {
