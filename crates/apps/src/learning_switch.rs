@@ -14,6 +14,9 @@
 //!    - 3d. a packet not buffered (its bytes are in the PACKET_IN) follows in a
 //!      PACKET_OUT out of that port.
 //!
+//! Before a PACKET_IN is handled, the table lines its addresses will need are
+//! prefetched while the packet before it is handled (`MacTable::prefetch`).
+//!
 //! The hub floods every packet (2 for everything).
 //!
 //! When a switch connects, both apps' initializer empties its flow table and, on an
@@ -23,12 +26,12 @@
 //! the app's, not the core's: an app that installs flows proactively wants no
 //! table-miss entry, and only the app knows.
 
-use std::collections::HashMap;
-
 use controller::app::{App, Builder, Flow, Order, SwitchCtx};
+
+use crate::mac_table::MacTable;
 use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
 use openflow::view::PacketIn;
-use openflow::{MacAddr, Version};
+use openflow::Version;
 use packet::ethernet::EthernetFrame;
 use serde::Deserialize;
 
@@ -58,14 +61,6 @@ impl Default for Params {
     }
 }
 
-/// Where each address lives, per switch: Ethernet address → port.
-///
-/// Hashed with foldhash: source addresses come from the network, so the hasher is
-/// seeded at random per process (no chosen-collision tables), but it is several times
-/// cheaper than SipHash on a 6-byte key, and this lookup is the learning switch's
-/// whole cost per packet.
-pub type MacTable = HashMap<MacAddr, u32, foldhash::fast::RandomState>;
-
 /// The learning switch.
 #[derive(Debug, Clone, Default)]
 pub struct LearningSwitch {
@@ -83,6 +78,12 @@ impl App for LearningSwitch {
     fn build(&self, b: &mut Builder<Self>) {
         b.on_initialize(|_, ctx, _| send_misses_to_controller(ctx));
         b.on_packet_in(Order::direct(0), LearningSwitch::packet_in);
+        b.prefetch_packet_in(|_, macs, p| {
+            if let Ok(eth) = EthernetFrame::new_checked(p.data()) {
+                macs.prefetch(eth.src_addr());
+                macs.prefetch(eth.dst_addr());
+            }
+        });
     }
 }
 
@@ -92,23 +93,16 @@ impl LearningSwitch {
             return Flow::Continue;
         };
         let (src, dst, in_port) = (eth.src_addr(), eth.dst_addr(), p.in_port());
-        // 1 (one lookup for an address already known, the common case)
+        // 1
         if !src.is_multicast() {
-            if let Some(port) = macs.get_mut(&src) {
-                // Written only when it moved: an unchanged line stays clean (no write-back).
-                if *port != in_port {
-                    *port = in_port;
-                }
-            } else if macs.len() < self.params.max_addresses {
-                macs.insert(src, in_port);
-            }
+            macs.learn(src, in_port, self.params.max_addresses);
         }
         // 2
         if dst.is_multicast() {
             send(ctx, p, &[Action::output(PortNo::Flood)]);
             return Flow::Stop;
         }
-        match macs.get(&dst).copied() {
+        match macs.get(dst) {
             // 3a
             None => send(ctx, p, &[Action::output(PortNo::Flood)]),
             // 3b
