@@ -3,7 +3,8 @@
 //! For each PACKET_IN, the learning switch (POX's `forwarding/l2_learning`):
 //!
 //! 1. Learns that the source address lives behind the port the packet came in on
-//!    (unless the source is multicast, or the table is full and the address new).
+//!    (unless the source is multicast, or the table is full and the address new, or
+//!    the port is a 1.3 port from 0xff00 to 0xfffffff7: see [`MacTable`]).
 //! 2. If the destination is multicast (broadcast included): floods the packet.
 //! 3. Otherwise looks the destination up:
 //!    - 3a. unknown: floods the packet;
@@ -14,8 +15,9 @@
 //!    - 3d. a packet not buffered (its bytes are in the PACKET_IN) follows in a
 //!      PACKET_OUT out of that port.
 //!
-//! Before a PACKET_IN is handled, the table lines its addresses will need are
-//! prefetched while the packet before it is handled (`MacTable::prefetch`).
+//! The table ([`MacTable`]) reads one cache line per lookup. Tables of 100,000
+//! addresses outgrow the caches, so while a PACKET_IN is handled the lines the next
+//! one (already read) will need are prefetched (`Builder::prefetch_packet_in`).
 //!
 //! The hub floods every packet (2 for everything).
 //!
@@ -27,13 +29,13 @@
 //! table-miss entry, and only the app knows.
 
 use controller::app::{App, Builder, Flow, Order, SwitchCtx};
-
-use crate::mac_table::MacTable;
 use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
 use openflow::view::PacketIn;
 use openflow::Version;
 use packet::ethernet::EthernetFrame;
 use serde::Deserialize;
+
+use crate::mac_table::MacTable;
 
 /// The learning switch's parameters (`[apps.params]` in `pharos.toml`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{EncodeError, EncodeResult};
 use crate::header::{self, Version};
 use crate::types::MacAddr;
-use crate::wire::{pad_to, LenMark, Put, StackBuf};
+use crate::wire::{pad_to, Fill, LenMark, Put};
 
 /// `OFP_NO_BUFFER`.
 pub const NO_BUFFER: u32 = 0xffff_ffff;
@@ -421,9 +421,9 @@ impl<'a> FlowMod<'a> {
         if self.flags.reset_counts {
             return Err(not_in(V, "the reset_counts flag"));
         }
-        // The match and the body have a fixed size (40 + 24 bytes): built on the
-        // stack and appended in one copy (see `StackBuf`).
-        let mut fixed = StackBuf::<64>::new();
+        // The match and the body have a fixed size (40 + 24 bytes): written in place
+        // (see `Fill`).
+        let mut fixed = Fill::append(out, 64);
         emit_match_v10(&self.matching, &mut fixed)?;
         fixed.put_u64(self.cookie);
         fixed.put_u16(self.command.wire() as u16);
@@ -433,30 +433,26 @@ impl<'a> FlowMod<'a> {
         fixed.put_u32(self.buffer_id.unwrap_or(NO_BUFFER));
         fixed.put_u16(self.out_port.unwrap_or(PortNo::Any).to_v10()?);
         fixed.put_u16(self.flags.send_flow_removed as u16 | (self.flags.check_overlap as u16) << 1);
-        out.put_slice(fixed.as_slice());
         emit_actions_v10(self.actions, out)
     }
 
     fn emit_v13(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
-        // The body before the match has a fixed size: one copy (see `StackBuf`).
-        let mut fixed = StackBuf::<40>::new();
-        fixed.put_u64(self.cookie);
-        fixed.put_u64(self.cookie_mask);
-        fixed.put_u8(self.table_id);
-        fixed.put_u8(self.command.wire());
-        fixed.put_u16(self.idle_timeout);
-        fixed.put_u16(self.hard_timeout);
-        fixed.put_u16(self.priority);
-        fixed.put_u32(self.buffer_id.unwrap_or(NO_BUFFER));
-        fixed.put_u32(self.out_port.unwrap_or(PortNo::Any).to_v13()?);
-        fixed.put_u32(0xffff_ffff); // out_group: OFPG_ANY
-        fixed.put_u16(
+        out.put_u64(self.cookie);
+        out.put_u64(self.cookie_mask);
+        out.put_u8(self.table_id);
+        out.put_u8(self.command.wire());
+        out.put_u16(self.idle_timeout);
+        out.put_u16(self.hard_timeout);
+        out.put_u16(self.priority);
+        out.put_u32(self.buffer_id.unwrap_or(NO_BUFFER));
+        out.put_u32(self.out_port.unwrap_or(PortNo::Any).to_v13()?);
+        out.put_u32(0xffff_ffff); // out_group: OFPG_ANY
+        out.put_u16(
             self.flags.send_flow_removed as u16
                 | (self.flags.check_overlap as u16) << 1
                 | (self.flags.reset_counts as u16) << 2,
         );
-        fixed.put_zeros(2);
-        out.put_slice(fixed.as_slice());
+        out.put_zeros(2);
         emit_match_v13(&self.matching, out)?;
         if !self.actions.is_empty() && !self.is_delete() {
             emit_apply_actions_v13(self.actions, out)?;
@@ -687,12 +683,14 @@ fn emit_match_v10(m: &Match, out: &mut impl Put) -> EncodeResult<()> {
     Ok(())
 }
 
-/// Appends `actions`, each built on the stack (at most 16 bytes) and copied once.
+/// Appends `actions`, each written in place (at most 16 bytes, see `Fill`).
 fn emit_actions_v10(actions: &[Action], out: &mut Vec<u8>) -> EncodeResult<()> {
     for a in actions {
-        let mut b = StackBuf::<16>::new();
-        emit_action_v10(a, &mut b)?;
-        out.put_slice(b.as_slice());
+        let at = out.len();
+        let mut f = Fill::append(out, 16);
+        emit_action_v10(a, &mut f)?;
+        let n = f.len();
+        out.truncate(at + n);
     }
     Ok(())
 }

@@ -310,34 +310,44 @@ impl Put for Vec<u8> {
     }
 }
 
-/// A structure of bounded size built on the stack, then appended to the output in
-/// one copy: each `put` on a `Vec` checks its capacity and moves its length, and a
-/// FLOW_MOD is some thirty of them (the codec's cost on the controller's hot path).
-/// Here the offsets are constants once inlined, so the puts are plain stores.
+/// Writes a structure of bounded size in place: [`Fill::append`] adds its bytes to
+/// the output zeroed, in one step, then the puts are plain stores at offsets that are
+/// constants once inlined. Each `put` on a `Vec` checks its capacity and moves its
+/// length, and a FLOW_MOD is some thirty of them: the codec's cost on the
+/// controller's hot path. (Built on the stack and copied instead, the narrow stores
+/// then the wide loads of the copy stall store forwarding: slower than the puts.)
 ///
-/// `N` is fixed by construction for what is written (a 1.0 match and FLOW_MOD body,
-/// one action): writing more is a bug in this crate, not bad input, and panics.
-#[derive(Debug, Clone)]
-pub struct StackBuf<const N: usize> {
-    /// The bytes written so far, then unused space.
-    buf: [u8; N],
-    /// How many bytes of `buf` are written.
+/// The size is fixed by construction for what is written (a 1.0 match and FLOW_MOD
+/// body, one action): writing more is a bug in this crate, not bad input, and panics.
+#[derive(Debug)]
+pub struct Fill<'a> {
+    /// The bytes reserved in the output, zeroed.
+    buf: &'a mut [u8],
+    /// How many of them are written.
     len: usize,
 }
 
-impl<const N: usize> StackBuf<N> {
+impl<'a> Fill<'a> {
+    /// Appends `n` zero bytes to `out` and returns a writer over them.
     #[inline]
-    pub fn new() -> Self {
-        StackBuf {
-            buf: [0; N],
+    pub fn append(out: &'a mut Vec<u8>, n: usize) -> Self {
+        let at = out.len();
+        out.resize(at + n, 0);
+        Fill {
+            buf: &mut out[at..],
             len: 0,
         }
     }
 
-    /// The bytes written.
+    /// Bytes written.
     #[inline]
-    pub fn as_slice(&self) -> &[u8] {
-        &self.buf[..self.len]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     #[inline]
@@ -347,13 +357,7 @@ impl<const N: usize> StackBuf<N> {
     }
 }
 
-impl<const N: usize> Default for StackBuf<N> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<const N: usize> Put for StackBuf<N> {
+impl Put for Fill<'_> {
     #[inline]
     fn put_u8(&mut self, v: u8) {
         self.put_array([v]);
@@ -377,7 +381,7 @@ impl<const N: usize> Put for StackBuf<N> {
     }
     #[inline]
     fn put_zeros(&mut self, n: usize) {
-        // The buffer starts zeroed and is written once, front to back.
+        // Appended zeroed, written once front to back.
         self.len += n;
     }
 }
