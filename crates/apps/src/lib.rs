@@ -32,6 +32,7 @@
 
 pub mod devices;
 pub mod learning_switch;
+pub mod mac_table;
 pub mod routing;
 pub mod topology;
 

@@ -253,6 +253,8 @@ impl MessageKind {
 /// A PACKET_IN handler.
 pub type PacketInFn<A> =
     fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &PacketIn<&[u8]>) -> Flow;
+/// A PACKET_IN prefetch hint ([`Builder::prefetch_packet_in`]).
+pub type PrefetchFn<A> = fn(&A, &<A as App>::State, &PacketIn<&[u8]>);
 /// A PACKET_IN observer.
 pub type ObserveFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &PacketIn<&[u8]>);
 /// A handler of decoded messages of one [`MessageKind`].
@@ -283,6 +285,8 @@ pub(crate) enum PacketInHandler<A: App> {
 /// What an app registers in [`App::build`]. Plain function pointers, no strings.
 pub struct Builder<A: App> {
     pub(crate) packet_in: Vec<(Order, PacketInHandler<A>)>,
+    /// PACKET_IN prefetch hints, called for the next PACKET_IN before the current one.
+    pub(crate) prefetch: Vec<PrefetchFn<A>>,
     pub(crate) messages: Vec<(MessageKind, Order, MessageFn<A>)>,
     pub(crate) initialize: Vec<SwitchFn<A>>,
     pub(crate) switch_added: Vec<SwitchFn<A>>,
@@ -305,6 +309,7 @@ impl<A: App> Builder<A> {
             subscriptions: Vec::new(),
             guard,
             packet_in: Vec::new(),
+            prefetch: Vec::new(),
             messages: Vec::new(),
             initialize: Vec::new(),
             switch_added: Vec::new(),
@@ -322,6 +327,18 @@ impl<A: App> Builder<A> {
     /// (its `Stop` is ignored).
     pub fn on_packet_in(&mut self, order: Order, f: PacketInFn<A>) -> &mut Self {
         self.packet_in.push((order, PacketInHandler::Handle(f)));
+        self
+    }
+
+    /// A hint about the switch's next PACKET_IN, already read, given before the current
+    /// one is handled: an app whose handler reads memory that is likely cold (a table
+    /// larger than the caches) may prefetch it here, so that the misses of the next
+    /// packet overlap the work on this one. The state is read-only and nothing can be
+    /// sent; the hint may come for a packet that is then never handled (the switch
+    /// disconnected) and a packet may be handled without one, so it must change
+    /// nothing an app relies on.
+    pub fn prefetch_packet_in(&mut self, f: PrefetchFn<A>) -> &mut Self {
+        self.prefetch.push(f);
         self
     }
 

@@ -79,6 +79,19 @@ pub trait FrameSink<S> {
     /// One whole message from the switch, its header already checked (length, version,
     /// limit); replies go to `out`.
     fn frame(&self, state: &mut S, frame: &[u8], out: &mut Vec<u8>, now: Instant);
+    /// A hint: `frame`, whole and header-checked for length only, is the next message
+    /// `frame` will get.
+    fn prefetch(&self, state: &S, frame: &[u8]) {
+        let _ = (state, frame);
+    }
+}
+
+/// The PACKET_IN at the start of `buf`, if one is there whole.
+#[inline]
+fn next_packet_in(buf: &[u8]) -> Option<&[u8]> {
+    let h = buf.get(..HEADER_LEN)?;
+    let len = u16::from_be_bytes([h[2], h[3]]) as usize;
+    (h[1] == PACKET_IN && len >= HEADER_LEN).then(|| buf.get(..len))?
 }
 
 /// A connected switch (see the module doc).
@@ -385,6 +398,12 @@ impl<S> Conn<S> {
                 _ => {
                     if msg_type == PACKET_IN {
                         self.counters.packet_ins += 1;
+                        // The next PACKET_IN, if it is here whole, is announced before
+                        // this one is handled: its table lookups' cache misses then
+                        // overlap this one's work (`Builder::prefetch_packet_in`).
+                        if let Some(next) = next_packet_in(&buf[len..]) {
+                            sink.prefetch(state, next);
+                        }
                     }
                     let at = self.out.len();
                     sink.frame(state, frame, &mut self.out, now);

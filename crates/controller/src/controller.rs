@@ -84,6 +84,11 @@ impl SwitchPipeline for Pipeline {
         Pipeline::handle(self, sw, frame, out, now)
     }
 
+    #[inline]
+    fn prefetch(&self, sw: &SwitchState, frame: &[u8]) {
+        Pipeline::prefetch(self, sw, frame)
+    }
+
     fn tick(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
         Pipeline::tick(self, sw, out, now)
     }

@@ -58,6 +58,7 @@ use crate::timers::{Period, Rng, Schedule};
 type Slot = dyn Any + Send;
 type PacketInCall =
     Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, &PacketIn<&[u8]>) -> Flow + Send + Sync>;
+type PrefetchCall = Box<dyn Fn(&Slot, &PacketIn<&[u8]>) + Send + Sync>;
 type MessageCall = Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, &Message) -> Flow + Send + Sync>;
 type SwitchCall = Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot) + Send + Sync>;
 type RemovedCall = Box<dyn Fn(&SwitchInfo, Box<Slot>) + Send + Sync>;
@@ -86,6 +87,8 @@ struct Handler<F> {
 #[derive(Default)]
 pub struct Registry {
     packet_in: Vec<Handler<PacketInCall>>,
+    /// PACKET_IN prefetch hints with their app's index, in app order.
+    prefetch: Vec<(usize, PrefetchCall)>,
     messages: Vec<(MessageKind, Handler<MessageCall>)>,
     initialize: Vec<Handler<SwitchCall>>,
     switch_added: Vec<Handler<SwitchCall>>,
@@ -153,6 +156,15 @@ impl Registry {
                 order,
                 call,
             });
+        }
+        for f in b.prefetch {
+            let a = Arc::clone(&app);
+            let call: PrefetchCall = Box::new(move |s, p| {
+                if let Some(s) = s.downcast_ref::<A::State>() {
+                    f(&a, s, p)
+                }
+            });
+            self.prefetch.push((index, call));
         }
         for (kind, order, f) in b.messages {
             let a = Arc::clone(&app);
@@ -300,6 +312,8 @@ pub struct Pipeline {
     apps: Vec<AppEntry>,
     /// Sorted by order; ties in app order.
     packet_in: Vec<Handler<PacketInCall>>,
+    /// PACKET_IN prefetch hints with their app's index, in app order.
+    prefetch: Vec<(usize, PrefetchCall)>,
     /// Per kind, sorted by order.
     messages: Vec<(MessageKind, Vec<Handler<MessageCall>>)>,
     /// App order.
@@ -422,6 +436,7 @@ impl Pipeline {
         }
         let Registry {
             mut packet_in,
+            prefetch,
             messages,
             initialize,
             switch_added,
@@ -468,6 +483,7 @@ impl Pipeline {
         Ok(Pipeline {
             apps: entries,
             packet_in,
+            prefetch,
             messages: by_kind,
             initialize,
             switch_added,
@@ -752,6 +768,27 @@ impl Pipeline {
     }
 
     /// The hot path: a PACKET_IN, viewed in place, through the ordered handlers.
+    /// Gives `frame`, the switch's next message, to the apps' PACKET_IN prefetch hints
+    /// ([`crate::app::Builder::prefetch_packet_in`]) if it is a PACKET_IN.
+    #[inline]
+    pub fn prefetch(&self, sw: &SwitchState, frame: &[u8]) {
+        if self.prefetch.is_empty() || frame.get(1) != Some(&PACKET_IN) {
+            return;
+        }
+        let Ok(p) = PacketIn::new_checked(frame) else {
+            return;
+        };
+        for (app, call) in &self.prefetch {
+            if self.apps[*app].quarantined.load(Relaxed) {
+                continue;
+            }
+            let s = &*sw.slots[*app];
+            self.guarded(*app, Some(sw.info.dpid), "PACKET_IN prefetch", || {
+                call(s, &p)
+            });
+        }
+    }
+
     fn packet_in(&self, sw: &mut SwitchState, frame: &[u8], out: &mut Vec<u8>, now: Instant) {
         // Borrowed where `new_checked` left it, not moved: the move copied the view
         // with loads that straddle the callee's stores (a store-forwarding stall, 5%

@@ -53,6 +53,11 @@ pub trait SwitchPipeline: Send + Sync + 'static {
     fn switch_added(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant);
     /// One whole message from the switch (never echo).
     fn handle(&self, sw: &mut Self::State, frame: &[u8], out: &mut Vec<u8>, now: Instant);
+    /// A hint: `frame`, the switch's next whole message, will be given to `handle`
+    /// after the current one (see [`crate::app::Builder::prefetch_packet_in`]).
+    fn prefetch(&self, sw: &Self::State, frame: &[u8]) {
+        let _ = (sw, frame);
+    }
     /// Request timeouts and timers.
     fn tick(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant);
     /// When `tick` is next needed for this switch.
@@ -85,6 +90,11 @@ impl<P: SwitchPipeline> FrameSink<P::State> for Sink<'_, P> {
     #[inline]
     fn frame(&self, state: &mut P::State, frame: &[u8], out: &mut Vec<u8>, now: Instant) {
         self.0.handle(state, frame, out, now);
+    }
+
+    #[inline]
+    fn prefetch(&self, state: &P::State, frame: &[u8]) {
+        self.0.prefetch(state, frame);
     }
 }
 

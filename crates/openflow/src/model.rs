@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{EncodeError, EncodeResult};
 use crate::header::{self, Version};
 use crate::types::MacAddr;
-use crate::wire::{pad_to, LenMark, Put};
+use crate::wire::{pad_to, Fill, LenMark, Put};
 
 /// `OFP_NO_BUFFER`.
 pub const NO_BUFFER: u32 = 0xffff_ffff;
@@ -421,19 +421,19 @@ impl<'a> FlowMod<'a> {
         if self.flags.reset_counts {
             return Err(not_in(V, "the reset_counts flag"));
         }
-        emit_match_v10(&self.matching, out)?;
-        out.put_u64(self.cookie);
-        out.put_u16(self.command.wire() as u16);
-        out.put_u16(self.idle_timeout);
-        out.put_u16(self.hard_timeout);
-        out.put_u16(self.priority);
-        out.put_u32(self.buffer_id.unwrap_or(NO_BUFFER));
-        out.put_u16(self.out_port.unwrap_or(PortNo::Any).to_v10()?);
-        out.put_u16(self.flags.send_flow_removed as u16 | (self.flags.check_overlap as u16) << 1);
-        for a in self.actions {
-            emit_action_v10(a, out)?;
-        }
-        Ok(())
+        // The match and the body have a fixed size (40 + 24 bytes): written in place
+        // (see `Fill`).
+        let mut fixed = Fill::append(out, 64);
+        emit_match_v10(&self.matching, &mut fixed)?;
+        fixed.put_u64(self.cookie);
+        fixed.put_u16(self.command.wire() as u16);
+        fixed.put_u16(self.idle_timeout);
+        fixed.put_u16(self.hard_timeout);
+        fixed.put_u16(self.priority);
+        fixed.put_u32(self.buffer_id.unwrap_or(NO_BUFFER));
+        fixed.put_u16(self.out_port.unwrap_or(PortNo::Any).to_v10()?);
+        fixed.put_u16(self.flags.send_flow_removed as u16 | (self.flags.check_overlap as u16) << 1);
+        emit_actions_v10(self.actions, out)
     }
 
     fn emit_v13(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
@@ -508,9 +508,7 @@ impl<'a> PacketOut<'a> {
                 o.put_u16(self.in_port.to_v10()?);
                 let start = o.len();
                 let len = LenMark::new(o, start + 2, "ofp_packet_out.actions_len");
-                for a in self.actions {
-                    emit_action_v10(a, o)?;
-                }
+                emit_actions_v10(self.actions, o)?;
                 len.finish(o)?;
                 o.put_slice(self.data);
                 Ok(())
@@ -622,7 +620,7 @@ use crate::of10::flow_match::{
 /// `OFP_VLAN_NONE`: 1.0's dl_vlan for "no tag".
 const OFP_VLAN_NONE: u16 = 0xffff;
 
-fn emit_match_v10(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
+fn emit_match_v10(m: &Match, out: &mut impl Put) -> EncodeResult<()> {
     const V: Version = Version::V1_0;
     if m.ipv6_src.is_some() || m.ipv6_dst.is_some() {
         return Err(not_in(V, "an IPv6 address match"));
@@ -685,12 +683,24 @@ fn emit_match_v10(m: &Match, out: &mut Vec<u8>) -> EncodeResult<()> {
     Ok(())
 }
 
-fn emit_action_v10(a: &Action, out: &mut Vec<u8>) -> EncodeResult<()> {
+/// Appends `actions`, each written in place (at most 16 bytes, see `Fill`).
+fn emit_actions_v10(actions: &[Action], out: &mut Vec<u8>) -> EncodeResult<()> {
+    for a in actions {
+        let at = out.len();
+        let mut f = Fill::append(out, 16);
+        emit_action_v10(a, &mut f)?;
+        let n = f.len();
+        out.truncate(at + n);
+    }
+    Ok(())
+}
+
+fn emit_action_v10(a: &Action, out: &mut impl Put) -> EncodeResult<()> {
     const V: Version = Version::V1_0;
-    let tl = |out: &mut Vec<u8>, t: A10, len: u16| {
+    fn tl(out: &mut impl Put, t: A10, len: u16) {
         out.put_u16(t.to_raw());
         out.put_u16(len);
-    };
+    }
     match *a {
         Action::Output { port, max_len } => {
             tl(out, A10::Output, 8);

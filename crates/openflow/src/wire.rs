@@ -310,6 +310,82 @@ impl Put for Vec<u8> {
     }
 }
 
+/// Writes a structure of bounded size in place: [`Fill::append`] adds its bytes to
+/// the output zeroed, in one step, then the puts are plain stores at offsets that are
+/// constants once inlined. Each `put` on a `Vec` checks its capacity and moves its
+/// length, and a FLOW_MOD is some thirty of them: the codec's cost on the
+/// controller's hot path. (Built on the stack and copied instead, the narrow stores
+/// then the wide loads of the copy stall store forwarding: slower than the puts.)
+///
+/// The size is fixed by construction for what is written (a 1.0 match and FLOW_MOD
+/// body, one action): writing more is a bug in this crate, not bad input, and panics.
+#[derive(Debug)]
+pub struct Fill<'a> {
+    /// The bytes reserved in the output, zeroed.
+    buf: &'a mut [u8],
+    /// How many of them are written.
+    len: usize,
+}
+
+impl<'a> Fill<'a> {
+    /// Appends `n` zero bytes to `out` and returns a writer over them.
+    #[inline]
+    pub fn append(out: &'a mut Vec<u8>, n: usize) -> Self {
+        let at = out.len();
+        out.resize(at + n, 0);
+        Fill {
+            buf: &mut out[at..],
+            len: 0,
+        }
+    }
+
+    /// Bytes written.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    fn put_array<const K: usize>(&mut self, v: [u8; K]) {
+        self.buf[self.len..self.len + K].copy_from_slice(&v);
+        self.len += K;
+    }
+}
+
+impl Put for Fill<'_> {
+    #[inline]
+    fn put_u8(&mut self, v: u8) {
+        self.put_array([v]);
+    }
+    #[inline]
+    fn put_u16(&mut self, v: u16) {
+        self.put_array(v.to_be_bytes());
+    }
+    #[inline]
+    fn put_u32(&mut self, v: u32) {
+        self.put_array(v.to_be_bytes());
+    }
+    #[inline]
+    fn put_u64(&mut self, v: u64) {
+        self.put_array(v.to_be_bytes());
+    }
+    #[inline]
+    fn put_slice(&mut self, s: &[u8]) {
+        self.buf[self.len..self.len + s.len()].copy_from_slice(s);
+        self.len += s.len();
+    }
+    #[inline]
+    fn put_zeros(&mut self, n: usize) {
+        // Appended zeroed, written once front to back.
+        self.len += n;
+    }
+}
+
 /// Appends zeros until the bytes written since `start` are a multiple of 8.
 #[inline]
 pub fn pad_to(out: &mut Vec<u8>, start: usize) {
