@@ -152,11 +152,8 @@ pub fn flood(
     let Floods { actions, plan, .. } = floods;
     actions.clear();
     let came_in = PortNo::from_u32(in_port);
-    actions.extend_from_slice(plan);
-    let is_in = |a: &Action| matches!(a, Action::Output { port, .. } if *port == came_in);
-    if let Some(i) = actions.iter().position(is_in) {
-        actions.remove(i);
-    }
+    let is_in = |a: &&Action| matches!(a, Action::Output { port, .. } if *port == came_in);
+    actions.extend(plan.iter().filter(|a| !is_in(a)));
     if !actions.is_empty() {
         send(ctx, p, actions);
     }
