@@ -36,15 +36,16 @@
 //! to the controller, so a route forgotten while its flows live would blackhole that
 //! traffic for good when a link on it fails.
 //!
-//! **Locks.** `net` (engine and tree) is read by every PACKET_IN and written by
-//! topology events; `routes` is taken after `net`, never before, read to find a route
+//! **Locks.** `net` (engine and tree) is read by every PACKET_IN for a known host and
+//! written by topology events; `routes` is taken after `net`, never before, read to find a route
 //! a packet overtook (step 4) and written, with flows sent while holding it, to install
 //! or remove one, so a route's adds and deletes leave in the order they were decided.
-//! A flood reads the tree only when it changed: each switch keeps its flood plan (the
-//! ports of 2a and 2c) in its own state, computed again after a topology event or a
-//! PORT_STATUS.
+//! A flood takes no lock and reads the tree only when it changed: each switch keeps its
+//! flood plan (the ports of 2a and 2c) in its own state, computed again after a
+//! topology event (the tree's version, an atomic, says so) or a PORT_STATUS.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
@@ -116,6 +117,11 @@ struct Shared {
     hasher: foldhash::fast::RandomState,
     /// The engine and the tree, fed by topology events.
     net: RwLock<Net>,
+    /// `net.version`, stored under its write lock as a topology event begins: a flood
+    /// whose switch's plan is at this version reads no lock. (One that loaded it just
+    /// before an event floods by the plan from before, as if it had come a moment
+    /// earlier.)
+    version: AtomicU64,
     /// The routes whose flows are installed. Read-locked to find a route a packet
     /// overtook (step 4); written to install or remove one.
     routes: RwLock<Routes>,
@@ -250,6 +256,7 @@ impl Routing {
                 params,
                 hasher: foldhash::fast::RandomState::default(),
                 net: RwLock::new(net),
+                version: AtomicU64::new(0),
                 routes: RwLock::new(routes),
                 services: OnceLock::new(),
             }),
@@ -334,10 +341,10 @@ impl Routing {
         } else {
             devices.attachment(key.dst, vlan)
         };
-        let net = self.shared.net();
         let Some((dst_sw, dst_port)) = attached else {
-            return self.shared.flood(&net, ctx, floods, p); // 2
+            return self.shared.flood(ctx, floods, p); // 2
         };
+        let net = self.shared.net();
         // 3
         if (dst_sw, dst_port) == (here, in_port) {
             return Flow::Stop;
@@ -361,7 +368,7 @@ impl Routing {
             },
             // 5a
             None if self.shared.deliver(ctx, floods, p, dst_sw, dst_port) => return Flow::Stop,
-            None => return self.shared.flood(&net, ctx, floods, p),
+            None => return self.shared.flood_with(&net, ctx, floods, p),
         };
         let mut routes = self.shared.routes();
         let old = routes.remove(key);
@@ -391,15 +398,26 @@ impl Routing {
 }
 
 impl Shared {
-    /// Step 2.
-    fn flood(
+    /// Step 2, not holding `net`: the tree is read only if the switch's flood plan is
+    /// older than it (the common case reads one atomic, no lock).
+    fn flood(&self, ctx: &mut SwitchCtx, floods: &mut Floods, p: &PacketIn<&[u8]>) -> Flow {
+        if !floods.is_planned(self.version.load(Ordering::Acquire)) {
+            let net = self.net();
+            floods.plan(&net.tree, net.version, ctx.info());
+        }
+        flood::flood(&self.hasher, ctx, floods, p)
+    }
+
+    /// Step 2, holding `net`.
+    fn flood_with(
         &self,
         net: &Net,
         ctx: &mut SwitchCtx,
         floods: &mut Floods,
         p: &PacketIn<&[u8]>,
     ) -> Flow {
-        flood::flood(&net.tree, net.version, &self.hasher, ctx, floods, p)
+        floods.plan(&net.tree, net.version, ctx.info());
+        flood::flood(&self.hasher, ctx, floods, p)
     }
 
     /// Step 5a.
@@ -471,6 +489,7 @@ impl Shared {
     fn topology_event(&self, e: &TopologyEvent) {
         let mut net = self.net.write().unwrap_or_else(|e| e.into_inner());
         net.version += 1;
+        self.version.store(net.version, Ordering::Release);
         let Net { engine, tree, .. } = &mut *net;
         let (changes, gone) = match *e {
             TopologyEvent::SwitchAdded(dpid) => {

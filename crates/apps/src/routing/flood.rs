@@ -84,9 +84,15 @@ impl Floods {
         self.planned_at = None;
     }
 
+    /// Whether the plan was computed at tree version `version` (and the switch's ports
+    /// have not changed since): a flood then needs no look at the tree.
+    pub fn is_planned(&self, version: u64) -> bool {
+        self.planned_at == Some(version)
+    }
+
     /// Computes the plan of this switch from the tree (at `version`) and its ports,
     /// unless it is current.
-    fn plan(&mut self, tree: &SpanningTree, version: u64, info: &SwitchInfo) {
+    pub fn plan(&mut self, tree: &SpanningTree, version: u64, info: &SwitchInfo) {
         if self.planned_at == Some(version) {
             return;
         }
@@ -110,7 +116,10 @@ impl Floods {
     /// Whether the frame hashed `hash` was flooded here within [`REPEAT_WINDOW`];
     /// remembers it if not.
     fn is_repeat(&mut self, hash: u64, now: Instant) -> bool {
-        let old = |t: &Instant| now.saturating_duration_since(*t) > REPEAT_WINDOW;
+        // Older than the window: before `cutoff` (one subtraction per call, not one per
+        // entry looked at). None: the clock began less than a window ago.
+        let cutoff = now.checked_sub(REPEAT_WINDOW);
+        let old = |t: &Instant| cutoff.is_some_and(|c| *t < c);
         while self.recent_at.front().is_some_and(old) {
             self.recent_at.pop_front();
             self.recent.pop_front();
@@ -129,18 +138,16 @@ impl Floods {
     }
 }
 
-/// Floods the packet of `p` by the policy of the module doc (`version`: the tree's, for
-/// the per-switch plan; `hasher` hashes frames for the repeat check).
+/// Floods the packet of `p` by the policy of the module doc, by the switch's plan
+/// ([`Floods::plan`] first: the caller knows whether the tree needs a look); `hasher`
+/// hashes frames for the repeat check.
 pub fn flood(
-    tree: &SpanningTree,
-    version: u64,
     hasher: &impl BuildHasher,
     ctx: &mut SwitchCtx,
     floods: &mut Floods,
     p: &PacketIn<&[u8]>,
 ) -> Flow {
     let in_port = p.in_port();
-    floods.plan(tree, version, ctx.info());
     // Came around a known loop.
     if floods.off_tree.contains(&in_port) {
         return Flow::Stop;
