@@ -44,7 +44,7 @@
 //! flood plan (the ports of 2a and 2c) in its own state, computed again after a
 //! topology event (the tree's version, an atomic, says so) or a PORT_STATUS.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -75,8 +75,8 @@ pub struct Params {
     pub hard_timeout: u16,
     /// Priority of the routes' flows (default 0x8000, OpenFlow's default).
     pub priority: u16,
-    /// Routes installed at once at most (default 100,000); beyond, an arbitrary one is
-    /// evicted (its flows deleted).
+    /// Routes installed at once at most (default 100,000); beyond, the oldest installed
+    /// is evicted (its flows deleted).
     pub max_routes: usize,
 }
 
@@ -191,6 +191,12 @@ struct Routes {
     by_key: Map<Key, Installed>,
     /// cookie → key, for FLOW_REMOVED.
     by_cookie: Map<u64, Key>,
+    /// (key, cookie) of every route in the order installed, oldest first, to evict the
+    /// oldest in constant time when the map is full (taking a hash map's first key
+    /// instead scans the emptied buckets at its front: with 100,000 routes evicted and
+    /// installed per PACKET_IN, that was half the CPU time). Entries of routes removed
+    /// since are skipped when met, and dropped when they outnumber the routes.
+    order: VecDeque<(Key, u64)>,
     /// The next cookie's low 48 bits; starts at random, so a FLOW_REMOVED of a flow
     /// installed before a restart cannot name a route of this run.
     next: u64,
@@ -201,6 +207,12 @@ impl Routes {
         self.next = (self.next + 1) & COOKIE_SEQ;
         let cookie = COOKIE_TAG | self.next;
         self.by_cookie.insert(cookie, key);
+        self.order.push_back((key, cookie));
+        if self.order.len() > 2 * self.by_key.len() + 64 {
+            let live = &self.by_key;
+            self.order
+                .retain(|(k, c)| live.get(k).is_some_and(|r| r.cookie == *c) || *c == cookie);
+        }
         let r = Installed {
             cookie,
             route,
@@ -214,6 +226,16 @@ impl Routes {
         let r = self.by_key.remove(&key)?;
         self.by_cookie.remove(&r.cookie);
         Some(r)
+    }
+
+    /// Removes and returns the route installed first of those still installed.
+    fn evict_oldest(&mut self) -> Option<(Key, Installed)> {
+        while let Some((key, cookie)) = self.order.pop_front() {
+            if self.by_key.get(&key).is_some_and(|r| r.cookie == cookie) {
+                return Some((key, self.remove(key)?));
+            }
+        }
+        None
     }
 
     /// Removes and returns the routes `stale` picks.
@@ -373,8 +395,7 @@ impl Routing {
         let mut routes = self.shared.routes();
         let old = routes.remove(key);
         if routes.by_key.len() >= self.shared.params.max_routes {
-            let victim = routes.by_key.keys().next().copied();
-            if let Some((k, r)) = victim.and_then(|k| Some((k, routes.remove(k)?))) {
+            if let Some((k, r)) = routes.evict_oldest() {
                 self.shared.delete_flows(&k, &r, |_| true);
             }
         }
