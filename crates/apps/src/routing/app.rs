@@ -405,15 +405,16 @@ impl Routing {
             self.shared
                 .delete_flows(&key, &old, |h| !r.has_flow(h.dpid.0, h.in_port));
         }
-        let hops: Vec<PortHop> = r.hops().collect();
+        let hops = &mut floods.hops;
+        hops.clear();
+        hops.extend(r.hops());
         for (i, &hop) in hops.iter().enumerate().rev() {
             self.shared.add_flow(ctx, &key, r.cookie, hop, i == 0);
         }
-        send(
-            ctx,
-            p,
-            &[Action::output(PortNo::from_u32(hops[0].out_port))],
-        );
+        let first = hops.first().map(|h| h.out_port);
+        if let Some(out) = first {
+            send(ctx, p, &[Action::output(PortNo::from_u32(out))]);
+        }
         Flow::Stop
     }
 }

@@ -45,7 +45,7 @@ use openflow::model::{Action, PacketOut, PortNo};
 use openflow::view::PacketIn;
 use openflow::Version;
 
-use super::SpanningTree;
+use super::{PortHop, SpanningTree};
 
 /// OpenFlow 1.0's OFPPC_NO_FLOOD (bit 4, unused in 1.3): the port is left out of floods.
 const NO_FLOOD: u32 = 1 << 4;
@@ -63,6 +63,10 @@ const MAX_RECENT_FLOODS: usize = 64;
 pub struct Floods {
     /// Scratch space for the output actions (no allocation per flood).
     actions: Vec<Action>,
+    /// Scratch space for the hops of a route the routing app installs from this switch
+    /// (no allocation per route). Not the flood's: it rides here because this is the
+    /// routing app's per-switch state.
+    pub(super) hops: Vec<PortHop>,
     /// The hashes of this switch's recent floods' frames, oldest first.
     recent: VecDeque<u64>,
     /// When each of `recent` was flooded, in the same order (apart, so the look-up
