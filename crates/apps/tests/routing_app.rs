@@ -647,10 +647,10 @@ fn installed_routes_are_bounded_and_the_evicted_route_loses_its_flows() {
         lab.net.inject(1, 3, &frame(n, 100, b"x"));
     }
     assert_eq!(lab.net.take_received(far).len(), 5);
-    let routed: usize = (1..=5)
+    let routed: Vec<u16> = (1..=5)
         .filter(|&n| !lab.flows(mac(n), mac(100)).is_empty())
-        .count();
-    assert_eq!(routed, 3);
+        .collect();
+    assert_eq!(routed, [3, 4, 5], "the oldest routes are evicted first");
 }
 
 #[test]

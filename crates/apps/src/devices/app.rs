@@ -8,8 +8,10 @@
 //!    sender's addresses: an ARP sender address (when the ARP sender is the frame's
 //!    source), the IPv4 or IPv6 source, an IPv6 neighbour advertisement's target.
 //! 2. A known host at its known place, with its known addresses, seen within
-//!    [`Params::refresh`]: nothing to do ([`Devices::is_current`], under the read lock;
-//!    the common case).
+//!    [`Params::refresh`]: nothing to do ([`Devices::sighting`], under the read lock;
+//!    the common case). A new host when the table is full: refused, counted
+//!    ([`Devices::refuse`]), no write either (a flood of new source addresses must not
+//!    make every PACKET_IN take the write lock).
 //! 3. Unless the packet came in on a port of an inter-switch link (the topology app's
 //!    [`Topology::is_link_port`]: a packet there was sent by a host behind another
 //!    switch), records the host at (switch, in_port) ([`HostTable::observe`]): a new host
@@ -51,7 +53,7 @@ use serde::Deserialize;
 
 use super::moves::{MoveRule, PortAges};
 use super::service::Devices;
-use super::table::{AttachmentPoint, HostEvent, HostTable, Limits};
+use super::table::{AttachmentPoint, HostEvent, Limits, Sighting};
 use crate::topology::{Topology, TopologyEvent};
 
 /// The device app's parameters (`[apps.params]` in `pharos.toml`). Times are in seconds,
@@ -124,7 +126,7 @@ impl Params {
 
     /// How long a known host's last sighting may lag (a tenth of `host_timeout`, at
     /// most a second): a PACKET_IN from a host at its known place, seen within this
-    /// long, writes nothing ([`Devices::is_current`]).
+    /// long, writes nothing ([`Devices::sighting`]).
     pub fn refresh(&self) -> Duration {
         (self.host_timeout() / 10).min(Duration::from_secs(1))
     }
@@ -241,13 +243,19 @@ impl DeviceManager {
             port: in_port,
         };
         let now = ctx.now();
-        // The common case, a known host at its known place: read-locked, no write.
+        // The common cases, a known host at its known place or a new one the full
+        // table refuses: read-locked, no write.
         let fresh = self.params.refresh();
-        if self
-            .devices
-            .is_current(sender.mac, sender.vlan, ap, &sender.ips, now, fresh)
-        {
-            return Flow::Continue;
+        match (self.devices).sighting(sender.mac, sender.vlan, ap, &sender.ips, now, fresh) {
+            Sighting::Current => return Flow::Continue,
+            Sighting::Refused => {
+                // Counted even on a link port (where nothing is learned): the table is
+                // full all the same, and the check would cost a look-up per packet.
+                self.devices.refuse();
+                self.warn_if_full();
+                return Flow::Continue;
+            }
+            Sighting::Change => {}
         }
         let events = self.devices.update(|t| {
             if topology.is_link_port(ap.dpid, ap.port) {
@@ -262,7 +270,9 @@ impl DeviceManager {
             let [first, second] = sender.ips;
             let a = t.observe(sender.mac, sender.vlan, ap, first, now);
             let b = second.and_then(|ip| t.observe(sender.mac, sender.vlan, ap, Some(ip), now));
-            self.warn_if_full(t);
+            if t.refused() > 0 {
+                self.warn_if_full();
+            }
             // No allocation for a known host at its known place, the common case.
             a.into_iter().chain(b).collect()
         });
@@ -286,10 +296,14 @@ impl DeviceManager {
         }
     }
 
-    fn warn_if_full(&self, t: &HostTable) {
-        if t.refused() > 0 && !self.warned_full.swap(true, Ordering::Relaxed) {
+    /// Says once that the table is full (a new host was refused). Loads before it
+    /// swaps: every refused PACKET_IN comes here, and a swap would write the cache line.
+    fn warn_if_full(&self) {
+        if !self.warned_full.load(Ordering::Relaxed)
+            && !self.warned_full.swap(true, Ordering::Relaxed)
+        {
             tracing::warn!(
-                max_hosts = t.limits().max_hosts,
+                max_hosts = self.params.max_hosts,
                 "device_manager: the host table is full; new hosts are not tracked \
                  (raise max_hosts, or look for a host sending from many addresses)"
             );

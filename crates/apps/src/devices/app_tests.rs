@@ -372,6 +372,19 @@ fn a_full_table_refuses_new_hosts() {
     }
     assert_eq!(r.devices.len(), 2);
     assert_eq!(r.devices.attachment(mac(3), None), None);
+    assert_eq!(r.devices.refused(), 1);
+    // More new hosts, while full: refused and counted under the read lock, no write
+    // (a flood of new source addresses must not make every PACKET_IN a write).
+    let writes = r.devices.writes();
+    for n in 4..=9 {
+        r.packet(1, 1, &ipv4(mac(n), mac(1), v4(n), v4(1)), 0);
+    }
+    assert_eq!((r.devices.refused(), r.devices.writes()), (7, writes));
+    assert_eq!(r.forwarded(), 9, "refused or not, every packet goes on");
+    // A known host that moves is still followed (a write).
+    r.packet(2, 5, &arp_request(mac(1), v4(1), v4(9)), 5);
+    assert_eq!(r.devices.attachment(mac(1), None), Some((2, 5)));
+    assert_eq!(r.devices.writes(), writes + 1);
 }
 
 /// The fast path (a known host at its place, seen within `refresh`: nothing written)

@@ -1,17 +1,18 @@
 //! The `Devices` service: the host table, for every other app.
 //!
 //! Lookups take a read lock ([`Devices::attachment`] allocates nothing, for the
-//! forwarding hot path; [`Devices::is_current`] lets the device app skip the write
+//! forwarding hot path; [`Devices::sighting`] lets the device app skip the write
 //! for a host it knows already); the device app changes the table through
 //! [`Devices::update`], which tells the subscribers what changed, in order.
 
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
 use openflow::MacAddr;
 
-use super::table::{AttachmentPoint, Host, HostEvent, HostTable, Limits};
+use super::table::{AttachmentPoint, Host, HostEvent, HostTable, Limits, Sighting};
 use controller::events::{Publisher, Subscribers};
 
 /// The service (see the module doc).
@@ -19,6 +20,13 @@ use controller::events::{Publisher, Subscribers};
 pub struct Devices {
     table: RwLock<HostTable>,
     subscribers: Subscribers<HostEvent>,
+    /// New hosts refused by a full table without the write lock ([`Devices::refuse`]),
+    /// besides those the table counted itself ([`HostTable::refused`]): under a flood
+    /// of new source addresses, a full table must not make every PACKET_IN a write.
+    refused: AtomicU64,
+    /// Calls of [`Devices::update`] (write locks taken) so far: what the device app's
+    /// read-locked fast paths are there to keep low, so tests can see they do.
+    writes: AtomicU64,
 }
 
 impl std::fmt::Debug for Devices {
@@ -49,9 +57,10 @@ impl Devices {
         })
     }
 
-    /// [`HostTable::is_current`], under the read lock: the device app's common case
-    /// (a known host at its known place) answered without the write lock.
-    pub fn is_current(
+    /// [`HostTable::sighting`], under the read lock: the device app's common cases (a
+    /// known host at its known place; a new host when the table is full) answered
+    /// without the write lock.
+    pub fn sighting(
         &self,
         mac: MacAddr,
         vlan: Option<u16>,
@@ -59,8 +68,19 @@ impl Devices {
         ips: &[Option<IpAddr>],
         now: Instant,
         fresh: Duration,
-    ) -> bool {
-        self.read().is_current(mac, vlan, ap, ips, now, fresh)
+    ) -> Sighting {
+        self.read().sighting(mac, vlan, ap, ips, now, fresh)
+    }
+
+    /// Counts a new host refused by the full table, as [`HostTable::observe`] would,
+    /// for a [`Sighting::Refused`] answered without the write lock.
+    pub fn refuse(&self) {
+        self.refused.fetch_add(1, Relaxed);
+    }
+
+    /// New hosts refused so far because the table was full.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Relaxed) + self.read().refused()
     }
 
     /// The hosts with this MAC (one per VLAN it was seen on).
@@ -76,6 +96,11 @@ impl Devices {
     /// Every host.
     pub fn all(&self) -> Vec<Host> {
         self.read().iter().cloned().collect()
+    }
+
+    /// Calls of [`Devices::update`] so far (each takes the write lock).
+    pub fn writes(&self) -> u64 {
+        self.writes.load(Relaxed)
     }
 
     /// How many hosts are tracked.
@@ -98,6 +123,7 @@ impl Devices {
     /// For the device app: changes the table under the write lock, then tells the
     /// subscribers about the events `change` returns, in order. Returns them.
     pub fn update(&self, change: impl FnOnce(&mut HostTable) -> Vec<HostEvent>) -> Vec<HostEvent> {
+        self.writes.fetch_add(1, Relaxed);
         self.subscribers
             .publish(|| change(&mut self.table.write().unwrap_or_else(|e| e.into_inner())))
     }

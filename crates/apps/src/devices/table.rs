@@ -158,6 +158,18 @@ impl Host {
     }
 }
 
+/// What a sighting of a host would do to the table ([`HostTable::sighting`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sighting {
+    /// Nothing to write: a known host at its known place, seen lately, with its known
+    /// addresses (or a source address no host has).
+    Current,
+    /// A new host, refused because the table is full: nothing to write but the count.
+    Refused,
+    /// A write: a new host, a move, a new address, or a last sighting to bring forward.
+    Change,
+}
+
 /// What a change to the table did, for the device app to announce.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HostEvent {
@@ -253,13 +265,8 @@ impl HostTable {
     }
 
     /// Whether [`HostTable::observe`] of each of `ips` by this host at `ap` and `now`
-    /// would change nothing but move its last sighting forward by less than `fresh`:
-    /// the host is known, at `ap`, seen within `fresh`, and has each meaningful address
-    /// already (or the address is contested and another's). The device app asks this
-    /// under a read lock and writes only when it says no. What the answer skips: the
-    /// last sighting lags by less than `fresh` (a host may go that much early), and an
-    /// address's place in its host's least-recently-seen order is refreshed once per
-    /// `fresh`, not per packet.
+    /// would change nothing but move its last sighting forward by less than `fresh`
+    /// ([`HostTable::sighting`] says [`Sighting::Current`]).
     pub fn is_current(
         &self,
         mac: MacAddr,
@@ -269,12 +276,46 @@ impl HostTable {
         now: Instant,
         fresh: Duration,
     ) -> bool {
+        self.sighting(mac, vlan, ap, ips, now, fresh) == Sighting::Current
+    }
+
+    /// What [`HostTable::observe`] of each of `ips` by this host at `ap` and `now`
+    /// would do, found with one look-up and no write. The device app asks this under a
+    /// read lock and writes only for [`Sighting::Change`].
+    ///
+    /// [`Sighting::Current`]: nothing but move its last sighting forward by less than
+    /// `fresh`: the host is known, at `ap`, seen within `fresh`, and has each meaningful
+    /// address already (or the address is contested and another's); or `mac` is one
+    /// `observe` ignores (a group or all-zero address). What the answer skips: the last
+    /// sighting lags by less than `fresh` (a host may go that much early), and an
+    /// address's place in its host's least-recently-seen order is refreshed once per
+    /// `fresh`, not per packet.
+    ///
+    /// [`Sighting::Refused`]: the host is new and the table full, so `observe` would
+    /// only count the refusal (the caller counts it instead: [`Devices::refuse`]).
+    ///
+    /// [`Devices::refuse`]: super::Devices::refuse
+    pub fn sighting(
+        &self,
+        mac: MacAddr,
+        vlan: Option<u16>,
+        ap: AttachmentPoint,
+        ips: &[Option<IpAddr>],
+        now: Instant,
+        fresh: Duration,
+    ) -> Sighting {
+        if mac.is_multicast() || mac == MacAddr::ZERO {
+            return Sighting::Current;
+        }
         let Some(slot) = self.find(mac, normal_vlan(vlan)) else {
-            return false;
+            return match self.len >= self.limits.max_hosts {
+                true => Sighting::Refused,
+                false => Sighting::Change,
+            };
         };
         let h = self.host(slot);
         if h.ap != ap || now.saturating_duration_since(h.last_seen) >= fresh {
-            return false;
+            return Sighting::Change;
         }
         let has = |ip: &IpAddr| {
             !meaningful(ip)
@@ -282,7 +323,10 @@ impl HostTable {
                 || h.ips.contains(ip)
                 || self.ip_moves.get(ip).is_some_and(|m| m.contested(now))
         };
-        ips.iter().flatten().all(has)
+        match ips.iter().flatten().all(has) {
+            true => Sighting::Current,
+            false => Sighting::Change,
+        }
     }
 
     /// Hosts in the table.

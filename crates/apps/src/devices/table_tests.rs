@@ -451,6 +451,22 @@ fn full_table_refuses_new_hosts() {
     assert_eq!(t.observe(mac(3), None, ap(1, 1), Some(v4(3)), t0), None);
     assert_eq!(t.observe(mac(3), None, ap(1, 1), None, t0), None);
     assert_eq!((t.len(), t.refused()), (2, 2));
+    // What a sighting would do, told without a write: refused (new, and full), a
+    // change (a known host elsewhere), nothing (a group source address).
+    let (fresh, none) = (secs(1), [None]);
+    assert_eq!(
+        t.sighting(mac(3), None, ap(1, 1), &none, t0, fresh),
+        Sighting::Refused
+    );
+    assert_eq!(
+        t.sighting(mac(1), None, ap(1, 2), &none, t0, fresh),
+        Sighting::Change
+    );
+    let group = MacAddr([1, 0, 0x5e, 0, 0, 1]);
+    assert_eq!(
+        t.sighting(group, None, ap(1, 1), &none, t0, fresh),
+        Sighting::Current
+    );
     assert!(t.by_ip(v4(3)).is_none());
     // Known hosts are still followed.
     assert!(matches!(

@@ -36,15 +36,16 @@
 //! to the controller, so a route forgotten while its flows live would blackhole that
 //! traffic for good when a link on it fails.
 //!
-//! **Locks.** `net` (engine and tree) is read by every PACKET_IN and written by
-//! topology events; `routes` is taken after `net`, never before, read to find a route
+//! **Locks.** `net` (engine and tree) is read by every PACKET_IN for a known host and
+//! written by topology events; `routes` is taken after `net`, never before, read to find a route
 //! a packet overtook (step 4) and written, with flows sent while holding it, to install
 //! or remove one, so a route's adds and deletes leave in the order they were decided.
-//! A flood reads the tree only when it changed: each switch keeps its flood plan (the
-//! ports of 2a and 2c) in its own state, computed again after a topology event or a
-//! PORT_STATUS.
+//! A flood takes no lock and reads the tree only when it changed: each switch keeps its
+//! flood plan (the ports of 2a and 2c) in its own state, computed again after a
+//! topology event (the tree's version, an atomic, says so) or a PORT_STATUS.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
@@ -59,7 +60,7 @@ use serde::Deserialize;
 
 use super::flood::{self, send, Floods};
 use super::{PortHop, Route, RoutingEngine, ShortestPaths, SpanningTree};
-use crate::devices::table::{HostEvent, HostKey};
+use crate::devices::table::HostEvent;
 use crate::devices::Devices;
 use crate::learning_switch::send_misses_to_controller;
 use crate::topology::{Topology, TopologyEvent};
@@ -74,8 +75,8 @@ pub struct Params {
     pub hard_timeout: u16,
     /// Priority of the routes' flows (default 0x8000, OpenFlow's default).
     pub priority: u16,
-    /// Routes installed at once at most (default 100,000); beyond, an arbitrary one is
-    /// evicted (its flows deleted).
+    /// Routes installed at once at most (default 100,000); beyond, the oldest installed
+    /// is evicted (its flows deleted).
     pub max_routes: usize,
 }
 
@@ -116,6 +117,11 @@ struct Shared {
     hasher: foldhash::fast::RandomState,
     /// The engine and the tree, fed by topology events.
     net: RwLock<Net>,
+    /// `net.version`, stored under its write lock as a topology event begins: a flood
+    /// whose switch's plan is at this version reads no lock. (One that loaded it just
+    /// before an event floods by the plan from before, as if it had come a moment
+    /// earlier.)
+    version: AtomicU64,
     /// The routes whose flows are installed. Read-locked to find a route a packet
     /// overtook (step 4); written to install or remove one.
     routes: RwLock<Routes>,
@@ -150,8 +156,11 @@ impl Key {
         }
     }
 
-    fn has(&self, host: HostKey) -> bool {
-        self.vlan == host.vlan && (self.src == host.mac || self.dst == host.mac)
+    /// Its hosts, as `Routes::by_host` indexes them: (src, VLAN), and (dst, VLAN) unless
+    /// the same.
+    fn ends(&self) -> impl Iterator<Item = (MacAddr, Option<u16>)> {
+        let dst = (self.dst != self.src).then_some((self.dst, self.vlan));
+        std::iter::once((self.src, self.vlan)).chain(dst)
     }
 }
 
@@ -185,6 +194,17 @@ struct Routes {
     by_key: Map<Key, Installed>,
     /// cookie → key, for FLOW_REMOVED.
     by_cookie: Map<u64, Key>,
+    /// (key, cookie) of every route in the order installed, oldest first, to evict the
+    /// oldest in constant time when the map is full (taking a hash map's first key
+    /// instead scans the emptied buckets at its front: with 100,000 routes evicted and
+    /// installed per PACKET_IN, that was half the CPU time). Entries of routes removed
+    /// since are skipped when met, and dropped when they outnumber the routes.
+    order: VecDeque<(Key, u64)>,
+    /// (MAC, VLAN) of a host → the keys of the routes from or to it, so that a host's
+    /// move or departure finds its routes without a scan of every route (a switch that
+    /// leaves takes all its hosts: a scan per host made that hours with 100,000 routes
+    /// and millions of hosts).
+    by_host: Map<(MacAddr, Option<u16>), Vec<Key>>,
     /// The next cookie's low 48 bits; starts at random, so a FLOW_REMOVED of a flow
     /// installed before a restart cannot name a route of this run.
     next: u64,
@@ -195,6 +215,17 @@ impl Routes {
         self.next = (self.next + 1) & COOKIE_SEQ;
         let cookie = COOKIE_TAG | self.next;
         self.by_cookie.insert(cookie, key);
+        if !self.by_key.contains_key(&key) {
+            for end in key.ends() {
+                self.by_host.entry(end).or_default().push(key);
+            }
+        }
+        self.order.push_back((key, cookie));
+        if self.order.len() > 2 * self.by_key.len() + 64 {
+            let live = &self.by_key;
+            self.order
+                .retain(|(k, c)| live.get(k).is_some_and(|r| r.cookie == *c) || *c == cookie);
+        }
         let r = Installed {
             cookie,
             route,
@@ -207,7 +238,25 @@ impl Routes {
     fn remove(&mut self, key: Key) -> Option<Installed> {
         let r = self.by_key.remove(&key)?;
         self.by_cookie.remove(&r.cookie);
+        for end in key.ends() {
+            if let Some(keys) = self.by_host.get_mut(&end) {
+                keys.retain(|k| *k != key);
+                if keys.is_empty() {
+                    self.by_host.remove(&end);
+                }
+            }
+        }
         Some(r)
+    }
+
+    /// Removes and returns the route installed first of those still installed.
+    fn evict_oldest(&mut self) -> Option<(Key, Installed)> {
+        while let Some((key, cookie)) = self.order.pop_front() {
+            if self.by_key.get(&key).is_some_and(|r| r.cookie == cookie) {
+                return Some((key, self.remove(key)?));
+            }
+        }
+        None
     }
 
     /// Removes and returns the routes `stale` picks.
@@ -250,6 +299,7 @@ impl Routing {
                 params,
                 hasher: foldhash::fast::RandomState::default(),
                 net: RwLock::new(net),
+                version: AtomicU64::new(0),
                 routes: RwLock::new(routes),
                 services: OnceLock::new(),
             }),
@@ -334,10 +384,10 @@ impl Routing {
         } else {
             devices.attachment(key.dst, vlan)
         };
-        let net = self.shared.net();
         let Some((dst_sw, dst_port)) = attached else {
-            return self.shared.flood(&net, ctx, floods, p); // 2
+            return self.shared.flood(ctx, floods, p); // 2
         };
+        let net = self.shared.net();
         // 3
         if (dst_sw, dst_port) == (here, in_port) {
             return Flow::Stop;
@@ -361,13 +411,12 @@ impl Routing {
             },
             // 5a
             None if self.shared.deliver(ctx, floods, p, dst_sw, dst_port) => return Flow::Stop,
-            None => return self.shared.flood(&net, ctx, floods, p),
+            None => return self.shared.flood_with(&net, ctx, floods, p),
         };
         let mut routes = self.shared.routes();
         let old = routes.remove(key);
         if routes.by_key.len() >= self.shared.params.max_routes {
-            let victim = routes.by_key.keys().next().copied();
-            if let Some((k, r)) = victim.and_then(|k| Some((k, routes.remove(k)?))) {
+            if let Some((k, r)) = routes.evict_oldest() {
                 self.shared.delete_flows(&k, &r, |_| true);
             }
         }
@@ -377,29 +426,41 @@ impl Routing {
             self.shared
                 .delete_flows(&key, &old, |h| !r.has_flow(h.dpid.0, h.in_port));
         }
-        let hops: Vec<PortHop> = r.hops().collect();
+        let hops = &mut floods.hops;
+        hops.clear();
+        hops.extend(r.hops());
         for (i, &hop) in hops.iter().enumerate().rev() {
             self.shared.add_flow(ctx, &key, r.cookie, hop, i == 0);
         }
-        send(
-            ctx,
-            p,
-            &[Action::output(PortNo::from_u32(hops[0].out_port))],
-        );
+        let first = hops.first().map(|h| h.out_port);
+        if let Some(out) = first {
+            send(ctx, p, &[Action::output(PortNo::from_u32(out))]);
+        }
         Flow::Stop
     }
 }
 
 impl Shared {
-    /// Step 2.
-    fn flood(
+    /// Step 2, not holding `net`: the tree is read only if the switch's flood plan is
+    /// older than it (the common case reads one atomic, no lock).
+    fn flood(&self, ctx: &mut SwitchCtx, floods: &mut Floods, p: &PacketIn<&[u8]>) -> Flow {
+        if !floods.is_planned(self.version.load(Ordering::Acquire)) {
+            let net = self.net();
+            floods.plan(&net.tree, net.version, ctx.info());
+        }
+        flood::flood(&self.hasher, ctx, floods, p)
+    }
+
+    /// Step 2, holding `net`.
+    fn flood_with(
         &self,
         net: &Net,
         ctx: &mut SwitchCtx,
         floods: &mut Floods,
         p: &PacketIn<&[u8]>,
     ) -> Flow {
-        flood::flood(&net.tree, net.version, &self.hasher, ctx, floods, p)
+        floods.plan(&net.tree, net.version, ctx.info());
+        flood::flood(&self.hasher, ctx, floods, p)
     }
 
     /// Step 5a.
@@ -471,6 +532,7 @@ impl Shared {
     fn topology_event(&self, e: &TopologyEvent) {
         let mut net = self.net.write().unwrap_or_else(|e| e.into_inner());
         net.version += 1;
+        self.version.store(net.version, Ordering::Release);
         let Net { engine, tree, .. } = &mut *net;
         let (changes, gone) = match *e {
             TopologyEvent::SwitchAdded(dpid) => {
@@ -512,7 +574,12 @@ impl Shared {
             HostEvent::Added { .. } | HostEvent::IpAdded { .. } => return,
         };
         let mut routes = self.routes();
-        self.remove_routes(&mut routes, |k, _| k.has(host));
+        let keys = routes.by_host.get(&(host.mac, host.vlan)).cloned();
+        for key in keys.into_iter().flatten() {
+            if let Some(r) = routes.remove(key) {
+                self.delete_flows(&key, &r, |_| true);
+            }
+        }
     }
 
     fn flow_removed(&self, m: &Message) {
@@ -523,5 +590,51 @@ impl Shared {
         if let Some(key) = routes.by_cookie.get(&cookie).copied() {
             routes.remove(key);
         }
+    }
+}
+
+#[cfg(test)]
+mod routes_tests {
+    use super::*;
+
+    fn m(n: u8) -> MacAddr {
+        MacAddr([2, 0, 0, 0, 0, n])
+    }
+
+    fn k(a: u8, b: u8, vlan: Option<u16>) -> Key {
+        Key {
+            src: m(a),
+            dst: m(b),
+            vlan,
+        }
+    }
+
+    /// The routes `by_host` names for host `n` on `vlan`, in order.
+    fn of(rs: &Routes, n: u8, vlan: Option<u16>) -> Vec<Key> {
+        let mut v = rs.by_host.get(&(m(n), vlan)).cloned().unwrap_or_default();
+        v.sort_by_key(|k| (k.src.0, k.dst.0));
+        v
+    }
+
+    #[test]
+    fn the_host_index_and_the_eviction_order_follow_the_installed_routes() {
+        let mut rs = Routes::default();
+        let r = || Route {
+            src: Dpid(1),
+            dst: Dpid(1),
+            links: Vec::new(),
+        };
+        rs.insert(k(1, 2, None), r(), 1, 2);
+        rs.insert(k(2, 1, None), r(), 2, 1);
+        rs.insert(k(1, 3, Some(5)), r(), 1, 3);
+        assert_eq!(of(&rs, 1, None), [k(1, 2, None), k(2, 1, None)]);
+        assert_eq!(of(&rs, 1, Some(5)), [k(1, 3, Some(5))]);
+        rs.remove(k(1, 2, None));
+        assert_eq!(of(&rs, 2, None), [k(2, 1, None)]);
+        // The oldest still installed goes first: the removed one is skipped.
+        assert_eq!(rs.evict_oldest().map(|(k, _)| k), Some(k(2, 1, None)));
+        rs.remove(k(1, 3, Some(5)));
+        assert!(rs.by_host.is_empty() && rs.by_key.is_empty() && rs.by_cookie.is_empty());
+        assert_eq!(rs.evict_oldest().map(|(k, _)| k), None);
     }
 }

@@ -45,7 +45,7 @@ use openflow::model::{Action, PacketOut, PortNo};
 use openflow::view::PacketIn;
 use openflow::Version;
 
-use super::SpanningTree;
+use super::{PortHop, SpanningTree};
 
 /// OpenFlow 1.0's OFPPC_NO_FLOOD (bit 4, unused in 1.3): the port is left out of floods.
 const NO_FLOOD: u32 = 1 << 4;
@@ -63,6 +63,10 @@ const MAX_RECENT_FLOODS: usize = 64;
 pub struct Floods {
     /// Scratch space for the output actions (no allocation per flood).
     actions: Vec<Action>,
+    /// Scratch space for the hops of a route the routing app installs from this switch
+    /// (no allocation per route). Not the flood's: it rides here because this is the
+    /// routing app's per-switch state.
+    pub(super) hops: Vec<PortHop>,
     /// The hashes of this switch's recent floods' frames, oldest first.
     recent: VecDeque<u64>,
     /// When each of `recent` was flooded, in the same order (apart, so the look-up
@@ -84,9 +88,15 @@ impl Floods {
         self.planned_at = None;
     }
 
+    /// Whether the plan was computed at tree version `version` (and the switch's ports
+    /// have not changed since): a flood then needs no look at the tree.
+    pub fn is_planned(&self, version: u64) -> bool {
+        self.planned_at == Some(version)
+    }
+
     /// Computes the plan of this switch from the tree (at `version`) and its ports,
     /// unless it is current.
-    fn plan(&mut self, tree: &SpanningTree, version: u64, info: &SwitchInfo) {
+    pub fn plan(&mut self, tree: &SpanningTree, version: u64, info: &SwitchInfo) {
         if self.planned_at == Some(version) {
             return;
         }
@@ -110,7 +120,10 @@ impl Floods {
     /// Whether the frame hashed `hash` was flooded here within [`REPEAT_WINDOW`];
     /// remembers it if not.
     fn is_repeat(&mut self, hash: u64, now: Instant) -> bool {
-        let old = |t: &Instant| now.saturating_duration_since(*t) > REPEAT_WINDOW;
+        // Older than the window: before `cutoff` (one subtraction per call, not one per
+        // entry looked at). None: the clock began less than a window ago.
+        let cutoff = now.checked_sub(REPEAT_WINDOW);
+        let old = |t: &Instant| cutoff.is_some_and(|c| *t < c);
         while self.recent_at.front().is_some_and(old) {
             self.recent_at.pop_front();
             self.recent.pop_front();
@@ -129,18 +142,16 @@ impl Floods {
     }
 }
 
-/// Floods the packet of `p` by the policy of the module doc (`version`: the tree's, for
-/// the per-switch plan; `hasher` hashes frames for the repeat check).
+/// Floods the packet of `p` by the policy of the module doc, by the switch's plan
+/// ([`Floods::plan`] first: the caller knows whether the tree needs a look); `hasher`
+/// hashes frames for the repeat check.
 pub fn flood(
-    tree: &SpanningTree,
-    version: u64,
     hasher: &impl BuildHasher,
     ctx: &mut SwitchCtx,
     floods: &mut Floods,
     p: &PacketIn<&[u8]>,
 ) -> Flow {
     let in_port = p.in_port();
-    floods.plan(tree, version, ctx.info());
     // Came around a known loop.
     if floods.off_tree.contains(&in_port) {
         return Flow::Stop;
@@ -152,11 +163,8 @@ pub fn flood(
     let Floods { actions, plan, .. } = floods;
     actions.clear();
     let came_in = PortNo::from_u32(in_port);
-    actions.extend_from_slice(plan);
-    let is_in = |a: &Action| matches!(a, Action::Output { port, .. } if *port == came_in);
-    if let Some(i) = actions.iter().position(is_in) {
-        actions.remove(i);
-    }
+    let is_in = |a: &&Action| matches!(a, Action::Output { port, .. } if *port == came_in);
+    actions.extend(plan.iter().filter(|a| !is_in(a)));
     if !actions.is_empty() {
         send(ctx, p, actions);
     }

@@ -40,7 +40,7 @@
 //! see changes in the order they were made.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
@@ -170,6 +170,37 @@ pub struct TopologyApp {
     /// asks whether its source MAC is known (the common case, a read), and only a MAC
     /// seen for the first time writes.
     hosts: RwLock<HostPorts>,
+    /// Whether `hosts` was full when its write lock was last released: then no PACKET_IN
+    /// can mark anything, and none takes the lock to find that out (a network with more
+    /// hosts than the guard holds, or a flood of new source addresses). A stale `true`
+    /// (a port just cleared) fails open for a moment, as a full guard does.
+    hosts_full: AtomicBool,
+}
+
+/// The host-port guard under its write lock; tells `hosts_full` whether it is full when
+/// released.
+struct HostsWrite<'a> {
+    guard: RwLockWriteGuard<'a, HostPorts>,
+    full: &'a AtomicBool,
+}
+
+impl std::ops::Deref for HostsWrite<'_> {
+    type Target = HostPorts;
+    fn deref(&self) -> &HostPorts {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for HostsWrite<'_> {
+    fn deref_mut(&mut self) -> &mut HostPorts {
+        &mut self.guard
+    }
+}
+
+impl Drop for HostsWrite<'_> {
+    fn drop(&mut self) {
+        self.full.store(self.guard.is_full(), Relaxed);
+    }
 }
 
 /// MACs the host-port guard remembers at most.
@@ -198,6 +229,7 @@ impl TopologyApp {
                 Self::secs(params.lldp_interval) * 2,
                 HOST_PORTS_CAP,
             )),
+            hosts_full: AtomicBool::new(false),
         }
     }
 
@@ -222,8 +254,11 @@ impl TopologyApp {
         self.seen.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn hosts(&self) -> RwLockWriteGuard<'_, HostPorts> {
-        self.hosts.write().unwrap_or_else(|e| e.into_inner())
+    fn hosts(&self) -> HostsWrite<'_> {
+        HostsWrite {
+            guard: self.hosts.write().unwrap_or_else(|e| e.into_inner()),
+            full: &self.hosts_full,
+        }
     }
 
     /// Marks the port of a MAC's first PACKET_IN (see [`guard`](super::guard)).
@@ -234,9 +269,13 @@ impl TopologyApp {
         }
         let src = MacAddr([frame[6], frame[7], frame[8], frame[9], frame[10], frame[11]]);
         // A MAC seen before marks nothing (the common case): answered under the read
-        // lock, before the link-port look-up, which only a new MAC needs.
+        // lock (or by the full flag, without it), before the link-port look-up, which
+        // only a new MAC needs.
         let known = |h: &HostPorts| h.knows(src);
-        if src.is_multicast() || known(&self.hosts.read().unwrap_or_else(|e| e.into_inner())) {
+        if src.is_multicast()
+            || self.hosts_full.load(Relaxed)
+            || known(&self.hosts.read().unwrap_or_else(|e| e.into_inner()))
+        {
             return;
         }
         if self.topology.is_link_port(dpid, in_port) {

@@ -79,7 +79,12 @@ impl HostPorts {
     /// Whether `mac` was seen already, or can mark nothing more (the guard is full):
     /// [`HostPorts::traffic`] would change nothing.
     pub fn knows(&self, mac: MacAddr) -> bool {
-        self.first_hop.len() >= self.cap || self.first_hop.contains(&mac)
+        self.is_full() || self.first_hop.contains(&mac)
+    }
+
+    /// Whether the guard remembers as many MACs as it may: no new MAC marks anything.
+    pub fn is_full(&self) -> bool {
+        self.first_hop.len() >= self.cap
     }
 
     /// A PACKET_IN from `mac` (a unicast source) on `port` of `dpid`, which is not a
@@ -205,8 +210,14 @@ mod tests {
         let t = Instant::now();
         let mut h = HostPorts::new(HOLD, 1);
         h.traffic(mac(1), 1, 1, t);
+        assert!(h.is_full());
         h.traffic(mac(2), 1, 2, t);
         assert_eq!(h.kind(1, 2, t + HOLD), PortKind::Unmarked);
         assert_eq!(h.len(), 1);
+        // A port cleared makes room again.
+        h.clear_port(1, 1);
+        assert!(!h.is_full());
+        h.traffic(mac(2), 1, 2, t);
+        assert_eq!(h.kind(1, 2, t + HOLD), PortKind::Host);
     }
 }
