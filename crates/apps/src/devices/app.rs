@@ -14,7 +14,7 @@
 //!    make every PACKET_IN take the write lock).
 //! 3. Unless the packet came in on a port of an inter-switch link (the topology app's
 //!    [`Topology::is_link_port`]: a packet there was sent by a host behind another
-//!    switch), records the host at (switch, in_port) ([`HostTable::observe`]): a new host
+//!    switch), records the host at (switch, in_port) ([`HostTable::observe`](super::table::HostTable::observe)): a new host
 //!    is `Added`, a known one seen on another port has `Moved` if [`moves`](super::moves)
 //!    says it did (quiet at its old place for `move_quiet`, or seen on a confirmed edge
 //!    port; else the sighting is a copy of its frame that crossed a cable discovery has
