@@ -40,16 +40,36 @@ use crate::config::{BackpressureConfig, KeepaliveConfig};
 use crate::counters::{SwitchCounters, TypeCounts};
 use crate::info::Dpid;
 
-/// Initial size of a connection's read buffer: a few PACKET_INs per read(2).
+/// Initial size of a connection's read buffer: a few PACKET_INs per read(2). A busy
+/// switch's buffer grows to [`READ_BUF_MAX`].
 pub const READ_BUF_INITIAL: usize = 8 * 1024;
+
+/// Size a busy switch's read buffer grows to: a read that fills the buffer doubles it,
+/// up to this (a switch that never sends much keeps its 8 KiB, so ten thousand quiet
+/// switches cost 80 MB, not 640).
+pub const READ_BUF_MAX: usize = 64 * 1024;
 
 /// Messages handled per switch per worker turn. A budget in messages, not bytes: the
 /// cost of a message is the pipeline's work on it, nearly the same for a 100-byte and
-/// a 1500-byte PACKET_IN, and what must be even between switches is answers. 64 is
-/// about one 8 KiB read of PACKET_INs: the per-turn costs (one `epoll_wait`, one
-/// `write(2)` per switch) are shared by 64 messages, and a turn over 64 busy switches
-/// stays near a millisecond, so no switch waits long for its share.
+/// a 1500-byte PACKET_IN, and what must be even between switches is answers. 64 keeps
+/// a turn over 64 busy switches near a millisecond, so no switch waits long for its
+/// share, and is below what any switch's socket holds, so each busy switch does get
+/// its whole budget (a switch sending 1400-byte packets has only so many in its
+/// socket: a budget of 512 served such switches a fifth of what others got).
 pub const TURN_BUDGET: usize = 64;
+
+/// Output a busy switch accumulates before it is written. The per-write costs (the
+/// TCP stack's path, on both ends of a loopback) were 40% of the learning switch's
+/// time under cbench's load when every turn's 64 answers went out in a write(2) of
+/// their own. A switch with more to handle next turn is now written once its queue
+/// holds this much, or [`FLUSH_DELAY`] after its output was first held back, or when
+/// it has nothing more to handle: several turns' answers in one write. A switch that
+/// is not busy is written at the end of every turn, as before, so this adds no latency
+/// below overload, and at most [`FLUSH_DELAY`] to answers that wait behind a backlog.
+pub const FLUSH_BATCH: usize = 32 * 1024;
+
+/// The longest a busy switch's output is held back (see [`FLUSH_BATCH`]).
+pub const FLUSH_DELAY: Duration = Duration::from_millis(2);
 
 /// read(2) calls per switch per turn at most (a message bigger than the read buffer
 /// takes several): a bound on the turn even when no whole message comes.
@@ -86,12 +106,17 @@ pub trait FrameSink<S> {
     }
 }
 
-/// The PACKET_IN at the start of `buf`, if one is there whole.
+/// How many messages past the one being handled are announced to the sink's
+/// [`FrameSink::prefetch`]: enough that the cache misses of several PACKET_INs are in
+/// flight at once, each started several handlings before it is needed.
+pub const PREFETCH_AHEAD: usize = 8;
+
+/// The message at the start of `buf` if it is there whole: (its type, its length).
 #[inline]
-fn next_packet_in(buf: &[u8]) -> Option<&[u8]> {
+fn whole_message(buf: &[u8]) -> Option<(u8, usize)> {
     let h = buf.get(..HEADER_LEN)?;
     let len = u16::from_be_bytes([h[2], h[3]]) as usize;
-    (h[1] == PACKET_IN && len >= HEADER_LEN).then(|| buf.get(..len))?
+    (len >= HEADER_LEN && len <= buf.len()).then_some((h[1], len))
 }
 
 /// A connected switch (see the module doc).
@@ -137,6 +162,9 @@ pub struct Conn<S> {
     progress_at: Instant,
     /// Whether the worker has this connection on its flush list for this turn.
     pub dirty: bool,
+    /// Since when the worker has held back this connection's output to write it with
+    /// more ([`FLUSH_BATCH`]); `None` when it is not holding any.
+    pub held_since: Option<Instant>,
     /// Whether the worker has this connection on its list of reads for a turn (so a
     /// switch is served once per turn, however many events and leftovers it has).
     pub scheduled: bool,
@@ -200,6 +228,7 @@ impl<S> Conn<S> {
             paused_at: now,
             progress_at: now,
             dirty: false,
+            held_since: None,
             scheduled: false,
             read_closed: false,
             next_keepalive: now + limits.keepalive.interval,
@@ -295,7 +324,15 @@ impl<S> Conn<S> {
                 Ok(0) => return Err("closed_by_peer"),
                 Ok(n) => {
                     self.rend += n;
+                    // A read that filled the buffer: a busy switch. Its buffer doubles,
+                    // up to READ_BUF_MAX, so that it takes a turn's budget in a few
+                    // reads (see READ_BUF_MAX).
+                    if n == space && self.rbuf.len() < READ_BUF_MAX {
+                        let grown = (self.rbuf.len() * 2).min(READ_BUF_MAX);
+                        self.rbuf.resize(grown, 0);
+                    }
                     self.counters.bytes_in += n as u64;
+                    self.counters.reads += 1;
                     // Any byte from the switch proves it alive.
                     self.unanswered = 0;
                     self.next_keepalive = now + limits.keepalive.interval;
@@ -365,7 +402,24 @@ impl<S> Conn<S> {
         let Some(state) = self.state.as_mut() else {
             return Ok(());
         };
+        // Messages from `rstart` up to `ahead` have been announced to `sink.prefetch`,
+        // `lead` of them.
+        let mut ahead = self.rstart;
+        let mut lead = 0;
         while *budget > 0 && self.rend - self.rstart >= HEADER_LEN {
+            // Announce PACKET_INs up to PREFETCH_AHEAD past this one: their table
+            // lookups' cache misses then overlap the work of the ones before them
+            // (`Builder::prefetch_packet_in`).
+            while lead <= PREFETCH_AHEAD {
+                let Some((t, l)) = whole_message(&self.rbuf[ahead..self.rend]) else {
+                    break;
+                };
+                if t == PACKET_IN && lead > 0 {
+                    sink.prefetch(state, &self.rbuf[ahead..ahead + l]);
+                }
+                ahead += l;
+                lead += 1;
+            }
             let buf = &self.rbuf[self.rstart..self.rend];
             let version = buf[0];
             let msg_type = buf[1];
@@ -398,12 +452,6 @@ impl<S> Conn<S> {
                 _ => {
                     if msg_type == PACKET_IN {
                         self.counters.packet_ins += 1;
-                        // The next PACKET_IN, if it is here whole, is announced before
-                        // this one is handled: its table lookups' cache misses then
-                        // overlap this one's work (`Builder::prefetch_packet_in`).
-                        if let Some(next) = next_packet_in(&buf[len..]) {
-                            sink.prefetch(state, next);
-                        }
                     }
                     let at = self.out.len();
                     sink.frame(state, frame, &mut self.out, now);
@@ -412,6 +460,7 @@ impl<S> Conn<S> {
                 }
             }
             self.rstart += len;
+            lead = lead.saturating_sub(1);
         }
         if self.rstart == self.rend {
             self.rstart = 0;
@@ -468,6 +517,7 @@ impl<S> Conn<S> {
                 Ok(n) => {
                     self.written += n;
                     self.counters.bytes_out += n as u64;
+                    self.counters.writes += 1;
                     self.progress_at = now;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,

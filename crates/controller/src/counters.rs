@@ -149,6 +149,11 @@ pub struct SwitchCounters {
     pub bytes_in: u64,
     /// Bytes written to the switch.
     pub bytes_out: u64,
+    /// read(2) calls that returned bytes: with `packet_ins`, how well reads are
+    /// batched.
+    pub reads: u64,
+    /// write(2) calls that took bytes: how well answers are batched (FLUSH_BATCH).
+    pub writes: u64,
     /// Times the switch was paused (not read) because its queue passed the high-water
     /// mark: how often backpressure held it back.
     pub pauses: u64,
@@ -192,6 +197,10 @@ pub struct SwitchSnapshot {
     pub bytes_in: u64,
     /// Bytes written.
     pub bytes_out: u64,
+    /// read(2) calls that returned bytes.
+    pub reads: u64,
+    /// write(2) calls that took bytes.
+    pub writes: u64,
     /// Bytes queued now, not yet taken by the kernel.
     pub queued_bytes: usize,
     /// The most bytes ever queued at a flush.

@@ -11,7 +11,8 @@
 //!     ready list, in order (last turn's leftovers first, then new events): each switch
 //!         handles up to TURN_BUDGET messages (frame, echo or pipeline.handle →
 //!         conn.out); one with more waiting goes on the next turn's list
-//!     after the turn: flush every connection with new output once; a queue past the
+//!     after the turn: flush every connection with new output once (one with more
+//!         to handle next turn: once it holds FLUSH_BATCH or FLUSH_DELAY passed); a queue past the
 //!         high-water mark pauses its switch (no READABLE), one drained to the
 //!         low-water mark resumes it and puts it on the next turn's list
 //!     deadlines: keepalive (silent while output is blocked), stall timeout,
@@ -37,7 +38,7 @@ use mio::net::TcpStream;
 use mio::{Events, Poll, Token, Waker};
 use tracing::{debug, info, warn};
 
-use crate::conn::{CloseReason, Conn, ConnLimits, FrameSink};
+use crate::conn::{CloseReason, Conn, ConnLimits, FrameSink, FLUSH_BATCH, FLUSH_DELAY};
 use crate::counters::{lock, ReasonCounts, SwitchSnapshot, TypeCounts, WorkerSnapshot};
 use crate::info::{Dpid, SwitchInfo};
 use crate::switches::Route;
@@ -621,13 +622,26 @@ impl<P: SwitchPipeline> Worker<P> {
 
     /// Flushes every connection with new output once (Beacon Alg. 2/3); a resumed
     /// switch is read next turn, and a blocked one's stall deadline is watched.
+    /// A switch with more to handle next turn (on `again`), less than [`FLUSH_BATCH`]
+    /// queued and held back for less than [`FLUSH_DELAY`] stays dirty: written later,
+    /// with more.
     fn flush_dirty(&mut self, now: Instant) {
         let registry = self.poll.registry();
+        let mut kept = 0;
         for i in 0..self.dirty.len() {
             let slot = self.dirty[i];
             let Some(Some(conn)) = self.conns.get_mut(slot) else {
                 continue;
             };
+            if conn.scheduled && !conn.blocked() && conn.pending_out() < FLUSH_BATCH {
+                let since = *conn.held_since.get_or_insert(now);
+                if now.saturating_duration_since(since) < FLUSH_DELAY {
+                    self.dirty[kept] = slot;
+                    kept += 1;
+                    continue;
+                }
+            }
+            conn.held_since = None;
             conn.dirty = false;
             match conn.flush(registry, &self.cfg.limits, now) {
                 Ok(resumed) => {
@@ -642,7 +656,7 @@ impl<P: SwitchPipeline> Worker<P> {
                 Err(reason) => self.closing.push((slot, reason)),
             }
         }
-        self.dirty.clear();
+        self.dirty.truncate(kept);
     }
 
     /// Closes the connections marked this turn: switch-removed, registry, counters.
@@ -755,6 +769,8 @@ impl<P: SwitchPipeline> Worker<P> {
                 drops: c.drops,
                 bytes_in: c.bytes_in,
                 bytes_out: c.bytes_out,
+                reads: c.reads,
+                writes: c.writes,
                 queued_bytes: conn.pending_out(),
                 max_queued_bytes: c.max_queued,
                 paused: conn.paused(),

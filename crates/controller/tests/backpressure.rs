@@ -762,3 +762,38 @@ fn messages_sent_to_a_paused_switch_past_the_hard_cap_are_dropped_counted_and_lo
     );
     assert!(!p.closed);
 }
+
+#[test]
+fn a_busy_switch_gets_several_turns_of_answers_per_write() {
+    let _serial = serial();
+    let ctl = start(&config(1 << 20, Duration::from_secs(30)));
+    // cbench-style: the socket kept full for a second, answers read as they come.
+    let mut p = Pump::connect(ctl.addr, 0x5);
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(1) {
+        p.write(512);
+        p.read(usize::MAX);
+    }
+    let deadline = Instant::now() + T;
+    p.finish_writing(deadline);
+    assert!(
+        p.drain(deadline),
+        "{} sent, {} answered",
+        p.sent(),
+        p.answered
+    );
+    assert_eq!(p.wrong, None);
+    let c = counters_after(&ctl, Instant::now());
+    let s = switch(&c, 0x5).expect("the switch is connected");
+    // Without holding a busy switch's output back (FLUSH_BATCH), each turn's answers
+    // (TURN_BUDGET at most) went out in a write of their own.
+    let per_write = s.packet_ins as f64 / s.writes as f64;
+    eprintln!(
+        "busy switch: {} PACKET_INs, {} writes, {} reads: {per_write:.0} answers per write",
+        s.packet_ins, s.writes, s.reads
+    );
+    assert!(
+        per_write > 2.0 * TURN_BUDGET as f64,
+        "{per_write:.0} answers per write"
+    );
+}

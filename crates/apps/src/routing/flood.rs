@@ -35,7 +35,6 @@
 //! look like edge ports; its move rule (`devices::moves`) tells them from moves, so the
 //! hosts stay where they are.
 
-use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
@@ -54,8 +53,9 @@ const MAX_PHYSICAL_PORT: u32 = 0xffff_ff00;
 /// A frame flooded again by a switch within this time is a copy that went around a
 /// loop (see the module doc).
 pub const REPEAT_WINDOW: Duration = Duration::from_millis(250);
-/// Floods remembered per switch for the repeat check, at most.
-const MAX_RECENT_FLOODS: usize = 64;
+/// Floods remembered per switch for the repeat check: [`RECENT_SETS`] sets of two
+/// (set-associative, as a CPU cache: a look-up reads one set, not a list).
+const RECENT_SETS: usize = 32;
 
 /// Per switch, what flooding needs. Owned by the switch's worker (per-switch app
 /// state), so a flood reads no shared state beyond the tree's version.
@@ -67,11 +67,9 @@ pub struct Floods {
     /// (no allocation per route). Not the flood's: it rides here because this is the
     /// routing app's per-switch state.
     pub(super) hops: Vec<PortHop>,
-    /// The hashes of this switch's recent floods' frames, oldest first.
-    recent: VecDeque<u64>,
-    /// When each of `recent` was flooded, in the same order (apart, so the look-up
-    /// scans hashes alone: eight bytes each, not twenty-four).
-    recent_at: VecDeque<Instant>,
+    /// This switch's recent floods: the frame's hash and when, in the set its hash
+    /// picks, two per set (empty until the first flood).
+    recent: Vec<[Recent; 2]>,
     /// The output actions of a flood from this switch, every in-port included (2c):
     /// computed from the tree and the switch's ports, reused until either changes.
     plan: Vec<Action>,
@@ -118,28 +116,36 @@ impl Floods {
     }
 
     /// Whether the frame hashed `hash` was flooded here within [`REPEAT_WINDOW`];
-    /// remembers it if not.
+    /// remembers it if not, in place of the older of its set's two (so a repeat is
+    /// caught unless two other floods of the same set came in between: at most a copy
+    /// more around an undiscovered loop, whose next lap is caught).
     fn is_repeat(&mut self, hash: u64, now: Instant) -> bool {
-        // Older than the window: before `cutoff` (one subtraction per call, not one per
-        // entry looked at). None: the clock began less than a window ago.
-        let cutoff = now.checked_sub(REPEAT_WINDOW);
-        let old = |t: &Instant| cutoff.is_some_and(|c| *t < c);
-        while self.recent_at.front().is_some_and(old) {
-            self.recent_at.pop_front();
-            self.recent.pop_front();
+        if self.recent.is_empty() {
+            self.recent = vec![[Recent::default(); 2]; RECENT_SETS];
         }
-        let (a, b) = self.recent.as_slices();
-        if a.contains(&hash) || b.contains(&hash) {
+        let within = |r: &Recent| {
+            r.at.is_some_and(|t| now.saturating_duration_since(t) < REPEAT_WINDOW)
+        };
+        let set = &mut self.recent[(hash as usize) % RECENT_SETS];
+        if set.iter().any(|r| r.hash == hash && within(r)) {
             return true;
         }
-        if self.recent.len() == MAX_RECENT_FLOODS {
-            self.recent.pop_front();
-            self.recent_at.pop_front();
-        }
-        self.recent.push_back(hash);
-        self.recent_at.push_back(now);
+        // The empty or older one goes (None, empty, is the oldest).
+        let way = usize::from(set[1].at < set[0].at);
+        set[way] = Recent {
+            hash,
+            at: Some(now),
+        };
         false
     }
+}
+
+/// A flood remembered for the repeat check.
+#[derive(Debug, Clone, Copy, Default)]
+struct Recent {
+    hash: u64,
+    /// When; `None`: empty.
+    at: Option<Instant>,
 }
 
 /// Floods the packet of `p` by the policy of the module doc, by the switch's plan
@@ -216,4 +222,37 @@ pub fn send(ctx: &mut SwitchCtx, p: &PacketIn<&[u8]>, actions: &[Action]) {
         Some(id) => PacketOut::buffered(id, in_port, actions),
         None => PacketOut::unbuffered(p.data(), in_port, actions),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeat_is_caught_within_the_window_and_not_after() {
+        let mut f = Floods::default();
+        let t0 = Instant::now();
+        assert!(!f.is_repeat(7, t0));
+        assert!(f.is_repeat(7, t0 + Duration::from_millis(100)));
+        assert!(!f.is_repeat(7, t0 + REPEAT_WINDOW + Duration::from_millis(1)));
+    }
+
+    #[test]
+    fn a_flood_is_remembered_until_two_more_of_its_set_come() {
+        let mut f = Floods::default();
+        let t = Instant::now();
+        let set = RECENT_SETS as u64;
+        assert!(!f.is_repeat(1, t));
+        // Floods of every other set do not push it out.
+        for h in 2..set {
+            assert!(!f.is_repeat(h, t));
+        }
+        // One more of its own set: both are kept.
+        assert!(!f.is_repeat(1 + set, t));
+        assert!(f.is_repeat(1, t));
+        assert!(f.is_repeat(1 + set, t));
+        // A second one: the older (1) goes.
+        assert!(!f.is_repeat(1 + 2 * set, t + Duration::from_millis(1)));
+        assert!(!f.is_repeat(1, t + Duration::from_millis(2)));
+    }
 }
