@@ -57,12 +57,13 @@ use super::table::{AttachmentPoint, HostEvent, Limits, Sighting};
 use crate::topology::{Topology, TopologyEvent};
 
 /// The device app's parameters (`[apps.params]` in `pharos.toml`). Times are in seconds,
-/// as the other apps' are.
+/// as the other apps' are: a number (`300`, `2.5`) or a duration (`"5m"`, `"500ms"`).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Seconds a host may stay silent before it is forgotten (default 300, from 1 to
     /// 86400).
+    #[serde(deserialize_with = "controller::config::seconds::deserialize")]
     pub host_timeout: f64,
     /// Hosts tracked at most (default 100,000, about 21 MB; at most 10,000,000): new
     /// hosts beyond are refused, so a host spraying source MACs cannot take the
@@ -74,6 +75,7 @@ pub struct Params {
     /// Seconds a known host must have been quiet at its place, or a port up since the
     /// last switch joined, for a sighting elsewhere to be a move (default 1, from 0 to
     /// 3600; 0: every sighting elsewhere is a move). See [`moves`](super::moves).
+    #[serde(deserialize_with = "controller::config::seconds::deserialize")]
     pub move_quiet: f64,
 }
 
@@ -91,29 +93,29 @@ impl Default for Params {
 
 impl Params {
     /// Refuses values out of range, naming the parameter.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
         if !(1.0..=86400.0).contains(&self.host_timeout) {
-            return Err(format!(
-                "host_timeout {} is not within 1..=86400 s",
-                self.host_timeout
+            return Err((
+                "host_timeout",
+                format!("{} is not within 1..=86400 s", self.host_timeout),
             ));
         }
         if !(1..=10_000_000).contains(&self.max_hosts) {
-            return Err(format!(
-                "max_hosts {} is not within 1..=10000000",
-                self.max_hosts
+            return Err((
+                "max_hosts",
+                format!("{} is not within 1..=10000000", self.max_hosts),
             ));
         }
         if self.max_ips_per_family > 64 {
-            return Err(format!(
-                "max_ips_per_family {} is not within 0..=64",
-                self.max_ips_per_family
+            return Err((
+                "max_ips_per_family",
+                format!("{} is not within 0..=64", self.max_ips_per_family),
             ));
         }
         if !(0.0..=3600.0).contains(&self.move_quiet) {
-            return Err(format!(
-                "move_quiet {} is not within 0..=3600 s",
-                self.move_quiet
+            return Err((
+                "move_quiet",
+                format!("{} is not within 0..=3600 s", self.move_quiet),
             ));
         }
         Ok(())
@@ -160,7 +162,7 @@ impl Default for DeviceManager {
 
 impl DeviceManager {
     /// The app with these parameters; out of range (see [`Params::check`]), an error.
-    pub fn new(params: Params) -> Result<DeviceManager, String> {
+    pub fn new(params: Params) -> Result<DeviceManager, (&'static str, String)> {
         params.check()?;
         let limits = Limits {
             max_hosts: params.max_hosts,
