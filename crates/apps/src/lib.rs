@@ -87,8 +87,9 @@ impl ParamError {
 fn parse<P: serde::de::DeserializeOwned>(app: &str, params: &toml::Table) -> Result<P, ParamError> {
     serde_path_to_error::deserialize(toml::Value::Table(params.clone())).map_err(|e| {
         let path = e.path().to_string();
-        let message = e.inner().to_string();
-        let message = message.trim_end();
+        // The message alone: the error's Display adds "in `key`" on a line of its own.
+        let message = e.inner().message().trim_end().replace('\n', "; ");
+        let message = message.as_str();
         if let Some((field, expected)) = message
             .strip_prefix("unknown field `")
             .and_then(|rest| rest.split_once('`'))
@@ -304,7 +305,7 @@ mod tests {
         assert_eq!(e.param.as_deref(), Some("lldp_intervall"));
         assert!(
             e.reason
-                .starts_with("unknown parameter; did you mean `lldp_interval`?"),
+                .starts_with("unknown parameter (did you mean `lldp_interval`?)"),
             "{e}"
         );
         let t: toml::Table = toml::from_str("max_routes = \"many\"").unwrap();

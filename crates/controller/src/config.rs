@@ -247,7 +247,9 @@ impl Config {
         let config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
             let inner = e.inner();
             let line = inner.span().map(|s| line_of(text, s.start));
-            let (key, reason) = key_and_reason(&e.path().to_string(), inner.message());
+            // A parser's message may run over several lines: one line here.
+            let message = inner.message().trim_end().replace('\n', "; ");
+            let (key, reason) = key_and_reason(&e.path().to_string(), &message);
             ConfigError {
                 file: None,
                 key,
@@ -467,10 +469,10 @@ pub fn nearest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
         .map(|(_, k)| k)
 }
 
-/// `"; did you mean `x`?"` when a known name is near `word`, else nothing.
+/// `" (did you mean `x`?)"` when a known name is near `word`, else nothing.
 pub fn did_you_mean(word: &str, known: &[&str]) -> String {
     match nearest(word, known) {
-        Some(k) => format!("; did you mean `{k}`?"),
+        Some(k) => format!(" (did you mean `{k}`?)"),
         None => String::new(),
     }
 }

@@ -330,7 +330,7 @@ fn unknown_app_names_list_the_known_ones() {
     let known = ["device_manager", "hub", "routing", "topology"];
     assert_eq!(
         unknown_app("routeing", &known),
-        "unknown app `routeing`; did you mean `routing`?; the apps are: device_manager, hub, routing, topology"
+        "unknown app `routeing` (did you mean `routing`?); the apps are: device_manager, hub, routing, topology"
     );
 }
 

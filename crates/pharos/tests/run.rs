@@ -358,7 +358,7 @@ fn misspelt_app_parameters_and_names_in_the_file_give_file_line_and_key() {
     );
     assert!(
         err.contains(&format!(
-            "{}:4: `apps[0].params.lldp_intervall`: topology: unknown parameter; did you mean `lldp_interval`?",
+            "{}:4: `apps[0].params.lldp_intervall`: topology: unknown parameter (did you mean `lldp_interval`?)",
             path.display()
         )),
         "{err}"
@@ -379,7 +379,7 @@ fn misspelt_app_parameters_and_names_in_the_file_give_file_line_and_key() {
     );
     assert!(
         err.contains(&format!(
-            "{}:4: `apps[1].name`: unknown app `routeing`; did you mean `routing`?",
+            "{}:4: `apps[1].name`: unknown app `routeing` (did you mean `routing`?)",
             path.display()
         )),
         "{err}"
