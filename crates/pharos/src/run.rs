@@ -229,11 +229,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(code);
         }
     };
+    let listen: Vec<String> = handle.local_addrs().iter().map(|a| a.to_string()).collect();
     tracing::info!(
-        listen = ?handle.local_addrs(),
-        workers = config.workers,
-        apps = ?names,
-        "pharos controller running; Ctrl-C or SIGTERM to stop"
+        "pharos controller running on {} ({} worker{}; apps {}); Ctrl-C or SIGTERM to stop",
+        listen.join(", "),
+        config.workers,
+        if config.workers == 1 { "" } else { "s" },
+        names.join(",")
     );
     let signal = signals.forever().next().unwrap_or(SIGTERM);
     let name = if signal == SIGINT {

@@ -166,6 +166,20 @@ fn runs_and_stops_on(sig: libc::c_int, apps: Option<&str>, flooded_to: &[u32]) {
     let log = p.stderr();
     assert!(log.contains("shutting down"), "{log}");
     assert!(log.contains("shut down cleanly"), "{log}");
+    assert!(log.contains("switch connected"), "{log}");
+    assert!(log.contains("switch disconnected"), "{log}");
+    if apps.is_none() {
+        // What the default set learns is said at info level, one readable line each.
+        let mac = host(1).to_string();
+        let learned = format!("host learned: {mac} 10.0.0.1 at 0000000000005eed:1");
+        let forgotten =
+            format!("host forgotten: {mac} 10.0.0.1 at 0000000000005eed:1 (switch left)");
+        assert_eq!(log.matches(&learned).count(), 1, "{log}");
+        assert_eq!(log.matches(&forgotten).count(), 1, "{log}");
+    }
+    for debug in ["Dpid(", "Link {", "Some(", "[\""] {
+        assert!(!log.contains(debug), "a Rust structure in the log: {log}");
+    }
 }
 
 #[test]

@@ -39,10 +39,10 @@
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use controller::app::{App, Builder, Flow, Order, SwitchCtx};
-use controller::info::{Dpid, PortInfo, PortReason};
+use controller::info::{PortInfo, PortReason};
 use controller::services::{Services, StartError};
 use openflow::view::PacketIn;
 use openflow::MacAddr;
@@ -51,9 +51,10 @@ use packet::flow::{FlowKey, L4Key};
 use packet::icmpv6::Icmpv6Type;
 use serde::Deserialize;
 
+use super::host_log::{HostLog, Why};
 use super::moves::{MoveRule, PortAges};
 use super::service::Devices;
-use super::table::{AttachmentPoint, HostEvent, Limits, Sighting};
+use super::table::{AttachmentPoint, Limits, Sighting};
 use crate::topology::{Topology, TopologyEvent};
 
 /// The device app's parameters (`[apps.params]` in `pharos.toml`). Times are in seconds,
@@ -150,6 +151,8 @@ pub struct DeviceManager {
     topology: OnceLock<Arc<Topology>>,
     /// Whether the table-full warning was given.
     warned_full: AtomicBool,
+    /// The info lines about hosts, within their budget.
+    log: HostLog,
     /// Tells moves from echoes (step 2).
     moves: MoveRule,
 }
@@ -174,6 +177,7 @@ impl DeviceManager {
             topology: OnceLock::new(),
             warned_full: AtomicBool::new(false),
             moves: MoveRule::new(Duration::from_secs_f64(params.move_quiet)),
+            log: HostLog::new(Instant::now()),
         })
     }
 
@@ -212,11 +216,12 @@ impl App for DeviceManager {
         b.on_switch_added(|app, ctx, _| app.moves.joined(ctx.now()));
         b.on_packet_in(Order::advise(10), DeviceManager::packet_in);
         b.on_port_status(DeviceManager::port_status);
-        b.subscribe::<Topology, _>(|app, e| forget_behind_topology(&app.devices, e));
+        b.subscribe::<Topology, _>(|app, e| app.forget_behind_topology(e));
         b.every_global(self.params.expire_interval(), |app, _, now| {
             let timeout = app.params.host_timeout();
             let events = app.devices.update(|t| t.expire(now, timeout));
-            log_events(&events);
+            app.log.roll(now);
+            app.log.log(&events, now, Why::Silent, None);
         });
     }
 
@@ -278,7 +283,7 @@ impl DeviceManager {
             // No allocation for a known host at its known place, the common case.
             a.into_iter().chain(b).collect()
         });
-        log_events(&events);
+        self.log.log(&events, now, Why::Seen, sender.ips[0]);
         Flow::Continue
     }
 
@@ -294,7 +299,8 @@ impl DeviceManager {
         }
         if reason == PortReason::Delete || !port.is_up() {
             let (dpid, port) = (ctx.dpid(), port.port_no);
-            log_events(&self.devices.update(|t| t.remove_attached_to(dpid, port)));
+            let events = self.devices.update(|t| t.remove_attached_to(dpid, port));
+            self.log.log(&events, ctx.now(), Why::PortDown, None);
         }
     }
 
@@ -313,41 +319,28 @@ impl DeviceManager {
     }
 }
 
-/// The Topology subscription: hosts "learned" on a port that turns out to be an
-/// inter-switch link were hosts behind the other switch; a switch that leaves takes its
-/// hosts with it.
-fn forget_behind_topology(devices: &Devices, e: &TopologyEvent) {
-    let events = match *e {
-        TopologyEvent::LinkAdded(l) => devices.update(|t| {
-            let mut gone = t.remove_attached_to(l.src.0, l.src_port);
-            gone.extend(t.remove_attached_to(l.dst.0, l.dst_port));
-            gone
-        }),
-        TopologyEvent::SwitchRemoved(dpid) => devices.update(|t| t.remove_switch(dpid)),
-        TopologyEvent::SwitchAdded(_) | TopologyEvent::LinkRemoved(..) => return,
-    };
-    log_events(&events);
-}
-
-fn log_events(events: &[HostEvent]) {
-    for e in events {
-        match e {
-            HostEvent::Added { key, ap } => {
-                tracing::debug!(mac = %key.mac, vlan = ?key.vlan, dpid = %Dpid(ap.dpid), port = ap.port, "host added");
-            }
-            HostEvent::Moved { key, from, to } => tracing::debug!(
-                mac = %key.mac, vlan = ?key.vlan,
-                from = %format_args!("{}/{}", Dpid(from.dpid), from.port),
-                to = %format_args!("{}/{}", Dpid(to.dpid), to.port),
-                "host moved"
+impl DeviceManager {
+    /// The Topology subscription: hosts "learned" on a port that turns out to be an
+    /// inter-switch link were hosts behind the other switch; a switch that leaves takes
+    /// its hosts with it.
+    fn forget_behind_topology(&self, e: &TopologyEvent) {
+        let devices = &self.devices;
+        let (events, why) = match *e {
+            TopologyEvent::LinkAdded(l) => (
+                devices.update(|t| {
+                    let mut gone = t.remove_attached_to(l.src.0, l.src_port);
+                    gone.extend(t.remove_attached_to(l.dst.0, l.dst_port));
+                    gone
+                }),
+                Why::LinkPort,
             ),
-            HostEvent::IpAdded { key, ip, from } => {
-                tracing::debug!(mac = %key.mac, vlan = ?key.vlan, %ip, from = ?from, "host address");
+            TopologyEvent::SwitchRemoved(dpid) => {
+                (devices.update(|t| t.remove_switch(dpid)), Why::SwitchLeft)
             }
-            HostEvent::Removed { host } => {
-                tracing::debug!(mac = %host.mac(), vlan = ?host.vlan(), "host removed");
-            }
-        }
+            TopologyEvent::SwitchAdded(_) | TopologyEvent::LinkRemoved(..) => return,
+        };
+        // Events from the topology carry no time: these are rare, the clock is read.
+        self.log.log(&events, Instant::now(), why, None);
     }
 }
 

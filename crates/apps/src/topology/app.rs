@@ -420,8 +420,7 @@ impl TopologyApp {
             {
                 self.stats.host_port.fetch_add(1, Relaxed);
                 tracing::warn!(
-                    ?link,
-                    "discovery frame on a host port refused (relayed by hosts?)"
+                    "discovery frame for {link} refused: an end is a host port (relayed by hosts?)"
                 );
                 return Flow::Stop;
             }
@@ -443,7 +442,6 @@ impl TopologyApp {
                 self.stats.unknown_switch.fetch_add(1, Relaxed);
                 return Flow::Stop;
             }
-            tracing::info!(?link, "link discovered");
             seen.insert(link, ctx.now());
             // 3e
             let unanswered = !seen.contains_key(&link.reversed());
