@@ -47,7 +47,10 @@ use apps::devices::Devices;
 use apps::routing::Link;
 use apps::topology::lldp::{self, DiscoveryKey};
 use apps::topology::{Topology, TopologyEvent};
-use harness::{apps_by_name, enabled, parse_topo, run, serial, wait_until, Host, Lab, Of, Topo};
+use harness::{
+    apps_by_name, enabled, parse_topo, record_not_full, run, serial, wait_until, Host, Lab, Of,
+    Topo,
+};
 use openflow::MacAddr;
 
 /// The default app set of `pharos run` (issue 6).
@@ -63,20 +66,61 @@ const RECOVERY: Duration = Duration::from_secs(3);
 /// After a PORT_STATUS saying a port went down, its links must be gone within this.
 const LINK_GONE: Duration = Duration::from_secs(1);
 
-/// Rounds of each start-up test per version: 2, or `PHAROS_LAB_STARTUP_ROUNDS`.
-fn startup_rounds() -> u32 {
-    std::env::var("PHAROS_LAB_STARTUP_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse::<u32>().ok())
-        .map_or(2, |n| n.max(1))
+/// Rounds of each start-up test per version, as written.
+const STARTUP_ROUNDS: u32 = 2;
+/// The idle period, as written.
+const IDLE: Duration = Duration::from_secs(30);
+
+/// A whole number of at least 1 from the environment variable `var`, or `None` when it
+/// is not set; anything else fails the test (a typo must not silently change it).
+fn env_count(var: &str) -> Option<u64> {
+    let text = std::env::var(var).ok()?;
+    Some(count(var, &text).unwrap_or_else(|e| panic!("{e}")))
 }
 
-/// The idle period: 30 s, or `PHAROS_LAB_IDLE_SECS`.
-fn idle_period() -> Duration {
-    std::env::var("PHAROS_LAB_IDLE_SECS")
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .map_or(Duration::from_secs(30), Duration::from_secs)
+/// `text` as a whole number of at least 1, or why not.
+fn count(var: &str, text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "{var}={text:?}: expected a whole number of at least 1"
+        )),
+    }
+}
+
+#[test]
+fn zero_or_a_typo_in_a_shortening_variable_is_refused_not_taken() {
+    assert_eq!(count("PHAROS_LAB_IDLE_SECS", "5"), Ok(5));
+    for bad in ["0", "", "5s", "-1", "five"] {
+        assert!(count("PHAROS_LAB_IDLE_SECS", bad).is_err(), "{bad:?}");
+    }
+}
+
+/// Rounds of each start-up test per version: [`STARTUP_ROUNDS`], or
+/// `PHAROS_LAB_STARTUP_ROUNDS` (fewer is recorded as a shortened test).
+fn startup_rounds(test: &str) -> u32 {
+    let n = env_count("PHAROS_LAB_STARTUP_ROUNDS").map_or(STARTUP_ROUNDS, |n| n as u32);
+    if n < STARTUP_ROUNDS {
+        let why =
+            format!("{n} start-up rounds instead of {STARTUP_ROUNDS} (PHAROS_LAB_STARTUP_ROUNDS)");
+        record_not_full("SHORTENED", test, &why);
+    }
+    n
+}
+
+/// The idle period: [`IDLE`], or `PHAROS_LAB_IDLE_SECS` (shorter is recorded as a
+/// shortened test).
+fn idle_period(test: &str) -> Duration {
+    let period = env_count("PHAROS_LAB_IDLE_SECS").map_or(IDLE, Duration::from_secs);
+    if period < IDLE {
+        let why = format!(
+            "idle period {} s instead of {} s (PHAROS_LAB_IDLE_SECS)",
+            period.as_secs(),
+            IDLE.as_secs()
+        );
+        record_not_full("SHORTENED", test, &why);
+    }
+    period
 }
 
 // ---------------------------------------------------------------------------------------
@@ -998,7 +1042,7 @@ fn one_lab(test: &str, name: &str, of: Of, spec: &str, extras: &[Extra]) {
     );
     // Idle without the lock: nothing here competes for time.
     drop(lock);
-    idle(&lab, idle_period());
+    idle(&lab, idle_period(test));
     let _lock = serial();
     for e in extras {
         match *e {
@@ -1160,7 +1204,7 @@ fn start_up(test: &str, spec: &str, labs: &[(&str, Of)]) {
     if !enabled(test) {
         return;
     }
-    let rounds = startup_rounds();
+    let rounds = startup_rounds(test);
     let mut failed = Vec::new();
     for &(name, of) in labs {
         let mut passed = 0;
