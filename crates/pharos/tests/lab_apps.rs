@@ -466,9 +466,18 @@ fn traced_path(lab: &AppsLab, a: &str, b: &str) -> Vec<(String, u32)> {
     const N: u64 = 20;
     let (ha, hb) = (&lab.topo.hosts[a], &lab.topo.hosts[b]);
     let hex = one_way_frame(ha.mac_bytes(), hb.mac_bytes());
-    // The first frames may go through the controller: one first, then the burst.
+    // The port to b: every frame that arrives leaves by it.
+    let to_b = (hb.switch.clone(), hb.port);
+    // The first frames may go through the controller: one first, delivered (its route
+    // installed on the way), then the burst.
+    let first = lab.tx_counters()[&to_b];
     lab.lab.lab("send", &[a, "--hex", &hex]).expect_ok();
-    thread::sleep(Duration::from_millis(200));
+    let delivered = wait_until(Duration::from_secs(3), || lab.tx_counters()[&to_b] > first);
+    assert!(
+        delivered,
+        "the first frame {a} -> {b} never left {}:{}",
+        to_b.0, to_b.1
+    );
     let before = lab.tx_counters();
     lab.lab
         .lab(
@@ -484,8 +493,16 @@ fn traced_path(lab: &AppsLab, a: &str, b: &str) -> Vec<(String, u32)> {
             ],
         )
         .expect_ok();
-    // The userspace datapath forwards within milliseconds.
-    thread::sleep(Duration::from_millis(200));
+    // Every frame of the burst delivered (the userspace datapath forwards within
+    // milliseconds), so every port on the way has counted it.
+    let arrived = wait_until(Duration::from_secs(3), || {
+        lab.tx_counters()[&to_b] - before[&to_b] >= N
+    });
+    assert!(
+        arrived,
+        "the {N} frames {a} -> {b} did not all leave {}:{}",
+        to_b.0, to_b.1
+    );
     let after = lab.tx_counters();
     let grew = |s: &str, p: u32| {
         let k = (s.to_string(), p);
