@@ -39,15 +39,17 @@ pub struct Args {
     /// 0.0.0.0:6633]
     #[arg(long = "listen", value_name = "ADDR:PORT")]
     pub listen: Vec<SocketAddr>,
-    /// Worker threads, each serving its own switches [default: one per core]
-    #[arg(long, value_name = "N")]
+    /// Worker threads, each serving its own switches (at most 4 per core) [default: one
+    /// per core]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub workers: Option<usize>,
     /// Apps to run, in order, comma-separated (device_manager, hub, learning_switch,
     /// routing, topology) [default: topology,device_manager,routing]
     #[arg(long, value_name = "APP,...", value_delimiter = ',')]
     pub apps: Option<Vec<String>>,
-    /// Log filter: a level (error, warn, info, debug, trace) or tracing directives
-    /// (`controller=debug,info`); overrides RUST_LOG and the file's `log_level`
+    /// Log filter: a level (error, warn, info, debug, trace, off; `warning` is taken for
+    /// warn) or tracing directives (`controller=debug,info`); overrides RUST_LOG and the
+    /// file's `log_level`
     #[arg(long, value_name = "FILTER")]
     pub log_level: Option<String>,
     /// Settings file (TOML); the flags override it
@@ -86,6 +88,15 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
             .iter()
             .map(|name| {
                 let name = name.trim();
+                if name.is_empty() {
+                    return Err(ConfigError::new(
+                        "--apps",
+                        format!(
+                            "an empty app name in {:?}: the apps are separated by single commas, e.g. --apps topology,device_manager,routing",
+                            names.join(",")
+                        ),
+                    ));
+                }
                 match config.apps.iter().find(|a| a.name == name) {
                     Some(a) => Ok(a.clone()),
                     None if apps::NAMES.contains(&name) => Ok(AppConfig::named(name)),
@@ -361,6 +372,11 @@ mod tests {
         let e = effective_config(&args(&["--apps", "hub,learning"])).unwrap_err();
         assert_eq!(e.key, "--apps");
         assert!(e.reason.contains("hub, learning_switch"), "{e}");
+        let e = effective_config(&args(&["--apps", "topology,,routing"])).unwrap_err();
+        assert!(e.reason.starts_with("an empty app name"), "{e}");
+        // A negative count is a bad value of --workers, not an unknown flag `-1`.
+        let e = Cli::try_parse_from(["run", "--workers", "-1"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{e}");
         let e = effective_config(&args(&["--apps", "routeing"])).unwrap_err();
         assert!(e.reason.contains("did you mean `routing`?"), "{e}");
         let e = effective_config(&args(&["--workers", "100000"])).unwrap_err();
