@@ -2,8 +2,11 @@
 //! for every key.
 //!
 //! The file is strict: an unknown key, a bad value or an impossible setting is refused
-//! with a [`ConfigError`] naming the key (`keepalive.interval`, `apps[1].name`) and the
-//! reason. Durations are strings with a unit: `"250ms"`, `"5s"`, `"1m"`, `"1h"`.
+//! with a [`ConfigError`] naming the key (`keepalive.interval`, `apps[1].name`), its line
+//! (found by key with [`line_of_key`] when the check ran after parsing) and the reason;
+//! a misspelt name gets the nearest known one ([`nearest`]). Durations are strings with
+//! a unit: `"250ms"`, `"5s"`, `"1m"`, `"1h"`; apps read their times in seconds with
+//! [`seconds`] and [`whole_seconds`], which take a number or such a duration.
 //!
 //! ```toml
 //! listen = ["0.0.0.0:6653", "0.0.0.0:6633"]
