@@ -2,9 +2,10 @@
 //! each, readable (`host learned: 02:00:00:00:00:01 10.0.0.1 at 0000000000000001:3`),
 //! and at most [`LINES_PER_SECOND`] a second: a network where hosts come by the
 //! thousand a second (a benchmark spraying source MACs, a scan) would otherwise flood
-//! the log and slow the workers that learn them. Beyond the budget, changes are counted
-//! and one line a second says how many went unlogged; the Devices service holds every
-//! host all the same.
+//! the log and slow the workers that learn them. Beyond the budget, changes are counted,
+//! and once the second is over one line says how many went unlogged (written with the
+//! next host change or the next expiry check, at most 10 s later); the Devices service
+//! holds every host all the same.
 //!
 //! Nothing is formatted unless a line is written: with info off for this module the
 //! cost is one check of the level per batch, and beyond the budget, two atomic adds.
