@@ -20,7 +20,8 @@
 //!
 //! Needs root and Open vSwitch, iproute2, ping, ethtool, iperf3 and tshark
 //! (`scripts/install-test-deps`): without them the tests fail saying so, unless
-//! `PHAROS_SKIP_LAB=1`, when each prints "SKIPPED (PHAROS_SKIP_LAB=1)".
+//! `PHAROS_SKIP_LAB=1`, when each prints "SKIPPED NAME: PHAROS_SKIP_LAB=1" and records it
+//! in the file `PHAROS_SKIP_LOG` names (scripts/test counts them; CI fails on any).
 
 #[path = "common/lab.rs"]
 mod harness;

@@ -27,10 +27,12 @@
 //! discovery competes with nobody's timing), so two labs overlap when the test harness
 //! runs two tests at once (its default on two cores). Everything else holds the lock.
 //! `PHAROS_LAB_IDLE_SECS` shortens the idle period while working on these tests (the
-//! acceptance is 30 s).
+//! acceptance is 30 s) and `PHAROS_LAB_STARTUP_ROUNDS` the start-up rounds; a shortened
+//! test is recorded as such (scripts/test counts them; CI fails on any), and 0 or a typo
+//! is refused.
 //!
 //! Needs root, Open vSwitch and the rest (`scripts/install-test-deps`), like `lab.rs`;
-//! `PHAROS_SKIP_LAB=1` skips them, saying so.
+//! `PHAROS_SKIP_LAB=1` skips them, saying so and recording it.
 
 #[path = "common/lab.rs"]
 mod harness;
