@@ -37,13 +37,16 @@ use serde::Deserialize;
 
 use crate::mac_table::MacTable;
 
-/// The learning switch's parameters (`[apps.params]` in `pharos.toml`).
+/// The learning switch's parameters (`[apps.params]` in `pharos.toml`). Timeouts
+/// are whole seconds: a number (`60`) or a duration (`"60s"`, `"1m"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Seconds without traffic before a learned flow expires (default 60).
+    #[serde(deserialize_with = "controller::config::whole_seconds::deserialize")]
     pub idle_timeout: u16,
     /// Seconds before a learned flow expires regardless (default 0: never).
+    #[serde(deserialize_with = "controller::config::whole_seconds::deserialize")]
     pub hard_timeout: u16,
     /// Priority of learned flows (default 0x8000, OpenFlow's default).
     pub priority: u16,

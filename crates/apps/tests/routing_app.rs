@@ -658,7 +658,11 @@ fn parameters_are_checked() {
     let t: toml::Table = toml::from_str("idle_timeout = 70000").unwrap();
     assert!(apps::by_name("routing", &t).is_err());
     let t: toml::Table = toml::from_str("idle = 5").unwrap();
-    assert!(apps::by_name("routing", &t).err().unwrap().contains("idle"));
+    assert!(apps::by_name("routing", &t)
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("idle"));
     let p = apps::routing::app::Params::default();
     assert_eq!(
         (p.idle_timeout, p.hard_timeout, p.priority),

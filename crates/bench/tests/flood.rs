@@ -464,7 +464,8 @@ fn stop_flag_ends_the_run_promptly() {
         Duration::from_secs(60),
     );
     let flood = run_flood_in_background(cfg, stop.clone());
-    thread::sleep(Duration::from_millis(200));
+    // Running: connections are arriving.
+    counter.wait_until(|s| s.accepted >= 5);
     let t0 = Instant::now();
     stop.store(true, Ordering::Relaxed);
     let r = flood.join().unwrap().unwrap();

@@ -108,6 +108,10 @@ pub struct Admission {
     last_packet_ins: u64,
     /// When the previous report was printed.
     last_report: Instant,
+    /// Connections accepted or refused, handshakes failed and messages counted at the
+    /// previous report: with no switch connected and none of these moving, the report
+    /// is not printed (an idle controller says nothing every ten seconds).
+    last_activity: u64,
 }
 
 impl Admission {
@@ -132,6 +136,7 @@ impl Admission {
                 next_report: now + cfg.counters_interval,
                 last_report: now,
                 last_packet_ins: 0,
+                last_activity: 0,
                 cfg,
                 poll,
                 listeners,
@@ -503,6 +508,12 @@ impl Admission {
         self.next_report = now + self.cfg.counters_interval;
         let msgs_in: u64 = t.msgs_in.values().sum();
         let msgs_out: u64 = t.msgs_out.values().sum();
+        let activity = activity(t);
+        let idle = is_idle(t, self.last_activity);
+        self.last_activity = activity;
+        if idle {
+            return;
+        }
         info!(
             switches = t.connected_switches,
             pending = t.pending_handshakes,
@@ -516,6 +527,24 @@ impl Admission {
             "counters"
         );
     }
+}
+
+/// What moved since the start: connections accepted and refused, handshakes failed,
+/// messages, drops.
+fn activity(t: &crate::counters::TotalSnapshot) -> u64 {
+    let sum = |m: &std::collections::BTreeMap<String, u64>| m.values().sum::<u64>();
+    t.accepted
+        + sum(&t.refused)
+        + sum(&t.handshake_failures)
+        + sum(&t.msgs_in)
+        + sum(&t.msgs_out)
+        + t.drops
+}
+
+/// Whether the counters line has nothing to say: no switch connected, none
+/// handshaking, and nothing moved since the previous line (whose activity was `last`).
+fn is_idle(t: &crate::counters::TotalSnapshot, last: u64) -> bool {
+    t.connected_switches == 0 && t.pending_handshakes == 0 && activity(t) == last
 }
 
 /// Writes what the kernel takes of `out`, keeping the rest.
@@ -535,4 +564,39 @@ fn write_some(stream: &mut TcpStream, out: &mut Vec<u8>) -> io::Result<()> {
     }
     out.drain(..written);
     Ok(())
+}
+
+#[cfg(test)]
+mod report_tests {
+    use super::*;
+    use crate::counters::TotalSnapshot;
+
+    #[test]
+    fn the_counters_line_is_skipped_only_while_nothing_is_connected_or_moving() {
+        let idle = TotalSnapshot::default();
+        assert!(is_idle(&idle, 0));
+        let one_switch = TotalSnapshot {
+            connected_switches: 1,
+            ..TotalSnapshot::default()
+        };
+        assert!(!is_idle(&one_switch, 0));
+        let handshaking = TotalSnapshot {
+            pending_handshakes: 1,
+            ..TotalSnapshot::default()
+        };
+        assert!(!is_idle(&handshaking, 0));
+        // The last switch left since the previous line: said once more, then quiet.
+        let mut left = TotalSnapshot {
+            accepted: 1,
+            ..TotalSnapshot::default()
+        };
+        left.msgs_in.insert("1.3 PACKET_IN".into(), 5);
+        left.disconnects.insert("closed_by_peer".into(), 1);
+        assert!(!is_idle(&left, 0));
+        assert!(is_idle(&left, activity(&left)));
+        // Refused connections with no switch: reported.
+        let mut refused = left.clone();
+        refused.refused.insert("max_pending".into(), 3);
+        assert!(!is_idle(&refused, activity(&left)));
+    }
 }

@@ -2,8 +2,11 @@
 //! for every key.
 //!
 //! The file is strict: an unknown key, a bad value or an impossible setting is refused
-//! with a [`ConfigError`] naming the key (`keepalive.interval`, `apps[1].name`) and the
-//! reason. Durations are strings with a unit: `"250ms"`, `"5s"`, `"1m"`, `"1h"`.
+//! with a [`ConfigError`] naming the key (`keepalive.interval`, `apps[1].name`), its line
+//! (found by key with [`line_of_key`] when the check ran after parsing) and the reason;
+//! a misspelt name gets the nearest known one ([`nearest`]). Durations are strings with
+//! a unit: `"250ms"`, `"5s"`, `"1m"`, `"1h"`; apps read their times in seconds with
+//! [`seconds`] and [`whole_seconds`], which take a number or such a duration.
 //!
 //! ```toml
 //! listen = ["0.0.0.0:6653", "0.0.0.0:6633"]
@@ -196,6 +199,17 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
+    /// This error, found in the file `path` whose text is `text`: the file is named, and
+    /// the line of the key is looked up when the error does not carry one.
+    pub fn in_file(self, path: &Path, text: &str) -> ConfigError {
+        let line = self.line.or_else(|| line_of_key(text, &self.key));
+        ConfigError {
+            file: Some(path.to_path_buf()),
+            line,
+            ..self
+        }
+    }
+
     /// An error about `key`.
     pub fn new(key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
         ConfigError {
@@ -221,7 +235,9 @@ impl fmt::Display for ConfigError {
         if !self.key.is_empty() {
             write!(f, "`{}`: ", self.key)?;
         }
-        f.write_str(&self.reason)
+        // Parser messages may end in a newline; the error is one line (or a few), never
+        // followed by a blank one.
+        f.write_str(self.reason.trim_end())
     }
 }
 
@@ -234,7 +250,9 @@ impl Config {
         let config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
             let inner = e.inner();
             let line = inner.span().map(|s| line_of(text, s.start));
-            let (key, reason) = key_and_reason(&e.path().to_string(), inner.message());
+            // A parser's message may run over several lines: one line here.
+            let message = inner.message().trim_end().replace('\n', "; ");
+            let (key, reason) = key_and_reason(&e.path().to_string(), &message);
             ConfigError {
                 file: None,
                 key,
@@ -242,23 +260,18 @@ impl Config {
                 reason,
             }
         })?;
-        config.validate()?;
+        config.validate().map_err(|e| ConfigError {
+            line: line_of_key(text, &e.key),
+            ..e
+        })?;
         Ok(config)
     }
 
-    /// Reads, parses and validates a TOML file; errors name the file too.
+    /// Reads, parses and validates a TOML file; errors name the file and the line too.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-            file: Some(path.to_path_buf()),
-            key: String::new(),
-            line: None,
-            reason: format!("cannot read the file: {e}"),
-        })?;
-        Config::from_toml_str(&text).map_err(|e| ConfigError {
-            file: Some(path.to_path_buf()),
-            ..e
-        })
+        let text = read_file(path)?;
+        Config::from_toml_str(&text).map_err(|e| e.in_file(path, &text))
     }
 
     /// Checks the rules serde cannot express: counts that must be positive, lists that
@@ -295,6 +308,17 @@ impl Config {
             if value == 0 {
                 return Err(ConfigError::new(key, "must be at least 1"));
             }
+        }
+        let most = max_workers();
+        if self.workers > most {
+            return Err(ConfigError::new(
+                "workers",
+                format!(
+                    "{} is more than {most} (4 workers per core, {} cores here): each worker is a thread with its own event loop, and workers beyond the cores only take turns on them; the default is one per core",
+                    self.workers,
+                    most / 4
+                ),
+            ));
         }
         let durations = [
             ("handshake.timeout", self.handshake.timeout),
@@ -373,12 +397,7 @@ impl Config {
                 ));
             }
         }
-        if self.log_level.trim().is_empty() {
-            return Err(ConfigError::new(
-                "log_level",
-                "is empty: use e.g. \"info\" or \"debug\"",
-            ));
-        }
+        log_filter(&self.log_level).map_err(|reason| ConfigError::new("log_level", reason))?;
         Ok(())
     }
 
@@ -399,22 +418,155 @@ impl Config {
     }
 
     /// Checks every app name against the ones this binary knows; an unknown one is
-    /// refused with the list of known names.
+    /// refused with the nearest known name and the list of them.
     pub fn check_app_names(&self, known: &[&str]) -> Result<(), ConfigError> {
         for (i, app) in self.apps.iter().enumerate() {
             if !known.contains(&app.name.as_str()) {
                 return Err(ConfigError::new(
                     format!("apps[{i}].name"),
-                    format!(
-                        "unknown app `{}`; the known apps are: {}",
-                        app.name,
-                        known.join(", ")
-                    ),
+                    unknown_app(&app.name, known),
                 ));
             }
         }
         Ok(())
     }
+}
+
+/// The most workers [`Config::validate`] accepts: 4 per core. A worker is a thread with
+/// an event loop; far more than the cores buys nothing and, in the thousands, runs out
+/// of file descriptors (each has an epoll and a waker).
+pub fn max_workers() -> usize {
+    4 * std::thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(1)
+}
+
+/// Reads a settings file; an unreadable one is a [`ConfigError`] naming it.
+pub fn read_file(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|e| ConfigError {
+        file: Some(path.to_path_buf()),
+        key: String::new(),
+        line: None,
+        reason: format!("cannot read the file: {e}"),
+    })
+}
+
+/// Why an app name is refused: the nearest known name, then all of them.
+pub fn unknown_app(name: &str, known: &[&str]) -> String {
+    format!(
+        "unknown app `{name}`{}; the apps are: {}",
+        did_you_mean(name, known),
+        known.join(", ")
+    )
+}
+
+/// The known name nearest to `word`, if one is near enough to be a slip of the finger
+/// (at most a third of its letters edited, and at least one).
+pub fn nearest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    let limit = (word.chars().count() / 3).max(1);
+    known
+        .iter()
+        .map(|k| (strsim::damerau_levenshtein(word, k), *k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// `" (did you mean `x`?)"` when a known name is near `word`, else nothing.
+pub fn did_you_mean(word: &str, known: &[&str]) -> String {
+    match nearest(word, known) {
+        Some(k) => format!(" (did you mean `{k}`?)"),
+        None => String::new(),
+    }
+}
+
+/// The levels a log filter may name, and the other spellings taken for them.
+const LEVELS: [(&str, &[&str]); 6] = [
+    ("error", &["err"]),
+    ("warn", &["warning"]),
+    ("info", &["information"]),
+    ("debug", &[]),
+    ("trace", &[]),
+    ("off", &["none"]),
+];
+
+/// The level `word` names, in `tracing`'s spelling (any case; `warning`, `err`,
+/// `information` and `none` taken too).
+fn level(word: &str) -> Option<&'static str> {
+    let w = word.trim().to_ascii_lowercase();
+    LEVELS
+        .iter()
+        .find(|(name, other)| *name == w || other.contains(&w.as_str()))
+        .map(|(name, _)| *name)
+}
+
+/// Checks a log filter (`--log-level`, `RUST_LOG`, `log_level`) and gives it in
+/// `tracing`'s spelling: comma-separated directives, each a level (`info`) or
+/// `target=level` (`controller=debug`).
+///
+/// `tracing` itself reads a bare word that is not a level as a module name, so
+/// `verbose` would mean "everything from a module called verbose" and silence every
+/// line: here such a word is refused. A level may be written in any case, and
+/// `warning`, `err`, `information` and `none` are taken for `warn`, `error`, `info` and
+/// `off`.
+pub fn log_filter(text: &str) -> Result<String, String> {
+    let names = "error, warn, info, debug, trace or off";
+    let mut out = Vec::new();
+    for directive in text.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        match directive.rsplit_once('=') {
+            None => match level(directive) {
+                Some(l) => out.push(l.to_string()),
+                None => {
+                    return Err(format!(
+                        "`{directive}` is not a log level: use {names}, or `target=level` for one part (e.g. controller=debug,info)"
+                    ))
+                }
+            },
+            Some((target, word)) => match level(word) {
+                Some(l) if !target.trim().is_empty() => out.push(format!("{}={l}", target.trim())),
+                Some(_) => return Err(format!("`{directive}` names no target before `=`")),
+                None => {
+                    return Err(format!(
+                        "`{word}` in `{directive}` is not a log level: use {names}"
+                    ))
+                }
+            },
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("no level given: use {names}, e.g. \"info\""));
+    }
+    Ok(out.join(","))
+}
+
+/// The 1-based line where `key` (`keepalive.interval`, `apps[1].params.idle_timeout`,
+/// `listen[0]`) is set in the TOML `text`: the line of the key itself when it is a
+/// table's key, of the value when it is an array element. `None` when the text does not
+/// parse or does not set the key.
+pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let mut item = doc.as_item();
+    let mut span = None;
+    for part in key.split('.') {
+        let (name, indices) = match part.find('[') {
+            Some(at) => (&part[..at], &part[at..]),
+            None => (part, ""),
+        };
+        if !name.is_empty() {
+            let table = item.as_table_like()?;
+            span = table.key(name).and_then(|k| k.span());
+            item = table.get(name)?;
+        }
+        for index in indices.split(['[', ']']).filter(|i| !i.is_empty()) {
+            item = item.get(index.parse::<usize>().ok()?)?;
+            span = match item {
+                toml_edit::Item::Table(t) => t.span(),
+                toml_edit::Item::Value(v) => v.span(),
+                _ => None,
+            };
+        }
+    }
+    span.map(|s| line_of(text, s.start))
 }
 
 /// The 1-based line of byte `offset` in `text`.
@@ -442,7 +594,11 @@ fn key_and_reason(path: &str, message: &str) -> (String, String) {
                 format!("{path}.{field}")
             };
             let expected = expected.trim_start_matches(", ");
-            return (key, format!("unknown key; {expected}"));
+            let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+            return (
+                key,
+                format!("unknown key{}; {expected}", did_you_mean(field, &known)),
+            );
         }
     }
     (path.to_string(), message.to_string())
@@ -565,6 +721,69 @@ pub mod duration {
             Raw::Int(n) => Err(de::Error::custom(expected(&n.to_string()))),
             Raw::Float(x) => Err(de::Error::custom(expected(&x.to_string()))),
         }
+    }
+}
+
+/// An app parameter in seconds, written as a number of seconds (`2`, `0.5`) or as a
+/// duration the way the core's keys are (`"2s"`, `"500ms"`, `"1m"`): for
+/// `#[serde(deserialize_with = "controller::config::seconds::deserialize")]` on an `f64`.
+pub mod seconds {
+    use serde::{de, Deserialize, Deserializer};
+
+    /// Seconds from a number or a duration string.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Int(i64),
+            Float(f64),
+        }
+        match Raw::deserialize(d).map_err(|_: D::Error| {
+            de::Error::custom(
+                "expected seconds: a number (2, 0.5) or a duration (\"2s\", \"500ms\")",
+            )
+        })? {
+            Raw::Text(t) => super::duration::parse(&t)
+                .map(|d| d.as_secs_f64())
+                .map_err(de::Error::custom),
+            Raw::Int(n) => Ok(n as f64),
+            Raw::Float(x) => Ok(x),
+        }
+    }
+}
+
+/// An app parameter in whole seconds that goes on the wire as a 16-bit number (a flow's
+/// idle and hard timeouts): a number (`10`) or a duration (`"10s"`, `"1m"`) that is a
+/// whole number of seconds up to 65535; for
+/// `#[serde(deserialize_with = "controller::config::whole_seconds::deserialize")]`.
+pub mod whole_seconds {
+    use serde::{de, Deserialize, Deserializer};
+
+    /// Whole seconds from a number or a duration string.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u16, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Int(i64),
+        }
+        let expected =
+            "expected whole seconds from 0 to 65535: a number (10) or a duration (\"10s\", \"1m\")";
+        let secs = match Raw::deserialize(d).map_err(|_: D::Error| de::Error::custom(expected))? {
+            Raw::Int(n) => n,
+            Raw::Text(t) => {
+                let d = super::duration::parse(&t).map_err(de::Error::custom)?;
+                if d.subsec_nanos() != 0 {
+                    return Err(de::Error::custom(format!(
+                        "{t:?} is not a whole number of seconds (OpenFlow timeouts are in seconds)"
+                    )));
+                }
+                i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
+            }
+        };
+        u16::try_from(secs)
+            .map_err(|_| de::Error::custom(format!("{secs} is out of range: {expected}")))
     }
 }
 

@@ -180,10 +180,15 @@ fn unknown_keys_are_named_with_their_path() {
         "the expected keys are listed: {e}"
     );
 
+    assert!(e.reason.contains("did you mean `workers`?"), "{e}");
+
     let e = err("[keepalive]\nintervl = \"5s\"");
     assert_eq!(e.key, "keepalive.intervl");
-    assert!(e.reason.contains("interval"), "{e}");
+    assert!(e.reason.contains("did you mean `interval`?"), "{e}");
     assert_eq!(e.line, Some(2));
+    // Nothing near: no guess.
+    let e = err("[keepalive]\ncolour = 1");
+    assert!(!e.reason.contains("did you mean"), "{e}");
 
     let e = err("[[apps]]\nname = \"hub\"\nidle_timeout = 3");
     assert_eq!(e.key, "apps[0].idle_timeout");
@@ -319,9 +324,143 @@ fn unknown_app_names_list_the_known_ones() {
     assert_eq!(e.key, "apps[1].name");
     assert_eq!(
         e.reason,
-        "unknown app `learning`; the known apps are: hub, learning_switch"
+        "unknown app `learning`; the apps are: hub, learning_switch"
     );
     assert!(c.check_app_names(&["hub", "learning"]).is_ok());
+    let known = ["device_manager", "hub", "routing", "topology"];
+    assert_eq!(
+        unknown_app("routeing", &known),
+        "unknown app `routeing` (did you mean `routing`?); the apps are: device_manager, hub, routing, topology"
+    );
+}
+
+#[test]
+fn the_nearest_name_is_a_slip_of_the_finger_away() {
+    let known = [
+        "interval",
+        "max_unanswered",
+        "lldp_interval",
+        "link_timeout",
+    ];
+    assert_eq!(nearest("intervl", &known), Some("interval"));
+    assert_eq!(nearest("lldp_intervall", &known), Some("lldp_interval"));
+    assert_eq!(nearest("link_timout", &known), Some("link_timeout"));
+    assert_eq!(nearest("colour", &known), None);
+    assert_eq!(nearest("x", &known), None);
+}
+
+#[test]
+fn errors_found_after_parsing_still_give_the_line() {
+    // `validate` runs on the parsed config, which has no spans: the line is looked up.
+    let e = err("# settings\nlisten = [\"127.0.0.1:1\"]\n\nworkers = 0\n");
+    assert_eq!((e.key.as_str(), e.line), ("workers", Some(4)));
+    let e = err("[backpressure]\nhigh_water = 10\nlow_water = 20\n");
+    assert_eq!(
+        (e.key.as_str(), e.line),
+        ("backpressure.low_water", Some(3))
+    );
+    let e = err("listen = [\n  \"127.0.0.1:1\",\n  \"127.0.0.1:1\",\n]\n");
+    assert_eq!((e.key.as_str(), e.line), ("listen[1]", Some(3)));
+    let e = err("log_level = \"verbose\"");
+    assert_eq!((e.key.as_str(), e.line), ("log_level", Some(1)));
+}
+
+#[test]
+fn keys_are_found_in_every_table_form() {
+    let text = "workers = 2\n[[apps]]\nname = \"hub\"\n[[apps]]\nname = \"topology\"\nparams = { lldp_interval = 2 }\n[[apps]]\nname = \"routing\"\n[apps.params]\n\nidle_timeout = 3\n";
+    assert_eq!(line_of_key(text, "workers"), Some(1));
+    assert_eq!(line_of_key(text, "apps[1].name"), Some(5));
+    assert_eq!(line_of_key(text, "apps[1].params.lldp_interval"), Some(6));
+    assert_eq!(line_of_key(text, "apps[2].params.idle_timeout"), Some(11));
+    assert_eq!(line_of_key(text, "apps[2]"), Some(7));
+    assert_eq!(line_of_key(text, "apps[3].name"), None);
+    assert_eq!(line_of_key(text, "keepalive.interval"), None);
+    assert_eq!(line_of_key("not [toml", "workers"), None);
+}
+
+#[test]
+fn log_filters_take_common_spellings_and_refuse_other_words() {
+    for (given, read) in [
+        ("info", "info"),
+        ("warning", "warn"),
+        ("WARN", "warn"),
+        ("err", "error"),
+        ("information", "info"),
+        ("controller=Debug, info", "controller=debug,info"),
+        ("controller::worker=warning", "controller::worker=warn"),
+        ("none", "off"),
+    ] {
+        assert_eq!(log_filter(given).as_deref(), Ok(read), "{given}");
+    }
+    for (bad, says) in [
+        ("verbose", "`verbose` is not a log level"),
+        ("bogus,info", "`bogus` is not a log level"),
+        (
+            "controller=loud",
+            "`loud` in `controller=loud` is not a log level",
+        ),
+        ("=info", "names no target"),
+        ("", "no level given"),
+        (" , ", "no level given"),
+    ] {
+        let e = log_filter(bad).unwrap_err();
+        assert!(e.contains(says), "{bad:?}: {e}");
+    }
+    // In the file, as any other value.
+    assert_eq!(
+        Config::from_toml_str("log_level = \"warning\"")
+            .unwrap()
+            .log_level,
+        "warning"
+    );
+    assert_eq!(err("log_level = \"verbose\"").key, "log_level");
+}
+
+#[test]
+fn workers_are_bounded_by_the_cores() {
+    let most = max_workers();
+    assert!(most >= 4);
+    assert!(Config::from_toml_str(&format!("workers = {most}")).is_ok());
+    let e = err(&format!("workers = {}", most + 1));
+    assert_eq!(e.key, "workers");
+    assert!(e.reason.contains(&format!("more than {most}")), "{e}");
+    assert!(e.reason.contains("per core"), "{e}");
+}
+
+#[test]
+fn app_parameters_take_seconds_or_durations() {
+    #[derive(Debug, serde::Deserialize)]
+    struct P {
+        #[serde(deserialize_with = "seconds::deserialize")]
+        s: f64,
+        #[serde(deserialize_with = "whole_seconds::deserialize")]
+        w: u16,
+    }
+    let p = |text: &str| toml::from_str::<P>(text).map_err(|e| e.message().to_string());
+    let ok = p("s = 2\nw = 10").unwrap();
+    assert_eq!((ok.s, ok.w), (2.0, 10));
+    let ok = p("s = 0.5\nw = \"1m\"").unwrap();
+    assert_eq!((ok.s, ok.w), (0.5, 60));
+    let ok = p("s = \"500ms\"\nw = \"10s\"").unwrap();
+    assert_eq!((ok.s, ok.w), (0.5, 10));
+    assert!(p("s = \"5x\"\nw = 1")
+        .unwrap_err()
+        .contains("invalid duration"));
+    assert!(p("s = 1\nw = \"1500ms\"")
+        .unwrap_err()
+        .contains("whole number"));
+    assert!(p("s = 1\nw = 70000").unwrap_err().contains("out of range"));
+    assert!(p("s = 1\nw = -1").unwrap_err().contains("out of range"));
+    assert!(p("s = true\nw = 1")
+        .unwrap_err()
+        .contains("expected seconds"));
+}
+
+#[test]
+fn an_error_shown_ends_without_a_blank_line() {
+    let e = err("workers = 2\n[keepalive\n");
+    let shown = e.to_string();
+    assert_eq!(shown, shown.trim_end(), "{shown:?}");
 }
 
 #[test]

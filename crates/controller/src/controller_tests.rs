@@ -212,8 +212,10 @@ fn switch_connects_echo_and_packet_in() {
     rec.wait_for("frame 42 10");
     // Echo never reaches the pipeline.
     assert!(!rec.events().iter().any(|e| e == "frame 42 2"));
-    std::thread::sleep(Duration::from_millis(600));
-    let c = h.counters();
+    // Snapshots are published every publish interval: wait for one with the exchange.
+    let c = counters_when(&h, |c| {
+        c.total.packet_ins == 1 && c.total.msgs_out.contains_key("1.0 BARRIER_REQUEST")
+    });
     assert_eq!(c.total.connected_switches, 1);
     assert_eq!(c.switches[0].dpid, "0000000000000042");
     assert_eq!(c.total.packet_ins, 1);
@@ -237,8 +239,8 @@ fn silent_peer_is_disconnected_after_unanswered_echoes() {
     assert_eq!(e2, of10::Message::EchoRequest { data: vec![] });
     assert!(p.closed());
     rec.wait_for("removed 7 dead_peer");
-    std::thread::sleep(Duration::from_millis(600));
-    assert_eq!(h.counters().total.disconnects["dead_peer"], 1);
+    let c = counters_when(&h, |c| c.total.disconnects.contains_key("dead_peer"));
+    assert_eq!(c.total.disconnects["dead_peer"], 1);
 }
 
 #[test]
@@ -286,8 +288,11 @@ fn garbage_closes_only_that_connection() {
     assert!(junk.closed());
     good.send(of10::Message::EchoRequest { data: vec![2] }, 6);
     assert_eq!(good.recv(), (6, of10::Message::EchoReply { data: vec![2] }));
-    std::thread::sleep(Duration::from_millis(600));
-    let c = h.counters();
+    let c = counters_when(&h, |c| {
+        c.total.handshake_failures.contains_key("not_hello")
+            && c.total.bad_frames.contains_key("bad_length")
+            && c.total.connected_switches == 1
+    });
     assert_eq!(c.total.handshake_failures["not_hello"], 1);
     assert_eq!(c.total.bad_frames["wrong_version"], 1);
     assert_eq!(c.total.bad_frames["bad_length"], 1);
@@ -426,15 +431,56 @@ fn ipv4_and_ipv6_listeners() {
         workers: 1,
         ..NetConfig::default()
     };
+    // Skipped only when this host has no IPv6 loopback at all, and said so; any other
+    // failure to start fails the test.
+    if let Err(e) = std::net::TcpListener::bind("[::1]:0") {
+        if e.kind() == std::io::ErrorKind::AddrNotAvailable {
+            skipped(
+                "controller::ipv4_and_ipv6_listeners",
+                "no IPv6 loopback (::1) here",
+            );
+            return;
+        }
+    }
     let rec = Arc::new(Recorder::default());
-    let Ok(h) = Controller::start(&cfg, rec.clone()) else {
-        // No IPv6 loopback on this host.
-        return;
-    };
+    let h = Controller::start(&cfg, rec.clone()).expect("the controller starts on both");
     assert!(h.local_addrs()[1].is_ipv6());
     let s = TcpStream::connect(h.local_addrs()[1]).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut p = Peer { s, buf: Vec::new() };
     p.handshake(0x66);
     rec.wait_for("added 66");
+}
+
+/// Says on stderr that `test` was skipped, and appends it to the file `PHAROS_SKIP_LOG`
+/// names (scripts/test counts those and fails the run under CI=true).
+fn skipped(test: &str, why: &str) {
+    use std::io::Write as _;
+    let line = format!("SKIPPED {test}: {why}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    if let Some(path) = std::env::var_os("PHAROS_SKIP_LOG") {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(line.as_bytes()))
+            .expect("PHAROS_SKIP_LOG is writable");
+    }
+}
+
+/// The first counters snapshot for which `ready` holds, polled until a 5 s deadline (a
+/// snapshot is published every publish interval, not at each event).
+fn counters_when(
+    h: &Handle,
+    ready: impl Fn(&crate::counters::CountersSnapshot) -> bool,
+) -> crate::counters::CountersSnapshot {
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        let c = h.counters();
+        if ready(&c) {
+            return c;
+        }
+        assert!(Instant::now() < end, "counters never got there: {c:#?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }

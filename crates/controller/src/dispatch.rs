@@ -472,7 +472,7 @@ impl Pipeline {
                 started = started.and_then(|()| subscribe(&services));
             }
             if let Err(err) = started.and_then(|()| e.app.start_app(&services)) {
-                tracing::error!(app = e.name, error = %err, "app failed to start");
+                // Not logged here: the caller reports the error it gets, once.
                 for started in entries[..i].iter().rev() {
                     started.app.stop_app();
                 }

@@ -2,6 +2,11 @@
 //! decode, agree field by field with Ryu's decode beside it, re-encode byte for byte
 //! (directly and through our JSON), and every truncation of it must fail cleanly.
 //! Vectors of 1.2, 1.4 and 1.5 must be refused as unsupported versions.
+//!
+//! The places carried opaquely (as the comparison with Ryu finds them, and as
+//! `Message::opaque_parts` lists them) are pinned in `vectors_opaque.txt`: an opaque place the
+//! list does not have (a known action or field decoded as "unknown") fails the suite,
+//! and so does a listed one that is gone (decoded now: take it off the list).
 
 mod ryu;
 
@@ -58,6 +63,61 @@ fn ryu_shape(m: &Message) -> serde_json::Value {
     }
 }
 
+/// The pinned opaque places of `version_dir` (`of10/...` lines of vectors_opaque.txt).
+fn pinned_opaque(version_dir: &str) -> Vec<String> {
+    let text = include_str!("vectors_opaque.txt");
+    let prefix = format!("{version_dir}/");
+    let mut out: Vec<String> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.starts_with(&prefix))
+        .map(str::to_string)
+        .collect();
+    out.sort();
+    out
+}
+
+/// What differs between the opaque places found and the pinned ones: one line per
+/// place, saying which way.
+fn opaque_drift(found: &[String], pinned: &[String]) -> Vec<String> {
+    let mut drift: Vec<String> = found
+        .iter()
+        .filter(|f| !pinned.contains(f))
+        .map(|f| format!("newly opaque (a regression, or a new vector to pin): {f}"))
+        .collect();
+    drift.extend(
+        pinned
+            .iter()
+            .filter(|p| !found.contains(p))
+            .map(|p| format!("no longer opaque (take it off vectors_opaque.txt): {p}")),
+    );
+    drift
+}
+
+#[test]
+fn a_place_newly_opaque_or_no_longer_opaque_is_drift() {
+    let pinned = vec![
+        "of13/a.packet: $.OFPFlowMod.actions[0]: Nicira action".to_string(),
+        "of13/b.packet: $.OFPFlowMod.match.OFPMatch.oxm_fields[6]: OXM class 0x0001 field 31"
+            .to_string(),
+    ];
+    assert!(opaque_drift(&pinned, &pinned).is_empty());
+    // An OUTPUT action that regressed to "unknown action 0": still byte-exact, but drift.
+    let mut found = pinned.clone();
+    found.push("of13/c.packet: $.OFPPacketOut.actions[0]: unknown action 0".to_string());
+    let drift = opaque_drift(&found, &pinned);
+    assert_eq!(drift.len(), 1);
+    assert!(drift[0].starts_with("newly opaque") && drift[0].contains("unknown action 0"));
+    let drift = opaque_drift(&pinned[..1], &pinned);
+    assert!(drift[0].starts_with("no longer opaque"), "{drift:?}");
+    // The pinned list itself has only vendor extensions: nothing "unknown".
+    for dir in ["of10", "of13"] {
+        for place in pinned_opaque(dir) {
+            assert!(!place.contains("unknown"), "{place}");
+        }
+    }
+    assert!(!pinned_opaque("of13").is_empty());
+}
+
 fn check_version(version_dir: &str) {
     let mut failures = Vec::new();
     let mut opaque_report = Vec::new();
@@ -97,6 +157,10 @@ fn check_version(version_dir: &str) {
             }
             Err(e) => failures.push(format!("{name}: our JSON does not parse back: {e}: {json}")),
         }
+        // What the codec itself says it carries opaquely (what `pharos ofp decode` shows).
+        for part in env.message.opaque_parts() {
+            opaque_report.push(format!("{name}: codec: {part}"));
+        }
         // Field by field against Ryu, except where Ryu decoded the frame with its packet
         // library instead of giving bytes (README quirk 4).
         if !v.file.contains("packet_library") {
@@ -121,6 +185,14 @@ fn check_version(version_dir: &str) {
     println!("{} vectors in {version_dir}; opaque places:", vs.len());
     for o in &opaque_report {
         println!("  {o}");
+    }
+    opaque_report.sort();
+    let drift = opaque_drift(&opaque_report, &pinned_opaque(version_dir));
+    if !drift.is_empty() {
+        failures.push(format!(
+            "the opaque places differ from tests/vectors_opaque.txt:\n  {}",
+            drift.join("\n  ")
+        ));
     }
     assert!(
         failures.is_empty(),

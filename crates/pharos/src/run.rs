@@ -12,6 +12,7 @@
 //! closed, switch-removed events fired, threads joined, apps stopped); a second one
 //! during shutdown ends the process at once.
 
+use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,7 +20,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use controller::config::{AppConfig, Config, ConfigError};
+use controller::config::{self, AppConfig, Config, ConfigError};
 use controller::controller::Controller;
 use controller::dispatch::Pipeline;
 use controller::services::Services;
@@ -38,15 +39,17 @@ pub struct Args {
     /// 0.0.0.0:6633]
     #[arg(long = "listen", value_name = "ADDR:PORT")]
     pub listen: Vec<SocketAddr>,
-    /// Worker threads, each serving its own switches [default: one per core]
-    #[arg(long, value_name = "N")]
+    /// Worker threads, each serving its own switches (at most 4 per core) [default: one
+    /// per core]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub workers: Option<usize>,
     /// Apps to run, in order, comma-separated (device_manager, hub, learning_switch,
     /// routing, topology) [default: topology,device_manager,routing]
     #[arg(long, value_name = "APP,...", value_delimiter = ',')]
     pub apps: Option<Vec<String>>,
-    /// Log filter: a level (error, warn, info, debug, trace) or tracing directives
-    /// (`controller=debug,info`); overrides RUST_LOG and the file's `log_level`
+    /// Log filter: a level (error, warn, info, debug, trace, off; `warning` is taken for
+    /// warn) or tracing directives (`controller=debug,info`); overrides RUST_LOG and the
+    /// file's `log_level`
     #[arg(long, value_name = "FILTER")]
     pub log_level: Option<String>,
     /// Settings file (TOML); the flags override it
@@ -55,10 +58,22 @@ pub struct Args {
 }
 
 /// The settings `args` describe: defaults, then the file, then the flags; validated,
-/// app names checked against the apps this binary has.
+/// apps checked (names, parameters, and the set as a whole: an app missing what it needs
+/// is refused).
+///
+/// Each error points where the user can fix it: a value from the file by file, line and
+/// key; a value from a flag by the flag.
 pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
-    let mut config = match &args.config {
-        Some(path) => Config::from_file(path)?,
+    let file = match &args.config {
+        Some(path) => Some((path, config::read_file(path)?)),
+        None => None,
+    };
+    let mut config = match &file {
+        Some((path, text)) => {
+            let c = Config::from_toml_str(text).map_err(|e| e.in_file(path, text))?;
+            check_apps(&c.apps).map_err(|e| e.in_file(path, text))?;
+            c
+        }
         None => Config::default(),
     };
     if !args.listen.is_empty() {
@@ -73,30 +88,77 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
             .iter()
             .map(|name| {
                 let name = name.trim();
-                config
-                    .apps
-                    .iter()
-                    .find(|a| a.name == name)
-                    .cloned()
-                    .unwrap_or_else(|| AppConfig::named(name))
+                if name.is_empty() {
+                    return Err(ConfigError::new(
+                        "--apps",
+                        format!(
+                            "an empty app name in {:?}: the apps are separated by single commas, e.g. --apps topology,device_manager,routing",
+                            names.join(",")
+                        ),
+                    ));
+                }
+                match config.apps.iter().find(|a| a.name == name) {
+                    Some(a) => Ok(a.clone()),
+                    None if apps::NAMES.contains(&name) => Ok(AppConfig::named(name)),
+                    None => Err(ConfigError::new(
+                        "--apps",
+                        config::unknown_app(name, apps::NAMES),
+                    )),
+                }
             })
-            .collect();
+            .collect::<Result<_, _>>()?;
     }
     if let Some(level) = &args.log_level {
         config.log_level = level.clone();
     }
-    let from_flags = |e: ConfigError| ConfigError {
-        reason: format!("{} (after the command-line flags)", e.reason),
-        ..e
-    };
-    config.validate().map_err(from_flags)?;
-    config
-        .check_app_names(apps::NAMES)
-        .map_err(|e| ConfigError {
-            file: args.config.clone(),
+    config.validate().map_err(|e| {
+        // The file passed; a flag made it wrong: name the flag.
+        let flag = match e.key.split(['.', '[']).next() {
+            Some("workers") => "--workers",
+            Some("listen") => "--listen",
+            Some("log_level") => "--log-level",
+            Some("apps") => "--apps",
+            _ => {
+                return ConfigError {
+                    reason: format!("{} (after the command-line flags)", e.reason),
+                    ..e
+                }
+            }
+        };
+        ConfigError {
+            key: flag.to_string(),
             ..e
-        })?;
+        }
+    })?;
+    let names: Vec<&str> = config.apps.iter().map(|a| a.name.as_str()).collect();
+    if let Err(reason) = apps::check_set(&names) {
+        return Err(match (&args.apps, &file) {
+            (None, Some((path, text))) => ConfigError::new("apps", reason).in_file(path, text),
+            (None, None) => ConfigError::new("apps", reason),
+            (Some(_), _) => ConfigError::new("--apps", reason),
+        });
+    }
     Ok(config)
+}
+
+/// Checks each app's name and parameters (`apps[i].name`, `apps[i].params.KEY`).
+fn check_apps(list: &[AppConfig]) -> Result<(), ConfigError> {
+    for (i, a) in list.iter().enumerate() {
+        if !apps::NAMES.contains(&a.name.as_str()) {
+            return Err(ConfigError::new(
+                format!("apps[{i}].name"),
+                config::unknown_app(&a.name, apps::NAMES),
+            ));
+        }
+        if let Err(e) = apps::by_name(&a.name, &a.params) {
+            let key = match &e.param {
+                Some(p) => format!("apps[{i}].params.{p}"),
+                None => format!("apps[{i}].params"),
+            };
+            return Err(ConfigError::new(key, format!("{}: {}", a.name, e.reason)));
+        }
+    }
+    Ok(())
 }
 
 /// The apps of `config`, built with their parameters; an app refusing its parameters
@@ -108,7 +170,7 @@ pub fn build_apps(config: &Config) -> Result<Vec<Box<dyn controller::app::AnyApp
         .enumerate()
         .map(|(i, a)| {
             apps::by_name(&a.name, &a.params)
-                .map_err(|reason| ConfigError::new(format!("apps[{i}].params"), reason))
+                .map_err(|e| ConfigError::new(format!("apps[{i}].params"), e.to_string()))
         })
         .collect()
 }
@@ -120,7 +182,8 @@ fn log_filter(args: &Args, config: &Config) -> Result<EnvFilter, ConfigError> {
         (None, Ok(env)) if !env.trim().is_empty() => ("RUST_LOG", env),
         _ => ("log_level", config.log_level.clone()),
     };
-    EnvFilter::try_new(&text).map_err(|e| {
+    let checked = config::log_filter(&text).map_err(|reason| ConfigError::new(key, reason))?;
+    EnvFilter::try_new(&checked).map_err(|e| {
         ConfigError::new(
             key,
             format!("{text:?} is not a log filter ({e}): use e.g. \"info\" or \"controller=debug,info\""),
@@ -149,16 +212,41 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Ok(refuse(&e)),
     };
     let names: Vec<&str> = config.apps.iter().map(|a| a.name.as_str()).collect();
-    let pipeline = Arc::new(Pipeline::build(apps, Services::new()).context("starting the apps")?);
+    for warning in apps::check_set(&names).unwrap_or_default() {
+        tracing::warn!("{warning}");
+    }
+    let pipeline = match Pipeline::build(apps, Services::new()) {
+        Ok(p) => Arc::new(p),
+        // The set was checked, so this is an app's own failure: said once, here.
+        Err(e) => {
+            eprintln!("pharos run: cannot start the apps: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
     // Signals are caught from here on: a Ctrl-C during start-up still shuts down cleanly.
     let mut signals = Signals::new([SIGINT, SIGTERM]).context("installing signal handlers")?;
-    let handle = Controller::start(&config.net(), Arc::clone(&pipeline))
-        .context("starting the controller")?;
+    let handle = match Controller::start(&config.net(), Arc::clone(&pipeline)) {
+        Ok(h) => h,
+        Err(e) => {
+            pipeline.stop();
+            // An address that cannot be listened on is the user's to change: exit 2.
+            let code = match e.kind() {
+                ErrorKind::AddrInUse
+                | ErrorKind::AddrNotAvailable
+                | ErrorKind::PermissionDenied => ExitCode::from(EXIT_CONFIG),
+                _ => ExitCode::FAILURE,
+            };
+            eprintln!("pharos run: {e}");
+            return Ok(code);
+        }
+    };
+    let listen: Vec<String> = handle.local_addrs().iter().map(|a| a.to_string()).collect();
     tracing::info!(
-        listen = ?handle.local_addrs(),
-        workers = config.workers,
-        apps = ?names,
-        "pharos controller running; Ctrl-C or SIGTERM to stop"
+        "pharos controller running on {} ({} worker{}; apps {}); Ctrl-C or SIGTERM to stop",
+        listen.join(", "),
+        config.workers,
+        if config.workers == 1 { "" } else { "s" },
+        names.join(",")
     );
     let signal = signals.forever().next().unwrap_or(SIGTERM);
     let name = if signal == SIGINT {
@@ -280,10 +368,21 @@ mod tests {
     #[test]
     fn bad_flags_and_files_name_the_key() {
         let e = effective_config(&args(&["--workers", "0"])).unwrap_err();
-        assert_eq!(e.key, "workers");
+        assert_eq!(e.key, "--workers");
         let e = effective_config(&args(&["--apps", "hub,learning"])).unwrap_err();
-        assert_eq!(e.key, "apps[1].name");
+        assert_eq!(e.key, "--apps");
         assert!(e.reason.contains("hub, learning_switch"), "{e}");
+        let e = effective_config(&args(&["--apps", "topology,,routing"])).unwrap_err();
+        assert!(e.reason.starts_with("an empty app name"), "{e}");
+        // A negative count is a bad value of --workers, not an unknown flag `-1`.
+        let e = Cli::try_parse_from(["run", "--workers", "-1"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{e}");
+        let e = effective_config(&args(&["--apps", "routeing"])).unwrap_err();
+        assert!(e.reason.contains("did you mean `routing`?"), "{e}");
+        let e = effective_config(&args(&["--workers", "100000"])).unwrap_err();
+        assert_eq!(e.key, "--workers");
+        let e = effective_config(&args(&["--log-level", "verbose"])).unwrap_err();
+        assert_eq!(e.key, "--log-level");
         let path = write("bad.toml", "[keepalive]\ninterval = \"5x\"\n");
         let e = effective_config(&args(&["--config", path.to_str().unwrap()])).unwrap_err();
         assert_eq!(e.key, "keepalive.interval");
@@ -291,15 +390,60 @@ mod tests {
     }
 
     #[test]
-    fn bad_app_params_name_the_app() {
+    fn bad_app_params_and_names_in_the_file_give_file_line_and_key() {
         let path = write(
             "params.toml",
             "[[apps]]\nname = \"learning_switch\"\nparams = { idle_timout = 9 }\n",
         );
-        let c = effective_config(&args(&["--config", path.to_str().unwrap()])).unwrap();
-        let e = build_apps(&c).err().expect("refused");
-        assert_eq!(e.key, "apps[0].params");
-        assert!(e.reason.contains("idle_timout"), "{e}");
+        let e = effective_config(&args(&["--config", path.to_str().unwrap()])).unwrap_err();
+        assert_eq!(e.key, "apps[0].params.idle_timout");
+        assert_eq!((e.file.as_ref(), e.line), (Some(&path), Some(3)));
+        assert!(e.reason.contains("did you mean `idle_timeout`?"), "{e}");
+
+        let path = write(
+            "lldp.toml",
+            "[[apps]]\nname = \"topology\"\n[apps.params]\nlink_timeout = \"4s\"\nlldp_intervall = 2\n",
+        );
+        let e = effective_config(&args(&["--config", path.to_str().unwrap()])).unwrap_err();
+        assert_eq!(e.key, "apps[0].params.lldp_intervall");
+        assert_eq!(e.line, Some(5));
+        assert!(e.reason.contains("did you mean `lldp_interval`?"), "{e}");
+
+        let path = write(
+            "name.toml",
+            "[[apps]]\nname = \"topology\"\n[[apps]]\nname = \"routeing\"\n",
+        );
+        let e = effective_config(&args(&["--config", path.to_str().unwrap()])).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("apps[1].name", Some(4)));
+        assert!(e.reason.contains("did you mean `routing`?"), "{e}");
+        // The file's apps are checked even when --apps picks others.
+        let e = effective_config(&args(&[
+            "--config",
+            path.to_str().unwrap(),
+            "--apps",
+            "hub",
+        ]))
+        .unwrap_err();
+        assert_eq!(e.key, "apps[1].name");
+    }
+
+    #[test]
+    fn a_set_missing_what_an_app_needs_is_refused_in_the_users_words() {
+        let e = effective_config(&args(&["--apps", "routing"])).unwrap_err();
+        assert_eq!(e.key, "--apps");
+        assert!(
+            e.reason
+                .starts_with("routing needs topology and device_manager")
+                && e.reason
+                    .ends_with("e.g. --apps topology,device_manager,routing"),
+            "{e}"
+        );
+        let path = write(
+            "needs.toml",
+            "workers = 1\n\n[[apps]]\nname = \"routing\"\n",
+        );
+        let e = effective_config(&args(&["--config", path.to_str().unwrap()])).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("apps", Some(3)));
     }
 
     #[test]
@@ -327,5 +471,7 @@ mod tests {
         let a = args(&["--log-level", "controller=[bad"]);
         let e = log_filter(&a, &Config::default()).unwrap_err();
         assert_eq!(e.key, "--log-level");
+        let a = args(&["--log-level", "warning"]);
+        assert!(log_filter(&a, &Config::default()).is_ok());
     }
 }

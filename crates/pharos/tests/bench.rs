@@ -1,25 +1,35 @@
 //! `pharos bench responder` and `pharos bench controller --json`, as processes: the JSON
 //! that scripts (and `pharos bench compare`) read.
 
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 #[test]
 fn controller_json_against_the_responder() {
-    // A free port: bind, read it, let go (the responder binds it a moment later).
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    // Port 0: the responder says where it listens once it does, so there is neither a
+    // wait nor a port that someone else could take between a probe and the bind.
     let mut responder = Command::new(env!("CARGO_BIN_EXE_pharos"))
-        .args(["bench", "responder", "--listen", &addr, "--threads", "1"])
+        .args([
+            "bench",
+            "responder",
+            "--listen",
+            "127.0.0.1:0",
+            "--threads",
+            "1",
+        ])
         .args(["--duration", "5"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let mut lines = BufReader::new(responder.stderr.take().unwrap()).lines();
+    let first = lines.next().expect("the responder says something").unwrap();
+    let addr = first
+        .strip_prefix("pharos bench responder: listening on ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("not the listening line: {first}"))
+        .to_string();
+    // Keep reading, so that a full pipe never blocks it.
+    std::thread::spawn(move || lines.for_each(drop));
     let out = Command::new(env!("CARGO_BIN_EXE_pharos"))
         .args([
             "bench",

@@ -20,7 +20,8 @@
 //!
 //! Needs root and Open vSwitch, iproute2, ping, ethtool, iperf3 and tshark
 //! (`scripts/install-test-deps`): without them the tests fail saying so, unless
-//! `PHAROS_SKIP_LAB=1`, when each prints "SKIPPED (PHAROS_SKIP_LAB=1)".
+//! `PHAROS_SKIP_LAB=1`, when each prints "SKIPPED NAME: PHAROS_SKIP_LAB=1" and records it
+//! in the file `PHAROS_SKIP_LOG` names (scripts/test counts them; CI fails on any).
 
 #[path = "common/lab.rs"]
 mod harness;
@@ -622,4 +623,25 @@ fn tree_of10() {
 #[test]
 fn tree_of13() {
     tree("tree_of13", "e2f", Of::V13);
+}
+
+/// The skip is recorded where scripts/test counts it: this test binary, run again on
+/// one lab test with `PHAROS_SKIP_LAB=1`, passes it and writes one line to the file
+/// `PHAROS_SKIP_LOG` names.
+#[test]
+fn a_skipped_lab_test_is_recorded_not_silent() {
+    let log = std::env::temp_dir().join(format!("pharos-skip-log-{}", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "single_of13", "--nocapture"])
+        .env("PHAROS_SKIP_LAB", "1")
+        .env("PHAROS_SKIP_LOG", &log)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("1 passed"), "{stdout}");
+    let recorded = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(recorded, "SKIPPED single_of13: PHAROS_SKIP_LAB=1\n");
+    std::fs::remove_file(&log).unwrap();
 }

@@ -27,10 +27,12 @@
 //! discovery competes with nobody's timing), so two labs overlap when the test harness
 //! runs two tests at once (its default on two cores). Everything else holds the lock.
 //! `PHAROS_LAB_IDLE_SECS` shortens the idle period while working on these tests (the
-//! acceptance is 30 s).
+//! acceptance is 30 s) and `PHAROS_LAB_STARTUP_ROUNDS` the start-up rounds; a shortened
+//! test is recorded as such (scripts/test counts them; CI fails on any), and 0 or a typo
+//! is refused.
 //!
 //! Needs root, Open vSwitch and the rest (`scripts/install-test-deps`), like `lab.rs`;
-//! `PHAROS_SKIP_LAB=1` skips them, saying so.
+//! `PHAROS_SKIP_LAB=1` skips them, saying so and recording it.
 
 #[path = "common/lab.rs"]
 mod harness;
@@ -47,7 +49,10 @@ use apps::devices::Devices;
 use apps::routing::Link;
 use apps::topology::lldp::{self, DiscoveryKey};
 use apps::topology::{Topology, TopologyEvent};
-use harness::{apps_by_name, enabled, parse_topo, run, serial, wait_until, Host, Lab, Of, Topo};
+use harness::{
+    apps_by_name, enabled, parse_topo, record_not_full, run, serial, wait_until, Host, Lab, Of,
+    Topo,
+};
 use openflow::MacAddr;
 
 /// The default app set of `pharos run` (issue 6).
@@ -63,20 +68,61 @@ const RECOVERY: Duration = Duration::from_secs(3);
 /// After a PORT_STATUS saying a port went down, its links must be gone within this.
 const LINK_GONE: Duration = Duration::from_secs(1);
 
-/// Rounds of each start-up test per version: 2, or `PHAROS_LAB_STARTUP_ROUNDS`.
-fn startup_rounds() -> u32 {
-    std::env::var("PHAROS_LAB_STARTUP_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse::<u32>().ok())
-        .map_or(2, |n| n.max(1))
+/// Rounds of each start-up test per version, as written.
+const STARTUP_ROUNDS: u32 = 2;
+/// The idle period, as written.
+const IDLE: Duration = Duration::from_secs(30);
+
+/// A whole number of at least 1 from the environment variable `var`, or `None` when it
+/// is not set; anything else fails the test (a typo must not silently change it).
+fn env_count(var: &str) -> Option<u64> {
+    let text = std::env::var(var).ok()?;
+    Some(count(var, &text).unwrap_or_else(|e| panic!("{e}")))
 }
 
-/// The idle period: 30 s, or `PHAROS_LAB_IDLE_SECS`.
-fn idle_period() -> Duration {
-    std::env::var("PHAROS_LAB_IDLE_SECS")
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .map_or(Duration::from_secs(30), Duration::from_secs)
+/// `text` as a whole number of at least 1, or why not.
+fn count(var: &str, text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "{var}={text:?}: expected a whole number of at least 1"
+        )),
+    }
+}
+
+#[test]
+fn zero_or_a_typo_in_a_shortening_variable_is_refused_not_taken() {
+    assert_eq!(count("PHAROS_LAB_IDLE_SECS", "5"), Ok(5));
+    for bad in ["0", "", "5s", "-1", "five"] {
+        assert!(count("PHAROS_LAB_IDLE_SECS", bad).is_err(), "{bad:?}");
+    }
+}
+
+/// Rounds of each start-up test per version: [`STARTUP_ROUNDS`], or
+/// `PHAROS_LAB_STARTUP_ROUNDS` (fewer is recorded as a shortened test).
+fn startup_rounds(test: &str) -> u32 {
+    let n = env_count("PHAROS_LAB_STARTUP_ROUNDS").map_or(STARTUP_ROUNDS, |n| n as u32);
+    if n < STARTUP_ROUNDS {
+        let why =
+            format!("{n} start-up rounds instead of {STARTUP_ROUNDS} (PHAROS_LAB_STARTUP_ROUNDS)");
+        record_not_full("SHORTENED", test, &why);
+    }
+    n
+}
+
+/// The idle period: [`IDLE`], or `PHAROS_LAB_IDLE_SECS` (shorter is recorded as a
+/// shortened test).
+fn idle_period(test: &str) -> Duration {
+    let period = env_count("PHAROS_LAB_IDLE_SECS").map_or(IDLE, Duration::from_secs);
+    if period < IDLE {
+        let why = format!(
+            "idle period {} s instead of {} s (PHAROS_LAB_IDLE_SECS)",
+            period.as_secs(),
+            IDLE.as_secs()
+        );
+        record_not_full("SHORTENED", test, &why);
+    }
+    period
 }
 
 // ---------------------------------------------------------------------------------------
@@ -422,9 +468,18 @@ fn traced_path(lab: &AppsLab, a: &str, b: &str) -> Vec<(String, u32)> {
     const N: u64 = 20;
     let (ha, hb) = (&lab.topo.hosts[a], &lab.topo.hosts[b]);
     let hex = one_way_frame(ha.mac_bytes(), hb.mac_bytes());
-    // The first frames may go through the controller: one first, then the burst.
+    // The port to b: every frame that arrives leaves by it.
+    let to_b = (hb.switch.clone(), hb.port);
+    // The first frames may go through the controller: one first, delivered (its route
+    // installed on the way), then the burst.
+    let first = lab.tx_counters()[&to_b];
     lab.lab.lab("send", &[a, "--hex", &hex]).expect_ok();
-    thread::sleep(Duration::from_millis(200));
+    let delivered = wait_until(Duration::from_secs(3), || lab.tx_counters()[&to_b] > first);
+    assert!(
+        delivered,
+        "the first frame {a} -> {b} never left {}:{}",
+        to_b.0, to_b.1
+    );
     let before = lab.tx_counters();
     lab.lab
         .lab(
@@ -440,8 +495,16 @@ fn traced_path(lab: &AppsLab, a: &str, b: &str) -> Vec<(String, u32)> {
             ],
         )
         .expect_ok();
-    // The userspace datapath forwards within milliseconds.
-    thread::sleep(Duration::from_millis(200));
+    // Every frame of the burst delivered (the userspace datapath forwards within
+    // milliseconds), so every port on the way has counted it.
+    let arrived = wait_until(Duration::from_secs(3), || {
+        lab.tx_counters()[&to_b] - before[&to_b] >= N
+    });
+    assert!(
+        arrived,
+        "the {N} frames {a} -> {b} did not all leave {}:{}",
+        to_b.0, to_b.1
+    );
     let after = lab.tx_counters();
     let grew = |s: &str, p: u32| {
         let k = (s.to_string(), p);
@@ -998,7 +1061,7 @@ fn one_lab(test: &str, name: &str, of: Of, spec: &str, extras: &[Extra]) {
     );
     // Idle without the lock: nothing here competes for time.
     drop(lock);
-    idle(&lab, idle_period());
+    idle(&lab, idle_period(test));
     let _lock = serial();
     for e in extras {
         match *e {
@@ -1160,7 +1223,7 @@ fn start_up(test: &str, spec: &str, labs: &[(&str, Of)]) {
     if !enabled(test) {
         return;
     }
-    let rounds = startup_rounds();
+    let rounds = startup_rounds(test);
     let mut failed = Vec::new();
     for &(name, of) in labs {
         let mut passed = 0;

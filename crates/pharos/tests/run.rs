@@ -34,10 +34,19 @@ struct Pharos {
 
 impl Pharos {
     fn spawn(args: &[&str]) -> Pharos {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        Pharos::spawn_with(args, None)
+    }
+
+    /// With `RUST_LOG` set to `rust_log` (unset when `None`).
+    fn spawn_with(args: &[&str], rust_log: Option<&str>) -> Pharos {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pharos"));
+        match rust_log {
+            Some(v) => command.env("RUST_LOG", v),
+            None => command.env_remove("RUST_LOG"),
+        };
+        let mut child = command
             .arg("run")
             .args(args)
-            .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -157,6 +166,20 @@ fn runs_and_stops_on(sig: libc::c_int, apps: Option<&str>, flooded_to: &[u32]) {
     let log = p.stderr();
     assert!(log.contains("shutting down"), "{log}");
     assert!(log.contains("shut down cleanly"), "{log}");
+    assert!(log.contains("switch connected"), "{log}");
+    assert!(log.contains("switch disconnected"), "{log}");
+    if apps.is_none() {
+        // What the default set learns is said at info level, one readable line each.
+        let mac = host(1).to_string();
+        let learned = format!("host learned: {mac} 10.0.0.1 at 0000000000005eed:1");
+        let forgotten =
+            format!("host forgotten: {mac} 10.0.0.1 at 0000000000005eed:1 (switch left)");
+        assert_eq!(log.matches(&learned).count(), 1, "{log}");
+        assert_eq!(log.matches(&forgotten).count(), 1, "{log}");
+    }
+    for debug in ["Dpid(", "Link {", "Some(", "[\""] {
+        assert!(!log.contains(debug), "a Rust structure in the log: {log}");
+    }
 }
 
 #[test]
@@ -228,28 +251,167 @@ fn a_bad_config_file_is_refused_naming_the_key() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn an_unknown_app_is_refused_with_the_known_ones() {
-    let mut p = Pharos::spawn(&["--apps", "hub,learnig_switch", "--listen", "127.0.0.1:1"]);
-    assert_eq!(p.wait(T).code(), Some(2));
+/// Runs `pharos run` with `args` (and `RUST_LOG`), which must refuse to start: exit
+/// status 2 and one message, whose text is returned.
+fn refused(args: &[&str], rust_log: Option<&str>) -> String {
+    let mut p = Pharos::spawn_with(args, rust_log);
+    let status = p.wait(T);
     let err = p.stderr();
-    assert!(err.contains("`apps[1].name`"), "{err}");
+    assert_eq!(status.code(), Some(2), "{args:?}: {err}");
     assert!(
-        err.contains("known apps are: device_manager, hub, learning_switch, routing, topology"),
+        err.starts_with("pharos run: ") && err.ends_with('\n') && !err.contains("\n\n"),
+        "one message, no blank line: {err:?}"
+    );
+    err
+}
+
+#[test]
+fn an_unknown_app_is_refused_with_the_nearest_and_the_known_ones() {
+    let err = refused(
+        &["--apps", "hub,learnig_switch", "--listen", "127.0.0.1:1"],
+        None,
+    );
+    assert!(err.contains("`--apps`"), "{err}");
+    assert!(err.contains("did you mean `learning_switch`?"), "{err}");
+    assert!(
+        err.contains("the apps are: device_manager, hub, learning_switch, routing, topology"),
         "{err}"
     );
 }
 
 #[test]
-fn a_port_in_use_is_an_error_not_a_hang() {
+fn a_bad_log_level_is_refused_wherever_it_is_given() {
+    let err = refused(&["--log-level", "verbose", "--listen", "127.0.0.1:1"], None);
+    assert!(
+        err.contains("`--log-level`: `verbose` is not a log level"),
+        "{err}"
+    );
+    let err = refused(&["--listen", "127.0.0.1:1"], Some("bogus"));
+    assert!(
+        err.contains("`RUST_LOG`: `bogus` is not a log level"),
+        "{err}"
+    );
+    let dir = std::env::temp_dir().join(format!("pharos-run-log-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("pharos.toml");
+    std::fs::write(&path, "workers = 1\nlog_level = \"verbose\"\n").unwrap();
+    let err = refused(
+        &[
+            "--config",
+            path.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:1",
+        ],
+        None,
+    );
+    assert!(
+        err.contains(&format!(
+            "{}:2: `log_level`: `verbose` is not a log level",
+            path.display()
+        )),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn warning_is_taken_for_warn_and_conflicting_apps_are_warned_of() {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut p = Pharos::spawn(&[
+        "--log-level",
+        "warning",
+        "--apps",
+        "hub,learning_switch",
+        "--listen",
+        &listen,
+    ]);
+    p.wait_for_log(
+        "apps hub and learning_switch both answer every PACKET_IN",
+        T,
+    );
+    // Running: it accepts connections.
+    let deadline = Instant::now() + T;
+    while std::net::TcpStream::connect(&listen).is_err() {
+        assert!(Instant::now() < deadline, "never listened: {}", p.stderr());
+        thread::sleep(Duration::from_millis(10));
+    }
+    p.signal(libc::SIGTERM);
+    assert!(p.wait(T).success(), "{}", p.stderr());
+    // At warn level: no info line.
+    assert!(!p.stderr().contains(" INFO "), "{}", p.stderr());
+}
+
+#[test]
+fn routing_alone_is_refused_once_in_the_users_words() {
+    let err = refused(&["--apps", "routing", "--listen", "127.0.0.1:1"], None);
+    assert_eq!(
+        err,
+        "pharos run: bad configuration: `--apps`: routing needs topology and device_manager: add them to --apps (or `apps` in the file), e.g. --apps topology,device_manager,routing\n"
+    );
+}
+
+#[test]
+fn misspelt_app_parameters_and_names_in_the_file_give_file_line_and_key() {
+    let dir = std::env::temp_dir().join(format!("pharos-run-params-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("pharos.toml");
+    std::fs::write(
+        &path,
+        "[[apps]]\nname = \"topology\"\n[apps.params]\nlldp_intervall = \"1s\"\n",
+    )
+    .unwrap();
+    let err = refused(
+        &[
+            "--config",
+            path.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:1",
+        ],
+        None,
+    );
+    assert!(
+        err.contains(&format!(
+            "{}:4: `apps[0].params.lldp_intervall`: topology: unknown parameter (did you mean `lldp_interval`?)",
+            path.display()
+        )),
+        "{err}"
+    );
+    std::fs::write(
+        &path,
+        "[[apps]]\nname = \"topology\"\n[[apps]]\nname = \"routeing\"\n",
+    )
+    .unwrap();
+    let err = refused(
+        &[
+            "--config",
+            path.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:1",
+        ],
+        None,
+    );
+    assert!(
+        err.contains(&format!(
+            "{}:4: `apps[1].name`: unknown app `routeing` (did you mean `routing`?)",
+            path.display()
+        )),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn too_many_workers_are_refused_with_the_reason() {
+    let err = refused(&["--workers", "100000", "--listen", "127.0.0.1:1"], None);
+    assert!(err.contains("`--workers`: 100000 is more than"), "{err}");
+    assert!(err.contains("per core"), "{err}");
+}
+
+#[test]
+fn a_port_in_use_exits_2_naming_the_address() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let listen = taken.local_addr().unwrap().to_string();
-    let mut p = Pharos::spawn(&["--listen", &listen]);
-    let status = p.wait(T);
-    assert_eq!(status.code(), Some(1), "{}", p.stderr());
-    assert!(
-        p.stderr().contains("starting the controller"),
-        "{}",
-        p.stderr()
-    );
+    let err = refused(&["--listen", &listen], None);
+    assert!(err.contains(&format!("cannot listen on {listen}")), "{err}");
 }

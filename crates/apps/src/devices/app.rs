@@ -21,7 +21,7 @@
 //!    not found yet, and is ignored), a new address is `IpAdded`. The [`Devices`]
 //!    service tells its subscribers.
 //!
-//! Hosts go away ([`HostEvent::Removed`]):
+//! Hosts go away ([`HostEvent::Removed`](super::table::HostEvent::Removed)):
 //!
 //! - when not seen for `host_timeout` (a global timer expires them);
 //! - when their port turns out to be an inter-switch link (the topology app found a link
@@ -39,10 +39,10 @@
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use controller::app::{App, Builder, Flow, Order, SwitchCtx};
-use controller::info::{Dpid, PortInfo, PortReason};
+use controller::info::{PortInfo, PortReason};
 use controller::services::{Services, StartError};
 use openflow::view::PacketIn;
 use openflow::MacAddr;
@@ -51,18 +51,20 @@ use packet::flow::{FlowKey, L4Key};
 use packet::icmpv6::Icmpv6Type;
 use serde::Deserialize;
 
+use super::host_log::{HostLog, Why};
 use super::moves::{MoveRule, PortAges};
 use super::service::Devices;
-use super::table::{AttachmentPoint, HostEvent, Limits, Sighting};
+use super::table::{AttachmentPoint, Limits, Sighting};
 use crate::topology::{Topology, TopologyEvent};
 
 /// The device app's parameters (`[apps.params]` in `pharos.toml`). Times are in seconds,
-/// as the other apps' are.
+/// as the other apps' are: a number (`300`, `2.5`) or a duration (`"5m"`, `"500ms"`).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Seconds a host may stay silent before it is forgotten (default 300, from 1 to
     /// 86400).
+    #[serde(deserialize_with = "controller::config::seconds::deserialize")]
     pub host_timeout: f64,
     /// Hosts tracked at most (default 100,000, about 21 MB; at most 10,000,000): new
     /// hosts beyond are refused, so a host spraying source MACs cannot take the
@@ -74,6 +76,7 @@ pub struct Params {
     /// Seconds a known host must have been quiet at its place, or a port up since the
     /// last switch joined, for a sighting elsewhere to be a move (default 1, from 0 to
     /// 3600; 0: every sighting elsewhere is a move). See [`moves`](super::moves).
+    #[serde(deserialize_with = "controller::config::seconds::deserialize")]
     pub move_quiet: f64,
 }
 
@@ -91,29 +94,29 @@ impl Default for Params {
 
 impl Params {
     /// Refuses values out of range, naming the parameter.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
         if !(1.0..=86400.0).contains(&self.host_timeout) {
-            return Err(format!(
-                "host_timeout {} is not within 1..=86400 s",
-                self.host_timeout
+            return Err((
+                "host_timeout",
+                format!("{} is not within 1..=86400 s", self.host_timeout),
             ));
         }
         if !(1..=10_000_000).contains(&self.max_hosts) {
-            return Err(format!(
-                "max_hosts {} is not within 1..=10000000",
-                self.max_hosts
+            return Err((
+                "max_hosts",
+                format!("{} is not within 1..=10000000", self.max_hosts),
             ));
         }
         if self.max_ips_per_family > 64 {
-            return Err(format!(
-                "max_ips_per_family {} is not within 0..=64",
-                self.max_ips_per_family
+            return Err((
+                "max_ips_per_family",
+                format!("{} is not within 0..=64", self.max_ips_per_family),
             ));
         }
         if !(0.0..=3600.0).contains(&self.move_quiet) {
-            return Err(format!(
-                "move_quiet {} is not within 0..=3600 s",
-                self.move_quiet
+            return Err((
+                "move_quiet",
+                format!("{} is not within 0..=3600 s", self.move_quiet),
             ));
         }
         Ok(())
@@ -148,6 +151,8 @@ pub struct DeviceManager {
     topology: OnceLock<Arc<Topology>>,
     /// Whether the table-full warning was given.
     warned_full: AtomicBool,
+    /// The info lines about hosts, within their budget.
+    log: HostLog,
     /// Tells moves from echoes (step 2).
     moves: MoveRule,
 }
@@ -160,7 +165,7 @@ impl Default for DeviceManager {
 
 impl DeviceManager {
     /// The app with these parameters; out of range (see [`Params::check`]), an error.
-    pub fn new(params: Params) -> Result<DeviceManager, String> {
+    pub fn new(params: Params) -> Result<DeviceManager, (&'static str, String)> {
         params.check()?;
         let limits = Limits {
             max_hosts: params.max_hosts,
@@ -172,6 +177,7 @@ impl DeviceManager {
             topology: OnceLock::new(),
             warned_full: AtomicBool::new(false),
             moves: MoveRule::new(Duration::from_secs_f64(params.move_quiet)),
+            log: HostLog::new(Instant::now()),
         })
     }
 
@@ -210,11 +216,12 @@ impl App for DeviceManager {
         b.on_switch_added(|app, ctx, _| app.moves.joined(ctx.now()));
         b.on_packet_in(Order::advise(10), DeviceManager::packet_in);
         b.on_port_status(DeviceManager::port_status);
-        b.subscribe::<Topology, _>(|app, e| forget_behind_topology(&app.devices, e));
+        b.subscribe::<Topology, _>(|app, e| app.forget_behind_topology(e));
         b.every_global(self.params.expire_interval(), |app, _, now| {
             let timeout = app.params.host_timeout();
             let events = app.devices.update(|t| t.expire(now, timeout));
-            log_events(&events);
+            app.log.roll(now);
+            app.log.log(&events, now, Why::Silent, None);
         });
     }
 
@@ -276,7 +283,7 @@ impl DeviceManager {
             // No allocation for a known host at its known place, the common case.
             a.into_iter().chain(b).collect()
         });
-        log_events(&events);
+        self.log.log(&events, now, Why::Seen, sender.ips[0]);
         Flow::Continue
     }
 
@@ -292,7 +299,8 @@ impl DeviceManager {
         }
         if reason == PortReason::Delete || !port.is_up() {
             let (dpid, port) = (ctx.dpid(), port.port_no);
-            log_events(&self.devices.update(|t| t.remove_attached_to(dpid, port)));
+            let events = self.devices.update(|t| t.remove_attached_to(dpid, port));
+            self.log.log(&events, ctx.now(), Why::PortDown, None);
         }
     }
 
@@ -311,41 +319,28 @@ impl DeviceManager {
     }
 }
 
-/// The Topology subscription: hosts "learned" on a port that turns out to be an
-/// inter-switch link were hosts behind the other switch; a switch that leaves takes its
-/// hosts with it.
-fn forget_behind_topology(devices: &Devices, e: &TopologyEvent) {
-    let events = match *e {
-        TopologyEvent::LinkAdded(l) => devices.update(|t| {
-            let mut gone = t.remove_attached_to(l.src.0, l.src_port);
-            gone.extend(t.remove_attached_to(l.dst.0, l.dst_port));
-            gone
-        }),
-        TopologyEvent::SwitchRemoved(dpid) => devices.update(|t| t.remove_switch(dpid)),
-        TopologyEvent::SwitchAdded(_) | TopologyEvent::LinkRemoved(..) => return,
-    };
-    log_events(&events);
-}
-
-fn log_events(events: &[HostEvent]) {
-    for e in events {
-        match e {
-            HostEvent::Added { key, ap } => {
-                tracing::debug!(mac = %key.mac, vlan = ?key.vlan, dpid = %Dpid(ap.dpid), port = ap.port, "host added");
-            }
-            HostEvent::Moved { key, from, to } => tracing::debug!(
-                mac = %key.mac, vlan = ?key.vlan,
-                from = %format_args!("{}/{}", Dpid(from.dpid), from.port),
-                to = %format_args!("{}/{}", Dpid(to.dpid), to.port),
-                "host moved"
+impl DeviceManager {
+    /// The Topology subscription: hosts "learned" on a port that turns out to be an
+    /// inter-switch link were hosts behind the other switch; a switch that leaves takes
+    /// its hosts with it.
+    fn forget_behind_topology(&self, e: &TopologyEvent) {
+        let devices = &self.devices;
+        let (events, why) = match *e {
+            TopologyEvent::LinkAdded(l) => (
+                devices.update(|t| {
+                    let mut gone = t.remove_attached_to(l.src.0, l.src_port);
+                    gone.extend(t.remove_attached_to(l.dst.0, l.dst_port));
+                    gone
+                }),
+                Why::LinkPort,
             ),
-            HostEvent::IpAdded { key, ip, from } => {
-                tracing::debug!(mac = %key.mac, vlan = ?key.vlan, %ip, from = ?from, "host address");
+            TopologyEvent::SwitchRemoved(dpid) => {
+                (devices.update(|t| t.remove_switch(dpid)), Why::SwitchLeft)
             }
-            HostEvent::Removed { host } => {
-                tracing::debug!(mac = %host.mac(), vlan = ?host.vlan(), "host removed");
-            }
-        }
+            TopologyEvent::SwitchAdded(_) | TopologyEvent::LinkRemoved(..) => return,
+        };
+        // Events from the topology carry no time: these are rare, the clock is read.
+        self.log.log(&events, Instant::now(), why, None);
     }
 }
 

@@ -13,6 +13,7 @@ use openflow::{of10, Message, Version};
 use packet::arp::ArpOperation;
 
 use super::*;
+use crate::devices::table::HostEvent;
 use crate::routing::topo::cable;
 use crate::topology::LinkGone;
 

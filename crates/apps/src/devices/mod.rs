@@ -40,6 +40,7 @@
 //! ```
 
 pub mod app;
+pub mod host_log;
 pub mod moves;
 pub mod service;
 pub mod table;

@@ -65,13 +65,16 @@ use crate::devices::Devices;
 use crate::learning_switch::send_misses_to_controller;
 use crate::topology::{Topology, TopologyEvent};
 
-/// The routing app's parameters (`[apps.params]` in `pharos.toml`).
+/// The routing app's parameters (`[apps.params]` in `pharos.toml`). Timeouts
+/// are whole seconds: a number (`60`) or a duration (`"60s"`, `"1m"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Seconds without traffic before a route's flows expire (default 10).
+    #[serde(deserialize_with = "controller::config::whole_seconds::deserialize")]
     pub idle_timeout: u16,
     /// Seconds before a route's flows expire regardless (default 0: never).
+    #[serde(deserialize_with = "controller::config::whole_seconds::deserialize")]
     pub hard_timeout: u16,
     /// Priority of the routes' flows (default 0x8000, OpenFlow's default).
     pub priority: u16,

@@ -73,6 +73,36 @@ impl Link {
     pub fn reversed(self) -> Link {
         Link::new(self.dst.0, self.dst_port, self.src.0, self.src_port)
     }
+
+    /// The cable this link runs on, shown the same whichever way it is taken:
+    /// `0000000000000001:2 <-> 0000000000000002:1`, the lower end first.
+    pub fn cable(self) -> Cable {
+        Cable(self.min(self.reversed()))
+    }
+}
+
+/// A link as log lines show it: `0000000000000001:2 -> 0000000000000002:1` (each end a
+/// datapath id as every line shows one, 16 hex digits, then the port).
+impl std::fmt::Display for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{} -> {}:{}",
+            self.src, self.src_port, self.dst, self.dst_port
+        )
+    }
+}
+
+/// Both directions of a [`Link`], for log lines: `0000000000000001:2 <->
+/// 0000000000000002:1` (from [`Link::cable`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cable(Link);
+
+impl std::fmt::Display for Cable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let l = self.0;
+        write!(f, "{}:{} <-> {}:{}", l.src, l.src_port, l.dst, l.dst_port)
+    }
 }
 
 /// The way from one switch to another: the links in order, empty when `src == dst`.

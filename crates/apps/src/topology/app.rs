@@ -67,15 +67,19 @@ pub const LLDP_COOKIE: u64 = 0x4c4c_4450;
 /// Ports from this number up are reserved (LOCAL, CONTROLLER, ...; 1.0's widened).
 const FIRST_RESERVED_PORT: u32 = 0xffff_ff00;
 
-/// The topology app's parameters (`[apps.params]` in `pharos.toml`), in seconds.
+/// The topology app's parameters (`[apps.params]` in `pharos.toml`), in seconds: a
+/// number (`2`, `0.5`) or a duration (`"2s"`, `"500ms"`).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Between two discovery frames out of a port (default 1).
+    #[serde(deserialize_with = "controller::config::seconds::deserialize")]
     pub lldp_interval: f64,
     /// A link not seen for this long is gone (default 3.5: three frames lost).
+    #[serde(deserialize_with = "controller::config::seconds::deserialize")]
     pub link_timeout: f64,
     /// A discovery frame older than this is a replay (default 1).
+    #[serde(deserialize_with = "controller::config::seconds::deserialize")]
     pub max_frame_age: f64,
 }
 
@@ -91,27 +95,34 @@ impl Default for Params {
 
 impl Params {
     /// Checks the ranges: an interval from 10 ms to an hour, a timeout longer than the
-    /// interval and at most a day, a frame age from 1 ms to the timeout.
-    pub fn check(&self) -> Result<(), String> {
+    /// interval and at most a day, a frame age from 1 ms to the timeout. The error
+    /// names the parameter at fault.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
         let in_range = |v: f64, lo: f64, hi: f64| v.is_finite() && (lo..=hi).contains(&v);
         if !in_range(self.lldp_interval, 0.01, 3600.0) {
-            return Err(format!(
-                "lldp_interval {} is not within 0.01..=3600 s",
-                self.lldp_interval
+            return Err((
+                "lldp_interval",
+                format!("{} s is not within 0.01..=3600 s", self.lldp_interval),
             ));
         }
         if !in_range(self.link_timeout, self.lldp_interval, 86400.0)
             || self.link_timeout == self.lldp_interval
         {
-            return Err(format!(
-                "link_timeout {} must be above lldp_interval ({}) and at most 86400 s",
-                self.link_timeout, self.lldp_interval
+            return Err((
+                "link_timeout",
+                format!(
+                    "{} s must be above lldp_interval ({} s) and at most 86400 s",
+                    self.link_timeout, self.lldp_interval
+                ),
             ));
         }
         if !in_range(self.max_frame_age, 0.001, self.link_timeout) {
-            return Err(format!(
-                "max_frame_age {} is not within 0.001 s..=link_timeout",
-                self.max_frame_age
+            return Err((
+                "max_frame_age",
+                format!(
+                    "{} s is not within 0.001 s..=link_timeout ({} s)",
+                    self.max_frame_age, self.link_timeout
+                ),
             ));
         }
         Ok(())
@@ -207,10 +218,11 @@ impl Drop for HostsWrite<'_> {
 const HOST_PORTS_CAP: usize = 100_000;
 
 impl TopologyApp {
-    /// The app, with a fresh random key.
-    pub fn new(params: Params) -> Result<TopologyApp, String> {
-        params.check()?;
-        let key = DiscoveryKey::random().map_err(|e| format!("no random key: {e}"))?;
+    /// The app, with a fresh random key. The error names the parameter at fault, if
+    /// one is.
+    pub fn new(params: Params) -> Result<TopologyApp, (Option<&'static str>, String)> {
+        params.check().map_err(|(p, reason)| (Some(p), reason))?;
+        let key = DiscoveryKey::random().map_err(|e| (None, format!("no random key: {e}")))?;
         Ok(TopologyApp::with_key(params, key))
     }
 
@@ -408,8 +420,7 @@ impl TopologyApp {
             {
                 self.stats.host_port.fetch_add(1, Relaxed);
                 tracing::warn!(
-                    ?link,
-                    "discovery frame on a host port refused (relayed by hosts?)"
+                    "discovery frame for {link} refused: an end is a host port (relayed by hosts?)"
                 );
                 return Flow::Stop;
             }
@@ -431,7 +442,6 @@ impl TopologyApp {
                 self.stats.unknown_switch.fetch_add(1, Relaxed);
                 return Flow::Stop;
             }
-            tracing::info!(?link, "link discovered");
             seen.insert(link, ctx.now());
             // 3e
             let unanswered = !seen.contains_key(&link.reversed());

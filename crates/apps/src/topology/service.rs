@@ -28,6 +28,18 @@ pub enum LinkGone {
     SwitchLeft,
 }
 
+/// As log lines say it: `timed out`, `port down`, `port deleted`, `switch left`.
+impl std::fmt::Display for LinkGone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LinkGone::Timeout => "no discovery frame within link_timeout",
+            LinkGone::PortDown => "port down",
+            LinkGone::PortDeleted => "port deleted",
+            LinkGone::SwitchLeft => "switch left",
+        })
+    }
+}
+
 /// One change, as subscribers see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TopologyEvent {
@@ -211,8 +223,44 @@ impl Topology {
                 state.current.version += 1;
                 state.published = None;
             }
+            log_links(&state.current, &events);
             events
         })
+    }
+}
+
+/// One info line per cable that came up or went down: a cable is up once a link runs
+/// each way on it, and down when the first of its two links goes. A link seen one way
+/// only (the other way is still being discovered, or broken) is a debug line.
+fn log_links(after: &TopologySnapshot, events: &[TopologyEvent]) {
+    for (i, e) in events.iter().enumerate() {
+        match *e {
+            TopologyEvent::LinkAdded(l) => {
+                let back = l.reversed();
+                // Both ways added in one change: said at the second.
+                let up = after.links.contains(&back)
+                    && !events[..i].contains(&TopologyEvent::LinkAdded(back));
+                if up {
+                    tracing::info!("link up: {}", l.cable());
+                } else {
+                    tracing::debug!("link seen one way: {l}");
+                }
+            }
+            TopologyEvent::LinkRemoved(l, why) => {
+                let back = l.reversed();
+                // The other way still there, or gone in this same change after this one.
+                let was_up = after.links.contains(&back)
+                    || events[i + 1..]
+                        .iter()
+                        .any(|e| matches!(*e, TopologyEvent::LinkRemoved(b, _) if b == back));
+                if was_up {
+                    tracing::info!("link down: {} ({})", l.cable(), why);
+                } else {
+                    tracing::debug!("link gone: {l} ({why})");
+                }
+            }
+            TopologyEvent::SwitchAdded(_) | TopologyEvent::SwitchRemoved(_) => {}
+        }
     }
 }
 
@@ -227,6 +275,61 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
+
+    #[test]
+    fn a_cable_up_or_down_is_one_info_line() {
+        let topo = Topology::new();
+        let [ab, ba] = crate::routing::topo::cable(2, 4, 1, 3);
+        let [cd, dc] = crate::routing::topo::cable(1, 1, 3, 1);
+        let add = |l: Link| {
+            move |s: &mut TopologySnapshot| {
+                s.add_link(l);
+                vec![TopologyEvent::LinkAdded(l)]
+            }
+        };
+        let out = crate::logged(tracing::Level::INFO, || {
+            topo.update(add(ab)); // one way: not up yet
+            topo.update(add(ba));
+            topo.update(|s| {
+                s.add_link(cd);
+                s.add_link(dc);
+                vec![TopologyEvent::LinkAdded(cd), TopologyEvent::LinkAdded(dc)]
+            });
+            // A port down takes both ways at once: one line.
+            topo.update(|s| {
+                s.remove_link(ab);
+                s.remove_link(ba);
+                vec![
+                    TopologyEvent::LinkRemoved(ab, LinkGone::PortDown),
+                    TopologyEvent::LinkRemoved(ba, LinkGone::PortDown),
+                ]
+            });
+            // Timing out one way, then the other: the first ends the cable.
+            topo.update(|s| {
+                s.remove_link(dc);
+                vec![TopologyEvent::LinkRemoved(dc, LinkGone::Timeout)]
+            });
+            topo.update(|s| {
+                s.remove_link(cd);
+                vec![TopologyEvent::LinkRemoved(cd, LinkGone::Timeout)]
+            });
+        });
+        let lines: Vec<&str> = out
+            .lines()
+            .map(|l| l.trim_start_matches(" INFO "))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "link up: 0000000000000001:3 <-> 0000000000000002:4",
+                "link up: 0000000000000001:1 <-> 0000000000000003:1",
+                "link down: 0000000000000001:3 <-> 0000000000000002:4 (port down)",
+                "link down: 0000000000000001:1 <-> 0000000000000003:1 (no discovery frame within link_timeout)",
+            ],
+            "{out}"
+        );
+        assert!(!out.contains("Link {"), "no Debug structures: {out}");
+    }
 
     #[test]
     fn link_ports_follow_links_and_subscribers_see_changes_in_order() {

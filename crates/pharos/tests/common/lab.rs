@@ -51,17 +51,34 @@ pub fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Whether the lab tests run here. `PHAROS_SKIP_LAB=1`: no, and the test says so on
-/// stderr. Otherwise they must be able to run: not root, or a program missing, fails the
-/// test with the reason and the fix.
+/// Records that `test` did not run in full: `kind` is `SKIPPED` (it checked nothing)
+/// or `SHORTENED` (it checked less than it is written to). Said on stderr, and appended
+/// to the file `PHAROS_SKIP_LOG` names (scripts/test sets it, counts the lines at the
+/// end, and fails the run under CI=true): a test that passes without having run must
+/// never look like one that ran.
+pub fn record_not_full(kind: &str, test: &str, why: &str) {
+    let line = format!("{kind} {test}: {why}");
+    // Straight to the stderr handle: libtest captures eprintln! of passing tests.
+    let _ = writeln!(std::io::stderr(), "{line}");
+    if let Some(path) = std::env::var_os("PHAROS_SKIP_LOG") {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path);
+        // One write per line, in append mode: lines from tests running at once do not
+        // interleave.
+        if let Err(e) = file.and_then(|mut f| f.write_all(format!("{line}\n").as_bytes())) {
+            panic!("cannot record `{line}` in PHAROS_SKIP_LOG: {e}");
+        }
+    }
+}
+
+/// Whether the lab tests run here. `PHAROS_SKIP_LAB=1`: no, and the skip is recorded
+/// ([`record_not_full`]). Otherwise they must be able to run: not root, or a program
+/// missing, fails the test with the reason and the fix.
 pub fn enabled(test: &str) -> bool {
     if std::env::var("PHAROS_SKIP_LAB").is_ok_and(|v| v == "1") {
-        // Straight to the stderr handle: libtest captures eprintln! of passing tests, and
-        // a skip must never be silent.
-        let _ = writeln!(
-            std::io::stderr(),
-            "lab::{test}: SKIPPED (PHAROS_SKIP_LAB=1)"
-        );
+        record_not_full("SKIPPED", test, "PHAROS_SKIP_LAB=1");
         return false;
     }
     // SAFETY: geteuid has no preconditions.
