@@ -331,6 +331,33 @@ impl Flow {
     /// OpenFlow's default priority (0x8000), which `ovs-ofctl` does not print.
     pub const DEFAULT_PRIORITY: u16 = 0x8000;
 
+    /// The flow as a switch speaking `version` reports it back in its flow stats: 1.3
+    /// has no ENQUEUE, so `enqueue:P:Q` comes back as `set_queue:Q,output:P`; the rest is
+    /// unchanged. Compare a flow read from a switch with this, not with what was sent.
+    pub fn read_back(&self, version: crate::Version) -> Flow {
+        let mut f = self.clone();
+        if version == crate::Version::V1_3 {
+            let split = |list: &mut Vec<FlowAction>| {
+                let mut out = Vec::with_capacity(list.len());
+                for a in list.drain(..) {
+                    match a {
+                        FlowAction::Enqueue { port, queue } => {
+                            out.push(FlowAction::SetQueue { queue });
+                            out.push(FlowAction::Output { port });
+                        }
+                        a => out.push(a),
+                    }
+                }
+                *list = out;
+            };
+            split(&mut f.actions);
+            if let Some(w) = f.write_actions.as_mut() {
+                split(w);
+            }
+        }
+        f
+    }
+
     /// Whether the flow uses 1.3 instructions other than apply-actions.
     pub fn has_instructions(&self) -> bool {
         self.meter.is_some()

@@ -85,7 +85,7 @@ impl Flow {
         let actions = self
             .actions
             .iter()
-            .map(action_v10)
+            .map(|a| action_v10(a, &self.matching))
             .collect::<EncodeResult<Vec<_>>>()?;
         Ok(of10::FlowMod {
             match_: match_v10(&self.matching)?,
@@ -293,6 +293,17 @@ fn match_v10(m: &FlowMatch) -> EncodeResult<of10::Match> {
     if m.metadata.is_some() {
         return Err(not_in(V, "a metadata match"));
     }
+    // 1.0 §5.2.3: the network fields are IPv4's, or ARP's ("nw_proto: IP protocol or
+    // lower 8 bits of ARP opcode"); a switch ignores them on any other Ethernet type.
+    let l3 = m.ip_proto.is_some()
+        || m.ip_dscp.is_some()
+        || m.ipv4_src.is_some()
+        || m.ipv4_dst.is_some()
+        || m.tp_src.is_some()
+        || m.tp_dst.is_some();
+    if l3 && !matches!(m.eth_type, Some(ETH_IPV4) | Some(super::ETH_ARP)) {
+        return Err(not_in(V, "a network or transport field of a packet that is not IPv4 or ARP"));
+    }
     let mut w = OFPFW_ALL;
     let mut o = of10::Match::all();
     let mut clear = |bit: u32| w &= !bit;
@@ -382,9 +393,22 @@ fn match_v10(m: &FlowMatch) -> EncodeResult<of10::Match> {
     Ok(o)
 }
 
-fn action_v10(a: &FlowAction) -> EncodeResult<of10::Action> {
+fn action_v10(a: &FlowAction, m: &FlowMatch) -> EncodeResult<of10::Action> {
     const V: Version = Version::V1_0;
+    use super::Transport;
     use of10::Action as A;
+    // SET_TP_SRC/DST write whatever transport header the packet has: the match must say
+    // which, or the flow would mean something else when read back.
+    let tp = |want: Transport| {
+        if m.transport() == Some(want) {
+            Ok(())
+        } else {
+            Err(not_in(
+                V,
+                "setting a TCP or UDP port without that protocol in the match",
+            ))
+        }
+    };
     Ok(match *a {
         FlowAction::Output { port } => A::Output {
             port: port.to_v10()?,
@@ -413,8 +437,22 @@ fn action_v10(a: &FlowAction) -> EncodeResult<of10::Action> {
             SetField::Ipv4Src(a) => A::SetNwSrc { nw_addr: a },
             SetField::Ipv4Dst(a) => A::SetNwDst { nw_addr: a },
             SetField::IpDscp(d) => A::SetNwTos { nw_tos: d << 2 },
-            SetField::TcpSrc(p) | SetField::UdpSrc(p) => A::SetTpSrc { tp_port: p },
-            SetField::TcpDst(p) | SetField::UdpDst(p) => A::SetTpDst { tp_port: p },
+            SetField::TcpSrc(p) => {
+                tp(Transport::Tcp)?;
+                A::SetTpSrc { tp_port: p }
+            }
+            SetField::UdpSrc(p) => {
+                tp(Transport::Udp)?;
+                A::SetTpSrc { tp_port: p }
+            }
+            SetField::TcpDst(p) => {
+                tp(Transport::Tcp)?;
+                A::SetTpDst { tp_port: p }
+            }
+            SetField::UdpDst(p) => {
+                tp(Transport::Udp)?;
+                A::SetTpDst { tp_port: p }
+            }
             SetField::IpEcn(_) => return Err(not_in(V, "setting ip_ecn")),
             SetField::SctpSrc(_) | SetField::SctpDst(_) => {
                 return Err(not_in(V, "setting an SCTP port"))
