@@ -75,18 +75,29 @@ impl ParseError {
         let width = input
             .get(self.span.clone())
             .map_or(1, |t| t.chars().count().max(1));
-        let pad = input.get(..self.span.start).map_or(0, |p| p.chars().count());
-        format!("{input}\n{}{} {}", " ".repeat(pad), "^".repeat(width), self.kind)
+        let pad = input
+            .get(..self.span.start)
+            .map_or(0, |p| p.chars().count());
+        format!(
+            "{input}\n{}{} {}",
+            " ".repeat(pad),
+            "^".repeat(width),
+            self.kind
+        )
     }
 }
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: {} (at byte {})",
-            self.token, self.kind, self.span.start
-        )
+        if self.token.is_empty() {
+            write!(f, "{} (at byte {})", self.kind, self.span.start)
+        } else {
+            write!(
+                f,
+                "{}: {} (at byte {})",
+                self.token, self.kind, self.span.start
+            )
+        }
     }
 }
 
@@ -220,7 +231,9 @@ impl<'a> Parser<'a> {
             let end = self.s.len();
             return Err(self.err(
                 end..end,
-                ErrorKind::Actions("no actions: end the flow with actions=... (actions=drop for none)"),
+                ErrorKind::Actions(
+                    "no actions: end the flow with actions=... (actions=drop for none)",
+                ),
             ));
         }
         self.finish()?;
@@ -403,9 +416,7 @@ impl<'a> Parser<'a> {
             "vlan_vid" => {
                 // OXM_OF_VLAN_VID: OFPVID_PRESENT | vid, or OFPVID_NONE; a mask of
                 // 0x1000 on 0x1000 is "any tag" (1.3 §7.2.3.7, table 12).
-                let m = masked_int(v, 13)
-                    .flatten()
-                    .ok_or_else(|| bad("VLAN vid"))?;
+                let m = masked_int(v, 13).flatten().ok_or_else(|| bad("VLAN vid"))?;
                 let vl = match (m.value, m.mask) {
                     (0, None) => VlanMatch::Untagged,
                     (0x1000, Some(0x1000)) => VlanMatch::AnyTagged,
@@ -415,9 +426,7 @@ impl<'a> Parser<'a> {
                 self.set(F::Vlan, |m| &mut m.vlan, vl, &span)?;
             }
             "vlan_tci" => {
-                let m = masked_int(v, 16)
-                    .flatten()
-                    .ok_or_else(|| bad("VLAN TCI"))?;
+                let m = masked_int(v, 16).flatten().ok_or_else(|| bad("VLAN TCI"))?;
                 let vl = match (m.value, m.mask) {
                     (0, None) | (0, Some(0x1fff)) => VlanMatch::Untagged,
                     (0x1000, Some(0x1000)) => VlanMatch::AnyTagged,
@@ -568,8 +577,18 @@ impl<'a> Parser<'a> {
         };
         let ipv4 = m.eth_type == Some(ETH_IPV4);
         let ipv6 = m.eth_type == Some(ETH_IPV6);
-        need(self, F::IpDscp, m.ip_dscp.is_none() || m.is_ip(), "ip or ipv6")?;
-        need(self, F::IpEcn, m.ip_ecn.is_none() || m.is_ip(), "ip or ipv6")?;
+        need(
+            self,
+            F::IpDscp,
+            m.ip_dscp.is_none() || m.is_ip(),
+            "ip or ipv6",
+        )?;
+        need(
+            self,
+            F::IpEcn,
+            m.ip_ecn.is_none() || m.is_ip(),
+            "ip or ipv6",
+        )?;
         need(
             self,
             F::IpProto,
@@ -713,7 +732,9 @@ impl<'a> Parser<'a> {
                             None => {
                                 return Err(self.err(
                                     s2,
-                                    ErrorKind::Order("drop is the whole action list, not part of one"),
+                                    ErrorKind::Order(
+                                        "drop is the whole action list, not part of one",
+                                    ),
                                 ))
                             }
                         }
@@ -994,15 +1015,64 @@ fn output(p: PortNo, max_len: u16) -> FlowAction {
 /// Whether `key` names something (so a missing value is "needs a value", not "unknown").
 fn known_key(key: &str) -> bool {
     const KEYS: &[&str] = &[
-        "table", "priority", "idle_timeout", "hard_timeout", "cookie", "duration",
-        "n_packets", "n_bytes", "idle_age", "hard_age", "in_port", "dl_src", "eth_src",
-        "dl_dst", "eth_dst", "dl_type", "eth_type", "dl_vlan", "vlan_vid", "vlan_tci",
-        "dl_vlan_pcp", "vlan_pcp", "nw_tos", "ip_dscp", "nw_ecn", "ip_ecn", "nw_proto",
-        "ip_proto", "arp_op", "nw_src", "ip_src", "ipv4_src", "arp_spa", "nw_dst", "ip_dst",
-        "ipv4_dst", "arp_tpa", "tp_src", "tcp_src", "udp_src", "sctp_src", "icmp_type",
-        "icmpv4_type", "icmpv6_type", "tp_dst", "tcp_dst", "udp_dst", "sctp_dst", "icmp_code",
-        "icmpv4_code", "icmpv6_code", "ipv6_src", "ipv6_dst", "ipv6_label", "ipv6_flabel",
-        "arp_sha", "arp_tha", "metadata",
+        "table",
+        "priority",
+        "idle_timeout",
+        "hard_timeout",
+        "cookie",
+        "duration",
+        "n_packets",
+        "n_bytes",
+        "idle_age",
+        "hard_age",
+        "in_port",
+        "dl_src",
+        "eth_src",
+        "dl_dst",
+        "eth_dst",
+        "dl_type",
+        "eth_type",
+        "dl_vlan",
+        "vlan_vid",
+        "vlan_tci",
+        "dl_vlan_pcp",
+        "vlan_pcp",
+        "nw_tos",
+        "ip_dscp",
+        "nw_ecn",
+        "ip_ecn",
+        "nw_proto",
+        "ip_proto",
+        "arp_op",
+        "nw_src",
+        "ip_src",
+        "ipv4_src",
+        "arp_spa",
+        "nw_dst",
+        "ip_dst",
+        "ipv4_dst",
+        "arp_tpa",
+        "tp_src",
+        "tcp_src",
+        "udp_src",
+        "sctp_src",
+        "icmp_type",
+        "icmpv4_type",
+        "icmpv6_type",
+        "tp_dst",
+        "tcp_dst",
+        "udp_dst",
+        "sctp_dst",
+        "icmp_code",
+        "icmpv4_code",
+        "icmpv6_code",
+        "ipv6_src",
+        "ipv6_dst",
+        "ipv6_label",
+        "ipv6_flabel",
+        "arp_sha",
+        "arp_tha",
+        "metadata",
     ];
     KEYS.contains(&key)
 }

@@ -137,9 +137,7 @@ impl FlowMatch {
             (Some(VlanMatch::Id(v)), _) => item(out, format_args!("dl_vlan={v}")),
             (Some(VlanMatch::Untagged), _) => item(out, format_args!("vlan_tci=0x0000/0x1fff")),
             // A priority implies a tag: Open vSwitch prints it alone.
-            (Some(VlanMatch::AnyTagged), None) => {
-                item(out, format_args!("vlan_tci=0x1000/0x1000"))
-            }
+            (Some(VlanMatch::AnyTagged), None) => item(out, format_args!("vlan_tci=0x1000/0x1000")),
             _ => {}
         }
         if let Some(p) = m.vlan_pcp {
@@ -147,10 +145,16 @@ impl FlowMatch {
         }
         let arp = m.is_arp();
         if let Some(a) = m.ipv4_src {
-            item(out, format_args!("{}={a}", if arp { "arp_spa" } else { "nw_src" }));
+            item(
+                out,
+                format_args!("{}={a}", if arp { "arp_spa" } else { "nw_src" }),
+            );
         }
         if let Some(a) = m.ipv4_dst {
-            item(out, format_args!("{}={a}", if arp { "arp_tpa" } else { "nw_dst" }));
+            item(
+                out,
+                format_args!("{}={a}", if arp { "arp_tpa" } else { "nw_dst" }),
+            );
         }
         if let Some(p) = m.ip_proto {
             if arp {
@@ -167,10 +171,16 @@ impl FlowMatch {
         }
         let icmp = m.is_icmp();
         if let Some(p) = m.tp_src {
-            item(out, format_args!("{}={p}", if icmp { "icmp_type" } else { "tp_src" }));
+            item(
+                out,
+                format_args!("{}={p}", if icmp { "icmp_type" } else { "tp_src" }),
+            );
         }
         if let Some(p) = m.tp_dst {
-            item(out, format_args!("{}={p}", if icmp { "icmp_code" } else { "tp_dst" }));
+            item(
+                out,
+                format_args!("{}={p}", if icmp { "icmp_code" } else { "tp_dst" }),
+            );
         }
         if let Some(a) = m.ipv6_src {
             item(out, format_args!("ipv6_src={a}"));
@@ -209,9 +219,7 @@ pub(super) fn write_action(out: &mut String, a: &FlowAction, m: &FlowMatch) {
             item(out, format_args!("enqueue:{}:{queue}", Port(port)))
         }
         FlowAction::SetQueue { queue } => item(out, format_args!("set_queue:{queue}")),
-        FlowAction::PushVlan { ethertype } => {
-            item(out, format_args!("push_vlan:{ethertype:#06x}"))
-        }
+        FlowAction::PushVlan { ethertype } => item(out, format_args!("push_vlan:{ethertype:#06x}")),
         FlowAction::PopVlan => item(out, format_args!("pop_vlan")),
         FlowAction::Group { group_id } => item(out, format_args!("group:{group_id}")),
         FlowAction::DecTtl => item(out, format_args!("dec_ttl")),
@@ -324,7 +332,10 @@ impl fmt::Display for Flow {
             }
         }
         self.matching.write_items(&mut out);
-        item(&mut out, format_args!("actions={}", self.actions_to_ofctl()));
+        item(
+            &mut out,
+            format_args!("actions={}", self.actions_to_ofctl()),
+        );
         f.write_str(&out)
     }
 }

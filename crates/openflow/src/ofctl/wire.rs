@@ -302,7 +302,10 @@ fn match_v10(m: &FlowMatch) -> EncodeResult<of10::Match> {
         || m.tp_src.is_some()
         || m.tp_dst.is_some();
     if l3 && !matches!(m.eth_type, Some(ETH_IPV4) | Some(super::ETH_ARP)) {
-        return Err(not_in(V, "a network or transport field of a packet that is not IPv4 or ARP"));
+        return Err(not_in(
+            V,
+            "a network or transport field of a packet that is not IPv4 or ARP",
+        ));
     }
     let mut w = OFPFW_ALL;
     let mut o = of10::Match::all();
@@ -422,9 +425,7 @@ fn action_v10(a: &FlowAction, m: &FlowMatch) -> EncodeResult<of10::Action> {
             port: port.to_v10()?,
             queue_id: queue,
         },
-        FlowAction::SetQueue { .. } => {
-            return Err(not_in(V, "set_queue (use enqueue:PORT:QUEUE)"))
-        }
+        FlowAction::SetQueue { .. } => return Err(not_in(V, "set_queue (use enqueue:PORT:QUEUE)")),
         FlowAction::PushVlan { .. } => return Err(not_in(V, "push_vlan")),
         FlowAction::PopVlan => A::StripVlan,
         FlowAction::Group { .. } => return Err(not_in(V, "a group action")),
@@ -606,10 +607,14 @@ fn action_from_v10(a: &of10::Action, m: &FlowMatch) -> Result<FlowAction, FromWi
             queue: queue_id,
         },
         A::Vendor { vendor, .. } => {
-            return Err(FromWireError(format!("a vendor action (vendor {vendor:#x})")))
+            return Err(FromWireError(format!(
+                "a vendor action (vendor {vendor:#x})"
+            )))
         }
         A::Unknown { action_type, .. } => {
-            return Err(FromWireError(format!("an unknown action type {action_type}")))
+            return Err(FromWireError(format!(
+                "an unknown action type {action_type}"
+            )))
         }
     })
 }
@@ -714,13 +719,9 @@ fn match_v13(m: &FlowMatch) -> EncodeResult<of13::Match> {
         let (src, dst) = match (m.eth_type, m.ip_proto) {
             (Some(ETH_IPV4 | ETH_IPV6), Some(PROTO_TCP)) => (OxmField::TcpSrc, OxmField::TcpDst),
             (Some(ETH_IPV4 | ETH_IPV6), Some(PROTO_UDP)) => (OxmField::UdpSrc, OxmField::UdpDst),
-            (Some(ETH_IPV4 | ETH_IPV6), Some(PROTO_SCTP)) => {
-                (OxmField::SctpSrc, OxmField::SctpDst)
-            }
+            (Some(ETH_IPV4 | ETH_IPV6), Some(PROTO_SCTP)) => (OxmField::SctpSrc, OxmField::SctpDst),
             (Some(ETH_IPV4), Some(PROTO_ICMP)) => (OxmField::Icmpv4Type, OxmField::Icmpv4Code),
-            (Some(ETH_IPV6), Some(PROTO_ICMPV6)) => {
-                (OxmField::Icmpv6Type, OxmField::Icmpv6Code)
-            }
+            (Some(ETH_IPV6), Some(PROTO_ICMPV6)) => (OxmField::Icmpv6Type, OxmField::Icmpv6Code),
             _ => {
                 return Err(not_in(
                     V,
@@ -1027,7 +1028,9 @@ fn actions_from_v13(list: &[of13::Action]) -> Result<Vec<FlowAction>, FromWireEr
                 group_id: *group_id,
             },
             A::DecNwTtl => FlowAction::DecTtl,
-            A::SetField { field: Oxm::Basic(b) } if b.mask.is_none() => {
+            A::SetField {
+                field: Oxm::Basic(b),
+            } if b.mask.is_none() => {
                 let v = &b.value;
                 let n = int_of(v);
                 FlowAction::Set(match b.field {
