@@ -331,11 +331,15 @@ impl Flow {
     /// OpenFlow's default priority (0x8000), which `ovs-ofctl` does not print.
     pub const DEFAULT_PRIORITY: u16 = 0x8000;
 
-    /// The flow as a switch speaking `version` reports it back in its flow stats: 1.3
-    /// has no ENQUEUE, so `enqueue:P:Q` comes back as `set_queue:Q,output:P`; the rest is
-    /// unchanged. Compare a flow read from a switch with this, not with what was sent.
+    /// The flow as a switch speaking `version` reports it back in its flow stats: 1.0's
+    /// `ofp_flow_stats` has no flags, so they are gone; 1.3 has no ENQUEUE, so
+    /// `enqueue:P:Q` comes back as `set_queue:Q,output:P`; the rest is unchanged. Compare
+    /// a flow read from a switch with this, not with what was sent.
     pub fn read_back(&self, version: crate::Version) -> Flow {
         let mut f = self.clone();
+        if version == crate::Version::V1_0 {
+            f.flags = FlowFlags::default();
+        }
         if version == crate::Version::V1_3 {
             let split = |list: &mut Vec<FlowAction>| {
                 let mut out = Vec::with_capacity(list.len());
