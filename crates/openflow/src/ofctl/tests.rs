@@ -875,11 +875,115 @@ proptest! {
     }
 
     #[test]
-    fn parse_then_print_then_parse_is_stable(s in "[a-z_0-9=:,./>()-]{0,60}") {
-        // Any string: an error, or a flow that prints to a string parsing to it.
-        if let Ok(f) = parse_flow(&s) {
-            let again = parse_flow(&f.to_string()).unwrap();
-            prop_assert_eq!(again, f);
+    fn parse_then_print_then_parse_is_stable(
+        items in prop::collection::vec(prop::sample::select(MATCH_WORDS), 0..6),
+        acts in prop::collection::vec(prop::sample::select(ACTION_WORDS), 0..5),
+    ) {
+        // Strings from the grammar's own words, valid or not: an error names a token of
+        // the input, and a flow prints to a string that parses back to it.
+        let s = format!("{},actions={}", items.join(","), acts.join(","));
+        match parse_flow(&s) {
+            Ok(f) => {
+                let again = parse_flow(&f.to_string()).unwrap();
+                prop_assert_eq!(&again, &f);
+                prop_assert_eq!(again.to_string(), f.to_string());
+            }
+            Err(e) => {
+                prop_assert!(e.span.end <= s.len(), "{}: {}", s, e);
+                prop_assert_eq!(&s[e.span.clone()], e.token.as_str());
+            }
+        }
+    }
+
+    #[test]
+    fn errors_point_into_any_input(s in "\\PC{0,80}") {
+        if let Err(e) = parse_flow(&s) {
+            prop_assert!(s.get(e.span.clone()).is_some(), "{:?}: {}", s, e);
+            prop_assert_eq!(&s[e.span.clone()], e.token.as_str());
         }
     }
 }
+
+const MATCH_WORDS: &[&str] = &[
+    "ip",
+    "ipv6",
+    "arp",
+    "tcp",
+    "udp",
+    "icmp",
+    "icmp6",
+    "tcp6",
+    "sctp",
+    "rarp",
+    "in_port=3",
+    "in_port=LOCAL",
+    "dl_src=00:00:00:00:00:01",
+    "eth_dst=01:00:00:00:00:00/01:00:00:00:00:00",
+    "dl_type=0x0800",
+    "dl_vlan=5",
+    "dl_vlan=0xffff",
+    "vlan_tci=0x1000/0x1000",
+    "dl_vlan_pcp=3",
+    "nw_src=10.0.0.0/8",
+    "ipv4_dst=10.1.2.3",
+    "nw_dst=10.0.0.0/255.0.255.0",
+    "nw_proto=6",
+    "arp_op=1",
+    "nw_tos=8",
+    "ip_dscp=2",
+    "ip_ecn=1",
+    "tp_src=80",
+    "tcp_dst=22",
+    "udp_src=1",
+    "icmp_type=8",
+    "icmp_code=0",
+    "ipv6_src=2001:db8::/32",
+    "ipv6_label=5",
+    "arp_sha=00:00:00:00:00:02",
+    "metadata=0x1/0xff",
+    "priority=5",
+    "table=2",
+    "cookie=0x9",
+    "idle_timeout=3",
+    "hard_timeout=4",
+    "send_flow_rem",
+    "reset_counts",
+    "nw_dst=1.2.3.400",
+    "bogus=1",
+];
+
+const ACTION_WORDS: &[&str] = &[
+    "output:1",
+    "2",
+    "drop",
+    "flood",
+    "all",
+    "in_port",
+    "normal",
+    "local",
+    "controller",
+    "controller:64",
+    "enqueue:1:2",
+    "set_queue:3",
+    "mod_vlan_vid:9",
+    "mod_vlan_pcp:1",
+    "strip_vlan",
+    "pop_vlan",
+    "push_vlan:0x8100",
+    "mod_dl_src:00:00:00:00:00:03",
+    "mod_nw_dst:10.0.0.1",
+    "mod_nw_tos:4",
+    "mod_nw_ecn:1",
+    "mod_tp_src:5",
+    "mod_tp_dst:6",
+    "set_field:7->udp_dst",
+    "set_field:2001:db8::1->ipv6_src",
+    "group:1",
+    "dec_ttl",
+    "meter:1",
+    "clear_actions",
+    "write_actions(output:2,group:1)",
+    "write_metadata:0x1/0x3",
+    "goto_table:4",
+    "frob",
+];
