@@ -109,11 +109,18 @@ pub fn parse_flow(s: &str) -> Result<Flow, ParseError> {
     Ok(Parser::new(s, Mode::Add).run()?.flow)
 }
 
-/// Parses a match as `ovs-ofctl del-flows` and `dump-flows` take it: fields, `table`,
-/// `priority`, `cookie=VALUE/MASK`, no actions.
+/// Parses a selection of flows as `ovs-ofctl del-flows` and `dump-flows` take it: match
+/// fields, `table` (every table when absent: [`Flow::table`] is then `0xff`, 1.3's
+/// `OFPTT_ALL`), `priority` (for strict commands), `cookie=VALUE/MASK`; no actions.
+/// [`Flow::selection_to_ofctl`] prints it back.
 pub fn parse_match(s: &str) -> Result<Flow, ParseError> {
-    Ok(Parser::new(s, Mode::Match).run()?.flow)
+    let mut p = Parser::new(s, Mode::Match);
+    p.flow.table = ALL_TABLES;
+    Ok(p.run()?.flow)
 }
+
+/// `OFPTT_ALL`: the table of a selection that names none.
+pub(super) const ALL_TABLES: u8 = 0xff;
 
 /// Parses one line of `ovs-ofctl dump-flows` output (counters optional; `idle_age` and
 /// `hard_age` are read and dropped; durations keep their milliseconds).

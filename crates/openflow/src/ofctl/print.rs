@@ -320,6 +320,29 @@ impl Flow {
     }
 }
 
+impl Flow {
+    /// A selection of flows (what [`super::parse_match`] reads) in `ovs-ofctl del-flows`
+    /// syntax: `table=` unless every table, `priority=` unless the default, the cookie
+    /// and its mask, the match; no actions.
+    pub fn selection_to_ofctl(&self) -> String {
+        let mut out = String::new();
+        if self.table != super::parse::ALL_TABLES {
+            item(&mut out, format_args!("table={}", self.table));
+        }
+        if self.priority != Flow::DEFAULT_PRIORITY {
+            item(&mut out, format_args!("priority={}", self.priority));
+        }
+        if self.cookie != 0 || self.cookie_mask != 0 {
+            item(&mut out, format_args!("cookie={:#x}", self.cookie));
+            if self.cookie_mask != 0 {
+                let _ = write!(out, "/{:#x}", self.cookie_mask);
+            }
+        }
+        self.matching.write_items(&mut out);
+        out
+    }
+}
+
 impl fmt::Display for Flow {
     /// `ovs-ofctl add-flow` syntax: `table=1,priority=100,ip,nw_dst=10.0.0.2,actions=...`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -315,11 +315,28 @@ fn instructions_and_flow_keywords() {
          no_packet_counts,no_byte_counts,priority=7,cookie=0x10,ip,actions=meter:2,output:1,\
          clear_actions,write_actions(group:1,output:2),write_metadata:0x5/0xff,goto_table:4"
     );
-    // A match for del-flows: a cookie mask, no actions.
+    // A selection for del-flows: a cookie mask, every table unless one is named, no
+    // actions; printed back as a selection.
     let d = parse_match("cookie=0x1/0xff,tcp,tp_dst=80").unwrap();
-    assert_eq!((d.cookie, d.cookie_mask), (0x1, 0xff));
-    assert_eq!(d.to_string(), "cookie=0x1/0xff,tcp,tp_dst=80,actions=drop");
+    assert_eq!((d.cookie, d.cookie_mask, d.table), (0x1, 0xff, 0xff));
+    assert_eq!(d.selection_to_ofctl(), "cookie=0x1/0xff,tcp,tp_dst=80");
+    assert_eq!(parse_match(&d.selection_to_ofctl()).unwrap(), d);
     assert_eq!(d.matching.to_ofctl(), "tcp,tp_dst=80");
+    let t = parse_match("table=2,priority=5,in_port=1").unwrap();
+    assert_eq!(t.selection_to_ofctl(), "table=2,priority=5,in_port=1");
+    assert_eq!(parse_match("").unwrap().selection_to_ofctl(), "");
+    // A delete of every table is expressible in both versions; a cookie mask in 1.3 only.
+    let all = parse_match("tcp,tp_dst=80").unwrap();
+    for v in [Version::V1_0, Version::V1_3] {
+        all.to_message(v, FlowModCommand::Delete).unwrap_or_else(|e| panic!("{v}: {e}"));
+    }
+    assert!(d.to_message(Version::V1_0, FlowModCommand::Delete).is_err());
+    let Ok(crate::Message::V13(crate::of13::Message::FlowMod(fm))) =
+        d.to_message(Version::V1_3, FlowModCommand::Delete)
+    else {
+        panic!()
+    };
+    assert_eq!((fm.table_id, fm.cookie_mask), (0xff, 0xff));
 }
 
 /// Parses `s`, expecting an error about `token` at its first occurrence, and returns the
