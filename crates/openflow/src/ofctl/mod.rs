@@ -22,6 +22,14 @@
 //! It lives in the codec crate, free of HTTP and of the controller, so that the REST API,
 //! `pharos ctl` and the configuration file share one grammar.
 //!
+//! [`Flow`] sits beside [`crate::model`] rather than in it: the model is the apps' hot
+//! path (`Copy`, borrowed actions, nothing allocated), while a [`Flow`] owns its actions
+//! and holds everything a person can write or a switch can report, which the model does
+//! not need: 1.3's instructions, arbitrary masks, set-field on every field, flags and
+//! counters. An app's [`crate::model::FlowMod`] converts into a [`Flow`] (`Flow::from`),
+//! so what an app installed can be shown in this syntax. [`Flow`] is also the REST API's
+//! JSON form of a flow (serde).
+//!
 //! ## The grammar
 //!
 //! Fields and actions are those of `ovs-fields(7)` and `ovs-actions(7)` that OpenFlow 1.0

@@ -328,7 +328,8 @@ fn instructions_and_flow_keywords() {
     // A delete of every table is expressible in both versions; a cookie mask in 1.3 only.
     let all = parse_match("tcp,tp_dst=80").unwrap();
     for v in [Version::V1_0, Version::V1_3] {
-        all.to_message(v, FlowModCommand::Delete).unwrap_or_else(|e| panic!("{v}: {e}"));
+        all.to_message(v, FlowModCommand::Delete)
+            .unwrap_or_else(|e| panic!("{v}: {e}"));
     }
     assert!(d.to_message(Version::V1_0, FlowModCommand::Delete).is_err());
     let Ok(crate::Message::V13(crate::of13::Message::FlowMod(fm))) =
@@ -1004,3 +1005,44 @@ const ACTION_WORDS: &[&str] = &[
     "goto_table:4",
     "frob",
 ];
+
+#[test]
+fn an_apps_flow_mod_in_this_syntax() {
+    use crate::model::{self, Action, Ipv4Prefix};
+    let m = model::Match {
+        in_port: Some(1),
+        eth_type: Some(0x0800),
+        ip_proto: Some(6),
+        ipv4_dst: Some(Ipv4Prefix {
+            addr: v4("10.0.0.7"),
+            len: 24,
+        }),
+        tp_dst: Some(80),
+        ..model::Match::default()
+    };
+    let actions = [
+        Action::SetTcpDst { port: 8080 },
+        Action::output(PortNo::Physical(2)),
+        Action::output(PortNo::Controller),
+    ];
+    let fm = model::FlowMod::add(m, &actions).priority(10).cookie(0x7);
+    let flow = Flow::from(&fm);
+    assert_eq!(
+        flow.to_string(),
+        "priority=10,cookie=0x7,tcp,in_port=1,nw_dst=10.0.0.0/24,tp_dst=80,\
+         actions=mod_tp_dst:8080,output:2,CONTROLLER:65535"
+    );
+    // The same bytes on the wire, whichever way the flow was built.
+    for v in [Version::V1_0, Version::V1_3] {
+        let mut a = Vec::new();
+        fm.encode(v, 1, &mut a).unwrap();
+        let (_, decoded) = crate::Message::decode(&a).unwrap();
+        let back = match decoded {
+            crate::Message::V10(crate::of10::Message::FlowMod(x)) => Flow::from_of10(&x),
+            crate::Message::V13(crate::of13::Message::FlowMod(x)) => Flow::from_of13(&x),
+            other => panic!("{other:?}"),
+        }
+        .unwrap();
+        assert_eq!(back, flow, "{v}");
+    }
+}
