@@ -6,7 +6,10 @@
 //! (as that version reports it: `Flow::read_back`). Each flow goes in twice: as written
 //! in the corpus (unless it uses a name Open vSwitch lacks) and as our printer writes it.
 //! That proves that the syntax means to us what it means to Open vSwitch, and that what we
-//! print is accepted and understood by it.
+//! print is accepted and understood by it. Then each flow goes in a third time, as the
+//! FLOW_MOD our encoder makes for the switch's version (`Flow::to_message`), sent by the
+//! Pharos controller the switches are connected to: the dumped flow must be the same
+//! again, which proves the wire encoding means what the syntax says (the REST API's path).
 //!
 //! Needs root and Open vSwitch (`scripts/install-test-deps`): without them the test fails
 //! saying so, unless `PHAROS_SKIP_LAB=1`, when it prints "SKIPPED (PHAROS_SKIP_LAB=1)".
@@ -17,13 +20,47 @@ mod harness;
 use std::process::Command;
 use std::time::Duration;
 
-use harness::{apps_by_name, enabled, parse_topo, run, serial, Lab, Of, Out};
-use openflow::ofctl::{parse_flow, parse_flow_entry};
+use harness::{apps_by_name, enabled, parse_topo, run, serial, wait_until, Lab, Of, Out};
+use openflow::ofctl::{parse_flow, parse_flow_entry, Flow, FlowModCommand};
 use openflow::Version;
 
 const CORPUS: &str = include_str!("../../openflow/tests/ofctl_corpus.txt");
 const CONNECT: Duration = Duration::from_secs(10);
 const OFCTL_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How long a FLOW_MOD sent through Pharos may take to show in dump-flows.
+const APPLIED: Duration = Duration::from_secs(5);
+
+/// The flow lines of `ovs-ofctl dump-flows`.
+fn flow_lines(dump: &Out) -> Vec<String> {
+    dump.stdout
+        .lines()
+        .filter(|l| l.contains("actions="))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// Compares the one flow `lines` holds with `want`; a failure's text, or `None`.
+fn differs(ctx: &str, lines: &[String], want: &Flow) -> Option<String> {
+    if lines.len() != 1 {
+        return Some(format!(
+            "{ctx}\n  dump-flows shows {} flows: {lines:?}",
+            lines.len()
+        ));
+    }
+    let dumped = &lines[0];
+    match parse_flow_entry(dumped) {
+        Err(e) => Some(format!("{ctx}\n  dumped {dumped:?}\n  does not parse: {e}")),
+        Ok(entry) if entry.counters.is_none() => {
+            Some(format!("{ctx}\n  dumped {dumped:?}: no counters read"))
+        }
+        Ok(entry) if &entry.flow != want => Some(format!(
+            "{ctx}\n  dumped   {dumped}\n  read as  {}\n  expected {want}",
+            entry.flow
+        )),
+        Ok(_) => None,
+    }
+}
 
 /// `ovs-ofctl -O VERSION ARGS...` against the lab's Open vSwitch.
 fn ofctl(run_dir: &str, version: Version, args: &[&str]) -> Out {
@@ -76,6 +113,8 @@ fn corpus_means_the_same_to_open_vswitch() {
 
     let mut failures = Vec::new();
     let mut installed = 0;
+    let mut sent = 0;
+    let switches = lab.ctl.pipeline().switches().clone();
     for (no, line) in CORPUS.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -101,6 +140,7 @@ fn corpus_means_the_same_to_open_vswitch() {
         for &v in versions {
             let br = bridge(v);
             let want = flow.read_back(v);
+            // 1 and 2: as written and as printed, through ovs-ofctl.
             for form in &forms {
                 let ctx = format!("line {} on OpenFlow {v}: {form}", no + 1);
                 ofctl(rd, v, &["del-flows", &br]).expect_ok();
@@ -115,34 +155,25 @@ fn corpus_means_the_same_to_open_vswitch() {
                 installed += 1;
                 let dump = ofctl(rd, v, &["--no-names", "dump-flows", &br]);
                 dump.expect_ok();
-                let lines: Vec<&str> = dump
-                    .stdout
-                    .lines()
-                    .filter(|l| l.contains("actions="))
-                    .collect();
-                if lines.len() != 1 {
-                    failures.push(format!(
-                        "{ctx}\n  dump-flows shows {} flows:\n{}",
-                        lines.len(),
-                        dump.stdout
-                    ));
-                    continue;
-                }
-                let dumped = lines[0].trim();
-                match parse_flow_entry(dumped) {
-                    Err(e) => {
-                        failures.push(format!("{ctx}\n  dumped {dumped:?}\n  does not parse: {e}"))
-                    }
-                    Ok(entry) if entry.counters.is_none() => {
-                        failures.push(format!("{ctx}\n  dumped {dumped:?}: no counters read"))
-                    }
-                    Ok(entry) if entry.flow != want => failures.push(format!(
-                        "{ctx}\n  dumped   {dumped}\n  read as  {}\n  expected {}",
-                        entry.flow, want
-                    )),
-                    Ok(_) => {}
-                }
+                failures.extend(differs(&ctx, &flow_lines(&dump), &want));
             }
+            // 3: our FLOW_MOD, sent by Pharos.
+            let ctx = format!("line {} on OpenFlow {v}, sent by Pharos: {text}", no + 1);
+            ofctl(rd, v, &["del-flows", &br]).expect_ok();
+            let msg = flow
+                .to_message(v, FlowModCommand::Add)
+                .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            let dpid = topo.switches[if v == Version::V1_0 { "s1" } else { "s2" }].dpid;
+            switches
+                .send(dpid, &msg)
+                .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            let mut lines = Vec::new();
+            wait_until(APPLIED, || {
+                lines = flow_lines(&ofctl(rd, v, &["--no-names", "dump-flows", &br]));
+                !lines.is_empty()
+            });
+            sent += 1;
+            failures.extend(differs(&ctx, &lines, &want));
         }
     }
     ofctl(rd, Version::V1_0, &["del-flows", &bridge(Version::V1_0)]).expect_ok();
@@ -151,9 +182,14 @@ fn corpus_means_the_same_to_open_vswitch() {
         failures.is_empty(),
         "{} of {} installs differ:\n\n{}",
         failures.len(),
-        installed + failures.len(),
+        installed + sent,
         failures.join("\n\n")
     );
-    assert!(installed >= 120, "only {installed} flows installed");
-    eprintln!("lab_ofctl: {installed} flows installed and read back identically");
+    assert!(
+        installed >= 120 && sent >= 100,
+        "only {installed} flows installed by ovs-ofctl, {sent} by Pharos"
+    );
+    eprintln!(
+        "lab_ofctl: {installed} flows installed by ovs-ofctl and {sent} by Pharos, all read back identically"
+    );
 }
