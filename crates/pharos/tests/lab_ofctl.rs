@@ -10,6 +10,9 @@
 //! FLOW_MOD our encoder makes for the switch's version (`Flow::to_message`), sent by the
 //! Pharos controller the switches are connected to: the dumped flow must be the same
 //! again, which proves the wire encoding means what the syntax says (the REST API's path).
+//! Last, the switch's own FLOW_STATS reply (asked for on the bridge's management socket,
+//! as a controller asks) must decode (`FlowEntry::from_message`) to that flow too, and
+//! print as a `dump-flows` line that parses back to it.
 //!
 //! Needs root and Open vSwitch (`scripts/install-test-deps`): without them the test fails
 //! saying so, unless `PHAROS_SKIP_LAB=1`, when it prints "SKIPPED (PHAROS_SKIP_LAB=1)".
@@ -17,12 +20,14 @@
 #[path = "common/lab.rs"]
 mod harness;
 
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
 use std::process::Command;
 use std::time::Duration;
 
 use harness::{apps_by_name, enabled, parse_topo, run, serial, wait_until, Lab, Of, Out};
-use openflow::ofctl::{parse_flow, parse_flow_entry, Flow, FlowModCommand};
-use openflow::Version;
+use openflow::ofctl::{parse_flow, parse_flow_entry, Flow, FlowEntry, FlowModCommand};
+use openflow::{of10, of13, Message, Version};
 
 const CORPUS: &str = include_str!("../../openflow/tests/ofctl_corpus.txt");
 const CONNECT: Duration = Duration::from_secs(10);
@@ -59,6 +64,70 @@ fn differs(ctx: &str, lines: &[String], want: &Flow) -> Option<String> {
             entry.flow
         )),
         Ok(_) => None,
+    }
+}
+
+/// The flow table of `bridge` as its FLOW_STATS reply gives it, asked for on the bridge's
+/// management socket (`RUN_DIR/BRIDGE.mgmt`) in `version`, decoded by
+/// `FlowEntry::from_message`.
+fn flow_stats(run_dir: &str, bridge: &str, version: Version) -> Vec<FlowEntry> {
+    let path = format!("{run_dir}/{bridge}.mgmt");
+    let mut sock = UnixStream::connect(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    sock.set_read_timeout(Some(OFCTL_TIMEOUT)).unwrap();
+    let wire = match version {
+        Version::V1_0 => 0x01,
+        Version::V1_3 => 0x04,
+    };
+    let request = match version {
+        Version::V1_0 => Message::V10(of10::Message::StatsRequest(of10::StatsRequest {
+            flags: 0,
+            body: of10::StatsRequestBody::Flow(of10::stats::FlowStatsRequest {
+                match_: of10::Match::all(),
+                table_id: 0xff,
+                out_port: 0xffff,
+            }),
+        })),
+        Version::V1_3 => Message::V13(of13::Message::MultipartRequest(
+            of13::multipart::MultipartRequest {
+                flags: 0,
+                body: of13::multipart::MultipartRequestBody::Flow(
+                    of13::multipart::FlowStatsRequest {
+                        table_id: 0xff,
+                        out_port: of13::port::OFPP_ANY,
+                        out_group: of13::OFPG_ANY,
+                        ..Default::default()
+                    },
+                ),
+            },
+        )),
+    };
+    let mut out = vec![wire, 0, 0, 8, 0, 0, 0, 1]; // HELLO
+    request.encode(7, &mut out).unwrap();
+    sock.write_all(&out).unwrap();
+    let mut entries = Vec::new();
+    loop {
+        let mut head = [0u8; 8];
+        sock.read_exact(&mut head)
+            .unwrap_or_else(|e| panic!("{path}: no flow stats reply: {e}"));
+        let len = u16::from_be_bytes([head[2], head[3]]) as usize;
+        let mut frame = head.to_vec();
+        frame.resize(len.max(8), 0);
+        sock.read_exact(&mut frame[8..]).unwrap();
+        let (xid, msg) = Message::decode(&frame).unwrap_or_else(|e| panic!("{path}: {e}"));
+        if xid != 7 {
+            continue; // the HELLO
+        }
+        let more = match &msg {
+            Message::V10(of10::Message::StatsReply(r)) => r.flags & 1 != 0,
+            Message::V13(of13::Message::MultipartReply(r)) => r.flags & 1 != 0,
+            other => panic!("{path}: not a flow stats reply: {other:?}"),
+        };
+        for e in FlowEntry::from_message(&msg).expect("a flow stats reply") {
+            entries.push(e.unwrap_or_else(|e| panic!("{path}: {e}")));
+        }
+        if !more {
+            return entries;
+        }
     }
 }
 
@@ -114,6 +183,7 @@ fn corpus_means_the_same_to_open_vswitch() {
     let mut failures = Vec::new();
     let mut installed = 0;
     let mut sent = 0;
+    let mut read = 0;
     let switches = lab.ctl.pipeline().switches().clone();
     for (no, line) in CORPUS.lines().enumerate() {
         let line = line.trim();
@@ -174,6 +244,18 @@ fn corpus_means_the_same_to_open_vswitch() {
             });
             sent += 1;
             failures.extend(differs(&ctx, &lines, &want));
+            // 4: the switch's FLOW_STATS reply, decoded and printed by us.
+            let stats = flow_stats(rd, &br, v);
+            let ctx = format!("line {} on OpenFlow {v}, FLOW_STATS: {text}", no + 1);
+            match stats.as_slice() {
+                [e] if e.flow == want && parse_flow_entry(&e.to_string()).as_ref() == Ok(e) => {
+                    read += 1
+                }
+                other => failures.push(format!(
+                    "{ctx}\n  reply read as {:?}\n  expected {want}",
+                    other.iter().map(|e| e.to_string()).collect::<Vec<_>>()
+                )),
+            }
         }
     }
     ofctl(rd, Version::V1_0, &["del-flows", &bridge(Version::V1_0)]).expect_ok();
@@ -182,14 +264,15 @@ fn corpus_means_the_same_to_open_vswitch() {
         failures.is_empty(),
         "{} of {} installs differ:\n\n{}",
         failures.len(),
-        installed + sent,
+        installed + sent + read,
         failures.join("\n\n")
     );
     assert!(
-        installed >= 120 && sent >= 100,
-        "only {installed} flows installed by ovs-ofctl, {sent} by Pharos"
+        installed >= 120 && sent >= 100 && read == sent,
+        "only {installed} flows installed by ovs-ofctl, {sent} by Pharos, {read} read back"
     );
     eprintln!(
-        "lab_ofctl: {installed} flows installed by ovs-ofctl and {sent} by Pharos, all read back identically"
+        "lab_ofctl: {installed} flows installed by ovs-ofctl and {sent} by Pharos, all dumped \
+         identically; {read} FLOW_STATS replies decoded to the same flows"
     );
 }

@@ -1046,3 +1046,20 @@ fn an_apps_flow_mod_in_this_syntax() {
         assert_eq!(back, flow, "{v}");
     }
 }
+
+#[test]
+fn an_untagged_1_0_match_drops_its_priority() {
+    // Open vSwitch's 1.0 flow stats: dl_vlan=0xffff with dl_vlan_pcp exact and 0.
+    let f = parse_flow("dl_vlan=0xffff,actions=drop").unwrap();
+    let mut fm = f.to_of10(FlowModCommand::Add).unwrap();
+    fm.match_.wildcards &= !crate::of10::flow_match::OFPFW_DL_VLAN_PCP;
+    assert_eq!(Flow::from_of10(&fm).unwrap(), f);
+    // A priority alone is a tagged packet's.
+    let p = parse_flow("dl_vlan_pcp=5,actions=drop").unwrap();
+    let fm = p.to_of10(FlowModCommand::Add).unwrap();
+    assert_eq!(
+        fm.match_.wildcards & crate::of10::flow_match::OFPFW_DL_VLAN,
+        crate::of10::flow_match::OFPFW_DL_VLAN
+    );
+    assert_eq!(Flow::from_of10(&fm).unwrap(), p);
+}

@@ -542,7 +542,9 @@ fn match_from_v10(o: &of10::Match) -> FlowMatch {
             v => VlanMatch::Id(v & 0x0fff),
         });
     }
-    if on(OFPFW_DL_VLAN_PCP) {
+    // A priority means nothing on an untagged packet: Open vSwitch reports dl_vlan=0xffff
+    // with the priority field exact (and 0), the 802.1Q TCI being all zeros.
+    if on(OFPFW_DL_VLAN_PCP) && m.vlan != Some(VlanMatch::Untagged) {
         m.vlan_pcp = Some(o.dl_vlan_pcp);
         m.vlan.get_or_insert(VlanMatch::AnyTagged);
     }
