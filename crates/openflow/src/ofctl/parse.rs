@@ -318,7 +318,7 @@ impl<'a> Parser<'a> {
             }
             return Ok(());
         }
-        let Some((vstart, v)) = value else {
+        let Some((_, v)) = value else {
             let kind = if known_key(key) {
                 ErrorKind::MissingValue
             } else {
@@ -326,7 +326,6 @@ impl<'a> Parser<'a> {
             };
             return Err(self.err(span, kind));
         };
-        let vspan = vstart..vstart + v.len();
         let bad = |what: &'static str| {
             self.err(
                 span.clone(),
@@ -346,7 +345,6 @@ impl<'a> Parser<'a> {
                 ))
             }
         };
-        let _ = vspan;
         match key {
             // The flow itself.
             "table" => self.flow.table = int(v, 8).ok_or_else(|| bad("table id"))? as u8,
