@@ -118,35 +118,54 @@ pub enum VlanMatch {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct FlowMatch {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub in_port: Option<PortNo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub eth_src: Option<Masked<MacAddr>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub eth_dst: Option<Masked<MacAddr>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub eth_type: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vlan: Option<VlanMatch>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vlan_pcp: Option<u8>,
     /// IP DSCP (6 bits; `nw_tos` is this shifted left by 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_dscp: Option<u8>,
     /// IP ECN (2 bits; 1.3 only).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_ecn: Option<u8>,
     /// IP protocol, or the ARP opcode for ARP.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_proto: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipv4_src: Option<Masked<Ipv4Addr>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipv4_dst: Option<Masked<Ipv4Addr>>,
     /// TCP/UDP/SCTP source port, or the ICMP type.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tp_src: Option<u16>,
     /// TCP/UDP/SCTP destination port, or the ICMP code.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tp_dst: Option<u16>,
     /// 1.3 only.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipv6_src: Option<Masked<Ipv6Addr>>,
     /// 1.3 only.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipv6_dst: Option<Masked<Ipv6Addr>>,
     /// IPv6 flow label (20 bits; 1.3 only).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipv6_label: Option<u32>,
     /// ARP source hardware address (1.3 only).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub arp_sha: Option<MacAddr>,
     /// ARP target hardware address (1.3 only).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub arp_tha: Option<MacAddr>,
     /// Pipeline metadata (1.3 only).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Masked<u64>>,
 }
 
@@ -301,16 +320,20 @@ pub struct Flow {
     #[serde(rename = "match")]
     pub matching: FlowMatch,
     /// The meter instruction (1.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub meter: Option<u32>,
     /// Apply-actions (1.3), the action list (1.0). Empty: drop.
     pub actions: Vec<FlowAction>,
     /// The clear-actions instruction (1.3).
     pub clear_actions: bool,
     /// The write-actions instruction (1.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub write_actions: Option<Vec<FlowAction>>,
     /// The write-metadata instruction (1.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub write_metadata: Option<Masked<u64>>,
     /// The goto-table instruction (1.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub goto_table: Option<u8>,
 }
 
