@@ -421,3 +421,42 @@ pub struct FlowCounters {
     pub packet_count: u64,
     pub byte_count: u64,
 }
+
+impl std::str::FromStr for Flow {
+    type Err = ParseError;
+
+    /// [`parse_flow`].
+    fn from_str(s: &str) -> Result<Flow, ParseError> {
+        parse_flow(s)
+    }
+}
+
+/// A [`Flow`] as its `ovs-ofctl` text in serde (configuration files, `{"flow": "..."}`
+/// bodies): `#[serde(with = "openflow::ofctl::text")]`. A bad string fails with the
+/// parser's message (token and byte offset).
+///
+/// ```
+/// #[derive(Debug, serde::Deserialize)]
+/// struct Static {
+///     #[serde(with = "openflow::ofctl::text")]
+///     flow: openflow::ofctl::Flow,
+/// }
+/// let s: Static = serde_json::from_str(r#"{"flow": "ip,actions=drop"}"#).unwrap();
+/// assert_eq!(s.flow.to_string(), "ip,actions=drop");
+/// let bad = serde_json::from_str::<Static>(r#"{"flow": "ip,nw_dst=1.2.3,actions=drop"}"#);
+/// assert!(bad.unwrap_err().to_string().contains(r#"nw_dst=1.2.3: bad IPv4 address "1.2.3" (at byte 3)"#));
+/// ```
+pub mod text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::{parse_flow, Flow};
+
+    pub fn serialize<S: Serializer>(flow: &Flow, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(flow)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Flow, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_flow(&s).map_err(serde::de::Error::custom)
+    }
+}
