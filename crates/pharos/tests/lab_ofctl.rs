@@ -26,7 +26,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use harness::{apps_by_name, enabled, parse_topo, run, serial, wait_until, Lab, Of, Out};
-use openflow::ofctl::{parse_flow, parse_flow_entry, Flow, FlowEntry, FlowModCommand};
+use openflow::ofctl::{parse_flow, parse_flow_entry, parse_match, Flow, FlowEntry, FlowModCommand};
 use openflow::{of10, of13, Message, Version};
 
 const CORPUS: &str = include_str!("../../openflow/tests/ofctl_corpus.txt");
@@ -68,8 +68,8 @@ fn differs(ctx: &str, lines: &[String], want: &Flow) -> Option<String> {
 }
 
 /// The flow table of `bridge` as its FLOW_STATS reply gives it, asked for on the bridge's
-/// management socket (`RUN_DIR/BRIDGE.mgmt`) in `version`, decoded by
-/// `FlowEntry::from_message`.
+/// management socket (`RUN_DIR/BRIDGE.mgmt`) in `version` with `Flow::stats_request`,
+/// decoded by `FlowEntry::from_message`.
 fn flow_stats(run_dir: &str, bridge: &str, version: Version) -> Vec<FlowEntry> {
     let path = format!("{run_dir}/{bridge}.mgmt");
     let mut sock = UnixStream::connect(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -78,29 +78,8 @@ fn flow_stats(run_dir: &str, bridge: &str, version: Version) -> Vec<FlowEntry> {
         Version::V1_0 => 0x01,
         Version::V1_3 => 0x04,
     };
-    let request = match version {
-        Version::V1_0 => Message::V10(of10::Message::StatsRequest(of10::StatsRequest {
-            flags: 0,
-            body: of10::StatsRequestBody::Flow(of10::stats::FlowStatsRequest {
-                match_: of10::Match::all(),
-                table_id: 0xff,
-                out_port: 0xffff,
-            }),
-        })),
-        Version::V1_3 => Message::V13(of13::Message::MultipartRequest(
-            of13::multipart::MultipartRequest {
-                flags: 0,
-                body: of13::multipart::MultipartRequestBody::Flow(
-                    of13::multipart::FlowStatsRequest {
-                        table_id: 0xff,
-                        out_port: of13::port::OFPP_ANY,
-                        out_group: of13::OFPG_ANY,
-                        ..Default::default()
-                    },
-                ),
-            },
-        )),
-    };
+    // Every flow of every table, as `ovs-ofctl dump-flows` asks.
+    let request = parse_match("").unwrap().stats_request(version).unwrap();
     let mut out = vec![wire, 0, 0, 8, 0, 0, 0, 1]; // HELLO
     request.encode(7, &mut out).unwrap();
     sock.write_all(&out).unwrap();

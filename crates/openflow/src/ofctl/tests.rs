@@ -1094,3 +1094,41 @@ fn json_form_leaves_out_what_is_absent() {
     let hand: Flow = serde_json::from_str(r#"{"match": {"in_port": {"physical": 1}}, "actions": [{"action": "output", "port": "flood"}]}"#).unwrap();
     assert_eq!(hand.to_string(), "in_port=1,actions=FLOOD");
 }
+
+#[test]
+fn stats_requests_for_a_selection() {
+    let sel = parse_match("cookie=0x100/0xff00,tcp,tp_dst=80").unwrap();
+    let Ok(crate::Message::V13(crate::of13::Message::MultipartRequest(r))) =
+        sel.stats_request(Version::V1_3)
+    else {
+        panic!()
+    };
+    let crate::of13::multipart::MultipartRequestBody::Flow(f) = r.body else {
+        panic!()
+    };
+    assert_eq!((f.table_id, f.cookie, f.cookie_mask), (0xff, 0x100, 0xff00));
+    assert_eq!(
+        f.match_.get(crate::of13::OxmField::TcpDst).map(|b| b.value),
+        Some(crate::of13::OxmValue::Int(80))
+    );
+    // 1.0 has no cookie mask; without one the request is 1.0's.
+    assert!(sel.stats_request(Version::V1_0).is_err());
+    let all = parse_match("table=0").unwrap();
+    let Ok(crate::Message::V10(crate::of10::Message::StatsRequest(r))) =
+        all.stats_request(Version::V1_0)
+    else {
+        panic!()
+    };
+    let crate::of10::StatsRequestBody::Flow(f) = r.body else {
+        panic!()
+    };
+    // Every field wildcarded (nw_src/nw_dst as 32 ignored bits, which is "all").
+    use crate::of10::flow_match::{OFPFW_ALL, OFPFW_NW_DST_MASK, OFPFW_NW_SRC_MASK};
+    assert_eq!(f.table_id, 0);
+    let w = f.match_.wildcards;
+    assert_eq!(w | OFPFW_NW_SRC_MASK | OFPFW_NW_DST_MASK, OFPFW_ALL);
+    assert_eq!(
+        (f.match_.nw_src_prefix_len(), f.match_.nw_dst_prefix_len()),
+        (0, 0)
+    );
+}

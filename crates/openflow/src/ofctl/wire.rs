@@ -43,6 +43,43 @@ impl Flow {
         })
     }
 
+    /// The FLOW_STATS request (1.0 STATS_REQUEST, 1.3 MULTIPART_REQUEST) for the flows
+    /// this selection names (see [`super::parse_match`]: every table when `table` is
+    /// 0xff, the cookie under its mask in 1.3). [`FlowEntry::from_message`] reads the
+    /// reply.
+    pub fn stats_request(&self, version: Version) -> EncodeResult<Message> {
+        Ok(match version {
+            Version::V1_0 => {
+                if self.cookie_mask != 0 {
+                    return Err(not_in(version, "a cookie mask"));
+                }
+                Message::V10(of10::Message::StatsRequest(of10::StatsRequest {
+                    flags: 0,
+                    body: of10::StatsRequestBody::Flow(of10::stats::FlowStatsRequest {
+                        match_: match_v10(&self.matching)?,
+                        table_id: self.table,
+                        out_port: 0xffff,
+                    }),
+                }))
+            }
+            Version::V1_3 => Message::V13(of13::Message::MultipartRequest(
+                of13::multipart::MultipartRequest {
+                    flags: 0,
+                    body: of13::multipart::MultipartRequestBody::Flow(
+                        of13::multipart::FlowStatsRequest {
+                            table_id: self.table,
+                            out_port: of13::port::OFPP_ANY,
+                            out_group: of13::OFPG_ANY,
+                            cookie: self.cookie,
+                            cookie_mask: self.cookie_mask,
+                            match_: match_v13(&self.matching)?,
+                        },
+                    ),
+                },
+            )),
+        })
+    }
+
     fn is_delete(command: FlowModCommand) -> bool {
         matches!(
             command,
