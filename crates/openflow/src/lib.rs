@@ -15,6 +15,7 @@
 //! message   Message: either version, decode() and encode() of whole messages
 //! view      zero-copy views for the hot path (PACKET_IN and its frame)
 //! model     the version-neutral match / actions / flow-mod / packet-out apps write against
+//! ofctl     flows in ovs-ofctl syntax, both ways, to and from 1.0 and 1.3 FLOW_MOD / flow stats
 //! ```
 //!
 //! ## Two ways in
@@ -44,6 +45,7 @@ pub mod message;
 pub mod model;
 pub mod of10;
 pub mod of13;
+pub mod ofctl;
 pub mod types;
 pub mod view;
 pub mod wire;
