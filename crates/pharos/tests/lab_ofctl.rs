@@ -15,7 +15,8 @@
 //! print as a `dump-flows` line that parses back to it.
 //!
 //! Needs root and Open vSwitch (`scripts/install-test-deps`): without them the test fails
-//! saying so, unless `PHAROS_SKIP_LAB=1`, when the skip is recorded (scripts/test counts it; CI refuses it).
+//! saying so, unless `PHAROS_SKIP_LAB=1`, when the skip is recorded (scripts/test counts
+//! it; CI refuses it).
 
 #[path = "common/lab.rs"]
 mod harness;
