@@ -50,6 +50,16 @@ pub use crate::names::{validate_lab_name, Names};
 use crate::state::{plan_teardown, Daemon, Move, State, Step};
 pub use crate::topo::{Link, Node, Topo};
 
+/// How a lab is named in a sentence: "lab" for the default one (not "lab lab"), "lab t1"
+/// for the others.
+pub fn title(name: &str) -> String {
+    if name == DEFAULT_NAME {
+        "lab".to_string()
+    } else {
+        format!("lab {name}")
+    }
+}
+
 /// The lab directory when `PHAROS_LAB_DIR` is not set.
 pub const DEFAULT_LAB_DIR: &str = "/run/pharos-lab";
 /// The lab name when none is given.
@@ -363,8 +373,8 @@ impl fmt::Display for DownReport {
         }
         write!(
             f,
-            "lab {} removed: {}, {}, {}, {}",
-            self.name,
+            "{} removed: {}, {}, {}, {}",
+            title(&self.name),
             plural(self.bridges, "bridge", "bridges"),
             plural(self.veths, "veth pair", "veth pairs"),
             plural(self.netns, "namespace", "namespaces"),
@@ -541,8 +551,8 @@ impl fmt::Display for Show {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "lab {}: {}, OpenFlow {}, controller {}, {}/{} switches connected{}{}",
-            self.name,
+            "{}: {}, OpenFlow {}, controller {}, {}/{} switches connected{}{}",
+            title(&self.name),
             self.topo,
             self.of,
             self.controller,
@@ -845,9 +855,9 @@ impl Lab {
         };
         taken.truncate(3);
         Err(LabError::Other(format!(
-            "lab {} would clash with what already exists: {}{more} (a lab of the same name \
+            "{} would clash with what already exists: {}{more} (a lab of the same name \
              under another PHAROS_LAB_DIR? take it down there, or use another --name)",
-            self.state.name,
+            title(&self.state.name),
             taken.join(", ")
         )))
     }
@@ -2205,8 +2215,8 @@ fn teardown(
         Ok(report)
     } else {
         Err(LabError::Other(format!(
-            "lab {} not fully removed: {} (state kept in {}; run pharos lab down again)",
-            state.name,
+            "{} not fully removed: {} (state kept in {}; run pharos lab down again)",
+            title(&state.name),
             problems.join("; "),
             dir.join(state::STATE_FILE).display()
         )))
@@ -2241,6 +2251,18 @@ fn stop_netns_processes(tools: &Tools, ns: &str, verbose: bool) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_lab_is_not_called_lab_lab() {
+        assert_eq!(title(DEFAULT_NAME), "lab");
+        assert_eq!(title("t1"), "lab t1");
+        let report = DownReport {
+            name: DEFAULT_NAME.into(),
+            existed: true,
+            ..DownReport::default()
+        };
+        assert!(report.to_string().starts_with("lab removed: "), "{report}");
+    }
 
     #[test]
     fn controllers() {

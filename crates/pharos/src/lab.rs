@@ -484,7 +484,8 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
     let name = lab.name();
     let links = t.switch_links().count();
     outln!(
-        "lab {name} up in {:.2} s: {} ({} {}, {} {}, {}), OpenFlow {}, controller {}",
+        "{} up in {:.2} s: {} ({} {}, {} {}, {}), OpenFlow {}, controller {}",
+        lab::title(name),
         t0.elapsed().as_secs_f64(),
         t.spec,
         lab::plural(t.switches.len(), "switch", "switches"),
