@@ -10,6 +10,9 @@
 //! decode.rs  framing raw input, decoding, the re-encode check, counting, exit status
 //! capture.rs captures: per-direction streams into messages, resync after gaps
 //! print.rs   the text and JSON renderings of a decoded message
+//! names.rs   text only: reserved ports, buffer ids, EtherTypes, flags and bitmaps by name
+//! frame.rs   text only: the frame in a PACKET_IN or PACKET_OUT, in ovs-ofctl's flow syntax
+//! foreign.rs HELLO and ERROR of versions the codec does not speak (version negotiation)
 //! encode.rs  JSON envelopes back to bytes
 //! ```
 //!
@@ -25,7 +28,10 @@ use clap::Subcommand;
 mod capture;
 mod decode;
 mod encode;
+mod foreign;
+mod frame;
 mod input;
+mod names;
 mod net;
 mod pcap;
 mod print;
