@@ -26,12 +26,16 @@
 //!   and replayed on the topology by every later command); [`frame`] sends and receives
 //!   raw Ethernet frames as a host, from a packet socket in its namespace.
 //!
+//! When switches do not connect, [`probe`] tells what a connection to the controller
+//! sees (refused, accepted then closed, ...), for the hint.
+//!
 //! Names ([`names`]) carry the lab's name, so labs of different names coexist; numbering
 //! and shapes are in [`topo`].
 
 pub mod cmd;
 pub mod frame;
 pub mod names;
+pub mod probe;
 pub mod state;
 pub mod topo;
 
@@ -198,6 +202,19 @@ pub fn parse_controller(s: &str) -> Result<u16, LabError> {
         Ok(p) if p != 0 => Ok(p),
         _ => Err(bad("PORT must be 1-65535")),
     }
+}
+
+/// The address of a controller target `tcp:HOST:PORT` (checked as [`parse_controller`]
+/// does).
+pub fn controller_addr(s: &str) -> Result<std::net::SocketAddr, LabError> {
+    let port = parse_controller(s)?;
+    let host = s["tcp:".len()..s.len() - port.to_string().len() - 1]
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let ip: IpAddr = host
+        .parse()
+        .map_err(|_| LabError::Invalid(format!("bad controller {s:?}")))?;
+    Ok(std::net::SocketAddr::new(ip, port))
 }
 
 /// What `up` builds.
@@ -2267,6 +2284,14 @@ mod tests {
     #[test]
     fn controllers() {
         assert_eq!(parse_controller("tcp:127.0.0.1:6653").unwrap(), 6653);
+        assert_eq!(
+            controller_addr("tcp:127.0.0.1:6653").unwrap(),
+            "127.0.0.1:6653".parse().unwrap()
+        );
+        assert_eq!(
+            controller_addr("tcp:[::1]:6633").unwrap(),
+            "[::1]:6633".parse().unwrap()
+        );
         assert_eq!(parse_controller("tcp:[::1]:6633").unwrap(), 6633);
         for bad in [
             "127.0.0.1:6653",

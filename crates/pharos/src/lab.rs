@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Subcommand;
+use lab::probe::Seen;
 use lab::{Lab, LabError, LabOptions, OfVersion, Topo};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
@@ -30,6 +31,8 @@ pub const EXIT_PREFLIGHT: u8 = 2;
 
 /// How long `up` and `restart` wait for the switches' OpenFlow connections.
 const CONNECT_WAIT: Duration = Duration::from_secs(5);
+/// How long the hint's probe waits to connect, then for the controller's first bytes.
+const PROBE_WAIT: Duration = Duration::from_secs(1);
 
 const LONG_ABOUT: &str = "\
 Test networks on this machine: Open vSwitch switches (userspace datapath, run from a private \
@@ -520,16 +523,56 @@ fn report_connections(lab: &Lab, stop: Option<&AtomicBool>) -> anyhow::Result<()
     if n >= want {
         outln!("{n}/{want} switches connected to {}", lab.controller());
     } else {
-        let port = lab::parse_controller(lab.controller()).unwrap_or(6653);
         eprintln!(
-            "warning: {n}/{want} switches connected to {} after {:.1} s: is a controller \
-             listening there (for example: pharos run --listen 127.0.0.1:{port})? The switches \
-             keep retrying every second; pharos lab show tells how many are connected",
+            "warning: {n}/{want} switches connected to {} after {:.1} s: {}. The switches keep \
+             retrying every second; pharos lab show tells how many are connected",
             lab.controller(),
-            (CONNECT_WAIT - deadline.saturating_duration_since(Instant::now())).as_secs_f64()
+            (CONNECT_WAIT - deadline.saturating_duration_since(Instant::now())).as_secs_f64(),
+            connect_hint(lab.controller())
         );
     }
     Ok(())
+}
+
+/// Why switches may not be connecting to `target`: what a connection from this machine
+/// (where the switches are) sees there, and what that means.
+fn connect_hint(target: &str) -> String {
+    let Ok(addr) = lab::controller_addr(target) else {
+        return format!("{target} is not a controller address");
+    };
+    match lab::probe::probe(addr, PROBE_WAIT) {
+        Seen::Refused => format!(
+            "a connection to {addr} is refused: no controller listens there (start one: \
+             pharos run --listen {addr})"
+        ),
+        Seen::NoAnswer => format!(
+            "a connection to {addr} got no answer in {} s: packets dropped on the way, or \
+             the controller's accept queue is full",
+            PROBE_WAIT.as_secs()
+        ),
+        Seen::ClosedAtOnce { reset } => format!(
+            "{addr} accepted a connection and {} it before saying anything: the controller \
+             is refusing connections from this address. Pharos does so past its handshake \
+             caps: handshake.max_pending_per_ip (64 by default) counts every connection \
+             still in its handshake from one address, and the lab's switches connect from \
+             {} like every other local client, so a flood of idle local connections keeps \
+             them out until it ends (raise the cap, or flood from another address; see \
+             \"Try Pharos in a lab\" in the README)",
+            if reset { "reset" } else { "closed" },
+            addr.ip()
+        ),
+        Seen::Spoke { .. } => format!(
+            "{addr} accepts connections and answers, so a controller is there: the switches' \
+             handshakes fail or are slow (its log says why; --of chooses the switches' \
+             OpenFlow version)"
+        ),
+        Seen::Silent => format!(
+            "{addr} accepts connections but said nothing in {} s (an OpenFlow controller \
+             sends HELLO at once): is it overloaded, or not an OpenFlow controller?",
+            PROBE_WAIT.as_secs()
+        ),
+        Seen::Failed(e) => format!("a connection to {addr} failed: {e}"),
+    }
 }
 
 /// A command's exit status as a shell reports it (128 + signal when killed).
