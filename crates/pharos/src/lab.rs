@@ -556,8 +556,9 @@ fn connect_hint(target: &str) -> String {
              caps: handshake.max_pending_per_ip (64 by default) counts every connection \
              still in its handshake from one address, and the lab's switches connect from \
              {} like every other local client, so a flood of idle local connections keeps \
-             them out until it ends (raise the cap, or flood from another address; see \
-             \"Try Pharos in a lab\" in the README)",
+             them out until it ends (raise the cap, or point the lab at a non-loopback \
+             address of this machine, --controller tcp:ADDR:PORT; see \"Try Pharos in a \
+             lab\" in the README)",
             if reset { "reset" } else { "closed" },
             addr.ip()
         ),
