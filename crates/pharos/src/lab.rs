@@ -36,11 +36,11 @@ const PROBE_WAIT: Duration = Duration::from_secs(1);
 
 const LONG_ABOUT: &str = "\
 Test networks on this machine: Open vSwitch switches (userspace datapath, run from a private \
-directory, never the system's OVS) and hosts in network namespaces, every switch pointed at \
+directory, never the system's OVS, and beside any other Open vSwitch, userspace ones included) and hosts in network namespaces, every switch pointed at \
 an OpenFlow controller. Needs root, Open vSwitch, iproute2, ethtool and ping \
 (apt-get install openvswitch-switch iproute2 ethtool iputils-ping).
 
-Try it: run a controller (cargo run --release -p pharos -- run), then
+Try it: run a controller (cargo run --release -p pharos -- run), then, as root,
   pharos lab up --topo linear,3
   pharos lab pingall
   pharos lab down
@@ -72,7 +72,13 @@ Misbehaving hosts: `pharos lab send h1 --hex FRAME` puts a raw Ethernet frame on
 Names: with --name NAME (default lab; a lowercase letter then up to 3 lowercase letters or \
 digits), switch sN is bridge NAME-sN, its port P the interface NAME-sN-ethP, host hM the \
 network namespace NAME-hM with interface hM-eth0 inside. Labs of different names coexist. \
-Commands take the short names (s1, h2). State, OVS database, sockets and logs live in \
+Commands take the short names (s1, h2).
+
+Switches connect from this machine, so a local controller counts them with its other \
+local clients: Pharos's handshake.max_pending_per_ip (64) bounds connections still in their \
+handshake from one address, and a flood of idle local connections keeps a reconnecting lab \
+switch out until it ends (up and restart say so). Point the lab at a non-loopback address of \
+this machine (--controller tcp:ADDR:PORT) to keep its switches apart. State, OVS database, sockets and logs live in \
 $PHAROS_LAB_DIR/NAME (default /run/pharos-lab/NAME); its state.json lets `down` remove \
 everything even after a crash. To use ovs-ofctl on a lab, set OVS_RUNDIR to that directory \
 (pharos lab show prints the line).";
