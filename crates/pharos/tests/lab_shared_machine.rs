@@ -1,11 +1,12 @@
 //! End to end on real Open vSwitch: `pharos lab` on a machine it shares.
 //!
-//! * What it says when its switches cannot connect. A real `pharos run` (the binary, with a small `max_pending_per_ip` and a long
-//! handshake deadline) is kept full by idle connections from 127.0.0.1, the address the
-//! lab's switches connect from too: `pharos lab restart s1` must say the controller
-//! accepted and reset the connection (not "is a controller listening there?"), and the
-//! switch must get back in once the idle connections go. With the controller gone, the
-//! hint says the connection is refused.
+//! * What it says when its switches cannot connect. A real `pharos run` (the binary,
+//!   with a small `max_pending_per_ip` and a long handshake deadline) is kept full by
+//!   idle connections from 127.0.0.1, the address the lab's switches connect from too:
+//!   `pharos lab restart s1` must say the controller accepted and reset the connection
+//!   (not "is a controller listening there?"), and the switch must get back in once the
+//!   idle connections go. With the controller gone, the hint says the connection is
+//!   refused.
 //! * A userspace Open vSwitch not made by `pharos lab` (its own database and daemons,
 //!   a `netdev` bridge, so it holds the `ovs-netdev` interface) does not stop a lab from
 //!   coming up and forwarding.
