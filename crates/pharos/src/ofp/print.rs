@@ -1,8 +1,8 @@
 //! Renderings of a decoded message: readable text, and one JSON line.
 //!
 //! The text form is generic: the message's serde value (the same one `--json` prints)
-//! with numbers named where they have a name ([`names`](super::names)), the frame of a
-//! PACKET_IN or PACKET_OUT summarised ([`frame`](super::frame)), shown as indented
+//! with numbers named where they have a name ([`names`]), the frame of a
+//! PACKET_IN or PACKET_OUT summarised ([`frame`]), shown as indented
 //! `key: value` lines, small objects and lists on one line, long hex strings wrapped. It
 //! needs no change when the codec learns a new message.
 
