@@ -46,7 +46,8 @@ impl Names {
         }
     }
 
-    /// The bridge of switch sN (also its internal interface in the root namespace).
+    /// The bridge of switch sN (its internal port is no kernel interface: the `dummy`
+    /// datapath type keeps internal ports inside ovs-vswitchd).
     pub fn bridge(&self, switch: u32) -> String {
         format!("{}-s{switch}", self.lab)
     }
