@@ -35,6 +35,10 @@ pub fn probe(addr: SocketAddr, wait: Duration) -> Seen {
     let mut stream = match TcpStream::connect_timeout(&addr, wait) {
         Ok(s) => s,
         Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Seen::Refused,
+        // Accepted and reset so fast that connect(2)'s completion already reports it.
+        Err(e) if e.kind() == ErrorKind::ConnectionReset => {
+            return Seen::ClosedAtOnce { reset: true }
+        }
         Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {
             return Seen::NoAnswer
         }

@@ -558,15 +558,15 @@ fn connect_hint(target: &str) -> String {
         ),
         Seen::ClosedAtOnce { reset } => format!(
             "{addr} accepted a connection and {} it before saying anything: the controller \
-             is refusing connections from this address. Pharos does so past its handshake \
-             caps: handshake.max_pending_per_ip (64 by default) counts every connection \
-             still in its handshake from one address, and the lab's switches connect from \
-             {} like every other local client, so a flood of idle local connections keeps \
-             them out until it ends (raise the cap, or point the lab at a non-loopback \
-             address of this machine, --controller tcp:ADDR:PORT; see \"Try Pharos in a \
-             lab\" in the README)",
+             refuses connections from this machine. Pharos does so past its handshake caps: \
+             handshake.max_pending_per_ip (64 by default) bounds the connections still in \
+             their handshake from one address, and the lab's switches share this machine's \
+             address with every other client here (127.0.0.1, for a controller on \
+             127.0.0.1), so a flood of idle connections from here keeps them out until it \
+             ends (raise the cap; or, with the controller on this machine, point the lab at \
+             one of its non-loopback addresses, --controller tcp:ADDR:PORT; see \"Try \
+             Pharos in a lab\" in the README)",
             if reset { "reset" } else { "closed" },
-            addr.ip()
         ),
         Seen::Spoke { .. } => format!(
             "{addr} accepts connections and answers, so a controller is there: the switches' \
