@@ -389,7 +389,7 @@ pub fn run_controller_bench(
                 .map(|(&n, _)| n as f64 / elapsed)
                 .collect();
             let r = LoopResult {
-                index,
+                number: index + 1,
                 warmup,
                 elapsed_ms: elapsed * 1000.0,
                 packet_ins,

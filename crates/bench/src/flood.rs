@@ -239,8 +239,10 @@ pub struct FloodReport {
     /// The rate asked for, connections per second.
     pub rate_requested: u32,
     /// `attempted / elapsed_s`.
+    #[serde(serialize_with = "crate::stats::rounded::three")]
     pub rate_achieved: f64,
     /// How long the flood ran, in seconds.
+    #[serde(serialize_with = "crate::stats::rounded::three")]
     pub elapsed_s: f64,
     /// What ended it.
     pub ended_by: FloodEnd,

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::controller_bench::Mode;
 use crate::flood::FloodReport;
-use crate::stats::{Percentiles, Summary, SwitchRates};
+use crate::stats::{rounded, Percentiles, Summary, SwitchRates};
 use crate::switch::Counting;
 
 /// How many entries of a long list of switches a report keeps (the count is always
@@ -58,22 +58,25 @@ impl<T> Summarised<T> {
 /// One loop of the run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LoopResult {
-    /// Loop number, from 0.
-    pub index: usize,
+    /// Loop number, from 1 (as the progress lines and the table print it).
+    pub number: usize,
     /// A warm-up loop: shown, left out of the overall figures.
     pub warmup: bool,
     /// How long the loop really lasted.
+    #[serde(serialize_with = "rounded::three")]
     pub elapsed_ms: f64,
     /// PACKET_INs sent during the loop, all switches.
     pub packet_ins: u64,
     /// Responses counted during the loop (under the run's counting rule), all switches.
     pub responses: u64,
     /// `responses` per second of `elapsed_ms`.
+    #[serde(serialize_with = "rounded::three")]
     pub responses_per_sec: f64,
     /// Per-switch rates during the loop (switches that took part): min, max, Jain's index.
     pub switch_rates: SwitchRates,
     /// The generator's CPU time (user + system, all its threads) during the loop, per
     /// PACKET_IN sent and response counted, in nanoseconds.
+    #[serde(serialize_with = "rounded::three_opt")]
     pub generator_cpu_ns_per_message: Option<f64>,
     /// Responses per switch, in dpid order (every switch; 0 for one not connected).
     pub per_switch: Vec<u64>,
@@ -92,6 +95,7 @@ pub struct NotConnected {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LearningReport {
     /// How long it took (up to the learning timeout).
+    #[serde(serialize_with = "rounded::three")]
     pub elapsed_ms: f64,
     /// Switches whose announcements the controller had all handled (its echo came back).
     pub switches_done: usize,
@@ -156,9 +160,11 @@ pub struct BenchReport {
     pub other_messages: u64,
     /// The generator's CPU time over the loops after the warm-up (user + system, all
     /// its threads), in seconds.
+    #[serde(serialize_with = "rounded::three")]
     pub generator_cpu_s: f64,
     /// `generator_cpu_s` per PACKET_IN sent and response counted in those loops, in
     /// nanoseconds: what the generator costs, to tell whether it was the limit.
+    #[serde(serialize_with = "rounded::three_opt")]
     pub generator_cpu_ns_per_message: Option<f64>,
     /// Switches that got no response at all during the run, connected or not (dpid).
     pub silent_switches: Summarised<u64>,
@@ -230,40 +236,34 @@ impl BenchReport {
             );
         }
         if self.loops.is_empty() {
+            // Nothing was measured: no table of zeros, only why (the lists below).
             let _ = writeln!(s, "no loop ran: no switch finished connecting");
-        } else {
+            self.problems(&mut s);
+            return s;
+        }
+        let _ = writeln!(
+            s,
+            "{:>5}  {:>8}  {:>11}  {:>11}  {:>13}  {:>9}  {:>9}  {:>6}  {:>7}",
+            "loop", "ms", "packet_ins", "responses", unit, "sw min/s", "sw max/s", "Jain", "ns/msg"
+        );
+        for l in &self.loops {
             let _ = writeln!(
                 s,
-                "{:>5}  {:>8}  {:>11}  {:>11}  {:>13}  {:>9}  {:>9}  {:>6}  {:>7}",
-                "loop",
-                "ms",
-                "packet_ins",
-                "responses",
-                unit,
-                "sw min/s",
-                "sw max/s",
-                "Jain",
-                "ns/msg"
+                "{:>5}  {:>8.1}  {:>11}  {:>11}  {:>13.0}  {:>9}  {:>9}  {:>6}  {:>7}{}",
+                l.number,
+                l.elapsed_ms,
+                l.packet_ins,
+                l.responses,
+                l.responses_per_sec,
+                short(l.switch_rates.min),
+                short(l.switch_rates.max),
+                l.switch_rates
+                    .jain
+                    .map_or("-".into(), |j| format!("{j:.3}")),
+                l.generator_cpu_ns_per_message
+                    .map_or("-".into(), |n| format!("{n:.1}")),
+                if l.warmup { "  (warm-up)" } else { "" }
             );
-            for l in &self.loops {
-                let _ = writeln!(
-                    s,
-                    "{:>5}  {:>8.1}  {:>11}  {:>11}  {:>13.0}  {:>9}  {:>9}  {:>6}  {:>7}{}",
-                    l.index,
-                    l.elapsed_ms,
-                    l.packet_ins,
-                    l.responses,
-                    l.responses_per_sec,
-                    short(l.switch_rates.min),
-                    short(l.switch_rates.max),
-                    l.switch_rates
-                        .jain
-                        .map_or("-".into(), |j| format!("{j:.3}")),
-                    l.generator_cpu_ns_per_message
-                        .map_or("-".into(), |n| format!("{n:.1}")),
-                    if l.warmup { "  (warm-up)" } else { "" }
-                );
-            }
         }
         let o = &self.overall;
         let _ = writeln!(
@@ -309,6 +309,12 @@ impl BenchReport {
                 f.style, f.rate_requested, f.rate_achieved, f.attempted, f.connected, f.failed, f.closed_by_peer
             );
         }
+        self.problems(&mut s);
+        s
+    }
+
+    /// The switches that did not connect, were disconnected or got nothing.
+    fn problems(&self, s: &mut String) {
         for (what, list) in [
             ("NOT CONNECTED", &self.not_connected),
             ("DISCONNECTED", &self.disconnected),
@@ -324,7 +330,8 @@ impl BenchReport {
                 let _ = writeln!(s, "  ... and {} more", list.count - list.first.len());
             }
         }
-        if !self.silent_switches.is_empty() {
+        // (With no switch connected, every switch is silent: NOT CONNECTED said it.)
+        if !self.silent_switches.is_empty() && self.connected > 0 {
             let _ = writeln!(
                 s,
                 "SILENT: {} of {} switches got no response: {}{}",
@@ -334,7 +341,6 @@ impl BenchReport {
                 self.silent_switches.more()
             );
         }
-        s
     }
 }
 

@@ -4,18 +4,61 @@
 //! are exact: every sample is kept (a `u32` of nanoseconds each) and sorted once at the
 //! end, so percentiles are read from the samples themselves, never derived from counts.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+
+/// Serde helpers that write measured figures with a sensible number of decimals: a
+/// float computed from a clock (`500.11487200000005` ms) says no more at full precision
+/// than at a microsecond's, and is harder to read. The values in memory stay exact.
+pub mod rounded {
+    use super::*;
+
+    /// `v` rounded to `decimals` places (non-finite values as they are).
+    pub fn round(v: f64, decimals: i32) -> f64 {
+        let scale = 10f64.powi(decimals);
+        let r = (v * scale).round() / scale;
+        if r.is_finite() {
+            r
+        } else {
+            v
+        }
+    }
+
+    /// Three decimals: milliseconds to the microsecond, rates to a thousandth.
+    pub fn three<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(round(*v, 3))
+    }
+
+    /// [`three`] for an optional value.
+    pub fn three_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => s.serialize_some(&round(*v, 3)),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// Four decimals, for an index between 0 and 1 (Jain's).
+    pub fn four_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => s.serialize_some(&round(*v, 4)),
+            None => s.serialize_none(),
+        }
+    }
+}
 
 /// Mean, minimum, maximum and standard deviation of a series (responses/s per loop).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Summary {
     /// Arithmetic mean.
+    #[serde(serialize_with = "rounded::three")]
     pub mean: f64,
     /// Smallest value.
+    #[serde(serialize_with = "rounded::three")]
     pub min: f64,
     /// Largest value.
+    #[serde(serialize_with = "rounded::three")]
     pub max: f64,
     /// Sample standard deviation (n - 1 in the denominator; 0 for fewer than two values).
+    #[serde(serialize_with = "rounded::three")]
     pub stddev: f64,
 }
 
@@ -50,11 +93,14 @@ pub struct SwitchRates {
     /// Switches counted.
     pub switches: usize,
     /// The slowest switch's rate.
+    #[serde(serialize_with = "rounded::three")]
     pub min: f64,
     /// The fastest switch's rate.
+    #[serde(serialize_with = "rounded::three")]
     pub max: f64,
     /// Jain's index, (Σx)² / (n·Σx²): 1 when every switch got the same, 1/n when one
     /// got everything; `None` when no switch got anything (or there were none).
+    #[serde(serialize_with = "rounded::four_opt")]
     pub jain: Option<f64>,
 }
 
@@ -85,16 +131,22 @@ pub fn jain_index(x: &[f64]) -> Option<f64> {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Percentiles {
     /// Median.
+    #[serde(serialize_with = "rounded::three")]
     pub p50_us: f64,
     /// 90th percentile.
+    #[serde(serialize_with = "rounded::three")]
     pub p90_us: f64,
     /// 99th percentile.
+    #[serde(serialize_with = "rounded::three")]
     pub p99_us: f64,
     /// 99.9th percentile.
+    #[serde(serialize_with = "rounded::three")]
     pub p999_us: f64,
     /// The slowest round trip.
+    #[serde(serialize_with = "rounded::three")]
     pub max_us: f64,
     /// The mean round trip.
+    #[serde(serialize_with = "rounded::three")]
     pub mean_us: f64,
     /// How many round trips were measured.
     pub samples: u64,

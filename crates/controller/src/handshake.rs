@@ -117,6 +117,9 @@ pub enum HandshakeError {
         /// The header's type byte.
         msg_type: u8,
     },
+    /// A HELLO whose header's version is 0, which no OpenFlow version has (1.0 is 0x01).
+    #[error("HELLO with version 0x00, which is no OpenFlow version (1.0 is 0x01, 1.3 is 0x04)")]
+    HelloVersionZero,
     /// No version in common; HELLO_FAILED/INCOMPATIBLE was sent.
     #[error("no common version: {detail}")]
     Incompatible {
@@ -169,6 +172,7 @@ impl HandshakeError {
         match self {
             HandshakeError::BadLength { .. } => "bad_length",
             HandshakeError::NotHello { .. } => "not_hello",
+            HandshakeError::HelloVersionZero => "bad_version",
             HandshakeError::Incompatible { .. } => "incompatible_version",
             HandshakeError::WrongVersion { .. } => "wrong_version",
             HandshakeError::Unexpected { .. } => "unexpected_message",
@@ -450,10 +454,7 @@ impl Handshake {
         let h = Header::new_unchecked(frame);
         let peer_version = h.version();
         if peer_version == 0 {
-            return Err(HandshakeError::NotHello {
-                version: 0,
-                msg_type: h.msg_type(),
-            });
+            return Err(HandshakeError::HelloVersionZero);
         }
         let mut body = Reader::new(&frame[HEADER_LEN..], HEADER_LEN, "ofp_hello");
         let hello = Hello::parse_lenient(&mut body);

@@ -478,7 +478,11 @@ fn version_zero_hello() {
     let err = hs
         .feed(&[0, 0, 0, 8, 0, 0, 0, 1], &mut Vec::new())
         .unwrap_err();
-    assert_eq!(err.reason(), "not_hello");
+    // The message is a HELLO (type 0); what is wrong is its version, and the log says so.
+    assert_eq!(err.reason(), "bad_version");
+    let text = err.to_string();
+    assert!(text.starts_with("HELLO with version 0x00"), "{text}");
+    assert!(!text.contains("expected HELLO"), "{text}");
 }
 
 #[test]

@@ -10,7 +10,12 @@
 //!   (`$PHAROS_LAB_DIR/NAME`, default `/run/pharos-lab/NAME`), with `OVS_RUNDIR`,
 //!   `OVS_LOGDIR` and `OVS_DBDIR` set to it for every OVS command: never the system's
 //!   `/var/run/openvswitch`.
-//! * Bridges use `datapath_type=netdev` (set in the `add-br` transaction),
+//! * Bridges use the userspace datapath (dpif-netdev) as `datapath_type=dummy`, which
+//!   ovs-vswitchd offers when started with `--enable-dummy`: the same datapath as
+//!   `netdev`, but its internal ports are not kernel taps. With `netdev` the datapath's
+//!   own tap is named `ovs-netdev` in the root namespace, so a second userspace Open
+//!   vSwitch on the machine (another lab, or one not made by `pharos lab`) could not
+//!   create its datapath while the first held that name. Bridges are also set
 //!   `fail_mode=secure`, the one OpenFlow version asked for, datapath id N for sN, in-band
 //!   control off, and retry a missing controller every second (`max_backoff=1000`, set in
 //!   the same transaction: the notes saw no effect when it was set during a backoff);
@@ -26,12 +31,16 @@
 //!   and replayed on the topology by every later command); [`frame`] sends and receives
 //!   raw Ethernet frames as a host, from a packet socket in its namespace.
 //!
+//! When switches do not connect, [`probe`] tells what a connection to the controller
+//! sees (refused, accepted then closed, ...), for the hint.
+//!
 //! Names ([`names`]) carry the lab's name, so labs of different names coexist; numbering
 //! and shapes are in [`topo`].
 
 pub mod cmd;
 pub mod frame;
 pub mod names;
+pub mod probe;
 pub mod state;
 pub mod topo;
 
@@ -49,6 +58,16 @@ use crate::cmd::Cmd;
 pub use crate::names::{validate_lab_name, Names};
 use crate::state::{plan_teardown, Daemon, Move, State, Step};
 pub use crate::topo::{Link, Node, Topo};
+
+/// How a lab is named in a sentence: "lab" for the default one (not "lab lab"), "lab t1"
+/// for the others.
+pub fn title(name: &str) -> String {
+    if name == DEFAULT_NAME {
+        "lab".to_string()
+    } else {
+        format!("lab {name}")
+    }
+}
 
 /// The lab directory when `PHAROS_LAB_DIR` is not set.
 pub const DEFAULT_LAB_DIR: &str = "/run/pharos-lab";
@@ -188,6 +207,19 @@ pub fn parse_controller(s: &str) -> Result<u16, LabError> {
         Ok(p) if p != 0 => Ok(p),
         _ => Err(bad("PORT must be 1-65535")),
     }
+}
+
+/// The address of a controller target `tcp:HOST:PORT` (checked as [`parse_controller`]
+/// does).
+pub fn controller_addr(s: &str) -> Result<std::net::SocketAddr, LabError> {
+    let port = parse_controller(s)?;
+    let host = s["tcp:".len()..s.len() - port.to_string().len() - 1]
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let ip: IpAddr = host
+        .parse()
+        .map_err(|_| LabError::Invalid(format!("bad controller {s:?}")))?;
+    Ok(std::net::SocketAddr::new(ip, port))
 }
 
 /// What `up` builds.
@@ -363,8 +395,8 @@ impl fmt::Display for DownReport {
         }
         write!(
             f,
-            "lab {} removed: {}, {}, {}, {}",
-            self.name,
+            "{} removed: {}, {}, {}, {}",
+            title(&self.name),
             plural(self.bridges, "bridge", "bridges"),
             plural(self.veths, "veth pair", "veth pairs"),
             plural(self.netns, "namespace", "namespaces"),
@@ -541,8 +573,8 @@ impl fmt::Display for Show {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "lab {}: {}, OpenFlow {}, controller {}, {}/{} switches connected{}{}",
-            self.name,
+            "{}: {}, OpenFlow {}, controller {}, {}/{} switches connected{}{}",
+            title(&self.name),
             self.topo,
             self.of,
             self.controller,
@@ -812,9 +844,6 @@ impl Lab {
     /// exists (a lab of this name under another lab directory, or someone else's).
     fn check_free(&self) -> Result<(), LabError> {
         let mut taken = Vec::new();
-        if iface_exists(&self.names.datapath_tap()) {
-            taken.push(format!("interface {}", self.names.datapath_tap()));
-        }
         for s in &self.topo.switches {
             let b = self.names.bridge(s.num);
             if iface_exists(&b) {
@@ -845,9 +874,9 @@ impl Lab {
         };
         taken.truncate(3);
         Err(LabError::Other(format!(
-            "lab {} would clash with what already exists: {}{more} (a lab of the same name \
+            "{} would clash with what already exists: {}{more} (a lab of the same name \
              under another PHAROS_LAB_DIR? take it down there, or use another --name)",
-            self.state.name,
+            title(&self.state.name),
             taken.join(", ")
         )))
     }
@@ -911,7 +940,9 @@ impl Lab {
                 .arg(unix)
                 .arg(flag_path("--pidfile=", &d.join("ovs-vswitchd.pid")))
                 .arg(flag_path("--log-file=", &d.join("ovs-vswitchd.log")))
-                .args(["--detach", "--no-chdir", "-vconsole:off"])
+                // The `dummy` datapath type: the userspace datapath without a kernel tap
+                // (see the crate doc).
+                .args(["--enable-dummy", "--detach", "--no-chdir", "-vconsole:off"])
                 .label("ovs-vswitchd"),
         )?;
         Ok(())
@@ -1081,7 +1112,7 @@ impl Lab {
             "set".into(),
             "bridge".into(),
             br.clone(),
-            "datapath_type=netdev".into(),
+            "datapath_type=dummy".into(),
             "fail_mode=secure".into(),
             format!("protocols={}", self.of.for_switch(num).ovs_protocol()),
             format!("other-config:datapath-id={:016x}", s.dpid),
@@ -1122,86 +1153,11 @@ impl Lab {
             .iter()
             .map(|s| self.names.bridge(s.num))
             .collect();
-        self.state.taps = vec![self.names.datapath_tap()];
         self.save()?;
-        // The first bridge creates the userspace datapath and its tap `ovs-netdev`: under
-        // the machine-wide lock, and renamed before the lock is released.
-        let first = self.topo.switches[0].num;
-        {
-            let _lock = DpLock::acquire()?;
-            self.wait_datapath_tap_free()?;
-            self.run(self.bridge_cmd(first))?;
-            self.check_interfaces(Some(first))?;
-            self.claim_datapath_tap()?;
-        }
-        for s in self.topo.switches.iter().skip(1) {
+        for s in &self.topo.switches {
             self.run(self.bridge_cmd(s.num))?;
         }
         self.check_interfaces(None)
-    }
-
-    /// Waits (up to 10 s) while another ovs-vswitchd holds an `ovs-netdev` tap: a
-    /// userspace Open vSwitch that is not a pharos lab (or a lab of an older pharos), which
-    /// would make this lab's datapath fail. Says who holds it when it does not go away.
-    fn wait_datapath_tap_free(&self) -> Result<(), LabError> {
-        let ours = self.vswitchd_pid();
-        let holders = || -> Vec<i32> {
-            pids_named("ovs-vswitchd")
-                .into_iter()
-                .filter(|p| Some(*p) != ours && tun_names(*p).iter().any(|t| t == DATAPATH_TAP))
-                .collect()
-        };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let h = holders();
-            let Some(&pid) = h.first() else {
-                return Ok(());
-            };
-            if Instant::now() >= deadline {
-                let cmdline = fs::read(format!("/proc/{pid}/cmdline"))
-                    .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-                    .unwrap_or_default();
-                return Err(LabError::Other(format!(
-                    "another Open vSwitch userspace datapath holds the interface {DATAPATH_TAP} \
-                     (ovs-vswitchd pid {pid}: {}): two cannot run at once unless each renames \
-                     it as pharos labs do; stop that one first",
-                    cmdline.trim()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// Renames the userspace datapath's tap, which ovs-vswitchd names `ovs-netdev` in the
-    /// root namespace, to `NAME-dp`: a second ovs-vswitchd cannot create its datapath while
-    /// an `ovs-netdev` exists ("creating tap device failed: Device or resource busy"). Only
-    /// a tap our own ovs-vswitchd holds is renamed (its /proc fdinfo names it). Called with
-    /// the [`DpLock`] held, right after the lab's first bridge is created.
-    fn claim_datapath_tap(&self) -> Result<(), LabError> {
-        let ours = self.names.datapath_tap();
-        let pid = self.vswitchd_pid().ok_or_else(|| {
-            LabError::Other(format!(
-                "the lab's ovs-vswitchd is not running; see {}",
-                self.dir.join("ovs-vswitchd.log").display()
-            ))
-        })?;
-        let taps = tun_names(pid);
-        if taps.contains(&ours) {
-            return Ok(());
-        }
-        if !taps.iter().any(|t| t == DATAPATH_TAP) {
-            return Err(LabError::Other(format!(
-                "the lab's ovs-vswitchd holds no {DATAPATH_TAP} tap to rename (it holds: {}); see {}",
-                taps.join(", "),
-                self.dir.join("ovs-vswitchd.log").display()
-            )));
-        }
-        self.run(
-            self.ip()
-                .args(["link", "set", "dev", DATAPATH_TAP, "name", &ours]),
-        )?;
-        disable_ipv6(&ours);
-        Ok(())
     }
 
     /// Checks that every port of the lab's bridges (or of one) came up with the port number
@@ -1276,12 +1232,6 @@ impl Lab {
         if !lines.is_empty() {
             let tail = &lines[lines.len().saturating_sub(3)..];
             out = format!("; ovs-vswitchd says: {}", tail.join("; "));
-        }
-        if log.contains(&format!("{DATAPATH_TAP}: creating tap device failed")) {
-            out.push_str(&format!(
-                " (another Open vSwitch userspace datapath, not a pharos lab's, holds the \
-                 interface {DATAPATH_TAP}: two cannot run at once; stop that one first)"
-            ));
         }
         out
     }
@@ -1554,20 +1504,13 @@ impl Lab {
             )));
         }
         let br = self.names.bridge(num);
-        // Deleting a lab's only bridge destroys its datapath; the new bridge then makes a
-        // new one, whose tap must be renamed as in `up`.
-        let _lock = DpLock::acquire()?;
         self.run(
             self.vsctl()
                 .args(["--if-exists", "del-br", &br])
                 .label(format!("ovs-vsctl del-br {br}")),
         )?;
-        if !tun_names(self.vswitchd_pid().unwrap_or(0)).contains(&self.names.datapath_tap()) {
-            self.wait_datapath_tap_free()?;
-        }
         self.run(self.bridge_cmd(num))?;
-        self.check_interfaces(Some(num))?;
-        self.claim_datapath_tap()
+        self.check_interfaces(Some(num))
     }
 
     /// Moves host `host` to switch `switch`: unplugs it (its switch port is deleted, so the
@@ -1805,85 +1748,6 @@ fn vsctl(tools: &Tools, dir: &Path) -> Cmd {
 /// A generous timeout for an `ip -batch` of `n` lines.
 fn batch_timeout(n: usize) -> Duration {
     Duration::from_secs(10) + Duration::from_millis(50 * n as u64)
-}
-
-/// The tap ovs-vswitchd makes for a userspace datapath (named after the datapath).
-const DATAPATH_TAP: &str = "ovs-netdev";
-
-/// Where labs of every lab directory serialise the creation of their datapath.
-const DP_LOCK: &str = "/run/lock/pharos-lab-datapath.lock";
-
-/// A machine-wide lock (flock, so a crash releases it) held while a lab creates its
-/// userspace datapath and renames the datapath's tap away from `ovs-netdev`.
-struct DpLock {
-    _file: fs::File,
-}
-
-impl DpLock {
-    fn acquire() -> Result<DpLock, LabError> {
-        use std::os::fd::AsRawFd as _;
-        let path = if Path::new("/run/lock").is_dir() {
-            PathBuf::from(DP_LOCK)
-        } else {
-            std::env::temp_dir().join("pharos-lab-datapath.lock")
-        };
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| LabError::io(format!("open {}", path.display()), e))?;
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            // SAFETY: flock on a file descriptor we own.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                return Ok(DpLock { _file: file });
-            }
-            if Instant::now() >= deadline {
-                return Err(LabError::Other(format!(
-                    "another lab held {} for 30 s (a lab being created elsewhere?)",
-                    path.display()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-/// Pids of the processes whose /proc comm is `name`.
-fn pids_named(name: &str) -> Vec<i32> {
-    let Ok(dir) = fs::read_dir("/proc") else {
-        return vec![];
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim_end() == name)
-        })
-        .collect()
-}
-
-/// Names of the tap devices process `pid` holds open (from /proc/PID/fdinfo's `iff:`).
-fn tun_names(pid: i32) -> Vec<String> {
-    let mut names = Vec::new();
-    let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else {
-        return names;
-    };
-    for fd in fds.flatten() {
-        if fs::read_link(fd.path()).is_ok_and(|t| t == Path::new("/dev/net/tun")) {
-            let info = fs::read_to_string(format!(
-                "/proc/{pid}/fdinfo/{}",
-                fd.file_name().to_string_lossy()
-            ))
-            .unwrap_or_default();
-            names.extend(
-                info.lines()
-                    .filter_map(|l| l.strip_prefix("iff:"))
-                    .map(|n| n.trim().to_string()),
-            );
-        }
-    }
-    names
 }
 
 fn etc_netns(ns: &str) -> PathBuf {
@@ -2205,8 +2069,8 @@ fn teardown(
         Ok(report)
     } else {
         Err(LabError::Other(format!(
-            "lab {} not fully removed: {} (state kept in {}; run pharos lab down again)",
-            state.name,
+            "{} not fully removed: {} (state kept in {}; run pharos lab down again)",
+            title(&state.name),
             problems.join("; "),
             dir.join(state::STATE_FILE).display()
         )))
@@ -2243,8 +2107,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_default_lab_is_not_called_lab_lab() {
+        assert_eq!(title(DEFAULT_NAME), "lab");
+        assert_eq!(title("t1"), "lab t1");
+        let report = DownReport {
+            name: DEFAULT_NAME.into(),
+            existed: true,
+            ..DownReport::default()
+        };
+        assert!(report.to_string().starts_with("lab removed: "), "{report}");
+    }
+
+    #[test]
     fn controllers() {
         assert_eq!(parse_controller("tcp:127.0.0.1:6653").unwrap(), 6653);
+        assert_eq!(
+            controller_addr("tcp:127.0.0.1:6653").unwrap(),
+            "127.0.0.1:6653".parse().unwrap()
+        );
+        assert_eq!(
+            controller_addr("tcp:[::1]:6633").unwrap(),
+            "[::1]:6633".parse().unwrap()
+        );
         assert_eq!(parse_controller("tcp:[::1]:6633").unwrap(), 6633);
         for bad in [
             "127.0.0.1:6653",

@@ -46,14 +46,10 @@ impl Names {
         }
     }
 
-    /// The bridge of switch sN (also its internal interface in the root namespace).
+    /// The bridge of switch sN (its internal port is no kernel interface: the `dummy`
+    /// datapath type keeps internal ports inside ovs-vswitchd).
     pub fn bridge(&self, switch: u32) -> String {
         format!("{}-s{switch}", self.lab)
-    }
-
-    /// The tap of the lab's userspace datapath (renamed from ovs-vswitchd's `ovs-netdev`).
-    pub fn datapath_tap(&self) -> String {
-        format!("{}-dp", self.lab)
     }
 
     /// The switch-side (root namespace) interface of port `port` of switch sN.
@@ -119,7 +115,6 @@ mod tests {
         assert_eq!(n.bridge(3), "t1-s3");
         assert_eq!(n.switch_iface(3, 2), "t1-s3-eth2");
         assert_eq!(n.netns(4), "t1-h4");
-        assert_eq!(n.datapath_tap(), "t1-dp");
         assert_eq!(Names::host_iface(4), "h4-eth0");
         assert_eq!(n.root_iface(Node::Host(1), 0), None);
     }

@@ -48,8 +48,9 @@ pub struct State {
     pub veths: Vec<String>,
     /// Bridges (`lab-s1`).
     pub bridges: Vec<String>,
-    /// Other tap interfaces of ovs-vswitchd: the userspace datapath's own (`lab-dp`,
-    /// renamed from `ovs-netdev` so that labs coexist). They outlive a killed ovs-vswitchd.
+    /// Other tap interfaces of ovs-vswitchd: the userspace datapath's own (`lab-dp`),
+    /// which labs made before the `dummy` datapath type renamed from `ovs-netdev`; kept
+    /// so that `down` still removes one such lab's leftovers (new labs record none).
     #[serde(default)]
     pub taps: Vec<String>,
     /// Hosts moved by `pharos lab move`, in order: replayed on the topology parsed from

@@ -264,7 +264,7 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
     let report = run_controller_bench(&cfg, &mut |l| {
         eprintln!(
             "loop {}/{}: {:.0} responses/s ({} PACKET_INs, {} responses, Jain {}, generator {} ns/message){}",
-            l.index + 1,
+            l.number,
             loops,
             l.responses_per_sec,
             l.packet_ins,

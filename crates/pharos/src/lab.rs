@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Subcommand;
+use lab::probe::Seen;
 use lab::{Lab, LabError, LabOptions, OfVersion, Topo};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
@@ -30,14 +31,16 @@ pub const EXIT_PREFLIGHT: u8 = 2;
 
 /// How long `up` and `restart` wait for the switches' OpenFlow connections.
 const CONNECT_WAIT: Duration = Duration::from_secs(5);
+/// How long the hint's probe waits to connect, then for the controller's first bytes.
+const PROBE_WAIT: Duration = Duration::from_secs(1);
 
 const LONG_ABOUT: &str = "\
 Test networks on this machine: Open vSwitch switches (userspace datapath, run from a private \
-directory, never the system's OVS) and hosts in network namespaces, every switch pointed at \
+directory, never the system's OVS, and beside any other Open vSwitch, userspace ones included) and hosts in network namespaces, every switch pointed at \
 an OpenFlow controller. Needs root, Open vSwitch, iproute2, ethtool and ping \
 (apt-get install openvswitch-switch iproute2 ethtool iputils-ping).
 
-Try it: run a controller (cargo run --release -p pharos -- run), then
+Try it: run a controller (cargo run --release -p pharos -- run), then, as root,
   pharos lab up --topo linear,3
   pharos lab pingall
   pharos lab down
@@ -69,7 +72,13 @@ Misbehaving hosts: `pharos lab send h1 --hex FRAME` puts a raw Ethernet frame on
 Names: with --name NAME (default lab; a lowercase letter then up to 3 lowercase letters or \
 digits), switch sN is bridge NAME-sN, its port P the interface NAME-sN-ethP, host hM the \
 network namespace NAME-hM with interface hM-eth0 inside. Labs of different names coexist. \
-Commands take the short names (s1, h2). State, OVS database, sockets and logs live in \
+Commands take the short names (s1, h2).
+
+Switches connect from this machine, so a local controller counts them with its other \
+local clients: Pharos's handshake.max_pending_per_ip (64) bounds connections still in their \
+handshake from one address, and a flood of idle local connections keeps a reconnecting lab \
+switch out until it ends (up and restart say so). Point the lab at a non-loopback address of \
+this machine (--controller tcp:ADDR:PORT) to keep its switches apart. State, OVS database, sockets and logs live in \
 $PHAROS_LAB_DIR/NAME (default /run/pharos-lab/NAME); its state.json lets `down` remove \
 everything even after a crash. To use ovs-ofctl on a lab, set OVS_RUNDIR to that directory \
 (pharos lab show prints the line).";
@@ -484,7 +493,8 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
     let name = lab.name();
     let links = t.switch_links().count();
     outln!(
-        "lab {name} up in {:.2} s: {} ({} {}, {} {}, {}), OpenFlow {}, controller {}",
+        "{} up in {:.2} s: {} ({} {}, {} {}, {}), OpenFlow {}, controller {}",
+        lab::title(name),
         t0.elapsed().as_secs_f64(),
         t.spec,
         lab::plural(t.switches.len(), "switch", "switches"),
@@ -519,16 +529,57 @@ fn report_connections(lab: &Lab, stop: Option<&AtomicBool>) -> anyhow::Result<()
     if n >= want {
         outln!("{n}/{want} switches connected to {}", lab.controller());
     } else {
-        let port = lab::parse_controller(lab.controller()).unwrap_or(6653);
         eprintln!(
-            "warning: {n}/{want} switches connected to {} after {:.1} s: is a controller \
-             listening there (for example: pharos run --listen 127.0.0.1:{port})? The switches \
-             keep retrying every second; pharos lab show tells how many are connected",
+            "warning: {n}/{want} switches connected to {} after {:.1} s: {}. The switches keep \
+             retrying every second; pharos lab show tells how many are connected",
             lab.controller(),
-            (CONNECT_WAIT - deadline.saturating_duration_since(Instant::now())).as_secs_f64()
+            (CONNECT_WAIT - deadline.saturating_duration_since(Instant::now())).as_secs_f64(),
+            connect_hint(lab.controller())
         );
     }
     Ok(())
+}
+
+/// Why switches may not be connecting to `target`: what a connection from this machine
+/// (where the switches are) sees there, and what that means.
+fn connect_hint(target: &str) -> String {
+    let Ok(addr) = lab::controller_addr(target) else {
+        return format!("{target} is not a controller address");
+    };
+    match lab::probe::probe(addr, PROBE_WAIT) {
+        Seen::Refused => format!(
+            "a connection to {addr} is refused: no controller listens there (start one: \
+             pharos run --listen {addr})"
+        ),
+        Seen::NoAnswer => format!(
+            "a connection to {addr} got no answer in {} s: packets dropped on the way, or \
+             the controller's accept queue is full",
+            PROBE_WAIT.as_secs()
+        ),
+        Seen::ClosedAtOnce { reset } => format!(
+            "{addr} accepted a connection and {} it before saying anything: the controller \
+             refuses connections from this machine. Pharos does so past its handshake caps: \
+             handshake.max_pending_per_ip (64 by default) bounds the connections still in \
+             their handshake from one address, and the lab's switches share this machine's \
+             address with every other client here (127.0.0.1, for a controller on \
+             127.0.0.1), so a flood of idle connections from here keeps them out until it \
+             ends (raise the cap; or, with the controller on this machine, point the lab at \
+             one of its non-loopback addresses, --controller tcp:ADDR:PORT; see \"Try \
+             Pharos in a lab\" in the README)",
+            if reset { "reset" } else { "closed" },
+        ),
+        Seen::Spoke { .. } => format!(
+            "{addr} accepts connections and answers, so a controller is there: the switches' \
+             handshakes fail or are slow (its log says why; --of chooses the switches' \
+             OpenFlow version)"
+        ),
+        Seen::Silent => format!(
+            "{addr} accepts connections but said nothing in {} s (an OpenFlow controller \
+             sends HELLO at once): is it overloaded, or not an OpenFlow controller?",
+            PROBE_WAIT.as_secs()
+        ),
+        Seen::Failed(e) => format!("a connection to {addr} failed: {e}"),
+    }
 }
 
 /// A command's exit status as a shell reports it (128 + signal when killed).

@@ -97,5 +97,16 @@ fn no_controller_is_reported_and_exits_1() {
         stdout.contains("NOT CONNECTED: 2 of 2 switches\n  switch 0x1: connect:"),
         "{stdout}"
     );
-    assert!(stdout.contains("SILENT: 2 of 2"), "{stdout}");
+    // Nothing was measured: no table of zeros after "no loop ran", and no SILENT list
+    // repeating NOT CONNECTED.
+    assert!(stdout.contains("no loop ran"), "{stdout}");
+    for zeros in [
+        "mean 0",
+        "per switch (",
+        "generator CPU",
+        "total:",
+        "SILENT",
+    ] {
+        assert!(!stdout.contains(zeros), "{zeros:?} in {stdout}");
+    }
 }

@@ -192,3 +192,96 @@ fn help_explains_the_formats() {
     let run = pharos(&["ofp", "--help"], b"");
     assert!(run.stdout_text().contains("pharos ofp decode --json"));
 }
+
+/// Text names what has a name, as `ovs-ofctl ofp-print` does; JSON keeps the numbers,
+/// which `encode` reads back.
+#[test]
+fn text_names_reserved_values_flags_and_the_packet_json_keeps_numbers() {
+    let vector = |name: &str| {
+        let dir = common::vectors_dir();
+        let file = if name.starts_with("1-") {
+            "of10"
+        } else {
+            "of13"
+        };
+        std::fs::read(dir.join(file).join(format!("{name}.packet"))).unwrap()
+    };
+    let text = |bytes: &[u8]| {
+        let run = pharos(&["ofp", "decode", "-"], bytes);
+        assert!(run.ok(), "{}", run.stderr);
+        run.stdout_text()
+    };
+    let out = vector("4-1-ofp_packet_out");
+    let t = text(&out);
+    for want in [
+        "  buffer_id: none\n",
+        "  in_port: CONTROLLER\n",
+        "{action: output, port: ALL, max_len: 65535}",
+        "  packet: icmp,dl_src=f2:0b:a4:7d:f8:ea,dl_dst=f2:0b:a4:d0:3f:70,nw_src=10.0.0.1,nw_dst=10.0.0.2,",
+    ] {
+        assert!(t.contains(want), "{want:?} in\n{t}");
+    }
+    let json = pharos(&["ofp", "decode", "--json", "-"], &out);
+    let m = &json_lines(&json)[0];
+    assert_eq!(m["in_port"], 4294967293u64);
+    assert_eq!(m["buffer_id"], 4294967295u64);
+    assert!(m.get("packet").is_none(), "{m}");
+    let again = pharos(&["ofp", "encode"], &json.stdout);
+    assert_eq!(again.stdout, out);
+
+    let t = text(&vector("4-4-ofp_packet_in"));
+    assert!(t.contains("{field: eth_type, value: 0x0806}"), "{t}");
+    assert!(t.contains("  packet: arp,dl_src=f2:0b:a4:7d:f8:ea,dl_dst=ff:ff:ff:ff:ff:ff,arp_spa=10.0.0.1,arp_tpa=10.0.0.3,arp_op=1,"), "{t}");
+    let t = text(&vector("4-6-ofp_features_reply"));
+    assert!(
+        t.contains("  capabilities: FLOW_STATS TABLE_STATS PORT_STATS GROUP_STATS QUEUE_STATS\n"),
+        "{t}"
+    );
+    let t = text(&vector("4-39-ofp_port_status"));
+    assert!(
+        t.contains("    state: LIVE\n    curr: 100MB_FD COPPER AUTONEG\n"),
+        "{t}"
+    );
+    let t = text(&vector("1-6-ofp_switch_features"));
+    assert!(
+        t.contains("  actions: OUTPUT SET_VLAN_VID SET_NW_SRC ENQUEUE\n"),
+        "{t}"
+    );
+    let t = text(&vector("1-2-ofp_flow_mod"));
+    assert!(
+        t.contains("  out_port: ALL\n") && t.contains("    dl_type: 0x0000\n"),
+        "{t}"
+    );
+    let t = text(&vector("4-15-ofp_error_msg"));
+    assert!(
+        t.contains("  err_type: BAD_ACTION\n  code: UNSUPPORTED_ORDER\n"),
+        "{t}"
+    );
+    // Pharos's own HELLO: versions, not the bitmap's number.
+    let t = text(&[4, 0, 0, 16, 0, 0, 0, 1, 0, 1, 0, 8, 0, 0, 0, 0x12]);
+    assert!(
+        t.contains("{kind: version_bitmap, bitmaps: [1.0, 1.3]}"),
+        "{t}"
+    );
+    // An LLDP frame in a PACKET_OUT.
+    let mut lldp = vec![
+        0x01, 0x80, 0xc2, 0, 0, 0x0e, 0, 0, 0, 0, 0, 1, 0x88, 0xcc, // Ethernet
+        0x02, 0x07, 7, b'd', b'p', b'i', b'd', b':', b'1', // chassis id
+        0x04, 0x02, 7, b'2', // port id
+        0x06, 0x02, 0, 120, 0, 0, // ttl, end
+    ];
+    let mut po = vec![
+        4, 13, 0, 0, 0, 0, 0, 9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfd,
+    ];
+    po.extend_from_slice(&[
+        0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0,
+    ]);
+    po.append(&mut lldp);
+    let len = po.len() as u16;
+    po[2..4].copy_from_slice(&len.to_be_bytes());
+    let t = text(&po);
+    assert!(
+        t.contains("  packet: lldp,dl_src=00:00:00:00:00:01,dl_dst=01:80:c2:00:00:0e,lldp_chassis_id=local:dpid:1,lldp_port_id=local:2,lldp_ttl=120\n"),
+        "{t}"
+    );
+}

@@ -70,6 +70,11 @@ fn truncated_final_message() {
             run.stderr
         );
     }
+    assert!(
+        pharos(&["ofp", "decode", "-"], &bytes)
+            .stderr
+            .ends_with("5 messages decoded, 1 with opaque parts, 0 errors, 1 input problem: FAILED: the input is damaged (exit status 1)\n"),
+    );
     // Shorter than a header.
     let run = pharos(&["ofp", "decode", "-"], &[4, 0, 0]);
     assert_eq!(run.code, Some(1));
@@ -83,7 +88,7 @@ fn truncated_final_message() {
 #[test]
 fn a_bad_message_is_reported_and_the_next_one_decoded() {
     let mut input = vec![4, 5, 0, 9, 0, 0, 0, 1, 0xff]; // FEATURES_REQUEST with a body
-    input.extend_from_slice(&[5, 0, 0, 8, 0, 0, 0, 2]); // OpenFlow 1.4 HELLO
+    input.extend_from_slice(&[5, 5, 0, 8, 0, 0, 0, 2]); // OpenFlow 1.4 FEATURES_REQUEST
     input.extend_from_slice(&[4, 2, 0, 8, 0, 0, 0, 3]); // ECHO_REQUEST
     let run = pharos(&["ofp", "decode", "-"], &input);
     assert_eq!(run.code, Some(1));
@@ -109,8 +114,52 @@ fn a_bad_message_is_reported_and_the_next_one_decoded() {
         run.stderr
     );
     assert!(
+        run.stderr.contains(
+            "1 message decoded, 0 with opaque parts, 2 errors: FAILED: 2 messages did not decode (exit status 1)"
+        ),
+        "{}",
         run.stderr
-            .contains("1 message decoded, 0 with opaque parts, 2 errors"),
+    );
+}
+
+/// Pharos answers a switch that speaks only OpenFlow 1.1 with HELLO_FAILED framed in 1.1
+/// (the peer's version, as OpenFlow 1.3 §6.3.1 asks). A capture of that exchange is not
+/// damaged and holds no bad message: it decodes with status 0, and round-trips.
+#[test]
+fn a_failed_version_negotiation_is_not_a_decode_error() {
+    let reason = b"pharos speaks OpenFlow 1.0 and OpenFlow 1.3; the peer offered OpenFlow 1.1";
+    let mut input = vec![2, 0, 0, 8, 0, 0, 0, 7]; // the switch's 1.1 HELLO
+    input.extend_from_slice(&[2, 1, 0, 12 + reason.len() as u8, 0, 0, 0, 7, 0, 0, 0, 0]);
+    input.extend_from_slice(reason);
+    let run = pharos(&["ofp", "decode", "-"], &input);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let out = run.stdout_text();
+    assert!(
+        out.contains("#1 offset 0: OF1.1 HELLO xid=0x7 len=8"),
+        "{out}"
+    );
+    assert!(
+        out.contains("#2 offset 8: OF1.1 ERROR xid=0x7")
+            && out.contains("  err_type: HELLO_FAILED\n  code: INCOMPATIBLE\n")
+            && out.contains("the peer offered OpenFlow 1.1\""),
+        "{out}"
+    );
+    assert!(
+        run.stderr
+            .contains("2 messages decoded, 0 with opaque parts, 0 errors: everything decoded"),
+        "{}",
+        run.stderr
+    );
+    let json = pharos(&["ofp", "decode", "--json", "-"], &input);
+    assert_eq!(json.code, Some(0), "{}", json.stderr);
+    let again = pharos(&["ofp", "encode"], &json.stdout);
+    assert!(again.ok(), "{}", again.stderr);
+    assert_eq!(again.stdout, input);
+    // Any other message of 1.1 is still an unsupported version.
+    let run = pharos(&["ofp", "decode", "-"], &[2, 5, 0, 8, 0, 0, 0, 1]);
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stderr.contains("unsupported OpenFlow version 0x02"),
         "{}",
         run.stderr
     );
@@ -181,22 +230,47 @@ fn missing_files_and_damaged_captures() {
     let run = pharos(&["ofp", "encode", "/nonexistent/file.json"], b"");
     assert_eq!(run.code, Some(1));
 
-    // A capture cut short keeps what came before the cut, with a warning.
+    // A capture cut short keeps what came before the cut, says the input is damaged,
+    // and exits 1.
     let pcap = std::fs::read(fixture("session-lo.pcap")).unwrap();
     for cut in [25, 60, 500, 1000, 2000, 3000, pcap.len() - 1] {
         let run = pharos(&["ofp", "decode", "-"], &pcap[..cut]);
         assert!(
-            run.stderr.contains("warning: capture file ends"),
+            run.stderr
+                .contains("error: damaged input: capture file ends"),
+            "{cut}: {}",
+            run.stderr
+        );
+        assert_eq!(run.code, Some(1), "{cut}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("FAILED: the input is damaged (exit status 1)"),
             "{cut}: {}",
             run.stderr
         );
     }
     let ng = std::fs::read(fixture("session-reordered.pcapng")).unwrap();
     for cut in [30, 200, 1000, 3000, ng.len() - 1] {
-        pharos(&["ofp", "decode", "-"], &ng[..cut]);
+        let run = pharos(&["ofp", "decode", "-"], &ng[..cut]);
+        assert_eq!(run.code, Some(1), "{cut}: {}", run.stderr);
     }
-    // A pcap header alone, and a capture magic alone.
-    pharos(&["ofp", "decode", "-"], &pcap[..24]);
+    // A pcap header followed by garbage.
+    let mut garbage = pcap[..24].to_vec();
+    garbage.extend_from_slice(b"this is not a pcap frame header");
+    let run = pharos(&["ofp", "decode", "-"], &garbage);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("damaged input") && run.stderr.contains("the input is damaged"),
+        "{}",
+        run.stderr
+    );
+    // A pcap header alone: an empty capture, nothing wrong.
+    let run = pharos(&["ofp", "decode", "-"], &pcap[..24]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stderr.contains("everything decoded"), "{}", run.stderr);
+    // A whole capture decodes with status 0.
+    let run = pharos(&["ofp", "decode", "-"], &pcap);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
     let run = pharos(&["ofp", "decode", "-"], &pcap[..4]);
     assert_eq!(run.code, Some(1));
     assert!(

@@ -16,8 +16,10 @@ impl<W: Write> Decoder<W> {
     /// A pcap or pcapng capture: OpenFlow over TCP on `ports`, both directions.
     pub(super) fn capture(&mut self, data: &[u8], ports: &[u16]) -> anyhow::Result<()> {
         let capture = pcap::read(data)?;
+        // Everything the file reader complains of is damage: a file cut short, or
+        // garbage where a frame should be.
         for w in &capture.warnings {
-            self.warn(w);
+            self.damage(w);
         }
         let mut directions: HashMap<(SocketAddr, SocketAddr), Direction> = HashMap::new();
         let mut events = Vec::new();
@@ -46,7 +48,7 @@ impl<W: Write> Decoder<W> {
                 continue;
             }
             if seg.missing > 0 {
-                self.warn(format_args!(
+                self.damage(format_args!(
                     "frame {}: {} -> {}: the capture kept {} of {} payload bytes (the frame was cut to {} of {} bytes); the rest is a gap",
                     frame.number,
                     seg.src,
@@ -141,7 +143,7 @@ impl<W: Write> Decoder<W> {
                         at.src, at.dst
                     );
                     dir.restart_at(gap_at + len, true);
-                    self.warn(text);
+                    self.damage(text);
                 }
                 Event::Restart => {
                     let dropped = dir.buf.len();
@@ -237,7 +239,7 @@ impl<W: Write> Decoder<W> {
                         } else {
                             String::new()
                         };
-                        self.warn(format_args!(
+                        self.damage(format_args!(
                             "{} -> {}: the capture ends inside a message at stream offset {pos} ({have}{want} bytes captured)",
                             at.src, at.dst
                         ));

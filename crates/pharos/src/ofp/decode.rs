@@ -10,9 +10,10 @@ use anyhow::Context;
 use openflow::{frame_len, Envelope, HEADER_LEN};
 use serde_json::{json, Value};
 
+use super::foreign::Foreign;
 use super::input::{self, Kind};
 use super::pcap::Timestamp;
-use super::{print, DecodeArgs, DEFAULT_PORTS};
+use super::{names, print, DecodeArgs, DEFAULT_PORTS};
 
 pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     let data = input::read_all(&args.input)?;
@@ -43,19 +44,8 @@ pub fn run(args: &DecodeArgs) -> anyhow::Result<ExitCode> {
     }
     d.out.flush().context("writing stdout")?;
     let s = &d.stats;
-    let mut summary = format!(
-        "{} message{} decoded, {} with opaque parts, {} error{}",
-        s.decoded,
-        plural(s.decoded),
-        s.opaque,
-        s.errors,
-        plural(s.errors)
-    );
-    if s.warnings > 0 {
-        summary += &format!(", {} warning{}", s.warnings, plural(s.warnings));
-    }
-    eprintln!("{summary}");
-    Ok(if s.errors > 0 {
+    eprintln!("{}", s.summary());
+    Ok(if s.errors > 0 || s.damaged > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -78,10 +68,50 @@ pub(super) struct Stats {
     pub(super) opaque: usize,
     /// Messages that failed to decode or to re-encode identically, and unframeable input.
     pub(super) errors: usize,
-    /// Problems of the capture rather than of the messages (gaps, truncation).
+    /// Damage to the input rather than to a message: a capture file cut short or
+    /// followed by garbage, bytes missing from a stream (a lost segment, a frame cut by
+    /// the snap length), a capture ending inside a message. Any makes the exit status 1.
+    pub(super) damaged: usize,
+    /// Things worth saying that lose nothing (a capture starting mid-connection, frames
+    /// of other link types skipped).
     pub(super) warnings: usize,
     /// Messages seen, decoded or not: the `#N` of the next one is this plus one.
     pub(super) seen: usize,
+}
+
+impl Stats {
+    /// The last line: counts, then the verdict the exit status gives.
+    fn summary(&self) -> String {
+        let mut line = format!(
+            "{} message{} decoded, {} with opaque parts, {} error{}",
+            self.decoded,
+            plural(self.decoded),
+            self.opaque,
+            self.errors,
+            plural(self.errors)
+        );
+        if self.damaged > 0 {
+            line += &format!(", {} input problem{}", self.damaged, plural(self.damaged));
+        }
+        if self.warnings > 0 {
+            line += &format!(", {} warning{}", self.warnings, plural(self.warnings));
+        }
+        let verdict = match (self.errors > 0, self.damaged > 0) {
+            (false, false) => "everything decoded".to_string(),
+            (true, false) => format!(
+                "FAILED: {} message{} did not decode (exit status 1)",
+                self.errors,
+                plural(self.errors)
+            ),
+            (false, true) => "FAILED: the input is damaged (exit status 1)".to_string(),
+            (true, true) => format!(
+                "FAILED: {} message{} did not decode and the input is damaged (exit status 1)",
+                self.errors,
+                plural(self.errors)
+            ),
+        };
+        format!("{line}: {verdict}")
+    }
 }
 
 /// Where a message came from.
@@ -156,6 +186,18 @@ impl Source {
     }
 }
 
+/// A decoded message, ready to print.
+struct Shown {
+    /// The header's version byte.
+    version: u8,
+    type_name: &'static str,
+    xid: u32,
+    /// Its length in bytes.
+    len: usize,
+    /// Its envelope as JSON (what `--json` prints, and what the text is made from).
+    value: Value,
+}
+
 /// Decodes and prints messages, and keeps count.
 pub(super) struct Decoder<W: Write> {
     /// Where messages are printed (stdout, or a buffer in tests).
@@ -181,8 +223,14 @@ impl<W: Write> Decoder<W> {
                     at += n;
                 }
                 Ok(None) => {
+                    // The input ends inside a message: cut short, if it was OpenFlow at
+                    // all (else it is a message that cannot be decoded).
                     self.stats.seen += 1;
-                    self.stats.errors += 1;
+                    if (1..=6).contains(&rest[0]) {
+                        self.stats.damaged += 1;
+                    } else {
+                        self.stats.errors += 1;
+                    }
                     let want = if rest.len() < HEADER_LEN {
                         format!("a header needs {HEADER_LEN} bytes")
                     } else {
@@ -224,6 +272,20 @@ impl<W: Write> Decoder<W> {
         let env = match Envelope::decode(frame) {
             Ok(env) => env,
             Err(e) => {
+                if let Some(f) = Foreign::decode(frame) {
+                    // A HELLO or ERROR of another version (a version negotiation that
+                    // failed, as it should): decoded, not an error.
+                    self.stats.decoded += 1;
+                    let value = serde_json::to_value(&f).context("rendering JSON")?;
+                    let shown = Shown {
+                        version: f.wire(),
+                        type_name: f.type_name(),
+                        xid: f.xid,
+                        len: frame.len(),
+                        value,
+                    };
+                    return self.print(index, &source, shown, &[], None);
+                }
                 self.stats.errors += 1;
                 let where_ = e
                     .offset()
@@ -243,42 +305,68 @@ impl<W: Write> Decoder<W> {
             self.stats.errors += 1;
             self.say(format_args!("#{index} {source}: error: {problem}"));
         }
+        let shown = Shown {
+            version: env.message.version().wire(),
+            type_name: env.message.type_name(),
+            xid: env.xid,
+            len: frame.len(),
+            value: serde_json::to_value(&env).context("rendering JSON")?,
+        };
+        self.print(index, &source, shown, &opaque, reencode.as_deref())
+    }
+
+    /// Prints a decoded message as text or as a JSON line.
+    fn print(
+        &mut self,
+        index: usize,
+        source: &Source,
+        shown: Shown,
+        opaque: &[String],
+        reencode: Option<&str>,
+    ) -> anyhow::Result<()> {
         if self.json {
             let mut extra = vec![("source", source.to_json())];
             let mut notes = serde_json::Map::new();
             if !opaque.is_empty() {
                 notes.insert("opaque".into(), json!(opaque));
             }
-            if let Some(p) = &reencode {
+            if let Some(p) = reencode {
                 notes.insert("reencode".into(), json!(p));
             }
             if !notes.is_empty() {
                 extra.push(("notes", Value::Object(notes)));
             }
-            let line = print::json_line(&env, &extra).context("rendering JSON")?;
+            let line = print::json_line(shown.value, &extra).context("rendering JSON")?;
             writeln!(self.out, "{line}").context("writing stdout")?;
         } else {
             writeln!(
                 self.out,
                 "#{index} {source}: OF{} {} xid=0x{:x} len={}",
-                env.message.version(),
-                env.message.type_name(),
-                env.xid,
-                frame.len()
+                names::version_name(u64::from(shown.version)),
+                shown.type_name,
+                shown.xid,
+                shown.len
             )
             .context("writing stdout")?;
+            let fields = print::fields(shown.value, shown.version, shown.type_name);
             self.out
-                .write_all(print::fields(&env).as_bytes())
+                .write_all(fields.as_bytes())
                 .context("writing stdout")?;
             if !opaque.is_empty() {
                 writeln!(self.out, "  ! opaque: {}", opaque.join("; "))
                     .context("writing stdout")?;
             }
-            if let Some(p) = &reencode {
+            if let Some(p) = reencode {
                 writeln!(self.out, "  ! {p}").context("writing stdout")?;
             }
         }
         Ok(())
+    }
+
+    /// Reports damage to the input (see [`Stats::damaged`]).
+    pub(super) fn damage(&mut self, text: impl fmt::Display) {
+        self.stats.damaged += 1;
+        self.say(format_args!("error: damaged input: {text}"));
     }
 
     pub(super) fn warn(&mut self, text: impl fmt::Display) {
@@ -324,12 +412,16 @@ fn reencode_problem(env: &Envelope, frame: &[u8]) -> Option<String> {
                 .zip(frame)
                 .position(|(a, b)| a != b)
                 .unwrap_or(again.len().min(frame.len()));
+            let lengths = if again.len() == frame.len() {
+                format!("same length ({} bytes)", frame.len())
+            } else {
+                format!("{} bytes where the input has {}", again.len(), frame.len())
+            };
+            let byte = |b: Option<&u8>| b.map_or("the end".to_string(), |b| format!("{b:#04x}"));
             Some(format!(
-                "re-encoding differs from the input: {} bytes instead of {}, first difference at byte {at} ({} instead of {})",
-                again.len(),
-                frame.len(),
-                again.get(at).map_or("end".to_string(), |b| format!("{b:#04x}")),
-                frame.get(at).map_or("end".to_string(), |b| format!("{b:#04x}")),
+                "re-encoding differs from the input: {lengths}, first difference at byte {at} ({} where the input has {})",
+                byte(again.get(at)),
+                byte(frame.get(at)),
             ))
         }
     }
@@ -387,5 +479,11 @@ mod tests {
         );
         let p = reencode_problem(&env, &[4, 2, 0, 9, 0, 0, 0, 1, 0xab]).unwrap();
         assert!(p.contains("byte 8"), "{p}");
+        // The lengths are equal: said so, not "9 bytes instead of 9".
+        assert!(p.contains("same length (9 bytes)"), "{p}");
+        assert!(p.contains("(0xaa where the input has 0xab)"), "{p}");
+        let p = reencode_problem(&env, &[4, 2, 0, 9, 0, 0, 0, 1, 0xaa, 0]).unwrap();
+        assert!(p.contains("9 bytes where the input has 10"), "{p}");
+        assert!(p.contains("(the end where the input has 0x00)"), "{p}");
     }
 }

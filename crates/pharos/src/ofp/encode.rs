@@ -12,7 +12,39 @@ use anyhow::{bail, Context};
 use openflow::Envelope;
 use serde_json::value::RawValue;
 
+use super::foreign::Foreign;
 use super::{input, EncodeArgs};
+
+/// One envelope read: a message of the codec's versions, or a HELLO or ERROR of another
+/// (see [`Foreign`]).
+#[derive(Debug)]
+enum Item {
+    Codec(Envelope),
+    Foreign(Foreign),
+}
+
+impl Item {
+    fn xid(&self) -> u32 {
+        match self {
+            Item::Codec(e) => e.xid,
+            Item::Foreign(f) => f.xid,
+        }
+    }
+
+    fn type_name(&self) -> &'static str {
+        match self {
+            Item::Codec(e) => e.message.type_name(),
+            Item::Foreign(f) => f.type_name(),
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) -> openflow::EncodeResult<usize> {
+        match self {
+            Item::Codec(e) => e.encode(out),
+            Item::Foreign(f) => f.encode(out),
+        }
+    }
+}
 
 /// Keys `decode --json` adds to an envelope, which are not part of the message.
 const IGNORED_KEYS: [&str; 2] = ["source", "notes"];
@@ -38,8 +70,8 @@ pub fn run(args: &EncodeArgs) -> anyhow::Result<ExitCode> {
             format!(
                 "envelope {} (xid {}, {}): cannot encode",
                 i + 1,
-                env.xid,
-                env.message.type_name()
+                env.xid(),
+                env.type_name()
             )
         })?;
         if args.hex {
@@ -68,7 +100,7 @@ pub fn run(args: &EncodeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Every envelope in `text`, in order.
-fn parse(text: &str) -> anyhow::Result<Vec<Envelope>> {
+fn parse(text: &str) -> anyhow::Result<Vec<Item>> {
     let mut out = Vec::new();
     let stream = serde_json::Deserializer::from_str(text).into_iter::<&RawValue>();
     for value in stream {
@@ -93,24 +125,40 @@ fn parse(text: &str) -> anyhow::Result<Vec<Envelope>> {
     Ok(out)
 }
 
-fn envelope(text: &str, raw: &RawValue) -> anyhow::Result<Envelope> {
+fn envelope(text: &str, raw: &RawValue) -> anyhow::Result<Item> {
     let json = raw.get();
     if !json.starts_with('{') {
         let (line, col) = position_of(text, json);
         bail!("line {line} column {col}: expected an envelope object like {{\"xid\":0,\"version\":\"1.3\",\"type\":\"HELLO\"}}");
     }
     match serde_json::from_str::<Envelope>(json) {
-        Ok(env) => Ok(env),
+        Ok(env) => Ok(Item::Codec(env)),
         Err(first) => {
             // The codec may refuse keys it does not know: try again without ours.
             let mut value: serde_json::Map<String, serde_json::Value> =
                 serde_json::from_str(json).map_err(|e| located(text, json, &e))?;
-            if IGNORED_KEYS
+            let foreign = value
+                .get("version")
+                .and_then(|v| v.as_str())
+                .is_some_and(Foreign::is_foreign_version);
+            let stripped = IGNORED_KEYS
                 .iter()
-                .any(|k| value.shift_remove(*k).is_some())
-            {
-                if let Ok(env) = serde_json::from_value(serde_json::Value::Object(value)) {
-                    return Ok(env);
+                .any(|k| value.shift_remove(*k).is_some());
+            let value = serde_json::Value::Object(value);
+            if foreign {
+                // A HELLO or ERROR of 1.1, 1.2, 1.4 or 1.5, as `decode` prints them.
+                return serde_json::from_value(value)
+                    .map(Item::Foreign)
+                    .map_err(|e| {
+                        anyhow::anyhow!(
+                            "{}: of OpenFlow {{1.1, 1.2, 1.4, 1.5}} only HELLO and ERROR can be encoded: {e}",
+                            position_text(text, json)
+                        )
+                    });
+            }
+            if stripped {
+                if let Ok(env) = serde_json::from_value(value) {
+                    return Ok(Item::Codec(env));
                 }
             }
             Err(located(text, json, &first))
@@ -136,6 +184,12 @@ fn strip_position(e: &serde_json::Error) -> String {
         Some(i) => msg[..i].to_string(),
         None => msg,
     }
+}
+
+/// "line L column C" of `part`, a slice of `text`.
+fn position_text(text: &str, part: &str) -> String {
+    let (line, col) = position_of(text, part);
+    format!("line {line} column {col}")
 }
 
 /// The 1-based line and column where `part`, a slice of `text`, starts.
@@ -165,7 +219,7 @@ mod tests {
         ] {
             let envs = parse(&text).unwrap();
             assert_eq!(
-                envs.iter().map(|e| e.xid).collect::<Vec<_>>(),
+                envs.iter().map(Item::xid).collect::<Vec<_>>(),
                 [1, 2],
                 "{text}"
             );

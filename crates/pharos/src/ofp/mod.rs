@@ -10,6 +10,9 @@
 //! decode.rs  framing raw input, decoding, the re-encode check, counting, exit status
 //! capture.rs captures: per-direction streams into messages, resync after gaps
 //! print.rs   the text and JSON renderings of a decoded message
+//! names.rs   text only: reserved ports, buffer ids, EtherTypes, flags and bitmaps by name
+//! frame.rs   text only: the frame in a PACKET_IN or PACKET_OUT, in ovs-ofctl's flow syntax
+//! foreign.rs HELLO and ERROR of versions the codec does not speak (version negotiation)
 //! encode.rs  JSON envelopes back to bytes
 //! ```
 //!
@@ -25,7 +28,10 @@ use clap::Subcommand;
 mod capture;
 mod decode;
 mod encode;
+mod foreign;
+mod frame;
 mod input;
+mod names;
 mod net;
 mod pcap;
 mod print;
@@ -135,17 +141,22 @@ INPUT FORMATS (detected from the first bytes, or chosen with --hex):
 OUTPUT:
   Text (the default): one header line per message (index, where it was, version, type,
   xid, length), then its fields as `key: value` lines; short lists and objects stay on
-  one line, long hex strings are wrapped:
+  one line, long hex strings are wrapped. As `ovs-ofctl ofp-print` does, values with a
+  name are printed by name: reserved ports (CONTROLLER, LOCAL, ANY, ...), buffer ids
+  (none), EtherTypes (0x88cc), cookies in hex, flags and bitmaps (capabilities, port
+  config, state and features, flow-mod flags, the HELLO version bitmap as versions),
+  error types and codes; the frame in a PACKET_IN or PACKET_OUT is read (Ethernet,
+  VLAN, ARP, IPv4, IPv6, TCP, UDP, ICMP, LLDP) into a `packet:` line of ovs-ofctl's flow
+  syntax:
 
-    #1 offset 0: OF1.3 FLOW_MOD xid=0x0 len=80
-      cookie: 0
-      command: ADD
-      priority: 123
-      ...
-      match:
-        - {field: in_port, value: 6}
-        - {field: eth_src, value: f2:0b:a4:7d:f8:ea}
-      instructions: [{instruction: goto_table, table_id: 1}]
+    #1 offset 0: OF1.3 PACKET_OUT xid=0x0 len=138
+      buffer_id: none
+      in_port: CONTROLLER
+      actions: [{action: output, port: ALL, max_len: 65535}]
+      packet: icmp,dl_src=f2:0b:a4:7d:f8:ea,dl_dst=f2:0b:a4:d0:3f:70,nw_src=10.0.0.1,...
+      data: (98 bytes)
+        f20ba4d03f70f20ba47df8ea080045000054f81a0000ff01af8b0a0000010a00
+        ...
 
   For captures the header line names the frame that completed the message, its time
   (seconds since 1970, as `tcpdump -tt`) and `src -> dst`:
@@ -154,14 +165,24 @@ OUTPUT:
 
   With --json: one JSON object per line, an envelope plus a \"source\" object (offset,
   or frame/timestamp/src/dst/stream_offset) and, when there is something to say, a
-  \"notes\" object (opaque parts, re-encoding problems); encode ignores both:
+  \"notes\" object (opaque parts, re-encoding problems); encode ignores both. Values
+  stay numbers (what encode reads):
 
     {\"xid\":0,\"version\":\"1.3\",\"type\":\"FEATURES_REQUEST\",\"source\":{\"offset\":0}}
 
   Every message is re-encoded and compared with its bytes; a difference is reported on
-  that message. Parts the codec carries opaquely are listed. Errors, warnings and a final
-  summary (messages decoded, with opaque parts, errors) go to stderr. The exit status is 1
-  if anything failed to decode or re-encode.
+  that message. Parts the codec carries opaquely are listed. HELLO and ERROR of OpenFlow
+  1.1, 1.2, 1.4 and 1.5 are decoded too (their layout is every version's: a failed
+  version negotiation reads cleanly); other messages of those versions are errors.
+
+EXIT STATUS:
+  0 when everything decoded; 1 when a message did not decode (or re-encode to the same
+  bytes), or when the input is damaged: a capture cut short or followed by garbage,
+  bytes missing from a TCP stream (a lost segment, a frame cut by the snap length), the
+  input ending inside a message. Errors, warnings and a summary go to stderr; the
+  summary's last words say which (\"everything decoded\", \"FAILED: 2 messages did not
+  decode\", \"FAILED: the input is damaged\"). A capture that starts in the middle of a
+  connection is not damaged: a warning says where decoding starts.
 
 EXAMPLES:
   pharos ofp decode flow_mod.bin

@@ -1,38 +1,64 @@
 //! Renderings of a decoded message: readable text, and one JSON line.
 //!
 //! The text form is generic: the message's serde value (the same one `--json` prints)
-//! shown as indented `key: value` lines, small objects and lists on one line, long hex
-//! strings wrapped. It needs no change when the codec learns a new message.
+//! with numbers named where they have a name ([`names`]), the frame of a
+//! PACKET_IN or PACKET_OUT summarised ([`frame`]), shown as indented
+//! `key: value` lines, small objects and lists on one line, long hex strings wrapped. It
+//! needs no change when the codec learns a new message.
 
 use std::fmt::Write as _;
 
-use openflow::Envelope;
 use serde_json::Value;
+
+use super::{frame, names};
 
 /// Longest inline rendering of an object or list before it is broken into lines.
 const INLINE_WIDTH: usize = 72;
 /// Hex strings longer than this are wrapped, this many digits (32 bytes) a line.
 const HEX_WRAP: usize = 64;
 
-/// The fields of a message as indented text lines (each ending in a newline), without
-/// the xid, version and type, which the header line carries.
-pub fn fields(env: &Envelope) -> String {
+/// The fields of a message (its envelope as JSON, from a message of wire version
+/// `version` and type `msg_type`) as indented text lines, each ending in a newline,
+/// without the xid, version and type, which the header line carries.
+pub fn fields(mut value: Value, version: u8, msg_type: &str) -> String {
     let mut out = String::new();
-    match serde_json::to_value(env) {
-        Ok(Value::Object(mut map)) => {
+    match &mut value {
+        Value::Object(map) => {
             for key in ["xid", "version", "type"] {
                 map.shift_remove(key);
             }
-            object_lines(&map, 2, &mut out);
+            if matches!(msg_type, "PACKET_IN" | "PACKET_OUT") {
+                add_packet_summary(map);
+            }
+            names::humanize(&mut value, &names::Context { version, msg_type });
+            if let Value::Object(map) = &value {
+                object_lines(map, 2, &mut out);
+            }
         }
-        Ok(other) => {
-            let _ = writeln!(out, "  {}", inline(&other));
-        }
-        Err(e) => {
-            let _ = writeln!(out, "  (cannot render the fields: {e})");
+        other => {
+            let _ = writeln!(out, "  {}", inline(other));
         }
     }
     out
+}
+
+/// Puts a `packet` line, the frame read, before the `data` it was read from.
+fn add_packet_summary(map: &mut serde_json::Map<String, Value>) {
+    let Some(bytes) = map
+        .get("data")
+        .and_then(Value::as_str)
+        .filter(|d| !d.is_empty())
+        .and_then(|d| openflow::types::from_hex(d).ok())
+    else {
+        return;
+    };
+    let old = std::mem::take(map);
+    for (k, v) in old {
+        if k == "data" {
+            map.insert("packet".into(), Value::String(frame::summary(&bytes)));
+        }
+        map.insert(k, v);
+    }
 }
 
 fn object_lines(map: &serde_json::Map<String, Value>, indent: usize, out: &mut String) {
@@ -58,6 +84,11 @@ fn entry(key: &str, value: &Value, indent: usize, out: &mut String) {
                 let _ = writeln!(out, "{pad}{key}:");
                 block(value, indent + 2, out);
             }
+        }
+        // On a line of its own a string needs no quotes unless it would read as
+        // something else (empty, edge spaces, several lines).
+        Value::String(s) if !s.is_empty() && s.trim() == s && !s.contains('\n') && s != "null" => {
+            let _ = writeln!(out, "{pad}{key}: {s}");
         }
         scalar => {
             let _ = writeln!(out, "{pad}{key}: {}", inline(scalar));
@@ -131,8 +162,7 @@ fn inline(value: &Value) -> String {
 
 /// One JSON line: the envelope as serde writes it (key order kept), then `extra` keys
 /// (`source`, `notes`).
-pub fn json_line(env: &Envelope, extra: &[(&str, Value)]) -> serde_json::Result<String> {
-    let mut value = serde_json::to_value(env)?;
+pub fn json_line(mut value: Value, extra: &[(&str, Value)]) -> serde_json::Result<String> {
     if let Value::Object(map) = &mut value {
         for (k, v) in extra {
             map.insert((*k).to_string(), v.clone());
