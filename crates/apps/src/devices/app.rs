@@ -46,9 +46,11 @@ use controller::info::{PortInfo, PortReason};
 use controller::services::{Services, StartError};
 use openflow::view::PacketIn;
 use openflow::MacAddr;
-use packet::ethernet::EtherType;
+use packet::arp::{ArpPacket, ArpRepr};
+use packet::ethernet::{EtherType, EthernetFrame};
 use packet::flow::{FlowKey, L4Key};
 use packet::icmpv6::Icmpv6Type;
+use packet::ipv4::Ipv4Packet;
 use serde::Deserialize;
 
 use super::host_log::{HostLog, Why};
@@ -360,6 +362,50 @@ impl Sender {
     /// for Ethernet, LLDP). Addresses the table would not keep (0.0.0.0, ::,
     /// multicast) are left to it to drop.
     pub fn of(frame: &[u8]) -> Option<Sender> {
+        Sender::of_arp_or_ipv4(frame).unwrap_or_else(|| Sender::of_any(frame))
+    }
+
+    /// The common frames, ARP and IPv4 (at most one VLAN tag), read from the frame's
+    /// views without extracting its whole flow key (which copied a key of a few
+    /// hundred bytes per PACKET_IN: 8% of the default apps' time under cbench's load).
+    /// `None`: another kind of frame, for [`Sender::of_any`]. Gives what `of_any`
+    /// gives (property tested).
+    #[inline]
+    fn of_arp_or_ipv4(frame: &[u8]) -> Option<Option<Sender>> {
+        let eth = EthernetFrame::new_checked(frame).ok()?;
+        let mac = eth.src_addr();
+        let mut tags = eth.vlan_tags();
+        let vlan = match tags.next() {
+            None => None,
+            Some(Ok(t)) => Some(t.tag.vid()),
+            Some(Err(_)) => return None,
+        };
+        if tags.next().is_some() {
+            return None;
+        }
+        let l3 = tags.payload();
+        let mut ips = [None; 2];
+        match tags.ethertype() {
+            EtherType::Arp => {
+                if let Ok(r) = ArpPacket::new_checked(l3).and_then(|p| ArpRepr::parse(&p)) {
+                    if r.source_hardware_addr == mac {
+                        ips[0] = Some(IpAddr::V4(r.source_protocol_addr));
+                    }
+                }
+            }
+            EtherType::Ipv4 => {
+                let p = Ipv4Packet::new_unchecked(l3);
+                if p.check_header().is_ok() && p.version() == 4 {
+                    ips[0] = Some(IpAddr::V4(p.src_addr()));
+                }
+            }
+            _ => return None,
+        }
+        Some(Some(Sender { mac, vlan, ips }))
+    }
+
+    /// Any frame, from its flow key.
+    fn of_any(frame: &[u8]) -> Option<Sender> {
         let key = FlowKey::extract(frame).ok()?;
         if key.eth_type == EtherType::Lldp.to_raw() {
             return None;

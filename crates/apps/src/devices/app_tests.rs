@@ -430,3 +430,66 @@ fn a_known_host_seen_again_is_recorded_again_when_anything_changed() {
     let seen = r.devices.by_mac(mac(1))[0].last_seen();
     assert_eq!(seen, r.t0 + Duration::from_secs(2));
 }
+
+mod sender_fast_path {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Frames of every kind the fast path reads or hands on, then damaged: cut short,
+    /// bytes overwritten (the VLAN tag, the EtherType, the ARP and IP headers alike).
+    fn frame() -> impl Strategy<Value = Vec<u8>> {
+        let base = prop_oneof![
+            Just(arp_request(mac(1), v4(1), v4(2))),
+            Just(arp_reply(mac(1), v4(1), mac(2), v4(2))),
+            Just(arp_reply(mac(3), v4(1), mac(2), v4(2))),
+            Just(ipv4(mac(1), mac(2), v4(1), v4(2))),
+            Just(ipv6(mac(1), mac(2), v6(1), v6(2))),
+            Just(neighbor_solicit(mac(1), v6(1), v6(2))),
+            Just(lldp(mac(1))),
+        ];
+        (
+            base,
+            0u8..3,
+            proptest::collection::vec((0usize..80, any::<u8>()), 0..4),
+            0usize..100,
+        )
+            .prop_map(|(f, tags, edits, cut)| {
+                let mut f = f;
+                for t in 0..tags {
+                    f = tagged(10 + u16::from(t), &f);
+                }
+                for (at, b) in edits {
+                    if let Some(x) = f.get_mut(at) {
+                        *x = b;
+                    }
+                }
+                if cut < f.len() && cut % 3 == 0 {
+                    f.truncate(cut);
+                }
+                f
+            })
+    }
+
+    proptest! {
+        /// What the fast path reads equals what the flow key says.
+        #[test]
+        fn agrees_with_the_flow_key(f in frame()) {
+            if let Some(fast) = Sender::of_arp_or_ipv4(&f) {
+                prop_assert_eq!(fast, Sender::of_any(&f));
+            }
+            prop_assert_eq!(Sender::of(&f), Sender::of_any(&f));
+        }
+    }
+
+    #[test]
+    fn takes_the_common_frames_itself() {
+        for f in [
+            arp_request(mac(1), v4(1), v4(2)),
+            ipv4(mac(1), mac(2), v4(1), v4(2)),
+            tagged(5, &ipv4(mac(1), mac(2), v4(1), v4(2))),
+        ] {
+            assert!(Sender::of_arp_or_ipv4(&f).is_some());
+        }
+        assert!(Sender::of_arp_or_ipv4(&ipv6(mac(1), mac(2), v6(1), v6(2))).is_none());
+    }
+}

@@ -70,9 +70,9 @@ pub struct Floods {
     /// This switch's recent floods: the frame's hash and when, in the set its hash
     /// picks, two per set (empty until the first flood).
     recent: Vec<[Recent; 2]>,
-    /// The output actions of a flood from this switch, every in-port included (2c):
+    /// The ports a flood from this switch goes out of, every in-port included (2c):
     /// computed from the tree and the switch's ports, reused until either changes.
-    plan: Vec<Action>,
+    plan: Vec<u32>,
     /// The ports a flood may not come in by (2a): inter-switch ports off the tree.
     off_tree: Vec<u32>,
     /// The tree version `plan` and `off_tree` were computed at; `None`: to compute
@@ -109,7 +109,7 @@ impl Floods {
             if !tree.floods(here, n) {
                 self.off_tree.push(n);
             } else if port.is_up() && port.config & NO_FLOOD == 0 {
-                self.plan.push(Action::output(PortNo::from_u32(n)));
+                self.plan.push(n);
             }
         }
         self.planned_at = Some(version);
@@ -168,9 +168,10 @@ pub fn flood(
     }
     let Floods { actions, plan, .. } = floods;
     actions.clear();
-    let came_in = PortNo::from_u32(in_port);
-    let is_in = |a: &&Action| matches!(a, Action::Output { port, .. } if *port == came_in);
-    actions.extend(plan.iter().filter(|a| !is_in(a)));
+    // Built afresh from port numbers (copying prepared actions cost a stalled
+    // store-to-load forward per port in a profile).
+    let out = plan.iter().filter(|&&n| n != in_port);
+    actions.extend(out.map(|&n| Action::output(PortNo::from_u32(n))));
     if !actions.is_empty() {
         send(ctx, p, actions);
     }
