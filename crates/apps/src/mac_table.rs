@@ -13,9 +13,9 @@
 //! seen on another port (a 1.3 port from 0xff00 to 0xfffffff7, or ANY, never an input
 //! port) is not learned: packets to it are flooded, as to any unknown address.
 //!
-//! Neighbouring addresses share a line. The home of an address is the 64-byte line
-//! (8 slots) chosen by hashing the address *without its last 3 bits*, and probing
-//! starts at that line's first slot: the 8 addresses that differ only in their last 3
+//! Neighbouring addresses share a line. The home of an address is in the 64-byte
+//! line (8 slots) chosen by hashing the address *without its last 3 bits*, at the
+//! slot those 3 bits name: the 8 addresses that differ only in their last 3
 //! bits (ports of one NIC, hosts numbered in a run — virtual machines, containers,
 //! cbench's hosts) share a line, so a lookup soon after another of the same run finds
 //! its line in cache. A hostile host gains nothing: it can put 8 addresses in one line,
@@ -91,11 +91,14 @@ impl MacTable {
         self.len == 0
     }
 
-    /// Where probing for `mac` starts: the first slot of its line (see the module doc).
+    /// Where probing for `mac` starts: in its line (see the module doc), at the slot
+    /// its last 3 bits name, so that a run of 8 addresses takes one slot each, each
+    /// found at its first probe.
     #[inline]
     fn home(&self, k: u64) -> usize {
         let lines = self.slots.len() / LINE;
-        (self.hasher.hash_one(k >> 3) as usize & lines.wrapping_sub(1)) * LINE
+        let line = self.hasher.hash_one(k >> 3) as usize & lines.wrapping_sub(1);
+        line * LINE + (k as usize & (LINE - 1))
     }
 
     /// The slot holding `k`, or the empty slot where it would go; `None` when there
@@ -476,7 +479,7 @@ mod tests {
         for run in 0..100 {
             let first = home(run * 8);
             assert_eq!(first % LINE, 0);
-            assert!((1..8).all(|j| home(run * 8 + j) == first), "run {run}");
+            assert!((1..8).all(|j| home(run * 8 + j) == first + j as usize), "run {run}");
         }
         let lines: std::collections::HashSet<usize> = (0..100).map(|r| home(r * 8)).collect();
         assert!(lines.len() > 90, "runs are spread: {} lines", lines.len());

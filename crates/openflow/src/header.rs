@@ -49,6 +49,7 @@ impl Version {
     }
 
     /// The version for a wire byte, or `UnsupportedVersion`.
+    #[inline]
     pub const fn from_wire(v: u8) -> DecodeResult<Version> {
         match v {
             0x01 => Ok(Version::V1_0),
@@ -178,6 +179,7 @@ pub fn frame_len(buf: &[u8]) -> DecodeResult<Option<usize>> {
 
 /// Checks that `frame` holds exactly one message whose header length matches, and
 /// returns the view of its header.
+#[inline]
 pub fn check_frame(frame: &[u8]) -> DecodeResult<Header<&[u8]>> {
     let h = Header::new_checked(frame)?;
     let len = h.length() as usize;
