@@ -421,18 +421,21 @@ impl<'a> FlowMod<'a> {
         if self.flags.reset_counts {
             return Err(not_in(V, "the reset_counts flag"));
         }
-        // The match and the body have a fixed size (40 + 24 bytes): written in place
-        // (see `Fill`).
-        let mut fixed = Fill::append(out, 64);
-        emit_match_v10(&self.matching, &mut fixed)?;
-        fixed.put_u64(self.cookie);
-        fixed.put_u16(self.command.wire() as u16);
-        fixed.put_u16(self.idle_timeout);
-        fixed.put_u16(self.hard_timeout);
-        fixed.put_u16(self.priority);
-        fixed.put_u32(self.buffer_id.unwrap_or(NO_BUFFER));
-        fixed.put_u16(self.out_port.unwrap_or(PortNo::Any).to_v10()?);
-        fixed.put_u16(self.flags.send_flow_removed as u16 | (self.flags.check_overlap as u16) << 1);
+        // The match and the body have a fixed size (40 + 24 bytes): built at fixed
+        // offsets in an array (no bounds check per field), appended at once.
+        let mut b = [0u8; 64];
+        b[..40].copy_from_slice(&match_v10_bytes(&self.matching)?);
+        b[40..48].copy_from_slice(&self.cookie.to_be_bytes());
+        b[48..50].copy_from_slice(&(self.command.wire() as u16).to_be_bytes());
+        b[50..52].copy_from_slice(&self.idle_timeout.to_be_bytes());
+        b[52..54].copy_from_slice(&self.hard_timeout.to_be_bytes());
+        b[54..56].copy_from_slice(&self.priority.to_be_bytes());
+        b[56..60].copy_from_slice(&self.buffer_id.unwrap_or(NO_BUFFER).to_be_bytes());
+        let out_port = self.out_port.unwrap_or(PortNo::Any).to_v10()?;
+        b[60..62].copy_from_slice(&out_port.to_be_bytes());
+        let flags = self.flags.send_flow_removed as u16 | (self.flags.check_overlap as u16) << 1;
+        b[62..64].copy_from_slice(&flags.to_be_bytes());
+        out.extend_from_slice(&b);
         emit_actions_v10(self.actions, out)
     }
 
@@ -620,7 +623,9 @@ use crate::of10::flow_match::{
 /// `OFP_VLAN_NONE`: 1.0's dl_vlan for "no tag".
 const OFP_VLAN_NONE: u16 = 0xffff;
 
-fn emit_match_v10(m: &Match, out: &mut impl Put) -> EncodeResult<()> {
+/// The 40 bytes of `ofp_match` for `m`, at fixed offsets (1.0.0 §5.2.3).
+#[inline]
+fn match_v10_bytes(m: &Match) -> EncodeResult<[u8; 40]> {
     const V: Version = Version::V1_0;
     if m.ipv6_src.is_some() || m.ipv6_dst.is_some() {
         return Err(not_in(V, "an IPv6 address match"));
@@ -665,27 +670,38 @@ fn emit_match_v10(m: &Match, out: &mut impl Put) -> EncodeResult<()> {
     let dst_wild = m.ipv4_dst.map_or(32, |p| 32 - p.len.min(32) as u32);
     w |= src_wild << OFPFW_NW_SRC_SHIFT | dst_wild << OFPFW_NW_DST_SHIFT;
 
-    out.put_u32(w);
-    out.put_u16(in_port);
-    out.put_slice(&m.eth_src.unwrap_or_default().0);
-    out.put_slice(&m.eth_dst.unwrap_or_default().0);
-    out.put_u16(dl_vlan);
-    out.put_u8(m.vlan_pcp.unwrap_or(0));
-    out.put_u8(0);
-    out.put_u16(m.eth_type.unwrap_or(0));
-    out.put_u8(m.ip_dscp.unwrap_or(0) << 2);
-    out.put_u8(m.ip_proto.unwrap_or(0));
-    out.put_zeros(2);
-    out.put_u32(m.ipv4_src.map_or(0, |p| u32::from(p.addr) & p.mask()));
-    out.put_u32(m.ipv4_dst.map_or(0, |p| u32::from(p.addr) & p.mask()));
-    out.put_u16(m.tp_src.unwrap_or(0));
-    out.put_u16(m.tp_dst.unwrap_or(0));
-    Ok(())
+    let mut b = [0u8; 40];
+    b[0..4].copy_from_slice(&w.to_be_bytes());
+    b[4..6].copy_from_slice(&in_port.to_be_bytes());
+    b[6..12].copy_from_slice(&m.eth_src.unwrap_or_default().0);
+    b[12..18].copy_from_slice(&m.eth_dst.unwrap_or_default().0);
+    b[18..20].copy_from_slice(&dl_vlan.to_be_bytes());
+    b[20] = m.vlan_pcp.unwrap_or(0);
+    b[22..24].copy_from_slice(&m.eth_type.unwrap_or(0).to_be_bytes());
+    b[24] = m.ip_dscp.unwrap_or(0) << 2;
+    b[25] = m.ip_proto.unwrap_or(0);
+    let nw_src = m.ipv4_src.map_or(0, |p| u32::from(p.addr) & p.mask());
+    let nw_dst = m.ipv4_dst.map_or(0, |p| u32::from(p.addr) & p.mask());
+    b[28..32].copy_from_slice(&nw_src.to_be_bytes());
+    b[32..36].copy_from_slice(&nw_dst.to_be_bytes());
+    b[36..38].copy_from_slice(&m.tp_src.unwrap_or(0).to_be_bytes());
+    b[38..40].copy_from_slice(&m.tp_dst.unwrap_or(0).to_be_bytes());
+    Ok(b)
 }
 
 /// Appends `actions`, each written in place (at most 16 bytes, see `Fill`).
 fn emit_actions_v10(actions: &[Action], out: &mut Vec<u8>) -> EncodeResult<()> {
     for a in actions {
+        // The common action, at fixed offsets (1.0.0 §5.2.4, `ofp_action_output`).
+        if let Action::Output { port, max_len } = *a {
+            let mut b = [0u8; 8];
+            b[0..2].copy_from_slice(&A10::Output.to_raw().to_be_bytes());
+            b[2..4].copy_from_slice(&8u16.to_be_bytes());
+            b[4..6].copy_from_slice(&port.to_v10()?.to_be_bytes());
+            b[6..8].copy_from_slice(&max_len.to_be_bytes());
+            out.extend_from_slice(&b);
+            continue;
+        }
         let at = out.len();
         let mut f = Fill::append(out, 16);
         emit_action_v10(a, &mut f)?;

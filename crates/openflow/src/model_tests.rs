@@ -64,8 +64,7 @@ fn v10_prefixes_and_vlan_none() {
         ip_dscp: Some(46),
         ..Match::default()
     };
-    let mut out = Vec::new();
-    emit_match_v10(&m, &mut out).unwrap();
+    let out = match_v10_bytes(&m).unwrap();
     let w = u32::from_be_bytes(out[0..4].try_into().unwrap());
     assert_eq!(w & OFPFW_DL_VLAN, 0);
     assert_eq!(w & OFPFW_DL_TYPE, 0);

@@ -157,6 +157,8 @@ pub struct DeviceManager {
     log: HostLog,
     /// Tells moves from echoes (step 2).
     moves: MoveRule,
+    /// `params.refresh()`, computed once (from seconds in an f64: not per PACKET_IN).
+    fresh: Duration,
 }
 
 impl Default for DeviceManager {
@@ -180,6 +182,7 @@ impl DeviceManager {
             warned_full: AtomicBool::new(false),
             moves: MoveRule::new(Duration::from_secs_f64(params.move_quiet)),
             log: HostLog::new(Instant::now()),
+            fresh: params.refresh(),
         })
     }
 
@@ -254,8 +257,14 @@ impl DeviceManager {
         let now = ctx.now();
         // The common cases, a known host at its known place or a new one the full
         // table refuses: read-locked, no write.
-        let fresh = self.params.refresh();
-        match (self.devices).sighting(sender.mac, sender.vlan, ap, &sender.ips, now, fresh) {
+        let fresh = self.fresh;
+        // Routing will ask where the destination is: looked up under the same lock
+        // (`Devices`'s "looking ahead").
+        let ahead = destination(p.data())
+            .filter(|d| !d.is_multicast())
+            .map(|d| (d, sender.vlan));
+        let devices = &self.devices;
+        match devices.sighting(sender.mac, sender.vlan, ap, &sender.ips, now, fresh, ahead) {
             Sighting::Current => return Flow::Continue,
             Sighting::Refused => {
                 // Counted even on a link port (where nothing is learned): the table is
@@ -344,6 +353,11 @@ impl DeviceManager {
         // Events from the topology carry no time: these are rare, the clock is read.
         self.log.log(&events, Instant::now(), why, None);
     }
+}
+
+/// The destination address of an Ethernet frame.
+fn destination(frame: &[u8]) -> Option<MacAddr> {
+    Some(MacAddr(frame.get(..6)?.try_into().ok()?))
 }
 
 /// Who sent a frame, as far as the frame tells.
