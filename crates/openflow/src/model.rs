@@ -506,16 +506,7 @@ impl<'a> PacketOut<'a> {
     /// Appends the PACKET_OUT for `version` to `out`; on error `out` is unchanged.
     pub fn encode(&self, version: Version, xid: u32, out: &mut Vec<u8>) -> EncodeResult<usize> {
         match version {
-            Version::V1_0 => header::encode_with(out, 0x01, 13, xid, |o| {
-                o.put_u32(self.buffer_id.unwrap_or(NO_BUFFER));
-                o.put_u16(self.in_port.to_v10()?);
-                let start = o.len();
-                let len = LenMark::new(o, start + 2, "ofp_packet_out.actions_len");
-                emit_actions_v10(self.actions, o)?;
-                len.finish(o)?;
-                o.put_slice(self.data);
-                Ok(())
-            }),
+            Version::V1_0 => self.encode_v10(xid, out),
             Version::V1_3 => header::encode_with(out, 0x04, 13, xid, |o| {
                 o.put_u32(self.buffer_id.unwrap_or(NO_BUFFER));
                 o.put_u32(self.in_port.to_v13()?);
@@ -530,6 +521,46 @@ impl<'a> PacketOut<'a> {
                 Ok(())
             }),
         }
+    }
+}
+
+impl PacketOut<'_> {
+    /// The 1.0 message (1.0.0 §5.3.6): its 16 fixed bytes built at fixed offsets and
+    /// appended at once, the lengths set at the end (the flood of the default apps
+    /// sends one per PACKET_IN).
+    fn encode_v10(&self, xid: u32, out: &mut Vec<u8>) -> EncodeResult<usize> {
+        let start = out.len();
+        let mut b = [0u8; 16];
+        b[0] = 0x01;
+        b[1] = 13;
+        b[4..8].copy_from_slice(&xid.to_be_bytes());
+        b[8..12].copy_from_slice(&self.buffer_id.unwrap_or(NO_BUFFER).to_be_bytes());
+        b[12..14].copy_from_slice(&self.in_port.to_v10()?.to_be_bytes());
+        out.extend_from_slice(&b);
+        if let Err(e) = emit_actions_v10(self.actions, out) {
+            out.truncate(start);
+            return Err(e);
+        }
+        let actions_len = out.len() - start - 16;
+        out.extend_from_slice(self.data);
+        let len = out.len() - start;
+        // The same errors as the general path: the actions' length first.
+        for (layer, length) in [
+            ("ofp_packet_out.actions_len", actions_len),
+            ("ofp_header", len),
+        ] {
+            if length > u16::MAX as usize {
+                out.truncate(start);
+                return Err(EncodeError::TooLong {
+                    layer,
+                    length,
+                    max: u16::MAX as usize,
+                });
+            }
+        }
+        out[start + 2..start + 4].copy_from_slice(&(len as u16).to_be_bytes());
+        out[start + 14..start + 16].copy_from_slice(&(actions_len as u16).to_be_bytes());
+        Ok(len)
     }
 }
 

@@ -338,3 +338,20 @@ fn port_numbers_map_between_versions() {
         assert_eq!(PortNo::from_u32(w), p);
     }
 }
+
+#[test]
+fn a_packet_out_too_long_for_its_header_leaves_nothing_behind() {
+    let data = vec![0u8; 70_000];
+    let actions = [Action::output(PortNo::Flood)];
+    for v in [Version::V1_0, Version::V1_3] {
+        let mut out = vec![7u8; 3];
+        let e = PacketOut::unbuffered(&data, PortNo::Physical(1), &actions)
+            .encode(v, 1, &mut out)
+            .unwrap_err();
+        assert!(
+            matches!(e, crate::EncodeError::TooLong { layer: "ofp_header", length, .. } if length > 70_000),
+            "{v:?}: {e:?}"
+        );
+        assert_eq!(out, [7, 7, 7], "{v:?}");
+    }
+}
