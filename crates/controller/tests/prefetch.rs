@@ -1,6 +1,6 @@
-//! The PACKET_IN prefetch hint (`Builder::prefetch_packet_in`), over real TCP: when
-//! the next PACKET_IN is already in the read buffer, its hint comes just before the
-//! current one is handled, and a hint never changes which packets are handled or in
+//! The PACKET_IN prefetch hint (`Builder::prefetch_packet_in`), over real TCP: the
+//! PACKET_INs already in the read buffer are hinted up to `PREFETCH_AHEAD` ahead of the
+//! one handled, each once, and a hint never changes which packets are handled or in
 //! what order.
 
 mod emu;
@@ -36,7 +36,7 @@ impl App for Hinted {
 }
 
 #[test]
-fn the_next_packet_in_is_hinted_just_before_the_current_one_is_handled() {
+fn packet_ins_are_hinted_up_to_prefetch_ahead_before_they_are_handled() {
     let log = Log::default();
     let ctl = Running::start(&test_config(), vec![Box::new(Hinted(Arc::clone(&log)))]);
     let mut sw = Emu::connect_and_handshake(ctl.addr, Spec::v10(0x9f), T).unwrap();
@@ -69,13 +69,20 @@ fn the_next_packet_in_is_hinted_just_before_the_current_one_is_handled() {
         !hints.is_empty(),
         "no hint for 60 PACKET_INs in one write: {l:?}"
     );
+    let ahead = controller::conn::PREFETCH_AHEAD as u32;
+    let mut hinted = std::collections::HashSet::new();
+    let mut deepest = 0;
     for i in hints {
         let k = l[i].1;
-        assert_eq!(
-            l.get(i + 1),
-            Some(&('h', k - 1)),
-            "the hint for {k} comes just before {} is handled: {l:?}",
-            k - 1
+        assert!(hinted.insert(k), "{k} hinted twice: {l:?}");
+        // Hinted while an earlier one, at most PREFETCH_AHEAD before it, is next.
+        let next = l[i..].iter().find(|e| e.0 == 'h').map(|e| e.1);
+        let j = next.unwrap_or_else(|| panic!("{k} hinted after the last: {l:?}"));
+        assert!(
+            j < k && k - j <= ahead,
+            "the hint for {k} comes while {j} is next: {l:?}"
         );
+        deepest = deepest.max(k - j);
     }
+    assert_eq!(deepest, ahead, "hints reach PREFETCH_AHEAD ahead: {l:?}");
 }
