@@ -284,6 +284,11 @@ impl Handle {
         &self.local_addrs
     }
 
+    /// The number of worker threads serving switches.
+    pub fn workers(&self) -> usize {
+        self.workers.len()
+    }
+
     /// The counters: admission's are current, the workers' at most 500 ms old.
     pub fn counters(&self) -> CountersSnapshot {
         self.published.snapshot()
