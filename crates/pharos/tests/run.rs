@@ -44,9 +44,13 @@ impl Pharos {
             Some(v) => command.env("RUST_LOG", v),
             None => command.env_remove("RUST_LOG"),
         };
+        // The API's default port is one for the whole machine: tests that do not ask
+        // for the API run without it, so they can run side by side.
+        command.arg("run").args(args);
+        if !args.contains(&"--api") {
+            command.args(["--api", "off"]);
+        }
         let mut child = command
-            .arg("run")
-            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
