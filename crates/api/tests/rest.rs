@@ -5,7 +5,8 @@
 #[path = "../../controller/tests/emu/mod.rs"]
 mod emu;
 
-mod client;
+mod contract;
+mod http;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,13 +14,14 @@ use std::time::{Duration, Instant};
 
 use api::auth::{Token, TokenSource};
 use api::{Core, Server, Settings};
-use client::{request, Contract, Resp};
+use contract::Contract;
 use controller::config::Config;
 use controller::controller::{Controller, Handle};
 use controller::dispatch::Pipeline;
 use controller::info::PORT_CONFIG_DOWN;
 use controller::services::Services;
 use emu::{host, Emu, Spec};
+use http::{request, Resp};
 use openflow::{of10, of13, Message};
 use serde_json::Value;
 
