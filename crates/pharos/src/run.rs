@@ -3,8 +3,10 @@
 //! With no arguments it listens on 0.0.0.0:6653 and 0.0.0.0:6633 and runs topology
 //! discovery, host tracking and shortest-path routing (`topology`, `device_manager`,
 //! `routing`), which serve any network, loops included; `--apps learning_switch` is the
-//! classic mode. Settings come from the defaults, then `--config FILE` (see `pharos.toml` in
-//! the repository for every key), then the flags, each overriding the one before.
+//! classic mode. The REST API (`pharos-api`) listens on 127.0.0.1:8080 unless `--api`
+//! or `[api] listen` says otherwise (`off`: none). Settings come from the defaults, then
+//! `--config FILE` (see `pharos.toml` in the repository for every key), then the flags,
+//! each overriding the one before.
 //!
 //! A configuration that is refused (a bad key, value or app name, in the file or on the
 //! command line) ends the process with exit status 2 and a message naming the key and
@@ -543,6 +545,28 @@ mod tests {
         assert_eq!(devices, Default::default());
         let routing: apps::routing::app::Params = parse(p(2));
         assert_eq!(routing, Default::default());
+    }
+
+    #[test]
+    fn api_flag_sets_or_turns_off_the_api_and_bad_values_name_it() {
+        let c = effective_config(&args(&[])).unwrap();
+        assert_eq!(c.api.listen, Some("127.0.0.1:8080".parse().unwrap()));
+        let c = effective_config(&args(&["--api", "off"])).unwrap();
+        assert_eq!(c.api.listen, None);
+        let c = effective_config(&args(&["--api", "[::1]:9000"])).unwrap();
+        assert_eq!(c.api.listen, Some("[::1]:9000".parse().unwrap()));
+        let path = write(
+            "api.toml",
+            "[api]\nlisten = \"127.0.0.1:9001\"\nread_auth = true\n",
+        );
+        let p = path.to_str().unwrap();
+        let c = effective_config(&args(&["--config", p])).unwrap();
+        assert_eq!(c.api.listen, Some("127.0.0.1:9001".parse().unwrap()));
+        assert!(c.api.read_auth);
+        let c = effective_config(&args(&["--config", p, "--api", "off"])).unwrap();
+        assert_eq!(c.api.listen, None);
+        let e = effective_config(&args(&["--api", "8080"])).unwrap_err();
+        assert_eq!(e.key, "--api");
     }
 
     #[test]
