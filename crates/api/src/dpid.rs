@@ -1,7 +1,7 @@
 //! Datapath ids as people write them: [`parse`] takes the colon form
 //! `00:00:00:00:00:00:00:01` (how the API prints them, as Floodlight and ONOS users
 //! know them), 16 plain hex digits `0000000000000001` (how the log prints them),
-//! `0x1`, ONOS's `of:0000000000000001`, and decimal `1`; [`format`] prints the colon
+//! `0x1`, ONOS's `of:0000000000000001`, and decimal `1`; [`format()`] prints the colon
 //! form.
 //!
 //! A short string of digits only is ambiguous (`10`: ten, or sixteen?). It is read as
