@@ -101,7 +101,8 @@ impl ControllerCounters {
         ControllerCounters {
             connected_switches: t.connected_switches,
             packet_ins: t.packet_ins,
-            packet_ins_per_sec: t.packet_ins_per_sec,
+            // `+ 0.0` turns the -0.0 an idle rate can be into 0.
+            packet_ins_per_sec: t.packet_ins_per_sec + 0.0,
             msgs_in: t.msgs_in.clone(),
             msgs_out: t.msgs_out.clone(),
             drops: t.drops,
@@ -273,7 +274,7 @@ impl SwitchCounters {
             msgs_in: s.msgs_in.clone(),
             msgs_out: s.msgs_out.clone(),
             packet_ins: s.packet_ins,
-            packet_ins_per_sec: s.packet_ins_per_sec,
+            packet_ins_per_sec: s.packet_ins_per_sec + 0.0,
             drops: s.drops,
             bytes_in: s.bytes_in,
             bytes_out: s.bytes_out,

@@ -36,10 +36,17 @@ struct Running {
     /// Where switches connect.
     of_addr: SocketAddr,
     contract: Option<Contract>,
+    /// Where the tests reach the API.
+    api_addr: SocketAddr,
 }
 
 impl Running {
     fn start(read_auth: bool) -> Running {
+        Running::start_on("127.0.0.1:0".parse().unwrap(), read_auth)
+    }
+
+    /// With the API on `listen`.
+    fn start_on(listen: SocketAddr, read_auth: bool) -> Running {
         let config = Config {
             listen: vec!["127.0.0.1:0".parse().unwrap()],
             workers: 2,
@@ -54,7 +61,7 @@ impl Running {
             Controller::start(&config.net(), Arc::clone(&pipeline)).expect("controller starts"),
         );
         let settings = Settings {
-            listen: "127.0.0.1:0".parse().unwrap(),
+            listen,
             token: Token::new(TOKEN, TokenSource::Env),
             read_auth,
         };
@@ -69,8 +76,15 @@ impl Running {
             handle,
             pipeline,
             contract: None,
+            api_addr: listen,
         };
-        r.contract = Some(Contract::fetch(r.api.local_addr(), TOKEN));
+        // An unspecified address (0.0.0.0) is reached through loopback.
+        let mut at = r.api.local_addr();
+        if at.ip().is_unspecified() {
+            at.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        r.api_addr = at;
+        r.contract = Some(Contract::fetch(at, TOKEN));
         r
     }
 
@@ -82,7 +96,7 @@ impl Running {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> Resp {
-        let r = request(self.api.local_addr(), method, path, headers, body);
+        let r = request(self.api_addr, method, path, headers, body);
         self.contract.as_ref().unwrap().check(method, path, &r);
         r
     }
@@ -483,4 +497,37 @@ fn the_contract_check_refuses_bodies_the_document_does_not_describe() {
         resp(404, r#"{"error": "x"}"#)
     ));
     assert!(refused("GET", "/api/v1/flows", resp(200, "[]")));
+}
+
+#[test]
+fn off_loopback_reads_need_the_token() {
+    let c = Running::start_on("0.0.0.0:0".parse().unwrap(), false);
+    assert_eq!(c.get("/api/v1/switches").status, 401);
+    assert_eq!(c.get("/api/v1/controller").status, 401);
+    assert_eq!(c.get_auth("/api/v1/switches").status, 200);
+    assert_eq!(c.get("/api/v1/healthz").status, 200);
+}
+
+#[test]
+fn shutdown_closes_idle_keep_alive_connections_and_returns_promptly() {
+    use std::io::{Read, Write};
+    let c = Running::start(false);
+    // A client that keeps its connection open after an answer.
+    let mut s = std::net::TcpStream::connect(c.api_addr).unwrap();
+    s.set_read_timeout(Some(T)).unwrap();
+    s.write_all(b"GET /api/v1/healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while !String::from_utf8_lossy(&got).contains("\"ok\"") {
+        let n = s.read(&mut chunk).unwrap();
+        assert!(n > 0, "closed before answering");
+        got.extend_from_slice(&chunk[..n]);
+    }
+    let started = Instant::now();
+    c.api.shutdown();
+    assert!(started.elapsed() < api::GRACE, "{:?}", started.elapsed());
+    // The idle connection was closed, and nothing listens any more.
+    assert_eq!(s.read(&mut chunk).unwrap_or(0), 0);
+    assert!(std::net::TcpStream::connect(c.api_addr).is_err());
 }
