@@ -145,13 +145,13 @@ pub async fn switch(State(s): St, Path(id): Path<String>) -> Result<Json<SwitchD
         .switches()
         .info_since(dpid)
         .ok_or_else(|| no_switch(dpid))?;
-    let counters = s.core.controller.counters();
-    let key = controller::info::Dpid(dpid).to_string();
-    let mine = counters
-        .switches
-        .iter()
-        .find(|c| c.dpid == key && c.peer == info.peer);
-    Ok(Json(SwitchDetail::new(&info, since, mine)))
+    // The same connection's (a reconnected switch's new peer has none yet).
+    let counters = s
+        .core
+        .controller
+        .switch_counters(dpid)
+        .filter(|c| c.peer == info.peer);
+    Ok(Json(SwitchDetail::new(&info, since, counters.as_ref())))
 }
 
 /// Sets a port administratively up or down (PORT_MOD). Answers once the message is

@@ -294,6 +294,12 @@ impl Handle {
         self.published.snapshot()
     }
 
+    /// One switch's counters (at most 500 ms old), without merging the rest; `None` when
+    /// it is not connected or its worker has not published since it connected.
+    pub fn switch_counters(&self, dpid: u64) -> Option<crate::counters::SwitchSnapshot> {
+        self.published.switch(dpid)
+    }
+
     /// Orderly shutdown: stop the global timers, stop accepting (pending handshakes
     /// closed), then every worker closes its switches (switch-removed with reason
     /// "shutdown") and exits; joins all threads. Calling it twice is harmless.
