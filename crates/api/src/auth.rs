@@ -98,7 +98,10 @@ impl Token {
         }
         let path = match runtime_dir.filter(|d| !d.as_os_str().is_empty()) {
             Some(dir) => dir.join("pharos").join("api-token"),
-            None => PathBuf::from("pharos-api-token"),
+            // Absolute, so the log line says where it is wherever it is read.
+            None => std::env::current_dir()
+                .unwrap_or_default()
+                .join("pharos-api-token"),
         };
         let secret = generate()?;
         write_private(&path, &secret)

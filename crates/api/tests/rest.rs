@@ -181,6 +181,12 @@ fn switches_lists_exactly_the_connected_switches_with_their_dpids_and_versions()
         ]
     );
     assert_eq!(list[1]["n_ports"], 4);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let since = list[0]["connected_since"].as_u64().unwrap();
+    assert!(now - 60 < since && since <= now, "{since} vs {now}");
 
     // One switch, in every spelling of its dpid.
     for id in [
