@@ -318,8 +318,24 @@ fn a_write_needs_the_token_and_sends_port_mod() {
     if let Message::V13(of13::Message::PortMod(p)) = &m {
         assert_eq!(p.hw_addr, sw.spec.port_mac(2));
     }
-    // Up again, the port named by its number; an unknown port is 404.
-    let r = c.post(path, Some(&bearer(TOKEN)), br#"{"up":true}"#);
+    // The switch confirms with PORT_STATUS, as Open vSwitch does: the port list shows it.
+    sw.send_port_status(2, 2, PORT_CONFIG_DOWN, 0).unwrap();
+    let s = c.poll("/api/v1/switches/7", |s| {
+        s["ports"][1]["admin_down"] == true
+    });
+    assert_eq!(
+        (
+            s["ports"][1]["port_no"].as_u64(),
+            s["ports"][1]["up"].as_bool()
+        ),
+        (Some(2), Some(false))
+    );
+    // Up again, the port named by its name; an unknown port or switch is 404.
+    let r = c.post(
+        "/api/v1/switches/7/ports/eth2",
+        Some(&bearer(TOKEN)),
+        br#"{"up":true}"#,
+    );
     assert_eq!(r.status, 202);
     let (_, m) = sw
         .wait_for(T, |m| port_mod(m).is_some())
