@@ -479,10 +479,7 @@ mod tests {
         for run in 0..100 {
             let first = home(run * 8);
             assert_eq!(first % LINE, 0);
-            assert!(
-                (1..8).all(|j| home(run * 8 + j) == first + j as usize),
-                "run {run}"
-            );
+            assert!((1..8).all(|j| home(run * 8 + j) == first + j as usize), "run {run}");
         }
         let lines: std::collections::HashSet<usize> = (0..100).map(|r| home(r * 8)).collect();
         assert!(lines.len() > 90, "runs are spread: {} lines", lines.len());
