@@ -161,6 +161,10 @@ impl CompareConfig {
                 "learning_switch",
                 "--log-level",
                 "warn",
+                // The REST API's port is one per machine, and the figures are the
+                // controller's alone.
+                "--api",
+                "off",
             ]),
             env: Vec::new(),
         };

@@ -73,6 +73,68 @@ pub struct Config {
     /// The log filter when `--log-level` and `RUST_LOG` do not say otherwise
     /// (`"info"`, `"debug"`, `"controller=debug,info"`).
     pub log_level: String,
+    /// The REST API (`[api]`). The core does not serve it (it stays free of HTTP; the
+    /// `pharos-api` crate does): it is here so one file is checked in one place.
+    pub api: ApiConfig,
+}
+
+/// The REST API's settings (`[api]` in the file).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApiConfig {
+    /// Where the API listens; `None` (`"off"` in the file, `--api off`) runs none.
+    /// Loopback by default: reads are open there, so anything wider is a choice.
+    #[serde(with = "api_listen")]
+    pub listen: Option<SocketAddr>,
+    /// A file holding the token writes need (and reads, off loopback). When neither it
+    /// nor `PHAROS_API_TOKEN` is set, a random token is made at start-up and written to
+    /// a file only the user can read.
+    pub token_file: Option<PathBuf>,
+    /// Reads need the token too, even on a loopback address.
+    pub read_auth: bool,
+}
+
+/// The API's default address: loopback only, port 8080 (as ONOS's 8181 and Floodlight's
+/// 8080 are the ports their users know, 8080 is the one most tools try first).
+pub const DEFAULT_API_LISTEN: &str = "127.0.0.1:8080";
+
+impl Default for ApiConfig {
+    fn default() -> ApiConfig {
+        ApiConfig {
+            listen: Some(DEFAULT_API_LISTEN.parse().expect("a valid literal")),
+            token_file: None,
+            read_auth: false,
+        }
+    }
+}
+
+/// `[api] listen`: an address, or `"off"`.
+pub mod api_listen {
+    use std::net::SocketAddr;
+
+    use serde::{de, Deserialize, Deserializer, Serializer};
+
+    /// Parses `"127.0.0.1:8080"`, `"[::1]:8080"` or `"off"` (`None`).
+    pub fn parse(text: &str) -> Result<Option<SocketAddr>, String> {
+        let t = text.trim();
+        if t.eq_ignore_ascii_case("off") {
+            return Ok(None);
+        }
+        t.parse().map(Some).map_err(|_| {
+            format!("{text:?} is not an address: expected e.g. \"127.0.0.1:8080\", or \"off\" for no API")
+        })
+    }
+
+    pub fn serialize<S: Serializer>(a: &Option<SocketAddr>, s: S) -> Result<S::Ok, S::Error> {
+        match a {
+            Some(a) => s.serialize_str(&a.to_string()),
+            None => s.serialize_str("off"),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SocketAddr>, D::Error> {
+        parse(&String::deserialize(d)?).map_err(de::Error::custom)
+    }
 }
 
 /// One app to run and its parameters.
@@ -180,6 +242,7 @@ impl Default for Config {
             max_message_len: 65535,
             counters_interval: Duration::from_secs(10),
             log_level: "info".to_string(),
+            api: ApiConfig::default(),
         }
     }
 }
@@ -398,6 +461,17 @@ impl Config {
             }
         }
         log_filter(&self.log_level).map_err(|reason| ConfigError::new("log_level", reason))?;
+        if self
+            .api
+            .token_file
+            .as_ref()
+            .is_some_and(|p| p.as_os_str().is_empty())
+        {
+            return Err(ConfigError::new(
+                "api.token_file",
+                "is empty: name a file holding the token, or leave the key out for a generated one",
+            ));
+        }
         Ok(())
     }
 

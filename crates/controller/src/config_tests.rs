@@ -572,3 +572,33 @@ fn the_example_pharos_toml_documents_every_key_with_its_default() {
         assert!(documented, "pharos.toml does not document `{key}`");
     }
 }
+
+#[test]
+fn the_api_section_sets_listen_token_file_and_read_auth() {
+    let c = Config::from_toml_str("").unwrap();
+    assert_eq!(c.api.listen, Some("127.0.0.1:8080".parse().unwrap()));
+    assert_eq!((c.api.token_file.as_ref(), c.api.read_auth), (None, false));
+    let c = Config::from_toml_str(
+        "[api]\nlisten = \"0.0.0.0:9090\"\ntoken_file = \"/etc/pharos/token\"\nread_auth = true\n",
+    )
+    .unwrap();
+    assert_eq!(c.api.listen, Some("0.0.0.0:9090".parse().unwrap()));
+    assert_eq!(
+        c.api.token_file.as_deref(),
+        Some(Path::new("/etc/pharos/token"))
+    );
+    assert!(c.api.read_auth);
+    let c = Config::from_toml_str("[api]\nlisten = \"off\"\n").unwrap();
+    assert_eq!(c.api.listen, None);
+}
+
+#[test]
+fn a_bad_api_section_is_refused_with_key_and_line() {
+    let e = err("workers = 1\n[api]\nlisten = \"localhost:80\"\n");
+    assert_eq!((e.key.as_str(), e.line), ("api.listen", Some(3)));
+    assert!(e.reason.contains("\"off\""), "{e}");
+    let e = err("[api]\nlisen = \"127.0.0.1:1\"\n");
+    assert!(e.key.starts_with("api"), "{e}");
+    let e = err("[api]\ntoken_file = \"\"\n");
+    assert_eq!((e.key.as_str(), e.line), ("api.token_file", Some(2)));
+}

@@ -284,9 +284,20 @@ impl Handle {
         &self.local_addrs
     }
 
+    /// The number of worker threads serving switches.
+    pub fn workers(&self) -> usize {
+        self.workers.len()
+    }
+
     /// The counters: admission's are current, the workers' at most 500 ms old.
     pub fn counters(&self) -> CountersSnapshot {
         self.published.snapshot()
+    }
+
+    /// One switch's counters (at most 500 ms old), without merging the rest; `None` when
+    /// it is not connected or its worker has not published since it connected.
+    pub fn switch_counters(&self, dpid: u64) -> Option<crate::counters::SwitchSnapshot> {
+        self.published.switch(dpid)
     }
 
     /// Orderly shutdown: stop the global timers, stop accepting (pending handshakes

@@ -2,7 +2,7 @@
 //!
 //! Each worker owns its switches' counters ([`SwitchCounters`], plain integers bumped on
 //! the message path with no lock and no allocation) and, every publish interval, builds a
-//! [`WorkerSnapshot`] it swaps into an `Arc<Mutex<_>>` that readers share. The admission
+//! [`WorkerSnapshot`] it swaps (as an `Arc`) into an `Arc<Mutex<_>>` that readers share. The admission
 //! thread does the same for accepts, refusals and handshake failures. [`CountersSnapshot`]
 //! merges them all; it is `serde::Serialize` for the REST API, and the admission thread
 //! prints a summary of it at info level every `counters_interval`.
@@ -265,8 +265,10 @@ pub struct AdmissionSnapshot {
 /// The shared, periodically replaced snapshots everyone reads.
 #[derive(Debug, Default)]
 pub struct Published {
-    /// One per worker, replaced by that worker every publish interval.
-    pub workers: Vec<Arc<Mutex<WorkerSnapshot>>>,
+    /// One per worker, replaced by that worker every publish interval. An `Arc` inside
+    /// the lock, so a reader holds the lock only to clone the `Arc` and a worker
+    /// publishing never waits for a reader copying a thousand switches.
+    pub workers: Vec<Arc<Mutex<Arc<WorkerSnapshot>>>>,
     /// Replaced by the admission thread every publish interval.
     pub admission: Arc<Mutex<AdmissionSnapshot>>,
 }
@@ -293,7 +295,7 @@ impl Published {
         let mut pauses = 0;
         let mut paused_ms = 0;
         for w in &self.workers {
-            let w = lock(w);
+            let w = Arc::clone(&lock(w));
             msgs_in.add(&w.msgs_in);
             msgs_out.add(&w.msgs_out);
             for (r, c) in &w.disconnects.counts {
@@ -334,6 +336,18 @@ impl Published {
             },
             switches,
         }
+    }
+}
+
+impl Published {
+    /// One switch's latest snapshot (`None`: not connected, or connected since its
+    /// worker last published), without copying the others.
+    pub fn switch(&self, dpid: u64) -> Option<SwitchSnapshot> {
+        let key = crate::info::Dpid(dpid).to_string();
+        self.workers.iter().find_map(|w| {
+            let w = Arc::clone(&lock(w));
+            w.switches.iter().find(|s| s.dpid == key).cloned()
+        })
     }
 }
 
@@ -435,10 +449,34 @@ mod tests {
     fn snapshot_merges_and_serializes() {
         let p = Published::new(2);
         {
-            let mut w = lock(&p.workers[1]);
-            w.packet_ins = 5;
+            let mut w = WorkerSnapshot {
+                packet_ins: 5,
+                ..WorkerSnapshot::default()
+            };
             w.msgs_in.record(1, 10);
             w.disconnects.add("dead_peer");
+            w.switches.push(SwitchSnapshot {
+                dpid: "000000000000000a".into(),
+                peer: SocketAddr::from(([127, 0, 0, 1], 1)),
+                version: openflow::Version::V1_3,
+                worker: 1,
+                msgs_in: BTreeMap::new(),
+                msgs_out: BTreeMap::new(),
+                packet_ins: 5,
+                packet_ins_per_sec: 0.0,
+                drops: 0,
+                bytes_in: 0,
+                bytes_out: 0,
+                reads: 0,
+                writes: 0,
+                queued_bytes: 0,
+                max_queued_bytes: 0,
+                paused: false,
+                pauses: 0,
+                paused_ms: 0,
+                overflow_drops: 0,
+            });
+            *lock(&p.workers[1]) = Arc::new(w);
         }
         lock(&p.admission).handshake_failures.add("timeout");
         let s = p.snapshot();
@@ -448,5 +486,8 @@ mod tests {
         assert_eq!(s.total.handshake_failures["timeout"], 1);
         let json = serde_json::to_string(&s).unwrap();
         assert!(json.contains("\"handshake_failures\":{\"timeout\":1}"));
+        // One switch, found without merging.
+        assert_eq!(p.switch(0xa).map(|s| s.worker), Some(1));
+        assert_eq!(p.switch(0xb), None);
     }
 }

@@ -76,6 +76,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::SystemTime;
 
 use openflow::model::{FlowMod, PacketOut};
 use openflow::{EncodeError, Message, Version};
@@ -151,6 +152,9 @@ struct Entry {
     info: Arc<SwitchInfo>,
     /// How to reach it.
     path: Path,
+    /// When this connection was listed (the handshake completed): the REST API's
+    /// "connected since". Wall-clock time, as it is shown to people.
+    since: SystemTime,
 }
 
 /// Everything behind the lock.
@@ -228,6 +232,27 @@ impl Switches {
     /// Switch `dpid` as it is now (its current ports), if connected.
     pub fn info(&self, dpid: u64) -> Option<Arc<SwitchInfo>> {
         self.read().switches.get(&dpid).map(|e| e.info.clone())
+    }
+
+    /// Every connected switch with the time it was listed (its handshake completed),
+    /// by dpid: the REST API's switch list.
+    pub fn connected_since(&self) -> Vec<(Arc<SwitchInfo>, SystemTime)> {
+        let inner = self.read();
+        let mut v: Vec<_> = inner
+            .switches
+            .values()
+            .map(|e| (e.info.clone(), e.since))
+            .collect();
+        v.sort_by_key(|(i, _)| i.dpid);
+        v
+    }
+
+    /// Switch `dpid` as it is now and the time it was listed, if connected.
+    pub fn info_since(&self, dpid: u64) -> Option<(Arc<SwitchInfo>, SystemTime)> {
+        self.read()
+            .switches
+            .get(&dpid)
+            .map(|e| (e.info.clone(), e.since))
     }
 
     /// Whether switch `dpid` is connected.
@@ -311,9 +336,15 @@ impl Switches {
 
     fn insert(&self, info: Arc<SwitchInfo>, uid: u64, path: Path) {
         let dpid = info.dpid;
-        self.write()
-            .switches
-            .insert(dpid, Entry { uid, info, path });
+        self.write().switches.insert(
+            dpid,
+            Entry {
+                uid,
+                info,
+                path,
+                since: SystemTime::now(),
+            },
+        );
     }
 
     /// The switch's info changed (PORT_STATUS): replaces it, if connection `uid` is

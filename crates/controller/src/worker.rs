@@ -231,7 +231,7 @@ pub struct Worker<P: SwitchPipeline> {
     /// This worker's switch count (shared with admission).
     load: Arc<AtomicUsize>,
     /// Where the counters snapshot is published.
-    published: Arc<Mutex<WorkerSnapshot>>,
+    published: Arc<Mutex<Arc<WorkerSnapshot>>>,
     /// Counts of closed connections, kept so totals never go down.
     closed: Closed,
     /// When the deadlines (keepalive, request timeouts) are next checked.
@@ -272,7 +272,7 @@ impl<P: SwitchPipeline> Worker<P> {
         cfg: WorkerConfig,
         pipeline: Arc<P>,
         registry: DpidRegistry,
-        published: Arc<Mutex<WorkerSnapshot>>,
+        published: Arc<Mutex<Arc<WorkerSnapshot>>>,
     ) -> io::Result<(Worker<P>, WorkerHandle)> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
@@ -779,6 +779,8 @@ impl<P: SwitchPipeline> Worker<P> {
                 overflow_drops: c.overflow_drops,
             });
         }
-        *lock(&self.published) = snap;
+        // The old snapshot is dropped after the lock is released.
+        let old = std::mem::replace(&mut *lock(&self.published), Arc::new(snap));
+        drop(old);
     }
 }

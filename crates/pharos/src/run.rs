@@ -3,8 +3,10 @@
 //! With no arguments it listens on 0.0.0.0:6653 and 0.0.0.0:6633 and runs topology
 //! discovery, host tracking and shortest-path routing (`topology`, `device_manager`,
 //! `routing`), which serve any network, loops included; `--apps learning_switch` is the
-//! classic mode. Settings come from the defaults, then `--config FILE` (see `pharos.toml` in
-//! the repository for every key), then the flags, each overriding the one before.
+//! classic mode. The REST API (`pharos-api`) listens on 127.0.0.1:8080 unless `--api`
+//! or `[api] listen` says otherwise (`off`: none). Settings come from the defaults, then
+//! `--config FILE` (see `pharos.toml` in the repository for every key), then the flags,
+//! each overriding the one before.
 //!
 //! A configuration that is refused (a bad key, value or app name, in the file or on the
 //! command line) ends the process with exit status 2 and a message naming the key and
@@ -52,6 +54,9 @@ pub struct Args {
     /// file's `log_level`
     #[arg(long, value_name = "FILTER")]
     pub log_level: Option<String>,
+    /// Where the REST API listens, or `off` for none [default: 127.0.0.1:8080]
+    #[arg(long = "api", value_name = "ADDR|off")]
+    pub api: Option<String>,
     /// Settings file (TOML); the flags override it
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -110,6 +115,10 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
     }
     if let Some(level) = &args.log_level {
         config.log_level = level.clone();
+    }
+    if let Some(api) = &args.api {
+        config.api.listen =
+            config::api_listen::parse(api).map_err(|reason| ConfigError::new("--api", reason))?;
     }
     config.validate().map_err(|e| {
         // The file passed; a flag made it wrong: name the flag.
@@ -225,8 +234,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     // Signals are caught from here on: a Ctrl-C during start-up still shuts down cleanly.
     let mut signals = Signals::new([SIGINT, SIGTERM]).context("installing signal handlers")?;
+    // The token is read (or made) before anything listens: a bad token file is a
+    // configuration error, and no switch should connect to a controller about to refuse.
+    let token = match &config.api.listen {
+        Some(_) => match api_token(&args, &config) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                pipeline.stop();
+                return Ok(refuse(&e));
+            }
+        },
+        None => None,
+    };
     let handle = match Controller::start(&config.net(), Arc::clone(&pipeline)) {
-        Ok(h) => h,
+        Ok(h) => Arc::new(h),
         Err(e) => {
             pipeline.stop();
             // An address that cannot be listened on is the user's to change: exit 2.
@@ -239,6 +260,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             eprintln!("pharos run: {e}");
             return Ok(code);
         }
+    };
+    let api = match (config.api.listen, token) {
+        (Some(listen), Some(token)) => {
+            let settings = api::Settings {
+                listen,
+                token,
+                read_auth: config.api.read_auth,
+            };
+            let core = api::Core {
+                pipeline: Arc::clone(&pipeline),
+                controller: Arc::clone(&handle),
+            };
+            match api::Server::start(settings, core) {
+                Ok(server) => {
+                    tracing::info!("REST API on http://{}/api/v1", server.local_addr());
+                    Some(server)
+                }
+                Err(e) => {
+                    handle.shutdown();
+                    pipeline.stop();
+                    let code = match e.kind() {
+                        ErrorKind::AddrInUse
+                        | ErrorKind::AddrNotAvailable
+                        | ErrorKind::PermissionDenied => ExitCode::from(EXIT_CONFIG),
+                        _ => ExitCode::FAILURE,
+                    };
+                    eprintln!("pharos run: {e}");
+                    return Ok(code);
+                }
+            }
+        }
+        _ => None,
     };
     let listen: Vec<String> = handle.local_addrs().iter().map(|a| a.to_string()).collect();
     tracing::info!(
@@ -260,10 +313,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         signal_hook::flag::register_conditional_shutdown(sig, 1, Arc::new(AtomicBool::new(true)))
             .context("installing signal handlers")?;
     }
+    // The API first: no request reads a controller that is going away.
+    if let Some(api) = api {
+        api.shutdown();
+    }
     handle.shutdown();
     pipeline.stop();
     tracing::info!("shut down cleanly");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The API's token: `PHAROS_API_TOKEN`, else `[api] token_file`, else a new one written
+/// to `$XDG_RUNTIME_DIR/pharos/api-token` (else `./pharos-api-token`). The log says
+/// where it is, never what it is.
+fn api_token(args: &Args, config: &Config) -> Result<api::auth::Token, ConfigError> {
+    let env = std::env::var(api::auth::TOKEN_ENV).ok();
+    let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
+    let token = api::auth::Token::resolve(env, config.api.token_file.as_deref(), runtime_dir)
+        .map_err(|reason| {
+            let key = if config.api.token_file.is_some() {
+                "api.token_file"
+            } else {
+                "api"
+            };
+            let e = ConfigError::new(key, reason);
+            match &args.config {
+                Some(path) if config.api.token_file.is_some() => match config::read_file(path) {
+                    Ok(text) => e.in_file(path, &text),
+                    Err(_) => e,
+                },
+                _ => e,
+            }
+        })?;
+    tracing::info!("REST API token: {}", token.source);
+    Ok(token)
 }
 
 /// Prints a refused configuration and gives the exit status for it.
@@ -462,6 +545,28 @@ mod tests {
         assert_eq!(devices, Default::default());
         let routing: apps::routing::app::Params = parse(p(2));
         assert_eq!(routing, Default::default());
+    }
+
+    #[test]
+    fn api_flag_sets_or_turns_off_the_api_and_bad_values_name_it() {
+        let c = effective_config(&args(&[])).unwrap();
+        assert_eq!(c.api.listen, Some("127.0.0.1:8080".parse().unwrap()));
+        let c = effective_config(&args(&["--api", "off"])).unwrap();
+        assert_eq!(c.api.listen, None);
+        let c = effective_config(&args(&["--api", "[::1]:9000"])).unwrap();
+        assert_eq!(c.api.listen, Some("[::1]:9000".parse().unwrap()));
+        let path = write(
+            "api.toml",
+            "[api]\nlisten = \"127.0.0.1:9001\"\nread_auth = true\n",
+        );
+        let p = path.to_str().unwrap();
+        let c = effective_config(&args(&["--config", p])).unwrap();
+        assert_eq!(c.api.listen, Some("127.0.0.1:9001".parse().unwrap()));
+        assert!(c.api.read_auth);
+        let c = effective_config(&args(&["--config", p, "--api", "off"])).unwrap();
+        assert_eq!(c.api.listen, None);
+        let e = effective_config(&args(&["--api", "8080"])).unwrap_err();
+        assert_eq!(e.key, "--api");
     }
 
     #[test]

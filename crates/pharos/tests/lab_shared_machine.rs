@@ -65,6 +65,7 @@ fn a_switch_refused_over_the_per_address_cap_is_told_so() {
     let target = format!("tcp:{addr}");
     let mut run = Run(Command::new(env!("CARGO_BIN_EXE_pharos"))
         .args(["run", "--listen", &addr.to_string(), "--workers", "1"])
+        .args(["--api", "off"])
         .args(["--apps", "hub", "--config"])
         .arg(&config)
         .stdout(Stdio::null())

@@ -2,6 +2,8 @@
 
 #[path = "../../controller/tests/emu/mod.rs"]
 mod emu;
+#[path = "../../api/tests/http/mod.rs"]
+mod http;
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener};
@@ -39,14 +41,27 @@ impl Pharos {
 
     /// With `RUST_LOG` set to `rust_log` (unset when `None`).
     fn spawn_with(args: &[&str], rust_log: Option<&str>) -> Pharos {
+        Pharos::spawn_env(args, rust_log, &[])
+    }
+
+    /// With `RUST_LOG` as in [`Pharos::spawn_with`] and `env` set; `PHAROS_API_TOKEN`
+    /// unset unless `env` sets it.
+    fn spawn_env(args: &[&str], rust_log: Option<&str>, env: &[(&str, &str)]) -> Pharos {
         let mut command = Command::new(env!("CARGO_BIN_EXE_pharos"));
+        command
+            .env_remove("PHAROS_API_TOKEN")
+            .envs(env.iter().copied());
         match rust_log {
             Some(v) => command.env("RUST_LOG", v),
             None => command.env_remove("RUST_LOG"),
         };
+        // The API's default port is one for the whole machine: tests that do not ask
+        // for the API run without it, so they can run side by side.
+        command.arg("run").args(args);
+        if !args.contains(&"--api") {
+            command.args(["--api", "off"]);
+        }
         let mut child = command
-            .arg("run")
-            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -254,7 +269,12 @@ fn a_bad_config_file_is_refused_naming_the_key() {
 /// Runs `pharos run` with `args` (and `RUST_LOG`), which must refuse to start: exit
 /// status 2 and one message, whose text is returned.
 fn refused(args: &[&str], rust_log: Option<&str>) -> String {
-    let mut p = Pharos::spawn_with(args, rust_log);
+    refused_env(args, rust_log, &[])
+}
+
+/// [`refused`], with `env` set.
+fn refused_env(args: &[&str], rust_log: Option<&str>, env: &[(&str, &str)]) -> String {
+    let mut p = Pharos::spawn_env(args, rust_log, env);
     let status = p.wait(T);
     let err = p.stderr();
     assert_eq!(status.code(), Some(2), "{args:?}: {err}");
@@ -414,4 +434,159 @@ fn a_port_in_use_exits_2_naming_the_address() {
     let listen = taken.local_addr().unwrap().to_string();
     let err = refused(&["--listen", &listen], None);
     assert!(err.contains(&format!("cannot listen on {listen}")), "{err}");
+}
+
+/// Waits until `addr` accepts a connection.
+fn wait_listening(addr: SocketAddr, p: &mut Pharos) {
+    let deadline = Instant::now() + T;
+    while std::net::TcpStream::connect(addr).is_err() {
+        if let Some(status) = p.child.try_wait().unwrap() {
+            panic!("pharos exited with {status}; stderr:\n{}", p.stderr());
+        }
+        assert!(
+            Instant::now() < deadline,
+            "nothing on {addr}:\n{}",
+            p.stderr()
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_api_runs_with_a_generated_token_in_a_0600_file_that_no_log_line_shows() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = std::env::temp_dir().join(format!("pharos-run-api-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let api: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let api_arg = api.to_string();
+    let mut p = Pharos::spawn_env(
+        &["--listen", &listen, "--workers", "1", "--api", &api_arg],
+        Some("debug"),
+        &[("XDG_RUNTIME_DIR", dir.to_str().unwrap())],
+    );
+    wait_listening(api, &mut p);
+    let file = dir.join("pharos").join("api-token");
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{}", file.display());
+    let token = std::fs::read_to_string(&file).unwrap().trim().to_string();
+    assert_eq!(token.len(), 64);
+    p.wait_for_log(&format!("REST API token: {}", file.display()), T);
+
+    let r = http::request(api, "GET", "/api/v1/healthz", &[], None);
+    assert_eq!((r.status, r.json()["status"].as_str()), (200, Some("ok")));
+    let r = http::request(api, "GET", "/api/v1/switches", &[], None);
+    assert_eq!((r.status, r.text().as_str()), (200, "[]"));
+    let body = Some(&br#"{"up": false}"#[..]);
+    let json = ("Content-Type", "application/json");
+    let path = "/api/v1/switches/1/ports/1";
+    let r = http::request(api, "POST", path, &[json], body);
+    assert_eq!(r.status, 401, "{}", r.text());
+    let wrong = format!("Bearer {}", "0".repeat(64));
+    let r = http::request(api, "POST", path, &[json, ("Authorization", &wrong)], body);
+    assert_eq!(r.status, 403, "{}", r.text());
+    let right = format!("Bearer {token}");
+    let r = http::request(api, "POST", path, &[json, ("Authorization", &right)], body);
+    // Past auth: no switch 1 is connected.
+    assert_eq!(r.status, 404, "{}", r.text());
+
+    p.signal(libc::SIGTERM);
+    let status = p.wait(T);
+    assert!(status.success(), "exit {status}; stderr:\n{}", p.stderr());
+    let log = p.stderr();
+    assert!(
+        log.contains("API stopped") && log.contains("shut down cleanly"),
+        "{log}"
+    );
+    assert!(!log.contains(&token), "the token is in the log:\n{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_token_from_the_environment_is_used_and_no_file_is_written() {
+    let dir = std::env::temp_dir().join(format!("pharos-run-api-env-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let api: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let api_arg = api.to_string();
+    let token = "a-token-given-in-the-environment";
+    let mut p = Pharos::spawn_env(
+        &["--listen", &listen, "--workers", "1", "--api", &api_arg],
+        Some("debug"),
+        &[
+            ("XDG_RUNTIME_DIR", dir.to_str().unwrap()),
+            ("PHAROS_API_TOKEN", token),
+        ],
+    );
+    wait_listening(api, &mut p);
+    let body = Some(&br#"{"up": false}"#[..]);
+    let auth = format!("Bearer {token}");
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Authorization", &auth),
+    ];
+    let r = http::request(api, "POST", "/api/v1/switches/1/ports/1", &headers, body);
+    assert_eq!(r.status, 404, "{}", r.text());
+    assert!(!dir.join("pharos").exists());
+    p.signal(libc::SIGTERM);
+    assert!(p.wait(T).success());
+    let log = p.stderr();
+    assert!(
+        log.contains("REST API token: the environment (PHAROS_API_TOKEN)"),
+        "{log}"
+    );
+    assert!(!log.contains(token), "the token is in the log:\n{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_api_port_in_use_exits_2_naming_the_address() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let api = taken.local_addr().unwrap().to_string();
+    let listen = format!("127.0.0.1:{}", free_port());
+    // Logs off: the controller has started (and said so) when the API's port is found
+    // taken; a token given, so that no file is written.
+    let err = refused_env(
+        &["--listen", &listen, "--api", &api],
+        Some("off"),
+        &[("PHAROS_API_TOKEN", "t")],
+    );
+    assert!(
+        err.contains(&format!("cannot listen on {api} for the API")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_api_address_or_token_file_is_refused() {
+    let err = refused(&["--api", "localhost", "--listen", "127.0.0.1:1"], None);
+    assert!(err.contains("`--api`") && err.contains("\"off\""), "{err}");
+    let dir = std::env::temp_dir().join(format!("pharos-run-api-tf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("pharos.toml");
+    std::fs::write(
+        &config,
+        "[api]\ntoken_file = \"/nonexistent/pharos-token\"\n",
+    )
+    .unwrap();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let api = format!("127.0.0.1:{}", free_port());
+    let err = refused(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--listen",
+            &listen,
+            "--api",
+            &api,
+        ],
+        Some("off"),
+    );
+    assert!(
+        err.contains("pharos.toml:2") && err.contains("/nonexistent/pharos-token"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

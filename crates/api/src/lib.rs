@@ -1,0 +1,258 @@
+//! # pharos-api: the northbound REST API
+//!
+//! axum on a tokio runtime of its own: one thread, `pharos-api`, never a worker thread.
+//! Handlers read what the core and the services publish for readers (the `Switches`
+//! directory, the counters snapshots, `Topology` and `Devices`), so a request never
+//! waits for a worker, and a worker never waits for a request.
+//!
+//! ```text
+//! pharos run ─► Controller::start ─► Handle ──┐
+//!            └► Pipeline (services) ──────────┤ Core
+//!                                             ▼
+//!            api::Server::start ─► thread "pharos-api": current-thread tokio runtime
+//!                                   └─ axum: auth layer ─► routes (/api/v1/...)
+//! ```
+//!
+//! - [`auth`]: the bearer token (environment, file, or generated into a 0600 file) and
+//!   its constant-time check. Writes always need it; reads need it off loopback and
+//!   with `read_auth`. `/api/v1/healthz` is always open (a liveness probe holds no
+//!   secret and reveals nothing).
+//! - [`routes`]: the resources and the OpenAPI 3.1 document made from their
+//!   annotations (`utoipa`), served at `/api/v1/openapi.json`.
+//! - [`model`]: the JSON documents; [`error`]: `{"error": "..."}` refusals, the JSON
+//!   body extractor, the 1 MiB body limit; [`dpid`]: dpids as people write them.
+//!
+//! Shutdown ([`Server::shutdown`], also on drop) stops accepting, lets requests in
+//! flight finish for up to [`GRACE`], and joins the thread.
+
+pub mod auth;
+pub mod dpid;
+pub mod error;
+pub mod model;
+pub mod routes;
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
+
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{header, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use controller::controller::Handle;
+use controller::dispatch::Pipeline;
+use tokio::sync::watch;
+use utoipa::OpenApi as _;
+
+use crate::auth::{Check, Token};
+use crate::error::{ApiError, MAX_BODY};
+
+/// How long requests in flight may take to finish at shutdown before they are cut.
+pub const GRACE: Duration = Duration::from_secs(2);
+
+/// What the API reads from: the running controller and its pipeline.
+#[derive(Debug, Clone)]
+pub struct Core {
+    /// The app pipeline: its services (`Topology`, `Devices`), the `Switches` directory,
+    /// the apps' states.
+    pub pipeline: Arc<Pipeline>,
+    /// The running controller: listen addresses, workers, counters.
+    pub controller: Arc<Handle>,
+}
+
+/// The API's settings, resolved (the token read or made).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The token.
+    pub token: Token,
+    /// Reads need the token even on loopback (they always do elsewhere).
+    pub read_auth: bool,
+}
+
+/// What every handler shares.
+#[derive(Debug)]
+pub struct Shared {
+    /// What is read.
+    pub core: Core,
+    /// The token requests are checked against.
+    token: Token,
+    /// Reads need the token: `read_auth`, or a listen address other than loopback.
+    reads_need_token: bool,
+    /// For `uptime_secs`.
+    pub started: Instant,
+    /// For `started_at`.
+    pub started_at: SystemTime,
+    /// The bound address (the real port when 0 was asked for).
+    pub local_addr: SocketAddr,
+    /// The OpenAPI document, rendered once.
+    pub openapi: String,
+}
+
+/// The running API.
+#[derive(Debug)]
+pub struct Server {
+    /// The bound address.
+    local_addr: SocketAddr,
+    /// Set to `true` to stop.
+    stop: watch::Sender<bool>,
+    /// The `pharos-api` thread; taken by the first shutdown.
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// The API's routes, with auth and the body limit, over `shared` (tests call it to
+/// serve the API on their own runtime).
+pub fn router(shared: Arc<Shared>) -> Router {
+    use routes::*;
+    let v1 = Router::new()
+        .route("/healthz", get(healthz))
+        .route("/controller", get(controller_info))
+        .route("/switches", get(switches))
+        .route("/switches/{dpid}", get(switch))
+        .route("/switches/{dpid}/ports/{port}", post(port_change))
+        .route("/links", get(links))
+        .route("/hosts", get(hosts))
+        .route("/topology", get(topology))
+        .route("/apps", get(app_list))
+        .route("/openapi.json", get(openapi));
+    Router::new()
+        .nest("/api/v1", v1)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(Arc::clone(&shared), auth))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(shared)
+}
+
+async fn not_found(req: Request) -> ApiError {
+    ApiError::not_found(format!(
+        "no resource {}: see /api/v1/openapi.json",
+        req.uri().path()
+    ))
+}
+
+async fn method_not_allowed(req: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!(
+            "{} is not allowed on {}: see /api/v1/openapi.json",
+            req.method(),
+            req.uri().path()
+        ),
+    )
+}
+
+/// Writes need the token; reads when `reads_need_token`; `/api/v1/healthz` never.
+async fn auth(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    let write = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    let open = !write && req.uri().path() == "/api/v1/healthz";
+    if (write || s.reads_need_token) && !open {
+        let given = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .map(|v| v.as_bytes());
+        match s.token.check(given) {
+            Check::Ok => {}
+            Check::Missing => return ApiError::unauthorized().into_response(),
+            Check::Wrong => return ApiError::forbidden().into_response(),
+        }
+    }
+    next.run(req).await
+}
+
+impl Server {
+    /// Binds `settings.listen` (an address in use is an `AddrInUse` error naming it) and
+    /// serves the API on its own thread until [`Server::shutdown`].
+    pub fn start(settings: Settings, core: Core) -> io::Result<Server> {
+        let addr = settings.listen;
+        let listener = std::net::TcpListener::bind(addr).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot listen on {addr} for the API: {e}"),
+            )
+        })?;
+        listener.set_nonblocking(true)?;
+        let local_addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            core,
+            reads_need_token: settings.read_auth || !addr.ip().is_loopback(),
+            token: settings.token,
+            started: Instant::now(),
+            started_at: SystemTime::now(),
+            local_addr,
+            openapi: openapi_json(),
+        });
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()?;
+        let (stop, mut stopped) = watch::channel(false);
+        let app = router(shared);
+        let thread = std::thread::Builder::new()
+            .name("pharos-api".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let listener = match tokio::net::TcpListener::from_std(listener) {
+                        Ok(l) => l,
+                        Err(e) => {
+                            tracing::error!("the API cannot serve on {local_addr}: {e}");
+                            return;
+                        }
+                    };
+                    let mut signal = stopped.clone();
+                    let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                        let _ = signal.wait_for(|s| *s).await;
+                    });
+                    let cut = async move {
+                        let _ = stopped.wait_for(|s| *s).await;
+                        tokio::time::sleep(GRACE).await;
+                    };
+                    tokio::select! {
+                        r = serve => if let Err(e) = r {
+                            tracing::error!("the API stopped: {e}");
+                        },
+                        () = cut => tracing::warn!("the API's requests in flight were cut at shutdown"),
+                    }
+                });
+            })?;
+        Ok(Server {
+            local_addr,
+            stop,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Stops accepting, lets requests in flight finish (up to [`GRACE`]), joins the
+    /// thread. Calling it twice is harmless.
+    pub fn shutdown(&self) {
+        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(t) = thread {
+            let _ = self.stop.send(true);
+            let _ = t.join();
+            tracing::info!("API stopped");
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// The OpenAPI document as JSON.
+pub fn openapi_json() -> String {
+    routes::ApiDoc::openapi()
+        .to_pretty_json()
+        .expect("the OpenAPI document serializes")
+}

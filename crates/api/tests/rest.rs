@@ -1,0 +1,555 @@
+//! The REST API over real HTTP against a real controller with emulated switches: what
+//! it lists, how it reads dpids, what it refuses and why, auth, the PORT_MOD it sends;
+//! and every JSON response checked against `/api/v1/openapi.json`.
+
+#[path = "../../controller/tests/emu/mod.rs"]
+mod emu;
+
+mod contract;
+mod http;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use api::auth::{Token, TokenSource};
+use api::{Core, Server, Settings};
+use contract::Contract;
+use controller::config::Config;
+use controller::controller::{Controller, Handle};
+use controller::dispatch::Pipeline;
+use controller::info::PORT_CONFIG_DOWN;
+use controller::services::Services;
+use emu::{host, Emu, Spec};
+use http::{request, Resp};
+use openflow::{of10, of13, Message};
+use serde_json::Value;
+
+const T: Duration = Duration::from_secs(10);
+const TOKEN: &str = "test-token-0123456789abcdef";
+
+/// A controller (topology and device_manager) and its API, on loopback, free ports.
+struct Running {
+    api: Server,
+    handle: Arc<Handle>,
+    pipeline: Arc<Pipeline>,
+    /// Where switches connect.
+    of_addr: SocketAddr,
+    contract: Option<Contract>,
+    /// Where the tests reach the API.
+    api_addr: SocketAddr,
+}
+
+impl Running {
+    fn start(read_auth: bool) -> Running {
+        Running::start_on("127.0.0.1:0".parse().unwrap(), read_auth)
+    }
+
+    /// With the API on `listen`.
+    fn start_on(listen: SocketAddr, read_auth: bool) -> Running {
+        let config = Config {
+            listen: vec!["127.0.0.1:0".parse().unwrap()],
+            workers: 2,
+            ..Config::default()
+        };
+        let apps = ["topology", "device_manager"]
+            .iter()
+            .map(|n| apps::by_name(n, &Default::default()).unwrap())
+            .collect();
+        let pipeline = Arc::new(Pipeline::build(apps, Services::new()).expect("apps start"));
+        let handle = Arc::new(
+            Controller::start(&config.net(), Arc::clone(&pipeline)).expect("controller starts"),
+        );
+        let settings = Settings {
+            listen,
+            token: Token::new(TOKEN, TokenSource::Env),
+            read_auth,
+        };
+        let core = Core {
+            pipeline: Arc::clone(&pipeline),
+            controller: Arc::clone(&handle),
+        };
+        let api = Server::start(settings, core).expect("the API starts");
+        let mut r = Running {
+            of_addr: handle.local_addrs()[0],
+            api,
+            handle,
+            pipeline,
+            contract: None,
+            api_addr: listen,
+        };
+        // An unspecified address (0.0.0.0) is reached through loopback.
+        let mut at = r.api.local_addr();
+        if at.ip().is_unspecified() {
+            at.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        r.api_addr = at;
+        r.contract = Some(Contract::fetch(at, TOKEN));
+        r
+    }
+
+    /// `method path` with `headers` and `body`, its answer checked against openapi.json.
+    fn call(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Resp {
+        let r = request(self.api_addr, method, path, headers, body);
+        self.contract.as_ref().unwrap().check(method, path, &r);
+        r
+    }
+
+    /// An anonymous GET.
+    fn get(&self, path: &str) -> Resp {
+        self.call("GET", path, &[], None)
+    }
+
+    /// A GET with the token.
+    fn get_auth(&self, path: &str) -> Resp {
+        let auth = format!("Bearer {TOKEN}");
+        self.call("GET", path, &[("Authorization", &auth)], None)
+    }
+
+    /// A POST of `body` as JSON with `auth` as the Authorization header (if any).
+    fn post(&self, path: &str, auth: Option<&str>, body: &[u8]) -> Resp {
+        let mut headers = vec![("Content-Type", "application/json")];
+        if let Some(a) = auth {
+            headers.push(("Authorization", a));
+        }
+        self.call("POST", path, &headers, Some(body))
+    }
+
+    /// GETs `path` until `done` holds for its JSON body, or panics at the deadline.
+    fn poll(&self, path: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + T;
+        loop {
+            let r = self.get(path);
+            assert_eq!(r.status, 200, "{}", r.text());
+            let v = r.json();
+            if done(&v) {
+                return v;
+            }
+            assert!(Instant::now() < deadline, "{path} never got there: {v:#}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.api.shutdown();
+        self.handle.shutdown();
+        self.pipeline.stop();
+    }
+}
+
+fn connect(addr: SocketAddr, spec: Spec) -> Emu {
+    Emu::connect_and_handshake(addr, spec, T).expect("handshake")
+}
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+#[test]
+fn switches_lists_exactly_the_connected_switches_with_their_dpids_and_versions() {
+    let c = Running::start(false);
+    assert_eq!(c.get("/api/v1/switches").json(), serde_json::json!([]));
+    let mut a = connect(c.of_addr, Spec::v10(1));
+    let b = connect(c.of_addr, Spec::v13(0x0102_0304_0506_0708));
+    let list = c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 2);
+    let got: Vec<(&str, &str, &str)> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["dpid"].as_str().unwrap(),
+                s["version"].as_str().unwrap(),
+                s["peer"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let (pa, pb) = (a.local_addr().to_string(), b.local_addr().to_string());
+    assert_eq!(
+        got,
+        [
+            ("00:00:00:00:00:00:00:01", "1.0", pa.as_str()),
+            ("01:02:03:04:05:06:07:08", "1.3", pb.as_str()),
+        ]
+    );
+    assert_eq!(list[1]["n_ports"], 4);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let since = list[0]["connected_since"].as_u64().unwrap();
+    assert!(now - 60 < since && since <= now, "{since} vs {now}");
+
+    // One switch, in every spelling of its dpid.
+    for id in [
+        "01:02:03:04:05:06:07:08",
+        "0102030405060708",
+        "0x102030405060708",
+        "72623859790382856",
+    ] {
+        let r = c.get(&format!("/api/v1/switches/{id}"));
+        assert_eq!(r.status, 200, "{id}: {}", r.text());
+        let s = r.json();
+        assert_eq!(s["dpid"], "01:02:03:04:05:06:07:08", "{id}");
+        assert_eq!(s["version"], "1.3");
+        assert_eq!(s["features"]["n_tables"], 254);
+        let ports: Vec<u64> = s["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["port_no"].as_u64().unwrap())
+            .collect();
+        assert_eq!(ports, [1, 2, 3, 4]);
+    }
+    for id in ["00:00:00:00:00:00:00:01", "0000000000000001", "1"] {
+        let s = c.get(&format!("/api/v1/switches/{id}")).json();
+        assert_eq!(
+            (s["dpid"].as_str(), s["version"].as_str()),
+            (Some("00:00:00:00:00:00:00:01"), Some("1.0"))
+        );
+    }
+    // Its connection's counters, as its worker publishes them.
+    a.ping(T).expect("an echo answered");
+    c.poll("/api/v1/switches/1", |s| {
+        s["counters"]["msgs_in"]["1.0 ECHO_REQUEST"].as_u64() >= Some(1)
+    });
+
+    // A switch that leaves leaves the list.
+    drop(a);
+    let list = c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 1);
+    assert_eq!(list[0]["dpid"], "01:02:03:04:05:06:07:08");
+    assert_eq!(c.get("/api/v1/switches/1").status, 404);
+    drop(b);
+}
+
+#[test]
+fn unknown_and_malformed_dpids_are_404_and_400_with_the_reason() {
+    let c = Running::start(false);
+    let r = c.get("/api/v1/switches/00:00:00:00:00:00:00:09");
+    assert_eq!(r.status, 404);
+    assert!(
+        r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("00:00:00:00:00:00:00:09"),
+        "{}",
+        r.text()
+    );
+    let r = c.get("/api/v1/switches/00:00:01");
+    assert_eq!(r.status, 400);
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("8 bytes"),
+        "{}",
+        r.text()
+    );
+    let r = c.get("/api/v1/switches/switch-one");
+    assert_eq!(r.status, 400);
+    assert!(
+        r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("not hexadecimal"),
+        "{}",
+        r.text()
+    );
+    // Routes and methods that do not exist are JSON errors too.
+    let r = request(c.api.local_addr(), "GET", "/api/v1/nothing", &[], None);
+    assert_eq!(r.status, 404);
+    assert!(r.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("/api/v1/nothing"));
+    let r = request(
+        c.api.local_addr(),
+        "DELETE",
+        "/api/v1/switches",
+        &[("Authorization", &bearer(TOKEN))],
+        None,
+    );
+    assert_eq!(r.status, 405, "{}", r.text());
+    assert!(r.json()["error"].is_string());
+}
+
+fn port_mod(m: &Message) -> Option<(u32, u32, u32)> {
+    match m {
+        Message::V10(of10::Message::PortMod(p)) => Some((u32::from(p.port_no), p.config, p.mask)),
+        Message::V13(of13::Message::PortMod(p)) => Some((p.port_no, p.config, p.mask)),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_write_needs_the_token_and_sends_port_mod() {
+    let c = Running::start(false);
+    let mut sw = connect(c.of_addr, Spec::v13(7));
+    c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 1);
+    let path = "/api/v1/switches/7/ports/2";
+    let down = br#"{"up": false}"#;
+
+    let r = c.post(path, None, down);
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert!(r
+        .header("www-authenticate")
+        .is_some_and(|v| v.starts_with("Bearer")));
+    let r = c.post(path, Some("Basic dXNlcjpwYXNz"), down);
+    assert_eq!(r.status, 401);
+    let r = c.post(path, Some(&bearer("not-the-token")), down);
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert_eq!(r.json()["error"], "wrong API token");
+    // Nothing was sent for those (the echo's answer comes after anything queued).
+    sw.ping(T).expect("the switch is still served");
+    assert!(sw.log.iter().all(|(_, m)| port_mod(m).is_none()));
+
+    let r = c.post(path, Some(&bearer(TOKEN)), down);
+    assert_eq!(r.status, 202, "{}", r.text());
+    assert_eq!(r.json()["port"], 2);
+    let (_, m) = sw
+        .wait_for(T, |m| port_mod(m).is_some())
+        .expect("a PORT_MOD");
+    assert_eq!(port_mod(&m), Some((2, PORT_CONFIG_DOWN, PORT_CONFIG_DOWN)));
+    if let Message::V13(of13::Message::PortMod(p)) = &m {
+        assert_eq!(p.hw_addr, sw.spec.port_mac(2));
+    }
+    // The switch confirms with PORT_STATUS, as Open vSwitch does: the port list shows it.
+    sw.send_port_status(2, 2, PORT_CONFIG_DOWN, 0).unwrap();
+    let s = c.poll("/api/v1/switches/7", |s| {
+        s["ports"][1]["admin_down"] == true
+    });
+    assert_eq!(
+        (
+            s["ports"][1]["port_no"].as_u64(),
+            s["ports"][1]["up"].as_bool()
+        ),
+        (Some(2), Some(false))
+    );
+    // Up again, the port named by its name; an unknown port or switch is 404.
+    let r = c.post(
+        "/api/v1/switches/7/ports/eth2",
+        Some(&bearer(TOKEN)),
+        br#"{"up":true}"#,
+    );
+    assert_eq!(r.status, 202);
+    let (_, m) = sw
+        .wait_for(T, |m| port_mod(m).is_some())
+        .expect("a PORT_MOD");
+    assert_eq!(port_mod(&m), Some((2, 0, PORT_CONFIG_DOWN)));
+    let r = c.post("/api/v1/switches/7/ports/99", Some(&bearer(TOKEN)), down);
+    assert_eq!(r.status, 404);
+    let r = c.post("/api/v1/switches/8/ports/1", Some(&bearer(TOKEN)), down);
+    assert_eq!(r.status, 404);
+}
+
+#[test]
+fn bad_bodies_are_400_with_the_position_and_413_past_1_mib() {
+    let c = Running::start(false);
+    let mut sw = connect(c.of_addr, Spec::v10(3));
+    c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 1);
+    let path = "/api/v1/switches/3/ports/1";
+    let auth = bearer(TOKEN);
+
+    let r = c.post(path, Some(&auth), b"{\"up\": fals}");
+    assert_eq!(r.status, 400, "{}", r.text());
+    let e = r.json()["error"].as_str().unwrap().to_string();
+    assert!(
+        e.starts_with("malformed JSON") && e.contains("line 1 column"),
+        "{e}"
+    );
+    let r = c.post(path, Some(&auth), br#"{"down": true}"#);
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(
+        r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown field `down`"),
+        "{}",
+        r.text()
+    );
+
+    // 1 MiB and one byte of JSON-looking padding.
+    let mut big = b"{\"up\": false, \"pad\": \"".to_vec();
+    big.resize((1 << 20) - 2, b'x');
+    big.extend_from_slice(b"\"}");
+    big.push(b' ');
+    assert_eq!(big.len(), (1 << 20) + 1);
+    let r = c.post(path, Some(&auth), &big);
+    assert_eq!(r.status, 413, "{}", r.text());
+    assert!(r.json()["error"].as_str().unwrap().contains("1 MiB"));
+
+    // None of it reached the switch, which is still served.
+    sw.ping(T).expect("the switch is still served");
+    assert!(
+        sw.log.iter().all(|(_, m)| port_mod(m).is_none()),
+        "{:?}",
+        sw.log
+    );
+}
+
+#[test]
+fn with_read_auth_reads_need_the_token_but_healthz_does_not() {
+    let c = Running::start(true);
+    let r = c.get("/api/v1/switches");
+    assert_eq!(r.status, 401);
+    let r = c.call(
+        "GET",
+        "/api/v1/switches",
+        &[("Authorization", &bearer("nope"))],
+        None,
+    );
+    assert_eq!(r.status, 403);
+    assert_eq!(c.get_auth("/api/v1/switches").status, 200);
+    assert_eq!(c.get("/api/v1/healthz").json()["status"], "ok");
+}
+
+#[test]
+fn controller_apps_topology_links_and_hosts() {
+    let c = Running::start(false);
+    let info = c.get("/api/v1/controller").json();
+    assert_eq!(info["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(info["workers"], 2);
+    assert_eq!(info["listen"], serde_json::json!([c.of_addr.to_string()]));
+    assert_eq!(info["api_listen"], c.api.local_addr().to_string());
+    assert_eq!(
+        info["apps"],
+        serde_json::json!(["topology", "device_manager"])
+    );
+
+    let apps = c.get("/api/v1/apps").json();
+    let names: Vec<(&str, u64, &str)> = apps
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["name"].as_str().unwrap(),
+                a["order"].as_u64().unwrap(),
+                a["state"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [("topology", 0, "running"), ("device_manager", 1, "running")]
+    );
+
+    // A host seen on port 3 of switch 5.
+    let mut sw = connect(c.of_addr, Spec::v13(5));
+    let frame = emu::frame(host(1), host(2));
+    sw.send_packet_in(3, &frame, None).unwrap();
+    let hosts = c.poll("/api/v1/hosts", |v| !v.as_array().unwrap().is_empty());
+    let h = &hosts[0];
+    assert_eq!(h["mac"], host(1).to_string());
+    assert_eq!(h["attachment"]["dpid"], "00:00:00:00:00:00:00:05");
+    assert_eq!(h["attachment"]["port"], 3);
+    assert_eq!(c.get("/api/v1/links").json(), serde_json::json!([]));
+    let topo = c.get("/api/v1/topology").json();
+    assert_eq!(topo["switches"][0]["dpid"], "00:00:00:00:00:00:00:05");
+    assert_eq!(topo["hosts"][0]["mac"], host(1).to_string());
+    // The counters have seen the PACKET_IN once a worker published.
+    c.poll("/api/v1/controller", |v| {
+        v["counters"]["packet_ins"].as_u64() >= Some(1)
+    });
+}
+
+#[test]
+fn the_openapi_document_describes_every_route_with_bearer_auth_on_writes() {
+    let c = Running::start(false);
+    let doc = &c.contract.as_ref().unwrap().doc;
+    let paths: Vec<&String> = doc["paths"].as_object().unwrap().keys().collect();
+    for p in [
+        "/api/v1/healthz",
+        "/api/v1/controller",
+        "/api/v1/switches",
+        "/api/v1/switches/{dpid}",
+        "/api/v1/switches/{dpid}/ports/{port}",
+        "/api/v1/links",
+        "/api/v1/hosts",
+        "/api/v1/topology",
+        "/api/v1/apps",
+        "/api/v1/openapi.json",
+    ] {
+        assert!(paths.iter().any(|k| *k == p), "{p} missing from {paths:?}");
+    }
+    assert_eq!(
+        doc["paths"]["/api/v1/switches/{dpid}/ports/{port}"]["post"]["security"],
+        serde_json::json!([{"bearer": []}])
+    );
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+}
+
+#[test]
+fn the_contract_check_refuses_bodies_the_document_does_not_describe() {
+    let c = Running::start(false);
+    let contract = c.contract.as_ref().unwrap();
+    let resp = |status: u16, body: &str| Resp {
+        status,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: body.as_bytes().to_vec(),
+    };
+    let refused = |method: &str, path: &str, r: Resp| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            contract.check(method, path, &r)
+        }))
+        .is_err()
+    };
+    // A real answer passes; a dpid as a number, a missing field, an unlisted status or
+    // an undocumented path do not.
+    let good = c.get("/api/v1/switches/0x1");
+    assert_eq!(good.status, 404);
+    assert!(!refused("GET", "/api/v1/switches/0x1", good));
+    assert!(refused(
+        "GET",
+        "/api/v1/switches",
+        resp(200, r#"[{"dpid": 1}]"#)
+    ));
+    assert!(refused("GET", "/api/v1/healthz", resp(200, "{}")));
+    assert!(refused(
+        "GET",
+        "/api/v1/healthz",
+        resp(404, r#"{"error": "x"}"#)
+    ));
+    assert!(refused("GET", "/api/v1/flows", resp(200, "[]")));
+}
+
+#[test]
+fn off_loopback_reads_need_the_token() {
+    let c = Running::start_on("0.0.0.0:0".parse().unwrap(), false);
+    assert_eq!(c.get("/api/v1/switches").status, 401);
+    assert_eq!(c.get("/api/v1/controller").status, 401);
+    assert_eq!(c.get_auth("/api/v1/switches").status, 200);
+    assert_eq!(c.get("/api/v1/healthz").status, 200);
+}
+
+#[test]
+fn shutdown_closes_idle_keep_alive_connections_and_returns_promptly() {
+    use std::io::{Read, Write};
+    let c = Running::start(false);
+    // A client that keeps its connection open after an answer.
+    let mut s = std::net::TcpStream::connect(c.api_addr).unwrap();
+    s.set_read_timeout(Some(T)).unwrap();
+    s.write_all(b"GET /api/v1/healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while !String::from_utf8_lossy(&got).contains("\"ok\"") {
+        let n = s.read(&mut chunk).unwrap();
+        assert!(n > 0, "closed before answering");
+        got.extend_from_slice(&chunk[..n]);
+    }
+    let started = Instant::now();
+    c.api.shutdown();
+    assert!(started.elapsed() < api::GRACE, "{:?}", started.elapsed());
+    // The idle connection was closed, and nothing listens any more.
+    assert_eq!(s.read(&mut chunk).unwrap_or(0), 0);
+    assert!(std::net::TcpStream::connect(c.api_addr).is_err());
+}
