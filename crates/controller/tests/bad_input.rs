@@ -178,7 +178,10 @@ fn five_hundred_connections_that_never_handshake() {
 
     let bg = healthy.in_background();
     let mut idle: Vec<Emu> = (0..500)
-        .map(|i| Emu::connect_silent(ctl.addr, Spec::v10(0x1000 + i)).unwrap())
+        .map(|i| {
+            Emu::connect_silent(ctl.addr, Spec::v10(0x1000 + i))
+                .unwrap_or_else(|e| panic!("connection {i} of 500 not made: {e} ({e:?})"))
+        })
         .collect();
     // Every one is refused at accept (over the cap), pending, or failed by the
     // deadline (which frees room for more); no more than the cap are ever pending.
