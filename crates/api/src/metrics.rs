@@ -120,7 +120,10 @@ fn of_type(m: &BTreeMap<String, u64>, ty: &str) -> u64 {
 }
 
 /// A `"version TYPE"` map as `dp_id`, `version`, `type` rows.
-fn by_type<'a>(dp: &'a str, m: &'a BTreeMap<String, u64>) -> impl Iterator<Item = (Labels, u64)> + 'a {
+fn by_type<'a>(
+    dp: &'a str,
+    m: &'a BTreeMap<String, u64>,
+) -> impl Iterator<Item = (Labels, u64)> + 'a {
     m.iter().map(move |(k, n)| {
         let (version, ty) = k.split_once(' ').unwrap_or(("", k));
         (
@@ -160,13 +163,15 @@ impl Collector for Scrape {
             &mut enc,
             "of_flowmsgs_sent",
             "OpenFlow FLOW_MODs sent to the switch (this connection)",
-            sw.iter().map(|(d, s)| (dp(d), of_type(&s.msgs_out, "FLOW_MOD"))),
+            sw.iter()
+                .map(|(d, s)| (dp(d), of_type(&s.msgs_out, "FLOW_MOD"))),
         )?;
         counters(
             &mut enc,
             "of_errors",
             "OpenFlow ERROR messages received from the switch (this connection)",
-            sw.iter().map(|(d, s)| (dp(d), of_type(&s.msgs_in, "ERROR"))),
+            sw.iter()
+                .map(|(d, s)| (dp(d), of_type(&s.msgs_in, "ERROR"))),
         )?;
         counters(
             &mut enc,
