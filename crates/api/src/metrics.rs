@@ -1,7 +1,7 @@
 //! `GET /metrics`: the controller's counters in the Prometheus text exposition format
 //! (version 0.0.4), rendered by the official client, `prometheus-client`, from the
 //! snapshots the core already publishes, at scrape time. Nothing is counted twice and
-//! nothing on a worker knows about Prometheus: [`Scrape`] is a collector that reads
+//! nothing on a worker knows about Prometheus: the collector behind [`registry`] reads
 //! `Handle::counters()`, the `Switches` directory, `Topology` and `Devices` when asked.
 //!
 //! Names follow Faucet's where it has one, with its `dp_id` label (`0x` and 16 hex

@@ -556,10 +556,13 @@ fn shutdown_closes_idle_keep_alive_connections_and_returns_promptly() {
     assert!(std::net::TcpStream::connect(c.api_addr).is_err());
 }
 
+/// One sample: its name, its labels in order, its value.
+type Sample = (String, Vec<(String, String)>, f64);
+
 /// The samples of a Prometheus text body: `(name, labels, value)`, comments skipped. A
 /// small reader for the format `prometheus-client` writes (label values here hold no
 /// quotes or commas).
-fn samples(body: &str) -> Vec<(String, Vec<(String, String)>, f64)> {
+fn samples(body: &str) -> Vec<Sample> {
     body.lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|l| {
