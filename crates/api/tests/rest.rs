@@ -692,6 +692,20 @@ fn metrics_count_each_switchs_packet_ins_in_the_prometheus_format_promtool_accep
     assert!(out.status.success(), "promtool: {said}\n{body}");
     assert!(said.trim().is_empty(), "promtool: {said}\n{body}");
 
+    // A port the switch reports down is 0.
+    a.send_port_status(2, 2, PORT_CONFIG_DOWN, 0).unwrap();
+    let deadline = Instant::now() + T;
+    let port = |body: &str, p| sample(body, "port_status", &[("dp_id", DP_A), ("port", p)]);
+    loop {
+        let body = c.get("/metrics").text();
+        if port(&body, "2") == Some(0.0) {
+            assert_eq!(port(&body, "3"), Some(1.0));
+            break;
+        }
+        assert!(Instant::now() < deadline, "port 2 never down:\n{body}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
     // A switch that leaves has no series any more.
     drop(b);
     c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 1);
