@@ -10,7 +10,7 @@
 //!            └► Pipeline (services) ──────────┤ Core
 //!                                             ▼
 //!            api::Server::start ─► thread "pharos-api": current-thread tokio runtime
-//!                                   └─ axum: auth layer ─► routes (/api/v1/...)
+//!                                   └─ axum: auth layer ─► routes (/api/v1/..., /metrics)
 //! ```
 //!
 //! - [`auth`]: the bearer token (environment, file, or generated into a 0600 file) and
@@ -19,6 +19,8 @@
 //!   secret and reveals nothing).
 //! - [`routes`]: the resources and the OpenAPI 3.1 document made from their
 //!   annotations (`utoipa`), served at `/api/v1/openapi.json`.
+//! - [`metrics`]: `GET /metrics` (also `/api/v1/metrics`), the counters in the
+//!   Prometheus text format, read from the core's snapshots at scrape time.
 //! - [`model`]: the JSON documents; [`error`]: `{"error": "..."}` refusals, the JSON
 //!   body extractor, the 1 MiB body limit; [`dpid`]: dpids as people write them.
 //!
@@ -28,6 +30,7 @@
 pub mod auth;
 pub mod dpid;
 pub mod error;
+pub mod metrics;
 pub mod model;
 pub mod routes;
 
@@ -92,6 +95,8 @@ pub struct Shared {
     pub local_addr: SocketAddr,
     /// The OpenAPI document, rendered once.
     pub openapi: String,
+    /// What `/metrics` renders: a collector reading the core at each scrape.
+    pub metrics: prometheus_client::registry::Registry,
 }
 
 /// The running API.
@@ -119,8 +124,11 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/hosts", get(hosts))
         .route("/topology", get(topology))
         .route("/apps", get(app_list))
+        .route("/metrics", get(metrics_v1))
         .route("/openapi.json", get(openapi));
     Router::new()
+        // At the root, where Prometheus looks by default; also under /api/v1.
+        .route("/metrics", get(metrics))
         .nest("/api/v1", v1)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -179,13 +187,14 @@ impl Server {
         listener.set_nonblocking(true)?;
         let local_addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
-            core,
             reads_need_token: settings.read_auth || !addr.ip().is_loopback(),
             token: settings.token,
             started: Instant::now(),
             started_at: SystemTime::now(),
             local_addr,
             openapi: openapi_json(),
+            metrics: metrics::registry(core.clone()),
+            core,
         });
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()

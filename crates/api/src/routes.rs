@@ -37,6 +37,8 @@ use crate::{dpid, Shared};
         hosts,
         topology,
         app_list,
+        metrics,
+        metrics_v1,
         openapi
     ),
     modifiers(&BearerAuth),
@@ -346,6 +348,33 @@ pub async fn app_list(State(s): St) -> Json<Vec<AppInfo>> {
             })
             .collect(),
     )
+}
+
+/// The counters in the Prometheus text exposition format 0.0.4 (Faucet's names where
+/// Faucet has one, `dp_id` as `0x` and 16 hex digits; the list is in the README).
+#[utoipa::path(get, path = "/metrics", tag = "controller",
+    responses((status = 200, description = "The metrics, Prometheus text format", content_type = "text/plain", body = String),
+        (status = 401, description = "A token is needed", body = ErrorBody),
+        (status = 403, description = "Wrong token", body = ErrorBody)))]
+pub async fn metrics(State(s): St) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            crate::metrics::CONTENT_TYPE,
+        )],
+        crate::metrics::render(&s.metrics),
+    )
+        .into_response()
+}
+
+/// The same as `/metrics`.
+#[utoipa::path(get, path = "/api/v1/metrics", tag = "controller",
+    responses((status = 200, description = "The metrics, Prometheus text format", content_type = "text/plain", body = String),
+        (status = 401, description = "A token is needed", body = ErrorBody),
+        (status = 403, description = "Wrong token", body = ErrorBody)))]
+pub async fn metrics_v1(state: St) -> axum::response::Response {
+    metrics(state).await
 }
 
 /// This document: OpenAPI 3.1, generated from the code.

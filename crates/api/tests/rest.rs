@@ -474,6 +474,8 @@ fn the_openapi_document_describes_every_route_with_bearer_auth_on_writes() {
         "/api/v1/topology",
         "/api/v1/apps",
         "/api/v1/openapi.json",
+        "/metrics",
+        "/api/v1/metrics",
     ] {
         assert!(paths.iter().any(|k| *k == p), "{p} missing from {paths:?}");
     }
@@ -552,4 +554,280 @@ fn shutdown_closes_idle_keep_alive_connections_and_returns_promptly() {
     // The idle connection was closed, and nothing listens any more.
     assert_eq!(s.read(&mut chunk).unwrap_or(0), 0);
     assert!(std::net::TcpStream::connect(c.api_addr).is_err());
+}
+
+/// One sample: its name, its labels in order, its value.
+type Sample = (String, Vec<(String, String)>, f64);
+
+/// The samples of a Prometheus text body: `(name, labels, value)`, comments skipped. A
+/// small reader for the format `prometheus-client` writes (label values here hold no
+/// quotes or commas).
+fn samples(body: &str) -> Vec<Sample> {
+    body.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').expect("a sample line");
+            let (name, labels) = match series.split_once('{') {
+                Some((n, rest)) => {
+                    let inner = rest.strip_suffix('}').expect("closing brace");
+                    let labels = inner
+                        .split(',')
+                        .map(|kv| {
+                            let (k, v) = kv.split_once('=').expect("label=value");
+                            (k.to_string(), v.trim_matches('"').to_string())
+                        })
+                        .collect();
+                    (n, labels)
+                }
+                None => (series, Vec::new()),
+            };
+            (name.to_string(), labels, value.parse().expect("a number"))
+        })
+        .collect()
+}
+
+/// The value of the sample `name` whose labels include every one of `want`.
+fn sample(body: &str, name: &str, want: &[(&str, &str)]) -> Option<f64> {
+    samples(body).into_iter().find_map(|(n, labels, v)| {
+        let all = want
+            .iter()
+            .all(|(k, w)| labels.iter().any(|(lk, lv)| lk == k && lv == w));
+        (n == name && all).then_some(v)
+    })
+}
+
+/// Sends `n` PACKET_INs from `sw` (source MACs `host(first)` and on, on port 1) and
+/// waits for the controller to have read them (the echo's answer comes after them).
+fn send_packet_ins(sw: &mut Emu, first: u16, n: u16) {
+    for i in 0..n {
+        sw.send_packet_in(1, &emu::frame(host(first + i), host(2)), None)
+            .unwrap();
+    }
+    sw.ping(T).expect("the switch is still served");
+}
+
+const DP_A: &str = "0x00000000000000a1";
+
+#[test]
+fn metrics_count_each_switchs_packet_ins_in_the_prometheus_format_promtool_accepts() {
+    let c = Running::start(false);
+    let mut a = connect(c.of_addr, Spec::v13(0xa1));
+    let mut b = connect(c.of_addr, Spec::v10(0xb2));
+    c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 2);
+    send_packet_ins(&mut a, 10, 5);
+    send_packet_ins(&mut b, 20, 2);
+
+    // The workers publish every 500 ms: poll until both counts show.
+    let deadline = Instant::now() + T;
+    let body = loop {
+        let r = c.get("/metrics");
+        assert_eq!(r.status, 200, "{}", r.text());
+        let body = r.text();
+        let got = |d| sample(&body, "of_packet_ins_total", &[("dp_id", d)]);
+        if got(DP_A) == Some(5.0) && got("0x00000000000000b2") == Some(2.0) {
+            break body;
+        }
+        assert!(Instant::now() < deadline, "never counted:\n{body}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(c
+        .get("/metrics")
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("text/plain; version=0.0.4")),);
+    assert!(
+        body.contains("# TYPE of_packet_ins_total counter"),
+        "{body}"
+    );
+    assert_eq!(
+        sample(
+            &body,
+            "pharos_messages_in_total",
+            &[("dp_id", DP_A), ("version", "1.3"), ("type", "PACKET_IN")]
+        ),
+        Some(5.0)
+    );
+    assert_eq!(sample(&body, "dp_status", &[("dp_id", DP_A)]), Some(1.0));
+    for port in ["1", "2", "3", "4"] {
+        assert_eq!(
+            sample(&body, "port_status", &[("dp_id", DP_A), ("port", port)]),
+            Some(1.0),
+            "port {port}"
+        );
+    }
+    assert_eq!(sample(&body, "of_dp_connections_total", &[]), Some(2.0));
+    assert_eq!(sample(&body, "pharos_connected_switches", &[]), Some(2.0));
+    assert_eq!(sample(&body, "pharos_links", &[]), Some(0.0));
+    // The device manager learned the 5 + 2 source MACs.
+    let hosts = |body: &str, d| sample(body, "vlan_hosts_learned", &[("dp_id", d)]);
+    assert_eq!(hosts(&body, DP_A), Some(5.0), "{body}");
+    assert_eq!(hosts(&body, "0x00000000000000b2"), Some(2.0), "{body}");
+    // The same under /api/v1, and from the same counters.
+    let v1 = c.get("/api/v1/metrics").text();
+    assert_eq!(
+        sample(&v1, "of_packet_ins_total", &[("dp_id", DP_A)]),
+        Some(5.0)
+    );
+
+    // promtool, Prometheus's own checker, finds nothing to say.
+    let mut promtool = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("promtool: {e}: {PROMETHEUS_HINT}"));
+    use std::io::Write as _;
+    promtool
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = promtool.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "promtool: {said}\n{body}");
+    assert!(said.trim().is_empty(), "promtool: {said}\n{body}");
+
+    // A port the switch reports down is 0.
+    a.send_port_status(2, 2, PORT_CONFIG_DOWN, 0).unwrap();
+    let deadline = Instant::now() + T;
+    let port = |body: &str, p| sample(body, "port_status", &[("dp_id", DP_A), ("port", p)]);
+    loop {
+        let body = c.get("/metrics").text();
+        if port(&body, "2") == Some(0.0) {
+            assert_eq!(port(&body, "3"), Some(1.0));
+            break;
+        }
+        assert!(Instant::now() < deadline, "port 2 never down:\n{body}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // A switch that leaves has no series any more.
+    drop(b);
+    c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 1);
+    let body = c.get("/metrics").text();
+    assert_eq!(
+        sample(&body, "dp_status", &[("dp_id", "0x00000000000000b2")]),
+        None
+    );
+    drop(a);
+}
+
+#[test]
+fn metrics_follow_the_read_rules() {
+    let c = Running::start(true);
+    assert_eq!(c.get("/metrics").status, 401);
+    let r = c.get_auth("/metrics");
+    assert_eq!(r.status, 200);
+    assert!(r.text().contains("# TYPE of_packet_ins_total counter"));
+}
+
+const PROMETHEUS_HINT: &str =
+    "Prometheus is needed (Debian package `prometheus`): run scripts/install-test-deps as root";
+
+/// A Prometheus server on a free loopback port with its own data directory, stopped
+/// and its directory removed on drop.
+struct Prometheus {
+    child: std::process::Child,
+    dir: std::path::PathBuf,
+    addr: SocketAddr,
+}
+
+impl Prometheus {
+    /// Starts Prometheus scraping `target`'s `/metrics` every second.
+    fn start(target: SocketAddr) -> Prometheus {
+        let dir = std::env::temp_dir().join(format!("pharos-prometheus-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = dir.join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+                 scrape_configs:\n  - job_name: pharos\n    static_configs:\n      - targets: ['{target}']\n"
+            ),
+        )
+        .unwrap();
+        // A free port: bound, read, released (Prometheus binds it a moment later).
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let log = std::fs::File::create(dir.join("prometheus.log")).unwrap();
+        let child = std::process::Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address={addr}"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("prometheus: {e}: {PROMETHEUS_HINT}"));
+        Prometheus { child, dir, addr }
+    }
+
+    /// The instant-query result for `query`, or `None` while Prometheus does not answer.
+    fn query(&self, query: &str) -> Option<Value> {
+        std::net::TcpStream::connect(self.addr).ok()?;
+        let r = request(
+            self.addr,
+            "GET",
+            &format!("/api/v1/query?query={query}"),
+            &[],
+            None,
+        );
+        (r.status == 200).then(|| r.json()["data"]["result"].clone())
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("prometheus.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn a_real_prometheus_scrapes_of_packet_ins_total() {
+    let c = Running::start(false);
+    let mut a = connect(c.of_addr, Spec::v13(0xa1));
+    c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 1);
+    send_packet_ins(&mut a, 10, 3);
+    let prom = Prometheus::start(c.api_addr);
+    // Prometheus starts, scrapes every second, and the workers publish every 500 ms.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let result = prom.query("of_packet_ins_total");
+        let value = result.as_ref().and_then(|r| {
+            r.as_array()?
+                .iter()
+                .find(|s| s["metric"]["dp_id"] == DP_A)
+                .and_then(|s| s["value"][1].as_str().map(String::from))
+        });
+        if value.as_deref() == Some("3") {
+            let r = result.unwrap();
+            assert_eq!(r[0]["metric"]["job"], "pharos");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Prometheus never had of_packet_ins_total 3 for {DP_A}: {result:?}\n{}",
+            prom.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let dir = prom.dir.clone();
+    drop(prom);
+    assert!(!dir.exists(), "{} left behind", dir.display());
 }
