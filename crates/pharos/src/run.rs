@@ -200,6 +200,18 @@ fn log_filter(args: &Args, config: &Config) -> Result<EnvFilter, ConfigError> {
     })
 }
 
+/// Says why the controller or the API could not start listening; the exit code: 2 for
+/// an address that cannot be listened on (the user's to change), else 1.
+fn listen_failed(e: &std::io::Error) -> ExitCode {
+    eprintln!("pharos run: {e}");
+    match e.kind() {
+        ErrorKind::AddrInUse | ErrorKind::AddrNotAvailable | ErrorKind::PermissionDenied => {
+            ExitCode::from(EXIT_CONFIG)
+        }
+        _ => ExitCode::FAILURE,
+    }
+}
+
 /// `pharos run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = match effective_config(&args) {
@@ -250,15 +262,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(h) => Arc::new(h),
         Err(e) => {
             pipeline.stop();
-            // An address that cannot be listened on is the user's to change: exit 2.
-            let code = match e.kind() {
-                ErrorKind::AddrInUse
-                | ErrorKind::AddrNotAvailable
-                | ErrorKind::PermissionDenied => ExitCode::from(EXIT_CONFIG),
-                _ => ExitCode::FAILURE,
-            };
-            eprintln!("pharos run: {e}");
-            return Ok(code);
+            return Ok(listen_failed(&e));
         }
     };
     let api = match (config.api.listen, token) {
@@ -280,14 +284,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Err(e) => {
                     handle.shutdown();
                     pipeline.stop();
-                    let code = match e.kind() {
-                        ErrorKind::AddrInUse
-                        | ErrorKind::AddrNotAvailable
-                        | ErrorKind::PermissionDenied => ExitCode::from(EXIT_CONFIG),
-                        _ => ExitCode::FAILURE,
-                    };
-                    eprintln!("pharos run: {e}");
-                    return Ok(code);
+                    return Ok(listen_failed(&e));
                 }
             }
         }
