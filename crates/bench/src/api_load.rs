@@ -113,7 +113,7 @@ struct Tally {
     unsent: u64,
     body_bytes: u64,
     errors: BTreeMap<String, u64>,
-    latencies_ns: Vec<u32>,
+    latencies_ns: Vec<u64>,
 }
 
 /// Checks `url` and returns its host; refuses a remote one unless allowed.
@@ -199,7 +199,7 @@ pub fn run_api_load(cfg: &ApiLoadConfig, stop: &AtomicBool) -> Result<ApiLoadRep
         unsent: all.unsent,
         achieved_rate: all.ok as f64 / elapsed.max(1e-9),
         mean_body_bytes: all.body_bytes as f64 / (all.ok.max(1)) as f64,
-        latency: Percentiles::of(&mut all.latencies_ns),
+        latency: Percentiles::of_ns(&mut all.latencies_ns),
     })
 }
 
@@ -258,7 +258,7 @@ fn run_connection(
                 t.ok += 1;
                 t.body_bytes += bytes as u64;
                 let ns = due.elapsed().as_nanos();
-                t.latencies_ns.push(u32::try_from(ns).unwrap_or(u32::MAX));
+                t.latencies_ns.push(u64::try_from(ns).unwrap_or(u64::MAX));
             }
             Ok((status, _)) => *t.errors.entry(format!("status {status}")).or_default() += 1,
             Err(ureq::Error::Timeout(_)) => *t.errors.entry("timeout".into()).or_default() += 1,
