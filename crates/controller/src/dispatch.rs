@@ -47,7 +47,7 @@ use crate::app::{
     AnyApp, App, Builder, Dpid, Flow, MessageKind, Order, PacketInHandler, Phase, SwitchCtx,
 };
 use crate::counters::lock;
-use crate::events::AppGuard;
+use crate::events::{AppEvent, AppGuard, Publisher, Quarantine, Subscribers};
 use crate::info::{PortInfo, PortReason, SwitchInfo};
 use crate::requests::{Done, Requests};
 use crate::services::{Services, StartError};
@@ -105,6 +105,9 @@ pub struct Registry {
     subscriptions: Vec<(usize, Subscription)>,
     /// Every app's panics (the pipeline's `handler_panics`), shared with the guards.
     all_panics: Arc<AtomicU64>,
+    /// Told of quarantines by the guards (the pipeline's [`Publisher`] of
+    /// [`AppEvent`]s).
+    app_events: Arc<Subscribers<AppEvent>>,
 }
 
 /// A subscription to make once every service is provided.
@@ -120,7 +123,11 @@ fn slot<A: App>(s: &mut Slot) -> &mut A::State {
 impl Registry {
     /// The guard of the app `name`, to be registered next (at index `guards.len()`).
     pub(crate) fn new_guard(&mut self, name: &'static str) -> AppGuard {
-        let g = AppGuard::new(name, Arc::clone(&self.all_panics));
+        let g = AppGuard::new(
+            name,
+            Arc::clone(&self.all_panics),
+            Arc::clone(&self.app_events),
+        );
         self.guards.push(g.clone());
         g
     }
@@ -337,6 +344,15 @@ pub struct Pipeline {
     counters: PipelineCounters,
     /// Each app's guard, by app index: its name and panic counts for the log.
     guards: Vec<AppGuard>,
+    /// Told of each app's quarantine (shared with the guards).
+    app_events: Arc<Subscribers<AppEvent>>,
+}
+
+/// Apps quarantined, as they happen (the REST API's event stream subscribes).
+impl Publisher<AppEvent> for Pipeline {
+    fn subscribers(&self) -> &Subscribers<AppEvent> {
+        &self.app_events
+    }
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -448,6 +464,7 @@ impl Pipeline {
             guards,
             subscriptions,
             all_panics,
+            app_events,
         } = reg;
         let (periods, timers) = timers.into_iter().unzip();
         // Stable: equal orders keep app order.
@@ -494,6 +511,7 @@ impl Pipeline {
             global_timers,
             global_due: Mutex::new(None),
             guards,
+            app_events,
             switches,
             services,
             counters: PipelineCounters {
@@ -521,6 +539,13 @@ impl Pipeline {
             .iter()
             .find(|e| e.name == name)
             .map(|e| e.quarantined.load(Relaxed))
+    }
+
+    /// Why the app named `name` is quarantined: its first panic (`None`: it runs, or
+    /// there is no such app).
+    pub fn quarantine_reason(&self, name: &str) -> Option<Quarantine> {
+        let i = self.apps.iter().position(|e| e.name == name)?;
+        self.guards[i].quarantine_reason()
     }
 
     /// Panics caught in the handlers of the app named `name`.
@@ -742,7 +767,8 @@ impl Pipeline {
             let mut info = SwitchInfo::clone(&sw.info);
             info.apply_port_status(reason, &port);
             sw.info = Arc::new(info);
-            self.switches.update(sw.uid, Arc::clone(&sw.info));
+            self.switches
+                .update(sw.uid, Arc::clone(&sw.info), reason, &port);
             let SwitchState {
                 info,
                 slots,
@@ -951,7 +977,7 @@ impl Pipeline {
     /// the switch-removed listeners run, and the state (every app's slot, the timers)
     /// is dropped.
     pub fn switch_removed(&self, mut sw: SwitchState, reason: &str, now: Instant) {
-        self.switches.remove(sw.info.dpid, sw.uid);
+        self.switches.remove(sw.info.dpid, sw.uid, reason);
         tracing::debug!(
             dpid = %Dpid(sw.info.dpid),
             reason,

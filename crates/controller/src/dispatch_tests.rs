@@ -286,3 +286,41 @@ mod by_hand {
         assert_eq!(p.global_tick(Instant::now()), None, "no global timers");
     }
 }
+
+/// Panics in its switch-added listener.
+struct FailsOnAdd;
+impl App for FailsOnAdd {
+    type State = ();
+    fn name(&self) -> &'static str {
+        "fails_on_add"
+    }
+    fn build(&self, b: &mut Builder<Self>) {
+        b.on_switch_added(|_, _, _| panic!("no room for switch"));
+    }
+}
+
+#[test]
+fn a_quarantine_keeps_its_first_panic_and_is_told_once() {
+    let p = Pipeline::build(
+        vec![Box::new(Nothing), Box::new(FailsOnAdd)],
+        Services::new(),
+    )
+    .unwrap();
+    let told: Arc<Mutex<Vec<AppEvent>>> = Arc::default();
+    let log = Arc::clone(&told);
+    p.subscribers()
+        .subscribe(Box::new(move |e| log.lock().unwrap().push(e.clone())));
+    assert_eq!(p.quarantine_reason("fails_on_add"), None);
+    let mut out = Vec::new();
+    let mut sw = p.new_switch(info(7, Version::V1_3));
+    p.switch_added(&mut sw, &mut out, Instant::now());
+    let want = Quarantine {
+        app: "fails_on_add",
+        handler: "switch_added".into(),
+        panic: "no room for switch".into(),
+        dpid: Some(7),
+    };
+    assert_eq!(p.quarantine_reason("fails_on_add"), Some(want.clone()));
+    assert_eq!(p.quarantine_reason("nothing"), None);
+    assert_eq!(*told.lock().unwrap(), [AppEvent::Quarantined(want)]);
+}
