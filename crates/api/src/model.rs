@@ -345,6 +345,20 @@ pub struct AppInfo {
     pub state: AppState,
     /// Panics caught in its handlers.
     pub panics: u64,
+    /// Why it is quarantined (its first panic); `null` while it runs.
+    pub reason: Option<QuarantineReason>,
+}
+
+/// Why an app was quarantined: the first panic caught in its code.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct QuarantineReason {
+    /// The code that panicked: `PACKET_IN`, a message type, `PORT_STATUS`, `timer`,
+    /// `global timer`, `switch_added`, `reply`, `service event`, ...
+    pub handler: String,
+    /// The panic's message.
+    pub panic: String,
+    /// The switch it ran for, if any.
+    pub dpid: Option<String>,
 }
 
 /// `POST /switches/{dpid}/ports/{port}`: set a port administratively up or down.

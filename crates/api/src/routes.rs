@@ -37,10 +37,19 @@ use crate::{dpid, Shared};
         hosts,
         topology,
         app_list,
+        crate::events::events,
         metrics,
         metrics_v1,
         openapi
     ),
+    components(schemas(
+        crate::events::SwitchEventData,
+        crate::events::PortEventData,
+        crate::events::LinkEventData,
+        crate::events::HostEventData,
+        crate::events::AppEventData,
+        crate::events::LaggedData
+    )),
     modifiers(&BearerAuth),
     tags(
         (name = "controller", description = "The controller itself"),
@@ -345,6 +354,11 @@ pub async fn app_list(State(s): St) -> Json<Vec<AppInfo>> {
                     AppState::Running
                 },
                 panics: p.panics(name).unwrap_or(0),
+                reason: p.quarantine_reason(name).map(|q| QuarantineReason {
+                    handler: q.handler,
+                    panic: q.panic,
+                    dpid: q.dpid.map(dpid::format),
+                }),
             })
             .collect(),
     )

@@ -7,6 +7,7 @@ mod emu;
 
 mod contract;
 mod http;
+mod sse;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -47,15 +48,24 @@ impl Running {
 
     /// With the API on `listen`.
     fn start_on(listen: SocketAddr, read_auth: bool) -> Running {
+        let apps = ["topology", "device_manager"]
+            .iter()
+            .map(|n| apps::by_name(n, &Default::default()).unwrap())
+            .collect();
+        Running::start_with(listen, read_auth, apps)
+    }
+
+    /// With these apps, the API on `listen`.
+    fn start_with(
+        listen: SocketAddr,
+        read_auth: bool,
+        apps: Vec<Box<dyn controller::app::AnyApp>>,
+    ) -> Running {
         let config = Config {
             listen: vec!["127.0.0.1:0".parse().unwrap()],
             workers: 2,
             ..Config::default()
         };
-        let apps = ["topology", "device_manager"]
-            .iter()
-            .map(|n| apps::by_name(n, &Default::default()).unwrap())
-            .collect();
         let pipeline = Arc::new(Pipeline::build(apps, Services::new()).expect("apps start"));
         let handle = Arc::new(
             Controller::start(&config.net(), Arc::clone(&pipeline)).expect("controller starts"),
@@ -830,4 +840,236 @@ fn a_real_prometheus_scrapes_of_packet_ins_total() {
     let dir = prom.dir.clone();
     drop(prom);
     assert!(!dir.exists(), "{} left behind", dir.display());
+}
+
+/// An app whose PACKET_IN handler panics for packets that come in on port 9.
+struct Fragile;
+
+impl controller::app::App for Fragile {
+    type State = ();
+    fn name(&self) -> &'static str {
+        "fragile"
+    }
+    fn build(&self, b: &mut controller::app::Builder<Self>) {
+        b.on_packet_in(controller::app::Order::direct(100), |_, _, _, p| {
+            if p.in_port() == 9 {
+                panic!("port 9 is cursed");
+            }
+            controller::app::Flow::Continue
+        });
+    }
+}
+
+/// The default test apps, and `Fragile` last.
+fn with_fragile() -> Running {
+    let mut apps: Vec<Box<dyn controller::app::AnyApp>> = ["topology", "device_manager"]
+        .iter()
+        .map(|n| apps::by_name(n, &Default::default()).unwrap())
+        .collect();
+    apps.push(Box::new(Fragile));
+    Running::start_with("127.0.0.1:0".parse().unwrap(), false, apps)
+}
+
+/// The event's data validated against its schema in openapi.json.
+fn check_event(c: &Running, event: &str, data: &Value) {
+    let schema = match event {
+        "switch" => "SwitchEventData",
+        "port" => "PortEventData",
+        "link" => "LinkEventData",
+        "host" => "HostEventData",
+        "app" => "AppEventData",
+        "lagged" => "LaggedData",
+        other => panic!("an event type the API does not document: {other}"),
+    };
+    c.contract.as_ref().unwrap().check_component(schema, data);
+}
+
+#[test]
+fn the_event_stream_tells_switches_ports_links_hosts_and_quarantines_as_they_happen() {
+    let c = with_fragile();
+    let mut all = sse::SseStream::open(c.api_addr, "/api/v1/events?heartbeat=1", &[]);
+    assert_eq!(all.status, 200, "{}", all.head);
+    assert!(
+        all.head
+            .to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{}",
+        all.head
+    );
+    let mut only = sse::SseStream::open(c.api_addr, "/api/v1/events?types=switch,app", &[]);
+    assert_eq!(only.status, 200, "{}", only.head);
+
+    let mut seqs = Vec::new();
+    let next = |s: &mut sse::SseStream, event: &str, what: &str| {
+        let (e, v) = s.expect(T, |e, v| e == event && v["event"] == what);
+        check_event(&c, &e, &v);
+        assert!(v["time"].as_f64().unwrap() > 1.7e9, "{v}");
+        v
+    };
+
+    // A switch connects: its dpid, version, peer.
+    let mut sw = connect(c.of_addr, Spec::v13(5));
+    let v = next(&mut all, "switch", "connected");
+    assert_eq!(
+        (
+            v["dpid"].as_str(),
+            v["version"].as_str(),
+            v["n_ports"].as_u64()
+        ),
+        (Some("00:00:00:00:00:00:00:05"), Some("1.3"), Some(4))
+    );
+    assert_eq!(v["peer"], sw.local_addr().to_string());
+    seqs.push(v["seq"].as_u64().unwrap());
+
+    // Port 2's link goes down, then port 7 appears.
+    sw.send_port_status(2, 2, 0, PORT_CONFIG_DOWN).unwrap();
+    let v = next(&mut all, "port", "down");
+    assert_eq!(
+        (v["dpid"].as_str(), v["port"]["port_no"].as_u64()),
+        (Some("00:00:00:00:00:00:00:05"), Some(2))
+    );
+    assert_eq!(
+        (v["was_up"].as_bool(), v["port"]["up"].as_bool()),
+        (Some(true), Some(false))
+    );
+    seqs.push(v["seq"].as_u64().unwrap());
+    sw.send_port_status(0, 7, 0, 0).unwrap();
+    let v = next(&mut all, "port", "added");
+    assert_eq!(v["port"]["port_no"], 7);
+    assert_eq!(v["was_up"], Value::Null);
+
+    // A host is seen on port 3.
+    sw.send_packet_in(3, &emu::frame(host(1), host(2)), None)
+        .unwrap();
+    let v = next(&mut all, "host", "added");
+    assert_eq!(v["mac"], host(1).to_string());
+    assert_eq!(v["attachment"]["port"], 3);
+    seqs.push(v["seq"].as_u64().unwrap());
+
+    // The topology service finds a link (as the topology app does, through update).
+    let topo = c
+        .pipeline
+        .services()
+        .get::<apps::topology::Topology>()
+        .unwrap();
+    let link = apps::routing::Link::new(5, 1, 6, 1);
+    topo.update(|t| {
+        t.add_link(link);
+        vec![apps::topology::TopologyEvent::LinkAdded(link)]
+    });
+    let v = next(&mut all, "link", "added");
+    assert_eq!(v["link"]["src"]["dpid"], "00:00:00:00:00:00:00:05");
+    assert_eq!(v["link"]["dst"]["dpid"], "00:00:00:00:00:00:00:06");
+    seqs.push(v["seq"].as_u64().unwrap());
+
+    // An app panics: quarantined, with the panic and the handler.
+    sw.send_packet_in(9, &emu::frame(host(3), host(2)), None)
+        .unwrap();
+    let v = next(&mut all, "app", "quarantined");
+    assert_eq!(
+        (v["app"].as_str(), v["handler"].as_str()),
+        (Some("fragile"), Some("PACKET_IN"))
+    );
+    assert_eq!(v["reason"], "port 9 is cursed");
+    assert_eq!(v["dpid"], "00:00:00:00:00:00:00:05");
+    seqs.push(v["seq"].as_u64().unwrap());
+
+    // The switch leaves: the reason its connection closed.
+    drop(sw);
+    let v = next(&mut all, "switch", "disconnected");
+    assert_eq!(v["dpid"], "00:00:00:00:00:00:00:05");
+    assert!(v["reason"].as_str().is_some_and(|r| !r.is_empty()), "{v}");
+    seqs.push(v["seq"].as_u64().unwrap());
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+
+    // Quiet for a second: a heartbeat comment.
+    let deadline = Instant::now() + T;
+    loop {
+        match all.next_until(deadline) {
+            Some(sse::Item::Comment(c)) => {
+                assert_eq!(c, "heartbeat");
+                break;
+            }
+            Some(_) => {}
+            None => panic!("no heartbeat within {T:?}"),
+        }
+    }
+
+    // The filtered stream saw the switch and app events only, in the same order.
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        match only.next_until(Instant::now() + T) {
+            Some(sse::Item::Event { event, data, .. }) => {
+                let v: Value = serde_json::from_str(&data).unwrap();
+                got.push((event, v["event"].as_str().unwrap().to_string()));
+            }
+            Some(sse::Item::Comment(_)) => {}
+            None => panic!("the filtered stream stopped at {got:?}"),
+        }
+    }
+    let want = [
+        ("switch", "connected"),
+        ("app", "quarantined"),
+        ("switch", "disconnected"),
+    ];
+    assert_eq!(
+        got.iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect::<Vec<_>>(),
+        want
+    );
+
+    // /apps says why the app is quarantined.
+    let apps = c.get("/api/v1/apps").json();
+    let fragile = &apps[2];
+    assert_eq!(
+        (fragile["name"].as_str(), fragile["state"].as_str()),
+        (Some("fragile"), Some("quarantined"))
+    );
+    assert_eq!(fragile["reason"]["panic"], "port 9 is cursed");
+    assert_eq!(fragile["reason"]["handler"], "PACKET_IN");
+    assert_eq!(apps[0]["reason"], Value::Null);
+}
+
+#[test]
+fn the_event_stream_refuses_unknown_types_and_follows_the_read_rules() {
+    let c = Running::start(true);
+    let auth = bearer(TOKEN);
+    let r = c.call(
+        "GET",
+        "/api/v1/events?types=switch,flows",
+        &[("Authorization", &auth)],
+        None,
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("\"flows\""),
+        "{}",
+        r.text()
+    );
+    let r = c.call(
+        "GET",
+        "/api/v1/events?heartbeat=0",
+        &[("Authorization", &auth)],
+        None,
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    // Reads need the token here: the stream too.
+    let r = c.get("/api/v1/events");
+    assert_eq!(r.status, 401);
+    let s = sse::SseStream::open(c.api_addr, "/api/v1/events", &[("Authorization", &auth)]);
+    assert_eq!(s.status, 200, "{}", s.head);
+}
+
+#[test]
+fn shutdown_ends_open_event_streams_promptly() {
+    let c = Running::start(false);
+    let mut s = sse::SseStream::open(c.api_addr, "/api/v1/events", &[]);
+    assert_eq!(s.status, 200);
+    let started = Instant::now();
+    c.api.shutdown();
+    assert!(started.elapsed() < api::GRACE, "{:?}", started.elapsed());
+    // The stream ended (no event came, and it did not wait for the deadline).
+    assert_eq!(s.next_until(Instant::now() + T), None);
+    assert!(started.elapsed() < T / 2, "{:?}", started.elapsed());
 }
