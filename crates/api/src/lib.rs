@@ -23,6 +23,7 @@
 //!   Prometheus text format, read from the core's snapshots at scrape time.
 //! - [`events`]: `GET /api/v1/events`, the live events as Server-Sent Events, from a
 //!   [`events::Hub`] the core's publishers post into without waiting.
+//! - [`paths`]: `GET /api/v1/paths/{src}/{dst}`, the routing engine's path.
 //! - [`model`]: the JSON documents; [`error`]: `{"error": "..."}` refusals, the JSON
 //!   body extractor, the 1 MiB body limit; [`dpid`]: dpids as people write them.
 //!
@@ -35,6 +36,7 @@ pub mod error;
 pub mod events;
 pub mod metrics;
 pub mod model;
+pub mod paths;
 pub mod routes;
 
 use std::io;
@@ -133,6 +135,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/topology", get(topology))
         .route("/apps", get(app_list))
         .route("/events", get(crate::events::events))
+        .route("/paths/{src}/{dst}", get(crate::paths::path))
         .route("/metrics", get(metrics_v1))
         .route("/openapi.json", get(openapi));
     Router::new()

@@ -38,6 +38,7 @@ use crate::{dpid, Shared};
         topology,
         app_list,
         crate::events::events,
+        crate::paths::path,
         metrics,
         metrics_v1,
         openapi

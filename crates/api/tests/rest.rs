@@ -1073,3 +1073,147 @@ fn shutdown_ends_open_event_streams_promptly() {
     assert_eq!(s.next_until(Instant::now() + T), None);
     assert!(started.elapsed() < T / 2, "{:?}", started.elapsed());
 }
+
+/// Relays switch `a`'s next discovery frame out of `a_port` to switch `b`, as if it came
+/// in on `b_port` (an emulated cable, one way).
+fn relay_lldp(a: &mut Emu, a_port: u32, b: &mut Emu, b_port: u32) {
+    let lldp_out = |m: &Message| {
+        emu::output_ports(m) == [a_port]
+            && emu::packet_out_parts(m)
+                .is_some_and(|(_, data)| data.len() > 14 && data[12..14] == [0x88, 0xcc])
+    };
+    // The latest one read already (the handshake reads what follows it), else the next.
+    let m = match a.log.iter().rev().find(|(_, m)| lldp_out(m)) {
+        Some((_, m)) => m.clone(),
+        None => {
+            a.wait_for(T, lldp_out)
+                .unwrap_or_else(|e| panic!("no discovery frame out of port {a_port}: {e}"))
+                .1
+        }
+    };
+    let (_, data) = emu::packet_out_parts(&m).unwrap();
+    b.send_packet_in(b_port, data, None).unwrap();
+}
+
+#[test]
+fn paths_follow_the_routing_engine_between_switches_and_hosts() {
+    // Links that last the whole test, even on a slow machine.
+    let topology: toml::Table = toml::from_str("link_timeout = 120\nlldp_interval = 30").unwrap();
+    let apps = vec![
+        apps::by_name("topology", &topology).unwrap(),
+        apps::by_name("device_manager", &Default::default()).unwrap(),
+        apps::by_name("routing", &Default::default()).unwrap(),
+    ];
+    let c = Running::start_with("127.0.0.1:0".parse().unwrap(), false, apps);
+    // 1:2 <-> 2:1 and 2:2 <-> 3:1; switch 4 stands alone.
+    let mut s1 = connect(c.of_addr, Spec::v13(1));
+    let mut s2 = connect(c.of_addr, Spec::v10(2));
+    let mut s3 = connect(c.of_addr, Spec::v13(3));
+    let _s4 = connect(c.of_addr, Spec::v13(4));
+    relay_lldp(&mut s1, 2, &mut s2, 1);
+    relay_lldp(&mut s2, 1, &mut s1, 2);
+    relay_lldp(&mut s2, 2, &mut s3, 1);
+    relay_lldp(&mut s3, 1, &mut s2, 2);
+    c.poll("/api/v1/links", |v| v.as_array().unwrap().len() == 4);
+
+    let hop = |d: &str, i: Option<u32>, o: Option<u32>| serde_json::json!({"dpid": d, "in_port": i, "out_port": o});
+    let (d1, d2, d3) = (
+        "00:00:00:00:00:00:00:01",
+        "00:00:00:00:00:00:00:02",
+        "00:00:00:00:00:00:00:03",
+    );
+    // Between switches, in any dpid spelling.
+    let p = c.poll("/api/v1/paths/1/0000000000000003", |v| v["length"] == 2);
+    assert_eq!((p["src"].as_str(), p["dst"].as_str()), (Some(d1), Some(d3)));
+    assert_eq!(
+        p["hops"],
+        serde_json::json!([
+            hop(d1, None, Some(2)),
+            hop(d2, Some(1), Some(2)),
+            hop(d3, Some(1), None)
+        ])
+    );
+    let p = c.get("/api/v1/paths/3/1").json();
+    assert_eq!(
+        p["hops"],
+        serde_json::json!([
+            hop(d3, None, Some(1)),
+            hop(d2, Some(2), Some(1)),
+            hop(d1, Some(2), None)
+        ])
+    );
+    let p = c.get("/api/v1/paths/2/2").json();
+    assert_eq!(
+        (p["length"].as_u64(), p["hops"].clone()),
+        (Some(0), serde_json::json!([hop(d2, None, None)]))
+    );
+
+    // Between hosts: their ports at both ends.
+    s1.send_packet_in(3, &emu::frame(host(1), host(2)), None)
+        .unwrap();
+    s3.send_packet_in(4, &emu::frame(host(2), host(1)), None)
+        .unwrap();
+    c.poll("/api/v1/hosts", |v| v.as_array().unwrap().len() == 2);
+    let path = format!("/api/v1/paths/{}/{}", host(1), host(2));
+    let p = c.get(&path).json();
+    assert_eq!(p["src"], host(1).to_string());
+    assert_eq!(
+        p["hops"],
+        serde_json::json!([
+            hop(d1, Some(3), Some(2)),
+            hop(d2, Some(1), Some(2)),
+            hop(d3, Some(1), Some(4))
+        ])
+    );
+    // A host and a switch.
+    let p = c.get(&format!("/api/v1/paths/{}/2", host(2))).json();
+    assert_eq!(
+        p["hops"],
+        serde_json::json!([hop(d3, Some(4), Some(1)), hop(d2, Some(2), None)])
+    );
+
+    // No path to the lone switch; a switch not there; a host not known; not an end.
+    let r = c.get("/api/v1/paths/1/4");
+    assert_eq!(r.status, 404, "{}", r.text());
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("no path"),
+        "{}",
+        r.text()
+    );
+    let r = c.get("/api/v1/paths/1/9");
+    assert_eq!(r.status, 404);
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("no switch"),
+        "{}",
+        r.text()
+    );
+    let r = c.get(&format!("/api/v1/paths/{}/1", host(7)));
+    assert_eq!(r.status, 404);
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("no host"),
+        "{}",
+        r.text()
+    );
+    for bad in [
+        "/api/v1/paths/switch-one/1",
+        "/api/v1/paths/1/aa:bb:cc:dd:ee:zz",
+    ] {
+        let r = c.get(bad);
+        assert_eq!(r.status, 400, "{bad}: {}", r.text());
+    }
+    drop((s1, s2, s3));
+}
+
+#[test]
+fn paths_without_the_routing_app_are_503_saying_so() {
+    let c = Running::start(false);
+    let _sw = connect(c.of_addr, Spec::v13(1));
+    c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 1);
+    let r = c.get("/api/v1/paths/1/1");
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("routing app"),
+        "{}",
+        r.text()
+    );
+}
