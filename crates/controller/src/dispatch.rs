@@ -53,6 +53,7 @@ use crate::requests::{Done, Requests};
 use crate::services::{Services, StartError};
 use crate::switches::{Route, Switches};
 use crate::timers::{Period, Rng, Schedule};
+use crate::timing::{HandlerTiming, Local, Names, Timings};
 
 /// A per-switch state slot, type-erased (downcast to `A::State`, a type-id compare).
 type Slot = dyn Any + Send;
@@ -79,6 +80,9 @@ struct Handler<F> {
     /// The app's index (its quarantine flag and state slot).
     app: usize,
     order: Order,
+    /// Its number among the pipeline's handlers, for its counts and time
+    /// ([`crate::timing`]); given by `Pipeline::build`.
+    id: usize,
     call: F,
 }
 
@@ -161,6 +165,7 @@ impl Registry {
             self.packet_in.push(Handler {
                 app: index,
                 order,
+                id: 0,
                 call,
             });
         }
@@ -181,6 +186,7 @@ impl Registry {
                 Handler {
                     app: index,
                     order,
+                    id: 0,
                     call,
                 },
             ));
@@ -195,6 +201,7 @@ impl Registry {
                 list.push(Handler {
                     app: index,
                     order: Order::direct(0),
+                    id: 0,
                     call,
                 });
             }
@@ -206,6 +213,7 @@ impl Registry {
             self.port_status.push(Handler {
                 app: index,
                 order: Order::direct(0),
+                id: 0,
                 call,
             });
         }
@@ -218,6 +226,7 @@ impl Registry {
                 Handler {
                     app: index,
                     order,
+                    id: 0,
                     call,
                 },
             ));
@@ -231,6 +240,7 @@ impl Registry {
                 Handler {
                     app: index,
                     order,
+                    id: 0,
                     call,
                 },
             ));
@@ -244,6 +254,7 @@ impl Registry {
             self.switch_removed.push(Handler {
                 app: index,
                 order: Order::direct(0),
+                id: 0,
                 call,
             });
         }
@@ -346,6 +357,28 @@ pub struct Pipeline {
     guards: Vec<AppGuard>,
     /// Told of each app's quarantine (shared with the guards).
     app_events: Arc<Subscribers<AppEvent>>,
+    /// Every handler's calls and time, as the workers last published them.
+    timings: Timings,
+    /// The number of each app's `reply` handler (its requests' callbacks), by app.
+    reply_ids: Vec<usize>,
+}
+
+/// A message kind's name as a handler's (`FLOW_REMOVED`).
+fn kind_name(kind: MessageKind) -> &'static str {
+    match kind {
+        MessageKind::Error => "ERROR",
+        MessageKind::Experimenter => "EXPERIMENTER",
+        MessageKind::FeaturesReply => "FEATURES_REPLY",
+        MessageKind::GetConfigReply => "GET_CONFIG_REPLY",
+        MessageKind::FlowRemoved => "FLOW_REMOVED",
+        MessageKind::PortStatus => "PORT_STATUS",
+        MessageKind::MultipartReply => "MULTIPART_REPLY",
+        MessageKind::BarrierReply => "BARRIER_REPLY",
+        MessageKind::QueueGetConfigReply => "QUEUE_GET_CONFIG_REPLY",
+        MessageKind::RoleReply => "ROLE_REPLY",
+        MessageKind::GetAsyncReply => "GET_ASYNC_REPLY",
+        MessageKind::Other => "other messages",
+    }
 }
 
 /// Apps quarantined, as they happen (the REST API's event stream subscribes).
@@ -381,6 +414,9 @@ pub struct SwitchState {
     uid: u64,
     /// For a switch driven by hand: what others sent it through `Switches`.
     queue: Option<Arc<Mutex<Vec<u8>>>>,
+    /// Its handlers' calls and timed calls, added to the pipeline's totals at each
+    /// publish ([`crate::timing`]).
+    timing: Local,
 }
 
 impl std::fmt::Debug for SwitchState {
@@ -454,19 +490,20 @@ impl Pipeline {
             mut packet_in,
             prefetch,
             messages,
-            initialize,
-            switch_added,
-            switch_removed,
-            port_status,
+            mut initialize,
+            mut switch_added,
+            mut switch_removed,
+            mut port_status,
             timers,
-            global_timers,
+            mut global_timers,
             services,
             guards,
             subscriptions,
             all_panics,
             app_events,
         } = reg;
-        let (periods, timers) = timers.into_iter().unzip();
+        let (periods, mut timers): (Vec<Period>, Vec<Handler<SwitchCall>>) =
+            timers.into_iter().unzip();
         // Stable: equal orders keep app order.
         packet_in.sort_by_key(|h| h.order);
         let mut by_kind: Vec<(MessageKind, Vec<Handler<MessageCall>>)> = Vec::new();
@@ -479,6 +516,35 @@ impl Pipeline {
         for (_, list) in &mut by_kind {
             list.sort_by_key(|h| h.order);
         }
+        // Every handler numbered by (app, kind of call), for its counts and time.
+        let mut names = Names::default();
+        for h in &mut packet_in {
+            h.id = names.id(h.app, "PACKET_IN");
+        }
+        for (kind, list) in &mut by_kind {
+            for h in list {
+                h.id = names.id(h.app, kind_name(*kind));
+            }
+        }
+        for (list, name) in [
+            (&mut initialize, "initialize"),
+            (&mut switch_added, "switch_added"),
+            (&mut timers, "timer"),
+        ] {
+            for h in list {
+                h.id = names.id(h.app, name);
+            }
+        }
+        for h in &mut port_status {
+            h.id = names.id(h.app, "PORT_STATUS");
+        }
+        for h in &mut switch_removed {
+            h.id = names.id(h.app, "switch_removed");
+        }
+        for (_, h) in &mut global_timers {
+            h.id = names.id(h.app, "global timer");
+        }
+        let reply_ids = (0..entries.len()).map(|a| names.id(a, "reply")).collect();
         // In app order, as the apps were registered.
         let mut subscriptions = subscriptions.into_iter().peekable();
         for (i, e) in entries.iter().enumerate() {
@@ -512,6 +578,8 @@ impl Pipeline {
             global_due: Mutex::new(None),
             guards,
             app_events,
+            timings: Timings::new(names),
+            reply_ids,
             switches,
             services,
             counters: PipelineCounters {
@@ -546,6 +614,25 @@ impl Pipeline {
     pub fn quarantine_reason(&self, name: &str) -> Option<Quarantine> {
         let i = self.apps.iter().position(|e| e.name == name)?;
         self.guards[i].quarantine_reason()
+    }
+
+    /// Adds what switch `sw`'s handlers did since the last call to the totals
+    /// [`Pipeline::handler_timings`] reads: the worker calls it at its counters'
+    /// publish interval (and the pipeline when the switch leaves); a caller driving
+    /// switches by hand calls it before reading.
+    pub fn publish_timings(&self, sw: &mut SwitchState) {
+        self.timings.publish(&mut sw.timing);
+    }
+
+    /// Every handler's calls and time, by app then handler, as last published (see
+    /// [`crate::timing`] for how they are measured). An app's `reply` handler shows
+    /// once it was called.
+    pub fn handler_timings(&self) -> Vec<HandlerTiming> {
+        let mut v = self.timings.snapshot(|app| self.apps[app].name);
+        v.retain(|t| t.handler != "reply" || t.calls > 0);
+        let order = |t: &HandlerTiming| self.apps.iter().position(|e| e.name == t.app);
+        v.sort_by_key(order);
+        v
     }
 
     /// Panics caught in the handlers of the app named `name`.
@@ -609,6 +696,7 @@ impl Pipeline {
             schedule: Schedule::default(),
             uid,
             queue,
+            timing: self.timings.local(),
         }
     }
 
@@ -647,6 +735,7 @@ impl Pipeline {
     pub fn switch_added(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
         let SwitchState {
             info,
+            timing,
             slots,
             requests,
             schedule,
@@ -666,7 +755,7 @@ impl Pipeline {
                 let s = &mut *slots[h.app];
                 let c = &mut ctx;
                 let dpid = info.dpid;
-                self.guarded(h.app, Some(dpid), what, || (h.call)(c, s));
+                self.timed(timing, h.id, h.app, Some(dpid), what, || (h.call)(c, s));
             }
         }
     }
@@ -736,6 +825,7 @@ impl Pipeline {
     ) {
         let SwitchState {
             info,
+            timing,
             slots,
             requests,
             ..
@@ -748,9 +838,14 @@ impl Pipeline {
             }
             let s = &mut *slots[h.app];
             let c = &mut ctx;
-            let flow = self.guarded(h.app, Some(info.dpid), msg.type_name(), || {
-                (h.call)(c, s, msg)
-            });
+            let flow = self.timed(
+                timing,
+                h.id,
+                h.app,
+                Some(info.dpid),
+                msg.type_name(),
+                || (h.call)(c, s, msg),
+            );
             if flow == Some(Flow::Stop) && h.order.phase != Phase::Observe {
                 stopped = true;
             }
@@ -771,6 +866,7 @@ impl Pipeline {
                 .update(sw.uid, Arc::clone(&sw.info), reason, &port);
             let SwitchState {
                 info,
+                timing,
                 slots,
                 requests,
                 ..
@@ -783,7 +879,7 @@ impl Pipeline {
                 let s = &mut *slots[h.app];
                 let c = &mut ctx;
                 let p = &port;
-                self.guarded(h.app, Some(info.dpid), "PORT_STATUS", || {
+                self.timed(timing, h.id, h.app, Some(info.dpid), "PORT_STATUS", || {
                     (h.call)(c, s, reason, p)
                 });
             }
@@ -833,6 +929,7 @@ impl Pipeline {
         }
         let SwitchState {
             info,
+            timing,
             slots,
             requests,
             ..
@@ -845,7 +942,9 @@ impl Pipeline {
             }
             let s = &mut *slots[h.app];
             let c = &mut ctx;
-            let flow = self.guarded(h.app, Some(info.dpid), "PACKET_IN", || (h.call)(c, s, p));
+            let flow = self.timed(timing, h.id, h.app, Some(info.dpid), "PACKET_IN", || {
+                (h.call)(c, s, p)
+            });
             if flow == Some(Flow::Stop) && h.order.phase != Phase::Observe {
                 stopped = true;
             }
@@ -895,6 +994,7 @@ impl Pipeline {
         }
         let SwitchState {
             info,
+            timing,
             slots,
             requests,
             schedule,
@@ -913,7 +1013,9 @@ impl Pipeline {
             schedule.ran(i, &self.periods[i], now, rng);
             let s = &mut *slots[h.app];
             let c = &mut ctx;
-            self.guarded(h.app, Some(info.dpid), "timer", || (h.call)(c, s));
+            self.timed(timing, h.id, h.app, Some(info.dpid), "timer", || {
+                (h.call)(c, s)
+            });
         }
     }
 
@@ -939,7 +1041,10 @@ impl Pipeline {
             if due[i].is_some_and(|d| d <= now) {
                 due[i] = Some(now + *period);
                 let switches = &*self.switches;
+                let started = Instant::now();
                 self.guarded(h.app, None, "global timer", || (h.call)(switches, now));
+                let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                self.timings.add_one(h.id, nanos);
                 // The timer may have got its app quarantined.
                 if self.apps[h.app].quarantined.load(Relaxed) {
                     due[i] = None;
@@ -953,6 +1058,7 @@ impl Pipeline {
     fn answer(&self, sw: &mut SwitchState, done: Done, out: &mut Vec<u8>, now: Instant) {
         let SwitchState {
             info,
+            timing,
             slots,
             requests,
             ..
@@ -967,7 +1073,8 @@ impl Pipeline {
         let Done {
             callback, reply, ..
         } = done;
-        self.guarded(done.app, Some(info.dpid), "reply", || {
+        let id = self.reply_ids[done.app];
+        self.timed(timing, id, done.app, Some(info.dpid), "reply", || {
             callback(app, c, s, reply)
         });
     }
@@ -989,7 +1096,10 @@ impl Pipeline {
             self.answer(&mut sw, done, &mut discarded, now);
         }
         let SwitchState {
-            info, mut slots, ..
+            info,
+            mut slots,
+            mut timing,
+            ..
         } = sw;
         for h in &self.switch_removed {
             if self.apps[h.app].quarantined.load(Relaxed) {
@@ -998,11 +1108,17 @@ impl Pipeline {
             // A zero-sized placeholder: no allocation.
             let state = std::mem::replace(&mut slots[h.app], Box::new(()));
             let i = &*info;
-            self.guarded(h.app, Some(info.dpid), "switch_removed", || {
-                (h.call)(i, state)
-            });
+            self.timed(
+                &mut timing,
+                h.id,
+                h.app,
+                Some(info.dpid),
+                "switch_removed",
+                || (h.call)(i, state),
+            );
         }
         drop(slots);
+        self.timings.publish(&mut timing);
     }
 
     fn ctx<'a>(
@@ -1034,6 +1150,28 @@ impl Pipeline {
         ctx.app = app;
         ctx.app_name = e.name;
         false
+    }
+
+    /// Runs handler `id` of app `app` through [`Pipeline::guarded`], counted in
+    /// `timing` and, one call in [`crate::timing::SAMPLE_EVERY`], timed: no clock read
+    /// and no shared write for the others (see [`crate::timing`]).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn timed<R>(
+        &self,
+        timing: &mut Local,
+        id: usize,
+        app: usize,
+        dpid: Option<u64>,
+        what: &str,
+        f: impl FnOnce() -> R,
+    ) -> Option<R> {
+        let started = timing.count(id).then(Instant::now);
+        let r = self.guarded(app, dpid, what, f);
+        if let Some(started) = started {
+            timing.timed(id, started);
+        }
+        r
     }
 
     /// Runs `f`; a panic quarantines app `app` and is logged and counted.
