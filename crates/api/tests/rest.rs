@@ -1217,3 +1217,70 @@ fn paths_without_the_routing_app_are_503_saying_so() {
         r.text()
     );
 }
+
+#[test]
+fn apps_show_each_handlers_calls_and_time_and_metrics_their_histogram() {
+    let c = Running::start(false);
+    let mut sw = connect(c.of_addr, Spec::v13(0xc3));
+    send_packet_ins(&mut sw, 100, 200);
+
+    // Published at the workers' interval: poll until all 200 show.
+    let handler = |apps: &Value, app: &str, handler: &str| -> Option<Value> {
+        let a = apps.as_array()?.iter().find(|a| a["name"] == app)?;
+        a["handlers"]
+            .as_array()?
+            .iter()
+            .find(|h| h["handler"] == handler)
+            .cloned()
+    };
+    let apps = c.poll("/api/v1/apps", |v| {
+        handler(v, "device_manager", "PACKET_IN").is_some_and(|h| h["calls"] == 200)
+    });
+    for app in ["topology", "device_manager"] {
+        let h = handler(&apps, app, "PACKET_IN").unwrap();
+        assert_eq!(h["calls"], 200, "{app}: {h}");
+        // Calls 1, 65, 129 and 193 were timed.
+        assert!(h["time_secs"].as_f64().unwrap() > 0.0, "{app}: {h}");
+    }
+    // Both apps' switch listeners ran once for this switch.
+    let added = handler(&apps, "topology", "switch_added")
+        .or_else(|| handler(&apps, "topology", "initialize"));
+    assert!(
+        added.is_some_and(|h| h["calls"].as_u64() >= Some(1)),
+        "{apps:#}"
+    );
+
+    let body = c.get("/metrics").text();
+    let dm = [("app", "device_manager"), ("handler", "PACKET_IN")];
+    let count = sample(&body, "pharos_app_handler_seconds_count", &dm).expect(&body);
+    // 1 + 64 + 64 + 64: the timed calls and the calls they stand for.
+    assert_eq!(count, 193.0, "{body}");
+    let inf = [
+        ("app", "device_manager"),
+        ("handler", "PACKET_IN"),
+        ("le", "+Inf"),
+    ];
+    assert_eq!(
+        sample(&body, "pharos_app_handler_seconds_bucket", &inf),
+        Some(193.0)
+    );
+    assert!(sample(&body, "pharos_app_handler_seconds_sum", &dm).unwrap() > 0.0);
+    assert!(
+        body.contains("# TYPE pharos_app_handler_seconds histogram"),
+        "{body}"
+    );
+    // Cumulative buckets, as the format wants: never going down, ending at the count.
+    let buckets: Vec<f64> = samples(&body)
+        .into_iter()
+        .filter(|(n, labels, _)| {
+            n == "pharos_app_handler_seconds_bucket"
+                && dm
+                    .iter()
+                    .all(|(k, w)| labels.iter().any(|(lk, lv)| lk == k && lv == w))
+        })
+        .map(|(_, _, v)| v)
+        .collect();
+    assert_eq!(buckets.len(), 12, "{body}");
+    assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{buckets:?}");
+    assert!(body.contains("le=\"1e-06\""), "{body}");
+}

@@ -169,7 +169,8 @@ pub struct HandlerTiming {
     /// Calls the histogram stands for (at most `calls`).
     pub timed_calls: u64,
     /// The histogram: for each bound of [`BUCKETS`] (in seconds here) then `+Inf`,
-    /// the calls at or below it (cumulative, as Prometheus wants).
+    /// the calls above the bound before and at or below this one (not cumulative:
+    /// `prometheus-client` adds them up as it writes them).
     pub buckets: Vec<(f64, u64)>,
 }
 
@@ -217,18 +218,11 @@ impl Timings {
             .iter()
             .zip(totals)
             .map(|(&(app, handler), (calls, t))| {
-                let mut acc = 0;
                 let bounds = BUCKETS
                     .iter()
-                    .map(|&n| n as f64 * 1e-9)
+                    .map(|&n| n as f64 / 1e9)
                     .chain([f64::INFINITY]);
-                let buckets = bounds
-                    .zip(t.buckets)
-                    .map(|(b, n)| {
-                        acc += n;
-                        (b, acc)
-                    })
-                    .collect();
+                let buckets = bounds.zip(t.buckets).collect();
                 HandlerTiming {
                     app: app_name(app),
                     handler,
@@ -269,7 +263,7 @@ mod tests {
             ("a", "PACKET_IN", 130)
         );
         assert_eq!(s[0].timed_calls, 1 + 64 + 64);
-        assert_eq!(s[0].buckets.last().unwrap().1, 129);
+        assert_eq!(s[0].buckets.iter().map(|b| b.1).sum::<u64>(), 129);
         assert_eq!((s[1].app, s[1].calls, s[1].timed_calls), ("b", 0, 0));
         // Published counts are not added twice.
         timings.publish(&mut l);
@@ -290,8 +284,9 @@ mod tests {
         });
         timings.add_one(0, 50_000);
         let s = &timings.snapshot(|_| "a")[0];
-        let cumulative: Vec<u64> = s.buckets.iter().map(|b| b.1).collect();
-        assert_eq!(cumulative, [0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+        let counts: Vec<u64> = s.buckets.iter().map(|b| b.1).collect();
+        assert_eq!(counts, [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!((s.buckets[0].0, s.buckets[3].0), (1e-6, 64e-6));
         assert!((s.time_secs - 50e-6).abs() < 1e-12);
     }
 }
