@@ -112,6 +112,29 @@ fn gauges(
     Ok(())
 }
 
+/// The handler-time histograms, one per (app, handler).
+fn histograms(
+    enc: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    timings: &[controller::timing::HandlerTiming],
+) -> fmt::Result {
+    let mut m = enc.encode_descriptor(name, help, None, MetricType::Histogram)?;
+    for t in timings {
+        let labels: Labels = vec![
+            ("app", t.app.to_string()),
+            ("handler", t.handler.to_string()),
+        ];
+        m.encode_family(&labels)?.encode_histogram::<NoLabelSet>(
+            t.time_secs,
+            t.timed_calls,
+            &t.buckets,
+            None,
+        )?;
+    }
+    Ok(())
+}
+
 /// Counts keyed by reason, as `reason`-labelled rows.
 fn by_reason(m: &BTreeMap<String, u64>) -> impl Iterator<Item = (Labels, u64)> + '_ {
     m.iter().map(|(r, n)| (vec![("reason", r.clone())], *n))
@@ -240,25 +263,12 @@ impl Collector for Scrape {
         }
         // The apps' handler times (one call in 64 per handler and switch timed, each
         // standing for the calls since the one before: see controller::timing).
-        let mut m = enc.encode_descriptor(
+        histograms(
+            &mut enc,
             "pharos_app_handler_seconds",
             "Time an app's handler takes per call, sampled (one call in 64 per switch timed, weighted by the calls it stands for)",
-            None,
-            MetricType::Histogram,
+            &self.core.pipeline.handler_timings(),
         )?;
-        for t in self.core.pipeline.handler_timings() {
-            let labels: Labels = vec![
-                ("app", t.app.to_string()),
-                ("handler", t.handler.to_string()),
-            ];
-            m.encode_family(&labels)?.encode_histogram::<NoLabelSet>(
-                t.time_secs,
-                t.timed_calls,
-                &t.buckets,
-                None,
-            )?;
-        }
-        drop(m);
 
         if let Some(topology) = services.get::<apps::topology::Topology>() {
             gauges(

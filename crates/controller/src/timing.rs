@@ -3,18 +3,20 @@
 //! A handler is an app's code for one kind of call: `PACKET_IN`, a message type
 //! (`FLOW_REMOVED`), `PORT_STATUS`, `timer`, `initialize`, `switch_added`,
 //! `switch_removed`, `reply` (its requests' callbacks), `global timer`. The pipeline
-//! numbers them when it is built ([`Names`]).
+//! numbers them when it is built (`Names`).
 //!
-//! **How it is measured.** Each switch's state ([`Local`], owned by the worker serving
+//! **How it is measured.** Each switch's state (`Local`, owned by the worker serving
 //! the switch, like the apps' slots) counts its handlers' calls in plain `u64`s: no
 //! atomic, no lock, no clock. One call in [`SAMPLE_EVERY`] of each handler on each
 //! switch (the 1st, the 65th, the 129th...) is timed with two `Instant::now()` reads
 //! around it, and stands for the calls since the previous timed one (the first for
 //! itself): its duration, weighted so, goes into the handler's time and histogram.
-//! The worker adds each switch's counts to the pipeline's totals ([`Timings`], one
+//! The worker adds each switch's counts to the pipeline's totals (`Timings`, one
 //! lock) at its counters' publish interval (and when the switch leaves), so readers see
 //! them at most that old. Global timers run on the timer thread, rarely: each call is
-//! timed and added at once.
+//! timed and added at once. Not counted: apps' service subscriptions (they run on
+//! the publisher's thread, under the app's guard, with no switch state at hand) and
+//! the PACKET_IN prefetch hints.
 //!
 //! **What it costs.** Per handler call: an increment and a compare in memory the worker
 //! already owns (about a nanosecond; a PACKET_IN through the default apps makes two or
