@@ -488,9 +488,30 @@ struct Client {
     stopping: watch::Receiver<bool>,
 }
 
+/// One event as a client gets it, before SSE framing.
+#[derive(Debug, Clone, PartialEq)]
+struct Out {
+    /// The `event:` name.
+    name: &'static str,
+    /// The `id:` (none for `lagged`).
+    id: Option<u64>,
+    /// The JSON data.
+    data: String,
+}
+
+impl Out {
+    fn into_event(self) -> Event {
+        let e = Event::default().event(self.name).data(self.data);
+        match self.id {
+            Some(id) => e.id(id.to_string()),
+            None => e,
+        }
+    }
+}
+
 impl Client {
-    /// The client's next SSE event; `None` when the API stops.
-    async fn next(&mut self) -> Option<Event> {
+    /// The client's next event; `None` when the API stops.
+    async fn next(&mut self) -> Option<Out> {
         loop {
             let got = tokio::select! {
                 r = self.rx.recv() => r,
@@ -502,17 +523,20 @@ impl Client {
                         continue;
                     };
                     if self.types.has(t) {
-                        let e = Event::default()
-                            .event(t.name())
-                            .id(p.seq.to_string())
-                            .data(data.to_string());
-                        return Some(e);
+                        return Some(Out {
+                            name: t.name(),
+                            id: Some(p.seq),
+                            data: data.to_string(),
+                        });
                     }
                 }
                 Err(RecvError::Lagged(missed)) => {
                     tracing::debug!(missed, "an event stream client lagged");
-                    let data = json(&LaggedData { missed });
-                    return Some(Event::default().event("lagged").data(data.to_string()));
+                    return Some(Out {
+                        name: "lagged",
+                        id: None,
+                        data: json(&LaggedData { missed }).to_string(),
+                    });
                 }
                 Err(RecvError::Closed) => return None,
             }
@@ -549,7 +573,7 @@ pub async fn events(
         stopping: s.stopping.clone(),
     };
     let stream = stream::unfold(client, |mut c| async move {
-        let e = c.next().await?;
+        let e = c.next().await?.into_event();
         Some((Ok(e), c))
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(heartbeat).text("heartbeat")))
@@ -570,35 +594,71 @@ mod tests {
         assert!(e.contains("\"flows\""), "{e}");
     }
 
+    fn gone(dpid: u64) -> What {
+        What::Switch(SwitchEvent::Disconnected {
+            dpid,
+            reason: "test".into(),
+        })
+    }
+
     #[tokio::test]
-    async fn a_lagging_receiver_is_told_how_many_it_missed_and_the_sender_never_waits() {
+    async fn a_lagging_client_is_told_how_many_it_missed_and_the_sender_never_waits() {
         let hub = Hub::default();
-        let mut rx = hub.subscribe();
+        let (_stop, stopping) = watch::channel(false);
+        let client = |types| Client {
+            rx: hub.subscribe(),
+            types: Types::parse(types).unwrap(),
+            stopping: stopping.clone(),
+        };
+        let mut slow = client(None);
         // Twice what the channel holds, with no one reading: post returns each time.
         for d in 0..2 * CAPACITY as u64 {
-            hub.post(What::Switch(SwitchEvent::Disconnected {
-                dpid: d,
-                reason: "test".into(),
-            }));
+            hub.post(gone(d));
         }
-        let (_stop, stopping) = watch::channel(false);
+        // A client that came after the burst has missed nothing.
+        let mut late = client(Some("switch"));
+        hub.post(gone(99));
+        let out = late.next().await.unwrap();
+        assert_eq!(
+            (out.name, out.id),
+            ("switch", Some(2 * CAPACITY as u64 + 1))
+        );
+        assert!(out.data.contains("\"disconnected\""), "{}", out.data);
+        // The slow one is told how many it missed, then gets the oldest still held.
+        let lagged = slow.next().await.unwrap();
+        assert_eq!(lagged.name, "lagged");
+        let missed = 2 * CAPACITY as u64 + 1 - CAPACITY as u64;
+        assert_eq!(lagged.data, format!("{{\"missed\":{missed}}}"));
+        let next = slow.next().await.unwrap();
+        assert_eq!(next.id, Some(missed + 1));
+    }
+
+    #[tokio::test]
+    async fn a_filtered_client_skips_other_types_and_ends_when_the_api_stops() {
+        let hub = Hub::default();
+        let (stop, stopping) = watch::channel(false);
         let mut c = Client {
             rx: hub.subscribe(),
-            types: Types::parse(None).unwrap(),
+            types: Types::parse(Some("app")).unwrap(),
             stopping,
         };
-        // A receiver made after the burst has missed nothing.
-        hub.post(What::Switch(SwitchEvent::Disconnected {
-            dpid: 99,
-            reason: "test".into(),
-        }));
-        assert!(c.next().await.is_some());
-        match rx.recv().await {
-            Err(RecvError::Lagged(n)) => assert_eq!(n, CAPACITY as u64 + 1),
-            other => panic!("{other:?}"),
-        }
-        // Then the oldest still held: numbered in order, after the missed ones.
-        let next = rx.recv().await.unwrap();
-        assert_eq!(next.seq, CAPACITY as u64 + 2);
+        hub.post(gone(1));
+        hub.post(What::App(AppEvent::Quarantined(
+            controller::events::Quarantine {
+                app: "a",
+                handler: "timer".into(),
+                panic: "boom".into(),
+                dpid: None,
+            },
+        )));
+        let out = c.next().await.unwrap();
+        assert_eq!((out.name, out.id), ("app", Some(2)));
+        let v: serde_json::Value = serde_json::from_str(&out.data).unwrap();
+        assert_eq!(
+            (v["app"].as_str(), v["reason"].as_str()),
+            (Some("a"), Some("boom"))
+        );
+        stop.send(true).unwrap();
+        assert_eq!(c.next().await, None);
     }
 }
