@@ -486,8 +486,29 @@ fn the_openapi_document_describes_every_route_with_bearer_auth_on_writes() {
         "/api/v1/openapi.json",
         "/metrics",
         "/api/v1/metrics",
+        "/api/v1/events",
+        "/api/v1/paths/{src}/{dst}",
     ] {
         assert!(paths.iter().any(|k| *k == p), "{p} missing from {paths:?}");
+    }
+    // The event stream is documented as one, with the schemas of its events' data.
+    assert!(
+        doc["paths"]["/api/v1/events"]["get"]["responses"]["200"]["content"]
+            .get("text/event-stream")
+            .is_some()
+    );
+    for schema in [
+        "SwitchEventData",
+        "PortEventData",
+        "LinkEventData",
+        "HostEventData",
+        "AppEventData",
+        "LaggedData",
+    ] {
+        assert!(
+            doc["components"]["schemas"].get(schema).is_some(),
+            "{schema}"
+        );
     }
     assert_eq!(
         doc["paths"]["/api/v1/switches/{dpid}/ports/{port}"]["post"]["security"],
