@@ -21,6 +21,9 @@
 //!   annotations (`utoipa`), served at `/api/v1/openapi.json`.
 //! - [`metrics`]: `GET /metrics` (also `/api/v1/metrics`), the counters in the
 //!   Prometheus text format, read from the core's snapshots at scrape time.
+//! - [`events`]: `GET /api/v1/events`, the live events as Server-Sent Events, from a
+//!   [`events::Hub`] the core's publishers post into without waiting.
+//! - [`paths`]: `GET /api/v1/paths/{src}/{dst}`, the routing engine's path.
 //! - [`model`]: the JSON documents; [`error`]: `{"error": "..."}` refusals, the JSON
 //!   body extractor, the 1 MiB body limit; [`dpid`]: dpids as people write them.
 //!
@@ -30,8 +33,10 @@
 pub mod auth;
 pub mod dpid;
 pub mod error;
+pub mod events;
 pub mod metrics;
 pub mod model;
+pub mod paths;
 pub mod routes;
 
 use std::io;
@@ -97,6 +102,11 @@ pub struct Shared {
     pub openapi: String,
     /// What `/metrics` renders: a collector reading the core at each scrape.
     pub metrics: prometheus_client::registry::Registry,
+    /// The live events `/events` streams (subscribed to the core once, at start).
+    pub events: Arc<events::Hub>,
+    /// Becomes `true` when the API stops: event streams end then, so shutdown does
+    /// not wait for them.
+    pub stopping: watch::Receiver<bool>,
 }
 
 /// The running API.
@@ -124,6 +134,8 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/hosts", get(hosts))
         .route("/topology", get(topology))
         .route("/apps", get(app_list))
+        .route("/events", get(crate::events::events))
+        .route("/paths/{src}/{dst}", get(crate::paths::path))
         .route("/metrics", get(metrics_v1))
         .route("/openapi.json", get(openapi));
     Router::new()
@@ -186,6 +198,7 @@ impl Server {
         })?;
         listener.set_nonblocking(true)?;
         let local_addr = listener.local_addr()?;
+        let (stop, mut stopped) = watch::channel(false);
         let shared = Arc::new(Shared {
             reads_need_token: settings.read_auth || !addr.ip().is_loopback(),
             token: settings.token,
@@ -194,13 +207,14 @@ impl Server {
             local_addr,
             openapi: openapi_json(),
             metrics: metrics::registry(core.clone()),
+            events: events::Hub::attach(&core),
+            stopping: stopped.clone(),
             core,
         });
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()
             .build()?;
-        let (stop, mut stopped) = watch::channel(false);
         let app = router(shared);
         let thread = std::thread::Builder::new()
             .name("pharos-api".into())

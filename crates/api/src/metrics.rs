@@ -24,20 +24,26 @@
 //! | `pharos_admission_refused_total` | counter | `reason` | connections refused at accept |
 //! | `pharos_handshake_failures_total` | counter | `reason` | handshakes that failed |
 //! | `pharos_connected_switches` | gauge | | switches connected |
+//! | `pharos_app_handler_seconds` | histogram | `app`, `handler` | time per handler call, sampled |
 //!
 //! What differs from Faucet, and why: per-switch counters belong to the switch's
 //! *connection* (the core counts on the worker that owns it), so they start again at 0
 //! when a switch reconnects (Prometheus's `rate` and `increase` treat that as a counter
 //! reset) and a switch that is gone has no series (so `dp_status` is never 0: absent
 //! means disconnected). For the same reason connections and disconnections are counted
-//! controller-wide (the admission tier and the workers' totals), not per `dp_id`. The
-//! core records no per-handler timings yet, so there is no handler-time histogram.
+//! controller-wide (the admission tier and the workers' totals), not per `dp_id`.
+//!
+//! `pharos_app_handler_seconds` is sampled so the PACKET_IN path reads no clock per
+//! message: one call in 64 of each handler on each switch is timed and counts for the
+//! calls since the one before (`controller::timing`), so its `_count` trails the calls
+//! by up to 63 per switch and handler and its `_sum` is an estimate (right on average).
+//! The exact call counts are in `GET /api/v1/apps`.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
@@ -102,6 +108,29 @@ fn gauges(
     let mut m = enc.encode_descriptor(name, help, None, MetricType::Gauge)?;
     for (labels, v) in rows {
         ConstGauge::new(v).encode(m.encode_family(&labels)?)?;
+    }
+    Ok(())
+}
+
+/// The handler-time histograms, one per (app, handler).
+fn histograms(
+    enc: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    timings: &[controller::timing::HandlerTiming],
+) -> fmt::Result {
+    let mut m = enc.encode_descriptor(name, help, None, MetricType::Histogram)?;
+    for t in timings {
+        let labels: Labels = vec![
+            ("app", t.app.to_string()),
+            ("handler", t.handler.to_string()),
+        ];
+        m.encode_family(&labels)?.encode_histogram::<NoLabelSet>(
+            t.time_secs,
+            t.timed_calls,
+            &t.buckets,
+            None,
+        )?;
     }
     Ok(())
 }
@@ -232,6 +261,15 @@ impl Collector for Scrape {
                 }),
             )?;
         }
+        // The apps' handler times (one call in 64 per handler and switch timed, each
+        // standing for the calls since the one before: see controller::timing).
+        histograms(
+            &mut enc,
+            "pharos_app_handler_seconds",
+            "Time an app's handler takes per call, sampled (one call in 64 per switch timed, weighted by the calls it stands for)",
+            &self.core.pipeline.handler_timings(),
+        )?;
+
         if let Some(topology) = services.get::<apps::topology::Topology>() {
             gauges(
                 &mut enc,

@@ -345,6 +345,35 @@ pub struct AppInfo {
     pub state: AppState,
     /// Panics caught in its handlers.
     pub panics: u64,
+    /// Why it is quarantined (its first panic); `null` while it runs.
+    pub reason: Option<QuarantineReason>,
+    /// Its handlers, with their calls and time (as the workers last published them,
+    /// at most about half a second old).
+    pub handlers: Vec<HandlerStats>,
+}
+
+/// One handler of an app: an app's code for one kind of call.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HandlerStats {
+    /// `PACKET_IN`, a message type (`FLOW_REMOVED`), `PORT_STATUS`, `timer`,
+    /// `global timer`, `initialize`, `switch_added`, `switch_removed`, `reply`.
+    pub handler: String,
+    /// Calls so far.
+    pub calls: u64,
+    /// Seconds spent in them: estimated from one call in 64 per switch, timed.
+    pub time_secs: f64,
+}
+
+/// Why an app was quarantined: the first panic caught in its code.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct QuarantineReason {
+    /// The code that panicked: `PACKET_IN`, a message type, `PORT_STATUS`, `timer`,
+    /// `global timer`, `switch_added`, `reply`, `service event`, ...
+    pub handler: String,
+    /// The panic's message.
+    pub panic: String,
+    /// The switch it ran for, if any.
+    pub dpid: Option<String>,
 }
 
 /// `POST /switches/{dpid}/ports/{port}`: set a port administratively up or down.

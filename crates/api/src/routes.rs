@@ -37,10 +37,20 @@ use crate::{dpid, Shared};
         hosts,
         topology,
         app_list,
+        crate::events::events,
+        crate::paths::path,
         metrics,
         metrics_v1,
         openapi
     ),
+    components(schemas(
+        crate::events::SwitchEventData,
+        crate::events::PortEventData,
+        crate::events::LinkEventData,
+        crate::events::HostEventData,
+        crate::events::AppEventData,
+        crate::events::LaggedData
+    )),
     modifiers(&BearerAuth),
     tags(
         (name = "controller", description = "The controller itself"),
@@ -325,13 +335,26 @@ pub async fn topology(State(s): St) -> Json<Topology> {
     })
 }
 
-/// The apps, in pipeline order, with their state.
+/// The apps, in pipeline order, with their state, why one is quarantined, and their
+/// handlers' calls and time.
 #[utoipa::path(get, path = "/api/v1/apps", tag = "apps",
     responses((status = 200, description = "The apps", body = Vec<AppInfo>),
         (status = 401, description = "A token is needed", body = ErrorBody),
         (status = 403, description = "Wrong token", body = ErrorBody)))]
 pub async fn app_list(State(s): St) -> Json<Vec<AppInfo>> {
     let p = &s.core.pipeline;
+    let timings = p.handler_timings();
+    let handlers = |app: &str| {
+        timings
+            .iter()
+            .filter(|t| t.app == app)
+            .map(|t| HandlerStats {
+                handler: t.handler.into(),
+                calls: t.calls,
+                time_secs: t.time_secs,
+            })
+            .collect()
+    };
     Json(
         p.app_names()
             .into_iter()
@@ -345,6 +368,12 @@ pub async fn app_list(State(s): St) -> Json<Vec<AppInfo>> {
                     AppState::Running
                 },
                 panics: p.panics(name).unwrap_or(0),
+                reason: p.quarantine_reason(name).map(|q| QuarantineReason {
+                    handler: q.handler,
+                    panic: q.panic,
+                    dpid: q.dpid.map(dpid::format),
+                }),
+                handlers: handlers(name),
             })
             .collect(),
     )

@@ -7,6 +7,7 @@ mod emu;
 
 mod contract;
 mod http;
+mod sse;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -47,15 +48,24 @@ impl Running {
 
     /// With the API on `listen`.
     fn start_on(listen: SocketAddr, read_auth: bool) -> Running {
+        let apps = ["topology", "device_manager"]
+            .iter()
+            .map(|n| apps::by_name(n, &Default::default()).unwrap())
+            .collect();
+        Running::start_with(listen, read_auth, apps)
+    }
+
+    /// With these apps, the API on `listen`.
+    fn start_with(
+        listen: SocketAddr,
+        read_auth: bool,
+        apps: Vec<Box<dyn controller::app::AnyApp>>,
+    ) -> Running {
         let config = Config {
             listen: vec!["127.0.0.1:0".parse().unwrap()],
             workers: 2,
             ..Config::default()
         };
-        let apps = ["topology", "device_manager"]
-            .iter()
-            .map(|n| apps::by_name(n, &Default::default()).unwrap())
-            .collect();
         let pipeline = Arc::new(Pipeline::build(apps, Services::new()).expect("apps start"));
         let handle = Arc::new(
             Controller::start(&config.net(), Arc::clone(&pipeline)).expect("controller starts"),
@@ -476,8 +486,29 @@ fn the_openapi_document_describes_every_route_with_bearer_auth_on_writes() {
         "/api/v1/openapi.json",
         "/metrics",
         "/api/v1/metrics",
+        "/api/v1/events",
+        "/api/v1/paths/{src}/{dst}",
     ] {
         assert!(paths.iter().any(|k| *k == p), "{p} missing from {paths:?}");
+    }
+    // The event stream is documented as one, with the schemas of its events' data.
+    assert!(
+        doc["paths"]["/api/v1/events"]["get"]["responses"]["200"]["content"]
+            .get("text/event-stream")
+            .is_some()
+    );
+    for schema in [
+        "SwitchEventData",
+        "PortEventData",
+        "LinkEventData",
+        "HostEventData",
+        "AppEventData",
+        "LaggedData",
+    ] {
+        assert!(
+            doc["components"]["schemas"].get(schema).is_some(),
+            "{schema}"
+        );
     }
     assert_eq!(
         doc["paths"]["/api/v1/switches/{dpid}/ports/{port}"]["post"]["security"],
@@ -830,4 +861,447 @@ fn a_real_prometheus_scrapes_of_packet_ins_total() {
     let dir = prom.dir.clone();
     drop(prom);
     assert!(!dir.exists(), "{} left behind", dir.display());
+}
+
+/// An app whose PACKET_IN handler panics for packets that come in on port 9.
+struct Fragile;
+
+impl controller::app::App for Fragile {
+    type State = ();
+    fn name(&self) -> &'static str {
+        "fragile"
+    }
+    fn build(&self, b: &mut controller::app::Builder<Self>) {
+        b.on_packet_in(controller::app::Order::direct(100), |_, _, _, p| {
+            if p.in_port() == 9 {
+                panic!("port 9 is cursed");
+            }
+            controller::app::Flow::Continue
+        });
+    }
+}
+
+/// The default test apps, and `Fragile` last.
+fn with_fragile() -> Running {
+    let mut apps: Vec<Box<dyn controller::app::AnyApp>> = ["topology", "device_manager"]
+        .iter()
+        .map(|n| apps::by_name(n, &Default::default()).unwrap())
+        .collect();
+    apps.push(Box::new(Fragile));
+    Running::start_with("127.0.0.1:0".parse().unwrap(), false, apps)
+}
+
+/// The event's data validated against its schema in openapi.json.
+fn check_event(c: &Running, event: &str, data: &Value) {
+    let schema = match event {
+        "switch" => "SwitchEventData",
+        "port" => "PortEventData",
+        "link" => "LinkEventData",
+        "host" => "HostEventData",
+        "app" => "AppEventData",
+        "lagged" => "LaggedData",
+        other => panic!("an event type the API does not document: {other}"),
+    };
+    c.contract.as_ref().unwrap().check_component(schema, data);
+}
+
+#[test]
+fn the_event_stream_tells_switches_ports_links_hosts_and_quarantines_as_they_happen() {
+    let c = with_fragile();
+    let mut all = sse::SseStream::open(c.api_addr, "/api/v1/events?heartbeat=1", &[]);
+    assert_eq!(all.status, 200, "{}", all.head);
+    assert!(
+        all.head
+            .to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{}",
+        all.head
+    );
+    let mut only = sse::SseStream::open(c.api_addr, "/api/v1/events?types=switch,app", &[]);
+    assert_eq!(only.status, 200, "{}", only.head);
+
+    let mut seqs = Vec::new();
+    let next = |s: &mut sse::SseStream, event: &str, what: &str| {
+        let (e, v) = s.expect(T, |e, v| e == event && v["event"] == what);
+        check_event(&c, &e, &v);
+        assert!(v["time"].as_f64().unwrap() > 1.7e9, "{v}");
+        v
+    };
+
+    // A switch connects: its dpid, version, peer.
+    let mut sw = connect(c.of_addr, Spec::v13(5));
+    let v = next(&mut all, "switch", "connected");
+    assert_eq!(
+        (
+            v["dpid"].as_str(),
+            v["version"].as_str(),
+            v["n_ports"].as_u64()
+        ),
+        (Some("00:00:00:00:00:00:00:05"), Some("1.3"), Some(4))
+    );
+    assert_eq!(v["peer"], sw.local_addr().to_string());
+    seqs.push(v["seq"].as_u64().unwrap());
+
+    // Port 2's link goes down, then port 7 appears.
+    sw.send_port_status(2, 2, 0, PORT_CONFIG_DOWN).unwrap();
+    let v = next(&mut all, "port", "down");
+    assert_eq!(
+        (v["dpid"].as_str(), v["port"]["port_no"].as_u64()),
+        (Some("00:00:00:00:00:00:00:05"), Some(2))
+    );
+    assert_eq!(
+        (v["was_up"].as_bool(), v["port"]["up"].as_bool()),
+        (Some(true), Some(false))
+    );
+    seqs.push(v["seq"].as_u64().unwrap());
+    sw.send_port_status(0, 7, 0, 0).unwrap();
+    let v = next(&mut all, "port", "added");
+    assert_eq!(v["port"]["port_no"], 7);
+    assert_eq!(v["was_up"], Value::Null);
+
+    // A host is seen on port 3.
+    sw.send_packet_in(3, &emu::frame(host(1), host(2)), None)
+        .unwrap();
+    let v = next(&mut all, "host", "added");
+    assert_eq!(v["mac"], host(1).to_string());
+    assert_eq!(v["attachment"]["port"], 3);
+    seqs.push(v["seq"].as_u64().unwrap());
+
+    // The topology service finds a link (as the topology app does, through update).
+    let topo = c
+        .pipeline
+        .services()
+        .get::<apps::topology::Topology>()
+        .unwrap();
+    let link = apps::routing::Link::new(5, 1, 6, 1);
+    topo.update(|t| {
+        t.add_link(link);
+        vec![apps::topology::TopologyEvent::LinkAdded(link)]
+    });
+    let v = next(&mut all, "link", "added");
+    assert_eq!(v["link"]["src"]["dpid"], "00:00:00:00:00:00:00:05");
+    assert_eq!(v["link"]["dst"]["dpid"], "00:00:00:00:00:00:00:06");
+    seqs.push(v["seq"].as_u64().unwrap());
+
+    // An app panics: quarantined, with the panic and the handler.
+    sw.send_packet_in(9, &emu::frame(host(3), host(2)), None)
+        .unwrap();
+    let v = next(&mut all, "app", "quarantined");
+    assert_eq!(
+        (v["app"].as_str(), v["handler"].as_str()),
+        (Some("fragile"), Some("PACKET_IN"))
+    );
+    assert_eq!(v["reason"], "port 9 is cursed");
+    assert_eq!(v["dpid"], "00:00:00:00:00:00:00:05");
+    seqs.push(v["seq"].as_u64().unwrap());
+
+    // The switch leaves: the reason its connection closed.
+    drop(sw);
+    let v = next(&mut all, "switch", "disconnected");
+    assert_eq!(v["dpid"], "00:00:00:00:00:00:00:05");
+    assert!(v["reason"].as_str().is_some_and(|r| !r.is_empty()), "{v}");
+    seqs.push(v["seq"].as_u64().unwrap());
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+
+    // Quiet for a second: a heartbeat comment.
+    let deadline = Instant::now() + T;
+    loop {
+        match all.next_until(deadline) {
+            Some(sse::Item::Comment(c)) => {
+                assert_eq!(c, "heartbeat");
+                break;
+            }
+            Some(_) => {}
+            None => panic!("no heartbeat within {T:?}"),
+        }
+    }
+
+    // The filtered stream saw the switch and app events only, in the same order.
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        match only.next_until(Instant::now() + T) {
+            Some(sse::Item::Event { event, data, .. }) => {
+                let v: Value = serde_json::from_str(&data).unwrap();
+                got.push((event, v["event"].as_str().unwrap().to_string()));
+            }
+            Some(sse::Item::Comment(_)) => {}
+            None => panic!("the filtered stream stopped at {got:?}"),
+        }
+    }
+    let want = [
+        ("switch", "connected"),
+        ("app", "quarantined"),
+        ("switch", "disconnected"),
+    ];
+    assert_eq!(
+        got.iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect::<Vec<_>>(),
+        want
+    );
+
+    // /apps says why the app is quarantined.
+    let apps = c.get("/api/v1/apps").json();
+    let fragile = &apps[2];
+    assert_eq!(
+        (fragile["name"].as_str(), fragile["state"].as_str()),
+        (Some("fragile"), Some("quarantined"))
+    );
+    assert_eq!(fragile["reason"]["panic"], "port 9 is cursed");
+    assert_eq!(fragile["reason"]["handler"], "PACKET_IN");
+    assert_eq!(apps[0]["reason"], Value::Null);
+}
+
+#[test]
+fn the_event_stream_refuses_unknown_types_and_follows_the_read_rules() {
+    let c = Running::start(true);
+    let auth = bearer(TOKEN);
+    let r = c.call(
+        "GET",
+        "/api/v1/events?types=switch,flows",
+        &[("Authorization", &auth)],
+        None,
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("\"flows\""),
+        "{}",
+        r.text()
+    );
+    let r = c.call(
+        "GET",
+        "/api/v1/events?heartbeat=0",
+        &[("Authorization", &auth)],
+        None,
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    // Reads need the token here: the stream too.
+    let r = c.get("/api/v1/events");
+    assert_eq!(r.status, 401);
+    let s = sse::SseStream::open(c.api_addr, "/api/v1/events", &[("Authorization", &auth)]);
+    assert_eq!(s.status, 200, "{}", s.head);
+}
+
+#[test]
+fn shutdown_ends_open_event_streams_promptly() {
+    let c = Running::start(false);
+    let mut s = sse::SseStream::open(c.api_addr, "/api/v1/events", &[]);
+    assert_eq!(s.status, 200);
+    let started = Instant::now();
+    c.api.shutdown();
+    assert!(started.elapsed() < api::GRACE, "{:?}", started.elapsed());
+    // The stream ended (no event came, and it did not wait for the deadline).
+    assert_eq!(s.next_until(Instant::now() + T), None);
+    assert!(started.elapsed() < T / 2, "{:?}", started.elapsed());
+}
+
+/// Relays switch `a`'s next discovery frame out of `a_port` to switch `b`, as if it came
+/// in on `b_port` (an emulated cable, one way).
+fn relay_lldp(a: &mut Emu, a_port: u32, b: &mut Emu, b_port: u32) {
+    let lldp_out = |m: &Message| {
+        emu::output_ports(m) == [a_port]
+            && emu::packet_out_parts(m)
+                .is_some_and(|(_, data)| data.len() > 14 && data[12..14] == [0x88, 0xcc])
+    };
+    // The latest one read already (the handshake reads what follows it), else the next.
+    let m = match a.log.iter().rev().find(|(_, m)| lldp_out(m)) {
+        Some((_, m)) => m.clone(),
+        None => {
+            a.wait_for(T, lldp_out)
+                .unwrap_or_else(|e| panic!("no discovery frame out of port {a_port}: {e}"))
+                .1
+        }
+    };
+    let (_, data) = emu::packet_out_parts(&m).unwrap();
+    b.send_packet_in(b_port, data, None).unwrap();
+}
+
+#[test]
+fn paths_follow_the_routing_engine_between_switches_and_hosts() {
+    // Links that last the whole test, even on a slow machine.
+    let topology: toml::Table = toml::from_str("link_timeout = 120\nlldp_interval = 30").unwrap();
+    let apps = vec![
+        apps::by_name("topology", &topology).unwrap(),
+        apps::by_name("device_manager", &Default::default()).unwrap(),
+        apps::by_name("routing", &Default::default()).unwrap(),
+    ];
+    let c = Running::start_with("127.0.0.1:0".parse().unwrap(), false, apps);
+    // 1:2 <-> 2:1 and 2:2 <-> 3:1; switch 4 stands alone.
+    let mut s1 = connect(c.of_addr, Spec::v13(1));
+    let mut s2 = connect(c.of_addr, Spec::v10(2));
+    let mut s3 = connect(c.of_addr, Spec::v13(3));
+    let _s4 = connect(c.of_addr, Spec::v13(4));
+    relay_lldp(&mut s1, 2, &mut s2, 1);
+    relay_lldp(&mut s2, 1, &mut s1, 2);
+    relay_lldp(&mut s2, 2, &mut s3, 1);
+    relay_lldp(&mut s3, 1, &mut s2, 2);
+    c.poll("/api/v1/links", |v| v.as_array().unwrap().len() == 4);
+
+    let hop = |d: &str, i: Option<u32>, o: Option<u32>| serde_json::json!({"dpid": d, "in_port": i, "out_port": o});
+    let (d1, d2, d3) = (
+        "00:00:00:00:00:00:00:01",
+        "00:00:00:00:00:00:00:02",
+        "00:00:00:00:00:00:00:03",
+    );
+    // Between switches, in any dpid spelling.
+    let p = c.poll("/api/v1/paths/1/0000000000000003", |v| v["length"] == 2);
+    assert_eq!((p["src"].as_str(), p["dst"].as_str()), (Some(d1), Some(d3)));
+    assert_eq!(
+        p["hops"],
+        serde_json::json!([
+            hop(d1, None, Some(2)),
+            hop(d2, Some(1), Some(2)),
+            hop(d3, Some(1), None)
+        ])
+    );
+    let p = c.get("/api/v1/paths/3/1").json();
+    assert_eq!(
+        p["hops"],
+        serde_json::json!([
+            hop(d3, None, Some(1)),
+            hop(d2, Some(2), Some(1)),
+            hop(d1, Some(2), None)
+        ])
+    );
+    let p = c.get("/api/v1/paths/2/2").json();
+    assert_eq!(
+        (p["length"].as_u64(), p["hops"].clone()),
+        (Some(0), serde_json::json!([hop(d2, None, None)]))
+    );
+
+    // Between hosts: their ports at both ends.
+    s1.send_packet_in(3, &emu::frame(host(1), host(2)), None)
+        .unwrap();
+    s3.send_packet_in(4, &emu::frame(host(2), host(1)), None)
+        .unwrap();
+    c.poll("/api/v1/hosts", |v| v.as_array().unwrap().len() == 2);
+    let path = format!("/api/v1/paths/{}/{}", host(1), host(2));
+    let p = c.get(&path).json();
+    assert_eq!(p["src"], host(1).to_string());
+    assert_eq!(
+        p["hops"],
+        serde_json::json!([
+            hop(d1, Some(3), Some(2)),
+            hop(d2, Some(1), Some(2)),
+            hop(d3, Some(1), Some(4))
+        ])
+    );
+    // A host and a switch.
+    let p = c.get(&format!("/api/v1/paths/{}/2", host(2))).json();
+    assert_eq!(
+        p["hops"],
+        serde_json::json!([hop(d3, Some(4), Some(1)), hop(d2, Some(2), None)])
+    );
+
+    // No path to the lone switch; a switch not there; a host not known; not an end.
+    let r = c.get("/api/v1/paths/1/4");
+    assert_eq!(r.status, 404, "{}", r.text());
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("no path"),
+        "{}",
+        r.text()
+    );
+    let r = c.get("/api/v1/paths/1/9");
+    assert_eq!(r.status, 404);
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("no switch"),
+        "{}",
+        r.text()
+    );
+    let r = c.get(&format!("/api/v1/paths/{}/1", host(7)));
+    assert_eq!(r.status, 404);
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("no host"),
+        "{}",
+        r.text()
+    );
+    for bad in [
+        "/api/v1/paths/switch-one/1",
+        "/api/v1/paths/1/aa:bb:cc:dd:ee:zz",
+    ] {
+        let r = c.get(bad);
+        assert_eq!(r.status, 400, "{bad}: {}", r.text());
+    }
+    drop((s1, s2, s3));
+}
+
+#[test]
+fn paths_without_the_routing_app_are_503_saying_so() {
+    let c = Running::start(false);
+    let _sw = connect(c.of_addr, Spec::v13(1));
+    c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 1);
+    let r = c.get("/api/v1/paths/1/1");
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("routing app"),
+        "{}",
+        r.text()
+    );
+}
+
+#[test]
+fn apps_show_each_handlers_calls_and_time_and_metrics_their_histogram() {
+    let c = Running::start(false);
+    let mut sw = connect(c.of_addr, Spec::v13(0xc3));
+    send_packet_ins(&mut sw, 100, 200);
+
+    // Published at the workers' interval: poll until all 200 show.
+    let handler = |apps: &Value, app: &str, handler: &str| -> Option<Value> {
+        let a = apps.as_array()?.iter().find(|a| a["name"] == app)?;
+        a["handlers"]
+            .as_array()?
+            .iter()
+            .find(|h| h["handler"] == handler)
+            .cloned()
+    };
+    let apps = c.poll("/api/v1/apps", |v| {
+        handler(v, "device_manager", "PACKET_IN").is_some_and(|h| h["calls"] == 200)
+    });
+    for app in ["topology", "device_manager"] {
+        let h = handler(&apps, app, "PACKET_IN").unwrap();
+        assert_eq!(h["calls"], 200, "{app}: {h}");
+        // Calls 1, 65, 129 and 193 were timed.
+        assert!(h["time_secs"].as_f64().unwrap() > 0.0, "{app}: {h}");
+    }
+    // Both apps' switch listeners ran once for this switch.
+    let added = handler(&apps, "topology", "switch_added")
+        .or_else(|| handler(&apps, "topology", "initialize"));
+    assert!(
+        added.is_some_and(|h| h["calls"].as_u64() >= Some(1)),
+        "{apps:#}"
+    );
+
+    let body = c.get("/metrics").text();
+    let dm = [("app", "device_manager"), ("handler", "PACKET_IN")];
+    let count = sample(&body, "pharos_app_handler_seconds_count", &dm).expect(&body);
+    // 1 + 64 + 64 + 64: the timed calls and the calls they stand for.
+    assert_eq!(count, 193.0, "{body}");
+    let inf = [
+        ("app", "device_manager"),
+        ("handler", "PACKET_IN"),
+        ("le", "+Inf"),
+    ];
+    assert_eq!(
+        sample(&body, "pharos_app_handler_seconds_bucket", &inf),
+        Some(193.0)
+    );
+    assert!(sample(&body, "pharos_app_handler_seconds_sum", &dm).unwrap() > 0.0);
+    assert!(
+        body.contains("# TYPE pharos_app_handler_seconds histogram"),
+        "{body}"
+    );
+    // Cumulative buckets, as the format wants: never going down, ending at the count.
+    let buckets: Vec<f64> = samples(&body)
+        .into_iter()
+        .filter(|(n, labels, _)| {
+            n == "pharos_app_handler_seconds_bucket"
+                && dm
+                    .iter()
+                    .all(|(k, w)| labels.iter().any(|(lk, lv)| lk == k && lv == w))
+        })
+        .map(|(_, _, v)| v)
+        .collect();
+    assert_eq!(buckets.len(), 12, "{body}");
+    assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{buckets:?}");
+    assert!(body.contains("le=\"1e-06\""), "{body}");
 }

@@ -112,6 +112,10 @@ impl SwitchPipeline for Pipeline {
     fn global_tick(&self, now: Instant) -> Option<Instant> {
         Pipeline::global_tick(self, now)
     }
+
+    fn publish(&self, sw: &mut SwitchState) {
+        Pipeline::publish_timings(self, sw)
+    }
 }
 
 /// The timer thread's stop flag and the condition variable it sleeps on.

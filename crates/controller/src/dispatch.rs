@@ -47,12 +47,13 @@ use crate::app::{
     AnyApp, App, Builder, Dpid, Flow, MessageKind, Order, PacketInHandler, Phase, SwitchCtx,
 };
 use crate::counters::lock;
-use crate::events::AppGuard;
+use crate::events::{AppEvent, AppGuard, Publisher, Quarantine, Subscribers};
 use crate::info::{PortInfo, PortReason, SwitchInfo};
 use crate::requests::{Done, Requests};
 use crate::services::{Services, StartError};
 use crate::switches::{Route, Switches};
 use crate::timers::{Period, Rng, Schedule};
+use crate::timing::{HandlerTiming, Local, Names, Timings};
 
 /// A per-switch state slot, type-erased (downcast to `A::State`, a type-id compare).
 type Slot = dyn Any + Send;
@@ -79,6 +80,9 @@ struct Handler<F> {
     /// The app's index (its quarantine flag and state slot).
     app: usize,
     order: Order,
+    /// Its number among the pipeline's handlers, for its counts and time
+    /// ([`crate::timing`]); given by `Pipeline::build`.
+    id: usize,
     call: F,
 }
 
@@ -105,6 +109,9 @@ pub struct Registry {
     subscriptions: Vec<(usize, Subscription)>,
     /// Every app's panics (the pipeline's `handler_panics`), shared with the guards.
     all_panics: Arc<AtomicU64>,
+    /// Told of quarantines by the guards (the pipeline's [`Publisher`] of
+    /// [`AppEvent`]s).
+    app_events: Arc<Subscribers<AppEvent>>,
 }
 
 /// A subscription to make once every service is provided.
@@ -120,7 +127,11 @@ fn slot<A: App>(s: &mut Slot) -> &mut A::State {
 impl Registry {
     /// The guard of the app `name`, to be registered next (at index `guards.len()`).
     pub(crate) fn new_guard(&mut self, name: &'static str) -> AppGuard {
-        let g = AppGuard::new(name, Arc::clone(&self.all_panics));
+        let g = AppGuard::new(
+            name,
+            Arc::clone(&self.all_panics),
+            Arc::clone(&self.app_events),
+        );
         self.guards.push(g.clone());
         g
     }
@@ -154,6 +165,7 @@ impl Registry {
             self.packet_in.push(Handler {
                 app: index,
                 order,
+                id: 0,
                 call,
             });
         }
@@ -174,6 +186,7 @@ impl Registry {
                 Handler {
                     app: index,
                     order,
+                    id: 0,
                     call,
                 },
             ));
@@ -188,6 +201,7 @@ impl Registry {
                 list.push(Handler {
                     app: index,
                     order: Order::direct(0),
+                    id: 0,
                     call,
                 });
             }
@@ -199,6 +213,7 @@ impl Registry {
             self.port_status.push(Handler {
                 app: index,
                 order: Order::direct(0),
+                id: 0,
                 call,
             });
         }
@@ -211,6 +226,7 @@ impl Registry {
                 Handler {
                     app: index,
                     order,
+                    id: 0,
                     call,
                 },
             ));
@@ -224,6 +240,7 @@ impl Registry {
                 Handler {
                     app: index,
                     order,
+                    id: 0,
                     call,
                 },
             ));
@@ -237,6 +254,7 @@ impl Registry {
             self.switch_removed.push(Handler {
                 app: index,
                 order: Order::direct(0),
+                id: 0,
                 call,
             });
         }
@@ -337,6 +355,37 @@ pub struct Pipeline {
     counters: PipelineCounters,
     /// Each app's guard, by app index: its name and panic counts for the log.
     guards: Vec<AppGuard>,
+    /// Told of each app's quarantine (shared with the guards).
+    app_events: Arc<Subscribers<AppEvent>>,
+    /// Every handler's calls and time, as the workers last published them.
+    timings: Timings,
+    /// The number of each app's `reply` handler (its requests' callbacks), by app.
+    reply_ids: Vec<usize>,
+}
+
+/// A message kind's name as a handler's (`FLOW_REMOVED`).
+fn kind_name(kind: MessageKind) -> &'static str {
+    match kind {
+        MessageKind::Error => "ERROR",
+        MessageKind::Experimenter => "EXPERIMENTER",
+        MessageKind::FeaturesReply => "FEATURES_REPLY",
+        MessageKind::GetConfigReply => "GET_CONFIG_REPLY",
+        MessageKind::FlowRemoved => "FLOW_REMOVED",
+        MessageKind::PortStatus => "PORT_STATUS",
+        MessageKind::MultipartReply => "MULTIPART_REPLY",
+        MessageKind::BarrierReply => "BARRIER_REPLY",
+        MessageKind::QueueGetConfigReply => "QUEUE_GET_CONFIG_REPLY",
+        MessageKind::RoleReply => "ROLE_REPLY",
+        MessageKind::GetAsyncReply => "GET_ASYNC_REPLY",
+        MessageKind::Other => "other messages",
+    }
+}
+
+/// Apps quarantined, as they happen (the REST API's event stream subscribes).
+impl Publisher<AppEvent> for Pipeline {
+    fn subscribers(&self) -> &Subscribers<AppEvent> {
+        &self.app_events
+    }
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -365,6 +414,9 @@ pub struct SwitchState {
     uid: u64,
     /// For a switch driven by hand: what others sent it through `Switches`.
     queue: Option<Arc<Mutex<Vec<u8>>>>,
+    /// Its handlers' calls and timed calls, added to the pipeline's totals at each
+    /// publish ([`crate::timing`]).
+    timing: Local,
 }
 
 impl std::fmt::Debug for SwitchState {
@@ -438,18 +490,20 @@ impl Pipeline {
             mut packet_in,
             prefetch,
             messages,
-            initialize,
-            switch_added,
-            switch_removed,
-            port_status,
+            mut initialize,
+            mut switch_added,
+            mut switch_removed,
+            mut port_status,
             timers,
-            global_timers,
+            mut global_timers,
             services,
             guards,
             subscriptions,
             all_panics,
+            app_events,
         } = reg;
-        let (periods, timers) = timers.into_iter().unzip();
+        let (periods, mut timers): (Vec<Period>, Vec<Handler<SwitchCall>>) =
+            timers.into_iter().unzip();
         // Stable: equal orders keep app order.
         packet_in.sort_by_key(|h| h.order);
         let mut by_kind: Vec<(MessageKind, Vec<Handler<MessageCall>>)> = Vec::new();
@@ -462,6 +516,35 @@ impl Pipeline {
         for (_, list) in &mut by_kind {
             list.sort_by_key(|h| h.order);
         }
+        // Every handler numbered by (app, kind of call), for its counts and time.
+        let mut names = Names::default();
+        for h in &mut packet_in {
+            h.id = names.id(h.app, "PACKET_IN");
+        }
+        for (kind, list) in &mut by_kind {
+            for h in list {
+                h.id = names.id(h.app, kind_name(*kind));
+            }
+        }
+        for (list, name) in [
+            (&mut initialize, "initialize"),
+            (&mut switch_added, "switch_added"),
+            (&mut timers, "timer"),
+        ] {
+            for h in list {
+                h.id = names.id(h.app, name);
+            }
+        }
+        for h in &mut port_status {
+            h.id = names.id(h.app, "PORT_STATUS");
+        }
+        for h in &mut switch_removed {
+            h.id = names.id(h.app, "switch_removed");
+        }
+        for (_, h) in &mut global_timers {
+            h.id = names.id(h.app, "global timer");
+        }
+        let reply_ids = (0..entries.len()).map(|a| names.id(a, "reply")).collect();
         // In app order, as the apps were registered.
         let mut subscriptions = subscriptions.into_iter().peekable();
         for (i, e) in entries.iter().enumerate() {
@@ -494,6 +577,9 @@ impl Pipeline {
             global_timers,
             global_due: Mutex::new(None),
             guards,
+            app_events,
+            timings: Timings::new(names),
+            reply_ids,
             switches,
             services,
             counters: PipelineCounters {
@@ -521,6 +607,32 @@ impl Pipeline {
             .iter()
             .find(|e| e.name == name)
             .map(|e| e.quarantined.load(Relaxed))
+    }
+
+    /// Why the app named `name` is quarantined: its first panic (`None`: it runs, or
+    /// there is no such app).
+    pub fn quarantine_reason(&self, name: &str) -> Option<Quarantine> {
+        let i = self.apps.iter().position(|e| e.name == name)?;
+        self.guards[i].quarantine_reason()
+    }
+
+    /// Adds what switch `sw`'s handlers did since the last call to the totals
+    /// [`Pipeline::handler_timings`] reads: the worker calls it at its counters'
+    /// publish interval (and the pipeline when the switch leaves); a caller driving
+    /// switches by hand calls it before reading.
+    pub fn publish_timings(&self, sw: &mut SwitchState) {
+        self.timings.publish(&mut sw.timing);
+    }
+
+    /// Every handler's calls and time, by app then handler, as last published (see
+    /// [`crate::timing`] for how they are measured). An app's `reply` handler shows
+    /// once it was called.
+    pub fn handler_timings(&self) -> Vec<HandlerTiming> {
+        let mut v = self.timings.snapshot(|app| self.apps[app].name);
+        v.retain(|t| t.handler != "reply" || t.calls > 0);
+        let order = |t: &HandlerTiming| self.apps.iter().position(|e| e.name == t.app);
+        v.sort_by_key(order);
+        v
     }
 
     /// Panics caught in the handlers of the app named `name`.
@@ -584,6 +696,7 @@ impl Pipeline {
             schedule: Schedule::default(),
             uid,
             queue,
+            timing: self.timings.local(),
         }
     }
 
@@ -622,6 +735,7 @@ impl Pipeline {
     pub fn switch_added(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
         let SwitchState {
             info,
+            timing,
             slots,
             requests,
             schedule,
@@ -641,7 +755,7 @@ impl Pipeline {
                 let s = &mut *slots[h.app];
                 let c = &mut ctx;
                 let dpid = info.dpid;
-                self.guarded(h.app, Some(dpid), what, || (h.call)(c, s));
+                self.timed(timing, h.id, h.app, Some(dpid), what, || (h.call)(c, s));
             }
         }
     }
@@ -711,6 +825,7 @@ impl Pipeline {
     ) {
         let SwitchState {
             info,
+            timing,
             slots,
             requests,
             ..
@@ -723,9 +838,14 @@ impl Pipeline {
             }
             let s = &mut *slots[h.app];
             let c = &mut ctx;
-            let flow = self.guarded(h.app, Some(info.dpid), msg.type_name(), || {
-                (h.call)(c, s, msg)
-            });
+            let flow = self.timed(
+                timing,
+                h.id,
+                h.app,
+                Some(info.dpid),
+                msg.type_name(),
+                || (h.call)(c, s, msg),
+            );
             if flow == Some(Flow::Stop) && h.order.phase != Phase::Observe {
                 stopped = true;
             }
@@ -742,9 +862,11 @@ impl Pipeline {
             let mut info = SwitchInfo::clone(&sw.info);
             info.apply_port_status(reason, &port);
             sw.info = Arc::new(info);
-            self.switches.update(sw.uid, Arc::clone(&sw.info));
+            self.switches
+                .update(sw.uid, Arc::clone(&sw.info), reason, &port);
             let SwitchState {
                 info,
+                timing,
                 slots,
                 requests,
                 ..
@@ -757,7 +879,7 @@ impl Pipeline {
                 let s = &mut *slots[h.app];
                 let c = &mut ctx;
                 let p = &port;
-                self.guarded(h.app, Some(info.dpid), "PORT_STATUS", || {
+                self.timed(timing, h.id, h.app, Some(info.dpid), "PORT_STATUS", || {
                     (h.call)(c, s, reason, p)
                 });
             }
@@ -807,6 +929,7 @@ impl Pipeline {
         }
         let SwitchState {
             info,
+            timing,
             slots,
             requests,
             ..
@@ -819,7 +942,9 @@ impl Pipeline {
             }
             let s = &mut *slots[h.app];
             let c = &mut ctx;
-            let flow = self.guarded(h.app, Some(info.dpid), "PACKET_IN", || (h.call)(c, s, p));
+            let flow = self.timed(timing, h.id, h.app, Some(info.dpid), "PACKET_IN", || {
+                (h.call)(c, s, p)
+            });
             if flow == Some(Flow::Stop) && h.order.phase != Phase::Observe {
                 stopped = true;
             }
@@ -869,6 +994,7 @@ impl Pipeline {
         }
         let SwitchState {
             info,
+            timing,
             slots,
             requests,
             schedule,
@@ -887,7 +1013,9 @@ impl Pipeline {
             schedule.ran(i, &self.periods[i], now, rng);
             let s = &mut *slots[h.app];
             let c = &mut ctx;
-            self.guarded(h.app, Some(info.dpid), "timer", || (h.call)(c, s));
+            self.timed(timing, h.id, h.app, Some(info.dpid), "timer", || {
+                (h.call)(c, s)
+            });
         }
     }
 
@@ -913,7 +1041,10 @@ impl Pipeline {
             if due[i].is_some_and(|d| d <= now) {
                 due[i] = Some(now + *period);
                 let switches = &*self.switches;
+                let started = Instant::now();
                 self.guarded(h.app, None, "global timer", || (h.call)(switches, now));
+                let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                self.timings.add_one(h.id, nanos);
                 // The timer may have got its app quarantined.
                 if self.apps[h.app].quarantined.load(Relaxed) {
                     due[i] = None;
@@ -927,6 +1058,7 @@ impl Pipeline {
     fn answer(&self, sw: &mut SwitchState, done: Done, out: &mut Vec<u8>, now: Instant) {
         let SwitchState {
             info,
+            timing,
             slots,
             requests,
             ..
@@ -941,7 +1073,8 @@ impl Pipeline {
         let Done {
             callback, reply, ..
         } = done;
-        self.guarded(done.app, Some(info.dpid), "reply", || {
+        let id = self.reply_ids[done.app];
+        self.timed(timing, id, done.app, Some(info.dpid), "reply", || {
             callback(app, c, s, reply)
         });
     }
@@ -951,7 +1084,7 @@ impl Pipeline {
     /// the switch-removed listeners run, and the state (every app's slot, the timers)
     /// is dropped.
     pub fn switch_removed(&self, mut sw: SwitchState, reason: &str, now: Instant) {
-        self.switches.remove(sw.info.dpid, sw.uid);
+        self.switches.remove(sw.info.dpid, sw.uid, reason);
         tracing::debug!(
             dpid = %Dpid(sw.info.dpid),
             reason,
@@ -963,7 +1096,10 @@ impl Pipeline {
             self.answer(&mut sw, done, &mut discarded, now);
         }
         let SwitchState {
-            info, mut slots, ..
+            info,
+            mut slots,
+            mut timing,
+            ..
         } = sw;
         for h in &self.switch_removed {
             if self.apps[h.app].quarantined.load(Relaxed) {
@@ -972,11 +1108,17 @@ impl Pipeline {
             // A zero-sized placeholder: no allocation.
             let state = std::mem::replace(&mut slots[h.app], Box::new(()));
             let i = &*info;
-            self.guarded(h.app, Some(info.dpid), "switch_removed", || {
-                (h.call)(i, state)
-            });
+            self.timed(
+                &mut timing,
+                h.id,
+                h.app,
+                Some(info.dpid),
+                "switch_removed",
+                || (h.call)(i, state),
+            );
         }
         drop(slots);
+        self.timings.publish(&mut timing);
     }
 
     fn ctx<'a>(
@@ -1008,6 +1150,28 @@ impl Pipeline {
         ctx.app = app;
         ctx.app_name = e.name;
         false
+    }
+
+    /// Runs handler `id` of app `app` through [`Pipeline::guarded`], counted in
+    /// `timing` and, one call in [`crate::timing::SAMPLE_EVERY`], timed: no clock read
+    /// and no shared write for the others (see [`crate::timing`]).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn timed<R>(
+        &self,
+        timing: &mut Local,
+        id: usize,
+        app: usize,
+        dpid: Option<u64>,
+        what: &str,
+        f: impl FnOnce() -> R,
+    ) -> Option<R> {
+        let started = timing.count(id).then(Instant::now);
+        let r = self.guarded(app, dpid, what, f);
+        if let Some(started) = started {
+            timing.timed(id, started);
+        }
+        r
     }
 
     /// Runs `f`; a panic quarantines app `app` and is logged and counted.

@@ -286,3 +286,104 @@ mod by_hand {
         assert_eq!(p.global_tick(Instant::now()), None, "no global timers");
     }
 }
+
+/// Panics in its switch-added listener.
+struct FailsOnAdd;
+impl App for FailsOnAdd {
+    type State = ();
+    fn name(&self) -> &'static str {
+        "fails_on_add"
+    }
+    fn build(&self, b: &mut Builder<Self>) {
+        b.on_switch_added(|_, _, _| panic!("no room for switch"));
+    }
+}
+
+#[test]
+fn a_quarantine_keeps_its_first_panic_and_is_told_once() {
+    let p = Pipeline::build(
+        vec![Box::new(Nothing), Box::new(FailsOnAdd)],
+        Services::new(),
+    )
+    .unwrap();
+    let told: Arc<Mutex<Vec<AppEvent>>> = Arc::default();
+    let log = Arc::clone(&told);
+    p.subscribers()
+        .subscribe(Box::new(move |e| log.lock().unwrap().push(e.clone())));
+    assert_eq!(p.quarantine_reason("fails_on_add"), None);
+    let mut out = Vec::new();
+    let mut sw = p.new_switch(info(7, Version::V1_3));
+    p.switch_added(&mut sw, &mut out, Instant::now());
+    let want = Quarantine {
+        app: "fails_on_add",
+        handler: "switch_added".into(),
+        panic: "no room for switch".into(),
+        dpid: Some(7),
+    };
+    assert_eq!(p.quarantine_reason("fails_on_add"), Some(want.clone()));
+    assert_eq!(p.quarantine_reason("nothing"), None);
+    assert_eq!(*told.lock().unwrap(), [AppEvent::Quarantined(want)]);
+}
+
+/// Counts barrier replies, and says hello on switch-added.
+struct Counted;
+impl App for Counted {
+    type State = u32;
+    fn name(&self) -> &'static str {
+        "counted"
+    }
+    fn build(&self, b: &mut Builder<Self>) {
+        b.on_switch_added(|_, _, _| {});
+        b.on_message(MessageKind::BarrierReply, Order::direct(0), |_, _, n, _| {
+            *n += 1;
+            Flow::Continue
+        });
+    }
+}
+
+#[test]
+fn handlers_are_counted_on_the_switch_and_published_with_one_call_in_64_timed() {
+    let p = Pipeline::build(vec![Box::new(Nothing), Box::new(Counted)], Services::new()).unwrap();
+    let mut sw = p.new_switch(info(3, Version::V1_3));
+    let mut out = Vec::new();
+    let now = Instant::now();
+    p.switch_added(&mut sw, &mut out, now);
+    let mut frame = Vec::new();
+    openflow::Message::V13(openflow::of13::Message::BarrierReply)
+        .encode(0, &mut frame)
+        .unwrap();
+    for _ in 0..130 {
+        p.handle(&mut sw, &frame, &mut out, now);
+    }
+    let calls = |p: &Pipeline| -> Vec<(&str, &str, u64)> {
+        p.handler_timings()
+            .iter()
+            .map(|t| (t.app, t.handler, t.calls))
+            .collect()
+    };
+    // Nothing shared is written per call: readers see the counts once published.
+    assert_eq!(
+        calls(&p),
+        [
+            ("counted", "BARRIER_REPLY", 0),
+            ("counted", "switch_added", 0)
+        ]
+    );
+    p.publish_timings(&mut sw);
+    assert_eq!(
+        calls(&p),
+        [
+            ("counted", "BARRIER_REPLY", 130),
+            ("counted", "switch_added", 1)
+        ]
+    );
+    let t = &p.handler_timings()[0];
+    // Calls 1, 65 and 129 were timed, standing for 1 + 64 + 64 calls.
+    assert_eq!(t.timed_calls, 129);
+    assert_eq!(t.buckets.iter().map(|b| b.1).sum::<u64>(), 129);
+    assert!(t.time_secs > 0.0);
+    // What a switch counted after its last publish is added when it leaves.
+    p.handle(&mut sw, &frame, &mut out, now);
+    p.switch_removed(sw, "test", now);
+    assert_eq!(p.handler_timings()[0].calls, 131);
+}

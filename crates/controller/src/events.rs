@@ -21,6 +21,29 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use crate::app::Dpid;
 
+/// Why an app was quarantined: the first panic caught in its code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quarantine {
+    /// The app.
+    pub app: &'static str,
+    /// The code that panicked: the handler's kind (`"PACKET_IN"`, `"timer"`,
+    /// `"service event"`, ...).
+    pub handler: String,
+    /// The panic's message (`"(non-string panic payload)"` when it had none).
+    pub panic: String,
+    /// The switch it ran for, if it ran for one.
+    pub dpid: Option<u64>,
+}
+
+/// What happens to apps, as subscribers of [`crate::dispatch::Pipeline`]'s
+/// [`Publisher`] see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AppEvent {
+    /// The app panicked and none of its code runs again: told once per app, by the
+    /// thread that caught the first panic.
+    Quarantined(Quarantine),
+}
+
 /// One app's health, shared by the pipeline (which checks it before every handler)
 /// and the app's guards (which set it from wherever the app's code runs).
 #[derive(Debug)]
@@ -34,6 +57,10 @@ pub(crate) struct AppHealth {
     pub(crate) panics: Arc<AtomicU64>,
     /// The pipeline's count of every app's panics (`handler_panics`).
     pub(crate) all_panics: Arc<AtomicU64>,
+    /// Why it was quarantined (set once, by the first panic).
+    pub(crate) reason: Mutex<Option<Quarantine>>,
+    /// The pipeline's app events, told of the quarantine.
+    pub(crate) events: Arc<Subscribers<AppEvent>>,
 }
 
 /// Runs an app's code outside the pipeline's handlers (its service subscriptions)
@@ -46,14 +73,21 @@ pub struct AppGuard {
 }
 
 impl AppGuard {
-    /// A guard for the app `name`, adding its panics to `all_panics` too.
-    pub(crate) fn new(name: &'static str, all_panics: Arc<AtomicU64>) -> AppGuard {
+    /// A guard for the app `name`, adding its panics to `all_panics` too and telling
+    /// its quarantine to `events`.
+    pub(crate) fn new(
+        name: &'static str,
+        all_panics: Arc<AtomicU64>,
+        events: Arc<Subscribers<AppEvent>>,
+    ) -> AppGuard {
         AppGuard {
             health: Arc::new(AppHealth {
                 name,
                 quarantined: Arc::new(AtomicBool::new(false)),
                 panics: Arc::new(AtomicU64::new(0)),
                 all_panics,
+                reason: Mutex::new(None),
+                events,
             }),
         }
     }
@@ -70,6 +104,11 @@ impl AppGuard {
     /// Whether the app is quarantined.
     pub fn is_quarantined(&self) -> bool {
         self.health.quarantined.load(Relaxed)
+    }
+
+    /// Why the app is quarantined (`None` while it runs).
+    pub fn quarantine_reason(&self) -> Option<Quarantine> {
+        crate::counters::lock(&self.health.reason).clone()
     }
 
     /// Runs `f` unless the app is quarantined; a panic in it quarantines the app.
@@ -89,7 +128,8 @@ impl AppGuard {
 }
 
 /// Quarantines the app of `health` after a panic with `payload` in `what` (on `dpid`
-/// when the code ran for a switch): flagged, counted, logged at error level.
+/// when the code ran for a switch): flagged, counted, logged at error level; the first
+/// panic is kept as the reason and told to the app events' subscribers.
 #[cold]
 pub(crate) fn quarantine(
     health: &AppHealth,
@@ -97,7 +137,7 @@ pub(crate) fn quarantine(
     what: &str,
     payload: &(dyn Any + Send),
 ) {
-    health.quarantined.store(true, Relaxed);
+    let first = !health.quarantined.swap(true, Relaxed);
     health.panics.fetch_add(1, Relaxed);
     health.all_panics.fetch_add(1, Relaxed);
     let panic = payload
@@ -112,6 +152,16 @@ pub(crate) fn quarantine(
         panic,
         "handler panicked: app quarantined on every switch"
     );
+    if first {
+        let q = Quarantine {
+            app: health.name,
+            handler: what.to_string(),
+            panic: panic.to_string(),
+            dpid,
+        };
+        *crate::counters::lock(&health.reason) = Some(q.clone());
+        health.events.publish(|| vec![AppEvent::Quarantined(q)]);
+    }
 }
 
 /// A subscriber's callback.

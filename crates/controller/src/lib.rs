@@ -26,4 +26,5 @@ pub mod requests;
 pub mod services;
 pub mod switches;
 pub mod timers;
+pub mod timing;
 pub mod worker;

@@ -72,6 +72,18 @@
 //!   created with [`crate::dispatch::Pipeline::new_switch`] are listed too, and what is
 //!   sent to them waits until [`crate::dispatch::Pipeline::take_queued`] moves it into
 //!   an output buffer.
+//!
+//! ## Events
+//!
+//! `Switches` is a [`Publisher`] of [`SwitchEvent`]s: a switch listed (its handshake
+//! completed), unlisted (with the reason its connection closed), and each PORT_STATUS
+//! applied to its port list. They are told by the worker that made the change, after
+//! the map is changed and before any app's handler hears of it, in the order the
+//! changes were made (see [`crate::events`]). A subscriber runs on a worker thread: it
+//! must be quick and never block (the REST API's event stream only copies the event
+//! into a bounded channel). A replaced connection (the same dpid connecting again
+//! before the old connection was closed) is one `Connected`, and the old connection's
+//! closing tells nothing, as the switch stayed listed.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -82,7 +94,8 @@ use openflow::model::{FlowMod, PacketOut};
 use openflow::{EncodeError, Message, Version};
 
 use crate::counters::lock;
-use crate::info::{Dpid, SwitchInfo};
+use crate::events::{Publisher, Subscribers};
+use crate::info::{Dpid, PortInfo, PortReason, SwitchInfo};
 use crate::worker::{Command, WorkerHandle};
 
 /// Why a message could not be sent.
@@ -111,6 +124,32 @@ pub enum SendError {
         dpid: Dpid,
         /// Why.
         error: EncodeError,
+    },
+}
+
+/// A change to the list of switches or to a switch's ports (see the module doc).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SwitchEvent {
+    /// A switch completed its handshake and is listed.
+    Connected(Arc<SwitchInfo>),
+    /// A switch's connection closed and it is unlisted.
+    Disconnected {
+        /// The switch.
+        dpid: u64,
+        /// Why its connection closed (`"closed_by_switch"`, `"dead_peer"`,
+        /// `"shutdown"`, ...: the worker's close reasons).
+        reason: String,
+    },
+    /// The switch sent PORT_STATUS; its port list already shows the change.
+    Port {
+        /// The switch.
+        dpid: u64,
+        /// What PORT_STATUS said happened.
+        reason: PortReason,
+        /// The port as the message described it.
+        port: PortInfo,
+        /// Whether the port could carry traffic before (`None`: it was not listed).
+        was_up: Option<bool>,
     },
 }
 
@@ -175,6 +214,14 @@ pub struct Switches {
     /// uids for hand-made switches, counting down from the top so they never meet a
     /// connection's uid.
     next_local_uid: AtomicU64,
+    /// Told of every switch listed, unlisted, and of its ports' changes.
+    subscribers: Subscribers<SwitchEvent>,
+}
+
+impl Publisher<SwitchEvent> for Switches {
+    fn subscribers(&self) -> &Subscribers<SwitchEvent> {
+        &self.subscribers
+    }
 }
 
 impl Switches {
@@ -183,6 +230,7 @@ impl Switches {
         Switches {
             inner: RwLock::default(),
             next_local_uid: AtomicU64::new(u64::MAX),
+            subscribers: Subscribers::default(),
         }
     }
 
@@ -336,33 +384,63 @@ impl Switches {
 
     fn insert(&self, info: Arc<SwitchInfo>, uid: u64, path: Path) {
         let dpid = info.dpid;
-        self.write().switches.insert(
-            dpid,
-            Entry {
-                uid,
-                info,
-                path,
-                since: SystemTime::now(),
-            },
-        );
+        self.subscribers.publish(|| {
+            self.write().switches.insert(
+                dpid,
+                Entry {
+                    uid,
+                    info: Arc::clone(&info),
+                    path,
+                    since: SystemTime::now(),
+                },
+            );
+            vec![SwitchEvent::Connected(info)]
+        });
     }
 
-    /// The switch's info changed (PORT_STATUS): replaces it, if connection `uid` is
-    /// still the one listed.
-    pub(crate) fn update(&self, uid: u64, info: Arc<SwitchInfo>) {
-        if let Some(e) = self.write().switches.get_mut(&info.dpid) {
-            if e.uid == uid {
-                e.info = info;
+    /// The switch's info changed (PORT_STATUS `reason` about `port`): replaces it, if
+    /// connection `uid` is still the one listed.
+    pub(crate) fn update(
+        &self,
+        uid: u64,
+        info: Arc<SwitchInfo>,
+        reason: PortReason,
+        port: &PortInfo,
+    ) {
+        self.subscribers.publish(|| {
+            let mut inner = self.write();
+            let Some(e) = inner.switches.get_mut(&info.dpid) else {
+                return Vec::new();
+            };
+            if e.uid != uid {
+                return Vec::new();
             }
-        }
+            let was_up = e.info.port(port.port_no).map(PortInfo::is_up);
+            e.info = info;
+            vec![SwitchEvent::Port {
+                dpid: e.info.dpid,
+                reason,
+                port: port.clone(),
+                was_up,
+            }]
+        });
     }
 
-    /// The switch left: unlists it, if connection `uid` is still the one listed.
-    pub(crate) fn remove(&self, dpid: u64, uid: u64) {
-        let mut inner = self.write();
-        if inner.switches.get(&dpid).is_some_and(|e| e.uid == uid) {
-            inner.switches.remove(&dpid);
-        }
+    /// The switch left (its connection closed for `reason`): unlists it, if connection
+    /// `uid` is still the one listed.
+    pub(crate) fn remove(&self, dpid: u64, uid: u64, reason: &str) {
+        self.subscribers.publish(|| {
+            let mut inner = self.write();
+            if inner.switches.get(&dpid).is_some_and(|e| e.uid == uid) {
+                inner.switches.remove(&dpid);
+                vec![SwitchEvent::Disconnected {
+                    dpid,
+                    reason: reason.to_string(),
+                }]
+            } else {
+                Vec::new()
+            }
+        });
     }
 }
 

@@ -82,6 +82,11 @@ pub trait SwitchPipeline: Send + Sync + 'static {
         let _ = now;
         None
     }
+    /// The worker's publish interval came: make what this switch's state counted
+    /// locally visible to readers (the dispatch pipeline's handler timings).
+    fn publish(&self, sw: &mut Self::State) {
+        let _ = sw;
+    }
 }
 
 /// Adapts a pipeline to the connection's frame callback (the field: the pipeline).
@@ -740,6 +745,9 @@ impl<P: SwitchPipeline> Worker<P> {
             switches: Vec::with_capacity(self.conns.len()),
         };
         for conn in self.conns.iter_mut().flatten() {
+            if let Some(state) = conn.state.as_mut() {
+                self.pipeline.publish(state);
+            }
             let c = &mut conn.counters;
             let rate = match c.last_publish {
                 Some(t) if now > t => {

@@ -307,3 +307,73 @@ fn a_pending_request_gets_switch_gone_when_the_switch_leaves() {
         ]
     );
 }
+
+#[test]
+fn switches_tells_its_subscribers_of_switches_listed_unlisted_and_their_ports() {
+    use controller::events::Publisher;
+    use controller::info::PortReason;
+    use controller::switches::SwitchEvent;
+
+    let ctl = Running::start(&test_config(), Vec::new());
+    let seen: Arc<Mutex<Vec<SwitchEvent>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    ctl.pipeline
+        .switches()
+        .subscribers()
+        .subscribe(Box::new(move |e| log.lock().unwrap().push(e.clone())));
+    let taken = || std::mem::take(&mut *seen.lock().unwrap());
+
+    let mut a = Emu::connect_and_handshake(ctl.addr, Spec::v13(A), T).unwrap();
+    assert!(eventually(T, || !seen.lock().unwrap().is_empty()));
+    match &taken()[..] {
+        [SwitchEvent::Connected(info)] => assert_eq!((info.dpid, info.ports.len()), (A, 4)),
+        other => panic!("{other:?}"),
+    }
+    // Port 2's link goes down: told with the port as it is now and as it was.
+    a.send_port_status(2, 2, 0, 1).unwrap();
+    assert!(eventually(T, || !seen.lock().unwrap().is_empty()));
+    match &taken()[..] {
+        [SwitchEvent::Port {
+            dpid,
+            reason,
+            port,
+            was_up,
+        }] => {
+            assert_eq!((*dpid, *reason, port.port_no), (A, PortReason::Modify, 2));
+            assert!(!port.is_up());
+            assert_eq!(*was_up, Some(true));
+        }
+        other => panic!("{other:?}"),
+    }
+    // The list already showed it when the event was told.
+    assert!(!ctl
+        .pipeline
+        .switches()
+        .info(A)
+        .unwrap()
+        .port(2)
+        .unwrap()
+        .is_up());
+
+    // A new port, then the switch leaves.
+    a.send_port_status(0, 9, 0, 0).unwrap();
+    assert!(eventually(T, || !seen.lock().unwrap().is_empty()));
+    assert!(matches!(
+        &taken()[..],
+        [SwitchEvent::Port {
+            reason: PortReason::Add,
+            was_up: None,
+            ..
+        }]
+    ));
+    drop(a);
+    assert!(eventually(T, || !seen.lock().unwrap().is_empty()));
+    match &taken()[..] {
+        [SwitchEvent::Disconnected { dpid, reason }] => {
+            assert_eq!(*dpid, A);
+            assert!(!reason.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!ctl.pipeline.switches().is_connected(A));
+}

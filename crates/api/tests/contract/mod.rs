@@ -107,4 +107,29 @@ impl Contract {
             r.status
         );
     }
+
+    /// Panics unless `value` validates against the document's component schema
+    /// `name` (an event stream's data, which no response schema describes).
+    pub fn check_component(&self, name: &str, value: &Value) {
+        let schema = &self.doc["components"]["schemas"][name];
+        assert!(schema.is_object(), "no component {name} in openapi.json");
+        let mut root = schema.clone();
+        if let Some(obj) = root.as_object_mut() {
+            obj.insert(
+                "$schema".into(),
+                "https://json-schema.org/draft/2020-12/schema".into(),
+            );
+            obj.insert("components".into(), self.doc["components"].clone());
+        }
+        let validator = jsonschema::validator_for(&root)
+            .unwrap_or_else(|e| panic!("the schema of {name}: {e}"));
+        let errors: Vec<String> = validator
+            .iter_errors(value)
+            .map(|e| format!("{} at {}", e, e.instance_path))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{value:#} does not match {name} in openapi.json: {errors:#?}"
+        );
+    }
 }

@@ -319,6 +319,30 @@ impl Routing {
     }
 }
 
+/// The routing app's read-only query service: the route its engine gives now, for the
+/// REST API's `/paths` and any app that wants to know. Provided by the app, so it is
+/// there exactly when routing runs. A query takes the engine's read lock, as a
+/// PACKET_IN for a known host does: readers do not wait for each other, and a topology
+/// event waits for the query as it waits for a PACKET_IN.
+pub struct Paths {
+    /// The app's state (its engine).
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Paths {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Paths").finish_non_exhaustive()
+    }
+}
+
+impl Paths {
+    /// The route from switch `src` to switch `dst` (no links when they are the same
+    /// switch); `None` when the engine knows no way, or does not know either switch.
+    pub fn route(&self, src: u64, dst: u64) -> Option<Route> {
+        self.shared.net().engine.route(Dpid(src), Dpid(dst))
+    }
+}
+
 impl App for Routing {
     type State = Floods;
 
@@ -333,6 +357,9 @@ impl App for Routing {
         b.on_port_status(|_, _, floods, _, _| floods.replan());
         b.subscribe::<Topology, _>(|app, e| app.shared.topology_event(e));
         b.subscribe::<Devices, _>(|app, e| app.shared.host_event(e));
+        b.provide(Arc::new(Paths {
+            shared: Arc::clone(&self.shared),
+        }));
         b.on_message(
             MessageKind::FlowRemoved,
             Order::direct(0),

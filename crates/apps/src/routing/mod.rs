@@ -44,7 +44,7 @@ mod tree;
 #[cfg(test)]
 mod tests;
 
-pub use app::Routing;
+pub use app::{Paths, Routing};
 pub use engine::ShortestPaths;
 pub use tree::SpanningTree;
 
