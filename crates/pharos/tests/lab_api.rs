@@ -20,6 +20,7 @@
 mod harness;
 
 #[path = "../../api/tests/contract/mod.rs"]
+#[allow(dead_code)] // the event checks are for the REST tests
 mod contract;
 #[path = "../../api/tests/http/mod.rs"]
 mod http;
