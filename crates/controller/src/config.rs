@@ -142,10 +142,7 @@ pub fn check_static_flow_name(name: &str) -> Result<(), String> {
 /// `$HOME/.local/state/pharos/static-flows.json` (the XDG default), else
 /// `./pharos-static-flows.json`. Not the runtime directory, where the API token goes:
 /// static flows must outlive a reboot.
-pub fn default_state_file(
-    xdg_state_home: Option<PathBuf>,
-    home: Option<PathBuf>,
-) -> PathBuf {
+pub fn default_state_file(xdg_state_home: Option<PathBuf>, home: Option<PathBuf>) -> PathBuf {
     let absolute = |p: Option<PathBuf>| p.filter(|p| p.is_absolute());
     if let Some(dir) = absolute(xdg_state_home) {
         return dir.join("pharos").join("static-flows.json");

@@ -644,7 +644,8 @@ fn bad_static_flows_name_file_line_and_key() {
     assert!(e.reason.contains("nw_dst=10.0.0.300"), "{e}");
     let e = e.in_file(std::path::Path::new("pharos.toml"), text);
     assert!(
-        e.to_string().starts_with("pharos.toml:11: `static_flows.flow[1].flow`: "),
+        e.to_string()
+            .starts_with("pharos.toml:11: `static_flows.flow[1].flow`: "),
         "{e}"
     );
 
