@@ -19,6 +19,8 @@
 //!   secret and reveals nothing).
 //! - [`routes`]: the resources and the OpenAPI 3.1 document made from their
 //!   annotations (`utoipa`), served at `/api/v1/openapi.json`.
+//! - [`static_flows`]: `/api/v1/static_flows`, the named flows the `static_flows` app
+//!   installs on each switch that connects, with their status on it.
 //! - [`metrics`]: `GET /metrics` (also `/api/v1/metrics`), the counters in the
 //!   Prometheus text format, read from the core's snapshots at scrape time.
 //! - [`model`]: the JSON documents; [`error`]: `{"error": "..."}` refusals, the JSON
@@ -33,6 +35,7 @@ pub mod error;
 pub mod metrics;
 pub mod model;
 pub mod routes;
+pub mod static_flows;
 
 use std::io;
 use std::net::SocketAddr;
@@ -124,6 +127,14 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/hosts", get(hosts))
         .route("/topology", get(topology))
         .route("/apps", get(app_list))
+        .route(
+            "/static_flows",
+            get(static_flows::list).post(static_flows::create),
+        )
+        .route(
+            "/static_flows/{name}",
+            get(static_flows::get_one).delete(static_flows::delete),
+        )
         .route("/metrics", get(metrics_v1))
         .route("/openapi.json", get(openapi));
     Router::new()

@@ -279,6 +279,25 @@ impl Switches {
         })
     }
 
+    /// [`Switches::request_flow_mod`] for a message of the switch's version that has no
+    /// reply of its own (a FLOW_MOD made by `openflow::ofctl`, a GROUP_MOD, a
+    /// METER_MOD): `msg` then a BARRIER_REQUEST, `reply` called once with the barrier
+    /// reply (applied), the switch's ERROR (refused), [`Reply::TimedOut`] or
+    /// [`Reply::SwitchGone`]. On `Err`, `reply` is dropped uncalled.
+    pub fn request_with_barrier(
+        &self,
+        dpid: u64,
+        msg: &Message,
+        timeout: Duration,
+        reply: ReplyFn,
+    ) -> Result<(), SendError> {
+        self.request_with(dpid, timeout, reply, |version, out| {
+            check_version(dpid, msg, version)?;
+            encoded(dpid, msg.encode(0, out))?;
+            encoded(dpid, barrier_request(version).encode(0, out))
+        })
+    }
+
     /// Every connected switch, by dpid.
     pub fn connected(&self) -> Vec<Arc<SwitchInfo>> {
         let inner = self.read();
