@@ -158,7 +158,9 @@ fn info(s: &Shared, f: &StaticFlow) -> StaticFlowInfo {
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
         let status = match e {
-            StoreError::Exists(_) | StoreError::FromConfig(_) => StatusCode::CONFLICT,
+            StoreError::Exists(_)
+            | StoreError::FromConfig(_)
+            | StoreError::SameSelection { .. } => StatusCode::CONFLICT,
             StoreError::NotFound(_) => StatusCode::NOT_FOUND,
             StoreError::BadName(_) => StatusCode::BAD_REQUEST,
             StoreError::Save { .. } => StatusCode::INTERNAL_SERVER_ERROR,
@@ -207,7 +209,7 @@ pub async fn get_one(
         (status = 400, description = "A bad name, dpid or flow (the offending token named), or malformed JSON", body = ErrorBody),
         (status = 401, description = "A token is needed", body = ErrorBody),
         (status = 403, description = "Wrong token", body = ErrorBody),
-        (status = 409, description = "The name is taken (and replace is not set), or the flow is the configuration file's", body = ErrorBody),
+        (status = 409, description = "The name is taken (and replace is not set), the flow is the configuration file's, or another static flow of the switch has the same table, priority and match", body = ErrorBody),
         (status = 413, description = "Body over 1 MiB", body = ErrorBody),
         (status = 500, description = "The state file could not be written (nothing changed)", body = ErrorBody),
         (status = 503, description = "The static_flows app is not running", body = ErrorBody)))]

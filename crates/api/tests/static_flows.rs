@@ -368,6 +368,17 @@ fn bad_requests_say_why_and_change_nothing() {
     let r = c.call("DELETE", "/api/v1/static_flows/from-file", true, None);
     assert_eq!(r.status, 409);
     assert_eq!(c.get("/api/v1/static_flows/nope").status, 404);
+    // The same selection as another flow of the switch.
+    let r = c.post(json!({"name": "twin", "dpid": "1", "flow": "arp,actions=drop"}));
+    assert_eq!(r.status, 409);
+    assert!(
+        r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("same table, priority and match"),
+        "{}",
+        r.text()
+    );
 
     assert_eq!(
         c.get("/api/v1/static_flows")

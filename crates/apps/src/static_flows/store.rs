@@ -86,6 +86,14 @@ pub enum StoreError {
     /// The flow is the configuration file's.
     #[error("static flow {0:?} is defined in the configuration file ([[static_flows.flow]]): change it there and restart")]
     FromConfig(String),
+    /// Another static flow of the switch has the same table, priority and match: the
+    /// switch would keep one of the two (an ADD replaces a flow with the same
+    /// selection), and a strict delete of either would remove both.
+    #[error("static flow {other:?} has the same table, priority and match on this switch: the switch keeps only one flow per selection; replace {other:?} instead, or change the priority")]
+    SameSelection {
+        /// The flow already there.
+        other: String,
+    },
     /// No flow has this name.
     #[error("no static flow is named {0:?}")]
     NotFound(String),
@@ -306,6 +314,17 @@ impl StaticFlows {
                 }
                 Some(_) if !replace => return Err(StoreError::Exists(name.into())),
                 _ => {}
+            }
+            if let Some(other) = flows.values().find(|f| {
+                f.name != name
+                    && f.dpid == dpid
+                    && f.flow.table == new.flow.table
+                    && f.flow.priority == new.flow.priority
+                    && f.flow.matching == new.flow.matching
+            }) {
+                return Err(StoreError::SameSelection {
+                    other: other.name.clone(),
+                });
             }
             flows.insert(name.to_string(), new.clone());
             (old, Self::saved(&flows))

@@ -109,6 +109,18 @@ fn names_are_unique_unless_replaced_and_removal_saves() {
     assert_eq!(s.of_switch(2).len(), 1);
     assert!(s.of_switch(1).is_empty());
 
+    // Another name with the same selection on the same switch would fight over one
+    // flow entry; on another switch, or at another priority, it is fine.
+    assert_eq!(
+        s.add("g", 2, flow("ip,actions=output:1"), false),
+        Err(StoreError::SameSelection { other: "f".into() })
+    );
+    s.add("g", 1, flow("ip,actions=output:1"), false).unwrap();
+    s.add("h", 2, flow("priority=1,ip,actions=output:1"), false)
+        .unwrap();
+    s.remove("g").unwrap();
+    s.remove("h").unwrap();
+
     assert_eq!(s.remove("nope"), Err(StoreError::NotFound("nope".into())));
     assert_eq!(s.remove("f").unwrap().dpid, 2);
     assert!(StaticFlows::open(&path, &[]).unwrap().list().is_empty());
