@@ -202,12 +202,6 @@ pub fn static_flows_app(
 ) -> Result<apps::static_flows::StaticFlowsApp, apps::static_flows::LoadError> {
     let path = config.static_flows.state_file();
     let store = apps::static_flows::StaticFlows::open(&path, &config.static_flows.flow)?;
-    let n = store.list().len();
-    tracing::info!(
-        "static flows: {n} ({} from the configuration file), kept in {}",
-        config.static_flows.flow.len(),
-        path.display()
-    );
     Ok(apps::static_flows::StaticFlowsApp::new(Arc::new(store)))
 }
 
@@ -273,13 +267,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // Static flows always run, last: switch initializers run in app order, and the
     // forwarding apps' empty the flow table.
-    match static_flows_app(&config) {
-        Ok(app) => apps.push(Box::new(app)),
+    let static_flows = match static_flows_app(&config) {
+        Ok(app) => {
+            let store = Arc::clone(app.store());
+            apps.push(Box::new(app));
+            store
+        }
         Err(e) => {
             eprintln!("pharos run: cannot start: {e}");
             return Ok(ExitCode::from(EXIT_CONFIG));
         }
-    }
+    };
     names.push(apps::static_flows::NAME);
     let pipeline = match Pipeline::build(apps, Services::new()) {
         Ok(p) => Arc::new(p),
@@ -342,6 +340,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         config.workers,
         if config.workers == 1 { "" } else { "s" },
         names.join(",")
+    );
+    tracing::info!(
+        "static flows: {} ({} from the configuration file), kept in {}",
+        static_flows.list().len(),
+        config.static_flows.flow.len(),
+        static_flows
+            .file()
+            .map_or_else(String::new, |p| p.display().to_string())
     );
     let signal = signals.forever().next().unwrap_or(SIGTERM);
     let name = if signal == SIGINT {
