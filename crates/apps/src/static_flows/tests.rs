@@ -295,3 +295,69 @@ fn errors_are_described_by_name_in_both_versions() {
     assert_eq!(describe(&other).unwrap().0, None);
     assert_eq!(describe(&Message::V13(of13::Message::BarrierReply)), None);
 }
+
+/// What the REST API does for a connected switch: `Switches::request_with_barrier` with
+/// the FLOW_MOD `ofctl` made, answered once: the barrier reply (applied) or the ERROR on
+/// the FLOW_MOD's xid (refused), which the app's ERROR observer does not see.
+#[test]
+fn a_flow_mod_pushed_from_outside_is_answered_by_the_barrier_or_the_error() {
+    use std::sync::Mutex;
+    let store = store_with(&[]);
+    let p = pipeline(&store);
+    let now = Instant::now();
+    for (version, refuse) in [
+        (Version::V1_0, false),
+        (Version::V1_0, true),
+        (Version::V1_3, false),
+        (Version::V1_3, true),
+    ] {
+        let mut sw = p.new_switch(info(1, version));
+        p.switch_added(&mut sw, &mut Vec::new(), now);
+        let got: Arc<Mutex<Vec<Reply>>> = Arc::default();
+        let g = Arc::clone(&got);
+        let msg = parse_flow("priority=5,ip,actions=output:9")
+            .unwrap()
+            .to_message(version, FlowModCommand::Add)
+            .unwrap();
+        p.switches()
+            .request_with_barrier(
+                1,
+                &msg,
+                REPLY_TIMEOUT,
+                Box::new(move |r| g.lock().unwrap().push(r)),
+            )
+            .unwrap();
+        let mut out = Vec::new();
+        p.take_queued(&mut sw, &mut out, now);
+        let frames: Vec<(u32, Message)> = messages(&out);
+        assert_eq!(frames.len(), 2, "{version}: {frames:?}");
+        assert_eq!(frames[0].1, msg, "{version}");
+        assert!(is_barrier(&frames[1].1), "{version}");
+        let fm_len = usize::from(u16::from_be_bytes([out[2], out[3]]));
+        if refuse {
+            let err = error_for(version, 2, 4, &out[..fm_len]);
+            p.handle(&mut sw, &err, &mut Vec::new(), now);
+            let answer = got.lock().unwrap().clone();
+            assert_eq!(answer.len(), 1, "{version}");
+            match &answer[0] {
+                Reply::Error(e) => {
+                    assert_eq!(describe(e).unwrap().1, "BAD_ACTION/BAD_OUT_PORT")
+                }
+                other => panic!("{version}: {other:?}"),
+            }
+        }
+        p.handle(
+            &mut sw,
+            &barrier_reply(version, frames[1].0),
+            &mut Vec::new(),
+            now,
+        );
+        let answer = got.lock().unwrap().clone();
+        assert_eq!(answer.len(), 1, "{version}: answered once");
+        assert_eq!(
+            matches!(answer[0], Reply::Messages(_)),
+            !refuse,
+            "{version}: {answer:?}"
+        );
+    }
+}
