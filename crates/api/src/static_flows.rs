@@ -275,7 +275,7 @@ async fn ask(switches: &Switches, dpid: u64, msg: &openflow::Message) -> Option<
         let _ = tx.send(r);
     });
     switches
-        .request_with_barrier(dpid, msg, SWITCH_TIMEOUT, reply)
+        .request_applied(dpid, msg, SWITCH_TIMEOUT, reply)
         .ok()?;
     // The core answers every request once, at the latest at its timeout; the extra
     // second only guards against a callback lost with a stopping worker.

@@ -279,12 +279,12 @@ impl Switches {
         })
     }
 
-    /// [`Switches::request_flow_mod`] for a message of the switch's version that has no
-    /// reply of its own (a FLOW_MOD made by `openflow::ofctl`, a GROUP_MOD, a
-    /// METER_MOD): `msg` then a BARRIER_REQUEST, `reply` called once with the barrier
-    /// reply (applied), the switch's ERROR (refused), [`Reply::TimedOut`] or
-    /// [`Reply::SwitchGone`]. On `Err`, `reply` is dropped uncalled.
-    pub fn request_with_barrier(
+    /// Sends `msg` (a message with no reply of its own: FLOW_MOD, GROUP_MOD, PORT_MOD,
+    /// PACKET_OUT...) followed by a BARRIER_REQUEST, and calls `reply` once as
+    /// [`request_flow_mod`](Self::request_flow_mod) does: the barrier reply when the
+    /// switch processed it, its ERROR when it refused it. On `Err`, `reply` is dropped
+    /// uncalled.
+    pub fn request_applied(
         &self,
         dpid: u64,
         msg: &Message,

@@ -296,7 +296,7 @@ fn errors_are_described_by_name_in_both_versions() {
     assert_eq!(describe(&Message::V13(of13::Message::BarrierReply)), None);
 }
 
-/// What the REST API does for a connected switch: `Switches::request_with_barrier` with
+/// What the REST API does for a connected switch: `Switches::request_applied` with
 /// the FLOW_MOD `ofctl` made, answered once: the barrier reply (applied) or the ERROR on
 /// the FLOW_MOD's xid (refused), which the app's ERROR observer does not see.
 #[test]
@@ -320,7 +320,7 @@ fn a_flow_mod_pushed_from_outside_is_answered_by_the_barrier_or_the_error() {
             .to_message(version, FlowModCommand::Add)
             .unwrap();
         p.switches()
-            .request_with_barrier(
+            .request_applied(
                 1,
                 &msg,
                 REPLY_TIMEOUT,
