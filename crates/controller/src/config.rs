@@ -19,6 +19,11 @@
 //! [[apps]]
 //! name = "learning_switch"
 //! params = { idle_timeout = 10 }
+//!
+//! [[static_flows.flow]]
+//! name = "drop-ping"
+//! dpid = "00:00:00:00:00:00:00:01"
+//! flow = "priority=1000,icmp,actions=drop"
 //! ```
 //!
 //! The repository's `pharos.toml` documents every key. App names are checked against
