@@ -19,6 +19,8 @@
 //!   secret and reveals nothing).
 //! - [`routes`]: the resources and the OpenAPI 3.1 document made from their
 //!   annotations (`utoipa`), served at `/api/v1/openapi.json`.
+//! - [`static_flows`]: `/api/v1/static_flows`, the named flows the `static_flows` app
+//!   installs on each switch that connects, with their status on it.
 //! - [`metrics`]: `GET /metrics` (also `/api/v1/metrics`), the counters in the
 //!   Prometheus text format, read from the core's snapshots at scrape time.
 //! - [`events`]: `GET /api/v1/events`, the live events as Server-Sent Events, from a
@@ -38,6 +40,7 @@ pub mod metrics;
 pub mod model;
 pub mod paths;
 pub mod routes;
+pub mod static_flows;
 
 use std::io;
 use std::net::SocketAddr;
@@ -136,6 +139,14 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/apps", get(app_list))
         .route("/events", get(crate::events::events))
         .route("/paths/{src}/{dst}", get(crate::paths::path))
+        .route(
+            "/static_flows",
+            get(static_flows::list).post(static_flows::create),
+        )
+        .route(
+            "/static_flows/{name}",
+            get(static_flows::get_one).delete(static_flows::delete),
+        )
         .route("/metrics", get(metrics_v1))
         .route("/openapi.json", get(openapi));
     Router::new()

@@ -39,6 +39,10 @@ use crate::{dpid, Shared};
         app_list,
         crate::events::events,
         crate::paths::path,
+        crate::static_flows::list,
+        crate::static_flows::get_one,
+        crate::static_flows::create,
+        crate::static_flows::delete,
         metrics,
         metrics_v1,
         openapi
@@ -56,7 +60,8 @@ use crate::{dpid, Shared};
         (name = "controller", description = "The controller itself"),
         (name = "switches", description = "Connected switches"),
         (name = "network", description = "Links and hosts found by the apps"),
-        (name = "apps", description = "The app pipeline")
+        (name = "apps", description = "The app pipeline"),
+        (name = "static_flows", description = "Named flows the controller keeps and installs on their switch at each connection")
     )
 )]
 pub struct ApiDoc;

@@ -18,6 +18,11 @@
 //!                   the network's edge, provides the Devices service; HostTable: hosts
 //!                   by (MAC, VLAN) with IPs, attachment point and ages, indexed by MAC
 //!                   and IP (pure, no I/O)
+//! static_flows      StaticFlowsApp (`static_flows`): installs named flows in
+//!                   `ovs-ofctl` syntax on each switch that connects, learns from the
+//!                   switch whether they took; StaticFlows: the flows, their status and
+//!                   the state file (the REST API's service). `pharos run` always runs
+//!                   it, last; it is not one of the `--apps`
 //! ```
 //!
 //! [`by_name`] turns the names and parameters of `pharos run --apps` and `pharos.toml`
@@ -34,6 +39,7 @@ pub mod devices;
 pub mod learning_switch;
 pub mod mac_table;
 pub mod routing;
+pub mod static_flows;
 pub mod topology;
 
 pub use learning_switch::{Hub, LearningSwitch};

@@ -19,6 +19,11 @@
 //! [[apps]]
 //! name = "learning_switch"
 //! params = { idle_timeout = 10 }
+//!
+//! [[static_flows.flow]]
+//! name = "drop-ping"
+//! dpid = "00:00:00:00:00:00:00:01"
+//! flow = "priority=1000,icmp,actions=drop"
 //! ```
 //!
 //! The repository's `pharos.toml` documents every key. App names are checked against
@@ -76,6 +81,152 @@ pub struct Config {
     /// The REST API (`[api]`). The core does not serve it (it stays free of HTTP; the
     /// `pharos-api` crate does): it is here so one file is checked in one place.
     pub api: ApiConfig,
+    /// Static flows (`[static_flows]`): where the ones added through the REST API are
+    /// kept, and the ones the file itself lists (`[[static_flows.flow]]`).
+    pub static_flows: StaticFlowsConfig,
+}
+
+/// Static flows, as Floodlight's static entry pusher keeps them (`[static_flows]` in
+/// the file): named flows in `ovs-ofctl` syntax, installed on their switch whenever it
+/// connects.
+///
+/// The flows listed here are the file's: the REST API shows them but cannot replace or
+/// delete them (edit the file and restart). The ones added through the REST API are
+/// kept in `state_file`, which the controller alone writes.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StaticFlowsConfig {
+    /// Where the flows added through the REST API are kept (JSON, written whole to a
+    /// temporary file then renamed over it). Default: [`default_state_file`].
+    pub state_file: Option<PathBuf>,
+    /// The flows of the file (`[[static_flows.flow]]`).
+    pub flow: Vec<StaticFlowConfig>,
+}
+
+/// One static flow listed in the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticFlowConfig {
+    /// Its name: 1 to 64 letters, digits, `.`, `_` or `-` ([`check_static_flow_name`]).
+    pub name: String,
+    /// Its switch: `"00:00:00:00:00:00:00:01"`, `"0x1"`, `1` (see [`crate::dpid`]).
+    #[serde(with = "dpid_value")]
+    pub dpid: u64,
+    /// The flow, as `ovs-ofctl add-flow` takes it.
+    pub flow: String,
+}
+
+/// The longest static flow name.
+pub const MAX_STATIC_FLOW_NAME: usize = 64;
+
+/// Checks a static flow's name: 1 to [`MAX_STATIC_FLOW_NAME`] ASCII letters, digits,
+/// `.`, `_` or `-`, so that it is a URL path segment as it stands
+/// (`/api/v1/static_flows/NAME`) and a word in a shell.
+pub fn check_static_flow_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("a static flow needs a name, e.g. \"block-h1-h2\"".into());
+    }
+    if name.len() > MAX_STATIC_FLOW_NAME {
+        return Err(format!(
+            "the name {name:?} is longer than {MAX_STATIC_FLOW_NAME} characters"
+        ));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Err(format!(
+            "the name {name:?} holds {c:?}: use letters, digits, '.', '_' and '-'"
+        ));
+    }
+    Ok(())
+}
+
+/// Where static flows are kept when `[static_flows] state_file` does not say: beside
+/// the user's other state, `$XDG_STATE_HOME/pharos/static-flows.json`, else
+/// `$HOME/.local/state/pharos/static-flows.json` (the XDG default), else
+/// `./pharos-static-flows.json`. Not the runtime directory, where the API token goes:
+/// static flows must outlive a reboot.
+pub fn default_state_file(xdg_state_home: Option<PathBuf>, home: Option<PathBuf>) -> PathBuf {
+    let absolute = |p: Option<PathBuf>| p.filter(|p| p.is_absolute());
+    if let Some(dir) = absolute(xdg_state_home) {
+        return dir.join("pharos").join("static-flows.json");
+    }
+    if let Some(home) = absolute(home) {
+        return home
+            .join(".local")
+            .join("state")
+            .join("pharos")
+            .join("static-flows.json");
+    }
+    PathBuf::from("pharos-static-flows.json")
+}
+
+impl StaticFlowsConfig {
+    /// The state file: the one set, or [`default_state_file`] from the environment.
+    pub fn state_file(&self) -> PathBuf {
+        match &self.state_file {
+            Some(p) => p.clone(),
+            None => default_state_file(
+                std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
+                std::env::var_os("HOME").map(PathBuf::from),
+            ),
+        }
+    }
+
+    /// Checks the names (valid, each once), and each flow's syntax (the error names the
+    /// offending token, as `ovs-ofctl` users expect).
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self
+            .state_file
+            .as_ref()
+            .is_some_and(|p| p.as_os_str().is_empty())
+        {
+            return Err(ConfigError::new(
+                "static_flows.state_file",
+                "is empty: name a file, or leave the key out for the default",
+            ));
+        }
+        for (i, f) in self.flow.iter().enumerate() {
+            check_static_flow_name(&f.name)
+                .map_err(|r| ConfigError::new(format!("static_flows.flow[{i}].name"), r))?;
+            if let Some(j) = self.flow[..i].iter().position(|g| g.name == f.name) {
+                return Err(ConfigError::new(
+                    format!("static_flows.flow[{i}].name"),
+                    format!("`{}` is already static_flows.flow[{j}]", f.name),
+                ));
+            }
+            openflow::ofctl::parse_flow(&f.flow).map_err(|e| {
+                ConfigError::new(format!("static_flows.flow[{i}].flow"), e.to_string())
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// A dpid in the file: a string in any form [`crate::dpid::parse`] reads, or a number.
+mod dpid_value {
+    use serde::{de, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::dpid::format(*d))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Int(i64),
+        }
+        match Raw::deserialize(d).map_err(|_: D::Error| {
+            de::Error::custom("expected a dpid: \"00:00:00:00:00:00:00:01\", \"0x1\" or 1")
+        })? {
+            Raw::Text(t) => crate::dpid::parse(&t).map_err(de::Error::custom),
+            Raw::Int(n) => u64::try_from(n)
+                .map_err(|_| de::Error::custom(format!("{n} is not a dpid: it is negative"))),
+        }
+    }
 }
 
 /// The REST API's settings (`[api]` in the file).
@@ -243,6 +394,7 @@ impl Default for Config {
             counters_interval: Duration::from_secs(10),
             log_level: "info".to_string(),
             api: ApiConfig::default(),
+            static_flows: StaticFlowsConfig::default(),
         }
     }
 }
@@ -472,6 +624,7 @@ impl Config {
                 "is empty: name a file holding the token, or leave the key out for a generated one",
             ));
         }
+        self.static_flows.validate()?;
         Ok(())
     }
 

@@ -602,3 +602,104 @@ fn a_bad_api_section_is_refused_with_key_and_line() {
     let e = err("[api]\ntoken_file = \"\"\n");
     assert_eq!((e.key.as_str(), e.line), ("api.token_file", Some(2)));
 }
+
+#[test]
+fn static_flows_are_read_with_their_dpids_in_any_form() {
+    let c = Config::from_toml_str(
+        r#"
+        [static_flows]
+        state_file = "/var/lib/pharos/static.json"
+
+        [[static_flows.flow]]
+        name = "drop-h1-h2"
+        dpid = "00:00:00:00:00:00:00:02"
+        flow = "priority=100,icmp,nw_src=10.0.0.1,nw_dst=10.0.0.2,actions=drop"
+
+        [[static_flows.flow]]
+        name = "arp.flood"
+        dpid = 1
+        flow = "arp,actions=flood"
+        "#,
+    )
+    .unwrap();
+    let s = &c.static_flows;
+    assert_eq!(
+        s.state_file(),
+        std::path::PathBuf::from("/var/lib/pharos/static.json")
+    );
+    assert_eq!(s.flow.len(), 2);
+    assert_eq!((s.flow[0].name.as_str(), s.flow[0].dpid), ("drop-h1-h2", 2));
+    assert_eq!((s.flow[1].name.as_str(), s.flow[1].dpid), ("arp.flood", 1));
+    assert_eq!(s.flow[1].flow, "arp,actions=flood");
+    // None by default.
+    assert_eq!(Config::default().static_flows, StaticFlowsConfig::default());
+}
+
+#[test]
+fn bad_static_flows_name_file_line_and_key() {
+    let text = "[static_flows]\n\n[[static_flows.flow]]\nname = \"a\"\ndpid = 1\nflow = \"actions=drop\"\n\n[[static_flows.flow]]\nname = \"b\"\ndpid = 1\nflow = \"ip,nw_dst=10.0.0.300,actions=drop\"\n";
+    let e = err(text);
+    assert_eq!(e.key, "static_flows.flow[1].flow");
+    assert_eq!(e.line, Some(11));
+    assert!(e.reason.contains("nw_dst=10.0.0.300"), "{e}");
+    let e = e.in_file(std::path::Path::new("pharos.toml"), text);
+    assert!(
+        e.to_string()
+            .starts_with("pharos.toml:11: `static_flows.flow[1].flow`: "),
+        "{e}"
+    );
+
+    let e = err("[[static_flows.flow]]\nname = \"a\"\ndpid = 1\nflow = \"actions=drop\"\n[[static_flows.flow]]\nname = \"a\"\ndpid = 2\nflow = \"actions=drop\"\n");
+    assert_eq!(e.key, "static_flows.flow[1].name");
+    assert!(e.reason.contains("already static_flows.flow[0]"), "{e}");
+
+    let e = err("[[static_flows.flow]]\nname = \"a b\"\ndpid = 1\nflow = \"actions=drop\"\n");
+    assert_eq!(e.key, "static_flows.flow[0].name");
+    assert!(e.reason.contains("' '"), "{e}");
+
+    let e = err("[[static_flows.flow]]\nname = \"a\"\ndpid = \"00:01\"\nflow = \"actions=drop\"\n");
+    assert_eq!(e.key, "static_flows.flow[0].dpid");
+    assert!(e.reason.contains("8 bytes"), "{e}");
+    assert_eq!(e.line, Some(3));
+
+    let e = err("[[static_flows.flow]]\nname = \"a\"\ndpid = -1\nflow = \"actions=drop\"\n");
+    assert_eq!(e.key, "static_flows.flow[0].dpid");
+
+    let e = err("[[static_flows.flow]]\nname = \"a\"\nflow = \"actions=drop\"\n");
+    assert!(e.reason.contains("dpid"), "{e}");
+
+    let e = err("[static_flows]\nstate_file = \"\"\n");
+    assert_eq!(e.key, "static_flows.state_file");
+
+    let e = err("[static_flows]\nstatefile = \"x\"\n");
+    assert_eq!(e.key, "static_flows.statefile");
+    assert!(e.reason.contains("did you mean `state_file`?"), "{e}");
+}
+
+#[test]
+fn static_flow_names_are_url_and_shell_words() {
+    for ok in ["a", "drop-h1_h2.v4", &"x".repeat(64)] {
+        assert_eq!(check_static_flow_name(ok), Ok(()), "{ok}");
+    }
+    for bad in ["", "a/b", "a b", "é", &"x".repeat(65), "a?b"] {
+        assert!(check_static_flow_name(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn the_default_state_file_is_beside_the_users_state() {
+    use std::path::PathBuf;
+    assert_eq!(
+        default_state_file(Some("/s".into()), Some("/home/u".into())),
+        PathBuf::from("/s/pharos/static-flows.json")
+    );
+    assert_eq!(
+        default_state_file(None, Some("/home/u".into())),
+        PathBuf::from("/home/u/.local/state/pharos/static-flows.json")
+    );
+    // A relative XDG path is ignored, as the XDG spec asks.
+    assert_eq!(
+        default_state_file(Some("rel".into()), None),
+        PathBuf::from("pharos-static-flows.json")
+    );
+}

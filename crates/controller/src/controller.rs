@@ -22,6 +22,7 @@ use crate::counters::{CountersSnapshot, Published};
 use crate::dispatch::{Pipeline, SwitchState};
 use crate::handshake::HandshakeConfig;
 use crate::info::SwitchInfo;
+use crate::requests::Answer;
 use crate::switches::Route;
 use crate::worker::{Command, SwitchPipeline, Worker, WorkerConfig, WorkerHandle};
 
@@ -103,6 +104,18 @@ impl SwitchPipeline for Pipeline {
 
     fn deliver(&self, sw: &mut SwitchState, message: &[u8], out: &mut Vec<u8>) {
         Pipeline::deliver(self, sw, message, out)
+    }
+
+    fn request(
+        &self,
+        sw: &mut SwitchState,
+        messages: &[u8],
+        out: &mut Vec<u8>,
+        now: Instant,
+        timeout: Duration,
+        answer: Answer,
+    ) {
+        Pipeline::request(self, sw, messages, out, now, timeout, answer)
     }
 
     fn attach(&self, workers: &[WorkerHandle]) {

@@ -14,6 +14,8 @@
 //!                │                 ─► handlers of MessageKind::PortStatus (until Stop)
 //!                ├─ xid pending ─► Message::decode ─► gather parts ─► requester's callback
 //!                └─ other ─► Message::decode ─► handlers of its MessageKind (until Stop)
+//! deliver        ─► messages from Switches::send, each with a fresh xid
+//! request        ─► messages from Switches::request, fresh xids, one pending entry
 //! tick(now)      ─► expired requests' callbacks (TimedOut), then due per-switch timers
 //! switch_removed ─► unlisted from Switches ─► pending callbacks (SwitchGone) ─► listeners
 //! global_tick    ─► due global timers (the controller's timer thread calls it)
@@ -21,7 +23,7 @@
 //!
 //! Driven by hand (tests, no network), a pipeline works the same: switches made with
 //! [`Pipeline::new_switch`] are listed in [`Switches`], and what others send them
-//! through it is collected by [`Pipeline::take_queued`].
+//! through it (requests included) is collected by [`Pipeline::take_queued`].
 //!
 //! ## Panics
 //!
@@ -49,9 +51,9 @@ use crate::app::{
 use crate::counters::lock;
 use crate::events::{AppEvent, AppGuard, Publisher, Quarantine, Subscribers};
 use crate::info::{PortInfo, PortReason, SwitchInfo};
-use crate::requests::{Done, Requests};
+use crate::requests::{Answer, Done, Owner, Requests};
 use crate::services::{Services, StartError};
-use crate::switches::{Route, Switches};
+use crate::switches::{Queued, Route, Switches};
 use crate::timers::{Period, Rng, Schedule};
 use crate::timing::{HandlerTiming, Local, Names, Timings};
 
@@ -413,7 +415,7 @@ pub struct SwitchState {
     /// The uid this switch is listed under in `Switches`.
     uid: u64,
     /// For a switch driven by hand: what others sent it through `Switches`.
-    queue: Option<Arc<Mutex<Vec<u8>>>>,
+    queue: Option<Arc<Mutex<Queued>>>,
     /// Its handlers' calls and timed calls, added to the pipeline's totals at each
     /// publish ([`crate::timing`]).
     timing: Local,
@@ -680,7 +682,7 @@ impl Pipeline {
         &self,
         info: Arc<SwitchInfo>,
         uid: u64,
-        queue: Option<Arc<Mutex<Vec<u8>>>>,
+        queue: Option<Arc<Mutex<Queued>>>,
     ) -> SwitchState {
         // A switch driven by hand (a test) jitters the same way every run: its tests
         // replay exactly. A connection's jitter is seeded from the process's randomness.
@@ -705,28 +707,63 @@ impl Pipeline {
         &sw.info
     }
 
-    /// Moves what was sent to a hand-driven switch through [`Switches`] into `out`,
-    /// each message with a fresh xid (a worker does this as the messages arrive).
-    pub fn take_queued(&self, sw: &mut SwitchState, out: &mut Vec<u8>) {
+    /// Moves what was sent to a hand-driven switch through [`Switches`] into `out`, in
+    /// the order it was sent, each message with a fresh xid; requests
+    /// ([`Switches::request`]) are registered as pending at `now` (a worker does this as
+    /// the messages arrive).
+    pub fn take_queued(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
         let Some(queue) = &sw.queue else {
             return;
         };
-        let bytes = std::mem::take(&mut *lock(queue));
-        self.deliver(sw, &bytes, out);
+        let Queued { bytes, requests } = std::mem::take(&mut *lock(queue));
+        let mut from = 0;
+        for r in requests {
+            self.deliver(sw, &bytes[from..r.at], out);
+            from = r.at;
+            self.request(sw, &r.messages, out, now, r.timeout, r.answer);
+        }
+        self.deliver(sw, &bytes[from..], out);
+    }
+
+    /// Appends a request from elsewhere ([`Switches::request`]: whole messages, xid 0)
+    /// to `out`, the messages with consecutive fresh xids, and registers one pending
+    /// entry for them that times out at `now + timeout` (see [`crate::requests`]).
+    pub fn request(
+        &self,
+        sw: &mut SwitchState,
+        messages: &[u8],
+        out: &mut Vec<u8>,
+        now: Instant,
+        timeout: Duration,
+        answer: Answer,
+    ) {
+        let n = frames(messages).count();
+        let Ok(n) = u32::try_from(n) else {
+            return answer.send(crate::requests::Reply::SwitchGone);
+        };
+        if n == 0 {
+            // Switches::request never queues an empty request.
+            return answer.send(crate::requests::Reply::SwitchGone);
+        }
+        let first = sw.requests.next_xids(n);
+        for (xid, frame) in (first..).zip(frames(messages)) {
+            let at = out.len();
+            out.extend_from_slice(frame);
+            out[at + 4..at + 8].copy_from_slice(&xid.to_be_bytes());
+        }
+        let last = first + (n - 1);
+        sw.requests
+            .insert_external(first, last, now + timeout, answer);
     }
 
     /// Appends messages sent from elsewhere (whole messages, xid 0) to `out`, each with
     /// a fresh xid from the switch's counter.
     pub fn deliver(&self, sw: &mut SwitchState, messages: &[u8], out: &mut Vec<u8>) {
-        let mut rest = messages;
-        while rest.len() >= openflow::HEADER_LEN {
-            let len = usize::from(u16::from_be_bytes([rest[2], rest[3]]));
-            let len = len.clamp(openflow::HEADER_LEN, rest.len());
+        for frame in frames(messages) {
             let at = out.len();
-            out.extend_from_slice(&rest[..len]);
+            out.extend_from_slice(frame);
             let xid = sw.requests.next_xid();
             out[at + 4..at + 8].copy_from_slice(&xid.to_be_bytes());
-            rest = &rest[len..];
         }
     }
 
@@ -985,11 +1022,11 @@ impl Pipeline {
     pub fn tick(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
         while let Some(done) = sw.requests.pop_expired(now) {
             self.counters.request_timeouts.fetch_add(1, Relaxed);
-            tracing::debug!(
-                app = self.apps[done.app].name,
-                dpid = %Dpid(sw.info.dpid),
-                "request timed out"
-            );
+            let app = match &done.owner {
+                Owner::App { app, .. } => self.apps[*app].name,
+                Owner::External(_) => "(external)",
+            };
+            tracing::debug!(app, dpid = %Dpid(sw.info.dpid), "request timed out");
             self.answer(sw, done, out, now);
         }
         let SwitchState {
@@ -1054,8 +1091,14 @@ impl Pipeline {
         due.iter().flatten().min().copied()
     }
 
-    /// Gives a finished request's callback its reply.
+    /// Gives a finished request's callback its reply: an app's under its guard, with
+    /// its state; an external one directly.
     fn answer(&self, sw: &mut SwitchState, done: Done, out: &mut Vec<u8>, now: Instant) {
+        let Done { owner, reply } = done;
+        let (app, callback) = match owner {
+            Owner::App { app, callback } => (app, callback),
+            Owner::External(answer) => return answer.send(reply),
+        };
         let SwitchState {
             info,
             timing,
@@ -1064,18 +1107,15 @@ impl Pipeline {
             ..
         } = sw;
         let mut ctx = self.ctx(info, out, requests, now);
-        if self.skip(done.app, &mut ctx) {
+        if self.skip(app, &mut ctx) {
             return;
         }
-        let app = self.apps[done.app].app.as_any();
-        let s = &mut *slots[done.app];
+        let any = self.apps[app].app.as_any();
+        let s = &mut *slots[app];
         let c = &mut ctx;
-        let Done {
-            callback, reply, ..
-        } = done;
-        let id = self.reply_ids[done.app];
-        self.timed(timing, id, done.app, Some(info.dpid), "reply", || {
-            callback(app, c, s, reply)
+        let id = self.reply_ids[app];
+        self.timed(timing, id, app, Some(info.dpid), "reply", || {
+            callback(any, c, s, reply)
         });
     }
 
@@ -1202,6 +1242,22 @@ impl Pipeline {
         self.counters.decode_errors.fetch_add(1, Relaxed);
         tracing::warn!(dpid = %Dpid(dpid), error = why, "message from switch not decoded; dropped");
     }
+}
+
+/// The whole messages in `bytes`, by their header's length (a length below the header's
+/// is taken as the header's, one past the end as the rest: the bytes come from our own
+/// encoders).
+fn frames(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = bytes;
+    std::iter::from_fn(move || {
+        if rest.len() < openflow::HEADER_LEN {
+            return None;
+        }
+        let len = usize::from(u16::from_be_bytes([rest[2], rest[3]]));
+        let (frame, tail) = rest.split_at(len.clamp(openflow::HEADER_LEN, rest.len()));
+        rest = tail;
+        Some(frame)
+    })
 }
 
 #[cfg(test)]

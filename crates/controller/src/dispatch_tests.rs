@@ -184,14 +184,14 @@ mod by_hand {
 
         // What A sent B waits in B's queue until taken, in B's version, fresh xid.
         out_b.clear();
-        p.take_queued(&mut b, &mut out_b);
+        p.take_queued(&mut b, &mut out_b, t0);
         let (xid, m) = Message::decode(&out_b).unwrap();
         assert!(xid > 1, "after the barrier's xid");
         assert!(
             matches!(m, Message::V13(of13::Message::PacketOut(ref po)) if po.data == [0, 0, 0, 1])
         );
         out_b.clear();
-        p.take_queued(&mut b, &mut out_b);
+        p.take_queued(&mut b, &mut out_b, t0);
         assert!(out_b.is_empty());
 
         // B's first run, due at t0, runs late (once, not twice) and sends to dpid 3:

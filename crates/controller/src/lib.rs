@@ -19,6 +19,7 @@ pub mod conn;
 pub mod controller;
 pub mod counters;
 pub mod dispatch;
+pub mod dpid;
 pub mod events;
 pub mod handshake;
 pub mod info;

@@ -84,11 +84,22 @@
 //! into a bounded channel). A replaced connection (the same dpid connecting again
 //! before the old connection was closed) is one `Connected`, and the old connection's
 //! closing tells nothing, as the switch stayed listed.
+//!
+//! ## Requests from outside the apps
+//!
+//! [`Switches::request`] and [`Switches::request_flow_mod`] send a request the same
+//! way and hand the worker a [`ReplyFn`] with it: the worker gives the messages fresh
+//! xids and registers them in the switch's table of pending requests (see
+//! [`crate::requests`]), so the reply (multipart gathered), the switch's ERROR, the
+//! timeout or the switch's departure reaches the callback, exactly once, on the worker
+//! thread. A request that cannot be queued at the worker (the switch left meanwhile, its
+//! output over `output_buffer_limit`) is answered [`Reply::SwitchGone`] at once. The
+//! REST API's switch routes stand on this.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use openflow::model::{FlowMod, PacketOut};
 use openflow::{EncodeError, Message, Version};
@@ -96,7 +107,9 @@ use openflow::{EncodeError, Message, Version};
 use crate::counters::lock;
 use crate::events::{Publisher, Subscribers};
 use crate::info::{Dpid, PortInfo, PortReason, SwitchInfo};
-use crate::worker::{Command, WorkerHandle};
+use crate::requests::Answer;
+pub use crate::requests::{Reply, ReplyFn};
+use crate::worker::{Command, RequestCommand, WorkerHandle};
 
 /// Why a message could not be sent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -178,7 +191,29 @@ enum Path {
     },
     /// Into a queue the owner of a hand-driven pipeline drains
     /// ([`crate::dispatch::Pipeline::take_queued`]).
-    Queue(Arc<Mutex<Vec<u8>>>),
+    Queue(Arc<Mutex<Queued>>),
+}
+
+/// What waits for a hand-driven switch: messages, and requests between them.
+#[derive(Debug, Default)]
+pub(crate) struct Queued {
+    /// Messages (xid 0), back to back.
+    pub bytes: Vec<u8>,
+    /// Requests, in the order they were made.
+    pub requests: Vec<QueuedRequest>,
+}
+
+/// A request waiting in a hand-driven switch's queue.
+#[derive(Debug)]
+pub(crate) struct QueuedRequest {
+    /// Where it goes in `Queued::bytes`: after the messages sent before it.
+    pub at: usize,
+    /// Its messages (xid 0).
+    pub messages: Vec<u8>,
+    /// How long the switch has to answer, from when the messages are taken.
+    pub timeout: Duration,
+    /// Its callback.
+    pub answer: Answer,
 }
 
 /// One listed switch.
@@ -251,14 +286,63 @@ impl Switches {
     /// Sends any message of switch `dpid`'s version (its xid is replaced by a fresh one).
     pub fn send(&self, dpid: u64, msg: &Message) -> Result<(), SendError> {
         self.send_with(dpid, |version, out| {
-            if msg.version() != version {
-                return Err(SendError::WrongVersion {
-                    dpid: Dpid(dpid),
-                    message: msg.version(),
-                    switch: version,
-                });
-            }
+            check_version(dpid, msg, version)?;
             encoded(dpid, msg.encode(0, out))
+        })
+    }
+
+    /// Sends `msg` (any request: stats/multipart, barrier, config, role...) to switch
+    /// `dpid` with a fresh xid and calls `reply` once with the reply (multipart
+    /// gathered), the switch's ERROR, [`Reply::TimedOut`] after `timeout`, or
+    /// [`Reply::SwitchGone`]. On `Err` (not connected, wrong version, cannot be
+    /// encoded), `reply` is dropped uncalled. See the module doc.
+    pub fn request(
+        &self,
+        dpid: u64,
+        msg: &Message,
+        timeout: Duration,
+        reply: ReplyFn,
+    ) -> Result<(), SendError> {
+        self.request_with(dpid, timeout, reply, |version, out| {
+            check_version(dpid, msg, version)?;
+            encoded(dpid, msg.encode(0, out))
+        })
+    }
+
+    /// Sends a version-neutral FLOW_MOD followed by a BARRIER_REQUEST and calls `reply`
+    /// once: `Reply::Messages([barrier reply])` when the switch applied it,
+    /// `Reply::Error(err)` when it refused it (an ERROR carrying the FLOW_MOD's or the
+    /// barrier's xid), else [`Reply::TimedOut`] / [`Reply::SwitchGone`]. On `Err`,
+    /// `reply` is dropped uncalled.
+    pub fn request_flow_mod(
+        &self,
+        dpid: u64,
+        fm: &FlowMod<'_>,
+        timeout: Duration,
+        reply: ReplyFn,
+    ) -> Result<(), SendError> {
+        self.request_with(dpid, timeout, reply, |version, out| {
+            encoded(dpid, fm.encode(version, 0, out))?;
+            encoded(dpid, barrier_request(version).encode(0, out))
+        })
+    }
+
+    /// Sends `msg` (a message with no reply of its own: FLOW_MOD, GROUP_MOD, PORT_MOD,
+    /// PACKET_OUT...) followed by a BARRIER_REQUEST, and calls `reply` once as
+    /// [`request_flow_mod`](Self::request_flow_mod) does: the barrier reply when the
+    /// switch processed it, its ERROR when it refused it. On `Err`, `reply` is dropped
+    /// uncalled.
+    pub fn request_applied(
+        &self,
+        dpid: u64,
+        msg: &Message,
+        timeout: Duration,
+        reply: ReplyFn,
+    ) -> Result<(), SendError> {
+        self.request_with(dpid, timeout, reply, |version, out| {
+            check_version(dpid, msg, version)?;
+            encoded(dpid, msg.encode(0, out))?;
+            encoded(dpid, barrier_request(version).encode(0, out))
         })
     }
 
@@ -330,7 +414,7 @@ impl Switches {
         let version = entry.info.version;
         match &entry.path {
             // Encoding leaves nothing behind on error, so the queue stays whole.
-            Path::Queue(q) => encode(version, &mut lock(q)),
+            Path::Queue(q) => encode(version, &mut lock(q).bytes),
             &Path::Worker { worker, slot } => {
                 let mut bytes = Vec::with_capacity(128);
                 encode(version, &mut bytes)?;
@@ -345,6 +429,60 @@ impl Switches {
                     Ok(())
                 } else {
                     Err(not_connected())
+                }
+            }
+        }
+    }
+
+    /// Encodes a request's messages with `encode(version, out)` and queues them for
+    /// switch `dpid` with their callback.
+    fn request_with(
+        &self,
+        dpid: u64,
+        timeout: Duration,
+        reply: ReplyFn,
+        encode: impl FnOnce(Version, &mut Vec<u8>) -> Result<(), SendError>,
+    ) -> Result<(), SendError> {
+        let inner = self.read();
+        let not_connected = || SendError::NotConnected(Dpid(dpid));
+        let entry = inner.switches.get(&dpid).ok_or_else(not_connected)?;
+        let mut messages = Vec::with_capacity(128);
+        encode(entry.info.version, &mut messages)?;
+        let answer = Answer::new(reply);
+        match &entry.path {
+            Path::Queue(q) => {
+                let mut q = lock(q);
+                let at = q.bytes.len();
+                q.requests.push(QueuedRequest {
+                    at,
+                    messages,
+                    timeout,
+                    answer,
+                });
+                Ok(())
+            }
+            &Path::Worker { worker, slot } => {
+                let Some(handle) = inner.workers.get(worker) else {
+                    answer.defuse();
+                    return Err(not_connected());
+                };
+                let cmd = Command::Request(Box::new(RequestCommand {
+                    slot,
+                    uid: entry.uid,
+                    dpid,
+                    messages,
+                    timeout,
+                    answer,
+                }));
+                match handle.send_or_return(cmd) {
+                    Ok(()) => Ok(()),
+                    Err(cmd) => {
+                        // The worker is gone: the caller gets the error, not a call.
+                        if let Command::Request(r) = cmd {
+                            r.answer.defuse();
+                        }
+                        Err(not_connected())
+                    }
                 }
             }
         }
@@ -375,9 +513,9 @@ impl Switches {
     }
 
     /// Lists a hand-made switch; returns its uid and the queue of what is sent to it.
-    pub(crate) fn add_local(&self, info: Arc<SwitchInfo>) -> (u64, Arc<Mutex<Vec<u8>>>) {
+    pub(crate) fn add_local(&self, info: Arc<SwitchInfo>) -> (u64, Arc<Mutex<Queued>>) {
         let uid = self.next_local_uid.fetch_sub(1, Ordering::Relaxed);
-        let queue = Arc::new(Mutex::new(Vec::new()));
+        let queue = Arc::new(Mutex::new(Queued::default()));
         self.insert(info, uid, Path::Queue(queue.clone()));
         (uid, queue)
     }
@@ -451,3 +589,27 @@ fn encoded(dpid: u64, r: Result<usize, EncodeError>) -> Result<(), SendError> {
         error,
     })
 }
+
+/// `msg` must be of the switch's version.
+fn check_version(dpid: u64, msg: &Message, version: Version) -> Result<(), SendError> {
+    if msg.version() != version {
+        return Err(SendError::WrongVersion {
+            dpid: Dpid(dpid),
+            message: msg.version(),
+            switch: version,
+        });
+    }
+    Ok(())
+}
+
+/// A BARRIER_REQUEST in `version`.
+fn barrier_request(version: Version) -> Message {
+    match version {
+        Version::V1_0 => Message::V10(openflow::of10::Message::BarrierRequest),
+        Version::V1_3 => Message::V13(openflow::of13::Message::BarrierRequest),
+    }
+}
+
+#[cfg(test)]
+#[path = "switches_tests.rs"]
+mod tests;

@@ -41,6 +41,7 @@ use tracing::{debug, info, warn};
 use crate::conn::{CloseReason, Conn, ConnLimits, FrameSink, FLUSH_BATCH, FLUSH_DELAY};
 use crate::counters::{lock, ReasonCounts, SwitchSnapshot, TypeCounts, WorkerSnapshot};
 use crate::info::{Dpid, SwitchInfo};
+use crate::requests::{Answer, Reply};
 use crate::switches::Route;
 
 /// The sans-IO pipeline a worker drives (implemented by `dispatch::Pipeline`; tests
@@ -70,6 +71,22 @@ pub trait SwitchPipeline: Send + Sync + 'static {
     fn deliver(&self, sw: &mut Self::State, message: &[u8], out: &mut Vec<u8>) {
         let _ = sw;
         out.extend_from_slice(message);
+    }
+    /// A request sent to this switch from elsewhere ([`Command::Request`]): appends its
+    /// messages to `out` and answers `answer` when the reply comes, the timeout (from
+    /// `now`) passes or the switch leaves. A pipeline that keeps no pending requests
+    /// answers [`Reply::SwitchGone`] without sending (the default).
+    fn request(
+        &self,
+        sw: &mut Self::State,
+        messages: &[u8],
+        out: &mut Vec<u8>,
+        now: Instant,
+        timeout: Duration,
+        answer: Answer,
+    ) {
+        let _ = (sw, messages, out, now, timeout);
+        answer.send(Reply::SwitchGone);
     }
     /// The workers are running: here are their handles, by index (for a directory of
     /// switches that sends through them).
@@ -144,8 +161,29 @@ pub enum Command {
         /// The message.
         bytes: Vec<u8>,
     },
+    /// Append these messages (a request, encoded for the switch's version) to a
+    /// switch's output and wait for the reply: what `Switches::request` sends.
+    Request(Box<RequestCommand>),
     /// Close every switch ("shutdown") and exit.
     Shutdown,
+}
+
+/// A request from [`crate::switches::Switches::request`] (boxed in [`Command`], which
+/// stays as small as a plain send).
+#[derive(Debug)]
+pub struct RequestCommand {
+    /// The connection's slot.
+    pub slot: usize,
+    /// The connection's uid (as in [`Command::Send`]).
+    pub uid: u64,
+    /// The switch, to find its replacement when the connection was replaced.
+    pub dpid: u64,
+    /// The request's messages, back to back, xid 0.
+    pub messages: Vec<u8>,
+    /// How long the switch has to answer, from when the worker queues the messages.
+    pub timeout: Duration,
+    /// The callback.
+    pub answer: Answer,
 }
 
 /// dpid → (worker index, connection uid) of the connection that currently owns it.
@@ -175,15 +213,20 @@ impl WorkerHandle {
     /// Sends a command and wakes the worker unless a wake is already pending (for
     /// frequent commands: messages from `Switches`); false if the worker is gone.
     pub fn send_coalesced(&self, cmd: Command) -> bool {
-        if self.tx.send(cmd).is_err() {
-            return false;
-        }
+        self.send_or_return(cmd).is_ok()
+    }
+
+    /// As [`send_coalesced`](Self::send_coalesced), but a command the worker will never
+    /// see (it is gone) comes back. Once the command is in the channel this is `Ok`
+    /// even if the wake fails: the worker sees it on its next wake-up.
+    pub fn send_or_return(&self, cmd: Command) -> Result<(), Command> {
+        self.tx.send(cmd).map_err(|e| e.0)?;
         // SeqCst with the worker's clear-then-drain: either the worker's drain sees
         // this command, or this swap sees the flag cleared and wakes it.
-        if self.wake_pending.swap(true, Ordering::SeqCst) {
-            return true;
+        if !self.wake_pending.swap(true, Ordering::SeqCst) {
+            let _ = self.waker.wake();
         }
-        self.waker.wake().is_ok()
+        Ok(())
     }
 }
 
@@ -407,6 +450,7 @@ impl<P: SwitchPipeline> Worker<P> {
                     dpid,
                     bytes,
                 }) => self.deliver(slot, uid, dpid, &bytes),
+                Ok(Command::Request(r)) => self.request(*r, now),
                 Ok(Command::Shutdown) => return true,
                 Err(TryRecvError::Empty) => return false,
                 Err(TryRecvError::Disconnected) => return true,
@@ -418,14 +462,7 @@ impl<P: SwitchPipeline> Worker<P> {
     /// output. If that connection is gone but a newer one of the same switch (same
     /// version) is here, it goes there; otherwise it is lost, and counted.
     fn deliver(&mut self, slot: usize, uid: u64, dpid: u64, bytes: &[u8]) {
-        let at = match self.conns.get(slot) {
-            Some(Some(c)) if c.uid == uid => Some(slot),
-            // Rare (the switch left or was replaced since the send): a scan is fine.
-            _ => self.conns.iter().position(|c| {
-                c.as_ref()
-                    .is_some_and(|c| c.dpid == dpid && bytes.first() == Some(&c.version.wire()))
-            }),
-        };
+        let at = self.find_conn(slot, uid, dpid, bytes.first().copied());
         let Some((at, conn)) = at.and_then(|s| Some((s, self.conns[s].as_mut()?))) else {
             self.closed.drops += 1;
             debug!(dpid = %Dpid(dpid), "a message sent to a switch that has left; dropped");
@@ -454,6 +491,65 @@ impl<P: SwitchPipeline> Worker<P> {
         if !conn.dirty && !conn.blocked() {
             conn.dirty = true;
             self.dirty.push(at);
+        }
+    }
+
+    /// A request from `Switches`: queued like [`deliver`](Self::deliver) queues a
+    /// message, and registered with the switch's pipeline state; answered
+    /// [`Reply::SwitchGone`] at once if it cannot be queued.
+    fn request(&mut self, r: RequestCommand, now: Instant) {
+        let RequestCommand {
+            slot,
+            uid,
+            dpid,
+            messages,
+            timeout,
+            answer,
+        } = r;
+        let Some(at) = self.find_conn(slot, uid, dpid, messages.first().copied()) else {
+            self.closed.drops += 1;
+            debug!(dpid = %Dpid(dpid), "a request sent to a switch that has left; answered SwitchGone");
+            return answer.send(Reply::SwitchGone);
+        };
+        let conn = self.conns[at]
+            .as_mut()
+            .expect("find_conn gives an open slot");
+        if conn.pending_out() + messages.len() > self.cfg.limits.output_buffer_limit {
+            conn.count_overflow_drop();
+            warn!(
+                dpid = %Dpid(dpid),
+                queued = conn.pending_out(),
+                limit = self.cfg.limits.output_buffer_limit,
+                "a request sent to a switch whose queue is at output_buffer_limit; answered SwitchGone"
+            );
+            return answer.send(Reply::SwitchGone);
+        }
+        let Some(state) = conn.state.as_mut() else {
+            return answer.send(Reply::SwitchGone);
+        };
+        let from = conn.out.len();
+        self.pipeline
+            .request(state, &messages, &mut conn.out, now, timeout, answer);
+        if let Some(d) = self.pipeline.next_deadline(state) {
+            self.next_scan = self.next_scan.min(d);
+        }
+        conn.count_out_from(from);
+        if !conn.dirty && !conn.blocked() {
+            conn.dirty = true;
+            self.dirty.push(at);
+        }
+    }
+
+    /// The slot of connection `uid` (expected at `slot`), or of a newer connection of
+    /// switch `dpid` speaking the version whose wire byte is `version`.
+    fn find_conn(&self, slot: usize, uid: u64, dpid: u64, version: Option<u8>) -> Option<usize> {
+        match self.conns.get(slot) {
+            Some(Some(c)) if c.uid == uid => Some(slot),
+            // Rare (the switch left or was replaced since the send): a scan is fine.
+            _ => self.conns.iter().position(|c| {
+                c.as_ref()
+                    .is_some_and(|c| c.dpid == dpid && version == Some(c.version.wire()))
+            }),
         }
     }
 

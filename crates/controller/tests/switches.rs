@@ -2,7 +2,8 @@
 //! switch's worker sends to a switch on another worker, in that switch's version; any
 //! thread can send; unknown dpids, wrong versions and unencodable messages are errors;
 //! a replaced connection gets what is sent after the replacement. And a request still
-//! pending when its switch leaves gets `Reply::SwitchGone`.
+//! pending when its switch leaves gets `Reply::SwitchGone`, whether an app or another
+//! thread (`Switches::request`, the REST API's path) made it.
 
 mod emu;
 mod harness;
@@ -14,7 +15,7 @@ use std::time::Duration;
 use controller::app::{App, Builder, Flow, Order, SwitchCtx};
 use controller::info::Dpid;
 use controller::services::{Services, StartError};
-use controller::switches::{SendError, Switches};
+use controller::switches::{Reply, SendError, Switches};
 use emu::{host, is_packet_out, Emu, Spec};
 use harness::{eventually, test_config, Running, T};
 use openflow::model::{Action, FlowMod, Ipv6Prefix, Match, PacketOut, PortNo};
@@ -376,4 +377,96 @@ fn switches_tells_its_subscribers_of_switches_listed_unlisted_and_their_ports() 
         other => panic!("{other:?}"),
     }
     assert!(!ctl.pipeline.switches().is_connected(A));
+}
+
+/// A reply callback that sends on a channel, as the REST API's does.
+fn channel() -> (
+    std::sync::mpsc::Sender<Reply>,
+    std::sync::mpsc::Receiver<Reply>,
+) {
+    std::sync::mpsc::channel()
+}
+
+fn desc_request() -> Message {
+    Message::V13(of13::Message::MultipartRequest(
+        of13::multipart::MultipartRequest {
+            flags: 0,
+            body: of13::multipart::MultipartRequestBody::Desc,
+        },
+    ))
+}
+
+#[test]
+fn any_thread_can_ask_a_switch_and_gets_one_answer() {
+    let ctl = Running::start(&test_config(), Vec::new());
+    let switches = Arc::clone(ctl.pipeline.switches());
+    let sw = Emu::connect_and_handshake(ctl.addr, Spec::v13(B), T).unwrap();
+    assert!(eventually(T, || switches.is_connected(B)));
+    let sw = sw.in_background();
+
+    // A barrier: the emulated switch answers it.
+    let (tx, rx) = channel();
+    let barrier = Message::V13(of13::Message::BarrierRequest);
+    switches
+        .request(B, &barrier, T, Box::new(move |r| tx.send(r).unwrap()))
+        .unwrap();
+    assert_eq!(
+        rx.recv_timeout(T).unwrap(),
+        Reply::Messages(vec![Message::V13(of13::Message::BarrierReply)])
+    );
+    assert!(rx.recv_timeout(Duration::from_millis(50)).is_err(), "once");
+
+    // A FLOW_MOD and its barrier: applied.
+    let (tx, rx) = channel();
+    let fm = FlowMod::add(Match::default(), &[]).priority(RELAYED);
+    switches
+        .request_flow_mod(B, &fm, T, Box::new(move |r| tx.send(r).unwrap()))
+        .unwrap();
+    assert_eq!(
+        rx.recv_timeout(T).unwrap(),
+        Reply::Messages(vec![Message::V13(of13::Message::BarrierReply)])
+    );
+
+    // DESC, which this switch never answers: timed out after 300 ms, well before the
+    // worker's next keepalive scan (5 s): the worker watches the new deadline.
+    let (tx, rx) = channel();
+    let asked = std::time::Instant::now();
+    let timeout = Duration::from_millis(300);
+    switches
+        .request(
+            B,
+            &desc_request(),
+            timeout,
+            Box::new(move |r| tx.send(r).unwrap()),
+        )
+        .unwrap();
+    assert_eq!(rx.recv_timeout(T).unwrap(), Reply::TimedOut);
+    let took = asked.elapsed();
+    assert!(took >= timeout && took < Duration::from_secs(4), "{took:?}");
+    assert_eq!(ctl.pipeline.counters().request_timeouts, 1);
+
+    // Asked again, and the switch leaves before the deadline: SwitchGone, once.
+    let (tx, rx) = channel();
+    switches
+        .request(
+            B,
+            &desc_request(),
+            T,
+            Box::new(move |r| tx.send(r).unwrap()),
+        )
+        .unwrap();
+    let mut sw = sw.take();
+    // The second DESC reached the switch (maybe while it ran in the background).
+    let descs = |sw: &Emu| sw.log.iter().filter(|(_, m)| *m == desc_request()).count();
+    if descs(&sw) < 2 {
+        sw.wait_for(T, |m| *m == desc_request()).unwrap();
+    }
+    assert_eq!(descs(&sw), 2);
+    drop(sw);
+    assert_eq!(rx.recv_timeout(T).unwrap(), Reply::SwitchGone);
+    assert!(rx.recv_timeout(Duration::from_millis(50)).is_err(), "once");
+    assert_eq!(
+        switches.request(B, &desc_request(), T, Box::new(|_| {})),
+        Err(SendError::NotConnected(Dpid(B)))
+    );
 }

@@ -3,7 +3,9 @@
 //! With no arguments it listens on 0.0.0.0:6653 and 0.0.0.0:6633 and runs topology
 //! discovery, host tracking and shortest-path routing (`topology`, `device_manager`,
 //! `routing`), which serve any network, loops included; `--apps learning_switch` is the
-//! classic mode. The REST API (`pharos-api`) listens on 127.0.0.1:8080 unless `--api`
+//! classic mode. The `static_flows` app always runs too, last (its initializer must
+//! follow the ones that empty the flow table), installing the flows of `[static_flows]`
+//! and of its state file on each switch that connects. The REST API (`pharos-api`) listens on 127.0.0.1:8080 unless `--api`
 //! or `[api] listen` says otherwise (`off`: none). Settings come from the defaults, then
 //! `--config FILE` (see `pharos.toml` in the repository for every key), then the flags,
 //! each overriding the one before.
@@ -102,6 +104,9 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
                         ),
                     ));
                 }
+                if name == apps::static_flows::NAME {
+                    return Err(ConfigError::new("--apps", static_flows_listed()));
+                }
                 match config.apps.iter().find(|a| a.name == name) {
                     Some(a) => Ok(a.clone()),
                     None if apps::NAMES.contains(&name) => Ok(AppConfig::named(name)),
@@ -153,6 +158,12 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
 /// Checks each app's name and parameters (`apps[i].name`, `apps[i].params.KEY`).
 fn check_apps(list: &[AppConfig]) -> Result<(), ConfigError> {
     for (i, a) in list.iter().enumerate() {
+        if a.name == apps::static_flows::NAME {
+            return Err(ConfigError::new(
+                format!("apps[{i}].name"),
+                static_flows_listed(),
+            ));
+        }
         if !apps::NAMES.contains(&a.name.as_str()) {
             return Err(ConfigError::new(
                 format!("apps[{i}].name"),
@@ -182,6 +193,24 @@ pub fn build_apps(config: &Config) -> Result<Vec<Box<dyn controller::app::AnyApp
                 .map_err(|e| ConfigError::new(format!("apps[{i}].params"), e.to_string()))
         })
         .collect()
+}
+
+/// The `static_flows` app over the flows of the file (`[[static_flows.flow]]`) and of
+/// the state file; a state file that cannot be read or parsed is an error naming it.
+pub fn static_flows_app(
+    config: &Config,
+) -> Result<apps::static_flows::StaticFlowsApp, apps::static_flows::LoadError> {
+    let path = config.static_flows.state_file();
+    let store = apps::static_flows::StaticFlows::open(&path, &config.static_flows.flow)?;
+    Ok(apps::static_flows::StaticFlowsApp::new(Arc::new(store)))
+}
+
+/// Why `static_flows` is not an app to list.
+fn static_flows_listed() -> String {
+    format!(
+        "{} always runs, after every listed app; do not list it (its flows are set in [static_flows] and through the REST API)",
+        apps::static_flows::NAME
+    )
 }
 
 /// The log filter: `--log-level`, else RUST_LOG, else the file's `log_level`.
@@ -228,14 +257,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
-    let apps = match build_apps(&config) {
+    let mut apps = match build_apps(&config) {
         Ok(a) => a,
         Err(e) => return Ok(refuse(&e)),
     };
-    let names: Vec<&str> = config.apps.iter().map(|a| a.name.as_str()).collect();
+    let mut names: Vec<&str> = config.apps.iter().map(|a| a.name.as_str()).collect();
     for warning in apps::check_set(&names).unwrap_or_default() {
         tracing::warn!("{warning}");
     }
+    // Static flows always run, last: switch initializers run in app order, and the
+    // forwarding apps' empty the flow table.
+    let static_flows = match static_flows_app(&config) {
+        Ok(app) => {
+            let store = Arc::clone(app.store());
+            apps.push(Box::new(app));
+            store
+        }
+        Err(e) => {
+            eprintln!("pharos run: cannot start: {e}");
+            return Ok(ExitCode::from(EXIT_CONFIG));
+        }
+    };
+    names.push(apps::static_flows::NAME);
     let pipeline = match Pipeline::build(apps, Services::new()) {
         Ok(p) => Arc::new(p),
         // The set was checked, so this is an app's own failure: said once, here.
@@ -297,6 +340,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         config.workers,
         if config.workers == 1 { "" } else { "s" },
         names.join(",")
+    );
+    tracing::info!(
+        "static flows: {} ({} from the configuration file), kept in {}",
+        static_flows.list().len(),
+        config.static_flows.flow.len(),
+        static_flows
+            .file()
+            .map_or_else(String::new, |p| p.display().to_string())
     );
     let signal = signals.forever().next().unwrap_or(SIGTERM);
     let name = if signal == SIGINT {
@@ -564,6 +615,32 @@ mod tests {
         assert_eq!(c.api.listen, None);
         let e = effective_config(&args(&["--api", "8080"])).unwrap_err();
         assert_eq!(e.key, "--api");
+    }
+
+    #[test]
+    fn static_flows_is_never_listed_and_its_state_file_must_be_readable() {
+        let e = effective_config(&args(&["--apps", "hub,static_flows"])).unwrap_err();
+        assert_eq!(e.key, "--apps");
+        assert!(e.reason.contains("always runs"), "{e}");
+        let path = write("sf.toml", "[[apps]]\nname = \"static_flows\"\n");
+        let e = effective_config(&args(&["--config", path.to_str().unwrap()])).unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("apps[0].name", Some(2)));
+
+        let state = write("sf-state.json", "{not json");
+        let conf = write(
+            "sf-ok.toml",
+            &format!(
+                "[static_flows]\nstate_file = {:?}\n[[static_flows.flow]]\nname = \"c\"\ndpid = 1\nflow = \"actions=drop\"\n",
+                state.to_str().unwrap()
+            ),
+        );
+        let c = effective_config(&args(&["--config", conf.to_str().unwrap()])).unwrap();
+        let e = static_flows_app(&c).unwrap_err();
+        assert!(e.to_string().contains("sf-state.json"), "{e}");
+        std::fs::remove_file(&state).unwrap();
+        let app = static_flows_app(&c).unwrap();
+        assert_eq!(app.store().list().len(), 1, "the file's flow, no state yet");
+        assert_eq!(app.store().file(), Some(state.as_path()));
     }
 
     #[test]

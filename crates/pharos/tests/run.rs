@@ -651,3 +651,37 @@ fn bench_api_loads_a_running_api_and_reports_every_request() {
     p.signal(libc::SIGTERM);
     assert!(p.wait(T).success(), "{}", p.stderr());
 }
+
+#[test]
+fn a_static_flows_state_file_that_does_not_parse_stops_start_up_naming_it() {
+    let dir = std::env::temp_dir().join(format!("pharos-run-static-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let state = dir.join("static-flows.json");
+    std::fs::write(&state, "{\"format\": 1, \"flows\": [").unwrap();
+    let config = dir.join("pharos.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[static_flows]\nstate_file = {:?}\n",
+            state.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let err = refused(
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        None,
+    );
+    assert!(
+        err.contains(&format!(
+            "static flows' state file {}: is not a static flows file",
+            state.display()
+        )) && err.contains("line 1"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

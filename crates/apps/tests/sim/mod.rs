@@ -628,7 +628,7 @@ impl Net {
                     continue;
                 };
                 let mut out = Vec::new();
-                self.pipeline.take_queued(state, &mut out);
+                self.pipeline.take_queued(state, &mut out, self.now);
                 if !out.is_empty() {
                     any = true;
                     self.receive(dpid, &out);

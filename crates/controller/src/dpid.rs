@@ -1,0 +1,108 @@
+//! Datapath ids as people write them: [`parse`] takes the colon form
+//! `00:00:00:00:00:00:00:01` (how the API prints them, as Floodlight and ONOS users
+//! know them), 16 plain hex digits `0000000000000001` (how the log prints them),
+//! `0x1`, ONOS's `of:0000000000000001`, and decimal `1`; [`format()`] prints the colon
+//! form. The REST API, `pharos ctl` and the configuration file (static flows) share it.
+//!
+//! A short string of digits only is ambiguous (`10`: ten, or sixteen?). It is read as
+//! decimal, as `ovs-ofctl` and Ryu read a bare number; exactly 16 digits is the log's
+//! hex form, and any string with a hex letter is hex.
+
+/// The colon form: eight two-digit hex bytes, `00:00:00:00:00:00:00:01`.
+pub fn format(dpid: u64) -> String {
+    let b = dpid.to_be_bytes();
+    format!(
+        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
+    )
+}
+
+/// Reads a dpid in any of the forms of the module doc; the error says what is wrong.
+pub fn parse(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let hex = |digits: &str| {
+        if digits.is_empty() || digits.len() > 16 {
+            return Err(format!(
+                "{text:?} is not a dpid: hex dpids have 1 to 16 digits"
+            ));
+        }
+        u64::from_str_radix(digits, 16)
+            .map_err(|_| format!("{text:?} is not a dpid: {digits:?} is not hexadecimal"))
+    };
+    if t.is_empty() {
+        return Err("an empty dpid: use e.g. 00:00:00:00:00:00:00:01, 1 or 0x1".into());
+    }
+    if t.contains(':') && !t.starts_with("of:") {
+        let groups: Vec<&str> = t.split(':').collect();
+        if groups.len() != 8 {
+            return Err(format!(
+                "{text:?} is not a dpid: the colon form has 8 bytes (00:00:00:00:00:00:00:01), this has {}",
+                groups.len()
+            ));
+        }
+        let mut v = 0u64;
+        for g in groups {
+            if g.is_empty() || g.len() > 2 || !g.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!(
+                    "{text:?} is not a dpid: {g:?} is not a byte in hex (1 or 2 digits)"
+                ));
+            }
+            v = v << 8 | u64::from_str_radix(g, 16).expect("checked hex");
+        }
+        return Ok(v);
+    }
+    if let Some(rest) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        return hex(rest);
+    }
+    if let Some(rest) = t.strip_prefix("of:") {
+        return hex(rest);
+    }
+    if t.len() != 16 && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t.parse().map_err(|_| {
+            format!("{text:?} is not a dpid: a decimal dpid is at most 18446744073709551615")
+        });
+    }
+    hex(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spelling_reads_the_same_dpid() {
+        for s in [
+            "00:00:00:00:00:00:00:01",
+            "0:0:0:0:0:0:0:1",
+            "0000000000000001",
+            "0x1",
+            "of:0000000000000001",
+            "1",
+        ] {
+            assert_eq!(parse(s), Ok(1), "{s}");
+        }
+        assert_eq!(parse("10"), Ok(10));
+        assert_eq!(parse("0000000000000010"), Ok(16));
+        assert_eq!(parse("ab"), Ok(0xab));
+        assert_eq!(parse("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(
+            parse(&format(0x0123_4567_89ab_cdef)),
+            Ok(0x0123_4567_89ab_cdef)
+        );
+        assert_eq!(format(1), "00:00:00:00:00:00:00:01");
+    }
+
+    #[test]
+    fn malformed_dpids_say_why() {
+        let e = parse("00:00:01").unwrap_err();
+        assert!(e.contains("8 bytes"), "{e}");
+        let e = parse("00:00:00:00:00:00:00:zz").unwrap_err();
+        assert!(e.contains("\"zz\""), "{e}");
+        let e = parse("switch1").unwrap_err();
+        assert!(e.contains("not hexadecimal"), "{e}");
+        let e = parse("0x11112222333344445").unwrap_err();
+        assert!(e.contains("1 to 16"), "{e}");
+        assert!(parse("").is_err());
+        assert!(parse("99999999999999999999").is_err());
+    }
+}
