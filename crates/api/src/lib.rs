@@ -21,18 +21,23 @@
 //!   annotations (`utoipa`), served at `/api/v1/openapi.json`.
 //! - [`metrics`]: `GET /metrics` (also `/api/v1/metrics`), the counters in the
 //!   Prometheus text format, read from the core's snapshots at scrape time.
+//! - [`routes_switch`]: the routes that ask a switch (description, port statistics,
+//!   the flow table read, added to and deleted from, groups, meters, tables,
+//!   PACKET_OUT), through [`ask`]: the core's request path with `[api] switch_timeout`.
 //! - [`model`]: the JSON documents; [`error`]: `{"error": "..."}` refusals, the JSON
 //!   body extractor, the 1 MiB body limit; [`dpid`]: dpids as people write them.
 //!
 //! Shutdown ([`Server::shutdown`], also on drop) stops accepting, lets requests in
 //! flight finish for up to [`GRACE`], and joins the thread.
 
+pub mod ask;
 pub mod auth;
 pub mod dpid;
 pub mod error;
 pub mod metrics;
 pub mod model;
 pub mod routes;
+pub mod routes_switch;
 
 use std::io;
 use std::net::SocketAddr;
@@ -76,6 +81,8 @@ pub struct Settings {
     pub token: Token,
     /// Reads need the token even on loopback (they always do elsewhere).
     pub read_auth: bool,
+    /// How long a request to a switch waits for its answer (`[api] switch_timeout`).
+    pub switch_timeout: Duration,
 }
 
 /// What every handler shares.
@@ -97,6 +104,10 @@ pub struct Shared {
     pub openapi: String,
     /// What `/metrics` renders: a collector reading the core at each scrape.
     pub metrics: prometheus_client::registry::Registry,
+    /// How long a request to a switch waits for its answer.
+    pub switch_timeout: Duration,
+    /// Each switch's description (DESC), read once per connection.
+    pub descriptions: routes_switch::Descriptions,
 }
 
 /// The running API.
@@ -120,6 +131,20 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/switches", get(switches))
         .route("/switches/{dpid}", get(switch))
         .route("/switches/{dpid}/ports/{port}", post(port_change))
+        .route("/switches/{dpid}/ports", get(routes_switch::ports))
+        .route(
+            "/switches/{dpid}/flows",
+            get(routes_switch::flows)
+                .post(routes_switch::add_flow)
+                .delete(routes_switch::delete_flows),
+        )
+        .route("/switches/{dpid}/groups", get(routes_switch::groups))
+        .route("/switches/{dpid}/meters", get(routes_switch::meters))
+        .route("/switches/{dpid}/tables", get(routes_switch::tables))
+        .route(
+            "/switches/{dpid}/packet_out",
+            post(routes_switch::packet_out),
+        )
         .route("/links", get(links))
         .route("/hosts", get(hosts))
         .route("/topology", get(topology))
@@ -194,6 +219,8 @@ impl Server {
             local_addr,
             openapi: openapi_json(),
             metrics: metrics::registry(core.clone()),
+            switch_timeout: settings.switch_timeout,
+            descriptions: Default::default(),
             core,
         });
         let runtime = tokio::runtime::Builder::new_current_thread()

@@ -47,6 +47,11 @@ impl Running {
 
     /// With the API on `listen`.
     fn start_on(listen: SocketAddr, read_auth: bool) -> Running {
+        Running::start_full(listen, read_auth, T)
+    }
+
+    /// With the API on `listen`, waiting `switch_timeout` for switches.
+    fn start_full(listen: SocketAddr, read_auth: bool, switch_timeout: Duration) -> Running {
         let config = Config {
             listen: vec!["127.0.0.1:0".parse().unwrap()],
             workers: 2,
@@ -64,6 +69,7 @@ impl Running {
             listen,
             token: Token::new(TOKEN, TokenSource::Env),
             read_auth,
+            switch_timeout,
         };
         let core = Core {
             pipeline: Arc::clone(&pipeline),

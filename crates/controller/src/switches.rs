@@ -279,6 +279,25 @@ impl Switches {
         })
     }
 
+    /// Sends `msg` (a message with no reply of its own: FLOW_MOD, GROUP_MOD, PORT_MOD,
+    /// PACKET_OUT...) followed by a BARRIER_REQUEST, and calls `reply` once as
+    /// [`request_flow_mod`](Self::request_flow_mod) does: the barrier reply when the
+    /// switch processed it, its ERROR when it refused it. On `Err`, `reply` is dropped
+    /// uncalled.
+    pub fn request_applied(
+        &self,
+        dpid: u64,
+        msg: &Message,
+        timeout: Duration,
+        reply: ReplyFn,
+    ) -> Result<(), SendError> {
+        self.request_with(dpid, timeout, reply, |version, out| {
+            check_version(dpid, msg, version)?;
+            encoded(dpid, msg.encode(0, out))?;
+            encoded(dpid, barrier_request(version).encode(0, out))
+        })
+    }
+
     /// Every connected switch, by dpid.
     pub fn connected(&self) -> Vec<Arc<SwitchInfo>> {
         let inner = self.read();

@@ -44,7 +44,7 @@ mod tree;
 #[cfg(test)]
 mod tests;
 
-pub use app::Routing;
+pub use app::{Routing, COOKIE_SEQ, COOKIE_TAG};
 pub use engine::ShortestPaths;
 pub use tree::SpanningTree;
 
