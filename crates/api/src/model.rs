@@ -171,8 +171,8 @@ pub struct SwitchDetail {
     /// Its connection's counters; `null` in the first half second after it connected
     /// (before its worker first published them).
     pub counters: Option<SwitchCounters>,
-    /// What the switch says it is (DESC), asked once per connection; `null` when it did
-    /// not answer within `[api] switch_timeout`.
+    /// What the switch says it is (DESC), asked once per connection; `null` until it
+    /// answered (the page waits for it at most a second).
     pub description: Option<crate::routes_switch::SwitchDescription>,
 }
 

@@ -141,8 +141,8 @@ fn no_switch(dpid: u64) -> ApiError {
 }
 
 /// One switch: version, peer, connected since, description, features, ports,
-/// counters. The description is asked of the switch once per connection (waiting at
-/// most `[api] switch_timeout`).
+/// counters. The description is asked of the switch once per connection (this waits
+/// for it at most a second; `null` until it came).
 #[utoipa::path(get, path = "/api/v1/switches/{dpid}", tag = "switches",
     params(("dpid" = String, Path, description = "`00:00:00:00:00:00:00:01`, `0000000000000001`, `0x1` or decimal `1`")),
     responses((status = 200, description = "The switch", body = SwitchDetail),

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -65,9 +65,9 @@ impl SwitchDescription {
 }
 
 /// Each switch's description with the time its connection was listed (a reconnected
-/// switch is asked again).
+/// switch is asked again); `None` while it is being asked.
 #[derive(Debug, Default)]
-pub struct Descriptions(Mutex<HashMap<u64, (SystemTime, SwitchDescription)>>);
+pub struct Descriptions(Mutex<HashMap<u64, (SystemTime, Option<SwitchDescription>)>>);
 
 /// `GET /switches/{dpid}/ports`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -623,17 +623,29 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The switch's description: from the cache for this connection, else asked (and
-/// cached); `None` when the switch does not give it in time.
+/// How long `GET /switches/{dpid}` waits for a description not yet known: a switch
+/// slow to answer DESC must not make the switch's page slow (the request goes on, and
+/// its answer shows next time).
+pub const DESCRIPTION_WAIT: Duration = Duration::from_secs(1);
+
+/// The switch's description: from the cache for this connection, else asked (once at a
+/// time, cached when it comes) and waited for at most [`DESCRIPTION_WAIT`]; `None`
+/// when it has not come (yet).
 pub async fn description(
-    s: &Shared,
+    s: &Arc<Shared>,
     info: &SwitchInfo,
     since: SystemTime,
 ) -> Option<SwitchDescription> {
     let dpid = info.dpid;
-    if let Some((t, d)) = lock(&s.descriptions.0).get(&dpid) {
-        if *t == since {
-            return Some(d.clone());
+    {
+        let mut cache = lock(&s.descriptions.0);
+        match cache.get(&dpid) {
+            Some((t, Some(d))) if *t == since => return Some(d.clone()),
+            // Asked already; its answer shows when it comes.
+            Some((t, None)) if *t == since => return None,
+            _ => {
+                cache.insert(dpid, (since, None));
+            }
         }
     }
     let msg = stats_request(
@@ -641,27 +653,49 @@ pub async fn description(
         of10::stats::StatsRequestBody::Desc,
         of13::multipart::MultipartRequestBody::Desc,
     );
-    let switches = s.core.pipeline.switches();
-    let reply = match ask(switches, dpid, &msg, s.switch_timeout).await {
-        Ok(r) => r,
-        Err(e) => {
-            tracing::debug!(dpid = %controller::info::Dpid(dpid), error = e.message, "no description");
-            return None;
+    let shared = Arc::clone(s);
+    let task = tokio::spawn(async move {
+        let switches = shared.core.pipeline.switches();
+        let desc = match ask(switches, dpid, &msg, shared.switch_timeout).await {
+            Ok(reply) => read_description(&reply),
+            Err(e) => {
+                tracing::debug!(dpid = %controller::info::Dpid(dpid), error = e.message, "no description");
+                None
+            }
+        };
+        let mut cache = lock(&shared.descriptions.0);
+        match &desc {
+            Some(d) => {
+                cache.insert(dpid, (since, Some(d.clone())));
+            }
+            // Not cached: asked again next time.
+            None => {
+                if cache.get(&dpid).is_some_and(|(t, _)| *t == since) {
+                    cache.remove(&dpid);
+                }
+            }
         }
-    };
-    let desc = bodies_10(&reply)
+        desc
+    });
+    match tokio::time::timeout(DESCRIPTION_WAIT, task).await {
+        Ok(Ok(desc)) => desc,
+        _ => None,
+    }
+}
+
+/// The description in a DESC reply of either version.
+fn read_description(reply: &[Message]) -> Option<SwitchDescription> {
+    bodies_10(reply)
         .find_map(|b| match b {
             of10::stats::StatsReplyBody::Desc(d) => Some(SwitchDescription::new(d)),
             _ => None,
         })
         .or_else(|| {
-            bodies_13(&reply).find_map(|b| match b {
+            bodies_13(reply).find_map(|b| match b {
                 of13::multipart::MultipartReplyBody::Desc(d) => Some(SwitchDescription::new(d)),
                 _ => None,
             })
-        })?;
-    lock(&s.descriptions.0).insert(dpid, (since, desc.clone()));
-    Some(desc)
+        })
 }
 
 // ---------------------------------------------------------------------------------
@@ -1222,9 +1256,11 @@ pub async fn packet_out(
             "none" | "any" => PortNo::Any,
             other => match other.parse() {
                 Ok(n) => PortNo::from_u32(n),
-                Err(_) => return Err(ApiError::bad_request(format!(
+                Err(_) => {
+                    return Err(ApiError::bad_request(format!(
                     "in_port {n:?}: expected a port number, \"controller\", \"local\" or \"none\""
-                ))),
+                )))
+                }
             },
         },
     };
