@@ -31,6 +31,18 @@ use crate::error::ApiError;
 /// busy to look at its commands).
 const SLACK: Duration = Duration::from_secs(1);
 
+/// Sends `msg` to switch `dpid` and waits for the answer, whatever it is: the caller
+/// decides what an ERROR, a timeout or a departure means ([`into_messages`] makes them
+/// the errors of the module doc). Only a send the core refuses is an error here.
+pub async fn ask_reply(
+    switches: &Switches,
+    dpid: u64,
+    msg: &Message,
+    timeout: Duration,
+) -> Result<Reply, ApiError> {
+    call(timeout, |f| switches.request(dpid, msg, timeout, f)).await
+}
+
 /// Sends `msg` to switch `dpid` and waits for its reply (every part of a multipart
 /// reply); the other outcomes are errors (see the module doc).
 pub async fn ask(
@@ -39,8 +51,8 @@ pub async fn ask(
     msg: &Message,
     timeout: Duration,
 ) -> Result<Vec<Message>, ApiError> {
-    let reply = call(timeout, |f| switches.request(dpid, msg, timeout, f)).await?;
-    messages(dpid, reply)
+    let reply = ask_reply(switches, dpid, msg, timeout).await?;
+    into_messages(dpid, reply)
 }
 
 /// Sends `msg` (FLOW_MOD, PACKET_OUT, ...) and a barrier to switch `dpid`, and waits
@@ -53,7 +65,7 @@ pub async fn apply(
     timeout: Duration,
 ) -> Result<(), ApiError> {
     let reply = call(timeout, |f| switches.request_applied(dpid, msg, timeout, f)).await?;
-    messages(dpid, reply).map(drop)
+    into_messages(dpid, reply).map(drop)
 }
 
 /// Makes the request with `send` and awaits the callback.
@@ -75,8 +87,8 @@ async fn call(
     }
 }
 
-/// The reply's messages, or the error the other outcomes are.
-fn messages(dpid: u64, reply: Reply) -> Result<Vec<Message>, ApiError> {
+/// The reply's messages, or the error the other outcomes are (see the module doc).
+pub fn into_messages(dpid: u64, reply: Reply) -> Result<Vec<Message>, ApiError> {
     let sw = dpid::format(dpid);
     match reply {
         Reply::Messages(m) => Ok(m),
@@ -147,7 +159,7 @@ mod tests {
             describe(&Message::V10(of10::Message::Error(e))),
             "BAD_ACTION/BAD_OUT_PORT (type 2, code 4)"
         );
-        let refused = messages(
+        let refused = into_messages(
             1,
             Reply::Error(Message::V13(of13::Message::Error(ErrorBody::Standard {
                 err_type: 5,
@@ -162,11 +174,11 @@ mod tests {
             "{refused:?}"
         );
         assert_eq!(
-            messages(1, Reply::TimedOut).unwrap_err().status,
+            into_messages(1, Reply::TimedOut).unwrap_err().status,
             StatusCode::GATEWAY_TIMEOUT
         );
         assert_eq!(
-            messages(1, Reply::SwitchGone).unwrap_err().status,
+            into_messages(1, Reply::SwitchGone).unwrap_err().status,
             StatusCode::SERVICE_UNAVAILABLE
         );
     }
