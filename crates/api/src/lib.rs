@@ -23,7 +23,8 @@
 //!   Prometheus text format, read from the core's snapshots at scrape time.
 //! - [`routes_switch`]: the routes that ask a switch (description, port statistics,
 //!   the flow table read, added to and deleted from, groups, meters, tables,
-//!   PACKET_OUT), through [`ask`]: the core's request path with `[api] switch_timeout`.
+//!   PACKET_OUT), through [`ask`]: the core's request path with `[api] switch_timeout`;
+//!   their documents and the JSON form of a flow in [`switch_model`].
 //! - [`model`]: the JSON documents; [`error`]: `{"error": "..."}` refusals, the JSON
 //!   body extractor, the 1 MiB body limit; [`dpid`]: dpids as people write them.
 //!
@@ -38,6 +39,7 @@ pub mod metrics;
 pub mod model;
 pub mod routes;
 pub mod routes_switch;
+pub mod switch_model;
 
 use std::io;
 use std::net::SocketAddr;
@@ -107,7 +109,7 @@ pub struct Shared {
     /// How long a request to a switch waits for its answer.
     pub switch_timeout: Duration,
     /// Each switch's description (DESC), read once per connection.
-    pub descriptions: routes_switch::Descriptions,
+    pub descriptions: switch_model::Descriptions,
 }
 
 /// The running API.

@@ -173,7 +173,7 @@ pub struct SwitchDetail {
     pub counters: Option<SwitchCounters>,
     /// What the switch says it is (DESC), asked once per connection; `null` until it
     /// answered (the page waits for it at most a second).
-    pub description: Option<crate::routes_switch::SwitchDescription>,
+    pub description: Option<crate::switch_model::SwitchDescription>,
 }
 
 impl SwitchDetail {
