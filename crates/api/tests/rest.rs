@@ -968,6 +968,14 @@ fn flows_are_added_listed_and_deleted_through_rest_in_both_versions() {
         let r = c.get(&format!("{path}?table=0&match=ip"));
         assert_eq!(r.status, 200, "{}", r.text());
 
+        // A strict delete with another priority deletes nothing; out_port goes out as
+        // the FLOW_MOD's out_port.
+        let r = c.delete(
+            &path,
+            Some(br#"{"match": "ip,nw_dst=10.0.0.2", "strict": true, "priority": 99, "out_port": 2, "table": "all"}"#),
+        );
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(flows_of(&c, dpid).len(), 2);
         // Delete one by its match, then the rest.
         let r = c.delete(&path, Some(br#"{"match": "ip,nw_dst=10.0.0.2"}"#));
         assert_eq!(r.status, 200, "{}", r.text());
@@ -984,8 +992,27 @@ fn flows_are_added_listed_and_deleted_through_rest_in_both_versions() {
             "every flow, LLDP's too"
         );
 
-        // The switch saw each FLOW_MOD followed by its barrier.
+        // The switch saw each FLOW_MOD followed by its barrier, and the strict delete
+        // as it was asked for.
         let sw = sw.take();
+        let strict: Vec<(u16, u32)> = sw
+            .log
+            .iter()
+            .filter_map(|(_, m)| match m {
+                Message::V10(of10::Message::FlowMod(f))
+                    if f.command == of10::FlowModCommand::DeleteStrict =>
+                {
+                    Some((f.priority, u32::from(f.out_port)))
+                }
+                Message::V13(of13::Message::FlowMod(f))
+                    if f.command == of13::FlowModCommand::DeleteStrict =>
+                {
+                    Some((f.priority, f.out_port))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(strict, [(99, 2)]);
         let kinds: Vec<&str> = sw
             .log
             .iter()
