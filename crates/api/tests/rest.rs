@@ -1156,10 +1156,14 @@ fn a_switch_that_does_not_answer_is_504_within_the_switch_timeout() {
 #[test]
 fn description_port_statistics_tables_groups_and_meters() {
     let c = Running::start(false);
-    let _v13 = serve(&c, Spec::v13(0x13), |_| {});
+    let v13 = serve(&c, Spec::v13(0x13), |_| {});
     let _v10 = serve(&c, Spec::v10(0x10), |_| {});
 
     let s = c.get("/api/v1/switches/0x13").json();
+    assert_eq!(
+        c.get("/api/v1/switches/0x13").json()["description"],
+        s["description"]
+    );
     assert_eq!(
         s["description"],
         serde_json::json!({"mfr": "Pharos tests", "hw": "emulated switch", "sw": "1.0",
@@ -1219,6 +1223,17 @@ fn description_port_statistics_tables_groups_and_meters() {
         assert_eq!(r.status, 409, "{}", r.text());
         assert!(r.json()["error"].as_str().unwrap().contains("OpenFlow 1.0"));
     }
+    // The description was asked for once for the two GETs: it is kept per connection.
+    let sw = v13.take();
+    let descs = sw
+        .log
+        .iter()
+        .filter(|(_, m)| {
+            matches!(m, Message::V13(of13::Message::MultipartRequest(r))
+                if matches!(r.body, openflow::of13::multipart::MultipartRequestBody::Desc))
+        })
+        .count();
+    assert_eq!(descs, 1);
 }
 
 #[test]
