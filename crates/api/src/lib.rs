@@ -26,12 +26,17 @@
 //! - [`events`]: `GET /api/v1/events`, the live events as Server-Sent Events, from a
 //!   [`events::Hub`] the core's publishers post into without waiting.
 //! - [`paths`]: `GET /api/v1/paths/{src}/{dst}`, the routing engine's path.
+//! - [`routes_switch`]: the routes that ask a switch (description, port statistics,
+//!   the flow table read, added to and deleted from, groups, meters, tables,
+//!   PACKET_OUT), through [`ask`]: the core's request path with `[api] switch_timeout`;
+//!   their documents and the JSON form of a flow in [`switch_model`].
 //! - [`model`]: the JSON documents; [`error`]: `{"error": "..."}` refusals, the JSON
 //!   body extractor, the 1 MiB body limit; [`dpid`]: dpids as people write them.
 //!
 //! Shutdown ([`Server::shutdown`], also on drop) stops accepting, lets requests in
 //! flight finish for up to [`GRACE`], and joins the thread.
 
+pub mod ask;
 pub mod auth;
 pub mod dpid;
 pub mod error;
@@ -40,7 +45,9 @@ pub mod metrics;
 pub mod model;
 pub mod paths;
 pub mod routes;
+pub mod routes_switch;
 pub mod static_flows;
+pub mod switch_model;
 
 use std::io;
 use std::net::SocketAddr;
@@ -84,6 +91,8 @@ pub struct Settings {
     pub token: Token,
     /// Reads need the token even on loopback (they always do elsewhere).
     pub read_auth: bool,
+    /// How long a request to a switch waits for its answer (`[api] switch_timeout`).
+    pub switch_timeout: Duration,
 }
 
 /// What every handler shares.
@@ -110,6 +119,10 @@ pub struct Shared {
     /// Becomes `true` when the API stops: event streams end then, so shutdown does
     /// not wait for them.
     pub stopping: watch::Receiver<bool>,
+    /// How long a request to a switch waits for its answer.
+    pub switch_timeout: Duration,
+    /// Each switch's description (DESC), read once per connection.
+    pub descriptions: switch_model::Descriptions,
 }
 
 /// The running API.
@@ -133,6 +146,20 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/switches", get(switches))
         .route("/switches/{dpid}", get(switch))
         .route("/switches/{dpid}/ports/{port}", post(port_change))
+        .route("/switches/{dpid}/ports", get(routes_switch::ports))
+        .route(
+            "/switches/{dpid}/flows",
+            get(routes_switch::flows)
+                .post(routes_switch::add_flow)
+                .delete(routes_switch::delete_flows),
+        )
+        .route("/switches/{dpid}/groups", get(routes_switch::groups))
+        .route("/switches/{dpid}/meters", get(routes_switch::meters))
+        .route("/switches/{dpid}/tables", get(routes_switch::tables))
+        .route(
+            "/switches/{dpid}/packet_out",
+            post(routes_switch::packet_out),
+        )
         .route("/links", get(links))
         .route("/hosts", get(hosts))
         .route("/topology", get(topology))
@@ -220,6 +247,8 @@ impl Server {
             metrics: metrics::registry(core.clone()),
             events: events::Hub::attach(&core),
             stopping: stopped.clone(),
+            switch_timeout: settings.switch_timeout,
+            descriptions: Default::default(),
             core,
         });
         let runtime = tokio::runtime::Builder::new_current_thread()

@@ -171,6 +171,9 @@ pub struct SwitchDetail {
     /// Its connection's counters; `null` in the first half second after it connected
     /// (before its worker first published them).
     pub counters: Option<SwitchCounters>,
+    /// What the switch says it is (DESC), asked once per connection; `null` until it
+    /// answered (the page waits for it at most a second).
+    pub description: Option<crate::switch_model::SwitchDescription>,
 }
 
 impl SwitchDetail {
@@ -191,6 +194,7 @@ impl SwitchDetail {
             },
             ports: info.ports.iter().map(Port::new).collect(),
             counters: counters.map(SwitchCounters::new),
+            description: None,
         }
     }
 }

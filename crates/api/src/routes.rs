@@ -33,6 +33,14 @@ use crate::{dpid, Shared};
         switches,
         switch,
         port_change,
+        crate::routes_switch::ports,
+        crate::routes_switch::flows,
+        crate::routes_switch::add_flow,
+        crate::routes_switch::delete_flows,
+        crate::routes_switch::groups,
+        crate::routes_switch::meters,
+        crate::routes_switch::tables,
+        crate::routes_switch::packet_out,
         links,
         hosts,
         topology,
@@ -59,6 +67,7 @@ use crate::{dpid, Shared};
     tags(
         (name = "controller", description = "The controller itself"),
         (name = "switches", description = "Connected switches"),
+        (name = "flows", description = "Switches' flow tables, groups, meters and tables, read live and changed; PACKET_OUT"),
         (name = "network", description = "Links and hosts found by the apps"),
         (name = "apps", description = "The app pipeline"),
         (name = "static_flows", description = "Named flows the controller keeps and installs on their switch at each connection")
@@ -146,7 +155,9 @@ fn no_switch(dpid: u64) -> ApiError {
     ))
 }
 
-/// One switch: version, peer, connected since, features, ports, counters.
+/// One switch: version, peer, connected since, description, features, ports,
+/// counters. The description is asked of the switch once per connection (this waits
+/// for it at most a second; `null` until it came).
 #[utoipa::path(get, path = "/api/v1/switches/{dpid}", tag = "switches",
     params(("dpid" = String, Path, description = "`00:00:00:00:00:00:00:01`, `0000000000000001`, `0x1` or decimal `1`")),
     responses((status = 200, description = "The switch", body = SwitchDetail),
@@ -168,7 +179,9 @@ pub async fn switch(State(s): St, Path(id): Path<String>) -> Result<Json<SwitchD
         .controller
         .switch_counters(dpid)
         .filter(|c| c.peer == info.peer);
-    Ok(Json(SwitchDetail::new(&info, since, counters.as_ref())))
+    let mut detail = SwitchDetail::new(&info, since, counters.as_ref());
+    detail.description = crate::routes_switch::description(&s, &info, since).await;
+    Ok(Json(detail))
 }
 
 /// Sets a port administratively up or down (PORT_MOD). Answers once the message is

@@ -7,7 +7,7 @@
 //!   yet) or `refused` (with the switch's error, `BAD_ACTION/BAD_OUT_PORT`).
 //! - `POST /static_flows` `{"name", "dpid", "flow", "replace"?}`: kept (state file), and
 //!   sent at once to the switch if it is connected; the answer waits for the switch's
-//!   (up to [`SWITCH_TIMEOUT`]), so the status says what the switch made of it. A
+//!   (up to `[api] switch_timeout`), so the status says what the switch made of it. A
 //!   refused flow is still kept (201, status `refused`): the switch may take it later
 //!   (a missing group or meter), and it is tried again at each connection. A flow
 //!   replaced with another match, priority or table is first removed from its switch.
@@ -33,10 +33,6 @@ use utoipa::ToSchema;
 use crate::error::{ApiError, JsonBody};
 use crate::model::ErrorBody;
 use crate::{dpid, Shared};
-
-/// How long a write waits for the switch's answer before it answers with the flow
-/// still pending.
-pub const SWITCH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A static flow and its status.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -231,11 +227,11 @@ pub async fn create(
             || old.flow.matching != added.flow.matching;
         if moved {
             // Its table, priority or match changed: the new ADD does not overwrite it.
-            let _ = remove_from_switch(switches, &old).await;
+            let _ = remove_from_switch(switches, &old, s.switch_timeout).await;
         }
     }
     tracing::info!(name = added.name, dpid = %controller::info::Dpid(dpid), flow = %added.flow, "REST: static flow kept");
-    push(&store, switches, &added).await;
+    push(&store, switches, &added, s.switch_timeout).await;
     let now = store.get(&added.name).unwrap_or(added);
     Ok((StatusCode::CREATED, Json(info(&s, &now))))
 }
@@ -259,7 +255,7 @@ pub async fn delete(
     let old = store.remove(&name)?;
     let deleted = info(&s, &old);
     tracing::info!(name, dpid = %controller::info::Dpid(old.dpid), "REST: static flow deleted");
-    let outcome = remove_from_switch(s.core.pipeline.switches(), &old).await;
+    let outcome = remove_from_switch(s.core.pipeline.switches(), &old, s.switch_timeout).await;
     Ok(Json(DeletedStaticFlow {
         deleted,
         removed_from_switch: outcome.is_ok(),
@@ -267,26 +263,29 @@ pub async fn delete(
     }))
 }
 
-/// Sends `msg` then a barrier to `dpid` and waits (up to [`SWITCH_TIMEOUT`]) for the
+/// Sends `msg` then a barrier to `dpid` and waits (up to `timeout`) for the
 /// answer. `None`: not sent (the switch is not connected).
-async fn ask(switches: &Switches, dpid: u64, msg: &openflow::Message) -> Option<Reply> {
+async fn ask(
+    switches: &Switches,
+    dpid: u64,
+    msg: &openflow::Message,
+    timeout: Duration,
+) -> Option<Reply> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let reply = Box::new(move |r: Reply| {
         let _ = tx.send(r);
     });
-    switches
-        .request_applied(dpid, msg, SWITCH_TIMEOUT, reply)
-        .ok()?;
+    switches.request_applied(dpid, msg, timeout, reply).ok()?;
     // The core answers every request once, at the latest at its timeout; the extra
     // second only guards against a callback lost with a stopping worker.
-    match tokio::time::timeout(SWITCH_TIMEOUT + Duration::from_secs(1), rx).await {
+    match tokio::time::timeout(timeout + Duration::from_secs(1), rx).await {
         Ok(Ok(r)) => Some(r),
         _ => Some(Reply::TimedOut),
     }
 }
 
 /// Sends `f` to its switch, if connected, and records what the switch made of it.
-async fn push(store: &StaticFlows, switches: &Switches, f: &StaticFlow) {
+async fn push(store: &StaticFlows, switches: &Switches, f: &StaticFlow, timeout: Duration) {
     let Some(version) = switches.info(f.dpid).map(|i| i.version) else {
         return;
     };
@@ -298,7 +297,7 @@ async fn push(store: &StaticFlows, switches: &Switches, f: &StaticFlow) {
             return;
         }
     };
-    let status = match ask(switches, f.dpid, &msg).await {
+    let status = match ask(switches, f.dpid, &msg, timeout).await {
         Some(Reply::Messages(_)) => Status::Installed,
         Some(Reply::Error(e)) => Status::Refused(
             describe(&e).map_or_else(|| "refused with an ERROR".into(), |(_, text)| text),
@@ -314,7 +313,11 @@ async fn push(store: &StaticFlows, switches: &Switches, f: &StaticFlow) {
 
 /// Removes `f` from its switch (strict delete: its table, priority and match) and
 /// waits for the switch's answer; `Err` says why it is not known to be gone.
-async fn remove_from_switch(switches: &Switches, f: &StaticFlow) -> Result<(), String> {
+async fn remove_from_switch(
+    switches: &Switches,
+    f: &StaticFlow,
+    timeout: Duration,
+) -> Result<(), String> {
     let Some(version) = switches.info(f.dpid).map(|i| i.version) else {
         return Err(format!("switch {} is not connected", dpid::format(f.dpid)));
     };
@@ -322,14 +325,14 @@ async fn remove_from_switch(switches: &Switches, f: &StaticFlow) -> Result<(), S
         .flow
         .to_message(version, FlowModCommand::DeleteStrict)
         .map_err(|e| format!("cannot be sent to this OpenFlow {version} switch: {e}"))?;
-    match ask(switches, f.dpid, &msg).await {
+    match ask(switches, f.dpid, &msg, timeout).await {
         Some(Reply::Messages(_)) => Ok(()),
         Some(Reply::Error(e)) => Err(describe(&e).map_or_else(
             || "refused with an ERROR".into(),
             |(_, text)| format!("the switch refused the delete: {text}"),
         )),
         Some(Reply::TimedOut) => Err(format!(
-            "the switch did not answer the delete in {SWITCH_TIMEOUT:?}"
+            "the switch did not answer the delete in {timeout:?}"
         )),
         Some(Reply::SwitchGone) | None => {
             Err(format!("switch {} is not connected", dpid::format(f.dpid)))

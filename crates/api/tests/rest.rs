@@ -41,6 +41,14 @@ struct Running {
     api_addr: SocketAddr,
 }
 
+/// The apps the REST tests run unless they say otherwise.
+fn default_apps() -> Vec<Box<dyn controller::app::AnyApp>> {
+    ["topology", "device_manager"]
+        .iter()
+        .map(|n| apps::by_name(n, &Default::default()).unwrap())
+        .collect()
+}
+
 impl Running {
     fn start(read_auth: bool) -> Running {
         Running::start_on("127.0.0.1:0".parse().unwrap(), read_auth)
@@ -48,11 +56,7 @@ impl Running {
 
     /// With the API on `listen`.
     fn start_on(listen: SocketAddr, read_auth: bool) -> Running {
-        let apps = ["topology", "device_manager"]
-            .iter()
-            .map(|n| apps::by_name(n, &Default::default()).unwrap())
-            .collect();
-        Running::start_with(listen, read_auth, apps)
+        Running::start_with(listen, read_auth, default_apps())
     }
 
     /// With these apps, the API on `listen`.
@@ -60,6 +64,16 @@ impl Running {
         listen: SocketAddr,
         read_auth: bool,
         apps: Vec<Box<dyn controller::app::AnyApp>>,
+    ) -> Running {
+        Running::start_full(listen, read_auth, apps, T)
+    }
+
+    /// With these apps, the API on `listen`, waiting `switch_timeout` for switches.
+    fn start_full(
+        listen: SocketAddr,
+        read_auth: bool,
+        apps: Vec<Box<dyn controller::app::AnyApp>>,
+        switch_timeout: Duration,
     ) -> Running {
         let config = Config {
             listen: vec!["127.0.0.1:0".parse().unwrap()],
@@ -74,6 +88,7 @@ impl Running {
             listen,
             token: Token::new(TOKEN, TokenSource::Env),
             read_auth,
+            switch_timeout,
         };
         let core = Core {
             pipeline: Arc::clone(&pipeline),
@@ -129,6 +144,16 @@ impl Running {
             headers.push(("Authorization", a));
         }
         self.call("POST", path, &headers, Some(body))
+    }
+
+    /// A DELETE with the token, and `body` as JSON if any.
+    fn delete(&self, path: &str, body: Option<&[u8]>) -> Resp {
+        let auth = bearer(TOKEN);
+        let mut headers = vec![("Authorization", auth.as_str())];
+        if body.is_some() {
+            headers.push(("Content-Type", "application/json"));
+        }
+        self.call("DELETE", path, &headers, body)
     }
 
     /// GETs `path` until `done` holds for its JSON body, or panics at the deadline.
@@ -479,6 +504,12 @@ fn the_openapi_document_describes_every_route_with_bearer_auth_on_writes() {
         "/api/v1/switches",
         "/api/v1/switches/{dpid}",
         "/api/v1/switches/{dpid}/ports/{port}",
+        "/api/v1/switches/{dpid}/ports",
+        "/api/v1/switches/{dpid}/flows",
+        "/api/v1/switches/{dpid}/groups",
+        "/api/v1/switches/{dpid}/meters",
+        "/api/v1/switches/{dpid}/tables",
+        "/api/v1/switches/{dpid}/packet_out",
         "/api/v1/links",
         "/api/v1/hosts",
         "/api/v1/topology",
@@ -1304,4 +1335,438 @@ fn apps_show_each_handlers_calls_and_time_and_metrics_their_histogram() {
     assert_eq!(buckets.len(), 12, "{body}");
     assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{buckets:?}");
     assert!(body.contains("le=\"1e-06\""), "{body}");
+}
+
+// ---------------------------------------------------------------------------------
+// Routes that ask a switch (routes_switch.rs): the emulated switches keep a flow table
+// and answer statistics (controller/tests/emu/tables.rs).
+
+/// An emulated switch connected and listed, left to answer on its own thread.
+fn serve(c: &Running, spec: Spec, setup: impl FnOnce(&mut Emu)) -> emu::Background {
+    let dpid = spec.dpid;
+    let mut sw = Emu::connect(c.of_addr, spec).expect("connect");
+    setup(&mut sw);
+    sw.handshake(T).expect("handshake");
+    c.poll("/api/v1/switches", |v| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["dpid"] == api::dpid::format(dpid))
+    });
+    sw.in_background()
+}
+
+/// The flows `GET .../flows` lists, by priority (the topology app's LLDP flow aside).
+fn flows_of(c: &Running, dpid: u64) -> Vec<Value> {
+    let r = c.get(&format!("/api/v1/switches/{dpid}/flows"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["unreadable"], serde_json::json!([]));
+    let mut flows: Vec<Value> = v["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["owner"] != "topology")
+        .cloned()
+        .collect();
+    flows.sort_by_key(|f| f["priority"].as_u64());
+    flows
+}
+
+#[test]
+fn flows_are_added_listed_and_deleted_through_rest_in_both_versions() {
+    let c = Running::start(false);
+    let auth = bearer(TOKEN);
+    for (dpid, spec) in [(0x10, Spec::v10(0x10)), (0x13, Spec::v13(0x13))] {
+        let sw = serve(&c, spec, |_| {});
+        let path = format!("/api/v1/switches/{dpid}/flows");
+        // The topology app's LLDP flow is there, and says whose it is.
+        let r = c.get(&path);
+        assert_eq!(r.status, 200, "{}", r.text());
+        let lldp = r.json()["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["match"]["dl_type"] == "0x88cc")
+            .cloned()
+            .expect("the LLDP flow");
+        assert_eq!(lldp["owner"], "topology");
+        assert_eq!(lldp["cookie"], "0x4c4c4450");
+
+        // As a string...
+        let text = "priority=100,ip,nw_dst=10.0.0.2,actions=output:2";
+        let body = serde_json::json!({ "flow": text }).to_string();
+        let r = c.post(&path, Some(&auth), body.as_bytes());
+        assert_eq!(r.status, 201, "{}", r.text());
+        assert_eq!(r.json()["flow"], text);
+        // ...and as JSON, with a cookie that names the routing app.
+        let body = serde_json::json!({
+            "priority": 200,
+            "cookie": "0x5254000000000001",
+            "idle_timeout": 30,
+            "match": {"dl_type": "0x0806", "in_port": "1"},
+            "actions": ["output:3", "CONTROLLER:128"],
+        });
+        let r = c.post(&path, Some(&auth), body.to_string().as_bytes());
+        assert_eq!(r.status, 201, "{}", r.text());
+        assert_eq!(
+            r.json()["flow"],
+            "idle_timeout=30,priority=200,cookie=0x5254000000000001,arp,in_port=1,actions=output:3,CONTROLLER:128"
+        );
+
+        // Read back live: two reply parts (one per flow), gathered.
+        let flows = flows_of(&c, dpid);
+        assert_eq!(flows.len(), 2, "{flows:#?}");
+        let f = &flows[0];
+        assert_eq!(f["priority"], 100);
+        assert_eq!(
+            f["match"],
+            serde_json::json!({"dl_type": "0x0800", "nw_dst": "10.0.0.2"})
+        );
+        assert_eq!(f["actions"], serde_json::json!(["output:2"]));
+        assert_eq!(f["owner"], Value::Null);
+        assert_eq!(
+            (f["packets"].as_u64(), f["bytes"].as_u64()),
+            (Some(7), Some(700))
+        );
+        assert_eq!(f["duration_secs"], 3.5);
+        let dumped = openflow::ofctl::parse_flow_entry(f["ofctl"].as_str().unwrap()).unwrap();
+        assert_eq!(dumped.flow, openflow::ofctl::parse_flow(text).unwrap());
+        assert_eq!(flows[1]["owner"], "routing");
+        assert_eq!(flows[1]["idle_timeout"], 30);
+        assert_eq!(
+            flows[1]["actions"],
+            serde_json::json!(["output:3", "CONTROLLER:128"])
+        );
+        // What a GET shows can be posted back as it is (minus what only a switch says).
+        let mut again = flows[1].clone();
+        for k in ["packets", "bytes", "duration_secs", "owner", "ofctl"] {
+            again.as_object_mut().unwrap().remove(k);
+        }
+        let r = c.post(&path, Some(&auth), again.to_string().as_bytes());
+        assert_eq!(r.status, 201, "{}", r.text());
+        assert_eq!(flows_of(&c, dpid).len(), 2, "replaced, not added");
+
+        // A table filter and a match filter are valid requests.
+        let r = c.get(&format!("{path}?table=0&match=ip"));
+        assert_eq!(r.status, 200, "{}", r.text());
+
+        // A strict delete with another priority deletes nothing; out_port goes out as
+        // the FLOW_MOD's out_port.
+        let r = c.delete(
+            &path,
+            Some(br#"{"match": "ip,nw_dst=10.0.0.2", "strict": true, "priority": 99, "out_port": 2, "table": "all"}"#),
+        );
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(flows_of(&c, dpid).len(), 2);
+        // Delete one by its match, then the rest.
+        let r = c.delete(&path, Some(br#"{"match": "ip,nw_dst=10.0.0.2"}"#));
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.json(), serde_json::json!({"deleted": true}));
+        let flows = flows_of(&c, dpid);
+        assert_eq!(flows.len(), 1);
+        assert_eq!(flows[0]["priority"], 200);
+        let r = c.delete(&path, None);
+        assert_eq!(r.status, 200, "{}", r.text());
+        let r = c.get(&path);
+        assert_eq!(
+            r.json()["flows"],
+            serde_json::json!([]),
+            "every flow, LLDP's too"
+        );
+
+        // The switch saw each FLOW_MOD followed by its barrier, and the strict delete
+        // as it was asked for.
+        let sw = sw.take();
+        let strict: Vec<(u16, u32)> = sw
+            .log
+            .iter()
+            .filter_map(|(_, m)| match m {
+                Message::V10(of10::Message::FlowMod(f))
+                    if f.command == of10::FlowModCommand::DeleteStrict =>
+                {
+                    Some((f.priority, u32::from(f.out_port)))
+                }
+                Message::V13(of13::Message::FlowMod(f))
+                    if f.command == of13::FlowModCommand::DeleteStrict =>
+                {
+                    Some((f.priority, f.out_port))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(strict, [(99, 2)]);
+        let kinds: Vec<&str> = sw
+            .log
+            .iter()
+            .map(|(_, m)| m.type_name())
+            .filter(|t| *t == "FLOW_MOD" || *t == "BARRIER_REQUEST")
+            .collect();
+        let pairs = kinds
+            .windows(2)
+            .filter(|w| w == &["FLOW_MOD", "BARRIER_REQUEST"])
+            .count();
+        assert!(pairs >= 5, "{kinds:?}");
+    }
+}
+
+#[test]
+fn a_refused_flow_is_422_naming_the_error_and_bad_flows_are_400_naming_the_token() {
+    let c = Running::start(false);
+    let auth = bearer(TOKEN);
+    let _v13 = serve(&c, Spec::v13(0x13), |sw| sw.refuse_priority = Some(666));
+    let _v10 = serve(&c, Spec::v10(0x10), |_| {});
+    let path = "/api/v1/switches/0x13/flows";
+
+    let r = c.post(
+        path,
+        Some(&auth),
+        br#"{"flow": "priority=666,actions=drop"}"#,
+    );
+    assert_eq!(r.status, 422, "{}", r.text());
+    let e = r.json()["error"].as_str().unwrap().to_string();
+    assert!(
+        e.contains("FLOW_MOD_FAILED/TABLE_FULL (type 5, code 1)"),
+        "{e}"
+    );
+
+    let r = c.post(
+        path,
+        Some(&auth),
+        br#"{"flow": "ip,nw_dst=10.0.0.300,actions=drop"}"#,
+    );
+    assert_eq!(r.status, 400);
+    let e = r.json()["error"].as_str().unwrap().to_string();
+    assert!(
+        e.contains("nw_dst=10.0.0.300") && e.contains("at byte 3"),
+        "{e}"
+    );
+    let r = c.post(
+        path,
+        Some(&auth),
+        br#"{"match": {"nw_dst": "10.0.0.2"}, "actions": []}"#,
+    );
+    assert_eq!(r.status, 400);
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("nw_dst"),
+        "{}",
+        r.text()
+    );
+    let r = c.post(
+        path,
+        Some(&auth),
+        br#"{"flow": "actions=drop", "priority": 1}"#,
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    let r = c.post(path, Some(&auth), br#"{"priority": 1}"#);
+    assert_eq!(r.status, 400, "{}", r.text());
+    let r = c.post(path, Some(&auth), br#"{"flow": "actions=drop", "prio": 1}"#);
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.json()["error"].as_str().unwrap().contains("prio"));
+    // What 1.0 cannot say.
+    let r = c.post(
+        "/api/v1/switches/0x10/flows",
+        Some(&auth),
+        br#"{"flow": "actions=goto_table:1"}"#,
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.json()["error"].as_str().unwrap().contains("OpenFlow 1.0"));
+    let r = c.delete(
+        "/api/v1/switches/0x13/flows",
+        Some(br#"{"match": "tp_dst=80"}"#),
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.json()["error"].as_str().unwrap().contains("tp_dst=80"));
+    let r = c.delete("/api/v1/switches/0x13/flows", Some(b"{\"strict\": tru"));
+    assert_eq!(r.status, 400);
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("column"),
+        "{}",
+        r.text()
+    );
+    // No such switch; no token.
+    let r = c.post(
+        "/api/v1/switches/0x99/flows",
+        Some(&auth),
+        br#"{"flow": "actions=drop"}"#,
+    );
+    assert_eq!(r.status, 404);
+    let r = c.get("/api/v1/switches/0x99/flows");
+    assert_eq!(r.status, 404);
+    let r = c.call("DELETE", path, &[], None);
+    assert_eq!(r.status, 401);
+    assert_eq!(flows_of(&c, 0x13).len(), 0, "nothing was installed");
+}
+
+#[test]
+fn a_switch_that_does_not_answer_is_504_within_the_switch_timeout() {
+    let timeout = Duration::from_millis(300);
+    let c = Running::start_full(
+        "127.0.0.1:0".parse().unwrap(),
+        false,
+        default_apps(),
+        timeout,
+    );
+    let _sw = serve(&c, Spec::v13(0x13), |sw| sw.answer_stats = false);
+    for path in [
+        "/api/v1/switches/0x13/flows",
+        "/api/v1/switches/0x13/ports?stats=true",
+        "/api/v1/switches/0x13/tables",
+    ] {
+        let asked = Instant::now();
+        let r = c.get(path);
+        let took = asked.elapsed();
+        assert_eq!(r.status, 504, "{path}: {}", r.text());
+        assert!(r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer"));
+        assert!(
+            took >= timeout && took < Duration::from_secs(3),
+            "{path}: {took:?}"
+        );
+    }
+    // The switch itself still shows, without its description, at once.
+    let asked = Instant::now();
+    let r = c.get("/api/v1/switches/0x13");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["description"], Value::Null);
+    assert!(asked.elapsed() < Duration::from_secs(2));
+    // And it is still served: the barrier of a flow is answered.
+    let r = c.post(
+        "/api/v1/switches/0x13/flows",
+        Some(&bearer(TOKEN)),
+        br#"{"flow": "actions=drop"}"#,
+    );
+    assert_eq!(r.status, 201, "{}", r.text());
+}
+
+#[test]
+fn description_port_statistics_tables_groups_and_meters() {
+    let c = Running::start(false);
+    let v13 = serve(&c, Spec::v13(0x13), |_| {});
+    let _v10 = serve(&c, Spec::v10(0x10), |_| {});
+
+    let s = c.get("/api/v1/switches/0x13").json();
+    assert_eq!(
+        c.get("/api/v1/switches/0x13").json()["description"],
+        s["description"]
+    );
+    assert_eq!(
+        s["description"],
+        serde_json::json!({"mfr": "Pharos tests", "hw": "emulated switch", "sw": "1.0",
+            "serial": "E13", "dp_desc": "emu"})
+    );
+    for dpid in [0x10, 0x13] {
+        let v = c.get(&format!("/api/v1/switches/{dpid}/ports")).json();
+        assert_eq!(v["ports"].as_array().unwrap().len(), 4);
+        assert!(v["ports"][0].get("stats").is_none(), "{v:#}");
+        let v = c
+            .get(&format!("/api/v1/switches/{dpid}/ports?stats=true"))
+            .json();
+        for p in v["ports"].as_array().unwrap() {
+            let n = p["port_no"].as_u64().unwrap();
+            assert_eq!(p["stats"]["rx_packets"].as_u64(), Some(n * 100), "{p:#}");
+            assert_eq!(p["stats"]["tx_bytes"].as_u64(), Some(n * 2000));
+            let duration = if dpid == 0x13 {
+                serde_json::json!(60.0)
+            } else {
+                Value::Null
+            };
+            assert_eq!(
+                p["stats"]
+                    .get("duration_secs")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                duration
+            );
+        }
+        let r = c.get(&format!("/api/v1/switches/{dpid}/ports?stats=maybe"));
+        assert_eq!(r.status, 400);
+        let t = c.get(&format!("/api/v1/switches/{dpid}/tables")).json();
+        assert_eq!(t["tables"][0]["table_id"], 0);
+        assert_eq!(t["tables"][0]["active_count"], 1, "the LLDP flow");
+    }
+    assert_eq!(
+        c.get("/api/v1/switches/0x10/tables").json()["tables"][0]["name"],
+        "classifier"
+    );
+
+    let g = c.get("/api/v1/switches/0x13/groups").json();
+    assert_eq!(
+        g["groups"],
+        serde_json::json!([{"group_id": 1, "type": "all", "ref_count": 0, "packets": 4,
+            "bytes": 400, "duration_secs": 9.0,
+            "buckets": [{"weight": 0, "watch_port": null, "watch_group": null, "actions": ["output:1"]}]}])
+    );
+    let m = c.get("/api/v1/switches/0x13/meters").json();
+    assert_eq!(
+        m["meters"],
+        serde_json::json!([{"meter_id": 1, "flags": ["kbps", "stats"], "flow_count": 0,
+            "packets": 2, "bytes": 200, "duration_secs": 9.0,
+            "bands": [{"type": "drop", "rate": 1000, "burst_size": 0}]}])
+    );
+    for what in ["groups", "meters"] {
+        let r = c.get(&format!("/api/v1/switches/0x10/{what}"));
+        assert_eq!(r.status, 409, "{}", r.text());
+        assert!(r.json()["error"].as_str().unwrap().contains("OpenFlow 1.0"));
+    }
+    // The description was asked for once for the two GETs: it is kept per connection.
+    let sw = v13.take();
+    let descs = sw
+        .log
+        .iter()
+        .filter(|(_, m)| {
+            matches!(m, Message::V13(of13::Message::MultipartRequest(r))
+                if matches!(r.body, openflow::of13::multipart::MultipartRequestBody::Desc))
+        })
+        .count();
+    assert_eq!(descs, 1);
+}
+
+#[test]
+fn packet_out_sends_the_frame_through_the_actions() {
+    let c = Running::start(false);
+    let sw = serve(&c, Spec::v13(0x13), |_| {});
+    let auth = bearer(TOKEN);
+    let frame = emu::frame(host(1), host(2));
+    let hex: String = frame.iter().map(|b| format!("{b:02x}")).collect();
+    let body =
+        serde_json::json!({"in_port": "controller", "actions": ["output:2"], "data_hex": hex});
+    let r = c.post(
+        "/api/v1/switches/0x13/packet_out",
+        Some(&auth),
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json(), serde_json::json!({"sent": true}));
+    let r = c.post(
+        "/api/v1/switches/0x13/packet_out",
+        Some(&auth),
+        br#"{"actions": ["output:2"], "data_hex": "0g"}"#,
+    );
+    assert_eq!(r.status, 400);
+    let r = c.post(
+        "/api/v1/switches/0x13/packet_out",
+        Some(&auth),
+        br#"{"actions": ["outptu:2"], "data_hex": "00"}"#,
+    );
+    assert_eq!(r.status, 400);
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("outptu"),
+        "{}",
+        r.text()
+    );
+    let sw = sw.take();
+    let outs: Vec<(Vec<u32>, Vec<u8>)> = sw
+        .log
+        .iter()
+        .filter_map(|(_, m)| match m {
+            Message::V13(of13::Message::PacketOut(p)) if p.data == frame => {
+                Some((emu::output_ports(m), p.data.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(outs, [(vec![2], frame)]);
 }

@@ -85,6 +85,7 @@ impl Running {
             listen: "127.0.0.1:0".parse().unwrap(),
             token: Token::new(TOKEN, TokenSource::Env),
             read_auth: false,
+            switch_timeout: Duration::from_secs(5),
         };
         let core = Core {
             pipeline: Arc::clone(&pipeline),

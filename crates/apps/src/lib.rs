@@ -180,6 +180,20 @@ pub fn by_name(name: &str, params: &toml::Table) -> Result<Box<dyn AnyApp>, Para
     }
 }
 
+/// The app that installed a flow with this cookie, when the cookie says so: the REST
+/// API's `owner` of a flow. Apps tag their flows' cookies (`routing`: the top 16 bits
+/// are "RT"; `topology`: its LLDP flow is "LLDP"); a flow added by hand, or by an app
+/// that does not tag, has no owner.
+pub fn cookie_owner(cookie: u64) -> Option<&'static str> {
+    if cookie == topology::LLDP_COOKIE {
+        Some("topology")
+    } else if cookie & !routing::COOKIE_SEQ == routing::COOKIE_TAG {
+        Some("routing")
+    } else {
+        None
+    }
+}
+
 /// The other apps `name` needs in the same set: the ones providing the services it
 /// uses. (Their order does not matter: services are provided before any app starts.)
 pub fn needs(name: &str) -> &'static [&'static str] {
@@ -245,6 +259,19 @@ pub fn check_set(names: &[&str]) -> Result<Vec<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cookies_name_the_app_that_tags_them() {
+        assert_eq!(cookie_owner(topology::LLDP_COOKIE), Some("topology"));
+        assert_eq!(cookie_owner(routing::COOKIE_TAG | 42), Some("routing"));
+        assert_eq!(
+            cookie_owner(routing::COOKIE_TAG | routing::COOKIE_SEQ),
+            Some("routing")
+        );
+        assert_eq!(cookie_owner(0), None);
+        assert_eq!(cookie_owner(0x1234), None);
+        assert_eq!(cookie_owner((0x5253 << 48) | 1), None);
+    }
 
     #[test]
     fn parameters_are_checked() {

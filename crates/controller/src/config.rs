@@ -243,6 +243,10 @@ pub struct ApiConfig {
     pub token_file: Option<PathBuf>,
     /// Reads need the token too, even on a loopback address.
     pub read_auth: bool,
+    /// How long a request the API makes to a switch (flow table, statistics, a flow
+    /// added) waits for the answer before it is a 504.
+    #[serde(with = "duration")]
+    pub switch_timeout: Duration,
 }
 
 /// The API's default address: loopback only, port 8080 (as ONOS's 8181 and Floodlight's
@@ -255,6 +259,7 @@ impl Default for ApiConfig {
             listen: Some(DEFAULT_API_LISTEN.parse().expect("a valid literal")),
             token_file: None,
             read_auth: false,
+            switch_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -543,6 +548,7 @@ impl Config {
                 self.backpressure.stall_timeout,
             ),
             ("counters_interval", self.counters_interval),
+            ("api.switch_timeout", self.api.switch_timeout),
         ];
         for (key, value) in durations {
             if value.is_zero() {

@@ -593,6 +593,18 @@ fn the_api_section_sets_listen_token_file_and_read_auth() {
 }
 
 #[test]
+fn the_api_waits_five_seconds_for_a_switch_unless_told() {
+    let c = Config::from_toml_str("").unwrap();
+    assert_eq!(c.api.switch_timeout, Duration::from_secs(5));
+    let c = Config::from_toml_str("[api]\nswitch_timeout = \"250ms\"\n").unwrap();
+    assert_eq!(c.api.switch_timeout, Duration::from_millis(250));
+    let e = err("[api]\nswitch_timeout = \"0s\"\n");
+    assert_eq!(e.key, "api.switch_timeout");
+    let e = err("[api]\nswitch_timeout = 5\n");
+    assert!(e.key.contains("switch_timeout"), "{e}");
+}
+
+#[test]
 fn a_bad_api_section_is_refused_with_key_and_line() {
     let e = err("workers = 1\n[api]\nlisten = \"localhost:80\"\n");
     assert_eq!((e.key.as_str(), e.line), ("api.listen", Some(3)));

@@ -450,6 +450,12 @@ impl SwitchState {
         self.requests.len()
     }
 
+    /// The xid counter and pending requests (tests near the wrap).
+    #[cfg(test)]
+    pub(crate) fn requests_mut(&mut self) -> &mut Requests {
+        &mut self.requests
+    }
+
     /// A fresh xid for a message the core itself sends to this switch.
     pub fn next_xid(&mut self) -> u32 {
         self.requests.next_xid()
@@ -746,10 +752,11 @@ impl Pipeline {
             return answer.send(crate::requests::Reply::SwitchGone);
         }
         let first = sw.requests.next_xids(n);
-        for (xid, frame) in (first..).zip(frames(messages)) {
+        // `first + n - 1` fits (the range never wraps); `(first..)` could step past it.
+        for (i, frame) in (0..n).zip(frames(messages)) {
             let at = out.len();
             out.extend_from_slice(frame);
-            out[at + 4..at + 8].copy_from_slice(&xid.to_be_bytes());
+            out[at + 4..at + 8].copy_from_slice(&(first + i).to_be_bytes());
         }
         let last = first + (n - 1);
         sw.requests

@@ -193,6 +193,12 @@ impl Requests {
         first
     }
 
+    /// Sets the last xid handed out (tests near the wrap).
+    #[cfg(test)]
+    pub(crate) fn set_last_xid(&mut self, xid: u32) {
+        self.last_xid = xid;
+    }
+
     /// Number of requests waiting for a reply.
     pub fn len(&self) -> usize {
         self.pending.len()

@@ -394,3 +394,21 @@ fn a_panicking_callback_is_contained() {
     assert_eq!(p.counters().handler_panics, 0);
     assert_eq!(sw.pending_requests(), 0);
 }
+
+#[test]
+fn a_request_at_the_top_of_the_xid_range_keeps_consecutive_xids() {
+    let t0 = Instant::now();
+    let (p, mut sw) = one_switch(Version::V1_3, t0);
+    sw.requests_mut().set_last_xid(u32::MAX - 3);
+    let (log, reply) = recorder();
+    p.switches()
+        .request_flow_mod(1, &drop_all(), SECOND, reply())
+        .unwrap();
+    let mut out = Vec::new();
+    p.take_queued(&mut sw, &mut out, t0);
+    let xids: Vec<u32> = sent(&out).iter().map(|(x, _)| *x).collect();
+    assert_eq!(xids, [u32::MAX - 2, u32::MAX - 1]);
+    let barrier_reply = Message::V13(of13::Message::BarrierReply);
+    p.handle(&mut sw, &frame(u32::MAX - 1, &barrier_reply), &mut out, t0);
+    assert_eq!(taken(&log), [Reply::Messages(vec![barrier_reply])]);
+}

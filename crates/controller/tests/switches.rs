@@ -289,7 +289,7 @@ fn a_pending_request_gets_switch_gone_when_the_switch_leaves() {
         events: Arc::clone(&events),
     };
     let ctl = Running::start(&test_config(), vec![Box::new(asker)]);
-    let mut sw = Emu::connect_and_handshake(ctl.addr, Spec::v13(B), T).unwrap();
+    let mut sw = silent_to_stats(ctl.addr, B);
     sw.wait_for(T, |m| {
         matches!(m, Message::V13(of13::Message::MultipartRequest(r))
             if matches!(r.body, of13::multipart::MultipartRequestBody::Desc))
@@ -400,7 +400,7 @@ fn desc_request() -> Message {
 fn any_thread_can_ask_a_switch_and_gets_one_answer() {
     let ctl = Running::start(&test_config(), Vec::new());
     let switches = Arc::clone(ctl.pipeline.switches());
-    let sw = Emu::connect_and_handshake(ctl.addr, Spec::v13(B), T).unwrap();
+    let sw = silent_to_stats(ctl.addr, B);
     assert!(eventually(T, || switches.is_connected(B)));
     let sw = sw.in_background();
 
@@ -469,4 +469,12 @@ fn any_thread_can_ask_a_switch_and_gets_one_answer() {
         switches.request(B, &desc_request(), T, Box::new(|_| {})),
         Err(SendError::NotConnected(Dpid(B)))
     );
+}
+
+/// A 1.3 switch that never answers statistics requests (DESC, say), handshake done.
+fn silent_to_stats(addr: std::net::SocketAddr, dpid: u64) -> Emu {
+    let mut sw = Emu::connect(addr, Spec::v13(dpid)).unwrap();
+    sw.answer_stats = false;
+    sw.handshake(T).unwrap();
+    sw
 }

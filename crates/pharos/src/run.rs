@@ -314,6 +314,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 listen,
                 token,
                 read_auth: config.api.read_auth,
+                switch_timeout: config.api.switch_timeout,
             };
             let core = api::Core {
                 pipeline: Arc::clone(&pipeline),

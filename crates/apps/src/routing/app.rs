@@ -97,7 +97,8 @@ impl Default for Params {
 /// The top 16 bits of every cookie this app puts on a flow ("RT"); the low 48 bits
 /// number the route.
 pub const COOKIE_TAG: u64 = 0x5254 << 48;
-const COOKIE_SEQ: u64 = (1 << 48) - 1;
+/// The bits of a cookie that number the route.
+pub const COOKIE_SEQ: u64 = (1 << 48) - 1;
 
 /// The app.
 pub struct Routing {

@@ -44,7 +44,7 @@ mod tree;
 #[cfg(test)]
 mod tests;
 
-pub use app::{Paths, Routing};
+pub use app::{Paths, Routing, COOKIE_SEQ, COOKIE_TAG};
 pub use engine::ShortestPaths;
 pub use tree::SpanningTree;
 

@@ -11,11 +11,14 @@
 //! Blocking sockets with read timeouts: every wait has a deadline, nothing sleeps.
 #![allow(dead_code)] // each test file uses a different part of it
 
+mod tables;
+
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use openflow::of13::multipart::{MultipartReply, MultipartReplyBody, MultipartRequestBody};
+use openflow::ofctl::Flow;
 use openflow::{of10, of13, FixedStr, MacAddr, Message, Version};
 
 /// OFPT_HELLO, the same in every version.
@@ -122,6 +125,12 @@ pub struct Emu {
     pub barriers_answered: usize,
     /// ECHO_REQUESTs received (answered or not).
     pub echo_requests: usize,
+    /// The flow table FLOW_MODs change (see `tables.rs`).
+    pub flows: Vec<Flow>,
+    /// Answer statistics requests (false: a switch that never does).
+    pub answer_stats: bool,
+    /// Refuse flows of this priority with FLOW_MOD_FAILED.
+    pub refuse_priority: Option<u16>,
     closed: bool,
     next_xid: u32,
 }
@@ -159,6 +168,9 @@ impl Emu {
             set_config_seen: false,
             barriers_answered: 0,
             echo_requests: 0,
+            flows: Vec::new(),
+            answer_stats: true,
+            refuse_priority: None,
             closed: false,
             next_xid: 0x1000,
         })
@@ -492,7 +504,11 @@ impl Emu {
             }
             _ => None,
         };
-        if let Some(reply) = reply {
+        let replies = match reply {
+            Some(r) => vec![r],
+            None => self.answer_tables(msg),
+        };
+        for reply in replies {
             let bytes = reply.to_bytes(xid).expect("our replies encode");
             // A controller that closed on us makes this fail; the next read says so.
             let _ = self.send_raw(&bytes);

@@ -81,7 +81,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::model::{FlowModCommand, PortNo};
 use crate::types::MacAddr;
 pub use parse::{parse_flow, parse_flow_entry, parse_match, ErrorKind, ParseError};
-pub use wire::FromWireError;
+pub use wire::{actions_from_of13, FromWireError};
 
 /// A value and an optional mask (`None`: exact). A parsed or decoded value is
 /// normalised: `value & mask == value`, and the mask is never all ones nor zero (a zero

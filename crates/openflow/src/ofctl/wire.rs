@@ -80,6 +80,39 @@ impl Flow {
         })
     }
 
+    /// A PACKET_OUT of `data` (unbuffered) through this flow's actions, as if it came
+    /// in on `in_port`, for `version` (the match only tells what `mod_tp_*` writes;
+    /// instructions other than the actions are refused).
+    pub fn packet_out(
+        &self,
+        version: Version,
+        in_port: PortNo,
+        data: Vec<u8>,
+    ) -> EncodeResult<Message> {
+        if self.has_instructions() {
+            return Err(not_in(version, "instructions in a PACKET_OUT"));
+        }
+        let buffer_id = crate::model::NO_BUFFER;
+        Ok(match version {
+            Version::V1_0 => Message::V10(of10::Message::PacketOut(of10::PacketOut {
+                buffer_id,
+                in_port: in_port.to_v10()?,
+                actions: self
+                    .actions
+                    .iter()
+                    .map(|a| action_v10(a, &self.matching))
+                    .collect::<EncodeResult<Vec<_>>>()?,
+                data,
+            })),
+            Version::V1_3 => Message::V13(of13::Message::PacketOut(of13::PacketOut {
+                buffer_id,
+                in_port: in_port.to_v13()?,
+                actions: actions_v13(&self.actions)?,
+                data,
+            })),
+        })
+    }
+
     fn is_delete(command: FlowModCommand) -> bool {
         matches!(
             command,
@@ -1047,6 +1080,11 @@ fn match_from_v13(o: &of13::Match) -> Result<FlowMatch, FromWireError> {
         }
     }
     Ok(m)
+}
+
+/// A 1.3 action list (a group's bucket, say) as this syntax's actions.
+pub fn actions_from_of13(list: &[of13::Action]) -> Result<Vec<FlowAction>, FromWireError> {
+    actions_from_v13(list)
 }
 
 fn actions_from_v13(list: &[of13::Action]) -> Result<Vec<FlowAction>, FromWireError> {

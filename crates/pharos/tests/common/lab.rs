@@ -525,6 +525,7 @@ impl Ctl {
                 listen,
                 token: api::auth::Token::new(token, api::auth::TokenSource::Env),
                 read_auth: false,
+                switch_timeout: Duration::from_secs(5),
             };
             match api::Server::start(settings, core.clone()) {
                 Ok(s) => break s,
