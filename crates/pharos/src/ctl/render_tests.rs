@@ -1,0 +1,257 @@
+//! The views, from documents shaped as the API sends them (and some it does not).
+
+use serde_json::json;
+
+use super::*;
+
+#[test]
+fn tables_align_their_columns_and_leave_no_trailing_blanks() {
+    let mut t = Table::new(&["A", "LONGER", "C"]);
+    t.row(vec!["xyz".into(), "1".into(), "last".into()]);
+    t.row(vec!["é".into(), "22".into(), String::new()]);
+    assert_eq!(
+        t.render(),
+        "A    LONGER  C\n\
+         xyz  1       last\n\
+         é    22\n"
+    );
+}
+
+#[test]
+fn durations_are_short() {
+    assert_eq!(duration(0.0002), "200µs");
+    assert_eq!(duration(0.25), "250ms");
+    assert_eq!(duration(42.9), "42s");
+    assert_eq!(duration(192.0), "3m12s");
+    assert_eq!(duration(5.0 * 3600.0 + 180.0), "5h03m");
+    assert_eq!(duration(2.0 * 86400.0 + 4.0 * 3600.0), "2d04h");
+    assert_eq!(duration(-1.0), "-");
+}
+
+#[test]
+fn switches_show_dpid_version_peer_ports_and_age_and_missing_fields_as_dashes() {
+    let now = now_secs() as u64;
+    let v = json!([
+        {"dpid": "00:00:00:00:00:00:00:01", "version": "1.3", "peer": "127.0.0.1:40000",
+         "connected_since": now - 75, "n_ports": 4, "ports_up": 3},
+        {"dpid": "00:00:00:00:00:00:00:02", "version": "1.0"}
+    ]);
+    let text = switches(&v);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "DPID                     VERSION  PEER             PORTS  UP  AGE"
+    );
+    assert!(
+        lines[1].starts_with("00:00:00:00:00:00:00:01  1.3      127.0.0.1:40000  4      3   1m1"),
+        "{text}"
+    );
+    assert_eq!(
+        lines[2],
+        "00:00:00:00:00:00:00:02  1.0      -                -      -   -"
+    );
+    assert_eq!(switches(&json!([])), "no switch is connected\n");
+}
+
+#[test]
+fn a_switch_shows_its_description_when_sent_and_its_ports_state_in_words() {
+    let v = json!({
+        "dpid": "00:00:00:00:00:00:00:07", "version": "1.3", "peer": "10.0.0.9:5555",
+        "connected_since": 0,
+        "description": {"mfr": "Nicira, Inc.", "hw": "Open vSwitch", "sw": "3.1.0",
+                        "serial": null, "dp_desc": "s7"},
+        "features": {"n_buffers": 0, "n_tables": 254, "capabilities": 79},
+        "ports": [
+            {"port_no": 1, "name": "s7-eth1", "hw_addr": "02:00:00:00:07:01", "up": true,
+             "admin_down": false, "link_down": false},
+            {"port_no": 2, "name": "s7-eth2", "hw_addr": "02:00:00:00:07:02", "up": false,
+             "admin_down": true, "link_down": true},
+            {"port_no": 3, "name": "s7-eth3", "up": false, "admin_down": false, "link_down": true}
+        ],
+        "counters": null
+    });
+    let text = switch(&v);
+    for want in [
+        "dpid:         00:00:00:00:00:00:00:07\n",
+        "manufacturer: Nicira, Inc.\n",
+        "hardware:     Open vSwitch\n",
+        "software:     3.1.0\n",
+        "serial:       -\n",
+        "datapath:     s7\n",
+        "tables:       254\n",
+        "capabilities: 0x4f\n",
+        "PORT  NAME     HW_ADDR            STATE\n",
+        "1     s7-eth1  02:00:00:00:07:01  up\n",
+        "2     s7-eth2  02:00:00:00:07:02  down (admin, link)\n",
+        "3     s7-eth3  -                  down (link)\n",
+    ] {
+        assert!(text.contains(want), "no {want:?} in\n{text}");
+    }
+    // No description sent (a server before it): no such lines.
+    let mut bare = v.clone();
+    bare.as_object_mut().unwrap().remove("description");
+    assert!(!switch(&bare).contains("manufacturer"));
+}
+
+#[test]
+fn ports_with_stats_get_the_traffic_columns() {
+    let v = json!({"dpid": "00:00:00:00:00:00:00:01", "ports": [
+        {"port_no": 1, "name": "eth1", "hw_addr": "02:00:00:00:00:01", "up": true,
+         "stats": {"rx_packets": 10, "tx_packets": 20, "rx_bytes": 1000, "tx_bytes": 2000,
+                   "rx_dropped": 0, "tx_dropped": 1, "rx_errors": 0, "tx_errors": 0}},
+        {"port_no": 4294967294u32, "name": "br0", "up": true}
+    ]});
+    let text = ports(&v);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "PORT        NAME  HW_ADDR            STATE  RX_PKTS  TX_PKTS  RX_BYTES  TX_BYTES  RX_DROP  TX_DROP  RX_ERR  TX_ERR"
+    );
+    assert_eq!(
+        lines[1],
+        "1           eth1  02:00:00:00:00:01  up     10       20       1000      2000      0        1        0       0"
+    );
+    assert_eq!(
+        lines[2],
+        "4294967294  br0   -                  up     -        -        -         -         -        -        -       -"
+    );
+}
+
+#[test]
+fn flows_are_ofctl_lines_with_counters_first_and_their_app_or_bare() {
+    let v = json!({"dpid": "00:00:00:00:00:00:00:01", "flows": [
+        {"table": 0, "priority": 100, "cookie": "0x0", "packets": 3, "bytes": 180,
+         "duration_secs": 1.5, "owner": null,
+         "ofctl": "priority=100,icmp,nw_dst=10.0.0.2,actions=drop"},
+        {"table": 0, "priority": 0, "packets": 7, "bytes": 420, "duration_secs": 12.25,
+         "owner": "learning_switch", "ofctl": "priority=0,actions=CONTROLLER:65535"},
+        {"table": 1, "priority": 5}
+    ]});
+    assert_eq!(
+        flows(&v, true),
+        "APP              FLOW\n\
+         -                duration=1.500s, n_packets=3, n_bytes=180, priority=100,icmp,nw_dst=10.0.0.2,actions=drop\n\
+         learning_switch  duration=12.250s, n_packets=7, n_bytes=420, priority=0,actions=CONTROLLER:65535\n\
+         -                {\"table\":1,\"priority\":5}\n"
+    );
+    let bare = flows(&v, false);
+    assert!(bare.starts_with(
+        "priority=100,icmp,nw_dst=10.0.0.2,actions=drop\npriority=0,actions=CONTROLLER:65535\n"
+    ));
+    assert_eq!(flows(&json!({"flows": []}), true), "no flows\n");
+    assert_eq!(flows(&json!({"flows": []}), false), "");
+}
+
+#[test]
+fn static_flows_show_status_and_error() {
+    let v = json!([
+        {"name": "block", "dpid": "00:00:00:00:00:00:00:02", "flow": "priority=9,ip,actions=drop",
+         "status": "installed", "error": null, "updated_at": 1},
+        {"name": "bad", "dpid": "00:00:00:00:00:00:00:03", "flow": "actions=group:9",
+         "status": "refused", "error": "BAD_ACTION BAD_OUT_GROUP"}
+    ]);
+    let text = static_flows(&v);
+    assert_eq!(
+        text,
+        "NAME   DPID                     STATUS     FLOW                        ERROR\n\
+         block  00:00:00:00:00:00:00:02  installed  priority=9,ip,actions=drop  -\n\
+         bad    00:00:00:00:00:00:00:03  refused    actions=group:9             BAD_ACTION BAD_OUT_GROUP\n"
+    );
+    let one = static_flow(&v[1]);
+    assert!(
+        one.contains("status: refused\n") && one.contains("error:  BAD_ACTION BAD_OUT_GROUP\n"),
+        "{one}"
+    );
+    assert_eq!(static_flows(&json!([])), "no static flows\n");
+}
+
+#[test]
+fn hosts_links_and_the_topology() {
+    let hs = json!([{"mac": "00:00:00:00:00:01", "vlan": null,
+        "attachment": {"dpid": "00:00:00:00:00:00:00:05", "port": 3},
+        "ips": ["10.0.0.1", "fe80::1"], "last_seen_secs_ago": 2.5}]);
+    assert_eq!(
+        hosts(&hs),
+        "MAC                VLAN  SWITCH                   PORT  IPS               LAST_SEEN\n\
+         00:00:00:00:00:01  -     00:00:00:00:00:00:00:05  3     10.0.0.1,fe80::1  2s ago\n"
+    );
+    let ls = json!([{"src": {"dpid": "00:00:00:00:00:00:00:01", "port": 2},
+                     "dst": {"dpid": "00:00:00:00:00:00:00:02", "port": 1}}]);
+    assert_eq!(
+        links(&ls),
+        "SRC                      PORT  DST                      PORT\n\
+         00:00:00:00:00:00:00:01  2     00:00:00:00:00:00:00:02  1\n"
+    );
+    let topo = topology(&json!({"switches": [], "links": ls, "hosts": hs}));
+    assert!(
+        topo.starts_with("SWITCHES (0)\nno switch is connected\n\nLINKS (1)\nSRC"),
+        "{topo}"
+    );
+    assert!(topo.contains("\nHOSTS (1)\nMAC"), "{topo}");
+}
+
+#[test]
+fn apps_show_state_reason_and_handler_times_when_sent() {
+    let v = json!([
+        {"name": "topology", "order": 0, "state": "running", "panics": 0,
+         "handlers": [{"handler": "packet_in", "calls": 4, "time_secs": 0.0002}]},
+        {"name": "broken", "order": 1, "state": "quarantined", "panics": 1,
+         "reason": "panicked: index out of bounds"}
+    ]);
+    let text = apps(&v);
+    assert_eq!(
+        text,
+        "ORDER  NAME      STATE        PANICS  REASON\n\
+         0      topology  running      0       -\n\
+         1      broken    quarantined  1       panicked: index out of bounds\n\
+         \n\
+         APP       HANDLER    CALLS  TIME   AVG\n\
+         topology  packet_in  4      200µs  50.0µs\n"
+    );
+    // Without handlers (the server before them): no second table.
+    assert!(
+        !apps(&json!([{"name": "x", "order": 0, "state": "running", "panics": 0}]))
+            .contains("HANDLER")
+    );
+}
+
+#[test]
+fn a_document_of_unforeseen_shape_still_shows() {
+    let v = json!({"src": "00:00:00:00:00:01", "dst": "00:00:00:00:00:02", "cost": 2,
+        "hops": [{"dpid": "00:00:00:00:00:00:00:01", "in_port": 1, "out_port": 2},
+                 {"dpid": "00:00:00:00:00:00:00:02", "in_port": 1, "out_port": 3, "extra": {"a": 1}}]});
+    assert_eq!(
+        path(&v),
+        "src:  00:00:00:00:00:01\n\
+         dst:  00:00:00:00:00:02\n\
+         cost: 2\n\
+         \n\
+         HOPS (2)\n\
+         DPID                     IN_PORT  OUT_PORT  EXTRA.A\n\
+         00:00:00:00:00:00:00:01  1        2         -\n\
+         00:00:00:00:00:00:00:02  1        3         1\n"
+    );
+    assert_eq!(generic(&json!(["a", 1])), "a\n1\n");
+}
+
+#[test]
+fn an_event_is_one_line_with_its_time_type_and_fields() {
+    // 2026-11-25 14:05:09.5 UTC.
+    let t = 1_795_615_509.5;
+    assert_eq!(
+        event(
+            t,
+            "switch",
+            r#"{"kind":"connected","dpid":"00:00:00:00:00:00:00:01","ports":{"n":4}}"#
+        ),
+        "14:05:09.500  switch  kind=connected dpid=00:00:00:00:00:00:00:01 ports.n=4"
+    );
+    assert_eq!(
+        event(t, "app", r#"{"app":"x","reason":"panicked: boom"}"#),
+        "14:05:09.500  app     app=x reason=\"panicked: boom\""
+    );
+    assert_eq!(
+        event(t, "", "not json\nat all"),
+        "14:05:09.500  message  not json\\nat all"
+    );
+}
