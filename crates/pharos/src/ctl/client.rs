@@ -19,6 +19,10 @@ pub const DEFAULT_API: &str = "http://127.0.0.1:8080";
 /// 504 after its own `switch_timeout`, 5 s by default, well before this).
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long the event stream may stay silent before it is taken for lost: the server
+/// sends a heartbeat every 15 s, so this is six missed in a row.
+pub const STREAM_SILENCE: Duration = Duration::from_secs(90);
+
 /// Where the token came from, for the hint after a 401 or 403.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenFrom {
@@ -159,7 +163,7 @@ pub struct Client {
     pub base: String,
     pub token: Option<Token>,
     agent: ureq::Agent,
-    /// The same, with no overall deadline: for the event stream.
+    /// The same with no overall deadline, but a limit on silence: for the event stream.
     streaming: ureq::Agent,
 }
 
@@ -193,12 +197,18 @@ pub fn base_url(given: &str) -> Result<String, String> {
 
 impl Client {
     pub fn new(base: String, token: Option<Token>) -> Client {
-        let agent = |deadline: Option<Duration>| -> ureq::Agent {
+        Client::with_stream_silence(base, token, STREAM_SILENCE)
+    }
+
+    /// With another limit on the event stream's silence than [`STREAM_SILENCE`].
+    fn with_stream_silence(base: String, token: Option<Token>, silence: Duration) -> Client {
+        let agent = |deadline: Option<Duration>, silence: Option<Duration>| -> ureq::Agent {
             ureq::Agent::config_builder()
                 .http_status_as_error(false)
                 .proxy(None)
                 .timeout_connect(Some(Duration::from_secs(5)))
                 .timeout_global(deadline)
+                .timeout_per_read(silence)
                 .user_agent(concat!("pharos-ctl/", env!("CARGO_PKG_VERSION")))
                 .build()
                 .into()
@@ -206,8 +216,8 @@ impl Client {
         Client {
             base,
             token,
-            agent: agent(Some(TIMEOUT)),
-            streaming: agent(None),
+            agent: agent(Some(TIMEOUT), None),
+            streaming: agent(None, Some(silence)),
         }
     }
 
@@ -301,6 +311,15 @@ impl Client {
             reason,
         }
     }
+}
+
+/// Whether reading a body failed for a timeout (ureq wraps its `Timeout` in the
+/// `io::Error` a body reader gives).
+pub fn is_timeout(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::TimedOut
+        || e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+            .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
 }
 
 fn with_auth<B>(r: ureq::RequestBuilder<B>, auth: Option<&str>) -> ureq::RequestBuilder<B> {
@@ -406,6 +425,33 @@ mod tests {
             server_error(500, String::new()).to_string(),
             "500 Internal Server Error: (no body)"
         );
+    }
+
+    #[test]
+    fn a_silent_event_stream_is_a_timeout_error_not_a_hang() {
+        use std::io::{Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let _ = s.read(&mut [0u8; 4096]);
+            s.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n: hi\n\n")
+                .unwrap();
+            // Silent, the connection open, until the test is done.
+            let _ = wait.recv_timeout(Duration::from_secs(20));
+        });
+        let c = Client::with_stream_silence(base, None, Duration::from_millis(200));
+        let mut body = c
+            .stream("/api/v1/events")
+            .map_err(|f| f.to_string())
+            .unwrap();
+        let mut text = String::new();
+        let e = body.read_to_string(&mut text).unwrap_err();
+        assert!(is_timeout(&e), "{e:?}");
+        assert_eq!(text, ": hi\n\n");
+        done.send(()).unwrap();
+        server.join().unwrap();
     }
 
     #[test]

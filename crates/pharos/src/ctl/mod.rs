@@ -474,7 +474,14 @@ fn events(c: &Client, json: bool, types: &[String]) -> Result<(), Stop> {
     for event in sse::Events::new(BufReader::new(body)) {
         let event = event.map_err(|e| Failure::Unreachable {
             url: c.base.clone(),
-            reason: format!("the event stream broke: {e}"),
+            reason: if client::is_timeout(&e) {
+                format!(
+                    "the event stream was silent for {} s, heartbeats included: the connection is lost",
+                    client::STREAM_SILENCE.as_secs()
+                )
+            } else {
+                format!("the event stream broke: {e}")
+            },
         })?;
         let line = if json {
             // One JSON document a line (JSON Lines), for `jq` and scripts.
