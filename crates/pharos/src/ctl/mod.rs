@@ -448,7 +448,7 @@ fn static_command(c: &Client, json: bool, s: &StaticCmd) -> Result<(), Stop> {
         }
         StaticCmd::Del { name } => {
             let doc = c.call("DELETE", &one(name), None)?;
-            show(json, &doc, |_| format!("deleted static flow {name}\n"))
+            show(json, &doc, |v| render::static_flow_deleted(name, v))
         }
     }
 }

@@ -329,14 +329,26 @@ pub fn flows(v: &Value, stats: bool) -> String {
     t.render()
 }
 
+/// A static flow's status, with why it is pending when its switch is not connected.
+fn static_status(s: &Value) -> String {
+    let status = field(s, "status");
+    let offline = at(s, "connected").and_then(Value::as_bool) == Some(false);
+    if status == "pending" && offline {
+        "pending (switch not connected)".into()
+    } else {
+        status
+    }
+}
+
 /// `GET /static_flows`.
 pub fn static_flows(v: &Value) -> String {
-    let mut t = Table::new(&["NAME", "DPID", "STATUS", "FLOW", "ERROR"]);
+    let mut t = Table::new(&["NAME", "DPID", "SOURCE", "STATUS", "FLOW", "ERROR"]);
     for s in items(v, "static_flows") {
         t.row(vec![
             field(s, "name"),
             field(s, "dpid"),
-            field(s, "status"),
+            field(s, "source"),
+            static_status(s),
             field(s, "flow"),
             field(s, "error"),
         ]);
@@ -352,7 +364,8 @@ pub fn static_flow(v: &Value) -> String {
     let mut pairs = vec![
         ("name", field(v, "name")),
         ("dpid", field(v, "dpid")),
-        ("status", field(v, "status")),
+        ("source", field(v, "source")),
+        ("status", static_status(v)),
         ("flow", field(v, "flow")),
     ];
     if at(v, "error").is_some_and(|e| !e.is_null()) {
@@ -366,6 +379,20 @@ pub fn static_flow(v: &Value) -> String {
         pairs.push(("updated", when));
     }
     block(&pairs)
+}
+
+/// What `DELETE /static_flows/{name}` answered: the flow forgotten, and whether its
+/// switch confirmed the delete.
+pub fn static_flow_deleted(name: &str, v: &Value) -> String {
+    let dpid = field(v, "deleted.dpid");
+    match at(v, "removed_from_switch").and_then(Value::as_bool) {
+        Some(true) => format!("deleted static flow {name}, and removed it from {dpid}\n"),
+        Some(false) => format!(
+            "deleted static flow {name}; not removed from {dpid}: {}\n",
+            field(v, "error")
+        ),
+        None => format!("deleted static flow {name}\n"),
+    }
 }
 
 /// `GET /hosts`.
@@ -432,7 +459,7 @@ pub fn apps(v: &Value) -> String {
             field(a, "name"),
             field(a, "state"),
             field(a, "panics"),
-            field(a, "reason"),
+            quarantine_reason(a),
         ]);
         for x in list(a, "handlers") {
             let calls = at(x, "calls").and_then(Value::as_f64);
@@ -461,6 +488,20 @@ pub fn apps(v: &Value) -> String {
     out
 }
 
+/// Why an app is quarantined: `reason` is `{handler, panic, dpid}` (or a sentence).
+fn quarantine_reason(a: &Value) -> String {
+    match at(a, "reason") {
+        Some(r @ Value::Object(_)) => {
+            let mut text = format!("{} panicked: {}", field(r, "handler"), field(r, "panic"));
+            if at(r, "dpid").is_some_and(|d| !d.is_null()) {
+                text.push_str(&format!(" (switch {})", field(r, "dpid")));
+            }
+            text
+        }
+        r => cell(r),
+    }
+}
+
 /// `GET /controller`.
 pub fn controller(v: &Value) -> String {
     block(&[
@@ -475,9 +516,29 @@ pub fn controller(v: &Value) -> String {
     ])
 }
 
-/// `GET /paths/{src}/{dst}` and any document of a shape not foreseen: see [`generic`].
+/// `GET /paths/{src}/{dst}`: the ends, then each switch on the way with the ports the
+/// traffic comes in and goes out by. A document without `hops` shows as [`generic`].
 pub fn path(v: &Value) -> String {
-    generic(v)
+    let Some(hops) = at(v, "hops").and_then(Value::as_array) else {
+        return generic(v);
+    };
+    let mut out = block(&[
+        ("from", field(v, "src")),
+        ("to", field(v, "dst")),
+        ("links", field(v, "length")),
+    ]);
+    let mut t = Table::new(&["HOP", "DPID", "IN_PORT", "OUT_PORT"]);
+    for (i, h) in hops.iter().enumerate() {
+        t.row(vec![
+            (i + 1).to_string(),
+            field(h, "dpid"),
+            field(h, "in_port"),
+            field(h, "out_port"),
+        ]);
+    }
+    out.push('\n');
+    out.push_str(&t.render());
+    out
 }
 
 /// Any JSON shown for people: an array of objects as a table (nested fields as
@@ -566,32 +627,84 @@ fn flatten(v: &Value) -> Vec<(String, String)> {
     out
 }
 
-/// One event of the stream, on one line: the time it arrived (UTC), its type, and its
-/// data's fields as `key=value` (data that is not JSON as it came).
-pub fn event(at_unix: f64, kind: &str, data: &str) -> String {
-    let day = at_unix.rem_euclid(86400.0);
-    let (h, m, s) = (
+/// One event of the stream, on one line: its time (the server's `time` when it sent
+/// one, else `arrival`; UTC), its type, what happened (`event`), and the rest of its
+/// fields as `key=value`, endpoints as `dpid/port`, a link as `a/1->b/2`, a port as
+/// `2(s1-eth2)`. `seq` is left to `--json`. Data that is not a JSON object shows as it
+/// came.
+pub fn event(arrival: f64, kind: &str, data: &str) -> String {
+    let kind = if kind.is_empty() { "message" } else { kind };
+    let v = serde_json::from_str::<Value>(data).ok();
+    let when = v
+        .as_ref()
+        .and_then(|v| at(v, "time"))
+        .and_then(Value::as_f64)
+        .unwrap_or(arrival);
+    let day = when.rem_euclid(86400.0);
+    let clock = format!(
+        "{:02}:{:02}:{:06.3}",
         (day / 3600.0) as u32,
         (day % 3600.0 / 60.0) as u32,
-        day % 60.0,
+        day % 60.0
     );
-    let body = match serde_json::from_str::<Value>(data) {
-        Ok(v @ Value::Object(_)) => flatten(&v)
-            .into_iter()
-            .map(|(k, v)| {
-                if v.contains(' ') {
-                    format!("{k}={v:?}")
-                } else {
-                    format!("{k}={v}")
+    let (what, rest) = match &v {
+        Some(Value::Object(m)) => {
+            let mut parts = Vec::new();
+            for (k, x) in m {
+                if matches!(k.as_str(), "seq" | "time" | "event") || x.is_null() {
+                    continue;
                 }
-            })
-            .collect::<Vec<_>>()
-            .join(" "),
-        Ok(v) => v.to_string(),
-        Err(_) => data.replace('\n', "\\n"),
+                match compact(x) {
+                    Some(c) => parts.push(format!("{k}={c}")),
+                    None => parts.extend(flatten(x).into_iter().map(|(fk, fv)| {
+                        let key = if fk.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{k}.{fk}")
+                        };
+                        if fv.contains(' ') {
+                            format!("{key}={fv:?}")
+                        } else {
+                            format!("{key}={fv}")
+                        }
+                    })),
+                }
+            }
+            (
+                at(v.as_ref().unwrap(), "event")
+                    .map(|e| cell(Some(e)))
+                    .unwrap_or_default(),
+                parts.join(" "),
+            )
+        }
+        Some(v) => (String::new(), v.to_string()),
+        None => (String::new(), data.replace('\n', "\\n")),
     };
-    let kind = if kind.is_empty() { "message" } else { kind };
-    format!("{h:02}:{m:02}:{s:06.3}  {kind:<6}  {body}")
+    let line = format!("{clock}  {kind:<6}  {what:<12}  {rest}");
+    line.trim_end().to_string()
+}
+
+/// The short forms of [`event`]: an endpoint `{dpid, port}`, a link `{src, dst}`, a
+/// port `{port_no, name, ...}`.
+fn compact(v: &Value) -> Option<String> {
+    let m = v.as_object()?;
+    let endpoint = |e: &Value| -> Option<String> {
+        let o = e.as_object()?;
+        (o.len() == 2 && o.contains_key("dpid") && o.contains_key("port"))
+            .then(|| format!("{}/{}", field(e, "dpid"), field(e, "port")))
+    };
+    if let Some(e) = endpoint(v) {
+        return Some(e);
+    }
+    if m.len() == 2 {
+        if let (Some(a), Some(b)) = (m.get("src"), m.get("dst")) {
+            return Some(format!("{}->{}", endpoint(a)?, endpoint(b)?));
+        }
+    }
+    if m.contains_key("port_no") {
+        return Some(format!("{}({})", field(v, "port_no"), field(v, "name")));
+    }
+    None
 }
 
 #[cfg(test)]

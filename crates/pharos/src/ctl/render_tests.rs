@@ -143,26 +143,40 @@ fn flows_are_ofctl_lines_with_counters_first_and_their_app_or_bare() {
 }
 
 #[test]
-fn static_flows_show_status_and_error() {
+fn static_flows_show_source_status_and_error() {
     let v = json!([
         {"name": "block", "dpid": "00:00:00:00:00:00:00:02", "flow": "priority=9,ip,actions=drop",
-         "status": "installed", "error": null, "updated_at": 1},
+         "source": "api", "status": "installed", "error": null, "connected": true, "updated_at": 1},
         {"name": "bad", "dpid": "00:00:00:00:00:00:00:03", "flow": "actions=group:9",
-         "status": "refused", "error": "BAD_ACTION BAD_OUT_GROUP"}
+         "source": "config", "status": "refused", "error": "BAD_ACTION/BAD_OUT_GROUP",
+         "connected": true, "updated_at": 1},
+        {"name": "later", "dpid": "00:00:00:00:00:00:00:04", "flow": "actions=drop",
+         "source": "api", "status": "pending", "error": null, "connected": false, "updated_at": 1}
     ]);
     let text = static_flows(&v);
     assert_eq!(
         text,
-        "NAME   DPID                     STATUS     FLOW                        ERROR\n\
-         block  00:00:00:00:00:00:00:02  installed  priority=9,ip,actions=drop  -\n\
-         bad    00:00:00:00:00:00:00:03  refused    actions=group:9             BAD_ACTION BAD_OUT_GROUP\n"
+        "NAME   DPID                     SOURCE  STATUS                          FLOW                        ERROR\n\
+         block  00:00:00:00:00:00:00:02  api     installed                       priority=9,ip,actions=drop  -\n\
+         bad    00:00:00:00:00:00:00:03  config  refused                         actions=group:9             BAD_ACTION/BAD_OUT_GROUP\n\
+         later  00:00:00:00:00:00:00:04  api     pending (switch not connected)  actions=drop                -\n"
     );
     let one = static_flow(&v[1]);
     assert!(
-        one.contains("status: refused\n") && one.contains("error:  BAD_ACTION BAD_OUT_GROUP\n"),
+        one.contains("status:  refused\n") && one.contains("error:   BAD_ACTION/BAD_OUT_GROUP\n"),
         "{one}"
     );
     assert_eq!(static_flows(&json!([])), "no static flows\n");
+    let gone = json!({"deleted": v[0], "removed_from_switch": true, "error": null});
+    assert_eq!(
+        static_flow_deleted("block", &gone),
+        "deleted static flow block, and removed it from 00:00:00:00:00:00:00:02\n"
+    );
+    let kept = json!({"deleted": v[2], "removed_from_switch": false, "error": "the switch is not connected"});
+    assert_eq!(
+        static_flow_deleted("later", &kept),
+        "deleted static flow later; not removed from 00:00:00:00:00:00:00:04: the switch is not connected\n"
+    );
 }
 
 #[test]
@@ -196,14 +210,14 @@ fn apps_show_state_reason_and_handler_times_when_sent() {
         {"name": "topology", "order": 0, "state": "running", "panics": 0,
          "handlers": [{"handler": "packet_in", "calls": 4, "time_secs": 0.0002}]},
         {"name": "broken", "order": 1, "state": "quarantined", "panics": 1,
-         "reason": "panicked: index out of bounds"}
+         "reason": {"handler": "PACKET_IN", "panic": "index out of bounds", "dpid": "00:00:00:00:00:00:00:01"}}
     ]);
     let text = apps(&v);
     assert_eq!(
         text,
         "ORDER  NAME      STATE        PANICS  REASON\n\
          0      topology  running      0       -\n\
-         1      broken    quarantined  1       panicked: index out of bounds\n\
+         1      broken    quarantined  1       PACKET_IN panicked: index out of bounds (switch 00:00:00:00:00:00:00:01)\n\
          \n\
          APP       HANDLER    CALLS  TIME   AVG\n\
          topology  packet_in  4      200µs  50.0µs\n"
@@ -221,7 +235,7 @@ fn a_document_of_unforeseen_shape_still_shows() {
         "hops": [{"dpid": "00:00:00:00:00:00:00:01", "in_port": 1, "out_port": 2},
                  {"dpid": "00:00:00:00:00:00:00:02", "in_port": 1, "out_port": 3, "extra": {"a": 1}}]});
     assert_eq!(
-        path(&v),
+        generic(&v),
         "src:  00:00:00:00:00:01\n\
          dst:  00:00:00:00:00:02\n\
          cost: 2\n\
@@ -235,23 +249,68 @@ fn a_document_of_unforeseen_shape_still_shows() {
 }
 
 #[test]
-fn an_event_is_one_line_with_its_time_type_and_fields() {
-    // 2026-11-25 14:05:09.5 UTC.
+fn a_path_shows_its_ends_and_each_hop_with_its_ports() {
+    let v = json!({"src": "00:00:5e:00:00:01", "dst": "00:00:00:00:00:00:00:03", "length": 2,
+        "hops": [{"dpid": "00:00:00:00:00:00:00:01", "in_port": 3, "out_port": 1},
+                 {"dpid": "00:00:00:00:00:00:00:02", "in_port": 1, "out_port": 2},
+                 {"dpid": "00:00:00:00:00:00:00:03", "in_port": 1, "out_port": null}]});
+    assert_eq!(
+        path(&v),
+        "from:  00:00:5e:00:00:01\n\
+         to:    00:00:00:00:00:00:00:03\n\
+         links: 2\n\
+         \n\
+         HOP  DPID                     IN_PORT  OUT_PORT\n\
+         1    00:00:00:00:00:00:00:01  3        1\n\
+         2    00:00:00:00:00:00:00:02  1        2\n\
+         3    00:00:00:00:00:00:00:03  1        -\n"
+    );
+}
+
+#[test]
+fn an_event_is_one_line_with_the_servers_time_its_type_what_happened_and_fields() {
+    // 2026-11-25 14:05:09.5 UTC; the server's time wins over the arrival.
     let t = 1_795_615_509.5;
+    let arrival = t + 3600.0;
+    let line = |kind, data| event(arrival, kind, data);
     assert_eq!(
-        event(
-            t,
-            "switch",
-            r#"{"kind":"connected","dpid":"00:00:00:00:00:00:00:01","ports":{"n":4}}"#
+        line("switch", r#"{"seq":1,"time":1795615509.5,"event":"connected","dpid":"00:00:00:00:00:00:00:01","version":"1.3","peer":"127.0.0.1:5000","n_ports":4}"#),
+        "14:05:09.500  switch  connected     dpid=00:00:00:00:00:00:00:01 version=1.3 peer=127.0.0.1:5000 n_ports=4"
+    );
+    assert_eq!(
+        line(
+            "link",
+            r#"{"seq":2,"time":1795615509.5,"event":"removed","link":{"src":{"dpid":"01","port":1},"dst":{"dpid":"02","port":2}},"reason":"port down"}"#
         ),
-        "14:05:09.500  switch  kind=connected dpid=00:00:00:00:00:00:00:01 ports.n=4"
+        "14:05:09.500  link    removed       link=01/1->02/2 reason=\"port down\""
     );
     assert_eq!(
-        event(t, "app", r#"{"app":"x","reason":"panicked: boom"}"#),
-        "14:05:09.500  app     app=x reason=\"panicked: boom\""
+        line(
+            "port",
+            r#"{"seq":3,"time":1795615509.5,"event":"down","dpid":"01","port":{"port_no":2,"name":"s1-eth2","up":false},"was_up":true}"#
+        ),
+        "14:05:09.500  port    down          dpid=01 port=2(s1-eth2) was_up=true"
     );
     assert_eq!(
-        event(t, "", "not json\nat all"),
-        "14:05:09.500  message  not json\\nat all"
+        line(
+            "host",
+            r#"{"seq":4,"time":1795615509.5,"event":"moved","mac":"00:00:5e:00:00:01","vlan":null,"attachment":{"dpid":"02","port":3},"from":{"dpid":"01","port":3}}"#
+        ),
+        "14:05:09.500  host    moved         mac=00:00:5e:00:00:01 attachment=02/3 from=01/3"
+    );
+    assert_eq!(
+        line(
+            "app",
+            r#"{"seq":5,"time":1795615509.5,"event":"quarantined","app":"x","handler":"PACKET_IN","reason":"boom here","dpid":null}"#
+        ),
+        "14:05:09.500  app     quarantined   app=x handler=PACKET_IN reason=\"boom here\""
+    );
+    assert_eq!(
+        line("lagged", r#"{"missed":7}"#),
+        "15:05:09.500  lagged                missed=7"
+    );
+    assert_eq!(
+        line("", "not json\nat all"),
+        "15:05:09.500  message                not json\\nat all"
     );
 }
