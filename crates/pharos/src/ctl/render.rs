@@ -136,11 +136,16 @@ fn now_secs() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// How long ago a Unix time was (`AGE`), `-` when missing.
+/// How long ago a Unix time was (`AGE`), in whole seconds as the API's times are;
+/// `-` when missing.
 fn age(v: &Value, path: &str) -> String {
-    at(v, path)
-        .and_then(Value::as_f64)
-        .map_or_else(|| NONE.into(), |t| duration((now_secs() - t).max(0.0)))
+    let Some(t) = at(v, path).and_then(Value::as_f64) else {
+        return NONE.into();
+    };
+    match now_secs() - t {
+        d if d < 1.0 => "0s".into(),
+        d => duration(d),
+    }
 }
 
 /// Seconds as a short duration, `-` when missing.

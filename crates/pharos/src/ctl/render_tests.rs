@@ -167,6 +167,13 @@ fn static_flows_show_source_status_and_error() {
         "{one}"
     );
     assert_eq!(static_flows(&json!([])), "no static flows\n");
+    // Times are whole seconds: just now is 0s, not milliseconds.
+    let now = json!({"name": "n", "updated_at": now_secs()});
+    assert!(
+        static_flow(&now).contains("updated: 0s ago\n"),
+        "{}",
+        static_flow(&now)
+    );
     let gone = json!({"deleted": v[0], "removed_from_switch": true, "error": null});
     assert_eq!(
         static_flow_deleted("block", &gone),
