@@ -698,7 +698,8 @@ fn flows_add_and_delete_send_the_documented_shapes_and_show_flows_as_ofctl_lines
          "idle_timeout":0,"hard_timeout":0,"packets":3,"bytes":294,"duration_secs":2.5,
          "owner":null,"ofctl":"priority=100,icmp,nw_src=10.0.0.1,nw_dst=10.0.0.2,actions=drop"},
         {"table":0,"priority":0,"packets":9,"bytes":900,"duration_secs":60,
-         "owner":"learning_switch","ofctl":"priority=0,actions=CONTROLLER:65535"}]}"#;
+         "owner":"learning_switch","ofctl":"priority=0,actions=CONTROLLER:65535"}],
+        "unreadable":["table 0 priority 7: an experimenter action"]}"#;
     let s = fake::serve(vec![
         (
             "GET /api/v1/switches/00:00:00:00:00:00:00:01/flows",
@@ -747,6 +748,16 @@ fn flows_add_and_delete_send_the_documented_shapes_and_show_flows_as_ofctl_lines
     assert_eq!(
         out.stdout,
         "priority=100,icmp,nw_src=10.0.0.1,nw_dst=10.0.0.2,actions=drop\npriority=0,actions=CONTROLLER:65535\n"
+    );
+    // What ovs-ofctl syntax cannot show is said on standard error.
+    assert!(
+        out.stderr
+            .contains("1 flow of this switch cannot be written in ovs-ofctl syntax")
+            && out
+                .stderr
+                .contains("  table 0 priority 7: an experimenter action\n"),
+        "{}",
+        out.stderr
     );
     let out = ctl_env(&api, &["flows", "1", "--table", "3"], &[]);
     assert_eq!((out.code, out.stdout.as_str()), (Some(0), "no flows\n"));

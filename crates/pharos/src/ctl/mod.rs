@@ -137,7 +137,7 @@ enum Cmd {
         table: Option<String>,
         /// Only flows that output to this port
         #[arg(long, value_name = "PORT")]
-        out_port: Option<String>,
+        out_port: Option<u32>,
     },
     /// Static flows: named flows the controller keeps and installs when their switch connects
     #[command(subcommand)]
@@ -335,7 +335,12 @@ fn command(c: &Client, args: &Args) -> Result<(), Stop> {
         } => {
             let query = table.map_or_else(String::new, |t| format!("?table={t}"));
             let doc = get(&format!("{}/flows{query}", switch_path(dpid)))?;
-            show(json, &doc, |v| render::flows(v, !no_stats))
+            show(json, &doc, |v| render::flows(v, !no_stats))?;
+            // On standard error, so that standard output stays one flow a line.
+            if let Some(note) = render::unreadable_flows(&doc).filter(|_| !json) {
+                eprint!("{note}");
+            }
+            Ok(())
         }
         Cmd::AddFlow { dpid, flow } => {
             let path = format!("{}/flows", switch_path(dpid));
@@ -352,7 +357,7 @@ fn command(c: &Client, args: &Args) -> Result<(), Stop> {
             table,
             out_port,
         } => {
-            let body = del_flows_body(matches.as_deref(), *strict, *priority, table, out_port);
+            let body = del_flows_body(matches.as_deref(), *strict, *priority, table, *out_port);
             let path = format!("{}/flows", switch_path(dpid));
             let doc = c.call("DELETE", &path, body.as_ref())?;
             show(json, &doc, |_| match matches {
@@ -399,7 +404,7 @@ fn del_flows_body(
     strict: bool,
     priority: Option<u16>,
     table: &Option<String>,
-    out_port: &Option<String>,
+    out_port: Option<u32>,
 ) -> Option<Value> {
     let mut body = serde_json::Map::new();
     if let Some(m) = matches {
@@ -411,13 +416,13 @@ fn del_flows_body(
     if let Some(p) = priority {
         body.insert("priority".into(), json!(p));
     }
-    // A number where one is given, else the word (`all`, a port's name) as it is.
-    let number_or_word = |s: &str| s.parse::<u64>().map_or_else(|_| json!(s), |n| json!(n));
+    // A table number where one is given, else the word (`all`) as it is.
     if let Some(t) = table {
-        body.insert("table".into(), number_or_word(t));
+        let t = t.parse::<u8>().map_or_else(|_| json!(t), |n| json!(n));
+        body.insert("table".into(), t);
     }
     if let Some(p) = out_port {
-        body.insert("out_port".into(), number_or_word(p));
+        body.insert("out_port".into(), json!(p));
     }
     (!body.is_empty()).then_some(Value::Object(body))
 }
@@ -510,21 +515,21 @@ mod tests {
 
     #[test]
     fn del_flows_sends_no_body_for_every_flow_and_only_what_was_given() {
-        assert_eq!(del_flows_body(None, false, None, &None, &None), None);
+        assert_eq!(del_flows_body(None, false, None, &None, None), None);
         assert_eq!(
             del_flows_body(
                 Some("ip,nw_dst=10.0.0.2"),
                 true,
                 Some(100),
                 &Some("all".into()),
-                &Some("2".into())
+                Some(2)
             ),
             Some(
                 json!({"match": "ip,nw_dst=10.0.0.2", "strict": true, "priority": 100, "table": "all", "out_port": 2})
             )
         );
         assert_eq!(
-            del_flows_body(None, false, None, &Some("3".into()), &None),
+            del_flows_body(None, false, None, &Some("3".into()), None),
             Some(json!({"table": 3}))
         );
     }

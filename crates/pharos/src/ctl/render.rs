@@ -334,6 +334,24 @@ pub fn flows(v: &Value, stats: bool) -> String {
     t.render()
 }
 
+/// The flows the server could not write in `ovs-ofctl` syntax (its `unreadable`), as a
+/// note for standard error; `None` when there are none.
+pub fn unreadable_flows(v: &Value) -> Option<String> {
+    let list = list(v, "unreadable");
+    if list.is_empty() {
+        return None;
+    }
+    let mut out = format!(
+        "{} flow{} of this switch cannot be written in ovs-ofctl syntax (--json shows them all):\n",
+        list.len(),
+        if list.len() == 1 { "" } else { "s" }
+    );
+    for u in list {
+        let _ = writeln!(out, "  {}", cell(Some(u)));
+    }
+    Some(out)
+}
+
 /// A static flow's status, with why it is pending when its switch is not connected.
 fn static_status(s: &Value) -> String {
     let status = field(s, "status");

@@ -138,6 +138,12 @@ fn flows_are_ofctl_lines_with_counters_first_and_their_app_or_bare() {
     assert!(bare.starts_with(
         "priority=100,icmp,nw_dst=10.0.0.2,actions=drop\npriority=0,actions=CONTROLLER:65535\n"
     ));
+    assert_eq!(unreadable_flows(&v), None);
+    let odd = json!({"flows": [], "unreadable": ["table 0 priority 5: an experimenter action"]});
+    assert_eq!(
+        unreadable_flows(&odd).unwrap(),
+        "1 flow of this switch cannot be written in ovs-ofctl syntax (--json shows them all):\n  table 0 priority 5: an experimenter action\n"
+    );
     assert_eq!(flows(&json!({"flows": []}), true), "no flows\n");
     assert_eq!(flows(&json!({"flows": []}), false), "");
 }
