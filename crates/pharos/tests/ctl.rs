@@ -926,6 +926,24 @@ fn static_flows_port_stats_and_paths_show_the_documented_shapes() {
             "pharos ctl: 404 Not Found: no static flow \"nope\"\n"
         )
     );
+    // A name taken: the server's words, and how to replace it from here.
+    let taken = fake::serve(vec![(
+        "POST /api/v1/static_flows",
+        409,
+        "application/json",
+        r#"{"error":"a static flow named \"block-h1\" exists"}"#.into(),
+    )]);
+    let out = ctl_env(
+        &taken.addr.to_string(),
+        &["static", "add", "block-h1", "2", "actions=drop"],
+        &token_env,
+    );
+    assert_eq!(out.code, Some(1));
+    assert_eq!(
+        out.stderr,
+        "pharos ctl: 409 Conflict: a static flow named \"block-h1\" exists\n\
+         `pharos ctl static add block-h1 ... --replace` replaces it\n"
+    );
     let posted = s.seen().into_iter().find(|r| r.method == "POST").unwrap();
     assert_eq!(posted.target, "/api/v1/static_flows");
     assert_eq!(

@@ -256,7 +256,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
             }
             eprintln!("pharos ctl: {f}");
-            if let Some(hint) = auth_hint(&c, &f) {
+            if let Some(hint) = auth_hint(&c, &f).or_else(|| hint(&args.command, &f)) {
                 eprintln!("{hint}");
             }
             Ok(ExitCode::from(f.exit_code()))
@@ -287,6 +287,26 @@ fn auth_hint(c: &Client, f: &Failure) -> Option<String> {
                 TokenFrom::Env => api::auth::TOKEN_ENV.to_string(),
                 TokenFrom::File(p) => p.display().to_string(),
             }
+        )),
+        _ => None,
+    }
+}
+
+/// What to do after a refusal the command line can fix.
+fn hint(command: &Cmd, f: &Failure) -> Option<String> {
+    let Failure::Server { status, .. } = f else {
+        return None;
+    };
+    match (command, status) {
+        (
+            Cmd::Static(StaticCmd::Add {
+                name,
+                replace: false,
+                ..
+            }),
+            409,
+        ) => Some(format!(
+            "`pharos ctl static add {name} ... --replace` replaces it"
         )),
         _ => None,
     }

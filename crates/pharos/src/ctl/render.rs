@@ -286,7 +286,15 @@ pub fn ports(v: &Value) -> String {
             port_state(p),
         ];
         if with_stats {
-            row.extend(STATS.iter().map(|(_, k)| field(p, &format!("stats.{k}"))));
+            // A counter the switch does not keep is all ones (-1) in OpenFlow's
+            // statistics (Open vSwitch's drops and errors on its local port): shown as
+            // not there.
+            row.extend(STATS.iter().map(|(_, k)| {
+                match at(p, &format!("stats.{k}")).and_then(Value::as_u64) {
+                    Some(u64::MAX) => NONE.into(),
+                    _ => field(p, &format!("stats.{k}")),
+                }
+            }));
         }
         t.row(row);
     }
@@ -315,10 +323,19 @@ pub fn flows(v: &Value, stats: bool) -> String {
         None => f.to_string(),
     };
     if !stats {
-        return flows.iter().map(|f| text(f) + "\n").collect();
+        return flows
+            .iter()
+            .map(|f| without_counters(&text(f)) + "\n")
+            .collect();
     }
     let mut t = Table::new(&["APP", "FLOW"]);
     for f in flows {
+        let ofctl = text(f);
+        // Written as `ovs-ofctl dump-flows` writes it, counters included.
+        if ofctl.contains("n_packets=") {
+            t.row(vec![field(f, "owner"), ofctl]);
+            continue;
+        }
         let mut counters = Vec::new();
         if let Some(d) = at(f, "duration_secs").and_then(Value::as_f64) {
             counters.push(format!("duration={d:.3}s"));
@@ -328,10 +345,38 @@ pub fn flows(v: &Value, stats: bool) -> String {
                 counters.push(format!("n_{k}={n}"));
             }
         }
-        counters.push(text(f));
+        counters.push(ofctl);
         t.row(vec![field(f, "owner"), counters.join(", ")]);
     }
     t.render()
+}
+
+/// The counters `ovs-ofctl dump-flows` writes before a flow's match, which `add-flow`
+/// does not take.
+const COUNTERS: [&str; 5] = [
+    "duration=",
+    "n_packets=",
+    "n_bytes=",
+    "idle_age=",
+    "hard_age=",
+];
+
+/// A flow as `dump-flows` writes it, without its counters (as `ovs-ofctl --no-stats`
+/// prints it): a line `add-flow` takes back. Everything from `actions=` on is kept as
+/// it is.
+pub fn without_counters(flow: &str) -> String {
+    let (head, actions) = flow
+        .find("actions=")
+        .map_or((flow, ""), |i| flow.split_at(i));
+    let mut parts: Vec<&str> = head
+        .split(',')
+        .flat_map(str::split_whitespace)
+        .filter(|t| !COUNTERS.iter().any(|c| t.starts_with(c)))
+        .collect();
+    if !actions.is_empty() {
+        parts.push(actions);
+    }
+    parts.join(",")
 }
 
 /// The flows the server could not write in `ovs-ofctl` syntax (its `unreadable`), as a

@@ -99,7 +99,10 @@ fn ports_with_stats_get_the_traffic_columns() {
         {"port_no": 1, "name": "eth1", "hw_addr": "02:00:00:00:00:01", "up": true,
          "stats": {"rx_packets": 10, "tx_packets": 20, "rx_bytes": 1000, "tx_bytes": 2000,
                    "rx_dropped": 0, "tx_dropped": 1, "rx_errors": 0, "tx_errors": 0}},
-        {"port_no": 4294967294u32, "name": "br0", "up": true}
+        {"port_no": 4294967294u32, "name": "br0", "up": true},
+        {"port_no": 2, "name": "eth2", "hw_addr": "02:00:00:00:00:02", "up": true,
+         "stats": {"rx_packets": 0, "tx_packets": 0, "rx_bytes": 0, "tx_bytes": 0,
+                   "rx_dropped": u64::MAX, "tx_dropped": u64::MAX, "rx_errors": u64::MAX, "tx_errors": 0}}
     ]});
     let text = ports(&v);
     let lines: Vec<&str> = text.lines().collect();
@@ -114,6 +117,11 @@ fn ports_with_stats_get_the_traffic_columns() {
     assert_eq!(
         lines[2],
         "4294967294  br0   -                  up     -        -        -         -         -        -        -       -"
+    );
+    // All ones: a counter the switch does not keep.
+    assert_eq!(
+        lines[3],
+        "2           eth2  02:00:00:00:00:02  up     0        0        0         0         -        -        -       0"
     );
 }
 
@@ -145,6 +153,24 @@ fn flows_are_ofctl_lines_with_counters_first_and_their_app_or_bare() {
         "1 flow of this switch cannot be written in ovs-ofctl syntax (--json shows them all):\n  table 0 priority 5: an experimenter action\n"
     );
     assert_eq!(flows(&json!({"flows": []}), true), "no flows\n");
+    // The server's `ofctl` written as dump-flows writes it (counters included): shown
+    // as it is with stats, without its counters for add-flow.
+    let dumped = json!({"flows": [{"owner": "topology", "packets": 4,
+        "ofctl": "cookie=0x4c4c4450, duration=2.386s, table=0, n_packets=4, n_bytes=344, idle_age=1, priority=65280,dl_type=0x88cc actions=CONTROLLER:65535"}]});
+    assert_eq!(
+        flows(&dumped, true),
+        "APP       FLOW\n\
+         topology  cookie=0x4c4c4450, duration=2.386s, table=0, n_packets=4, n_bytes=344, idle_age=1, priority=65280,dl_type=0x88cc actions=CONTROLLER:65535\n"
+    );
+    assert_eq!(
+        flows(&dumped, false),
+        "cookie=0x4c4c4450,table=0,priority=65280,dl_type=0x88cc,actions=CONTROLLER:65535\n"
+    );
+    assert_eq!(
+        without_counters("priority=0 actions=output:1,mod_nw_tos:4"),
+        "priority=0,actions=output:1,mod_nw_tos:4"
+    );
+    assert_eq!(without_counters("cookie=0x1, duration=1s"), "cookie=0x1");
     assert_eq!(flows(&json!({"flows": []}), false), "");
 }
 
