@@ -377,7 +377,9 @@ fn command(c: &Client, args: &Args) -> Result<(), Stop> {
             table,
             out_port,
         } => {
-            let body = del_flows_body(matches.as_deref(), *strict, *priority, table, *out_port);
+            // An empty MATCH ('') is no match: every flow (of --table, --out-port).
+            let matches = matches.as_deref().filter(|m| !m.trim().is_empty());
+            let body = del_flows_body(matches, *strict, *priority, table, *out_port);
             let path = format!("{}/flows", switch_path(dpid));
             let doc = c.call("DELETE", &path, body.as_ref())?;
             show(json, &doc, |_| match matches {
