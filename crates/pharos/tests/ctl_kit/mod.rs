@@ -48,8 +48,8 @@ impl Drop for TempDir {
     }
 }
 
-/// `pharos run` with the API on a free port and a generated token in `runtime/`; its
-/// log goes to a file (read when a test fails).
+/// `pharos run` with the API on a free port, a generated token and its state in a
+/// directory of its own; its log goes to a file there (read when a test fails).
 pub struct Controller {
     child: Child,
     pub of_addr: SocketAddr,
@@ -71,6 +71,8 @@ impl Controller {
             .env_remove("PHAROS_API_TOKEN")
             .env_remove("RUST_LOG")
             .env("XDG_RUNTIME_DIR", runtime.path())
+            // Where state that outlives a run goes (static flows): not the user's.
+            .env("XDG_STATE_HOME", runtime.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
