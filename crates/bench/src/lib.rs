@@ -21,6 +21,7 @@
 //! compare           Pharos against Ryu
 //! ```
 
+pub mod api_load;
 pub mod compare;
 pub mod controller_bench;
 pub mod flood;

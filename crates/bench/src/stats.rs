@@ -156,24 +156,31 @@ impl Percentiles {
     /// Percentiles of `samples_ns` (nanoseconds; sorted in place), by nearest rank; `None`
     /// when there are no samples.
     pub fn of(samples_ns: &mut [u32]) -> Option<Percentiles> {
+        Percentiles::of_ns(samples_ns)
+    }
+
+    /// [`Percentiles::of`] for samples of any unsigned width (`u64` for latencies that
+    /// can pass 4.29 s).
+    pub fn of_ns<T: Copy + Ord + Into<u64>>(samples_ns: &mut [T]) -> Option<Percentiles> {
         if samples_ns.is_empty() {
             return None;
         }
         samples_ns.sort_unstable();
         let n = samples_ns.len();
+        let us = |v: T| v.into() as f64 / 1000.0;
         let at = |p: f64| {
             // Nearest rank: the smallest sample with at least p% of samples at or below it.
             // (The small epsilon keeps 99.9% of 1000 at rank 999 despite rounding.)
             let rank = ((p / 100.0) * n as f64 - 1e-9).ceil() as usize;
-            f64::from(samples_ns[rank.clamp(1, n) - 1]) / 1000.0
+            us(samples_ns[rank.clamp(1, n) - 1])
         };
-        let sum: u64 = samples_ns.iter().map(|&s| u64::from(s)).sum();
+        let sum: u64 = samples_ns.iter().map(|&s| s.into()).sum();
         Some(Percentiles {
             p50_us: at(50.0),
             p90_us: at(90.0),
             p99_us: at(99.0),
             p999_us: at(99.9),
-            max_us: f64::from(samples_ns[n - 1]) / 1000.0,
+            max_us: us(samples_ns[n - 1]),
             mean_us: sum as f64 / n as f64 / 1000.0,
             samples: n as u64,
         })

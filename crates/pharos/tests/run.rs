@@ -590,3 +590,64 @@ fn a_bad_api_address_or_token_file_is_refused() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn bench_api_loads_a_running_api_and_reports_every_request() {
+    let listen = format!("127.0.0.1:{}", free_port());
+    let api: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let api_arg = api.to_string();
+    let mut p = Pharos::spawn_env(
+        &["--listen", &listen, "--workers", "1", "--api", &api_arg],
+        None,
+        &[("PHAROS_API_TOKEN", "bench-api-token")],
+    );
+    wait_listening(api, &mut p);
+    let url = format!("http://{api}");
+    let out = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        .args([
+            "bench",
+            "api",
+            "--api",
+            &url,
+            "--rate",
+            "200",
+            "--duration",
+            "1",
+        ])
+        .args(["--connections", "2", "--json"])
+        .env("PHAROS_API_TOKEN", "bench-api-token")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["url"], format!("{url}/api/v1/switches"));
+    assert_eq!(
+        (r["sent"].as_u64(), r["ok"].as_u64()),
+        (Some(200), Some(200)),
+        "{r}"
+    );
+    assert_eq!(r["unsent"], 0);
+    assert_eq!(r["latency"]["samples"], 200);
+    // `[]`: no switch is connected.
+    assert_eq!(r["mean_body_bytes"], 2.0);
+    // A path the API does not have: every request counted as an error, exit 1.
+    let out = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        .args(["bench", "api", "--api", &url, "--path", "/api/v1/nothing"])
+        .args(["--rate", "50", "--duration", "0.2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("error status 404: 10"), "{text}");
+    // Not loopback: refused before any request.
+    let out = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        .args(["bench", "api", "--api", "http://192.0.2.1:8080"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--allow-remote"), "{err}");
+    p.signal(libc::SIGTERM);
+    assert!(p.wait(T).success(), "{}", p.stderr());
+}

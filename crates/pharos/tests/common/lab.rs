@@ -349,7 +349,11 @@ pub fn apps_by_name(names: &[&'static str]) -> AppSet {
 /// Pharos in the test process: the apps of an [`AppSet`] (by default the learning switch)
 /// and the [`PacketInKinds`] observer, one worker, on 127.0.0.1.
 pub struct Ctl {
-    handle: Option<Handle>,
+    handle: Option<Arc<Handle>>,
+    /// The REST API on this controller, when [`Ctl::start_api`] started it.
+    api: Option<api::Server>,
+    /// Its token and address, to start it again on a restart.
+    api_at: Option<(String, SocketAddr)>,
     pipeline: Option<Arc<Pipeline>>,
     /// What it runs (again, on a restart).
     apps: AppSet,
@@ -395,7 +399,9 @@ impl Ctl {
         };
         let port = handle.local_addrs()[0].port();
         Ctl {
-            handle: Some(handle),
+            handle: Some(Arc::new(handle)),
+            api: None,
+            api_at: None,
             pipeline: Some(pipeline),
             apps,
             kinds,
@@ -442,7 +448,7 @@ impl Ctl {
     pub fn counters(&self) -> CountersSnapshot {
         self.handle
             .as_ref()
-            .map(Handle::counters)
+            .map(|h| h.counters())
             .unwrap_or_default()
     }
 
@@ -480,6 +486,9 @@ impl Ctl {
     /// Stops it as `pharos run` does on SIGTERM (switches closed, threads joined, apps
     /// stopped). Harmless twice.
     pub fn stop(&mut self) {
+        if let Some(api) = self.api.take() {
+            api.shutdown();
+        }
         if let Some(h) = self.handle.take() {
             h.shutdown();
         }
@@ -491,7 +500,46 @@ impl Ctl {
     /// Stops it and starts a new one (new app state, new counters) on the same port.
     pub fn restart(&mut self) {
         self.stop();
+        let api_at = self.api_at.take();
         *self = Ctl::start_with(self.port, Arc::clone(&self.apps));
+        if let Some((token, at)) = api_at {
+            self.start_api_on(&token, at);
+        }
+    }
+
+    /// Serves the REST API of this controller on a free loopback port with `token`
+    /// (as `pharos run --api` does); returns its address. A restart serves it again on
+    /// the same address.
+    pub fn start_api(&mut self, token: &str) -> SocketAddr {
+        self.start_api_on(token, SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    fn start_api_on(&mut self, token: &str, listen: SocketAddr) -> SocketAddr {
+        let core = api::Core {
+            pipeline: Arc::clone(self.pipeline()),
+            controller: Arc::clone(self.handle.as_ref().expect("the controller is running")),
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let server = loop {
+            let settings = api::Settings {
+                listen,
+                token: api::auth::Token::new(token, api::auth::TokenSource::Env),
+                read_auth: false,
+            };
+            match api::Server::start(settings, core.clone()) {
+                Ok(s) => break s,
+                // The port of the API just stopped by a restart can be refused a moment.
+                Err(e) if Instant::now() < deadline => {
+                    eprintln!("API start on {listen}: {e}; retrying");
+                    thread::sleep(Duration::from_millis(100));
+                }
+                Err(e) => panic!("cannot start the API on {listen}: {e}"),
+            }
+        };
+        let at = server.local_addr();
+        self.api = Some(server);
+        self.api_at = Some((token.to_string(), at));
+        at
     }
 
     /// Waits until `n` switches are connected; false at the deadline.
