@@ -96,13 +96,7 @@ impl Token {
             }
             return Ok(Token::new(secret, TokenSource::File(path.to_path_buf())));
         }
-        let path = match runtime_dir.filter(|d| !d.as_os_str().is_empty()) {
-            Some(dir) => dir.join("pharos").join("api-token"),
-            // Absolute, so the log line says where it is wherever it is read.
-            None => std::env::current_dir()
-                .unwrap_or_default()
-                .join("pharos-api-token"),
-        };
+        let path = default_token_path(runtime_dir);
         let secret = generate()?;
         write_private(&path, &secret)
             .map_err(|e| format!("cannot write the API token to {}: {e}", path.display()))?;
@@ -127,6 +121,19 @@ impl Token {
         } else {
             Check::Wrong
         }
+    }
+}
+
+/// Where a generated token is written (and where `pharos ctl` looks for it):
+/// `runtime_dir/pharos/api-token` (`runtime_dir` is `$XDG_RUNTIME_DIR`), else
+/// `pharos-api-token` in the working directory, made absolute so a log line says where it
+/// is wherever it is read.
+pub fn default_token_path(runtime_dir: Option<PathBuf>) -> PathBuf {
+    match runtime_dir.filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => dir.join("pharos").join("api-token"),
+        None => std::env::current_dir()
+            .unwrap_or_default()
+            .join("pharos-api-token"),
     }
 }
 

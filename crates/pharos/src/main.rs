@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod ctl;
 mod lab;
 mod ofp;
 mod run;
@@ -27,6 +28,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     Bench(bench::Args),
+    Ctl(ctl::Args),
     Lab(lab::Args),
     Ofp(ofp::Args),
     Run(run::Args),
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(args) => bench::run(args),
+        Command::Ctl(args) => ctl::run(args),
         Command::Lab(args) => lab::run(args),
         Command::Ofp(args) => ofp::run(args),
         Command::Run(args) => run::run(args),
