@@ -34,9 +34,10 @@
 //! controller-wide (the admission tier and the workers' totals), not per `dp_id`.
 //!
 //! `pharos_app_handler_seconds` is sampled so the PACKET_IN path reads no clock per
-//! message: one call in 64 of each handler on each switch is timed and counts for the
-//! calls since the one before (`controller::timing`), so its `_count` trails the calls
-//! by up to 63 per switch and handler and its `_sum` is an estimate (right on average).
+//! message: one call in 64 of each handler on each switch (one PACKET_IN in 1024 for
+//! the PACKET_IN handlers) is timed and counts for the calls since the one before
+//! (`controller::timing`), so its `_count` trails the calls by up to 63 (1023) per
+//! switch and handler and its `_sum` is an estimate (right on average).
 //! The exact call counts are in `GET /api/v1/apps`.
 
 use std::collections::BTreeMap;
@@ -266,7 +267,7 @@ impl Collector for Scrape {
         histograms(
             &mut enc,
             "pharos_app_handler_seconds",
-            "Time an app's handler takes per call, sampled (one call in 64 per switch timed, weighted by the calls it stands for)",
+            "Time an app's handler takes per call, sampled (one call in 64 per switch timed, one PACKET_IN in 1024 for PACKET_IN handlers, weighted by the calls it stands for)",
             &self.core.pipeline.handler_timings(),
         )?;
 

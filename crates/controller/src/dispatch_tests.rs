@@ -387,3 +387,55 @@ fn handlers_are_counted_on_the_switch_and_published_with_one_call_in_64_timed() 
     p.switch_removed(sw, "test", now);
     assert_eq!(p.handler_timings()[0].calls, 131);
 }
+
+/// Counts the PACKET_INs it handles.
+struct PacketIns;
+impl App for PacketIns {
+    type State = u32;
+    fn name(&self) -> &'static str {
+        "packet_ins"
+    }
+    fn build(&self, b: &mut Builder<Self>) {
+        b.on_packet_in(Order::direct(0), |_, _, n, _| {
+            *n += 1;
+            Flow::Continue
+        });
+    }
+}
+
+#[test]
+fn packet_in_handlers_are_counted_exactly_and_timed_one_packet_in_1024() {
+    let p = Pipeline::build(vec![Box::new(PacketIns)], Services::new()).unwrap();
+    let mut sw = p.new_switch(info(4, Version::V1_0));
+    let mut out = Vec::new();
+    let now = Instant::now();
+    // An OpenFlow 1.0 PACKET_IN carrying a 60-byte IPv4 frame.
+    let mut eth = vec![0u8; 60];
+    eth[..6].copy_from_slice(&[0, 0, 0, 0, 0, 2]);
+    eth[6..12].copy_from_slice(&[0, 0, 0, 0, 0, 1]);
+    eth[12..14].copy_from_slice(&[0x08, 0x00]);
+    let mut frame = vec![1, 10, 0, 0, 0, 0, 0, 0];
+    frame.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0, 60, 0, 1, 0, 0]);
+    frame.extend_from_slice(&eth);
+    let len = frame.len() as u16;
+    frame[2..4].copy_from_slice(&len.to_be_bytes());
+    let n = 1 + crate::timing::PACKET_IN_SAMPLE_EVERY as u64 + 100;
+    for _ in 0..n {
+        p.handle(&mut sw, &frame, &mut out, now);
+    }
+    p.publish_timings(&mut sw);
+    let t = p
+        .handler_timings()
+        .into_iter()
+        .find(|t| t.handler == "PACKET_IN")
+        .expect("the PACKET_IN handler is listed");
+    assert_eq!((t.app, t.calls), ("packet_ins", n));
+    // The first PACKET_IN (standing for itself) and the 1025th (for the 1024 since)
+    // were timed: the estimate covers every call up to the last timed one (one call in
+    // 64 of the handler would have been 1089).
+    assert_eq!(
+        t.timed_calls,
+        1 + u64::from(crate::timing::PACKET_IN_SAMPLE_EVERY)
+    );
+    assert_eq!(t.buckets.iter().map(|b| b.1).sum::<u64>(), t.timed_calls);
+}

@@ -18,10 +18,18 @@
 //! the publisher's thread, under the app's guard, with no switch state at hand) and
 //! the PACKET_IN prefetch hints.
 //!
-//! **What it costs.** Per handler call: an increment and a compare in memory the worker
-//! already owns (about a nanosecond; a PACKET_IN through the default apps makes two or
-//! three calls); per 64 calls of a handler on a switch, two clock reads (some 25 ns
-//! each through the vDSO) and a few additions. Per switch per publish interval, one
+//! The PACKET_IN chain is sampled per packet instead: one PACKET_IN in
+//! [`PACKET_IN_SAMPLE_EVERY`] per switch (the first, then every 1024th) has each of its
+//! handlers timed (one clock read before the first and one after each), and each timed
+//! call stands for that handler's calls since its last timed one. Per-handler sampling
+//! at 1 in 64 cost the default apps about 5% of their PACKET_IN throughput (issue 10's
+//! benchmark, A/B against the commit before it); this costs one decrement per packet.
+//!
+//! **What it costs.** Per handler call: an increment (and for the other handlers a
+//! compare) in memory the worker already owns (about a nanosecond; a PACKET_IN through
+//! the default apps makes three calls); per 64 calls of a handler on a switch (1024
+//! PACKET_INs for the PACKET_IN chain), clock reads (some 25 ns each through the vDSO)
+//! and a few additions. Per switch per publish interval, one
 //! lock and a pass over the handlers.
 //!
 //! **What it means.** Calls are exact (as of the last publish). Time and the
@@ -36,6 +44,10 @@ use crate::counters::lock;
 
 /// One call in this many, per handler and switch, is timed.
 pub const SAMPLE_EVERY: u64 = 64;
+
+/// One PACKET_IN in this many, per switch, has its handlers timed (the PACKET_IN chain
+/// runs millions of times a second: its clock reads are made rarer than the others').
+pub const PACKET_IN_SAMPLE_EVERY: u32 = 1024;
 
 /// The histogram's bucket bounds, in nanoseconds (factors of 4, from 1 µs to about
 /// 1 s); a last bucket, `+Inf`, follows.
@@ -119,6 +131,11 @@ pub(crate) struct Local {
     published: Vec<u64>,
     /// Timed calls since last added to the totals.
     timed: Vec<Timed>,
+    /// `calls` when each PACKET_IN handler was last timed: a timed call stands for the
+    /// calls since.
+    last_timed: Vec<u64>,
+    /// PACKET_INs until the next one whose handlers are timed (0: this one).
+    packet_in_countdown: u32,
 }
 
 impl Local {
@@ -127,7 +144,41 @@ impl Local {
             calls: vec![0; handlers],
             published: vec![0; handlers],
             timed: vec![Timed::default(); handlers],
+            last_timed: vec![0; handlers],
+            packet_in_countdown: 0,
         }
+    }
+
+    /// A PACKET_IN arrives: true when its handlers are to be timed (the first, then one
+    /// in [`PACKET_IN_SAMPLE_EVERY`]). Its handlers' calls are counted with
+    /// [`Local::count_only`] and the timed ones given with [`Local::timed_since`].
+    #[inline(always)]
+    pub(crate) fn sample_packet_in(&mut self) -> bool {
+        match self.packet_in_countdown.checked_sub(1) {
+            Some(left) => {
+                self.packet_in_countdown = left;
+                false
+            }
+            None => {
+                self.packet_in_countdown = PACKET_IN_SAMPLE_EVERY - 1;
+                true
+            }
+        }
+    }
+
+    /// Counts a call of handler `id`, not timed.
+    #[inline(always)]
+    pub(crate) fn count_only(&mut self, id: usize) {
+        self.calls[id] += 1;
+    }
+
+    /// Handler `id`'s call just counted took `nanos`; it stands for its calls since it
+    /// was last timed this way.
+    #[cold]
+    pub(crate) fn timed_since(&mut self, id: usize, nanos: u64) {
+        let weight = self.calls[id] - self.last_timed[id];
+        self.last_timed[id] = self.calls[id];
+        self.timed[id].add(nanos, weight.max(1));
     }
 
     /// Counts a call of handler `id`; true when this one is to be timed (then
