@@ -121,6 +121,9 @@ pub struct Shared {
     pub stopping: watch::Receiver<bool>,
     /// How long a request to a switch waits for its answer.
     pub switch_timeout: Duration,
+    /// The `/switches` document last rendered, with the `Switches` generation it was
+    /// rendered at: served again while no switch came, left or changed its ports.
+    pub switches_cache: Mutex<Option<(u64, axum::body::Bytes)>>,
     /// Each switch's description (DESC), read once per connection.
     pub descriptions: switch_model::Descriptions,
 }
@@ -249,6 +252,7 @@ impl Server {
             stopping: stopped.clone(),
             switch_timeout: settings.switch_timeout,
             descriptions: Default::default(),
+            switches_cache: Mutex::new(None),
             core,
         });
         let runtime = tokio::runtime::Builder::new_current_thread()

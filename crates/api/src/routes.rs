@@ -8,8 +8,10 @@
 use std::sync::Arc;
 
 use apps::devices::Devices;
+use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use controller::info::PORT_CONFIG_DOWN;
 use openflow::{of10, of13, Message, Version};
@@ -18,6 +20,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::error::{ApiError, JsonBody};
 use crate::model::*;
+use crate::routes_switch::lock;
 use crate::{dpid, Shared};
 
 /// The OpenAPI 3.1 document, generated from the handlers' annotations.
@@ -134,13 +137,29 @@ pub async fn controller_info(State(s): St) -> Json<ControllerInfo> {
     responses((status = 200, description = "The connected switches", body = Vec<SwitchSummary>),
         (status = 401, description = "A token is needed", body = ErrorBody),
         (status = 403, description = "Wrong token", body = ErrorBody)))]
-pub async fn switches(State(s): St) -> Json<Vec<SwitchSummary>> {
-    let list = s.core.pipeline.switches().connected_since();
-    Json(
-        list.iter()
-            .map(|(info, since)| SwitchSummary::new(info, *since))
-            .collect(),
-    )
+pub async fn switches(State(s): St) -> Response {
+    let directory = s.core.pipeline.switches();
+    // Loaded before the map is read: if a change comes in between, the document is
+    // kept under the older generation and made again on the next request.
+    let generation = directory.generation();
+    let cached = lock(&s.switches_cache)
+        .as_ref()
+        .filter(|(g, _)| *g == generation)
+        .map(|(_, body)| body.clone());
+    let body = match cached {
+        Some(body) => body,
+        None => {
+            let list: Vec<SwitchSummary> = directory
+                .connected_since()
+                .iter()
+                .map(|(info, since)| SwitchSummary::new(info, *since))
+                .collect();
+            let body = Bytes::from(serde_json::to_vec(&list).expect("a switch list serializes"));
+            *lock(&s.switches_cache) = Some((generation, body.clone()));
+            body
+        }
+    };
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 /// Reads the `{dpid}` of a path; 400 with the reason when it is not one.

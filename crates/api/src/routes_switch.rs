@@ -110,7 +110,7 @@ fn bad_flow(what: &str, e: &openflow::ofctl::ParseError) -> ApiError {
 // ---------------------------------------------------------------------------------
 // Description
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // The map is whole after any panic (one insert at a time).
     m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -1771,3 +1771,32 @@ fn packet_out_sends_the_frame_through_the_actions() {
         .collect();
     assert_eq!(outs, [(vec![2], frame)]);
 }
+
+#[test]
+fn the_switch_list_is_made_again_when_a_switch_comes_goes_or_changes_a_port() {
+    // `/switches` is kept between requests while the directory does not change: a
+    // port going down, a switch arriving and one leaving must each show at once.
+    let c = Running::start(false);
+    let ports_up = |v: &Value, dpid: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["dpid"] == dpid)
+            .map(|s| s["ports_up"].as_u64().unwrap())
+    };
+    let mut a = Emu::connect_and_handshake(c.of_addr, Spec::v13(0xa1), T).unwrap();
+    let first = c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 1);
+    let before = ports_up(&first, "00:00:00:00:00:00:00:a1").unwrap();
+    // Served again unchanged while nothing happens.
+    assert_eq!(c.get("/api/v1/switches").json(), first);
+    a.send_port_status(2, 2, PORT_CONFIG_DOWN, 0).unwrap();
+    c.poll("/api/v1/switches", |v| {
+        ports_up(v, "00:00:00:00:00:00:00:a1") == Some(before - 1)
+    });
+    let b = Emu::connect_and_handshake(c.of_addr, Spec::v10(0xb2), T).unwrap();
+    c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 2);
+    drop(a);
+    let last = c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 1);
+    assert_eq!(last[0]["dpid"], "00:00:00:00:00:00:00:b2");
+    drop(b);
+}

@@ -251,6 +251,9 @@ pub struct Switches {
     next_local_uid: AtomicU64,
     /// Told of every switch listed, unlisted, and of its ports' changes.
     subscribers: Subscribers<SwitchEvent>,
+    /// Raised under the write lock before every change: what a reader built from the
+    /// map is still right while this has not moved ([`Switches::generation`]).
+    generation: AtomicU64,
 }
 
 impl Publisher<SwitchEvent> for Switches {
@@ -266,6 +269,7 @@ impl Switches {
             inner: RwLock::default(),
             next_local_uid: AtomicU64::new(u64::MAX),
             subscribers: Subscribers::default(),
+            generation: AtomicU64::new(0),
         }
     }
 
@@ -495,7 +499,19 @@ impl Switches {
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Inner> {
-        self.inner.write().unwrap_or_else(|e| e.into_inner())
+        let guard = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        // Before the change, under the lock: a reader that loads the new value reads
+        // the map after the change (it waits for this lock).
+        self.generation.fetch_add(1, Ordering::Release);
+        guard
+    }
+
+    /// A number that changes whenever a switch is listed, unlisted or its ports
+    /// change. Load it before reading (`connected_since`, `info`...): while it is the
+    /// same, what was read is still right, so a reader can keep what it made of it
+    /// (the REST API's switch list).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// Gives the workers' handles (by worker index); `Controller::start` calls it.
