@@ -64,11 +64,24 @@ pub async fn apply(
     msg: &Message,
     timeout: Duration,
 ) -> Result<(), ApiError> {
-    let reply = call(timeout, |f| switches.request_applied(dpid, msg, timeout, f)).await?;
+    let reply = applied_reply(switches, dpid, msg, timeout).await?;
     into_messages(dpid, reply).map(drop)
 }
 
 /// Makes the request with `send` and awaits the callback.
+/// Sends `msg` followed by a barrier ([`Switches::request_applied`]) and gives the
+/// switch's answer as it is, for callers that decide themselves what an ERROR or a
+/// timeout means (static flows keep a refused flow). Not sent: the error, mapped as
+/// [`send_error`] maps it.
+pub async fn applied_reply(
+    switches: &Switches,
+    dpid: u64,
+    msg: &Message,
+    timeout: Duration,
+) -> Result<Reply, ApiError> {
+    call(timeout, |f| switches.request_applied(dpid, msg, timeout, f)).await
+}
+
 async fn call(
     timeout: Duration,
     send: impl FnOnce(ReplyFn) -> Result<(), SendError>,

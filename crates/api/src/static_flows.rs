@@ -271,17 +271,9 @@ async fn ask(
     msg: &openflow::Message,
     timeout: Duration,
 ) -> Option<Reply> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let reply = Box::new(move |r: Reply| {
-        let _ = tx.send(r);
-    });
-    switches.request_applied(dpid, msg, timeout, reply).ok()?;
-    // The core answers every request once, at the latest at its timeout; the extra
-    // second only guards against a callback lost with a stopping worker.
-    match tokio::time::timeout(timeout + Duration::from_secs(1), rx).await {
-        Ok(Ok(r)) => Some(r),
-        _ => Some(Reply::TimedOut),
-    }
+    crate::ask::applied_reply(switches, dpid, msg, timeout)
+        .await
+        .ok()
 }
 
 /// Sends `f` to its switch, if connected, and records what the switch made of it.

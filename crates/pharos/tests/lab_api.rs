@@ -77,15 +77,6 @@ impl Api {
     }
 }
 
-/// `00:00:00:00:00:00:00:01` for dpid 1, as the API writes dpids.
-fn dpid_text(dpid: u64) -> String {
-    let b = dpid.to_be_bytes();
-    b.iter()
-        .map(|x| format!("{x:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
 /// A directed link as (src dpid, src port, dst dpid, dst port).
 type Directed = (String, u32, String, u32);
 
@@ -96,8 +87,8 @@ fn cables(topo: &Topo, except: Option<(&str, u32)>) -> BTreeSet<Directed> {
         if except.is_some_and(|(s, p)| (l.a == s && l.port_a == p) || (l.b == s && l.port_b == p)) {
             continue;
         }
-        let a = dpid_text(topo.switches[&l.a].dpid);
-        let b = dpid_text(topo.switches[&l.b].dpid);
+        let a = api::dpid::format(topo.switches[&l.a].dpid);
+        let b = api::dpid::format(topo.switches[&l.b].dpid);
         want.insert((a.clone(), l.port_a, b.clone(), l.port_b));
         want.insert((b, l.port_b, a, l.port_a));
     }
@@ -159,7 +150,7 @@ fn rest_shows_the_lab_as_it_is_and_changes_a_port() {
                 openflow::Version::V1_0 => "1.0",
                 openflow::Version::V1_3 => "1.3",
             };
-            (dpid_text(s.dpid), v.to_string())
+            (api::dpid::format(s.dpid), v.to_string())
         })
         .collect();
     let got: BTreeSet<(String, String)> = api
@@ -192,7 +183,7 @@ fn rest_shows_the_lab_as_it_is_and_changes_a_port() {
         .hosts
         .values()
         .map(|h| {
-            let dpid = dpid_text(topo.switches[&h.switch].dpid);
+            let dpid = api::dpid::format(topo.switches[&h.switch].dpid);
             (h.mac.clone(), h.ip.clone(), dpid, h.port)
         })
         .collect();
@@ -234,7 +225,7 @@ fn rest_shows_the_lab_as_it_is_and_changes_a_port() {
     // PORT_MOD down on one end of the first cable, then up again.
     let cable = &topo.links[0];
     let (name, port) = (cable.a.as_str(), cable.port_a);
-    let dpid = dpid_text(topo.switches[name].dpid);
+    let dpid = api::dpid::format(topo.switches[name].dpid);
     let path = format!("/api/v1/switches/{dpid}/ports/{port}");
     let r = api.call("POST", &path, Some(br#"{"up": false}"#));
     assert_eq!(r.status, 202, "POST {path}: {}", r.text());

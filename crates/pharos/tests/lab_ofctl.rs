@@ -23,28 +23,20 @@ mod harness;
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::process::Command;
 use std::time::Duration;
 
-use harness::{apps_by_name, enabled, parse_topo, run, serial, wait_until, Lab, Of, Out};
+use harness::{
+    apps_by_name, enabled, flow_lines, ofctl, parse_topo, serial, wait_until, Lab, Of,
+    OFCTL_TIMEOUT,
+};
 use openflow::ofctl::{parse_flow, parse_flow_entry, parse_match, Flow, FlowEntry, FlowModCommand};
 use openflow::{of10, of13, Message, Version};
 
 const CORPUS: &str = include_str!("../../openflow/tests/ofctl_corpus.txt");
 const CONNECT: Duration = Duration::from_secs(10);
-const OFCTL_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// How long a FLOW_MOD sent through Pharos may take to show in dump-flows.
 const APPLIED: Duration = Duration::from_secs(5);
-
-/// The flow lines of `ovs-ofctl dump-flows`.
-fn flow_lines(dump: &Out) -> Vec<String> {
-    dump.stdout
-        .lines()
-        .filter(|l| l.contains("actions="))
-        .map(|l| l.trim().to_string())
-        .collect()
-}
 
 /// Compares the one flow `lines` holds with `want`; a failure's text, or `None`.
 fn differs(ctx: &str, lines: &[String], want: &Flow) -> Option<String> {
@@ -109,21 +101,6 @@ fn flow_stats(run_dir: &str, bridge: &str, version: Version) -> Vec<FlowEntry> {
             return entries;
         }
     }
-}
-
-/// `ovs-ofctl -O VERSION ARGS...` against the lab's Open vSwitch.
-fn ofctl(run_dir: &str, version: Version, args: &[&str]) -> Out {
-    let proto = match version {
-        Version::V1_0 => "OpenFlow10",
-        Version::V1_3 => "OpenFlow13",
-    };
-    run(
-        Command::new("ovs-ofctl")
-            .args(["-O", proto])
-            .args(args)
-            .env("OVS_RUNDIR", run_dir),
-        OFCTL_TIMEOUT,
-    )
 }
 
 #[test]

@@ -20,12 +20,14 @@ mod harness;
 #[path = "../../api/tests/http/mod.rs"]
 mod http;
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use harness::{enabled, parse_topo, run, serial, wait_until, Lab, Of, Out};
+use harness::{
+    enabled, flow_lines, free_port, ofctl, parse_topo, run, serial, wait_until, Lab, Of,
+};
 use openflow::ofctl::{parse_flow, parse_flow_entry, parse_match, FlowEntry};
 use openflow::Version;
 use serde_json::Value;
@@ -33,7 +35,6 @@ use serde_json::Value;
 const CORPUS: &str = include_str!("../../openflow/tests/ofctl_corpus.txt");
 const TOKEN: &str = "lab-rest-token-0123456789";
 const CONNECT: Duration = Duration::from_secs(10);
-const OFCTL_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// `pharos run` with the REST API, killed on drop.
 struct Pharos {
@@ -49,14 +50,6 @@ impl Drop for Pharos {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 impl Pharos {
@@ -114,30 +107,6 @@ impl Pharos {
         assert_eq!(status, 200, "GET {path}: {v}");
         v
     }
-}
-
-/// `ovs-ofctl -O VERSION ARGS...` against the lab's Open vSwitch.
-fn ofctl(run_dir: &str, version: Version, args: &[&str]) -> Out {
-    let proto = match version {
-        Version::V1_0 => "OpenFlow10",
-        Version::V1_3 => "OpenFlow13",
-    };
-    run(
-        Command::new("ovs-ofctl")
-            .args(["-O", proto])
-            .args(args)
-            .env("OVS_RUNDIR", run_dir),
-        OFCTL_TIMEOUT,
-    )
-}
-
-/// The flow lines of `ovs-ofctl dump-flows`.
-fn flow_lines(dump: &Out) -> Vec<String> {
-    dump.stdout
-        .lines()
-        .filter(|l| l.contains("actions="))
-        .map(|l| l.trim().to_string())
-        .collect()
 }
 
 /// The flow `GET .../flows` shows, compared field by field with the line

@@ -14,12 +14,14 @@ mod harness;
 #[path = "../../api/tests/http/mod.rs"]
 mod http;
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use harness::{apps_by_name, enabled, parse_topo, run, serial, wait_until, Lab, Of, Out, TempDir};
+use harness::{
+    apps_by_name, enabled, free_port, parse_topo, run, serial, wait_until, Lab, Of, Out, TempDir,
+};
 use openflow::ofctl::{parse_flow, parse_flow_entry, Flow};
 use openflow::Version;
 use serde_json::{json, Value};
@@ -28,14 +30,6 @@ const T: Duration = Duration::from_secs(20);
 const TOKEN: &str = "lab-static-flows-token";
 const DROP_PING: &str = "priority=1000,icmp,actions=drop";
 const FROM_FILE: &str = "priority=900,udp,tp_dst=9999,actions=drop";
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// `pharos run` with the default apps, the API on `api` and `config`; stopped with
 /// SIGTERM (as a user stops it) on drop.

@@ -1168,3 +1168,42 @@ pub fn parse_flow(line: &str) -> FlowEntry {
     }
     e
 }
+
+// ---------------------------------------------------------------------------------------
+// Open vSwitch's own tools, and ports.
+
+/// How long one `ovs-ofctl` command may take.
+pub const OFCTL_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// `ovs-ofctl -O VERSION ARGS...` against the lab's Open vSwitch (`OVS_RUNDIR`).
+pub fn ofctl(run_dir: &str, version: openflow::Version, args: &[&str]) -> Out {
+    let proto = match version {
+        openflow::Version::V1_0 => "OpenFlow10",
+        openflow::Version::V1_3 => "OpenFlow13",
+    };
+    run(
+        Command::new("ovs-ofctl")
+            .args(["-O", proto])
+            .args(args)
+            .env("OVS_RUNDIR", run_dir),
+        OFCTL_TIMEOUT,
+    )
+}
+
+/// The flow lines of `ovs-ofctl dump-flows`.
+pub fn flow_lines(dump: &Out) -> Vec<String> {
+    dump.stdout
+        .lines()
+        .filter(|l| l.contains("actions="))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// A loopback port free a moment ago (bound, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
