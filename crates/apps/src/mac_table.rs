@@ -32,7 +32,9 @@
 //!
 //! Entries are never removed (the learning switch only learns and moves), so probing
 //! needs no tombstones. Hashed with foldhash seeded at random per table: addresses
-//! come from the network, and a chosen-collision table must not be computable.
+//! come from the network, and a chosen-collision table must not be computable. Its
+//! `quality` variant: the `fast` one, at some seeds, put 100 runs of consecutive
+//! addresses (as cbench and VMs number them) on as few as 46 lines of 4,096.
 
 use std::hash::BuildHasher;
 
@@ -54,7 +56,7 @@ pub struct MacTable {
     /// Addresses held.
     len: usize,
     /// The seeded hasher (see the module doc).
-    hasher: foldhash::fast::RandomState,
+    hasher: foldhash::quality::RandomState,
 }
 
 /// The 16-bit form of a port as `PacketIn::in_port` reports it, if it has one.
