@@ -19,12 +19,8 @@
 //!
 //! impl Flooder {
 //!     fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut (), p: &PacketIn<&[u8]>) -> Flow {
-//!         let flood = [Action::output(PortNo::Flood)];
-//!         let in_port = PortNo::from_u32(p.in_port());
-//!         ctx.send_packet_out(&match p.buffer_id() {
-//!             Some(id) => PacketOut::buffered(id, in_port, &flood),
-//!             None => PacketOut::unbuffered(p.data(), in_port, &flood),
-//!         });
+//!         // From the switch's buffer if it kept the packet, else its bytes.
+//!         ctx.send_packet_out(&PacketOut::of_packet_in(p, &[Action::output(PortNo::Flood)]));
 //!         Flow::Stop
 //!     }
 //! }
@@ -634,12 +630,5 @@ impl<'a> SwitchCtx<'a> {
     }
 }
 
-/// A datapath id as logs print it: 16 hex digits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Dpid(pub u64);
-
-impl std::fmt::Display for Dpid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:016x}", self.0)
-    }
-}
+/// The datapath-id type ([`crate::dpid::Dpid`]; one type wherever it is named).
+pub use crate::dpid::Dpid;

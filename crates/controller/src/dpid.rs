@@ -7,6 +7,50 @@
 //! A short string of digits only is ambiguous (`10`: ten, or sixteen?). It is read as
 //! decimal, as `ovs-ofctl` and Ryu read a bare number; exactly 16 digits is the log's
 //! hex form, and any string with a hex letter is hex.
+//!
+//! [`Dpid`] is the one datapath-id type: `Display` prints the log's 16 hex digits (no
+//! allocation), [`Dpid::colon`] the API's form, and `str::parse` reads every form above.
+//! `controller::info::Dpid` and `controller::app::Dpid` are this type.
+
+/// A datapath id. Formatted the way every log line shows it, 16 hex digits with no
+/// allocation (`tracing::info!(dpid = %Dpid(id), ...)`); [`Dpid::colon`] gives the
+/// API's colon form; parsed from any form [`parse`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Dpid(pub u64);
+
+impl Dpid {
+    /// The colon form, `00:00:00:00:00:00:00:01` ([`format()`]).
+    pub fn colon(self) -> String {
+        format(self.0)
+    }
+}
+
+impl std::fmt::Display for Dpid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+impl std::str::FromStr for Dpid {
+    type Err = String;
+
+    /// Any form of the module doc ([`parse`]); the error says what is wrong.
+    fn from_str(s: &str) -> Result<Dpid, String> {
+        parse(s).map(Dpid)
+    }
+}
+
+impl From<u64> for Dpid {
+    fn from(v: u64) -> Dpid {
+        Dpid(v)
+    }
+}
+
+impl From<Dpid> for u64 {
+    fn from(d: Dpid) -> u64 {
+        d.0
+    }
+}
 
 /// The colon form: eight two-digit hex bytes, `00:00:00:00:00:00:00:01`.
 pub fn format(dpid: u64) -> String {
@@ -90,6 +134,22 @@ mod tests {
             Ok(0x0123_4567_89ab_cdef)
         );
         assert_eq!(format(1), "00:00:00:00:00:00:00:01");
+    }
+
+    #[test]
+    fn one_type_prints_and_reads_every_form() {
+        let d: Dpid = "of:00000000000000ab".parse().unwrap();
+        assert_eq!(d, Dpid(0xab));
+        assert_eq!(d.to_string(), "00000000000000ab");
+        assert_eq!(d.colon(), "00:00:00:00:00:00:00:ab");
+        assert_eq!(d.colon().parse::<Dpid>(), Ok(d));
+        assert!("switch1"
+            .parse::<Dpid>()
+            .unwrap_err()
+            .contains("not hexadecimal"));
+        // The two names apps used are the same type.
+        let a: crate::app::Dpid = crate::info::Dpid(7);
+        assert_eq!(u64::from(a), 7);
     }
 
     #[test]

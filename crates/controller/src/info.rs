@@ -160,16 +160,8 @@ impl PortInfo {
     }
 }
 
-/// A datapath id formatted the way every log line shows it: 16 hex digits, no
-/// allocation (`tracing::info!(dpid = %Dpid(id), ...)`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Dpid(pub u64);
-
-impl std::fmt::Display for Dpid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:016x}", self.0)
-    }
-}
+/// The datapath-id type ([`crate::dpid::Dpid`]; one type wherever it is named).
+pub use crate::dpid::Dpid;
 
 #[cfg(test)]
 mod tests {

@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{EncodeError, EncodeResult};
 use crate::header::{self, Version};
 use crate::types::MacAddr;
+use crate::view::PacketIn;
 use crate::wire::{pad_to, Fill, LenMark, Put};
 
 /// `OFP_NO_BUFFER`.
@@ -500,6 +501,17 @@ impl<'a> PacketOut<'a> {
             in_port,
             actions,
             data,
+        }
+    }
+
+    /// Sends the packet of a PACKET_IN through `actions`: from the switch's buffer when
+    /// the switch kept it there, else its bytes; in on the port it came in on. What
+    /// every forwarding app answers a PACKET_IN with (`ctx.send_packet_out(..)`).
+    pub fn of_packet_in<T: AsRef<[u8]>>(p: &'a PacketIn<T>, actions: &'a [Action]) -> Self {
+        let in_port = PortNo::from_u32(p.in_port());
+        match p.buffer_id() {
+            Some(id) => PacketOut::buffered(id, in_port, actions),
+            None => PacketOut::unbuffered(p.data(), in_port, actions),
         }
     }
 

@@ -313,6 +313,24 @@ mod tests {
     }
 
     #[test]
+    fn a_packet_out_answers_from_the_buffer_or_with_the_bytes() {
+        use crate::model::{Action, PacketOut, PortNo};
+        let flood = [Action::output(PortNo::Flood)];
+        // 1.0, buffered by the switch: by buffer id, no bytes.
+        let p = PacketIn::new_checked(V10).unwrap();
+        let po = PacketOut::of_packet_in(&p, &flood);
+        assert_eq!((po.buffer_id, po.in_port), (Some(2), PortNo::Physical(99)));
+        assert!(po.data.is_empty());
+        // 1.3, not buffered: the packet's bytes.
+        let msg = v13(b"hoge");
+        let p = PacketIn::new_checked(&msg[..]).unwrap();
+        let po = PacketOut::of_packet_in(&p, &flood);
+        assert_eq!((po.buffer_id, po.in_port), (None, PortNo::Physical(6)));
+        assert_eq!(po.data, b"hoge");
+        assert_eq!(po.actions, &flood);
+    }
+
+    #[test]
     fn v13_fields() {
         let msg = v13(b"hoge");
         let p = PacketIn::new_checked(&msg[..]).unwrap();

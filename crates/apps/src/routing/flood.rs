@@ -215,14 +215,9 @@ pub fn deliver(
     sent.is_ok()
 }
 
-/// Sends the packet of `p` through `actions`: by buffer_id when the switch buffered
-/// it, else with its bytes.
+/// Sends the packet of `p` through `actions` ([`PacketOut::of_packet_in`]).
 pub fn send(ctx: &mut SwitchCtx, p: &PacketIn<&[u8]>, actions: &[Action]) {
-    let in_port = PortNo::from_u32(p.in_port());
-    ctx.send_packet_out(&match p.buffer_id() {
-        Some(id) => PacketOut::buffered(id, in_port, actions),
-        None => PacketOut::unbuffered(p.data(), in_port, actions),
-    });
+    ctx.send_packet_out(&PacketOut::of_packet_in(p, actions));
 }
 
 #[cfg(test)]
