@@ -68,6 +68,11 @@ type RemovedCall = Box<dyn Fn(&SwitchInfo, Box<Slot>) + Send + Sync>;
 type PortStatusCall =
     Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, PortReason, &PortInfo) + Send + Sync>;
 type GlobalCall = Box<dyn Fn(&Switches, Instant) + Send + Sync>;
+type AdoptCall = Box<
+    dyn Fn(&mut SwitchCtx<'_>, &mut Slot, &openflow::ofctl::FlowEntry) -> crate::reconcile::Adopt
+        + Send
+        + Sync,
+>;
 
 /// PACKET_IN is type 10 in every version.
 const PACKET_IN: u8 = 10;
@@ -99,6 +104,8 @@ pub struct Registry {
     initialize: Vec<Handler<SwitchCall>>,
     switch_added: Vec<Handler<SwitchCall>>,
     switch_removed: Vec<Handler<RemovedCall>>,
+    /// Adopt hooks, one at most per app ([`crate::reconcile`]).
+    adopt: Vec<Handler<AdoptCall>>,
     port_status: Vec<Handler<PortStatusCall>>,
     timers: Vec<(Period, Handler<SwitchCall>)>,
     global_timers: Vec<(Duration, Handler<GlobalCall>)>,
@@ -247,6 +254,16 @@ impl Registry {
                 },
             ));
         }
+        if let Some(f) = b.adopt {
+            let a = Arc::clone(&app);
+            let call: AdoptCall = Box::new(move |ctx, s, e| f(&a, ctx, slot::<A>(s), e));
+            self.adopt.push(Handler {
+                app: index,
+                order: Order::direct(0),
+                id: 0,
+                call,
+            });
+        }
         if let Some(f) = b.switch_removed {
             let a = Arc::clone(&app);
             let call: RemovedCall = Box::new(move |info, s| match s.downcast::<A::State>() {
@@ -273,6 +290,8 @@ fn state_type_mismatch(app: &str) {
 struct AppEntry {
     app: Arc<dyn AnyApp>,
     name: &'static str,
+    /// The cookie tag stamped on its flows ([`crate::cookie::app_tag`] of `name`).
+    tag: u16,
     /// Set when a handler panicked: the app's handlers are skipped on every worker.
     /// Shared with the app's [`AppGuard`] (its subscriptions).
     quarantined: Arc<AtomicBool>,
@@ -340,6 +359,8 @@ pub struct Pipeline {
     initialize: Vec<Handler<SwitchCall>>,
     switch_added: Vec<Handler<SwitchCall>>,
     switch_removed: Vec<Handler<RemovedCall>>,
+    /// Adopt hooks, by app ([`crate::reconcile`]).
+    adopt: Vec<Handler<AdoptCall>>,
     /// App order.
     port_status: Vec<Handler<PortStatusCall>>,
     /// Per-switch timers, by timer index (the schedules in `SwitchState` use it).
@@ -419,6 +440,9 @@ pub struct SwitchState {
     /// Its handlers' calls and timed calls, added to the pipeline's totals at each
     /// publish ([`crate::timing`]).
     timing: Local,
+    /// The flows the switch had when it connected, until `switch_added` has the apps
+    /// adopt them ([`crate::reconcile`]); `None`: not known.
+    found: Option<Vec<openflow::ofctl::FlowEntry>>,
 }
 
 impl std::fmt::Debug for SwitchState {
@@ -485,11 +509,19 @@ impl Pipeline {
             if entries.iter().any(|e| e.name == name) {
                 return Err(StartError::DuplicateApp { app: name });
             }
+            let tag = crate::cookie::app_tag(name);
+            if let Some(e) = entries.iter().find(|e| e.tag == tag) {
+                return Err(StartError::CookieTagCollision {
+                    first: e.name,
+                    second: name,
+                });
+            }
             Arc::clone(&app).register(index, &mut reg)?;
             let health = reg.guards[index].health();
             entries.push(AppEntry {
                 app,
                 name,
+                tag,
                 quarantined: Arc::clone(&health.quarantined),
                 panics: Arc::clone(&health.panics),
             });
@@ -501,6 +533,7 @@ impl Pipeline {
             mut initialize,
             mut switch_added,
             mut switch_removed,
+            mut adopt,
             mut port_status,
             timers,
             mut global_timers,
@@ -549,6 +582,9 @@ impl Pipeline {
         for h in &mut switch_removed {
             h.id = names.id(h.app, "switch_removed");
         }
+        for h in &mut adopt {
+            h.id = names.id(h.app, "adopt");
+        }
         for (_, h) in &mut global_timers {
             h.id = names.id(h.app, "global timer");
         }
@@ -579,6 +615,7 @@ impl Pipeline {
             initialize,
             switch_added,
             switch_removed,
+            adopt,
             port_status,
             timers,
             periods,
@@ -705,6 +742,7 @@ impl Pipeline {
             uid,
             queue,
             timing: self.timings.local(),
+            found: None,
         }
     }
 
@@ -774,9 +812,77 @@ impl Pipeline {
         }
     }
 
-    /// Initializers, then switch-added listeners; what apps send goes to `out`. The
-    /// switch's timers start now.
+    /// The flows the switch had when it connected (`None`: not known), for
+    /// [`Pipeline::switch_added`] to have the apps adopt ([`crate::reconcile`]).
+    pub fn set_found_flows(
+        &self,
+        sw: &mut SwitchState,
+        flows: Option<Vec<openflow::ofctl::FlowEntry>>,
+    ) {
+        sw.found = flows;
+    }
+
+    /// The found flows, each kept or deleted by its owner (see [`crate::reconcile`]);
+    /// the deletes go to `out`. Returns the flows kept (`None`: not known).
+    fn adopt_found(
+        &self,
+        sw: &mut SwitchState,
+        out: &mut Vec<u8>,
+        now: Instant,
+    ) -> Option<Vec<openflow::ofctl::FlowEntry>> {
+        let found = sw.found.take()?;
+        let SwitchState {
+            info,
+            timing,
+            slots,
+            requests,
+            ..
+        } = sw;
+        let mut ctx = self.ctx(info, out, requests, now);
+        let mut kept = Vec::with_capacity(found.len());
+        let mut deleted = 0usize;
+        for e in found {
+            let tag = crate::cookie::tag_of(e.flow.cookie);
+            let owner = self.apps.iter().position(|a| tag != 0 && a.tag == tag);
+            let keep = match owner {
+                Some(app) if !self.skip(app, &mut ctx) => {
+                    match self.adopt.iter().find(|h| h.app == app) {
+                        Some(h) => {
+                            let (s, c, f) = (&mut *slots[app], &mut ctx, &e);
+                            let what = "adopt";
+                            let r = self.timed(timing, h.id, app, Some(info.dpid), what, || {
+                                (h.call)(c, s, f)
+                            });
+                            r == Some(crate::reconcile::Adopt::Keep)
+                        }
+                        None => true,
+                    }
+                }
+                _ => false,
+            };
+            if keep {
+                kept.push(e);
+            } else if let Some(m) = crate::removal::delete_strict(&e.flow, info.version) {
+                let xid = ctx.requests.next_xid();
+                if m.encode(xid, ctx.out).is_ok() {
+                    deleted += 1;
+                }
+            }
+        }
+        tracing::info!(
+            dpid = %Dpid(info.dpid),
+            kept = kept.len(),
+            deleted,
+            "flows found on the switch adopted by their apps; the others deleted"
+        );
+        Some(kept)
+    }
+
+    /// The found flows adopted or deleted ([`crate::reconcile`]), then initializers,
+    /// then switch-added listeners; what apps send goes to `out`. The switch's timers
+    /// start now.
     pub fn switch_added(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
+        let adopted = self.adopt_found(sw, out, now);
         let SwitchState {
             info,
             timing,
@@ -788,6 +894,7 @@ impl Pipeline {
         } = sw;
         *schedule = Schedule::start(&self.periods, now, rng);
         let mut ctx = self.ctx(info, out, requests, now);
+        ctx.adopted = adopted.as_deref();
         for (handlers, what) in [
             (&self.initialize, "initialize"),
             (&self.switch_added, "switch_added"),
@@ -1191,6 +1298,8 @@ impl Pipeline {
             now,
             app: 0,
             app_name: "",
+            tag: 0,
+            adopted: None,
         }
     }
 
@@ -1203,6 +1312,7 @@ impl Pipeline {
         }
         ctx.app = app;
         ctx.app_name = e.name;
+        ctx.tag = e.tag;
         false
     }
 
