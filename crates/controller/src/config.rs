@@ -858,6 +858,7 @@ mod handshake_table {
         versions: Vec<Version>,
         miss_send_len: u16,
         barrier: bool,
+        read_flows: bool,
     }
 
     impl Default for Table {
@@ -875,6 +876,7 @@ mod handshake_table {
                 versions: h.versions.clone(),
                 miss_send_len: h.miss_send_len,
                 barrier: h.barrier,
+                read_flows: h.read_flows,
             }
         }
     }
@@ -892,6 +894,7 @@ mod handshake_table {
             versions: t.versions,
             miss_send_len: t.miss_send_len,
             barrier: t.barrier,
+            read_flows: t.read_flows,
         })
     }
 }

@@ -98,6 +98,7 @@ fn every_key_is_read() {
             versions: vec![Version::V1_3],
             miss_send_len: 0xffff,
             barrier: false,
+            read_flows: true,
         }
     );
     assert_eq!(

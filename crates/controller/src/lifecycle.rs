@@ -542,11 +542,16 @@ impl Pipeline {
         }
     }
 
-    /// The flows of `app`, which stopped, leave every switch.
+    /// The flows of `app`, which stopped, leave every switch (exactly those whose
+    /// cookie carries its tag, see [`crate::removal`]); what could not be removed is
+    /// logged.
     fn removed_flows(&self, app: &'static str) {
-        // i13flows: remove the flows whose cookie carries `app`'s tag from every switch
-        // here (cookie::remove_flows_of), once that branch is merged.
-        let _ = app;
+        let tag = crate::cookie::app_tag(app);
+        let timeout = self.flow_removal_timeout();
+        let report = crate::removal::remove_flows_of(self.switches(), tag, timeout);
+        for (dpid, why) in report.failures() {
+            tracing::warn!(app, dpid = %crate::app::Dpid(dpid), why, "the stopped app's flows may remain on this switch");
+        }
     }
 
     /// Registers `app` at a new index and puts it in the app order (not started).
@@ -560,6 +565,14 @@ impl Pipeline {
         let name = app.app_name();
         if apps.index(name).is_some() {
             return Err(LifecycleError::Duplicate(name.to_string()));
+        }
+        let tag = crate::cookie::app_tag(name);
+        if let Some(&other) = apps.order.iter().find(|&&i| apps.known[i].tag == tag) {
+            return Err(StartError::CookieTagCollision {
+                first: apps.known[other].name,
+                second: name,
+            }
+            .into());
         }
         let index = apps.known.len();
         let reg = register(&app, index, self.timings())?;
@@ -578,6 +591,7 @@ impl Pipeline {
         apps.known.push(Known {
             app,
             name,
+            tag,
             reg,
             running: false,
             removed: false,
