@@ -678,3 +678,7 @@ fn known_index(apps: &Apps, name: &str) -> Result<usize, LifecycleError> {
     apps.index(name)
         .ok_or_else(|| LifecycleError::UnknownApp(name.to_string()))
 }
+
+#[cfg(test)]
+#[path = "lifecycle_tests.rs"]
+mod tests;
