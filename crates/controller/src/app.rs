@@ -186,6 +186,40 @@ impl Order {
     }
 }
 
+/// `direct:10`, `advise:-5`, `observe:0`: how configuration, the REST API and
+/// `pharos ctl` write an order.
+impl std::fmt::Display for Order {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let phase = match self.phase {
+            Phase::Advise => "advise",
+            Phase::Direct => "direct",
+            Phase::Observe => "observe",
+        };
+        write!(f, "{phase}:{}", self.number)
+    }
+}
+
+impl std::str::FromStr for Order {
+    type Err = String;
+
+    /// `PHASE:NUMBER` (`direct:10`), or a phase alone (number 0).
+    fn from_str(s: &str) -> Result<Order, String> {
+        let (phase, number) = s.split_once(':').unwrap_or((s, "0"));
+        let number: i32 = number
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad order {s:?}: the number after ':' must be an integer"))?;
+        match phase.trim() {
+            "advise" => Ok(Order::advise(number)),
+            "direct" => Ok(Order::direct(number)),
+            "observe" => Ok(Order::observe(number)),
+            _ => Err(format!(
+                "bad order {s:?}: the phase must be advise, direct or observe (direct:10)"
+            )),
+        }
+    }
+}
+
 /// What a handler tells the dispatcher (Floodlight's `Command`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Flow {

@@ -557,6 +557,8 @@ pub struct Pipeline {
     timer_waker: OnceLock<Box<dyn Fn() + Send + Sync>>,
     /// How long a stopped app's flows may take to leave each switch, in ms.
     flow_removal_ms: AtomicU64,
+    /// Makes apps from modules uploaded at run time ([`crate::lifecycle::AppLoader`]).
+    pub(crate) loader: Mutex<Option<Arc<dyn crate::lifecycle::AppLoader>>>,
 }
 
 /// How long a stopped app's flows may take to leave each switch, unless set.
@@ -743,6 +745,7 @@ impl Pipeline {
             workers: OnceLock::new(),
             timer_waker: OnceLock::new(),
             flow_removal_ms: AtomicU64::new(FLOW_REMOVAL_TIMEOUT.as_millis() as u64),
+            loader: Mutex::new(None),
         };
         {
             let mut apps = lock(&pipeline.apps);

@@ -383,6 +383,59 @@ impl Pipeline {
         Ok(self.commit(&mut apps, t0, vec![new_name], stopped))
     }
 
+    /// The loader of apps uploaded at run time (the WASM host); without one,
+    /// [`Pipeline::load_app`] refuses with [`LifecycleError::NoLoader`].
+    pub fn set_loader(&self, loader: Arc<dyn AppLoader>) {
+        *crate::counters::lock(&self.loader) = Some(loader);
+    }
+
+    /// Whether a loader is set.
+    pub fn has_loader(&self) -> bool {
+        crate::counters::lock(&self.loader).is_some()
+    }
+
+    fn loaded(&self, spec: &LoadSpec, module: &[u8]) -> Result<Box<dyn AnyApp>, LifecycleError> {
+        let loader = crate::counters::lock(&self.loader)
+            .clone()
+            .ok_or(LifecycleError::NoLoader)?;
+        let app = loader.load(spec, module).map_err(LifecycleError::Load)?;
+        if app.app_name() != spec.name {
+            return Err(LifecycleError::Load(format!(
+                "the loader made an app named {} for {}",
+                app.app_name(),
+                spec.name
+            )));
+        }
+        Ok(app)
+    }
+
+    /// Loads `module` with the loader as `spec` says and adds the app at `position`
+    /// ([`Pipeline::add_app`]).
+    pub fn load_app(
+        &self,
+        spec: &LoadSpec,
+        module: &[u8],
+        position: Option<usize>,
+    ) -> Result<Change, LifecycleError> {
+        let app = self.loaded(spec, module)?;
+        self.add_app(app, position)
+    }
+
+    /// Loads `module` and puts it in the place of the loaded app `spec.name`
+    /// ([`Pipeline::replace_app`]). The module is loaded before anything stops: a
+    /// module that does not load leaves the old app running.
+    pub fn reload_app(&self, spec: &LoadSpec, module: &[u8]) -> Result<Change, LifecycleError> {
+        {
+            let apps = crate::counters::lock(&self.apps);
+            let i = known_index(&apps, &spec.name)?;
+            if !apps.known[i].loaded {
+                return Err(LifecycleError::NotLoaded(apps.known[i].name));
+            }
+        }
+        let app = self.loaded(spec, module)?;
+        self.replace_app(&spec.name, app)
+    }
+
     /// Every app, in app order: its state, requirements and dependents.
     pub fn app_status(&self) -> Vec<AppStatus> {
         let apps = crate::counters::lock(&self.apps);
