@@ -233,7 +233,7 @@ enum AppCmd {
         /// The app's name
         #[arg(long)]
         name: String,
-        /// Where its handlers run: advise|direct|observe[:NUMBER]
+        /// Where its handlers run: PHASE:NUMBER, the phase advise, direct or observe
         #[arg(long, value_name = "ORDER", default_value = "direct:0")]
         order: String,
         /// Its parameters, as JSON
@@ -247,7 +247,7 @@ enum AppCmd {
         name: String,
         /// The module (.wasm)
         file: PathBuf,
-        /// Where its handlers run: advise|direct|observe[:NUMBER]
+        /// Where its handlers run: PHASE:NUMBER, the phase advise, direct or observe
         #[arg(long, value_name = "ORDER", default_value = "direct:0")]
         order: String,
         /// Its parameters, as JSON
