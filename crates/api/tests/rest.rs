@@ -1848,6 +1848,8 @@ fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
     let c = Running::start_with("127.0.0.1:0".parse().unwrap(), false, apps);
     let auth = bearer(TOKEN);
     let post = |path: &str| c.post(path, Some(&auth), b"");
+    let mut events = sse::SseStream::open(c.api_addr, "/api/v1/events?types=app", &[]);
+    assert_eq!(events.status, 200, "{}", events.head);
     let list = c.get("/api/v1/apps").json();
     assert_eq!(
         list[0]["required_by"],
@@ -1872,6 +1874,8 @@ fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.json()["stopped"], serde_json::json!(["learning_switch"]));
     assert_eq!(c.get("/api/v1/apps").json()[2]["state"], "stopped");
+    let (_, v) = events.expect(T, |e, v| e == "app" && v["event"] == "stopped");
+    assert_eq!(v["app"], "learning_switch");
     let mut sw = connect(c.of_addr, Spec::v13(0x51));
     let r = post("/api/v1/apps/learning_switch/start");
     assert_eq!(r.status, 200, "{}", r.text());
@@ -1944,6 +1948,10 @@ fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
     );
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.json()["started"], serde_json::json!(["hub1"]));
+    for what in ["loaded", "started"] {
+        let (_, v) = events.expect(T, |e, v| e == "app" && v["event"] == what);
+        assert_eq!(v["app"], "hub1");
+    }
     let list = c.get("/api/v1/apps").json();
     assert_eq!(
         (&list[0]["name"], &list[0]["loaded"]),
