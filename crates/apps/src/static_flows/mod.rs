@@ -4,9 +4,11 @@
 //!
 //! The flows come from the configuration file (`[[static_flows.flow]]`, read-only) and
 //! from the REST API (kept in the state file, see [`store`]). `pharos run` always runs
-//! this app, last, without it being listed in `apps`: switch initializers run in app
-//! order, and the forwarding apps' initializers empty the flow table, so installing
-//! last is what makes the flows stay.
+//! this app, last, without it being listed in `apps`. Its flows carry its cookie tag
+//! like every app's ([`controller::cookie`]): the top 16 bits of a static flow's cookie
+//! are the app's, only the low 48 are the user's. A restarted controller finds them on
+//! the switch and keeps them ([`controller::reconcile`]); they are sent again anyway
+//! (an ADD of the same flow replaces it).
 //!
 //! On a switch that connects:
 //!
