@@ -420,8 +420,8 @@ fn flows_are_installed_when_their_switch_connects_and_again_when_it_reconnects()
 
     for round in 0..2 {
         let mut emu = connect(c.of_addr, Spec::v13(2));
-        // Each flow (in name order: from-file, kept, later), after the learning switch
-        // emptied the table.
+        // Each flow (in name order: from-file, kept, later); nothing empties the
+        // table (a restart must not cut traffic).
         for priority in [200, 300, 100] {
             emu.wait_for(T, |m| is_flow_mod_with(m, priority))
                 .unwrap_or_else(|e| panic!("round {round}: priority {priority}: {e}"));
@@ -429,14 +429,8 @@ fn flows_are_installed_when_their_switch_connects_and_again_when_it_reconnects()
         let delete_all = emu
             .log
             .iter()
-            .position(|(_, m)| matches!(m, Message::V13(of13::Message::FlowMod(f)) if f.command == of13::FlowModCommand::Delete))
-            .expect("the learning switch empties the table");
-        let first_static = emu
-            .log
-            .iter()
-            .position(|(_, m)| is_flow_mod_with(m, 200))
-            .unwrap();
-        assert!(delete_all < first_static, "round {round}");
+            .any(|(_, m)| matches!(m, Message::V13(of13::Message::FlowMod(f)) if f.command == of13::FlowModCommand::Delete));
+        assert!(!delete_all, "round {round}");
         let switch = emu.in_background();
         for name in ["later", "from-file", "kept"] {
             c.poll(name, |v| v["status"] == "installed");
