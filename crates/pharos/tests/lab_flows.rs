@@ -5,7 +5,7 @@
 //!   carrying that tag on any switch, and every other flow in place: the topology app's,
 //!   and one added by hand with another app's tag and exactly the match and priority of
 //!   one of routing's (so a 1.0 delete by match alone would have taken it).
-//! * restart: `pharos run` (the default apps) on a running `fattree,4` lab, killed with
+//! * restart: `pharos run` (the default apps) on a running `fattree,4` lab (1.0, then 1.3), killed with
 //!   SIGKILL and started again on the same port while h1 pings h16 every 10 ms: no ping
 //!   is lost; every switch is back and pingall is 100% within 3 s of the restart; after
 //!   reconciliation `ovs-ofctl dump-flows` shows no flow without an owner among the
@@ -13,7 +13,7 @@
 //!   an app that does not run, are gone).
 //!
 //! Needs root and Open vSwitch like `tests/lab.rs` (`PHAROS_SKIP_LAB=1` skips it,
-//! recorded); own lab names (`i13r`, `i13k`) and `PHAROS_LAB_DIR`s.
+//! recorded); own lab names (`i13r`, `i13s`, `i13j`, `i13k`) and `PHAROS_LAB_DIR`s.
 
 #[path = "common/lab.rs"]
 mod harness;
@@ -227,14 +227,27 @@ fn ping_summary(text: &str) -> Option<(u32, u32)> {
 }
 
 #[test]
-fn kill_9_and_restart_on_fattree_4_cuts_no_traffic() {
-    if !enabled("lab_flows::kill_9_and_restart_on_fattree_4_cuts_no_traffic") {
+fn kill_9_and_restart_on_fattree_4_cuts_no_traffic_on_1_3() {
+    if !enabled("lab_flows::kill_9_and_restart_on_fattree_4_cuts_no_traffic_on_1_3") {
         return;
     }
     let _serial = serial();
-    let version = Version::V1_3;
+    restart(Of::V13, "i13k");
+}
+
+#[test]
+fn kill_9_and_restart_on_fattree_4_cuts_no_traffic_on_1_0() {
+    if !enabled("lab_flows::kill_9_and_restart_on_fattree_4_cuts_no_traffic_on_1_0") {
+        return;
+    }
+    let _serial = serial();
+    restart(Of::V10, "i13j");
+}
+
+fn restart(of_version: Of, name: &str) {
+    let version = of_version.version();
     // The lab's in-process controller runs no app: the switches go to pharos run.
-    let mut lab = Lab::with_apps("i13k", Of::V13, apps_by_name(&[]), false);
+    let mut lab = Lab::with_apps(name, of_version, apps_by_name(&[]), false);
     let of = SocketAddr::from(([127, 0, 0, 1], free_port()));
     let api = SocketAddr::from(([127, 0, 0, 1], free_port()));
     let mut pharos = Pharos::start(of, api, lab.lab_dir(), "pharos.log");
@@ -251,7 +264,7 @@ fn kill_9_and_restart_on_fattree_4_cuts_no_traffic() {
             "--topo",
             "fattree,4",
             "--of",
-            "1.3",
+            of_version.flag(),
             "--controller",
             &format!("tcp:{of}"),
         ],
@@ -314,7 +327,7 @@ fn kill_9_and_restart_on_fattree_4_cuts_no_traffic() {
         "pingall after the restart is not 100%:\n{pingall}"
     );
     eprintln!(
-        "lab_flows: every switch back {all_back:.2?} after the restart, pingall 100% at {pinged:.2?}"
+        "lab_flows: OpenFlow {version}: every switch back {all_back:.2?} after the restart, pingall 100% at {pinged:.2?}"
     );
     assert!(
         pinged <= Duration::from_secs(3),
