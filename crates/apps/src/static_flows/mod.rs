@@ -83,7 +83,7 @@ impl StaticFlowsApp {
         }
         // 1
         for f in flows {
-            match f.flow.to_message(version, FlowModCommand::Add) {
+            match flow_mod(&f.flow, version, FlowModCommand::Add) {
                 Ok(msg) => {
                     self.store
                         .set_status(&f.name, f.generation, Status::Pending);
@@ -139,6 +139,29 @@ impl StaticFlowsApp {
         }
         Flow::Continue
     }
+}
+
+/// The FLOW_MOD doing `command` with static flow `flow` in `version`, its cookie
+/// carrying this app's tag ([`controller::cookie`]) as the core stamps it on what the
+/// app sends: the REST API, which sends static flows itself, uses it too, so a
+/// restarted controller finds every static flow to be this app's. On 1.3 a delete is
+/// limited to the app's tag (its cookie mask).
+pub fn flow_mod(
+    flow: &openflow::ofctl::Flow,
+    version: openflow::Version,
+    command: FlowModCommand,
+) -> openflow::EncodeResult<Message> {
+    use controller::cookie::{app_tag, with_tag, TAG_MASK};
+    let mut flow = flow.clone();
+    flow.cookie = with_tag(app_tag(NAME), flow.cookie);
+    let deletes = matches!(
+        command,
+        FlowModCommand::Delete | FlowModCommand::DeleteStrict
+    );
+    if deletes && version == openflow::Version::V1_3 {
+        flow.cookie_mask |= TAG_MASK;
+    }
+    flow.to_message(version, command)
 }
 
 /// An ERROR's text (`BAD_MATCH/BAD_PREREQ`, numbers where a name is unknown) and, when
