@@ -13,13 +13,17 @@ use crate::dispatch::Pipeline;
 use crate::removal::tests::{play, Table};
 use crate::services::Services;
 
+/// In an initializer: the app's flows judged so far, and the cookies `ctx.adopted()`
+/// listed (`None`: not known).
+type Seen = (u32, Option<Vec<u64>>);
+
 /// Keeps its flows of priority 10 and deletes the others; notes what its
 /// initializer saw as adopted.
 #[derive(Default)]
 struct Judge {
     /// What `ctx.adopted()` listed in the initializer (cookies).
     /// And how many of its flows were judged by then.
-    seen: Arc<Mutex<Option<(u32, Option<Vec<u64>>)>>>,
+    seen: Arc<Mutex<Option<Seen>>>,
 }
 
 impl App for Judge {
