@@ -81,6 +81,8 @@ impl App for LearningSwitch {
     }
 
     fn build(&self, b: &mut Builder<Self>) {
+        // A flow found on a switch that connects (a restart) stays while its port does.
+        b.on_adopt(|_, ctx, _, e| controller::reconcile::keep_if_outputs_up(ctx.info(), &e.flow));
         b.on_initialize(|_, ctx, _| send_misses_to_controller(ctx));
         b.on_packet_in(Order::direct(0), LearningSwitch::packet_in);
         b.prefetch_packet_in(|_, macs, p| {

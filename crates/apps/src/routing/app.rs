@@ -49,6 +49,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
+use controller::cookie::{tag_of, AppSwitches};
 use controller::info::Dpid;
 use controller::reconcile::Adopt;
 use controller::services::{Services, StartError};
@@ -550,8 +551,10 @@ impl Shared {
                 priority: self.params.priority,
                 ..FlowMod::delete(key.matching(hop.in_port))
             };
-            // A switch that left took its flows with it.
-            let _ = switches.send_flow_mod(hop.dpid.0, &fm);
+            // A switch that left took its flows with it. Under routing's tag: on 1.3
+            // the delete reaches routing's flows only (controller::cookie).
+            let tagged = AppSwitches::new(switches, tag_of(COOKIE_TAG));
+            let _ = tagged.send_flow_mod(hop.dpid.0, &fm);
         }
     }
 
@@ -632,12 +635,7 @@ impl Shared {
 /// that moved while no controller ran) stays until its idle timeout: this process does
 /// not know the routes a previous one installed.
 fn adopt(info: &controller::info::SwitchInfo, flow: &openflow::ofctl::Flow) -> Adopt {
-    let up = |port: u32| info.ports.iter().any(|p| p.port_no == port && p.is_up());
-    if controller::reconcile::output_ports(flow).all(up) {
-        Adopt::Keep
-    } else {
-        Adopt::Delete
-    }
+    controller::reconcile::keep_if_outputs_up(info, flow)
 }
 
 #[cfg(test)]
