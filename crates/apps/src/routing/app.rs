@@ -49,7 +49,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
-use controller::cookie::{tag_of, AppSwitches};
 use controller::info::Dpid;
 use controller::reconcile::Adopt;
 use controller::services::{Services, StartError};
@@ -553,7 +552,8 @@ impl Shared {
             };
             // A switch that left took its flows with it. Under routing's tag: on 1.3
             // the delete reaches routing's flows only (controller::cookie).
-            let tagged = AppSwitches::new(switches, tag_of(COOKIE_TAG));
+            let tag = controller::cookie::tag_of(COOKIE_TAG);
+            let tagged = controller::cookie::AppSwitches::new(switches, tag);
             let _ = tagged.send_flow_mod(hop.dpid.0, &fm);
         }
     }
