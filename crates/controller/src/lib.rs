@@ -12,6 +12,11 @@
 //! Switches (any thread) ─► worker's command channel + waker ─► that switch's output
 //! pharos-timers thread  ─► Pipeline::global_tick (app-wide timers)
 //! ```
+//!
+//! Flows are owned by their app ([`cookie`]: the app's tag in the top 16 bits of every
+//! cookie it sends, stamped by the core); [`removal`] deletes one app's flows from
+//! every switch; [`reconcile`] has each app keep or delete its flows found on a switch
+//! that connects (read by the handshake), so a restart does not empty the tables.
 pub mod admission;
 pub mod app;
 pub mod config;
