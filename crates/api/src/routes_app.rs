@@ -186,6 +186,10 @@ impl LoadQuery {
                 "bad app name {name:?}: 1 to 64 letters, digits, '_' or '-'"
             )));
         }
+        // `/apps/order` is the order's resource.
+        if name == "order" {
+            return Err(ApiError::bad_request("an app cannot be named order"));
+        }
         let order: Order = match &self.order {
             Some(o) => o.parse().map_err(ApiError::bad_request)?,
             None => Order::direct(0),
