@@ -1947,6 +1947,7 @@ fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
         load("/api/v1/apps?name=hub1&order=sideways", "POST", b"hub").status,
         400
     );
+    assert_eq!(load("/api/v1/apps?name=order", "POST", b"hub").status, 400);
     let r = load(
         "/api/v1/apps?name=hub1&order=direct:5&position=0",
         "POST",
