@@ -1,14 +1,19 @@
 //! The app pipeline: the sans-IO boundary a worker calls for each switch.
 //!
-//! A [`Pipeline`] is built once from the apps ([`Pipeline::build`] runs their `build`
-//! and `start`) and shared by every worker as `Arc<Pipeline>`; it holds the handlers of
-//! each message kind in order, the timers, the core's [`Switches`] service, and one
-//! quarantine flag per app. A [`SwitchState`] is one per switch, owned by the worker
-//! serving it: the switch's info (ports current), every app's per-switch state slot,
-//! the xid counter, the pending requests and the timer schedule. No sockets and no
-//! clock reads: the worker passes the bytes, an output buffer and `now`.
+//! A [`Pipeline`] is built from the apps ([`Pipeline::build`] runs their `build` once
+//! and starts them) and shared by every worker as `Arc<Pipeline>`; it keeps every app it
+//! knows (each at an index never reused), the core's [`Switches`] service, and the
+//! *plan* in force: the handlers of the running apps for each message kind in order,
+//! their timers, a quarantine flag per app, under a generation number. Apps started,
+//! stopped, re-ordered, added or removed make a new plan ([`crate::lifecycle`]). A
+//! [`SwitchState`] is one per switch, owned by the worker serving it: the plan it runs
+//! with, the switch's info (ports current), every app's per-switch state slot, the xid
+//! counter, the pending requests and the timer schedule. No sockets and no clock reads:
+//! the worker passes the bytes, an output buffer and `now`.
 //!
 //! ```text
+//! (any call)     ─► generation moved? ─► migrate: the switch's slots, timers, requests
+//!                                         to the new plan; started apps' initializers
 //! handle(frame) ─┬─ PACKET_IN ─► view::PacketIn ─► Advise.. Direct.. (until Stop) ─► Observe..
 //!                ├─ PORT_STATUS ─► ports updated (here and in Switches) ─► on_port_status..
 //!                │                 ─► handlers of MessageKind::PortStatus (until Stop)

@@ -11,6 +11,8 @@
 //!                                                            └─ flush each output once/turn
 //! Switches (any thread) ─► worker's command channel + waker ─► that switch's output
 //! pharos-timers thread  ─► Pipeline::global_tick (app-wide timers)
+//! lifecycle (REST, ctl)  ─► new plan (generation + 1) ─► Command::Refresh to every worker
+//!                           ─► each switch migrates between two messages ─► acknowledged
 //! ```
 //!
 //! Flows are owned by their app ([`cookie`]: the app's tag in the top 16 bits of every
