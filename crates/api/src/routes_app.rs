@@ -232,8 +232,7 @@ pub async fn load(
         .name
         .clone()
         .ok_or_else(|| ApiError::bad_request("the app's name is needed: ?name=NAME"))?;
-    let (mut spec, position) = q.spec(name)?;
-    spec.name = lifecycle::intern(&spec.name).to_string();
+    let (spec, position) = q.spec(name)?;
     change(&s, move |p| p.load_app(&spec, &module, position)).await
 }
 
