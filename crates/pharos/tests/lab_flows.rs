@@ -12,6 +12,13 @@
 //!   running apps (two planted before the kill, one with no tag and one with the tag of
 //!   an app that does not run, are gone).
 //!
+//! Why the restart can be seamless on Open vSwitch: the lab's bridges are
+//! `fail_mode=secure` (a switch without its controller keeps its flows and forwards by
+//! them; `standalone` would fall back to learning), and retry a missing controller every
+//! second (`max_backoff=1000`, so a switch is back about a second after the kill). A
+//! `kill -9` closes the process's sockets at once, so the switches see the connection
+//! go without waiting for their inactivity probe (5 s).
+//!
 //! Needs root and Open vSwitch like `tests/lab.rs` (`PHAROS_SKIP_LAB=1` skips it,
 //! recorded); own lab names (`i13r`, `i13s`, `i13j`, `i13k`) and `PHAROS_LAB_DIR`s.
 
