@@ -380,8 +380,7 @@ impl App for Routing {
         );
     }
 
-    fn start(&self, services: &Services) -> Result<(), StartError> {
-        let _ = services;
+    fn start(&self, _: &Services) -> Result<(), StartError> {
         let topology = &self.shared.topology;
         // What the topology knew before we listened (subscribed in `build`, before
         // this start; adding twice is harmless).
