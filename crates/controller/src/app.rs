@@ -45,7 +45,7 @@
 //!
 //! To reach another switch (or this one from another thread), use the core's
 //! [`Switches`] service: [`SwitchCtx::switches`] in a handler, or
-//! `services.require::<Switches>(name)` in [`App::start`]. It encodes for the target's
+//! a [`Required<Switches>`](Required) from [`Builder::require`]. It encodes for the target's
 //! version and queues the message to the worker serving it (see
 //! [`crate::switches`] for the ordering rules).
 //!
@@ -55,6 +55,17 @@
 //! sees it, so [`SwitchCtx::info`] and [`Switches::info`] show the ports as they are.
 //! [`Builder::on_port_status`] handlers get the change in version-neutral form
 //! (reason, port), in app order; then the [`MessageKind::PortStatus`] handlers run.
+//!
+//! ## Services and the lifecycle
+//!
+//! An app declares what it uses in `build` with [`Builder::require`] (or
+//! [`Builder::require_into`] for a handle among its fields): a [`Required`] handle,
+//! filled before the app starts, that derefs to the service in every handler. The
+//! pipeline knows from these (and from [`Builder::subscribe`]) which app depends on
+//! which, so an app whose services running apps use is not stopped from under them.
+//! Apps are started, stopped, restarted and re-ordered while switches are connected:
+//! see [`crate::lifecycle`]. An app restarted gets fresh per-switch state, and its
+//! initializers run again on every switch.
 //!
 //! ## Timers
 //!
@@ -92,8 +103,8 @@
 //! }
 //! ```
 
-use std::any::Any;
-use std::sync::{Arc, Weak};
+use std::any::{type_name, Any, TypeId};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use openflow::model::{FlowMod, PacketOut};
@@ -126,13 +137,17 @@ pub trait App: Send + Sync + 'static {
     where
         Self: Sized;
 
-    /// Runs once, after every app is built, in app order; may use services.
+    /// Runs when the app starts: at start-up after every app is built, in app order,
+    /// and again each time it is started at run time ([`crate::lifecycle`]); may use
+    /// services. Its [`Required`] handles are filled and its subscriptions made before.
     fn start(&self, services: &Services) -> Result<(), StartError> {
         let _ = services;
         Ok(())
     }
 
-    /// Runs once at shutdown, in reverse app order.
+    /// Runs when the app stops: stopped at run time (after its handlers left every
+    /// switch and its subscriptions ended), or at shutdown, in reverse app order. A
+    /// later start finds the same app object: `stop` leaves it ready to start again.
     fn stop(&self) {}
 }
 
@@ -178,6 +193,40 @@ impl Order {
         Order {
             phase: Phase::Observe,
             number,
+        }
+    }
+}
+
+/// `direct:10`, `advise:-5`, `observe:0`: how configuration, the REST API and
+/// `pharos ctl` write an order.
+impl std::fmt::Display for Order {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let phase = match self.phase {
+            Phase::Advise => "advise",
+            Phase::Direct => "direct",
+            Phase::Observe => "observe",
+        };
+        write!(f, "{phase}:{}", self.number)
+    }
+}
+
+impl std::str::FromStr for Order {
+    type Err = String;
+
+    /// `PHASE:NUMBER` (`direct:10`), or a phase alone (number 0).
+    fn from_str(s: &str) -> Result<Order, String> {
+        let (phase, number) = s.split_once(':').unwrap_or((s, "0"));
+        let number: i32 = number
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad order {s:?}: the number after ':' must be an integer"))?;
+        match phase.trim() {
+            "advise" => Ok(Order::advise(number)),
+            "direct" => Ok(Order::direct(number)),
+            "observe" => Ok(Order::observe(number)),
+            _ => Err(format!(
+                "bad order {s:?}: the phase must be advise, direct or observe (direct:10)"
+            )),
         }
     }
 }
@@ -257,6 +306,14 @@ pub type ObserveFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &Pack
 pub type MessageFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &Message) -> Flow;
 /// A switch initializer or switch-added listener.
 pub type SwitchFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State);
+/// An adopt hook ([`Builder::on_adopt`]): keeps or deletes a flow of the app's found
+/// on a switch that connects.
+pub type AdoptFn<A> = fn(
+    &A,
+    &mut SwitchCtx<'_>,
+    &mut <A as App>::State,
+    &openflow::ofctl::FlowEntry,
+) -> crate::reconcile::Adopt;
 /// A switch-removed listener: gets the app's state for the switch, by value.
 pub type RemovedFn<A> = fn(&A, &SwitchInfo, <A as App>::State);
 /// A PORT_STATUS handler: what happened, and the port (as it is now, or as it was when
@@ -267,9 +324,80 @@ pub type PortStatusFn<A> =
 pub type GlobalTimerFn<A> = fn(&A, &Switches, Instant);
 /// A subscriber to a service's events ([`Builder::subscribe`]).
 pub type EventFn<A, E> = fn(&A, &E);
+/// Ends one subscription (what a [`Subscribe`] returns).
+pub(crate) type Unsubscribe = Box<dyn FnOnce() + Send + Sync>;
 /// A subscription waiting for the services: made with the app (weakly held: the
-/// service's list must not keep the app alive) once every app is built.
-pub(crate) type Subscribe<A> = Box<dyn FnOnce(Weak<A>, &Services) -> Result<(), StartError> + Send>;
+/// service's list must not keep the app alive) under the guard of this start of the
+/// app, each time the app starts; what it returns ends it when the app stops.
+pub(crate) type Subscribe<A> =
+    Box<dyn Fn(Weak<A>, &Services, &AppGuard) -> Result<Unsubscribe, StartError> + Send + Sync>;
+/// Fills a [`Required`] handle from the services, before the app starts.
+pub(crate) type Fill = Box<dyn Fn(&Services) -> Result<(), StartError> + Send + Sync>;
+
+/// A service an app declared in [`Builder::require`]: usable in every handler, as
+/// `&T` (it derefs), from the app's start on. No `OnceLock` in the app and no "not
+/// started" branch: handlers only run once the app started, and the pipeline fills the
+/// handle before it starts the app (a missing service fails the start, naming it).
+pub struct Required<T: ?Sized> {
+    cell: Arc<OnceLock<Arc<T>>>,
+}
+
+impl<T: ?Sized> Clone for Required<T> {
+    fn clone(&self) -> Self {
+        Required {
+            cell: Arc::clone(&self.cell),
+        }
+    }
+}
+
+impl<T: ?Sized> Default for Required<T> {
+    fn default() -> Self {
+        Required::new()
+    }
+}
+
+impl<T: ?Sized> Required<T> {
+    /// An empty handle, declared in `build` with [`Builder::require_into`].
+    pub fn new() -> Required<T> {
+        Required {
+            cell: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// The service; `None` only before the app's first start (in `build`).
+    pub fn get(&self) -> Option<&Arc<T>> {
+        self.cell.get()
+    }
+}
+
+impl<T: ?Sized> std::ops::Deref for Required<T> {
+    type Target = T;
+
+    /// The service.
+    ///
+    /// # Panics
+    ///
+    /// In [`App::build`], before the pipeline filled it (handlers, timers, subscribers,
+    /// `start` and `stop` always find it filled).
+    fn deref(&self) -> &T {
+        match self.cell.get() {
+            Some(s) => s,
+            None => panic!(
+                "a required {} was used before its app started",
+                std::any::type_name::<T>()
+            ),
+        }
+    }
+}
+
+impl<T: ?Sized> std::fmt::Debug for Required<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Required")
+            .field("service", &std::any::type_name::<T>())
+            .field("filled", &self.cell.get().is_some())
+            .finish()
+    }
+}
 
 /// A registered PACKET_IN handler or observer.
 #[derive(Clone, Copy)]
@@ -287,29 +415,36 @@ pub struct Builder<A: App> {
     pub(crate) initialize: Vec<SwitchFn<A>>,
     pub(crate) switch_added: Vec<SwitchFn<A>>,
     pub(crate) switch_removed: Option<RemovedFn<A>>,
+    /// Judges the app's flows found on a switch that connects ([`crate::reconcile`]).
+    pub(crate) adopt: Option<AdoptFn<A>>,
     pub(crate) port_status: Vec<PortStatusFn<A>>,
     pub(crate) timers: Vec<(Period, SwitchFn<A>)>,
     pub(crate) global_timers: Vec<(Duration, GlobalTimerFn<A>)>,
     pub(crate) services: Services,
     pub(crate) name: &'static str,
     pub(crate) service_error: Option<StartError>,
-    /// Subscriptions to services' events, made before the app starts.
+    /// Subscriptions to services' events, made before each start of the app.
     pub(crate) subscriptions: Vec<Subscribe<A>>,
-    /// The app's panic guard, which its subscriptions run under.
-    pub(crate) guard: AppGuard,
+    /// The services the app requires (from [`Builder::require`] and
+    /// [`Builder::subscribe`]): while it runs, their providers cannot stop.
+    pub(crate) requires: Vec<(TypeId, &'static str)>,
+    /// Fill the app's [`Required`] handles before it starts.
+    pub(crate) fills: Vec<Fill>,
 }
 
 impl<A: App> Builder<A> {
-    pub(crate) fn new(name: &'static str, guard: AppGuard) -> Builder<A> {
+    pub(crate) fn new(name: &'static str) -> Builder<A> {
         Builder {
             subscriptions: Vec::new(),
-            guard,
+            requires: Vec::new(),
+            fills: Vec::new(),
             packet_in: Vec::new(),
             prefetch: Vec::new(),
             messages: Vec::new(),
             initialize: Vec::new(),
             switch_added: Vec::new(),
             switch_removed: None,
+            adopt: None,
             port_status: Vec::new(),
             timers: Vec::new(),
             global_timers: Vec::new(),
@@ -351,10 +486,23 @@ impl<A: App> Builder<A> {
         self
     }
 
-    /// Runs when a switch connects, before any switch-added listener (install
-    /// table-miss entries, clear flows). Initializers run in app order.
+    /// Runs when a switch connects, before any switch-added listener (install the
+    /// table-miss entry if [`SwitchCtx::adopted`] lacks it). Initializers run in app
+    /// order, after the switch's flows were adopted or deleted ([`crate::reconcile`]);
+    /// they must not empty the table, or a controller restart cuts traffic.
     pub fn on_initialize(&mut self, f: SwitchFn<A>) -> &mut Self {
         self.initialize.push(f);
+        self
+    }
+
+    /// Runs when a switch connects, before the initializers, once for each flow of
+    /// this app's (its cookie carries the app's tag, see [`crate::cookie`]) found on
+    /// the switch: [`crate::reconcile::Adopt::Keep`] leaves it,
+    /// [`crate::reconcile::Adopt::Delete`] has the core delete exactly it. Without a
+    /// hook every flow of the app is kept. One per app (a second call replaces the
+    /// first). See [`crate::reconcile`].
+    pub fn on_adopt(&mut self, f: AdoptFn<A>) -> &mut Self {
+        self.adopt = Some(f);
         self
     }
 
@@ -410,20 +558,62 @@ impl<A: App> Builder<A> {
         S: Publisher<E> + ?Sized,
         E: 'static,
     {
-        let (name, guard) = (self.name, self.guard.clone());
-        self.subscriptions.push(Box::new(move |app, services| {
-            let service = services.require::<S>(name)?;
-            let call = move |e: &E| {
-                if let Some(app) = app.upgrade() {
-                    f(&app, e)
-                }
-            };
-            service
-                .subscribers()
-                .subscribe_guarded(guard, Box::new(call));
+        let name = self.name;
+        self.requires.push((TypeId::of::<S>(), type_name::<S>()));
+        self.subscriptions
+            .push(Box::new(move |app, services, guard| {
+                let service = services.require::<S>(name)?;
+                let call = move |e: &E| {
+                    if let Some(app) = app.upgrade() {
+                        f(&app, e)
+                    }
+                };
+                let id = service
+                    .subscribers()
+                    .subscribe_guarded(guard.clone(), Box::new(call));
+                Ok(Box::new(move || service.subscribers().unsubscribe(id)) as Unsubscribe)
+            }));
+        self
+    }
+
+    /// Declares that the app requires the service `T` (provided by another app or by
+    /// the core, as [`Switches`]) and returns a handle to it, filled before the app
+    /// starts and usable in every handler. While the app runs, the app providing `T`
+    /// cannot be stopped (unless cascading). An app usually makes its handles with its
+    /// fields ([`Required::new`]) and declares them with [`Builder::require_into`].
+    pub fn require<T: ?Sized + Send + Sync + 'static>(&mut self) -> Required<T> {
+        let handle = Required::new();
+        self.require_into(&handle);
+        handle
+    }
+
+    /// [`Builder::require`] for a handle the app already holds (one of its fields).
+    ///
+    /// ```
+    /// use controller::app::{App, Builder, Required};
+    /// use controller::switches::Switches;
+    ///
+    /// #[derive(Default)]
+    /// struct Counter { switches: Required<Switches> }
+    /// impl App for Counter {
+    ///     type State = ();
+    ///     fn name(&self) -> &'static str { "counter" }
+    ///     fn build(&self, b: &mut Builder<Self>) {
+    ///         b.require_into(&self.switches);
+    ///         b.on_switch_added(|app, _, _| {
+    ///             tracing::info!(n = app.switches.connected().len(), "switches");
+    ///         });
+    ///     }
+    /// }
+    /// ```
+    pub fn require_into<T: ?Sized + Send + Sync + 'static>(&mut self, handle: &Required<T>) {
+        let (filled, name) = (Arc::clone(&handle.cell), self.name);
+        self.requires.push((TypeId::of::<T>(), type_name::<T>()));
+        self.fills.push(Box::new(move |services| {
+            let service = services.require::<T>(name)?;
+            let _ = filled.set(service);
             Ok(())
         }));
-        self
     }
 
     /// Provides the service `T` to every app's `start`.
@@ -477,7 +667,7 @@ impl<A: App> AnyApp for A {
 
     fn register(self: Arc<Self>, index: usize, registry: &mut Registry) -> Result<(), StartError> {
         let name = App::name(&*self);
-        let mut b = Builder::<A>::new(name, registry.new_guard(name));
+        let mut b = Builder::<A>::new(name);
         self.build(&mut b);
         registry.add(self, index, b)
     }
@@ -494,6 +684,11 @@ pub struct SwitchCtx<'a> {
     /// The app whose handler is running (requests are tagged with it).
     pub(crate) app: usize,
     pub(crate) app_name: &'static str,
+    /// The running app's cookie tag, stamped on its FLOW_MODs ([`crate::cookie`]).
+    pub(crate) tag: u16,
+    /// While initializers run: the flows found on the switch and kept by their apps
+    /// ([`crate::reconcile`]); `None` when the switch's table is not known.
+    pub(crate) adopted: Option<&'a [openflow::ofctl::FlowEntry]>,
 }
 
 /// A request's callback, type-erased: `(app, ctx, state, reply)`.
@@ -525,15 +720,29 @@ impl<'a> SwitchCtx<'a> {
 
     /// Every connected switch: send to any of them, look them up (the core's
     /// [`Switches`] service, the same one `services.require::<Switches>` gives).
-    pub fn switches(&self) -> &'a Switches {
-        self.switches
+    /// Sends from it carry the app's cookie tag like the ctx's own ([`crate::cookie`]).
+    pub fn switches(&self) -> crate::cookie::AppSwitches<'a> {
+        crate::cookie::AppSwitches::new(self.switches, self.tag)
+    }
+
+    /// In an initializer: the flows the switch had when it connected that their apps
+    /// kept (every app's, see [`crate::reconcile`]), so that an app installs only what
+    /// is missing (the table-miss entry: [`crate::reconcile::has_table_miss`]). `None`
+    /// when the switch's table is not known (it did not answer FLOW_STATS) and outside
+    /// initializers.
+    pub fn adopted(&self) -> Option<&'a [openflow::ofctl::FlowEntry]> {
+        self.adopted
     }
 
     /// Sends a version-neutral FLOW_MOD; returns its xid, or `None` when it could not
     /// be encoded for this switch (logged and counted).
     pub fn send_flow_mod(&mut self, fm: &FlowMod<'_>) -> Option<u32> {
         let xid = self.requests.next_xid();
+        let at = self.out.len();
         let r = fm.encode(self.info.version, xid, self.out);
+        if r.is_ok() {
+            crate::cookie::stamp(&mut self.out[at..], self.tag);
+        }
         self.sent(r.map(|_| xid), "FLOW_MOD")
     }
 
@@ -564,7 +773,11 @@ impl<'a> SwitchCtx<'a> {
             );
             return None;
         }
+        let at = self.out.len();
         let r = msg.encode(xid, self.out);
+        if r.is_ok() {
+            crate::cookie::stamp(&mut self.out[at..], self.tag);
+        }
         self.sent(r.map(|_| xid), msg.type_name())
     }
 

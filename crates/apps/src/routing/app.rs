@@ -46,10 +46,11 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
+use controller::app::{App, Builder, Flow, MessageKind, Order, Required, SwitchCtx};
 use controller::info::Dpid;
+use controller::reconcile::Adopt;
 use controller::services::{Services, StartError};
 use controller::switches::Switches;
 use openflow::model::{Action, FlowMod, FlowModCommand, FlowRemoved, Match, PortNo, Vlan};
@@ -63,7 +64,7 @@ use super::{PortHop, Route, RoutingEngine, ShortestPaths, SpanningTree};
 use crate::devices::table::HostEvent;
 use crate::devices::Devices;
 use crate::learning_switch::send_misses_to_controller;
-use crate::topology::{Topology, TopologyEvent};
+use crate::topology::{LinkGone, Topology, TopologyEvent};
 
 /// The routing app's parameters (`[apps.params]` in `pharos.toml`). Timeouts
 /// are whole seconds: a number (`60`) or a duration (`"60s"`, `"1m"`).
@@ -94,9 +95,9 @@ impl Default for Params {
     }
 }
 
-/// The top 16 bits of every cookie this app puts on a flow ("RT"); the low 48 bits
-/// number the route.
-pub const COOKIE_TAG: u64 = 0x5254 << 48;
+/// The top 16 bits of every cookie this app's flows carry: its tag, which the core
+/// stamps ([`controller::cookie`]); the low 48 bits number the route.
+pub const COOKIE_TAG: u64 = controller::cookie::with_tag(controller::cookie::app_tag("routing"), 0);
 /// The bits of a cookie that number the route.
 pub const COOKIE_SEQ: u64 = (1 << 48) - 1;
 
@@ -129,8 +130,10 @@ struct Shared {
     /// The routes whose flows are installed. Read-locked to find a route a packet
     /// overtook (step 4); written to install or remove one.
     routes: RwLock<Routes>,
-    /// The services, from `start`.
-    services: OnceLock<(Arc<Devices>, Arc<Switches>)>,
+    /// The services it requires.
+    topology: Required<Topology>,
+    devices: Required<Devices>,
+    switches: Required<Switches>,
 }
 
 struct Net {
@@ -305,7 +308,9 @@ impl Routing {
                 net: RwLock::new(net),
                 version: AtomicU64::new(0),
                 routes: RwLock::new(routes),
-                services: OnceLock::new(),
+                topology: Required::new(),
+                devices: Required::new(),
+                switches: Required::new(),
             }),
         }
     }
@@ -352,10 +357,14 @@ impl App for Routing {
     }
 
     fn build(&self, b: &mut Builder<Self>) {
+        b.on_adopt(|_, ctx, _, e| adopt(ctx.info(), &e.flow));
         b.on_initialize(|_, ctx, _| send_misses_to_controller(ctx));
         b.on_packet_in(Order::direct(0), Routing::packet_in);
         // The switch's ports changed: its flood plan is computed again.
         b.on_port_status(|_, _, floods, _, _| floods.replan());
+        b.require_into(&self.shared.topology);
+        b.require_into(&self.shared.devices);
+        b.require_into(&self.shared.switches);
         b.subscribe::<Topology, _>(|app, e| app.shared.topology_event(e));
         b.subscribe::<Devices, _>(|app, e| app.shared.host_event(e));
         b.provide(Arc::new(Paths {
@@ -371,11 +380,8 @@ impl App for Routing {
         );
     }
 
-    fn start(&self, services: &Services) -> Result<(), StartError> {
-        let topology = services.require::<Topology>(self.name())?;
-        let devices = services.require::<Devices>(self.name())?;
-        let switches = services.require::<Switches>(self.name())?;
-        let _ = self.shared.services.set((devices, switches));
+    fn start(&self, _: &Services) -> Result<(), StartError> {
+        let topology = &self.shared.topology;
         // What the topology knew before we listened (subscribed in `build`, before
         // this start; adding twice is harmless).
         let snapshot = topology.snapshot();
@@ -388,13 +394,31 @@ impl App for Routing {
         }
         Ok(())
     }
+
+    /// Forgets the links and the routes (the core deletes the app's flows from every
+    /// switch after this): a later start learns the topology again from its snapshot,
+    /// and links that went while it was stopped must not stay in its tables.
+    fn stop(&self) {
+        let links = {
+            let net = self.shared.net.read().unwrap_or_else(|e| e.into_inner());
+            net.tree.links().to_vec()
+        };
+        for link in links {
+            let gone = TopologyEvent::LinkRemoved(link, LinkGone::SwitchLeft);
+            self.shared.topology_event(&gone);
+        }
+        let mut routes = self.shared.routes();
+        let next = routes.next;
+        *routes = Routes {
+            next,
+            ..Routes::default()
+        };
+    }
 }
 
 impl Routing {
     fn packet_in(&self, ctx: &mut SwitchCtx, floods: &mut Floods, p: &PacketIn<&[u8]>) -> Flow {
-        let Some((devices, _)) = self.shared.services.get() else {
-            return Flow::Continue;
-        };
+        let devices = &self.shared.devices;
         let Ok(eth) = EthernetFrame::new_checked(p.data()) else {
             return Flow::Continue;
         };
@@ -539,17 +563,18 @@ impl Shared {
 
     /// Deletes the flows of route `r` on the hops `which` picks.
     fn delete_flows(&self, key: &Key, r: &Installed, which: impl Fn(&PortHop) -> bool) {
-        let Some((_, switches)) = self.services.get() else {
-            return;
-        };
+        let switches = &self.switches;
         for hop in r.hops().filter(which) {
             let fm = FlowMod {
                 command: FlowModCommand::DeleteStrict,
                 priority: self.params.priority,
                 ..FlowMod::delete(key.matching(hop.in_port))
             };
-            // A switch that left took its flows with it.
-            let _ = switches.send_flow_mod(hop.dpid.0, &fm);
+            // A switch that left took its flows with it. Under routing's tag: on 1.3
+            // the delete reaches routing's flows only (controller::cookie).
+            let tag = controller::cookie::tag_of(COOKIE_TAG);
+            let tagged = controller::cookie::AppSwitches::new(switches, tag);
+            let _ = tagged.send_flow_mod(hop.dpid.0, &fm);
         }
     }
 
@@ -624,9 +649,57 @@ impl Shared {
     }
 }
 
+/// Whether a flow of routing's found on a switch that connects is still valid
+/// ([`controller::reconcile`]): it is while every port it sends out of is on the
+/// switch and up. A flow of a route that no longer holds for another reason (a host
+/// that moved while no controller ran) stays until its idle timeout: this process does
+/// not know the routes a previous one installed.
+fn adopt(info: &controller::info::SwitchInfo, flow: &openflow::ofctl::Flow) -> Adopt {
+    controller::reconcile::keep_if_outputs_up(info, flow)
+}
+
 #[cfg(test)]
 mod routes_tests {
     use super::*;
+
+    #[test]
+    fn a_restart_keeps_the_flows_whose_ports_are_up_and_deletes_the_others() {
+        use controller::info::{PortInfo, SwitchInfo};
+        let port = |port_no, state| PortInfo {
+            port_no,
+            hw_addr: m(port_no as u8),
+            name: format!("eth{port_no}"),
+            config: 0,
+            state,
+        };
+        let info = SwitchInfo {
+            dpid: 1,
+            version: openflow::Version::V1_3,
+            n_buffers: 0,
+            n_tables: 1,
+            capabilities: 0,
+            // Port 2 is there but its link is down (OFPPS_LINK_DOWN).
+            ports: vec![port(1, 0), port(2, 1)],
+            peer: "127.0.0.1:1".parse().unwrap(),
+        };
+        let flow = |text: &str| openflow::ofctl::parse_flow(text).unwrap();
+        assert_eq!(
+            adopt(&info, &flow("in_port=2,actions=output:1")),
+            Adopt::Keep
+        );
+        assert_eq!(
+            adopt(&info, &flow("priority=0,actions=CONTROLLER:65535")),
+            Adopt::Keep
+        );
+        assert_eq!(
+            adopt(&info, &flow("in_port=1,actions=output:2")),
+            Adopt::Delete
+        );
+        assert_eq!(
+            adopt(&info, &flow("in_port=1,actions=output:9")),
+            Adopt::Delete
+        );
+    }
 
     fn m(n: u8) -> MacAddr {
         MacAddr([2, 0, 0, 0, 0, n])
