@@ -25,6 +25,7 @@
 //! | `pharos_handshake_failures_total` | counter | `reason` | handshakes that failed |
 //! | `pharos_connected_switches` | gauge | | switches connected |
 //! | `pharos_app_handler_seconds` | histogram | `app`, `handler` | time per handler call, sampled |
+//! | `pharos_app_events_total` | counter | `app`, `counter` | what apps count themselves (`Builder::counter`) |
 //!
 //! What differs from Faucet, and why: per-switch counters belong to the switch's
 //! *connection* (the core counts on the worker that owns it), so they start again at 0
@@ -269,6 +270,20 @@ impl Collector for Scrape {
             "pharos_app_handler_seconds",
             "Time an app's handler takes per call, sampled (one call in 64 per switch timed, one PACKET_IN in 1024 for PACKET_IN handlers, weighted by the calls it stands for)",
             &self.core.pipeline.handler_timings(),
+        )?;
+
+        // What the apps count themselves (Builder::counter): one family, labelled by
+        // app and counter, as apps name their counters freely (two may share a name).
+        counters(
+            &mut enc,
+            "pharos_app_events",
+            "Counters the apps publish, by app and counter (GET /api/v1/apps says what each counts)",
+            self.core.pipeline.app_counters().into_iter().map(|c| {
+                (
+                    vec![("app", c.app.to_string()), ("counter", c.name.to_string())],
+                    c.value,
+                )
+            }),
         )?;
 
         if let Some(topology) = services.get::<apps::topology::Topology>() {

@@ -367,6 +367,19 @@ pub struct AppInfo {
     /// Its handlers, with their calls and time (as the workers last published them,
     /// at most about half a second old).
     pub handlers: Vec<HandlerStats>,
+    /// The counters it publishes (also in `/metrics` as `pharos_app_events_total`).
+    pub counters: Vec<AppCounterInfo>,
+}
+
+/// A counter an app publishes.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AppCounterInfo {
+    /// Its name (`routes_installed`).
+    pub name: String,
+    /// What it counts, in the app's words.
+    pub help: String,
+    /// Its value now (never reset while the controller runs).
+    pub value: u64,
 }
 
 /// What a change of the apps did (`POST /apps/{name}/start|stop|restart`, `PUT

@@ -50,6 +50,18 @@ pub async fn app_list(State(s): St) -> Json<Vec<AppInfo>> {
             })
             .collect()
     };
+    let all_counters = p.app_counters();
+    let counters = |app: &str| {
+        all_counters
+            .iter()
+            .filter(|c| c.app == app)
+            .map(|c| AppCounterInfo {
+                name: c.name.into(),
+                help: c.help.into(),
+                value: c.value,
+            })
+            .collect()
+    };
     let names = |v: Vec<&'static str>| v.into_iter().map(String::from).collect();
     Json(
         p.app_status()
@@ -73,6 +85,7 @@ pub async fn app_list(State(s): St) -> Json<Vec<AppInfo>> {
                     dpid: q.dpid.map(dpid::format),
                 }),
                 handlers: handlers(a.name),
+                counters: counters(a.name),
             })
             .collect(),
     )

@@ -1302,7 +1302,41 @@ fn apps_show_each_handlers_calls_and_time_and_metrics_their_histogram() {
         "{apps:#}"
     );
 
+    // The device manager publishes its own counters: listed with the app, and in
+    // /metrics (200 hosts were new).
+    let dm_app = apps
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "device_manager")
+        .unwrap();
+    let counter = |name: &str| {
+        dm_app["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no counter {name}: {dm_app}"))
+    };
+    assert_eq!(counter("hosts_added")["value"], 200, "{dm_app}");
+    assert_eq!(counter("hosts_moved")["value"], 0, "{dm_app}");
+    assert!(counter("hosts_added")["help"]
+        .as_str()
+        .unwrap()
+        .contains("learned"));
+
     let body = c.get("/metrics").text();
+    let added = [("app", "device_manager"), ("counter", "hosts_added")];
+    assert_eq!(
+        sample(&body, "pharos_app_events_total", &added),
+        Some(200.0),
+        "{body}"
+    );
+    assert!(
+        body.contains("# TYPE pharos_app_events_total counter"),
+        "{body}"
+    );
     let dm = [("app", "device_manager"), ("handler", "PACKET_IN")];
     let count = sample(&body, "pharos_app_handler_seconds_count", &dm).expect(&body);
     // Only the first PACKET_IN of 200 was timed, standing for itself (the next is the

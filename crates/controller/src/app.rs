@@ -104,6 +104,7 @@
 //! ```
 
 use std::any::{type_name, Any, TypeId};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -430,6 +431,8 @@ pub struct Builder<A: App> {
     pub(crate) requires: Vec<(TypeId, &'static str)>,
     /// Fill the app's [`Required`] handles before it starts.
     pub(crate) fills: Vec<Fill>,
+    /// The counters the app publishes ([`Builder::counter`]).
+    pub(crate) counters: Vec<AppCounter>,
 }
 
 impl<A: App> Builder<A> {
@@ -438,6 +441,7 @@ impl<A: App> Builder<A> {
             subscriptions: Vec::new(),
             requires: Vec::new(),
             fills: Vec::new(),
+            counters: Vec::new(),
             packet_in: Vec::new(),
             prefetch: Vec::new(),
             messages: Vec::new(),
@@ -452,6 +456,35 @@ impl<A: App> Builder<A> {
             name,
             service_error: None,
         }
+    }
+
+    /// Publishes `counter` as the app's counter `name` (lower-case letters, digits and
+    /// `_`), described by `help`: `GET /metrics` shows it as
+    /// `pharos_app_events_total{app="..",counter="name"}` and `GET /api/v1/apps` with
+    /// the app. The app keeps the [`Counter`] (a field) and adds to it from any
+    /// handler or thread; it is not reset when the app stops or restarts. A name
+    /// published twice by one app keeps the first.
+    pub fn counter(
+        &mut self,
+        name: &'static str,
+        help: &'static str,
+        counter: &Counter,
+    ) -> &mut Self {
+        debug_assert!(
+            !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+            "a counter's name is lower-case letters, digits and _: {name:?}"
+        );
+        if !self.counters.iter().any(|c| c.name == name) {
+            self.counters.push(AppCounter {
+                name,
+                help,
+                counter: counter.clone(),
+            });
+        }
+        self
     }
 
     /// Handles PACKET_IN, zero-copy. An `Observe`-phase order makes it an observer
@@ -623,6 +656,44 @@ impl<A: App> Builder<A> {
         }
         self
     }
+}
+
+/// A count an app publishes ([`Builder::counter`]): cheap to clone (clones count
+/// together), added to from any thread with relaxed atomics. For events, not for every
+/// packet of a busy switch: every worker adds to the same cache line.
+#[derive(Debug, Clone, Default)]
+pub struct Counter(Arc<AtomicU64>);
+
+impl Counter {
+    /// A counter at 0.
+    pub fn new() -> Counter {
+        Counter::default()
+    }
+
+    /// Adds one.
+    #[inline]
+    pub fn inc(&self) {
+        self.add(1)
+    }
+
+    /// Adds `n`.
+    #[inline]
+    pub fn add(&self, n: u64) {
+        self.0.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The count now.
+    pub fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// A counter an app published, as the pipeline lists it.
+#[derive(Debug, Clone)]
+pub(crate) struct AppCounter {
+    pub(crate) name: &'static str,
+    pub(crate) help: &'static str,
+    pub(crate) counter: Counter,
 }
 
 /// An app with its type erased, as the pipeline holds it: every [`App`] is one.

@@ -52,8 +52,8 @@ use openflow::{Message, Version};
 use serde::Serialize;
 
 use crate::app::{
-    AnyApp, App, Builder, Dpid, Fill, Flow, MessageKind, Order, PacketInHandler, Phase, SwitchCtx,
-    Unsubscribe,
+    AnyApp, App, AppCounter, Builder, Dpid, Fill, Flow, MessageKind, Order, PacketInHandler, Phase,
+    SwitchCtx, Unsubscribe,
 };
 use crate::counters::lock;
 use crate::events::{AppEvent, AppGuard, Publisher, Quarantine, Subscribers};
@@ -129,6 +129,8 @@ pub struct Registry {
     requires: Vec<(TypeId, &'static str)>,
     /// Fill its [`crate::app::Required`] handles before each start.
     pub(crate) fills: Vec<Fill>,
+    /// The counters it publishes ([`crate::app::Builder::counter`]).
+    pub(crate) counters: Vec<AppCounter>,
     /// The number of its `reply` handler (its requests' callbacks).
     reply_id: usize,
 }
@@ -174,6 +176,7 @@ impl Registry {
         }
         self.requires.extend(b.requires);
         self.fills.extend(b.fills);
+        self.counters.extend(b.counters);
         for (order, h) in b.packet_in {
             let a = Arc::clone(&app);
             let call: PacketInCall = match h {
@@ -323,6 +326,21 @@ pub(crate) struct PlanApp {
     pub(crate) loaded: bool,
     /// The apps whose services it requires (app indexes).
     pub(crate) requires: Vec<usize>,
+    /// The counters it publishes.
+    pub(crate) counters: Vec<AppCounter>,
+}
+
+/// A counter an app publishes, read now ([`Pipeline::app_counters`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AppCounterValue {
+    /// The app.
+    pub app: &'static str,
+    /// The counter's name, as the app gave it.
+    pub name: &'static str,
+    /// What it counts, in the app's words.
+    pub help: &'static str,
+    /// Its value.
+    pub value: u64,
 }
 
 /// What runs: the handlers of the running apps, in order, under one generation.
@@ -383,6 +401,7 @@ impl Plan {
                     panics: Arc::clone(&k.panics),
                     loaded: k.loaded,
                     requires,
+                    counters: k.reg.counters.clone(),
                 })
                 .collect(),
             packet_in: Vec::new(),
@@ -905,6 +924,24 @@ impl Pipeline {
         v.retain(|t| order(t).is_some());
         v.sort_by_key(order);
         v
+    }
+
+    /// The counters the apps publish ([`crate::app::Builder::counter`]), in app order
+    /// (stopped apps' too; removed apps' not).
+    pub fn app_counters(&self) -> Vec<AppCounterValue> {
+        let plan = self.current_plan();
+        plan.order
+            .iter()
+            .flat_map(|&i| {
+                let app = &plan.apps[i];
+                app.counters.iter().map(|c| AppCounterValue {
+                    app: app.name,
+                    name: c.name,
+                    help: c.help,
+                    value: c.counter.get(),
+                })
+            })
+            .collect()
     }
 
     /// Panics caught in the handlers of the app named `name` (over all its starts).

@@ -596,3 +596,60 @@ fn the_apps_state_is_read_without_waiting_for_a_change_in_progress() {
     go.send(()).unwrap();
     assert_eq!(stopper.join().unwrap().unwrap().stopped, ["slow_stop"]);
 }
+
+/// Counts the PACKET_INs it sees in a counter it publishes.
+struct Counting {
+    seen: crate::app::Counter,
+}
+
+impl App for Counting {
+    type State = ();
+    fn name(&self) -> &'static str {
+        "counting"
+    }
+    fn build(&self, b: &mut Builder<Self>) {
+        b.counter("packet_ins_seen", "PACKET_INs this app saw", &self.seen);
+        // The same name again keeps the first.
+        b.counter(
+            "packet_ins_seen",
+            "a second registration",
+            &crate::app::Counter::new(),
+        );
+        b.on_packet_in(Order::direct(0), |a, _, _, _| {
+            a.seen.inc();
+            Flow::Continue
+        });
+    }
+}
+
+#[test]
+fn apps_publish_counters_that_outlive_a_stop() {
+    let seen = crate::app::Counter::new();
+    let p = Pipeline::build(
+        vec![Box::new(Counting { seen: seen.clone() })],
+        Services::new(),
+    )
+    .unwrap();
+    let mut sw = p.new_switch(info(1));
+    let (mut out, now) = (Vec::new(), Instant::now());
+    for _ in 0..3 {
+        p.handle(&mut sw, &packet_in(), &mut out, now);
+    }
+    let read = |p: &Pipeline| {
+        let c = p.app_counters();
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(
+            (c[0].app, c[0].name, c[0].help),
+            ("counting", "packet_ins_seen", "PACKET_INs this app saw")
+        );
+        c[0].value
+    };
+    assert_eq!(read(&p), 3);
+    // Stopped, it counts nothing more but its counter stays listed with its value.
+    p.stop_app("counting", false).unwrap();
+    p.handle(&mut sw, &packet_in(), &mut out, now);
+    assert_eq!(read(&p), 3);
+    p.start_app("counting").unwrap();
+    p.handle(&mut sw, &packet_in(), &mut out, now);
+    assert_eq!((read(&p), seen.get()), (4, 4));
+}

@@ -41,7 +41,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use controller::app::{App, Builder, Flow, Order, Required, SwitchCtx};
+use controller::app::{App, Builder, Counter, Flow, Order, Required, SwitchCtx};
 use controller::info::{PortInfo, PortReason};
 use openflow::view::PacketIn;
 use openflow::MacAddr;
@@ -55,7 +55,7 @@ use serde::Deserialize;
 use super::host_log::{HostLog, Why};
 use super::moves::{MoveRule, PortAges};
 use super::service::Devices;
-use super::table::{AttachmentPoint, Limits, Sighting};
+use super::table::{AttachmentPoint, HostEvent, Limits, Sighting};
 use crate::topology::{Topology, TopologyEvent};
 
 /// The device app's parameters (`[apps.params]` in `pharos.toml`). Times are in seconds,
@@ -158,6 +158,10 @@ pub struct DeviceManager {
     moves: MoveRule,
     /// `params.refresh()`, computed once (from seconds in an f64: not per PACKET_IN).
     fresh: Duration,
+    /// Hosts learned and moves accepted: published
+    /// (`pharos_app_events_total{app="device_manager"}`).
+    hosts_added: Counter,
+    hosts_moved: Counter,
 }
 
 impl Default for DeviceManager {
@@ -182,6 +186,8 @@ impl DeviceManager {
             moves: MoveRule::new(Duration::from_secs_f64(params.move_quiet)),
             log: HostLog::new(Instant::now()),
             fresh: params.refresh(),
+            hosts_added: Counter::new(),
+            hosts_moved: Counter::new(),
         })
     }
 
@@ -221,6 +227,16 @@ impl App for DeviceManager {
         b.on_switch_added(|app, ctx, _| app.moves.joined(ctx.now()));
         b.on_packet_in(Order::advise(10), DeviceManager::packet_in);
         b.on_port_status(DeviceManager::port_status);
+        b.counter(
+            "hosts_added",
+            "Hosts learned (new in the table)",
+            &self.hosts_added,
+        );
+        b.counter(
+            "hosts_moved",
+            "Hosts seen moved to another attachment point (echoes refused are not counted)",
+            &self.hosts_moved,
+        );
         b.subscribe::<Topology, _>(|app, e| app.forget_behind_topology(e));
         b.every_global(self.params.expire_interval(), |app, _, now| {
             let timeout = app.params.host_timeout();
@@ -285,6 +301,13 @@ impl DeviceManager {
             // No allocation for a known host at its known place, the common case.
             a.into_iter().chain(b).collect()
         });
+        for e in &events {
+            match e {
+                HostEvent::Added { .. } => self.hosts_added.inc(),
+                HostEvent::Moved { .. } => self.hosts_moved.inc(),
+                _ => {}
+            }
+        }
         self.log.log(&events, now, Why::Seen, sender.ips[0]);
         Flow::Continue
     }

@@ -48,7 +48,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use controller::app::{App, Builder, Flow, MessageKind, Order, Required, SwitchCtx};
+use controller::app::{App, Builder, Counter, Flow, MessageKind, Order, Required, SwitchCtx};
 use controller::info::Dpid;
 use controller::reconcile::Adopt;
 use controller::services::{Services, StartError};
@@ -134,6 +134,10 @@ struct Shared {
     topology: Required<Topology>,
     devices: Required<Devices>,
     switches: Required<Switches>,
+    /// Routes computed and installed, and routes evicted at `max_routes`: published
+    /// (`pharos_app_events_total{app="routing"}`).
+    routes_installed: Counter,
+    routes_evicted: Counter,
 }
 
 struct Net {
@@ -311,6 +315,8 @@ impl Routing {
                 topology: Required::new(),
                 devices: Required::new(),
                 switches: Required::new(),
+                routes_installed: Counter::new(),
+                routes_evicted: Counter::new(),
             }),
         }
     }
@@ -360,6 +366,17 @@ impl App for Routing {
         b.on_adopt(|_, ctx, _, e| adopt(ctx.info(), &e.flow));
         b.on_initialize(|_, ctx, _| send_misses_to_controller(ctx));
         b.on_packet_in(Order::direct(0), Routing::packet_in);
+        let shared = &self.shared;
+        b.counter(
+            "routes_installed",
+            "Routes computed and their flows installed",
+            &shared.routes_installed,
+        );
+        b.counter(
+            "routes_evicted",
+            "Routes evicted (their flows deleted) to stay under max_routes",
+            &shared.routes_evicted,
+        );
         // The switch's ports changed: its flood plan is computed again.
         b.on_port_status(|_, _, floods, _, _| floods.replan());
         b.require_into(&self.shared.topology);
@@ -472,10 +489,12 @@ impl Routing {
         let old = routes.remove(key);
         if routes.by_key.len() >= self.shared.params.max_routes {
             if let Some((k, r)) = routes.evict_oldest() {
+                self.shared.routes_evicted.inc();
                 self.shared.delete_flows(&k, &r, |_| true);
             }
         }
         let r = routes.insert(key, route, in_port, dst_port);
+        self.shared.routes_installed.inc();
         if let Some(old) = old {
             // Its flows where the new route has none of the same match.
             self.shared
