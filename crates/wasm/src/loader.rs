@@ -1,0 +1,148 @@
+//! Loading a module: compile, link the sandbox's imports, run `init`.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex, Weak};
+
+use controller::app::{AnyApp, Order};
+use wasmtime::component::{Component, HasSelf, Linker};
+
+use crate::app::{Module, WasmApp};
+use crate::bindings::App as Bindings;
+use crate::host::{HostState, MemoryAccount};
+use crate::sandbox::{Limits, Runtime};
+
+/// What `POST /api/v1/apps` uploads: a module and how to run it.
+pub struct LoadSpec {
+    pub name: String,
+    pub order: controller::app::Order,
+    pub params_json: String,
+}
+
+/// Makes an app from an uploaded module (the WASM host implements it).
+pub trait AppLoader: Send + Sync + 'static {
+    fn load(
+        &self,
+        spec: &LoadSpec,
+        module: &[u8],
+    ) -> Result<Box<dyn controller::app::AnyApp>, String>;
+}
+
+/// The WASM host's [`AppLoader`]: compiles a component against the `pharos:app` world
+/// and wraps it in a [`WasmApp`].
+///
+/// The sandbox links only the world's `host` interface. A guest built for
+/// `wasm32-wasip2` also imports WASI (the standard library's files, clocks, random,
+/// environment, stdio): every such import is linked to a function that traps, so a
+/// guest touching the file system, the network or the environment is quarantined
+/// at its first attempt, and one that does not still loads.
+pub struct WasmLoader {
+    limits: Limits,
+    /// The engine, while an app made by this loader lives (its ticker thread runs
+    /// only then).
+    runtime: Mutex<Weak<Runtime>>,
+}
+
+impl Default for WasmLoader {
+    fn default() -> Self {
+        WasmLoader::new(Limits::default())
+    }
+}
+
+/// App names are `&'static str`: one leaked string per distinct name, reused by every
+/// later load of that name, so reloading does not grow memory.
+fn intern(name: &str) -> &'static str {
+    static NAMES: Mutex<Option<HashMap<String, &'static str>>> = Mutex::new(None);
+    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let names = names.get_or_insert_with(HashMap::new);
+    if let Some(n) = names.get(name) {
+        return n;
+    }
+    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.insert(name.to_owned(), leaked);
+    leaked
+}
+
+impl WasmLoader {
+    /// A loader whose apps run within `limits`.
+    pub fn new(limits: Limits) -> WasmLoader {
+        WasmLoader {
+            limits,
+            runtime: Mutex::new(Weak::new()),
+        }
+    }
+
+    fn runtime(&self) -> Result<Arc<Runtime>, String> {
+        let mut weak = self.runtime.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(rt) = weak.upgrade() {
+            return Ok(rt);
+        }
+        let rt = Runtime::new(self.limits.tick)?;
+        *weak = Arc::downgrade(&rt);
+        Ok(rt)
+    }
+
+    /// Loads `module` as the app `spec` describes, with its concrete type.
+    pub fn load_wasm(&self, spec: &LoadSpec, module: &[u8]) -> Result<WasmApp, String> {
+        let name = spec.name.trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(format!(
+                "app name {:?}: letters, digits, '_' and '-' only, not empty",
+                spec.name
+            ));
+        }
+        let name = intern(name);
+        let runtime = self.runtime()?;
+        let component = Component::new(&runtime.engine, module)
+            .map_err(|e| format!("wasm app {name}: not a valid component: {e:#}"))?;
+        let mut linker = Linker::<HostState>::new(&runtime.engine);
+        Bindings::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)
+            .map_err(|e| format!("wasm app {name}: {e:#}"))?;
+        linker
+            .define_unknown_imports_as_traps(&component)
+            .map_err(|e| format!("wasm app {name}: {e:#}"))?;
+        let pre = linker
+            .instantiate_pre(&component)
+            .and_then(crate::bindings::AppPre::new)
+            .map_err(|e| format!("wasm app {name}: does not fit the pharos:app world: {e:#}"))?;
+        let params = match spec.params_json.trim() {
+            "" => "{}".to_string(),
+            p => p.to_string(),
+        };
+        let module = Module {
+            runtime,
+            pre,
+            params,
+            limits: self.limits,
+            memory: Arc::new(MemoryAccount {
+                used: AtomicUsize::new(0),
+                cap: self.limits.memory,
+            }),
+        };
+        WasmApp::new(name, spec.order, module)
+    }
+}
+
+impl AppLoader for WasmLoader {
+    fn load(&self, spec: &LoadSpec, module: &[u8]) -> Result<Box<dyn AnyApp>, String> {
+        Ok(Box::new(self.load_wasm(spec, module)?))
+    }
+}
+
+/// `direct:10`, `advise:-5`, `observe:0`: an [`Order`] as `pharos ctl app load
+/// --order` and the configuration write it.
+pub fn parse_order(s: &str) -> Result<Order, String> {
+    let (phase, number) = s
+        .split_once(':')
+        .ok_or_else(|| format!("order {s:?}: expected PHASE:NUMBER, e.g. direct:10"))?;
+    let number: i32 = number
+        .trim()
+        .parse()
+        .map_err(|e| format!("order {s:?}: {e}"))?;
+    match phase.trim() {
+        "advise" => Ok(Order::advise(number)),
+        "direct" => Ok(Order::direct(number)),
+        "observe" => Ok(Order::observe(number)),
+        other => Err(format!("order {s:?}: phase {other:?} is not advise, direct or observe")),
+    }
+}
