@@ -16,7 +16,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::ThreadId;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
 use controller::info::{PortInfo, PortReason, SwitchInfo};
@@ -116,12 +116,12 @@ impl WasmApp {
         let bindings = m
             .pre
             .instantiate(&mut store)
-            .map_err(|e| self.cause(&store, "instantiate", &e))?;
+            .map_err(|e| self.cause(&store, "instantiate", &e, None))?;
         store.set_epoch_deadline(m.limits.deadline_ticks);
         let info = match bindings.call_init(&mut store, &m.params) {
             Ok(Ok(info)) => info,
             Ok(Err(refused)) => return Err(format!("wasm app {}: init refused: {refused}", self.name)),
-            Err(e) => return Err(self.cause(&store, "init", &e)),
+            Err(e) => return Err(self.cause(&store, "init", &e, None)),
         };
         Ok((
             Guest {
@@ -151,17 +151,31 @@ impl WasmApp {
         g
     }
 
-    /// What went wrong in a call, in words: the app, the export, the cause.
-    fn cause(&self, store: &Store<HostState>, what: &str, e: &wasmtime::Error) -> String {
+    /// What went wrong in a call, in words: the app, the export, the cause (and, for a
+    /// call interrupted, how long it had run since `started`).
+    fn cause(
+        &self,
+        store: &Store<HostState>,
+        what: &str,
+        e: &wasmtime::Error,
+        started: Option<Instant>,
+    ) -> String {
         let why = match e.downcast_ref::<Trap>() {
-            Some(Trap::Interrupt) => format!(
-                "interrupted: ran longer than its {} ms budget (endless loop?)",
-                self.module.limits.max_call().as_millis()
-            ),
-            Some(trap) => format!("trapped: {trap}"),
+            Some(Trap::Interrupt) => {
+                let ran = started.map_or(String::new(), |t| {
+                    format!(" after {:.1} ms", t.elapsed().as_secs_f64() * 1e3)
+                });
+                format!(
+                    "interrupted{ran}: ran longer than its {} ms budget (endless loop?)",
+                    self.module.limits.max_call().as_millis()
+                )
+            }
+            Some(trap) => trap.to_string(),
             None => match &store.data().refused {
                 Some(refused) => refused.clone(),
-                None => format!("{e:#}"),
+                // A host error: a WASI import the sandbox links to a trap (files,
+                // network, environment), say.
+                None => format!("trapped: {}", e.root_cause()),
             },
         };
         format!("wasm app {} ({what}): {why}", self.name)
@@ -190,8 +204,11 @@ impl WasmApp {
         let g = &mut *guard;
         let data = g.store.data_mut();
         data.dpid = dpid;
-        if let Some(ctx) = &ctx {
-            data.now = ctx.now();
+        // The worker's time for the message: when this call started, near enough (no
+        // clock read per call); a failure measures from it.
+        let started = ctx.as_ref().map(|ctx| ctx.now());
+        if let Some(now) = started {
+            data.now = now;
         }
         data.in_packet_in = packet.is_some();
         std::mem::swap(&mut data.kv, &mut slot.kv);
@@ -212,7 +229,7 @@ impl WasmApp {
             Err(e) => {
                 data.outbox.clear();
                 g.broken = true;
-                let why = self.cause(&g.store, what, &e);
+                let why = self.cause(&g.store, what, &e, started);
                 drop(guard);
                 panic!("{why}");
             }
@@ -341,12 +358,12 @@ impl App for WasmApp {
     }
 
     fn start(&self, _: &Services) -> Result<(), StartError> {
-        // A (re)start begins with fresh instances: nothing of a run before survives.
-        lock(&self.instances).clear();
         Ok(())
     }
 
     fn stop(&self) {
+        // A restart (stop, then start) begins with fresh instances: nothing of the run
+        // before survives.
         lock(&self.instances).clear();
     }
 }

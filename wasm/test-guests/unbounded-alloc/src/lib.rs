@@ -1,5 +1,6 @@
-//! A bad guest for the sandbox's tests: each PACKET_IN allocates (and touches)
-//! memory until the allocator fails.
+//! A bad guest for the sandbox's tests: each PACKET_IN reserves memory, a MiB at a
+//! time and kept, until the allocator fails (reserved, not written: the memory cap
+//! must stop it, not the time limit).
 use pharos_guest::*;
 
 struct UnboundedAlloc {
@@ -12,7 +13,7 @@ impl App for UnboundedAlloc {
     }
     fn packet_in(&mut self, _: Switch, _: PacketIn) -> Flow {
         loop {
-            self.hoard.push(vec![0xa5; 1 << 20]);
+            self.hoard.push(Vec::with_capacity(1 << 20));
         }
     }
 }
