@@ -313,12 +313,13 @@ pub struct HostEventData {
 pub struct AppEventData {
     pub seq: u64,
     pub time: f64,
-    /// `quarantined`.
+    /// `quarantined`, `started`, `stopped`, `loaded` or `unloaded`.
     pub event: String,
     pub app: String,
-    /// The code that panicked (`PACKET_IN`, `timer`, `service event`, ...).
+    /// The code that panicked (`PACKET_IN`, `timer`, `service event`, ...); empty
+    /// for the other events.
     pub handler: String,
-    /// The panic's message.
+    /// The panic's message; empty for the other events.
     pub reason: String,
     /// The switch it ran for, if any.
     pub dpid: Option<String>,
@@ -478,6 +479,27 @@ pub fn render(p: &Posted) -> Option<(EventType, serde_json::Value)> {
                 dpid: q.dpid.map(dpid::format),
             }),
         ),
+        What::App(e) => {
+            let (event, app) = match e {
+                AppEvent::Started(a) => ("started", a),
+                AppEvent::Stopped(a) => ("stopped", a),
+                AppEvent::Loaded(a) => ("loaded", a),
+                AppEvent::Unloaded(a) => ("unloaded", a),
+                AppEvent::Quarantined(_) => return None,
+            };
+            (
+                EventType::App,
+                json(&AppEventData {
+                    seq,
+                    time,
+                    event: event.into(),
+                    app: (*app).into(),
+                    handler: String::new(),
+                    reason: String::new(),
+                    dpid: None,
+                }),
+            )
+        }
     })
 }
 

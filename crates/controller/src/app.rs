@@ -96,8 +96,8 @@
 //! }
 //! ```
 
-use std::any::Any;
-use std::sync::{Arc, Weak};
+use std::any::{type_name, Any, TypeId};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use openflow::model::{FlowMod, PacketOut};
@@ -271,9 +271,80 @@ pub type PortStatusFn<A> =
 pub type GlobalTimerFn<A> = fn(&A, &Switches, Instant);
 /// A subscriber to a service's events ([`Builder::subscribe`]).
 pub type EventFn<A, E> = fn(&A, &E);
+/// Ends one subscription (what a [`Subscribe`] returns).
+pub(crate) type Unsubscribe = Box<dyn FnOnce() + Send + Sync>;
 /// A subscription waiting for the services: made with the app (weakly held: the
-/// service's list must not keep the app alive) once every app is built.
-pub(crate) type Subscribe<A> = Box<dyn FnOnce(Weak<A>, &Services) -> Result<(), StartError> + Send>;
+/// service's list must not keep the app alive) under the guard of this start of the
+/// app, each time the app starts; what it returns ends it when the app stops.
+pub(crate) type Subscribe<A> =
+    Box<dyn Fn(Weak<A>, &Services, &AppGuard) -> Result<Unsubscribe, StartError> + Send + Sync>;
+/// Fills a [`Required`] handle from the services, before the app starts.
+pub(crate) type Fill = Box<dyn Fn(&Services) -> Result<(), StartError> + Send + Sync>;
+
+/// A service an app declared in [`Builder::require`]: usable in every handler, as
+/// `&T` (it derefs), from the app's start on. No `OnceLock` in the app and no "not
+/// started" branch: handlers only run once the app started, and the pipeline fills the
+/// handle before it starts the app (a missing service fails the start, naming it).
+pub struct Required<T: ?Sized> {
+    cell: Arc<OnceLock<Arc<T>>>,
+}
+
+impl<T: ?Sized> Clone for Required<T> {
+    fn clone(&self) -> Self {
+        Required {
+            cell: Arc::clone(&self.cell),
+        }
+    }
+}
+
+impl<T: ?Sized> Default for Required<T> {
+    fn default() -> Self {
+        Required::new()
+    }
+}
+
+impl<T: ?Sized> Required<T> {
+    /// An empty handle, declared in `build` with [`Builder::require_into`].
+    pub fn new() -> Required<T> {
+        Required {
+            cell: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// The service; `None` only before the app's first start (in `build`).
+    pub fn get(&self) -> Option<&Arc<T>> {
+        self.cell.get()
+    }
+}
+
+impl<T: ?Sized> std::ops::Deref for Required<T> {
+    type Target = T;
+
+    /// The service.
+    ///
+    /// # Panics
+    ///
+    /// In [`App::build`], before the pipeline filled it (handlers, timers, subscribers,
+    /// `start` and `stop` always find it filled).
+    fn deref(&self) -> &T {
+        match self.cell.get() {
+            Some(s) => s,
+            None => panic!(
+                "a required {} was used before its app started",
+                std::any::type_name::<T>()
+            ),
+        }
+    }
+}
+
+impl<T: ?Sized> std::fmt::Debug for Required<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Required")
+            .field("service", &std::any::type_name::<T>())
+            .field("filled", &self.cell.get().is_some())
+            .finish()
+    }
+}
 
 /// A registered PACKET_IN handler or observer.
 #[derive(Clone, Copy)]
@@ -297,17 +368,21 @@ pub struct Builder<A: App> {
     pub(crate) services: Services,
     pub(crate) name: &'static str,
     pub(crate) service_error: Option<StartError>,
-    /// Subscriptions to services' events, made before the app starts.
+    /// Subscriptions to services' events, made before each start of the app.
     pub(crate) subscriptions: Vec<Subscribe<A>>,
-    /// The app's panic guard, which its subscriptions run under.
-    pub(crate) guard: AppGuard,
+    /// The services the app requires (from [`Builder::require`] and
+    /// [`Builder::subscribe`]): while it runs, their providers cannot stop.
+    pub(crate) requires: Vec<(TypeId, &'static str)>,
+    /// Fill the app's [`Required`] handles before it starts.
+    pub(crate) fills: Vec<Fill>,
 }
 
 impl<A: App> Builder<A> {
-    pub(crate) fn new(name: &'static str, guard: AppGuard) -> Builder<A> {
+    pub(crate) fn new(name: &'static str) -> Builder<A> {
         Builder {
             subscriptions: Vec::new(),
-            guard,
+            requires: Vec::new(),
+            fills: Vec::new(),
             packet_in: Vec::new(),
             prefetch: Vec::new(),
             messages: Vec::new(),
@@ -414,20 +489,62 @@ impl<A: App> Builder<A> {
         S: Publisher<E> + ?Sized,
         E: 'static,
     {
-        let (name, guard) = (self.name, self.guard.clone());
-        self.subscriptions.push(Box::new(move |app, services| {
-            let service = services.require::<S>(name)?;
-            let call = move |e: &E| {
-                if let Some(app) = app.upgrade() {
-                    f(&app, e)
-                }
-            };
-            service
-                .subscribers()
-                .subscribe_guarded(guard, Box::new(call));
+        let name = self.name;
+        self.requires.push((TypeId::of::<S>(), type_name::<S>()));
+        self.subscriptions
+            .push(Box::new(move |app, services, guard| {
+                let service = services.require::<S>(name)?;
+                let call = move |e: &E| {
+                    if let Some(app) = app.upgrade() {
+                        f(&app, e)
+                    }
+                };
+                let id = service
+                    .subscribers()
+                    .subscribe_guarded(guard.clone(), Box::new(call));
+                Ok(Box::new(move || service.subscribers().unsubscribe(id)) as Unsubscribe)
+            }));
+        self
+    }
+
+    /// Declares that the app requires the service `T` (provided by another app or by
+    /// the core, as [`Switches`]) and returns a handle to it, filled before the app
+    /// starts and usable in every handler. While the app runs, the app providing `T`
+    /// cannot be stopped (unless cascading). An app usually makes its handles with its
+    /// fields ([`Required::new`]) and declares them with [`Builder::require_into`].
+    pub fn require<T: ?Sized + Send + Sync + 'static>(&mut self) -> Required<T> {
+        let handle = Required::new();
+        self.require_into(&handle);
+        handle
+    }
+
+    /// [`Builder::require`] for a handle the app already holds (one of its fields).
+    ///
+    /// ```
+    /// use controller::app::{App, Builder, Required};
+    /// use controller::switches::Switches;
+    ///
+    /// #[derive(Default)]
+    /// struct Counter { switches: Required<Switches> }
+    /// impl App for Counter {
+    ///     type State = ();
+    ///     fn name(&self) -> &'static str { "counter" }
+    ///     fn build(&self, b: &mut Builder<Self>) {
+    ///         b.require_into(&self.switches);
+    ///         b.on_switch_added(|app, _, _| {
+    ///             tracing::info!(n = app.switches.connected().len(), "switches");
+    ///         });
+    ///     }
+    /// }
+    /// ```
+    pub fn require_into<T: ?Sized + Send + Sync + 'static>(&mut self, handle: &Required<T>) {
+        let (filled, name) = (Arc::clone(&handle.cell), self.name);
+        self.requires.push((TypeId::of::<T>(), type_name::<T>()));
+        self.fills.push(Box::new(move |services| {
+            let service = services.require::<T>(name)?;
+            let _ = filled.set(service);
             Ok(())
         }));
-        self
     }
 
     /// Provides the service `T` to every app's `start`.
@@ -481,7 +598,7 @@ impl<A: App> AnyApp for A {
 
     fn register(self: Arc<Self>, index: usize, registry: &mut Registry) -> Result<(), StartError> {
         let name = App::name(&*self);
-        let mut b = Builder::<A>::new(name, registry.new_guard(name));
+        let mut b = Builder::<A>::new(name);
         self.build(&mut b);
         registry.add(self, index, b)
     }

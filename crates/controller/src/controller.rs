@@ -1,6 +1,6 @@
 //! Wiring: [`Controller::start`] binds the listeners, spawns the admission thread and N
 //! workers, attaches the workers to the pipeline (so the core's `Switches` service can
-//! reach them), starts the timer thread if any app has a global timer, and returns a
+//! reach them), starts the timer thread (for the apps' global timers), and returns a
 //! [`Handle`] for the bound addresses, the counters and an orderly shutdown (stop the
 //! timers, stop accepting, close every switch firing switch-removed, join).
 
@@ -120,10 +120,19 @@ impl SwitchPipeline for Pipeline {
 
     fn attach(&self, workers: &[WorkerHandle]) {
         self.switches().attach(workers);
+        Pipeline::attach_workers(self, workers);
     }
 
     fn global_tick(&self, now: Instant) -> Option<Instant> {
         Pipeline::global_tick(self, now)
+    }
+
+    fn refresh(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
+        Pipeline::refresh(self, sw, out, now)
+    }
+
+    fn set_timer_waker(&self, wake: Box<dyn Fn() + Send + Sync>) {
+        Pipeline::set_timer_waker(self, wake)
     }
 
     fn publish(&self, sw: &mut SwitchState) {
@@ -131,43 +140,58 @@ impl SwitchPipeline for Pipeline {
     }
 }
 
-/// The timer thread's stop flag and the condition variable it sleeps on.
-type TimerStop = Arc<(Mutex<bool>, Condvar)>;
+/// The timer thread's flags and the condition variable it sleeps on.
+type TimerStop = Arc<(Mutex<TimerFlags>, Condvar)>;
+
+/// What wakes the timer thread.
+#[derive(Debug, Default)]
+struct TimerFlags {
+    /// Shut down.
+    stopped: bool,
+    /// The apps changed: ask the pipeline again when the next timer is due.
+    kicked: bool,
+}
 
 /// Runs the pipeline's global timers on their own thread (`pharos-timers`), sleeping
-/// until the next one is due or until told to stop. `None` when there are none.
+/// until the next one is due, until the pipeline's apps change (an app started at run
+/// time may bring timers: the pipeline is given a waker) or until told to stop.
 fn start_timers<P: SwitchPipeline>(pipeline: &Arc<P>) -> io::Result<Option<Timers>> {
-    // The first call starts the timers' clock and says whether there are any.
-    let Some(mut next) = pipeline.global_tick(Instant::now()) else {
-        return Ok(None);
-    };
+    // The first call starts the timers' clock.
+    let first = pipeline.global_tick(Instant::now());
+    let far = || Instant::now() + Duration::from_secs(3600);
+    let mut next = first.unwrap_or_else(far);
     let stop: TimerStop = Arc::default();
+    let kick = Arc::clone(&stop);
+    pipeline.set_timer_waker(Box::new(move || {
+        crate::counters::lock(&kick.0).kicked = true;
+        kick.1.notify_all();
+    }));
     let (pipeline, flag) = (Arc::clone(pipeline), Arc::clone(&stop));
     let thread = std::thread::Builder::new()
         .name("pharos-timers".into())
         .spawn(move || {
-            let (stopped, wake) = &*flag;
-            let mut stopped = crate::counters::lock(stopped);
+            let (flags, wake) = &*flag;
+            let mut flags = crate::counters::lock(flags);
             loop {
                 let now = Instant::now();
-                if *stopped {
+                if flags.stopped {
                     return;
                 }
-                if now < next {
-                    stopped = wake
-                        .wait_timeout(stopped, next - now)
+                if now < next && !flags.kicked {
+                    flags = wake
+                        .wait_timeout(flags, next - now)
                         .unwrap_or_else(|e| e.into_inner())
                         .0;
                     continue;
                 }
-                drop(stopped);
+                flags.kicked = false;
+                drop(flags);
+                // Timers not yet due are not run: a kick only asks when the next is.
                 let after = pipeline.global_tick(now);
-                stopped = crate::counters::lock(&flag.0);
-                match after {
-                    Some(t) => next = t,
-                    // Every global timer's app is quarantined: wait for the stop.
-                    None => next = now + Duration::from_secs(3600),
-                }
+                flags = crate::counters::lock(&flag.0);
+                // None: no timer runs (none, or their apps stopped or quarantined):
+                // sleep until kicked or stopped.
+                next = after.unwrap_or_else(far);
             }
         })?;
     Ok(Some(Timers { stop, thread }))
@@ -184,7 +208,7 @@ struct Timers {
 
 impl Timers {
     fn stop(self) {
-        *crate::counters::lock(&self.stop.0) = true;
+        crate::counters::lock(&self.stop.0).stopped = true;
         self.stop.1.notify_all();
         let _ = self.thread.join();
     }

@@ -35,10 +35,11 @@
 //! run under the same flag through its [`AppGuard`] (see [`crate::events`]): a
 //! subscriber's panic quarantines the subscriber, not the app that published.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use openflow::view::PacketIn;
@@ -46,7 +47,8 @@ use openflow::{Message, Version};
 use serde::Serialize;
 
 use crate::app::{
-    AnyApp, App, Builder, Dpid, Flow, MessageKind, Order, PacketInHandler, Phase, SwitchCtx,
+    AnyApp, App, Builder, Dpid, Fill, Flow, MessageKind, Order, PacketInHandler, Phase, SwitchCtx,
+    Unsubscribe,
 };
 use crate::counters::lock;
 use crate::events::{AppEvent, AppGuard, Publisher, Quarantine, Subscribers};
@@ -55,19 +57,22 @@ use crate::requests::{Answer, Done, Owner, Requests};
 use crate::services::{Services, StartError};
 use crate::switches::{Queued, Route, Switches};
 use crate::timers::{Period, Rng, Schedule};
-use crate::timing::{HandlerTiming, Local, Names, Timings};
+use crate::timing::{HandlerTiming, Local, Timings};
+use crate::worker::WorkerHandle;
 
 /// A per-switch state slot, type-erased (downcast to `A::State`, a type-id compare).
 type Slot = dyn Any + Send;
+// Shared (`Arc`), not boxed: an app's handlers are made once and go into every plan
+// while it runs.
 type PacketInCall =
-    Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, &PacketIn<&[u8]>) -> Flow + Send + Sync>;
-type PrefetchCall = Box<dyn Fn(&Slot, &PacketIn<&[u8]>) + Send + Sync>;
-type MessageCall = Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, &Message) -> Flow + Send + Sync>;
-type SwitchCall = Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot) + Send + Sync>;
-type RemovedCall = Box<dyn Fn(&SwitchInfo, Box<Slot>) + Send + Sync>;
+    Arc<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, &PacketIn<&[u8]>) -> Flow + Send + Sync>;
+type PrefetchCall = Arc<dyn Fn(&Slot, &PacketIn<&[u8]>) + Send + Sync>;
+type MessageCall = Arc<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, &Message) -> Flow + Send + Sync>;
+type SwitchCall = Arc<dyn Fn(&mut SwitchCtx<'_>, &mut Slot) + Send + Sync>;
+type RemovedCall = Arc<dyn Fn(&SwitchInfo, Box<Slot>) + Send + Sync>;
 type PortStatusCall =
-    Box<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, PortReason, &PortInfo) + Send + Sync>;
-type GlobalCall = Box<dyn Fn(&Switches, Instant) + Send + Sync>;
+    Arc<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, PortReason, &PortInfo) + Send + Sync>;
+type GlobalCall = Arc<dyn Fn(&Switches, Instant) + Send + Sync>;
 
 /// PACKET_IN is type 10 in every version.
 const PACKET_IN: u8 = 10;
@@ -78,18 +83,20 @@ const PORT_STATUS: u8 = 12;
 const ERROR: u8 = 1;
 
 /// One registered handler.
-struct Handler<F> {
+#[derive(Clone)]
+pub(crate) struct Handler<F> {
     /// The app's index (its quarantine flag and state slot).
-    app: usize,
-    order: Order,
+    pub(crate) app: usize,
+    pub(crate) order: Order,
     /// Its number among the pipeline's handlers, for its counts and time
-    /// ([`crate::timing`]); given by `Pipeline::build`.
-    id: usize,
-    call: F,
+    /// ([`crate::timing`]); given when the app is registered.
+    pub(crate) id: usize,
+    pub(crate) call: F,
 }
 
-/// Handlers collected from every app's `build`, before they are sorted into a pipeline.
-/// Opaque: apps only see it through [`AnyApp::register`].
+/// The handlers one app's `build` registered, kept while the pipeline knows the app
+/// (each plan takes clones of the running apps'). Opaque: apps only see it through
+/// [`AnyApp::register`].
 #[derive(Default)]
 pub struct Registry {
     packet_in: Vec<Handler<PacketInCall>>,
@@ -102,22 +109,22 @@ pub struct Registry {
     port_status: Vec<Handler<PortStatusCall>>,
     timers: Vec<(Period, Handler<SwitchCall>)>,
     global_timers: Vec<(Duration, Handler<GlobalCall>)>,
+    /// The services the app provides.
     services: Services,
-    /// Each app's guard, by app index (its quarantine flag, for code the pipeline
-    /// does not call itself: service subscriptions).
-    guards: Vec<AppGuard>,
-    /// The service subscriptions apps asked for, with the app's index: made just
-    /// before that app's `start`.
-    subscriptions: Vec<(usize, Subscription)>,
-    /// Every app's panics (the pipeline's `handler_panics`), shared with the guards.
-    all_panics: Arc<AtomicU64>,
-    /// Told of quarantines by the guards (the pipeline's [`Publisher`] of
-    /// [`AppEvent`]s).
-    app_events: Arc<Subscribers<AppEvent>>,
+    /// The service subscriptions the app asked for: made just before each start.
+    pub(crate) subscriptions: Vec<Subscription>,
+    /// The services it requires (type id, type name).
+    requires: Vec<(TypeId, &'static str)>,
+    /// Fill its [`crate::app::Required`] handles before each start.
+    pub(crate) fills: Vec<Fill>,
+    /// The number of its `reply` handler (its requests' callbacks).
+    reply_id: usize,
 }
 
-/// A subscription to make once every service is provided.
-pub(crate) type Subscription = Box<dyn FnOnce(&Services) -> Result<(), StartError> + Send>;
+/// A subscription to make (under the guard of this start of the app) when the app
+/// starts; returns what ends it.
+pub(crate) type Subscription =
+    Box<dyn Fn(&Services, &AppGuard) -> Result<Unsubscribe, StartError> + Send + Sync>;
 
 fn slot<A: App>(s: &mut Slot) -> &mut A::State {
     // Slots are created by the app's own `new_state`, at the app's index: the types
@@ -127,15 +134,14 @@ fn slot<A: App>(s: &mut Slot) -> &mut A::State {
 }
 
 impl Registry {
-    /// The guard of the app `name`, to be registered next (at index `guards.len()`).
-    pub(crate) fn new_guard(&mut self, name: &'static str) -> AppGuard {
-        let g = AppGuard::new(
-            name,
-            Arc::clone(&self.all_panics),
-            Arc::clone(&self.app_events),
-        );
-        self.guards.push(g.clone());
-        g
+    /// True when the app provides no service.
+    pub(crate) fn provides_nothing(&self) -> bool {
+        self.services.is_empty()
+    }
+
+    /// The services the app requires (type id, type name).
+    pub(crate) fn requires(&self) -> &[(TypeId, &'static str)] {
+        &self.requires
     }
 
     /// Erases the handlers of app `index` and adds them.
@@ -150,16 +156,19 @@ impl Registry {
         }
         for subscribe in b.subscriptions {
             let weak = Arc::downgrade(&app);
-            self.subscriptions
-                .push((index, Box::new(move |services| subscribe(weak, services))));
+            self.subscriptions.push(Box::new(move |services, guard| {
+                subscribe(Weak::clone(&weak), services, guard)
+            }));
         }
+        self.requires.extend(b.requires);
+        self.fills.extend(b.fills);
         for (order, h) in b.packet_in {
             let a = Arc::clone(&app);
             let call: PacketInCall = match h {
                 PacketInHandler::Handle(f) => {
-                    Box::new(move |ctx, s, p| f(&a, ctx, slot::<A>(s), p))
+                    Arc::new(move |ctx, s, p| f(&a, ctx, slot::<A>(s), p))
                 }
-                PacketInHandler::Observe(f) => Box::new(move |ctx, s, p| {
+                PacketInHandler::Observe(f) => Arc::new(move |ctx, s, p| {
                     f(&a, ctx, slot::<A>(s), p);
                     Flow::Continue
                 }),
@@ -173,7 +182,7 @@ impl Registry {
         }
         for f in b.prefetch {
             let a = Arc::clone(&app);
-            let call: PrefetchCall = Box::new(move |s, p| {
+            let call: PrefetchCall = Arc::new(move |s, p| {
                 if let Some(s) = s.downcast_ref::<A::State>() {
                     f(&a, s, p)
                 }
@@ -182,7 +191,7 @@ impl Registry {
         }
         for (kind, order, f) in b.messages {
             let a = Arc::clone(&app);
-            let call: MessageCall = Box::new(move |ctx, s, m| f(&a, ctx, slot::<A>(s), m));
+            let call: MessageCall = Arc::new(move |ctx, s, m| f(&a, ctx, slot::<A>(s), m));
             self.messages.push((
                 kind,
                 Handler {
@@ -199,7 +208,7 @@ impl Registry {
         ] {
             for f in fs {
                 let a = Arc::clone(&app);
-                let call: SwitchCall = Box::new(move |ctx, s| f(&a, ctx, slot::<A>(s)));
+                let call: SwitchCall = Arc::new(move |ctx, s| f(&a, ctx, slot::<A>(s)));
                 list.push(Handler {
                     app: index,
                     order: Order::direct(0),
@@ -211,7 +220,7 @@ impl Registry {
         for f in b.port_status {
             let a = Arc::clone(&app);
             let call: PortStatusCall =
-                Box::new(move |ctx, s, reason, port| f(&a, ctx, slot::<A>(s), reason, port));
+                Arc::new(move |ctx, s, reason, port| f(&a, ctx, slot::<A>(s), reason, port));
             self.port_status.push(Handler {
                 app: index,
                 order: Order::direct(0),
@@ -221,7 +230,7 @@ impl Registry {
         }
         for (period, f) in b.timers {
             let a = Arc::clone(&app);
-            let call: SwitchCall = Box::new(move |ctx, s| f(&a, ctx, slot::<A>(s)));
+            let call: SwitchCall = Arc::new(move |ctx, s| f(&a, ctx, slot::<A>(s)));
             let order = Order::direct(0);
             self.timers.push((
                 period,
@@ -235,7 +244,7 @@ impl Registry {
         }
         for (period, f) in b.global_timers {
             let a = Arc::clone(&app);
-            let call: GlobalCall = Box::new(move |switches, now| f(&a, switches, now));
+            let call: GlobalCall = Arc::new(move |switches, now| f(&a, switches, now));
             let order = Order::direct(0);
             self.global_timers.push((
                 period,
@@ -249,7 +258,7 @@ impl Registry {
         }
         if let Some(f) = b.switch_removed {
             let a = Arc::clone(&app);
-            let call: RemovedCall = Box::new(move |info, s| match s.downcast::<A::State>() {
+            let call: RemovedCall = Arc::new(move |info, s| match s.downcast::<A::State>() {
                 Ok(state) => f(&a, info, *state),
                 Err(_) => state_type_mismatch(App::name(&*a)),
             });
@@ -269,22 +278,190 @@ fn state_type_mismatch(app: &str) {
     tracing::error!(app, "a state slot held another type; state dropped");
 }
 
-/// An app as the pipeline holds it.
-struct AppEntry {
-    app: Arc<dyn AnyApp>,
-    name: &'static str,
+/// An app as a plan holds it.
+#[derive(Clone)]
+pub(crate) struct PlanApp {
+    pub(crate) app: Arc<dyn AnyApp>,
+    pub(crate) name: &'static str,
+    /// Its handlers are in this plan.
+    pub(crate) running: bool,
+    /// Which start of the app this is: a switch that ran an earlier one drops its
+    /// state for the app and runs its initializers again (a restart is fresh).
+    pub(crate) start: u64,
     /// Set when a handler panicked: the app's handlers are skipped on every worker.
-    /// Shared with the app's [`AppGuard`] (its subscriptions).
-    quarantined: Arc<AtomicBool>,
-    /// Panics caught in this app's handlers and subscriptions (shared likewise).
-    panics: Arc<AtomicU64>,
+    /// This start's (shared with its [`AppGuard`], which its subscriptions run under).
+    pub(crate) quarantined: Arc<AtomicBool>,
+    /// This start's guard.
+    pub(crate) guard: AppGuard,
+}
+
+/// What runs: the handlers of the running apps, in order, under one generation.
+/// Immutable once published; every switch holds the plan it runs with and moves to a
+/// newer one between two messages (see [`crate::lifecycle`]).
+pub(crate) struct Plan {
+    /// Raised by every change.
+    pub(crate) generation: u64,
+    /// Every app the pipeline knows, by app index (stopped and removed ones too).
+    pub(crate) apps: Vec<PlanApp>,
+    /// Sorted by order; ties in app order.
+    packet_in: Vec<Handler<PacketInCall>>,
+    /// PACKET_IN prefetch hints with their app's index, in app order.
+    prefetch: Vec<(usize, PrefetchCall)>,
+    /// Per kind, sorted by order.
+    messages: Vec<(MessageKind, Vec<Handler<MessageCall>>)>,
+    /// App order.
+    initialize: Vec<Handler<SwitchCall>>,
+    switch_added: Vec<Handler<SwitchCall>>,
+    switch_removed: Vec<Handler<RemovedCall>>,
+    /// App order.
+    port_status: Vec<Handler<PortStatusCall>>,
+    /// Per-switch timers, by timer index (the schedules in `SwitchState` use it).
+    timers: Vec<Handler<SwitchCall>>,
+    /// Their periods, by timer index.
+    periods: Vec<Period>,
+    /// Global timers, with their periods.
+    global_timers: Vec<(Duration, Handler<GlobalCall>)>,
+    /// The number of each app's `reply` handler (its requests' callbacks), by app.
+    reply_ids: Vec<usize>,
+}
+
+impl Plan {
+    /// The plan of `apps`: the handlers of the running ones, in app order, sorted by
+    /// their `Order` (stable: ties keep app order).
+    fn new(generation: u64, apps: &Apps) -> Plan {
+        let mut plan = Plan {
+            generation,
+            apps: apps
+                .known
+                .iter()
+                .map(|k| PlanApp {
+                    app: Arc::clone(&k.app),
+                    name: k.name,
+                    running: k.running,
+                    start: k.starts,
+                    quarantined: Arc::clone(&k.guard.health().quarantined),
+                    guard: k.guard.clone(),
+                })
+                .collect(),
+            packet_in: Vec::new(),
+            prefetch: Vec::new(),
+            messages: Vec::new(),
+            initialize: Vec::new(),
+            switch_added: Vec::new(),
+            switch_removed: Vec::new(),
+            port_status: Vec::new(),
+            timers: Vec::new(),
+            periods: Vec::new(),
+            global_timers: Vec::new(),
+            reply_ids: apps.known.iter().map(|k| k.reg.reply_id).collect(),
+        };
+        for &i in &apps.order {
+            let k = &apps.known[i];
+            if !k.running {
+                continue;
+            }
+            let r = &k.reg;
+            plan.packet_in.extend(r.packet_in.iter().cloned());
+            plan.prefetch.extend(r.prefetch.iter().cloned());
+            for (kind, h) in &r.messages {
+                match plan.messages.iter_mut().find(|(k, _)| k == kind) {
+                    Some((_, list)) => list.push(h.clone()),
+                    None => plan.messages.push((*kind, vec![h.clone()])),
+                }
+            }
+            plan.initialize.extend(r.initialize.iter().cloned());
+            plan.switch_added.extend(r.switch_added.iter().cloned());
+            plan.switch_removed.extend(r.switch_removed.iter().cloned());
+            plan.port_status.extend(r.port_status.iter().cloned());
+            for (period, h) in &r.timers {
+                plan.periods.push(*period);
+                plan.timers.push(h.clone());
+            }
+            plan.global_timers.extend(r.global_timers.iter().cloned());
+        }
+        plan.packet_in.sort_by_key(|h| h.order);
+        for (_, list) in &mut plan.messages {
+            list.sort_by_key(|h| h.order);
+        }
+        plan
+    }
+
+    /// True when app `app` is quarantined; otherwise points `ctx` at it.
+    #[inline]
+    fn skip(&self, app: usize, ctx: &mut SwitchCtx<'_>) -> bool {
+        let e = &self.apps[app];
+        if e.quarantined.load(Relaxed) {
+            return true;
+        }
+        ctx.app = app;
+        ctx.app_name = e.name;
+        false
+    }
+
+    /// Whether app `i` runs the same start in `self` and `newer` (its state goes on).
+    fn same_start(&self, newer: &Plan, i: usize) -> bool {
+        match (self.apps.get(i), newer.apps.get(i)) {
+            (Some(a), Some(b)) => a.running && b.running && a.start == b.start,
+            _ => false,
+        }
+    }
+
+    fn handlers_of(&self, kind: MessageKind) -> Option<&[Handler<MessageCall>]> {
+        self.messages
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, list)| list.as_slice())
+    }
+}
+
+/// An app the pipeline knows: its handlers (built once), its state and, while it runs,
+/// how to end its subscriptions.
+pub(crate) struct Known {
+    pub(crate) app: Arc<dyn AnyApp>,
+    pub(crate) name: &'static str,
+    /// Its handlers, services, subscriptions and requirements, from `build`.
+    pub(crate) reg: Registry,
+    /// Started (and not stopped since). A quarantined app still "runs" until stopped.
+    pub(crate) running: bool,
+    /// Removed at run time: it stays at its index (never reused), out of the order.
+    pub(crate) removed: bool,
+    /// Added at run time (it can be removed or replaced).
+    pub(crate) loaded: bool,
+    /// Times it was started.
+    pub(crate) starts: u64,
+    /// The guard of its current (or last) start.
+    pub(crate) guard: AppGuard,
+    /// Ends its service subscriptions (while it runs).
+    pub(crate) unsubscribe: Vec<Unsubscribe>,
+    /// Its panics over all its starts.
+    pub(crate) panics: Arc<AtomicU64>,
+}
+
+/// The apps, as the lifecycle changes them (under the pipeline's lock).
+pub(crate) struct Apps {
+    /// By app index.
+    pub(crate) known: Vec<Known>,
+    /// The app order: app indexes, removed apps left out.
+    pub(crate) order: Vec<usize>,
+    /// The last plan's generation.
+    pub(crate) generation: u64,
+}
+
+impl Apps {
+    /// The index of the app named `name` (not removed).
+    pub(crate) fn index(&self, name: &str) -> Option<usize> {
+        self.order
+            .iter()
+            .copied()
+            .find(|&i| self.known[i].name == name)
+    }
 }
 
 /// Pipeline-wide counters (atomics: every worker adds to them).
 #[derive(Debug, Default)]
 pub struct PipelineCounters {
     /// Shared with the apps' guards, which count their subscriptions' panics.
-    handler_panics: Arc<AtomicU64>,
+    pub(crate) handler_panics: Arc<AtomicU64>,
     encode_errors: AtomicU64,
     decode_errors: AtomicU64,
     unhandled: AtomicU64,
@@ -327,42 +504,30 @@ impl PipelineCounters {
     }
 }
 
-/// The ordered handlers of every app, shared by all workers.
+/// The apps and the plan of their handlers, shared by all workers.
 pub struct Pipeline {
-    apps: Vec<AppEntry>,
-    /// Sorted by order; ties in app order.
-    packet_in: Vec<Handler<PacketInCall>>,
-    /// PACKET_IN prefetch hints with their app's index, in app order.
-    prefetch: Vec<(usize, PrefetchCall)>,
-    /// Per kind, sorted by order.
-    messages: Vec<(MessageKind, Vec<Handler<MessageCall>>)>,
-    /// App order.
-    initialize: Vec<Handler<SwitchCall>>,
-    switch_added: Vec<Handler<SwitchCall>>,
-    switch_removed: Vec<Handler<RemovedCall>>,
-    /// App order.
-    port_status: Vec<Handler<PortStatusCall>>,
-    /// Per-switch timers, by timer index (the schedules in `SwitchState` use it).
-    timers: Vec<Handler<SwitchCall>>,
-    /// Their periods, by timer index.
-    periods: Vec<Period>,
-    /// Global timers, with their periods.
-    global_timers: Vec<(Duration, Handler<GlobalCall>)>,
-    /// When each global timer is next due, by index (`None` inside: stopped, its app
-    /// quarantined); `None` until the first `global_tick`, which starts the clock.
-    global_due: Mutex<Option<Vec<Option<Instant>>>>,
+    /// The published plan's generation: the one relaxed load per message that tells a
+    /// switch its plan is out of date.
+    generation: AtomicU64,
+    /// The plan now in force (read only when a switch migrates).
+    plan: RwLock<Arc<Plan>>,
+    /// The apps, changed by the lifecycle (one change at a time: this lock).
+    pub(crate) apps: Mutex<Apps>,
+    /// When each global timer is next due, by handler number (`None` inside: stopped,
+    /// its app quarantined); a timer not in it starts its clock at its first tick.
+    global_due: Mutex<HashMap<usize, Option<Instant>>>,
     /// The core's directory of switches, also in `services`.
     switches: Arc<Switches>,
     services: Services,
-    counters: PipelineCounters,
-    /// Each app's guard, by app index: its name and panic counts for the log.
-    guards: Vec<AppGuard>,
-    /// Told of each app's quarantine (shared with the guards).
-    app_events: Arc<Subscribers<AppEvent>>,
+    pub(crate) counters: PipelineCounters,
+    /// Told of each app's quarantine (shared with the guards), start and stop.
+    pub(crate) app_events: Arc<Subscribers<AppEvent>>,
     /// Every handler's calls and time, as the workers last published them.
     timings: Timings,
-    /// The number of each app's `reply` handler (its requests' callbacks), by app.
-    reply_ids: Vec<usize>,
+    /// The workers, to tell of a change (none for a pipeline driven by hand).
+    workers: OnceLock<Vec<WorkerHandle>>,
+    /// Wakes the controller's timer thread (an app started may bring global timers).
+    timer_waker: OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 /// A message kind's name as a handler's (`FLOW_REMOVED`).
@@ -394,13 +559,19 @@ impl std::fmt::Debug for Pipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pipeline")
             .field("apps", &self.app_names())
-            .field("packet_in_handlers", &self.packet_in.len())
+            .field("packet_in_handlers", &self.current_plan().packet_in.len())
             .finish()
     }
 }
 
 /// One switch's pipeline state, owned by the worker serving the switch.
 pub struct SwitchState {
+    /// The plan this switch runs with, and its generation (compared with the
+    /// pipeline's before each message).
+    plan: Arc<Plan>,
+    generation: u64,
+    /// Switch-added ran (a migration then runs started apps' initializers).
+    added: bool,
     /// The switch, ports current (replaced whole on PORT_STATUS; shared with
     /// `Switches`).
     info: Arc<SwitchInfo>,
@@ -474,154 +645,155 @@ impl Pipeline {
     ) -> Result<Pipeline, StartError> {
         let switches = Arc::new(Switches::new());
         services.provide(Arc::clone(&switches), "controller")?;
-        let mut reg = Registry {
-            services,
-            ..Registry::default()
-        };
-        let mut entries: Vec<AppEntry> = Vec::with_capacity(apps.len());
+        let all_panics = Arc::new(AtomicU64::new(0));
+        let app_events: Arc<Subscribers<AppEvent>> = Arc::default();
+        let timings = Timings::new();
+        let mut known: Vec<Known> = Vec::with_capacity(apps.len());
         for (index, app) in apps.into_iter().enumerate() {
             let app: Arc<dyn AnyApp> = Arc::from(app);
             let name = app.app_name();
-            if entries.iter().any(|e| e.name == name) {
+            if known.iter().any(|k| k.name == name) {
                 return Err(StartError::DuplicateApp { app: name });
             }
-            Arc::clone(&app).register(index, &mut reg)?;
-            let health = reg.guards[index].health();
-            entries.push(AppEntry {
+            let mut reg = register(&app, index, &timings)?;
+            services.merge(std::mem::take(&mut reg.services))?;
+            let panics = Arc::new(AtomicU64::new(0));
+            let guard = AppGuard::new(
+                name,
+                Arc::clone(&panics),
+                Arc::clone(&all_panics),
+                Arc::clone(&app_events),
+            );
+            known.push(Known {
                 app,
                 name,
-                quarantined: Arc::clone(&health.quarantined),
-                panics: Arc::clone(&health.panics),
+                reg,
+                running: false,
+                removed: false,
+                loaded: false,
+                starts: 0,
+                guard,
+                unsubscribe: Vec::new(),
+                panics,
             });
         }
-        let Registry {
-            mut packet_in,
-            prefetch,
-            messages,
-            mut initialize,
-            mut switch_added,
-            mut switch_removed,
-            mut port_status,
-            timers,
-            mut global_timers,
-            services,
-            guards,
-            subscriptions,
-            all_panics,
-            app_events,
-        } = reg;
-        let (periods, mut timers): (Vec<Period>, Vec<Handler<SwitchCall>>) =
-            timers.into_iter().unzip();
-        // Stable: equal orders keep app order.
-        packet_in.sort_by_key(|h| h.order);
-        let mut by_kind: Vec<(MessageKind, Vec<Handler<MessageCall>>)> = Vec::new();
-        for (kind, h) in messages {
-            match by_kind.iter_mut().find(|(k, _)| *k == kind) {
-                Some((_, list)) => list.push(h),
-                None => by_kind.push((kind, vec![h])),
-            }
-        }
-        for (_, list) in &mut by_kind {
-            list.sort_by_key(|h| h.order);
-        }
-        // Every handler numbered by (app, kind of call), for its counts and time.
-        let mut names = Names::default();
-        for h in &mut packet_in {
-            h.id = names.id(h.app, "PACKET_IN");
-        }
-        for (kind, list) in &mut by_kind {
-            for h in list {
-                h.id = names.id(h.app, kind_name(*kind));
-            }
-        }
-        for (list, name) in [
-            (&mut initialize, "initialize"),
-            (&mut switch_added, "switch_added"),
-            (&mut timers, "timer"),
-        ] {
-            for h in list {
-                h.id = names.id(h.app, name);
-            }
-        }
-        for h in &mut port_status {
-            h.id = names.id(h.app, "PORT_STATUS");
-        }
-        for h in &mut switch_removed {
-            h.id = names.id(h.app, "switch_removed");
-        }
-        for (_, h) in &mut global_timers {
-            h.id = names.id(h.app, "global timer");
-        }
-        let reply_ids = (0..entries.len()).map(|a| names.id(a, "reply")).collect();
-        // In app order, as the apps were registered.
-        let mut subscriptions = subscriptions.into_iter().peekable();
-        for (i, e) in entries.iter().enumerate() {
-            // The app's subscriptions first: its `start` may read the service's state,
-            // and must not miss a change made after it read.
-            let mut started = Ok(());
-            while let Some((_, subscribe)) = subscriptions.next_if(|(app, _)| *app == i) {
-                started = started.and_then(|()| subscribe(&services));
-            }
-            if let Err(err) = started.and_then(|()| e.app.start_app(&services)) {
-                // Not logged here: the caller reports the error it gets, once.
-                for started in entries[..i].iter().rev() {
-                    started.app.stop_app();
-                }
-                return Err(err);
-            }
-            tracing::debug!(app = e.name, "app started");
-        }
-        Ok(Pipeline {
-            apps: entries,
-            packet_in,
-            prefetch,
-            messages: by_kind,
-            initialize,
-            switch_added,
-            switch_removed,
-            port_status,
-            timers,
-            periods,
-            global_timers,
-            global_due: Mutex::new(None),
-            guards,
-            app_events,
-            timings: Timings::new(names),
-            reply_ids,
+        let order = (0..known.len()).collect();
+        let apps = Apps {
+            known,
+            order,
+            generation: 0,
+        };
+        let plan = Plan::new(0, &apps);
+        let pipeline = Pipeline {
+            generation: AtomicU64::new(0),
+            plan: RwLock::new(Arc::new(plan)),
+            apps: Mutex::new(apps),
+            global_due: Mutex::new(HashMap::new()),
             switches,
             services,
             counters: PipelineCounters {
                 handler_panics: all_panics,
                 ..PipelineCounters::default()
             },
-        })
+            app_events,
+            timings,
+            workers: OnceLock::new(),
+            timer_waker: OnceLock::new(),
+        };
+        {
+            let mut apps = lock(&pipeline.apps);
+            for i in 0..apps.known.len() {
+                if let Err(err) = pipeline.start_index(&mut apps, i) {
+                    // Not logged here: the caller reports the error it gets, once.
+                    for j in (0..i).rev() {
+                        pipeline.stop_index(&mut apps, j);
+                    }
+                    return Err(err);
+                }
+                tracing::debug!(app = apps.known[i].name, "app started");
+            }
+            pipeline.publish_plan(&mut apps);
+        }
+        Ok(pipeline)
     }
 
-    /// Stops every app, in reverse order (at controller shutdown, after the switches).
+    /// Stops every running app, in reverse order (at controller shutdown, after the
+    /// switches).
     pub fn stop(&self) {
-        for e in self.apps.iter().rev() {
-            e.app.stop_app();
+        let mut apps = lock(&self.apps);
+        for i in apps.order.clone().into_iter().rev() {
+            if apps.known[i].running {
+                self.stop_index(&mut apps, i);
+            }
+        }
+        self.publish_plan(&mut apps);
+    }
+
+    /// Makes the running apps' plan the current one (a new generation); switches
+    /// move to it before their next message, or when their worker is told.
+    pub(crate) fn publish_plan(&self, apps: &mut Apps) -> u64 {
+        apps.generation += 1;
+        let plan = Arc::new(Plan::new(apps.generation, apps));
+        *self.plan.write().unwrap_or_else(|e| e.into_inner()) = plan;
+        self.generation.store(apps.generation, Relaxed);
+        if let Some(wake) = self.timer_waker.get() {
+            wake();
+        }
+        apps.generation
+    }
+
+    /// The plan in force.
+    fn current_plan(&self) -> Arc<Plan> {
+        Arc::clone(&self.plan.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The workers the lifecycle tells of a change ([`crate::worker::Command::Refresh`]).
+    pub fn attach_workers(&self, workers: &[WorkerHandle]) {
+        let _ = self.workers.set(workers.to_vec());
+    }
+
+    /// How to wake the controller's timer thread.
+    pub fn set_timer_waker(&self, wake: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.timer_waker.set(wake);
+    }
+
+    pub(crate) fn timings(&self) -> &Timings {
+        &self.timings
+    }
+
+    /// The workers (empty for a pipeline driven by hand).
+    pub(crate) fn worker_handles(&self) -> &[WorkerHandle] {
+        self.workers.get().map_or(&[], Vec::as_slice)
+    }
+
+    /// Forgets when the global timers of app `app` are due (it stopped: a restart
+    /// starts their clock again). Waits for a global tick in progress to end.
+    pub(crate) fn forget_global_timers(&self, reg: &Registry) {
+        let mut due = lock(&self.global_due);
+        for (_, h) in &reg.global_timers {
+            due.remove(&h.id);
         }
     }
 
-    /// The apps' names, in order.
+    /// The apps' names, in app order (removed apps left out).
     pub fn app_names(&self) -> Vec<&'static str> {
-        self.apps.iter().map(|e| e.name).collect()
+        let apps = lock(&self.apps);
+        apps.order.iter().map(|&i| apps.known[i].name).collect()
     }
 
     /// Whether the app named `name` is quarantined (`None`: no such app).
     pub fn is_quarantined(&self, name: &str) -> Option<bool> {
-        self.apps
-            .iter()
-            .find(|e| e.name == name)
-            .map(|e| e.quarantined.load(Relaxed))
+        let apps = lock(&self.apps);
+        let i = apps.index(name)?;
+        Some(apps.known[i].guard.is_quarantined())
     }
 
-    /// Why the app named `name` is quarantined: its first panic (`None`: it runs, or
-    /// there is no such app).
+    /// Why the app named `name` is quarantined: its first panic since it last started
+    /// (`None`: it runs, or there is no such app).
     pub fn quarantine_reason(&self, name: &str) -> Option<Quarantine> {
-        let i = self.apps.iter().position(|e| e.name == name)?;
-        self.guards[i].quarantine_reason()
+        let apps = lock(&self.apps);
+        let i = apps.index(name)?;
+        apps.known[i].guard.quarantine_reason()
     }
 
     /// Adds what switch `sw`'s handlers did since the last call to the totals
@@ -632,23 +804,25 @@ impl Pipeline {
         self.timings.publish(&mut sw.timing);
     }
 
-    /// Every handler's calls and time, by app then handler, as last published (see
-    /// [`crate::timing`] for how they are measured). An app's `reply` handler shows
-    /// once it was called.
+    /// Every handler's calls and time, by app (in app order) then handler, as last
+    /// published (see [`crate::timing`] for how they are measured). An app's `reply`
+    /// handler shows once it was called; removed apps' handlers do not show.
     pub fn handler_timings(&self) -> Vec<HandlerTiming> {
-        let mut v = self.timings.snapshot(|app| self.apps[app].name);
+        let apps = lock(&self.apps);
+        let mut v = self.timings.snapshot(|app| apps.known[app].name);
         v.retain(|t| t.handler != "reply" || t.calls > 0);
-        let order = |t: &HandlerTiming| self.apps.iter().position(|e| e.name == t.app);
+        let order =
+            |t: &HandlerTiming| apps.order.iter().position(|&i| apps.known[i].name == t.app);
+        v.retain(|t| order(t).is_some());
         v.sort_by_key(order);
         v
     }
 
-    /// Panics caught in the handlers of the app named `name`.
+    /// Panics caught in the handlers of the app named `name` (over all its starts).
     pub fn panics(&self, name: &str) -> Option<u64> {
-        self.apps
-            .iter()
-            .find(|e| e.name == name)
-            .map(|e| e.panics.load(Relaxed))
+        let apps = lock(&self.apps);
+        let i = apps.index(name)?;
+        Some(apps.known[i].panics.load(Relaxed))
     }
 
     /// The services apps and the caller provided, and the core's [`Switches`].
@@ -696,15 +870,112 @@ impl Pipeline {
             Some(_) => Rng::seeded(info.dpid ^ uid),
             None => Rng::new(info.dpid ^ uid),
         };
+        let plan = self.current_plan();
         SwitchState {
             rng,
             info,
-            slots: self.apps.iter().map(|e| e.app.new_state()).collect(),
+            generation: plan.generation,
+            slots: plan
+                .apps
+                .iter()
+                .map(|e| match e.running {
+                    true => e.app.new_state(),
+                    false => placeholder(),
+                })
+                .collect(),
+            plan,
+            added: false,
             requests: Requests::new(),
             schedule: Schedule::default(),
             uid,
             queue,
             timing: self.timings.local(),
+        }
+    }
+
+    /// Brings switch `sw` to the current plan if a change came since it last ran (a
+    /// worker does it when told of a change, and before each message; a caller driving
+    /// switches by hand may call it to reach an idle switch).
+    pub fn refresh(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
+        if self.generation.load(Relaxed) != sw.generation {
+            self.migrate(sw, out, now);
+        }
+    }
+
+    /// Moves switch `sw` to the current plan, between two messages: the slots, pending
+    /// requests (callbacks not run) and timers of apps no longer running (or restarted)
+    /// are dropped; apps that started get fresh state, their timers start, and (once
+    /// the switch was added) their initializers then switch-added listeners run on it.
+    #[cold]
+    #[inline(never)]
+    fn migrate(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
+        let new = self.current_plan();
+        let old = std::mem::replace(&mut sw.plan, Arc::clone(&new));
+        sw.generation = new.generation;
+        sw.requests.drop_apps(|app| old.same_start(&new, app));
+        sw.slots.resize_with(new.apps.len(), placeholder);
+        let mut started = Vec::new();
+        for (i, slot) in sw.slots.iter_mut().enumerate() {
+            if old.same_start(&new, i) {
+                continue;
+            }
+            *slot = match new.apps[i].running {
+                true => {
+                    started.push(i);
+                    new.apps[i].app.new_state()
+                }
+                false => placeholder(),
+            };
+        }
+        sw.timing.grow(self.timings.len());
+        if !sw.added {
+            return;
+        }
+        // Timers: those of apps going on keep their times, those of apps started begin.
+        let due = new
+            .timers
+            .iter()
+            .zip(&new.periods)
+            .map(|(h, period)| {
+                let kept = old
+                    .timers
+                    .iter()
+                    .position(|o| o.id == h.id)
+                    .filter(|_| old.same_start(&new, h.app));
+                match kept {
+                    Some(j) => sw.schedule.due_of(j),
+                    None => Some(now + period.first(&mut sw.rng)),
+                }
+            })
+            .collect();
+        sw.schedule = Schedule::from_due(due);
+        if started.is_empty() {
+            return;
+        }
+        let plan = &*new;
+        let SwitchState {
+            info,
+            timing,
+            slots,
+            requests,
+            ..
+        } = sw;
+        let mut ctx = self.ctx(info, out, requests, now);
+        for (handlers, what) in [
+            (&plan.initialize, "initialize"),
+            (&plan.switch_added, "switch_added"),
+        ] {
+            for h in handlers.iter().filter(|h| started.contains(&h.app)) {
+                if plan.skip(h.app, &mut ctx) {
+                    continue;
+                }
+                let s = &mut *slots[h.app];
+                let c = &mut ctx;
+                let dpid = info.dpid;
+                self.timed(plan, timing, h.id, h.app, Some(dpid), what, || {
+                    (h.call)(c, s)
+                });
+            }
         }
     }
 
@@ -777,7 +1048,10 @@ impl Pipeline {
     /// Initializers, then switch-added listeners; what apps send goes to `out`. The
     /// switch's timers start now.
     pub fn switch_added(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
+        self.refresh(sw, out, now);
+        sw.added = true;
         let SwitchState {
+            plan,
             info,
             timing,
             slots,
@@ -786,20 +1060,23 @@ impl Pipeline {
             rng,
             ..
         } = sw;
-        *schedule = Schedule::start(&self.periods, now, rng);
+        let plan = &**plan;
+        *schedule = Schedule::start(&plan.periods, now, rng);
         let mut ctx = self.ctx(info, out, requests, now);
         for (handlers, what) in [
-            (&self.initialize, "initialize"),
-            (&self.switch_added, "switch_added"),
+            (&plan.initialize, "initialize"),
+            (&plan.switch_added, "switch_added"),
         ] {
             for h in handlers {
-                if self.skip(h.app, &mut ctx) {
+                if plan.skip(h.app, &mut ctx) {
                     continue;
                 }
                 let s = &mut *slots[h.app];
                 let c = &mut ctx;
                 let dpid = info.dpid;
-                self.timed(timing, h.id, h.app, Some(dpid), what, || (h.call)(c, s));
+                self.timed(plan, timing, h.id, h.app, Some(dpid), what, || {
+                    (h.call)(c, s)
+                });
             }
         }
     }
@@ -809,6 +1086,11 @@ impl Pipeline {
         // The worker framed this message and checked its header (conn.rs): only a
         // length guard is left here, for callers that did not (tests, simulations).
         // PACKET_IN, the hot path, goes straight to its view.
+        // A change of the apps reaches this switch here, between two messages: one
+        // relaxed load per message, the migration itself out of line.
+        if self.generation.load(Relaxed) != sw.generation {
+            self.migrate(sw, out, now);
+        }
         if frame.len() < openflow::HEADER_LEN {
             self.decode_error(sw.info.dpid, "a frame shorter than ofp_header");
             return;
@@ -831,21 +1113,14 @@ impl Pipeline {
         let Some(kind) = MessageKind::from_wire(version, msg_type) else {
             return;
         };
-        let Some(handlers) = self.handlers_of(kind) else {
+        if sw.plan.handlers_of(kind).is_none() {
             self.counters.unhandled.fetch_add(1, Relaxed);
             return;
-        };
+        }
         let Some(msg) = self.decode(sw, frame) else {
             return;
         };
-        self.run_message_handlers(sw, handlers, &msg, out, now);
-    }
-
-    fn handlers_of(&self, kind: MessageKind) -> Option<&[Handler<MessageCall>]> {
-        self.messages
-            .iter()
-            .find(|(k, _)| *k == kind)
-            .map(|(_, list)| list.as_slice())
+        self.run_message_handlers(sw, kind, &msg, out, now);
     }
 
     fn decode(&self, sw: &SwitchState, frame: &[u8]) -> Option<Message> {
@@ -862,27 +1137,33 @@ impl Pipeline {
     fn run_message_handlers(
         &self,
         sw: &mut SwitchState,
-        handlers: &[Handler<MessageCall>],
+        kind: MessageKind,
         msg: &Message,
         out: &mut Vec<u8>,
         now: Instant,
     ) {
         let SwitchState {
+            plan,
             info,
             timing,
             slots,
             requests,
             ..
         } = sw;
+        let plan = &**plan;
+        let Some(handlers) = plan.handlers_of(kind) else {
+            return;
+        };
         let mut ctx = self.ctx(info, out, requests, now);
         let mut stopped = false;
         for h in handlers {
-            if (stopped && h.order.phase != Phase::Observe) || self.skip(h.app, &mut ctx) {
+            if (stopped && h.order.phase != Phase::Observe) || plan.skip(h.app, &mut ctx) {
                 continue;
             }
             let s = &mut *slots[h.app];
             let c = &mut ctx;
             let flow = self.timed(
+                plan,
                 timing,
                 h.id,
                 h.app,
@@ -909,28 +1190,29 @@ impl Pipeline {
             self.switches
                 .update(sw.uid, Arc::clone(&sw.info), reason, &port);
             let SwitchState {
+                plan,
                 info,
                 timing,
                 slots,
                 requests,
                 ..
             } = &mut *sw;
+            let plan = &**plan;
             let mut ctx = self.ctx(info, out, requests, now);
-            for h in &self.port_status {
-                if self.skip(h.app, &mut ctx) {
+            for h in &plan.port_status {
+                if plan.skip(h.app, &mut ctx) {
                     continue;
                 }
                 let s = &mut *slots[h.app];
                 let c = &mut ctx;
                 let p = &port;
-                self.timed(timing, h.id, h.app, Some(info.dpid), "PORT_STATUS", || {
+                let dpid = Some(info.dpid);
+                self.timed(plan, timing, h.id, h.app, dpid, "PORT_STATUS", || {
                     (h.call)(c, s, reason, p)
                 });
             }
         }
-        if let Some(handlers) = self.handlers_of(MessageKind::PortStatus) {
-            self.run_message_handlers(sw, handlers, &msg, out, now);
-        }
+        self.run_message_handlers(sw, MessageKind::PortStatus, &msg, out, now);
     }
 
     /// The hot path: a PACKET_IN, viewed in place, through the ordered handlers.
@@ -938,18 +1220,19 @@ impl Pipeline {
     /// ([`crate::app::Builder::prefetch_packet_in`]) if it is a PACKET_IN.
     #[inline]
     pub fn prefetch(&self, sw: &SwitchState, frame: &[u8]) {
-        if self.prefetch.is_empty() || frame.get(1) != Some(&PACKET_IN) {
+        let plan = &*sw.plan;
+        if plan.prefetch.is_empty() || frame.get(1) != Some(&PACKET_IN) {
             return;
         }
         let Ok(p) = PacketIn::new_checked(frame) else {
             return;
         };
-        for (app, call) in &self.prefetch {
-            if self.apps[*app].quarantined.load(Relaxed) {
+        for (app, call) in &plan.prefetch {
+            if plan.apps[*app].quarantined.load(Relaxed) {
                 continue;
             }
             let s = &*sw.slots[*app];
-            self.guarded(*app, Some(sw.info.dpid), "PACKET_IN prefetch", || {
+            self.guarded(plan, *app, Some(sw.info.dpid), "PACKET_IN prefetch", || {
                 call(s, &p)
             });
         }
@@ -967,29 +1250,32 @@ impl Pipeline {
                 return;
             }
         };
-        if self.packet_in.is_empty() {
-            self.counters.unhandled.fetch_add(1, Relaxed);
-            return;
-        }
         let SwitchState {
+            plan,
             info,
             timing,
             slots,
             requests,
             ..
         } = sw;
+        let plan = &**plan;
+        if plan.packet_in.is_empty() {
+            self.counters.unhandled.fetch_add(1, Relaxed);
+            return;
+        }
         let mut ctx = self.ctx(info, out, requests, now);
         let mut stopped = false;
         // One PACKET_IN in PACKET_IN_SAMPLE_EVERY has its handlers timed (crate::timing).
         let mut clock = timing.sample_packet_in().then(Instant::now);
-        for h in &self.packet_in {
-            if (stopped && h.order.phase != Phase::Observe) || self.skip(h.app, &mut ctx) {
+        for h in &plan.packet_in {
+            if (stopped && h.order.phase != Phase::Observe) || plan.skip(h.app, &mut ctx) {
                 continue;
             }
             let s = &mut *slots[h.app];
             let c = &mut ctx;
             timing.count_only(h.id);
-            let flow = self.guarded(h.app, Some(info.dpid), "PACKET_IN", || (h.call)(c, s, p));
+            let dpid = Some(info.dpid);
+            let flow = self.guarded(plan, h.app, dpid, "PACKET_IN", || (h.call)(c, s, p));
             if let Some(before) = clock {
                 let after = Instant::now();
                 let nanos = u64::try_from((after - before).as_nanos()).unwrap_or(u64::MAX);
@@ -1034,16 +1320,18 @@ impl Pipeline {
     /// Times out the requests whose deadline is at or before `now`, then runs the
     /// per-switch timers due by `now`.
     pub fn tick(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
+        self.refresh(sw, out, now);
         while let Some(done) = sw.requests.pop_expired(now) {
             self.counters.request_timeouts.fetch_add(1, Relaxed);
             let app = match &done.owner {
-                Owner::App { app, .. } => self.apps[*app].name,
+                Owner::App { app, .. } => sw.plan.apps[*app].name,
                 Owner::External(_) => "(external)",
             };
             tracing::debug!(app, dpid = %Dpid(sw.info.dpid), "request timed out");
             self.answer(sw, done, out, now);
         }
         let SwitchState {
+            plan,
             info,
             timing,
             slots,
@@ -1052,19 +1340,20 @@ impl Pipeline {
             rng,
             ..
         } = sw;
+        let plan = &**plan;
         let mut ctx = self.ctx(info, out, requests, now);
         while let Some(i) = schedule.due(now) {
-            let h = &self.timers[i];
-            if self.skip(h.app, &mut ctx) {
+            let h = &plan.timers[i];
+            if plan.skip(h.app, &mut ctx) {
                 schedule.stop(i);
                 continue;
             }
             // Rescheduled first: a timer that panics is not run again at once (nor
             // ever, as its app is quarantined).
-            schedule.ran(i, &self.periods[i], now, rng);
+            schedule.ran(i, &plan.periods[i], now, rng);
             let s = &mut *slots[h.app];
             let c = &mut ctx;
-            self.timed(timing, h.id, h.app, Some(info.dpid), "timer", || {
+            self.timed(plan, timing, h.id, h.app, Some(info.dpid), "timer", || {
                 (h.call)(c, s)
             });
         }
@@ -1074,35 +1363,37 @@ impl Pipeline {
     /// first runs a period later); returns when the next one is due, `None` when
     /// there are none (left).
     pub fn global_tick(&self, now: Instant) -> Option<Instant> {
-        if self.global_timers.is_empty() {
+        let plan = self.current_plan();
+        if plan.global_timers.is_empty() {
             return None;
         }
         let mut due = lock(&self.global_due);
-        let due = due.get_or_insert_with(|| {
-            self.global_timers
-                .iter()
-                .map(|(period, _)| Some(now + *period))
-                .collect()
-        });
-        for (i, (period, h)) in self.global_timers.iter().enumerate() {
-            if self.apps[h.app].quarantined.load(Relaxed) {
-                due[i] = None;
+        let mut next: Option<Instant> = None;
+        for (period, h) in &plan.global_timers {
+            let d = due.entry(h.id).or_insert(Some(now + *period));
+            if plan.apps[h.app].quarantined.load(Relaxed) {
+                *d = None;
                 continue;
             }
-            if due[i].is_some_and(|d| d <= now) {
-                due[i] = Some(now + *period);
+            if d.is_some_and(|d| d <= now) {
+                *d = Some(now + *period);
                 let switches = &*self.switches;
                 let started = Instant::now();
-                self.guarded(h.app, None, "global timer", || (h.call)(switches, now));
+                self.guarded(&plan, h.app, None, "global timer", || {
+                    (h.call)(switches, now)
+                });
                 let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
                 self.timings.add_one(h.id, nanos);
                 // The timer may have got its app quarantined.
-                if self.apps[h.app].quarantined.load(Relaxed) {
-                    due[i] = None;
+                if plan.apps[h.app].quarantined.load(Relaxed) {
+                    *d = None;
                 }
             }
+            if let Some(d) = *d {
+                next = Some(next.map_or(d, |n| n.min(d)));
+            }
         }
-        due.iter().flatten().min().copied()
+        next
     }
 
     /// Gives a finished request's callback its reply: an app's under its guard, with
@@ -1114,21 +1405,23 @@ impl Pipeline {
             Owner::External(answer) => return answer.send(reply),
         };
         let SwitchState {
+            plan,
             info,
             timing,
             slots,
             requests,
             ..
         } = sw;
+        let plan = &**plan;
         let mut ctx = self.ctx(info, out, requests, now);
-        if self.skip(app, &mut ctx) {
+        if plan.skip(app, &mut ctx) {
             return;
         }
-        let any = self.apps[app].app.as_any();
+        let any = plan.apps[app].app.as_any();
         let s = &mut *slots[app];
         let c = &mut ctx;
-        let id = self.reply_ids[app];
-        self.timed(timing, id, app, Some(info.dpid), "reply", || {
+        let id = plan.reply_ids[app];
+        self.timed(plan, timing, id, app, Some(info.dpid), "reply", || {
             callback(any, c, s, reply)
         });
     }
@@ -1138,6 +1431,8 @@ impl Pipeline {
     /// the switch-removed listeners run, and the state (every app's slot, the timers)
     /// is dropped.
     pub fn switch_removed(&self, mut sw: SwitchState, reason: &str, now: Instant) {
+        // What migrating sends goes nowhere: the switch is gone.
+        self.refresh(&mut sw, &mut Vec::new(), now);
         self.switches.remove(sw.info.dpid, sw.uid, reason);
         tracing::debug!(
             dpid = %Dpid(sw.info.dpid),
@@ -1150,19 +1445,20 @@ impl Pipeline {
             self.answer(&mut sw, done, &mut discarded, now);
         }
         let SwitchState {
+            plan,
             info,
             mut slots,
             mut timing,
             ..
         } = sw;
-        for h in &self.switch_removed {
-            if self.apps[h.app].quarantined.load(Relaxed) {
+        for h in &plan.switch_removed {
+            if plan.apps[h.app].quarantined.load(Relaxed) {
                 continue;
             }
-            // A zero-sized placeholder: no allocation.
-            let state = std::mem::replace(&mut slots[h.app], Box::new(()));
+            let state = std::mem::replace(&mut slots[h.app], placeholder());
             let i = &*info;
             self.timed(
+                &plan,
                 &mut timing,
                 h.id,
                 h.app,
@@ -1194,18 +1490,6 @@ impl Pipeline {
         }
     }
 
-    /// True when app `app` is quarantined; otherwise points `ctx` at it.
-    #[inline]
-    fn skip(&self, app: usize, ctx: &mut SwitchCtx<'_>) -> bool {
-        let e = &self.apps[app];
-        if e.quarantined.load(Relaxed) {
-            return true;
-        }
-        ctx.app = app;
-        ctx.app_name = e.name;
-        false
-    }
-
     /// Runs handler `id` of app `app` through [`Pipeline::guarded`], counted in
     /// `timing` and, one call in [`crate::timing::SAMPLE_EVERY`], timed: no clock read
     /// and no shared write for the others (see [`crate::timing`]).
@@ -1213,6 +1497,7 @@ impl Pipeline {
     #[allow(clippy::too_many_arguments)]
     fn timed<R>(
         &self,
+        plan: &Plan,
         timing: &mut Local,
         id: usize,
         app: usize,
@@ -1221,7 +1506,7 @@ impl Pipeline {
         f: impl FnOnce() -> R,
     ) -> Option<R> {
         let started = timing.count(id).then(Instant::now);
-        let r = self.guarded(app, dpid, what, f);
+        let r = self.guarded(plan, app, dpid, what, f);
         if let Some(started) = started {
             timing.timed(id, started);
         }
@@ -1232,6 +1517,7 @@ impl Pipeline {
     #[inline]
     fn guarded<R>(
         &self,
+        plan: &Plan,
         app: usize,
         dpid: Option<u64>,
         what: &str,
@@ -1240,15 +1526,10 @@ impl Pipeline {
         match catch_unwind(AssertUnwindSafe(f)) {
             Ok(r) => Some(r),
             Err(payload) => {
-                self.quarantine(app, dpid, what, payload.as_ref());
+                quarantine(&plan.apps[app].guard, dpid, what, payload.as_ref());
                 None
             }
         }
-    }
-
-    #[cold]
-    fn quarantine(&self, app: usize, dpid: Option<u64>, what: &str, payload: &(dyn Any + Send)) {
-        crate::events::quarantine(self.guards[app].health(), dpid, what, payload);
     }
 
     #[cold]
@@ -1256,6 +1537,57 @@ impl Pipeline {
         self.counters.decode_errors.fetch_add(1, Relaxed);
         tracing::warn!(dpid = %Dpid(dpid), error = why, "message from switch not decoded; dropped");
     }
+}
+
+/// App `guard`'s code panicked with `payload`: quarantined (see [`crate::events`]).
+#[cold]
+fn quarantine(guard: &AppGuard, dpid: Option<u64>, what: &str, payload: &(dyn Any + Send)) {
+    crate::events::quarantine(guard.health(), dpid, what, payload);
+}
+
+/// The state slot of an app with no state on this switch (stopped): zero-sized, so
+/// no allocation.
+fn placeholder() -> Box<Slot> {
+    Box::new(())
+}
+
+/// Runs `app`'s `build` into a registry of its own (app number `index`), and numbers
+/// its handlers for their counts and time.
+pub(crate) fn register(
+    app: &Arc<dyn AnyApp>,
+    index: usize,
+    timings: &Timings,
+) -> Result<Registry, StartError> {
+    let mut reg = Registry::default();
+    Arc::clone(app).register(index, &mut reg)?;
+    for h in &mut reg.packet_in {
+        h.id = timings.id(index, "PACKET_IN");
+    }
+    for (kind, h) in &mut reg.messages {
+        h.id = timings.id(index, kind_name(*kind));
+    }
+    for (list, name) in [
+        (&mut reg.initialize, "initialize"),
+        (&mut reg.switch_added, "switch_added"),
+    ] {
+        for h in list {
+            h.id = timings.id(index, name);
+        }
+    }
+    for (_, h) in &mut reg.timers {
+        h.id = timings.id(index, "timer");
+    }
+    for h in &mut reg.port_status {
+        h.id = timings.id(index, "PORT_STATUS");
+    }
+    for h in &mut reg.switch_removed {
+        h.id = timings.id(index, "switch_removed");
+    }
+    for (_, h) in &mut reg.global_timers {
+        h.id = timings.id(index, "global timer");
+    }
+    reg.reply_id = timings.id(index, "reply");
+    Ok(reg)
 }
 
 /// The whole messages in `bytes`, by their header's length (a length below the header's

@@ -39,9 +39,18 @@ pub struct Quarantine {
 /// [`Publisher`] see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AppEvent {
-    /// The app panicked and none of its code runs again: told once per app, by the
-    /// thread that caught the first panic.
+    /// The app panicked and none of its code runs again (until it is restarted): told
+    /// once per start of the app, by the thread that caught the first panic.
     Quarantined(Quarantine),
+    /// The app started at run time ([`crate::dispatch::Pipeline::start_app`]); every
+    /// worker has it.
+    Started(&'static str),
+    /// The app stopped at run time; none of its code runs any more.
+    Stopped(&'static str),
+    /// The app was added at run time ([`crate::dispatch::Pipeline::add_app`]).
+    Loaded(&'static str),
+    /// The app was removed at run time.
+    Unloaded(&'static str),
 }
 
 /// One app's health, shared by the pipeline (which checks it before every handler)
@@ -73,10 +82,12 @@ pub struct AppGuard {
 }
 
 impl AppGuard {
-    /// A guard for the app `name`, adding its panics to `all_panics` too and telling
-    /// its quarantine to `events`.
+    /// A guard for one start of the app `name` (a restart gets a new one, not
+    /// quarantined), adding its panics to `panics` (the app's, over its starts) and
+    /// `all_panics`, and telling its quarantine to `events`.
     pub(crate) fn new(
         name: &'static str,
+        panics: Arc<AtomicU64>,
         all_panics: Arc<AtomicU64>,
         events: Arc<Subscribers<AppEvent>>,
     ) -> AppGuard {
@@ -84,7 +95,7 @@ impl AppGuard {
             health: Arc::new(AppHealth {
                 name,
                 quarantined: Arc::new(AtomicBool::new(false)),
-                panics: Arc::new(AtomicU64::new(0)),
+                panics,
                 all_panics,
                 reason: Mutex::new(None),
                 events,
@@ -171,6 +182,8 @@ pub type Callback<E> = Box<dyn Fn(&E) + Send + Sync>;
 /// subscriber outside the pipeline, such as a test's probe: its panic is the
 /// publisher's).
 struct Subscriber<E> {
+    /// What [`Subscribers::unsubscribe`] names it by.
+    id: u64,
     guard: Option<AppGuard>,
     call: Callback<E>,
 }
@@ -191,6 +204,8 @@ pub struct Subscribers<E> {
     list: RwLock<Vec<Subscriber<E>>>,
     /// Held from a change until its events are told.
     order: Mutex<()>,
+    /// The last subscriber id given.
+    last_id: AtomicU64,
 }
 
 impl<E> Default for Subscribers<E> {
@@ -198,6 +213,7 @@ impl<E> Default for Subscribers<E> {
         Subscribers {
             list: RwLock::new(Vec::new()),
             order: Mutex::new(()),
+            last_id: AtomicU64::new(0),
         }
     }
 }
@@ -213,21 +229,39 @@ impl<E> std::fmt::Debug for Subscribers<E> {
 
 impl<E> Subscribers<E> {
     /// Adds a subscriber of the app `guard` guards: its panics quarantine that app.
-    pub fn subscribe_guarded(&self, guard: AppGuard, call: Callback<E>) {
-        self.push(Subscriber {
-            guard: Some(guard),
-            call,
-        });
+    /// Returns its id, for [`Subscribers::unsubscribe`].
+    pub fn subscribe_guarded(&self, guard: AppGuard, call: Callback<E>) -> u64 {
+        self.push(Some(guard), call)
     }
 
     /// Adds a subscriber outside the pipeline (a test, a tool): unguarded, so its
-    /// panic unwinds into whoever published.
-    pub fn subscribe(&self, call: Callback<E>) {
-        self.push(Subscriber { guard: None, call });
+    /// panic unwinds into whoever published. Returns its id.
+    pub fn subscribe(&self, call: Callback<E>) -> u64 {
+        self.push(None, call)
     }
 
-    fn push(&self, s: Subscriber<E>) {
+    fn push(&self, guard: Option<AppGuard>, call: Callback<E>) -> u64 {
+        let id = self.last_id.fetch_add(1, Relaxed) + 1;
+        let s = Subscriber { id, guard, call };
         self.list.write().unwrap_or_else(|e| e.into_inner()).push(s);
+        id
+    }
+
+    /// Ends subscription `id` (an app stopping). Waits for an event being told to
+    /// finish: once this returns, the callback is never called again.
+    pub fn unsubscribe(&self, id: u64) {
+        let mut list = self.list.write().unwrap_or_else(|e| e.into_inner());
+        list.retain(|s| s.id != id);
+    }
+
+    /// How many subscribe now.
+    pub fn len(&self) -> usize {
+        self.list.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// True when none subscribes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Runs `change` (which must release the service's own locks before it returns),

@@ -23,6 +23,7 @@ pub mod dpid;
 pub mod events;
 pub mod handshake;
 pub mod info;
+pub mod lifecycle;
 pub mod requests;
 pub mod services;
 pub mod switches;

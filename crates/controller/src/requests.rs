@@ -285,6 +285,16 @@ impl Requests {
         })
     }
 
+    /// Drops the pending requests of the apps `keep` refuses (apps stopped): their
+    /// callbacks are dropped without being run, as none of a stopped app's code runs.
+    /// Replies that come later are taken as unsolicited.
+    pub(crate) fn drop_apps(&mut self, keep: impl Fn(usize) -> bool) {
+        self.pending.retain(|p| match &p.owner {
+            Owner::App { app, .. } => keep(*app),
+            Owner::External(_) => true,
+        });
+    }
+
     /// Any pending request, removed, with [`Reply::SwitchGone`] (oldest first); `None`
     /// when none is left.
     pub(crate) fn pop_gone(&mut self) -> Option<Done> {

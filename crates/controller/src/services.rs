@@ -133,6 +133,12 @@ impl Services {
         })
     }
 
+    /// Who provides the service of type id `id` (an app's name, or whoever built the
+    /// pipeline).
+    pub fn provider(&self, id: TypeId) -> Option<&'static str> {
+        self.map.get(&id).map(|e| e.provider)
+    }
+
     /// Number of services provided.
     pub fn len(&self) -> usize {
         self.map.len()

@@ -113,6 +113,19 @@ impl Schedule {
         s
     }
 
+    /// A schedule from when each timer is due (`None`: it does not run), by timer
+    /// index: a switch moving to a new plan keeps its running timers' times.
+    pub fn from_due(due: Vec<Option<Instant>>) -> Schedule {
+        let mut s = Schedule { due, next: None };
+        s.recompute();
+        s
+    }
+
+    /// When timer `i` is next due (`None`: it does not run, or no such timer).
+    pub fn due_of(&self, i: usize) -> Option<Instant> {
+        self.due.get(i).copied().flatten()
+    }
+
     /// When the earliest timer is due.
     pub fn next(&self) -> Option<Instant> {
         self.next

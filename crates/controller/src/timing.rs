@@ -3,7 +3,8 @@
 //! A handler is an app's code for one kind of call: `PACKET_IN`, a message type
 //! (`FLOW_REMOVED`), `PORT_STATUS`, `timer`, `initialize`, `switch_added`,
 //! `switch_removed`, `reply` (its requests' callbacks), `global timer`. The pipeline
-//! numbers them when it is built (`Names`).
+//! numbers them as each app is registered (`Names`, grown when an app is added at
+//! run time; a switch's `Local` grows as it migrates to a new plan).
 //!
 //! **How it is measured.** Each switch's state (`Local`, owned by the worker serving
 //! the switch, like the apps' slots) counts its handlers' calls in plain `u64`s: no
@@ -122,6 +123,19 @@ impl Names {
     }
 }
 
+impl Local {
+    /// Makes room for handlers numbered since this state was made (apps started at
+    /// run time).
+    pub(crate) fn grow(&mut self, handlers: usize) {
+        if self.calls.len() < handlers {
+            self.calls.resize(handlers, 0);
+            self.published.resize(handlers, 0);
+            self.timed.resize(handlers, Timed::default());
+            self.last_timed.resize(handlers, 0);
+        }
+    }
+}
+
 /// One switch's counts, owned by its worker (in the switch's pipeline state).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Local {
@@ -202,8 +216,8 @@ impl Local {
 /// Every handler's totals, as published.
 #[derive(Debug)]
 pub(crate) struct Timings {
-    /// Who each handler is.
-    names: Names,
+    /// Who each handler is (grows as apps are added at run time).
+    names: Mutex<Names>,
     /// (calls, timed) by handler number.
     totals: Mutex<Vec<(u64, Timed)>>,
 }
@@ -228,16 +242,33 @@ pub struct HandlerTiming {
 }
 
 impl Timings {
-    pub(crate) fn new(names: Names) -> Timings {
-        let n = names.len();
+    pub(crate) fn new() -> Timings {
         Timings {
-            names,
-            totals: Mutex::new(vec![(0, Timed::default()); n]),
+            names: Mutex::new(Names::default()),
+            totals: Mutex::new(Vec::new()),
         }
     }
 
+    /// The number of app `app`'s handler `name`, numbered now if new.
+    pub(crate) fn id(&self, app: usize, name: &'static str) -> usize {
+        let mut names = lock(&self.names);
+        let id = names.id(app, name);
+        let n = names.len();
+        drop(names);
+        let mut totals = lock(&self.totals);
+        if totals.len() < n {
+            totals.resize(n, (0, Timed::default()));
+        }
+        id
+    }
+
+    /// How many handlers are numbered.
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.names).len()
+    }
+
     pub(crate) fn local(&self) -> Local {
-        Local::new(self.names.len())
+        Local::new(self.len())
     }
 
     /// Adds what `local` counted since its last publish.
@@ -246,7 +277,7 @@ impl Timings {
             return;
         }
         let mut totals = lock(&self.totals);
-        for (id, total) in totals.iter_mut().enumerate() {
+        for (id, total) in totals.iter_mut().enumerate().take(local.calls.len()) {
             total.0 += local.calls[id] - local.published[id];
             total.1.merge(&local.timed[id]);
         }
@@ -266,7 +297,8 @@ impl Timings {
     /// Every handler's totals, in handler-number order, named with `app_name`.
     pub(crate) fn snapshot(&self, app_name: impl Fn(usize) -> &'static str) -> Vec<HandlerTiming> {
         let totals = lock(&self.totals).clone();
-        self.names
+        let names = lock(&self.names).clone();
+        names
             .0
             .iter()
             .zip(totals)
@@ -295,11 +327,10 @@ mod tests {
 
     #[test]
     fn one_call_in_64_is_timed_and_stands_for_the_calls_since_the_last() {
-        let mut names = Names::default();
-        assert_eq!(names.id(0, "PACKET_IN"), 0);
-        assert_eq!(names.id(1, "PACKET_IN"), 1);
-        assert_eq!(names.id(0, "PACKET_IN"), 0);
-        let timings = Timings::new(names);
+        let timings = Timings::new();
+        assert_eq!(timings.id(0, "PACKET_IN"), 0);
+        assert_eq!(timings.id(1, "PACKET_IN"), 1);
+        assert_eq!(timings.id(0, "PACKET_IN"), 0);
         let mut l = timings.local();
         let mut timed = Vec::new();
         for call in 1..=130u64 {
@@ -330,11 +361,8 @@ mod tests {
         assert_eq!(bucket(1_001), 1);
         assert_eq!(bucket(50_000), 3);
         assert_eq!(bucket(5_000_000_000), BUCKETS.len());
-        let timings = Timings::new({
-            let mut n = Names::default();
-            n.id(0, "timer");
-            n
-        });
+        let timings = Timings::new();
+        timings.id(0, "timer");
         timings.add_one(0, 50_000);
         let s = &timings.snapshot(|_| "a")[0];
         let counts: Vec<u64> = s.buckets.iter().map(|b| b.1).collect();

@@ -99,6 +99,18 @@ pub trait SwitchPipeline: Send + Sync + 'static {
         let _ = now;
         None
     }
+    /// The apps changed (started, stopped, re-ordered): bring this switch to the
+    /// pipeline's current plan now, between two messages (the dispatch pipeline also
+    /// does it before the next message; this reaches idle switches). What apps send
+    /// (initializers of started apps) goes to `out`.
+    fn refresh(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant) {
+        let _ = (sw, out, now);
+    }
+    /// The controller's timer thread can be woken with `wake` (to run the global
+    /// timers of an app started at run time).
+    fn set_timer_waker(&self, wake: Box<dyn Fn() + Send + Sync>) {
+        let _ = wake;
+    }
     /// The worker's publish interval came: make what this switch's state counted
     /// locally visible to readers (the dispatch pipeline's handler timings).
     fn publish(&self, sw: &mut Self::State) {
@@ -164,6 +176,9 @@ pub enum Command {
     /// Append these messages (a request, encoded for the switch's version) to a
     /// switch's output and wait for the reply: what `Switches::request` sends.
     Request(Box<RequestCommand>),
+    /// Bring every switch to the pipeline's current plan ([`SwitchPipeline::refresh`]),
+    /// then say so on the channel (the lifecycle waits for every worker).
+    Refresh(Sender<()>),
     /// Close every switch ("shutdown") and exit.
     Shutdown,
 }
@@ -451,6 +466,10 @@ impl<P: SwitchPipeline> Worker<P> {
                     bytes,
                 }) => self.deliver(slot, uid, dpid, &bytes),
                 Ok(Command::Request(r)) => self.request(*r, now),
+                Ok(Command::Refresh(done)) => {
+                    self.refresh(now);
+                    let _ = done.send(());
+                }
                 Ok(Command::Shutdown) => return true,
                 Err(TryRecvError::Empty) => return false,
                 Err(TryRecvError::Disconnected) => return true,
@@ -678,6 +697,28 @@ impl<P: SwitchPipeline> Worker<P> {
             if !conn.dirty {
                 conn.dirty = true;
                 self.dirty.push(slot);
+            }
+        }
+    }
+
+    /// Every switch to the pipeline's current plan (an app started, stopped or moved):
+    /// what started apps send is flushed this turn, their timers are watched.
+    fn refresh(&mut self, now: Instant) {
+        for slot in 0..self.conns.len() {
+            let Some(conn) = self.conns[slot].as_mut() else {
+                continue;
+            };
+            let from = conn.out.len();
+            if let Some(state) = conn.state.as_mut() {
+                let _entered = conn.span.enter();
+                self.pipeline.refresh(state, &mut conn.out, now);
+                if let Some(d) = self.pipeline.next_deadline(state) {
+                    self.next_scan = self.next_scan.min(d);
+                }
+            }
+            conn.count_out_from(from);
+            if conn.pending_out() > 0 {
+                self.mark_dirty(slot);
             }
         }
     }

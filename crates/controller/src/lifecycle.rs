@@ -1,0 +1,666 @@
+//! Apps as live things: started, stopped, restarted, re-ordered, added and removed
+//! while switches are connected.
+//!
+//! The [`crate::dispatch::Pipeline`] keeps every app it knows, each at an index that is
+//! never reused, and a *plan*: the ordered handlers of the running apps and a
+//! generation number. A change (the methods below) builds a new plan and publishes it;
+//! each switch compares its plan's generation with the published one before each
+//! message (one relaxed load) and, when they differ, *migrates* on its worker between
+//! two messages: the slots, pending requests and timers of apps that stopped are
+//! dropped (callbacks not run); apps that started get fresh state, and their
+//! initializers and switch-added listeners run on that switch. No message ever sees
+//! half a change: a message runs with one plan, whole. A change also wakes every
+//! worker ([`crate::worker::Command::Refresh`]) so idle switches migrate too, and
+//! returns once every worker has done so ([`Change::took`]).
+//!
+//! ```text
+//! stop("routing") ─► refuse if a running app requires its services (or cascade)
+//!                 ─► app.stop(), its subscriptions end, its global timers stop
+//!                 ─► new Plan (generation + 1) published ─► Refresh to every worker
+//!                 ─► each switch: slots/timers/requests of routing dropped ─► ack
+//! ```
+//!
+//! The lifecycle methods block until the workers acknowledge: never call them on a
+//! worker thread (from a handler); the REST API calls them from a blocking task.
+//!
+//! Apps arrive at run time through an [`AppLoader`] (the WebAssembly host implements
+//! it): `POST /api/v1/apps` gives it a module and a [`LoadSpec`].
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::app::{AnyApp, App, Builder};
+use crate::dispatch::{register, Apps, Known, Pipeline, Registry};
+use crate::events::{AppEvent, AppGuard};
+use crate::worker::Command;
+
+use crate::events::Quarantine;
+use crate::services::StartError;
+
+/// What `POST /api/v1/apps` uploads: a module and how to run it.
+pub struct LoadSpec {
+    /// The app's name (unique among the pipeline's apps).
+    pub name: String,
+    /// Where its handlers run.
+    pub order: crate::app::Order,
+    /// Its parameters, as JSON text (`"{}"` when none were given).
+    pub params_json: String,
+}
+
+/// Makes an app from an uploaded module (the WASM host implements it).
+pub trait AppLoader: Send + Sync + 'static {
+    /// An app made from `module` as `spec` says, or why not (shown to the user).
+    fn load(&self, spec: &LoadSpec, module: &[u8]) -> Result<Box<dyn crate::app::AnyApp>, String>;
+}
+
+/// App names are `&'static str` (logs, counters, handler timings): a name loaded at run
+/// time is leaked once, and the same name loaded again (a reload) reuses it, so
+/// reloading does not grow memory.
+pub fn intern(name: &str) -> &'static str {
+    static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+    let mut names = crate::counters::lock(&NAMES);
+    let names = names.get_or_insert_with(HashSet::new);
+    if let Some(n) = names.get(name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.insert(n);
+    n
+}
+
+/// Where an app stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AppState {
+    /// Its handlers run.
+    Running,
+    /// Stopped (or never started): none of its code runs.
+    Stopped,
+    /// It panicked: none of its code runs until it is restarted.
+    Quarantined,
+}
+
+/// One app as [`crate::dispatch::Pipeline::app_status`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppStatus {
+    /// The app.
+    pub name: &'static str,
+    /// Running, stopped or quarantined.
+    pub state: AppState,
+    /// Its position in the app order (0 first).
+    pub position: usize,
+    /// The apps whose services it requires ([`crate::app::Builder::require`]).
+    pub requires: Vec<&'static str>,
+    /// The running apps that require its services.
+    pub required_by: Vec<&'static str>,
+    /// Why it is quarantined.
+    pub quarantine: Option<Quarantine>,
+    /// Loaded at run time ([`crate::dispatch::Pipeline::add_app`]): it can be removed.
+    pub loaded: bool,
+    /// Times it was started (1 after start-up; a restart adds one).
+    pub starts: u64,
+}
+
+/// What a change did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The apps started, in the order they started.
+    pub started: Vec<&'static str>,
+    /// The apps stopped, in the order they stopped.
+    pub stopped: Vec<&'static str>,
+    /// The plan's generation now.
+    pub generation: u64,
+    /// From the change's start until every worker had migrated its switches to it.
+    pub took: Duration,
+}
+
+/// Why a change was refused (nothing changed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LifecycleError {
+    /// No app of that name.
+    #[error("no app is named {0}")]
+    UnknownApp(String),
+    /// Start of an app that runs.
+    #[error("app {0} is running already")]
+    AlreadyRunning(&'static str),
+    /// Stop of an app that is stopped.
+    #[error("app {0} is stopped already")]
+    AlreadyStopped(&'static str),
+    /// Stop of an app whose services running apps require.
+    #[error("app {app} provides services that running apps require: {}; stop them first, or cascade", .dependents.join(", "))]
+    RequiredBy {
+        /// The app.
+        app: &'static str,
+        /// The running apps that require it, dependents first.
+        dependents: Vec<&'static str>,
+    },
+    /// Start of an app whose providers are stopped.
+    #[error("app {app} requires services of stopped apps: {}; start them first", .providers.join(", "))]
+    NeedsProviders {
+        /// The app.
+        app: &'static str,
+        /// The stopped apps providing what it requires.
+        providers: Vec<&'static str>,
+    },
+    /// A new order that is not a permutation of the apps.
+    #[error("bad app order: {0}")]
+    BadOrder(String),
+    /// Remove or replace of an app built into the binary.
+    #[error("app {0} was not loaded at run time; it can be stopped, not removed")]
+    NotLoaded(&'static str),
+    /// An app added with a name already taken.
+    #[error("an app is named {0} already")]
+    Duplicate(String),
+    /// The app's start (or build) failed.
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// The loader refused the module.
+    #[error("cannot load the app: {0}")]
+    Load(String),
+    /// No loader is configured (`POST /api/v1/apps` answers 501).
+    #[error("no app loader is configured: this controller cannot load apps at run time")]
+    NoLoader,
+}
+
+/// How long a change waits for the workers to move their switches to it.
+const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What stands at a removed app's index (its handlers and module are freed).
+struct Gone(&'static str);
+
+impl App for Gone {
+    type State = ();
+    fn name(&self) -> &'static str {
+        self.0
+    }
+    fn build(&self, _: &mut Builder<Self>) {}
+}
+
+impl Pipeline {
+    /// Starts the app named `name`: its subscriptions are made, its `start` runs, it
+    /// joins the plan, and its initializers and switch-added listeners run on every
+    /// connected switch. A quarantined app is restarted. Refused when an app whose
+    /// services it requires is stopped. Blocks until every worker has the change.
+    pub fn start_app(&self, name: &str) -> Result<Change, LifecycleError> {
+        let t0 = Instant::now();
+        let mut apps = crate::counters::lock(&self.apps);
+        let i = known_index(&apps, name)?;
+        let k = &apps.known[i];
+        if k.running && !k.guard.is_quarantined() {
+            return Err(LifecycleError::AlreadyRunning(k.name));
+        }
+        if k.running {
+            drop(apps);
+            return self.restart_app(name);
+        }
+        let providers: Vec<&'static str> = self
+            .providers(&apps, i)
+            .into_iter()
+            .filter(|&p| !apps.known[p].running)
+            .map(|p| apps.known[p].name)
+            .collect();
+        if !providers.is_empty() {
+            return Err(LifecycleError::NeedsProviders {
+                app: apps.known[i].name,
+                providers,
+            });
+        }
+        self.start_index(&mut apps, i)?;
+        let started = vec![apps.known[i].name];
+        Ok(self.commit(&mut apps, t0, started, Vec::new()))
+    }
+
+    /// Stops the app named `name`: it leaves the plan (its handlers, per-switch timers,
+    /// state and pending requests leave every switch), its subscriptions end, its
+    /// global timers stop, then its `stop` runs. Refused, naming them, when running
+    /// apps require its services, unless `cascade`: then they stop too, dependents
+    /// first. Blocks until every worker has the change.
+    pub fn stop_app(&self, name: &str, cascade: bool) -> Result<Change, LifecycleError> {
+        let t0 = Instant::now();
+        let mut apps = crate::counters::lock(&self.apps);
+        let i = known_index(&apps, name)?;
+        if !apps.known[i].running {
+            return Err(LifecycleError::AlreadyStopped(apps.known[i].name));
+        }
+        let order = self.stop_order(&apps, i);
+        if order.len() > 1 && !cascade {
+            return Err(LifecycleError::RequiredBy {
+                app: apps.known[i].name,
+                dependents: order[..order.len() - 1]
+                    .iter()
+                    .map(|&d| apps.known[d].name)
+                    .collect(),
+            });
+        }
+        Ok(self.stop_indexes(&mut apps, t0, &order))
+    }
+
+    /// Stops then starts the app named `name` (quarantine cleared, fresh state on every
+    /// switch, initializers run again), in one change: every switch moves from the old
+    /// start to the new between two messages. The apps requiring it keep running (its
+    /// services are the same objects). A stopped app is started.
+    pub fn restart_app(&self, name: &str) -> Result<Change, LifecycleError> {
+        let t0 = Instant::now();
+        let mut apps = crate::counters::lock(&self.apps);
+        let i = known_index(&apps, name)?;
+        if !apps.known[i].running {
+            drop(apps);
+            return self.start_app(name);
+        }
+        let app = apps.known[i].name;
+        // Out of the plan first, so no worker runs it while it stops and starts.
+        apps.known[i].running = false;
+        self.publish_plan(&mut apps);
+        self.refresh_workers();
+        self.stop_index(&mut apps, i);
+        self.removed_flows(app);
+        let result = self.start_index(&mut apps, i);
+        let stopped = vec![app];
+        match result {
+            Ok(()) => Ok(self.commit(&mut apps, t0, vec![app], stopped)),
+            Err(e) => {
+                self.commit(&mut apps, t0, Vec::new(), stopped);
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Sets the app order (a permutation of every app's name): handlers of equal
+    /// [`crate::app::Order`] run in it, and so do initializers and the other
+    /// per-switch listeners. Takes effect at each switch's next message.
+    pub fn set_order(&self, names: &[&str]) -> Result<Change, LifecycleError> {
+        let t0 = Instant::now();
+        let mut apps = crate::counters::lock(&self.apps);
+        let mut order = Vec::with_capacity(names.len());
+        for n in names {
+            let i = apps
+                .index(n)
+                .ok_or_else(|| LifecycleError::BadOrder(format!("no app is named {n}")))?;
+            if order.contains(&i) {
+                return Err(LifecycleError::BadOrder(format!("{n} is named twice")));
+            }
+            order.push(i);
+        }
+        let missing: Vec<&str> = apps
+            .order
+            .iter()
+            .filter(|i| !order.contains(i))
+            .map(|&i| apps.known[i].name)
+            .collect();
+        if !missing.is_empty() {
+            return Err(LifecycleError::BadOrder(format!(
+                "every app must be named; missing: {}",
+                missing.join(", ")
+            )));
+        }
+        apps.order = order;
+        Ok(self.commit(&mut apps, t0, Vec::new(), Vec::new()))
+    }
+
+    /// Adds an app at run time (a loaded module) at `position` in the app order (the
+    /// end when `None` or past it), and starts it. Its name must be free. An app added
+    /// this way cannot provide services (nothing built before it could require them).
+    pub fn add_app(
+        &self,
+        app: Box<dyn AnyApp>,
+        position: Option<usize>,
+    ) -> Result<Change, LifecycleError> {
+        let t0 = Instant::now();
+        let mut apps = crate::counters::lock(&self.apps);
+        let i = self.add_known(&mut apps, app, position)?;
+        let name = apps.known[i].name;
+        if let Err(e) = self.start_index(&mut apps, i) {
+            self.forget(&mut apps, i);
+            return Err(e.into());
+        }
+        self.app_events.publish(|| vec![AppEvent::Loaded(name)]);
+        Ok(self.commit(&mut apps, t0, vec![name], Vec::new()))
+    }
+
+    /// Removes an app added at run time: stopped (if it runs), then forgotten (its
+    /// handlers and module freed; its name free again).
+    pub fn remove_app(&self, name: &str) -> Result<Change, LifecycleError> {
+        let t0 = Instant::now();
+        let mut apps = crate::counters::lock(&self.apps);
+        let i = known_index(&apps, name)?;
+        if !apps.known[i].loaded {
+            return Err(LifecycleError::NotLoaded(apps.known[i].name));
+        }
+        let name = apps.known[i].name;
+        let change = match apps.known[i].running {
+            true => self.stop_indexes(&mut apps, t0, &[i]),
+            false => self.commit(&mut apps, t0, Vec::new(), Vec::new()),
+        };
+        self.forget(&mut apps, i);
+        let mut change = Change {
+            took: t0.elapsed(),
+            ..change
+        };
+        change.generation = self.publish_plan(&mut apps);
+        self.refresh_workers();
+        self.app_events.publish(|| vec![AppEvent::Unloaded(name)]);
+        Ok(change)
+    }
+
+    /// Replaces an app added at run time with `app` (a new module of the same name, or
+    /// another), at the same place in the app order: the old one stops, the new one
+    /// starts, in one change. If the new one fails to start, the old one is gone.
+    pub fn replace_app(&self, name: &str, app: Box<dyn AnyApp>) -> Result<Change, LifecycleError> {
+        let t0 = Instant::now();
+        let mut apps = crate::counters::lock(&self.apps);
+        let old = known_index(&apps, name)?;
+        if !apps.known[old].loaded {
+            return Err(LifecycleError::NotLoaded(apps.known[old].name));
+        }
+        let position = apps.order.iter().position(|&i| i == old);
+        let old_name = apps.known[old].name;
+        let mut stopped = Vec::new();
+        if apps.known[old].running {
+            apps.known[old].running = false;
+            self.publish_plan(&mut apps);
+            self.refresh_workers();
+            self.stop_index(&mut apps, old);
+            self.removed_flows(old_name);
+            stopped.push(old_name);
+        }
+        self.forget(&mut apps, old);
+        let new = match self.add_known(&mut apps, app, position) {
+            Ok(i) => i,
+            Err(e) => {
+                self.commit(&mut apps, t0, Vec::new(), stopped);
+                return Err(e);
+            }
+        };
+        let new_name = apps.known[new].name;
+        if let Err(e) = self.start_index(&mut apps, new) {
+            self.forget(&mut apps, new);
+            self.commit(&mut apps, t0, Vec::new(), stopped);
+            return Err(e.into());
+        }
+        self.app_events
+            .publish(|| vec![AppEvent::Unloaded(old_name), AppEvent::Loaded(new_name)]);
+        Ok(self.commit(&mut apps, t0, vec![new_name], stopped))
+    }
+
+    /// Every app, in app order: its state, requirements and dependents.
+    pub fn app_status(&self) -> Vec<AppStatus> {
+        let apps = crate::counters::lock(&self.apps);
+        apps.order
+            .iter()
+            .enumerate()
+            .map(|(position, &i)| {
+                let k = &apps.known[i];
+                let state = match (k.running, k.guard.is_quarantined()) {
+                    (false, _) => AppState::Stopped,
+                    (true, true) => AppState::Quarantined,
+                    (true, false) => AppState::Running,
+                };
+                AppStatus {
+                    name: k.name,
+                    state,
+                    position,
+                    requires: self
+                        .providers(&apps, i)
+                        .into_iter()
+                        .map(|p| apps.known[p].name)
+                        .collect(),
+                    required_by: self
+                        .dependents(&apps, i)
+                        .into_iter()
+                        .map(|d| apps.known[d].name)
+                        .collect(),
+                    quarantine: k.guard.quarantine_reason(),
+                    loaded: k.loaded,
+                    starts: k.starts,
+                }
+            })
+            .collect()
+    }
+
+    /// Starts app `i` (not running): a guard of its own for this start, its
+    /// [`crate::app::Required`] handles filled, its subscriptions made, its `start`
+    /// run. Not yet in the plan (the caller publishes).
+    pub(crate) fn start_index(&self, apps: &mut Apps, i: usize) -> Result<(), StartError> {
+        let k = &mut apps.known[i];
+        let guard = AppGuard::new(
+            k.name,
+            Arc::clone(&k.panics),
+            Arc::clone(&self.counters.handler_panics),
+            Arc::clone(&self.app_events),
+        );
+        for fill in &k.reg.fills {
+            fill(self.services())?;
+        }
+        let mut unsubscribe = Vec::with_capacity(k.reg.subscriptions.len());
+        let mut result = Ok(());
+        for subscribe in &k.reg.subscriptions {
+            match subscribe(self.services(), &guard) {
+                Ok(u) => unsubscribe.push(u),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        if let Err(e) = result.and_then(|()| k.app.start_app(self.services())) {
+            for u in unsubscribe {
+                u();
+            }
+            return Err(e);
+        }
+        k.guard = guard;
+        k.unsubscribe = unsubscribe;
+        k.running = true;
+        k.starts += 1;
+        Ok(())
+    }
+
+    /// Stops app `i`: its subscriptions end, its global timers are forgotten (waiting
+    /// for a global tick in progress), its `stop` runs. The caller takes it out of the
+    /// plan, before (at run time, so no worker runs it while it stops) or after.
+    pub(crate) fn stop_index(&self, apps: &mut Apps, i: usize) {
+        let k = &mut apps.known[i];
+        k.running = false;
+        for u in k.unsubscribe.drain(..) {
+            u();
+        }
+        self.forget_global_timers(&k.reg);
+        k.app.stop_app();
+    }
+
+    /// Stops the apps `order` (dependents first): out of the plan, workers told, then
+    /// each stopped.
+    fn stop_indexes(&self, apps: &mut Apps, t0: Instant, order: &[usize]) -> Change {
+        for &j in order {
+            apps.known[j].running = false;
+        }
+        self.publish_plan(apps);
+        self.refresh_workers();
+        let mut stopped = Vec::with_capacity(order.len());
+        for &j in order {
+            self.stop_index(apps, j);
+            let name = apps.known[j].name;
+            self.removed_flows(name);
+            stopped.push(name);
+        }
+        self.commit(apps, t0, Vec::new(), stopped)
+    }
+
+    /// Publishes the plan, tells every worker and waits for them, tells the app
+    /// events' subscribers.
+    fn commit(
+        &self,
+        apps: &mut Apps,
+        t0: Instant,
+        started: Vec<&'static str>,
+        stopped: Vec<&'static str>,
+    ) -> Change {
+        let generation = self.publish_plan(apps);
+        self.refresh_workers();
+        let took = t0.elapsed();
+        self.app_events.publish(|| {
+            stopped
+                .iter()
+                .map(|&a| AppEvent::Stopped(a))
+                .chain(started.iter().map(|&a| AppEvent::Started(a)))
+                .collect()
+        });
+        for a in &stopped {
+            tracing::info!(app = a, "app stopped");
+        }
+        for a in &started {
+            tracing::info!(app = a, "app started");
+        }
+        Change {
+            started,
+            stopped,
+            generation,
+            took,
+        }
+    }
+
+    /// Tells every worker to move its switches to the current plan, and waits until
+    /// each has (or [`REFRESH_TIMEOUT`] passed: logged).
+    fn refresh_workers(&self) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut told = 0;
+        for w in self.worker_handles() {
+            if w.send(Command::Refresh(tx.clone())) {
+                told += 1;
+            }
+        }
+        let deadline = Instant::now() + REFRESH_TIMEOUT;
+        for _ in 0..told {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if rx.recv_timeout(left).is_err() {
+                tracing::warn!(
+                    "a worker did not take an app change in time; it will before its next message"
+                );
+                return;
+            }
+        }
+    }
+
+    /// The flows of `app`, which stopped, leave every switch.
+    fn removed_flows(&self, app: &'static str) {
+        // i13flows: remove the flows whose cookie carries `app`'s tag from every switch
+        // here (cookie::remove_flows_of), once that branch is merged.
+        let _ = app;
+    }
+
+    /// Registers `app` at a new index and puts it in the app order (not started).
+    fn add_known(
+        &self,
+        apps: &mut Apps,
+        app: Box<dyn AnyApp>,
+        position: Option<usize>,
+    ) -> Result<usize, LifecycleError> {
+        let app: Arc<dyn AnyApp> = Arc::from(app);
+        let name = app.app_name();
+        if apps.index(name).is_some() {
+            return Err(LifecycleError::Duplicate(name.to_string()));
+        }
+        let index = apps.known.len();
+        let reg = register(&app, index, self.timings())?;
+        if !reg.provides_nothing() {
+            return Err(LifecycleError::Load(format!(
+                "app {name} provides services: only apps built with the controller can"
+            )));
+        }
+        let panics = Arc::default();
+        let guard = AppGuard::new(
+            name,
+            Arc::clone(&panics),
+            Arc::clone(&self.counters.handler_panics),
+            Arc::clone(&self.app_events),
+        );
+        apps.known.push(Known {
+            app,
+            name,
+            reg,
+            running: false,
+            removed: false,
+            loaded: true,
+            starts: 0,
+            guard,
+            unsubscribe: Vec::new(),
+            panics,
+        });
+        let at = position.unwrap_or(usize::MAX).min(apps.order.len());
+        apps.order.insert(at, index);
+        Ok(index)
+    }
+
+    /// Forgets app `i` (stopped): out of the order, its handlers and module freed.
+    fn forget(&self, apps: &mut Apps, i: usize) {
+        apps.order.retain(|&j| j != i);
+        let k = &mut apps.known[i];
+        k.removed = true;
+        k.reg = Registry::default();
+        k.app = Arc::new(Gone(k.name));
+    }
+
+    /// The apps whose services app `i` requires (app indexes; the core's left out).
+    fn providers(&self, apps: &Apps, i: usize) -> Vec<usize> {
+        let mut v = Vec::new();
+        for (id, _) in apps.known[i].reg.requires() {
+            let Some(provider) = self.services().provider(*id) else {
+                continue;
+            };
+            if let Some(p) = apps.index(provider) {
+                if p != i && !v.contains(&p) {
+                    v.push(p);
+                }
+            }
+        }
+        v
+    }
+
+    /// The running apps that require app `i`'s services, directly.
+    fn dependents(&self, apps: &Apps, i: usize) -> Vec<usize> {
+        apps.order
+            .iter()
+            .copied()
+            .filter(|&j| j != i && apps.known[j].running)
+            .filter(|&j| self.providers(apps, j).contains(&i))
+            .collect()
+    }
+
+    /// App `i` and every running app that requires it, directly or not, in an order
+    /// to stop them: dependents first, `i` last.
+    fn stop_order(&self, apps: &Apps, i: usize) -> Vec<usize> {
+        let mut set = vec![i];
+        let mut k = 0;
+        while k < set.len() {
+            for d in self.dependents(apps, set[k]) {
+                if !set.contains(&d) {
+                    set.push(d);
+                }
+            }
+            k += 1;
+        }
+        let mut order = Vec::with_capacity(set.len());
+        while !set.is_empty() {
+            // One no other app left in the set requires.
+            let pos = set
+                .iter()
+                .position(|&x| {
+                    set.iter()
+                        .all(|&y| y == x || !self.providers(apps, y).contains(&x))
+                })
+                .unwrap_or(set.len() - 1);
+            order.push(set.remove(pos));
+        }
+        // `i` last (a cycle put it elsewhere: still last).
+        order.retain(|&x| x != i);
+        order.push(i);
+        order
+    }
+}
+
+/// The index of the app named `name`, or [`LifecycleError::UnknownApp`].
+fn known_index(apps: &Apps, name: &str) -> Result<usize, LifecycleError> {
+    apps.index(name)
+        .ok_or_else(|| LifecycleError::UnknownApp(name.to_string()))
+}
