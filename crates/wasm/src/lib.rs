@@ -9,7 +9,8 @@
 //! `wasm/`, built by `scripts/build-wasm-apps` into `wasm/prebuilt/`.
 //!
 //! - [`loader`]: [`WasmLoader`] compiles a module and links the sandbox (no files,
-//!   network or environment: WASI is linked to traps); it implements [`AppLoader`].
+//!   network or environment: WASI is linked to traps); it implements
+//!   `controller::lifecycle::AppLoader`.
 //! - [`app`]: [`WasmApp`], the loaded module as a controller `App`: one instance per
 //!   worker thread, calls bounded in time, sends queued and written on return.
 //! - [`sandbox`]: the engine, its epoch ticker, and [`Limits`] (64 MiB of memory per
@@ -36,5 +37,6 @@ mod bindings {
 }
 
 pub use app::WasmApp;
-pub use loader::{parse_order, AppLoader, LoadSpec, WasmLoader};
+pub use controller::lifecycle::{AppLoader, LoadSpec};
+pub use loader::{parse_order, WasmLoader};
 pub use sandbox::Limits;

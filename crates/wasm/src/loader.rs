@@ -1,32 +1,16 @@
 //! Loading a module: compile, link the sandbox's imports, run `init`.
 
-use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, Weak};
 
 use controller::app::{AnyApp, Order};
+use controller::lifecycle::{intern, AppLoader, LoadSpec};
 use wasmtime::component::{Component, HasSelf, Linker};
 
 use crate::app::{Module, WasmApp};
 use crate::bindings::App as Bindings;
 use crate::host::{HostState, MemoryAccount};
 use crate::sandbox::{Limits, Runtime};
-
-/// What `POST /api/v1/apps` uploads: a module and how to run it.
-pub struct LoadSpec {
-    pub name: String,
-    pub order: controller::app::Order,
-    pub params_json: String,
-}
-
-/// Makes an app from an uploaded module (the WASM host implements it).
-pub trait AppLoader: Send + Sync + 'static {
-    fn load(
-        &self,
-        spec: &LoadSpec,
-        module: &[u8],
-    ) -> Result<Box<dyn controller::app::AnyApp>, String>;
-}
 
 /// The WASM host's [`AppLoader`]: compiles a component against the `pharos:app` world
 /// and wraps it in a [`WasmApp`].
@@ -47,20 +31,6 @@ impl Default for WasmLoader {
     fn default() -> Self {
         WasmLoader::new(Limits::default())
     }
-}
-
-/// App names are `&'static str`: one leaked string per distinct name, reused by every
-/// later load of that name, so reloading does not grow memory.
-fn intern(name: &str) -> &'static str {
-    static NAMES: Mutex<Option<HashMap<String, &'static str>>> = Mutex::new(None);
-    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let names = names.get_or_insert_with(HashMap::new);
-    if let Some(n) = names.get(name) {
-        return n;
-    }
-    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
-    names.insert(name.to_owned(), leaked);
-    leaked
 }
 
 impl WasmLoader {

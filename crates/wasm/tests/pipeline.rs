@@ -299,3 +299,62 @@ fn loads_are_refused_with_the_reason() {
     let e = err(loader.load_wasm(&spec("no name!", "{}"), &fw));
     assert!(e.contains("letters, digits"), "{e}");
 }
+
+#[test]
+fn a_wasm_app_is_added_replaced_and_removed_while_switches_are_connected() {
+    let loader = WasmLoader::default();
+    let ls = || {
+        Box::new(load(
+            &loader,
+            "pharos_wasm_learning_switch.wasm",
+            "wasm_ls",
+            Order::direct(0),
+            "{}",
+        ))
+    };
+    let mut net = Net::new(Vec::new());
+    net.add_switch(1, Version::V1_3, 3);
+    net.add_switch(2, Version::V1_0, 3);
+    net.cable(1, 3, 2, 3);
+    let h1 = net.add_host(mac(1), 1, 1);
+    let h2 = net.add_host(mac(2), 2, 1);
+    let hello = sim::eth(mac(1), mac(2), 0x0800, b"hello");
+    net.send(h1, &hello);
+    assert!(net.take_received(h2).is_empty(), "no app: nothing forwards");
+
+    // Loaded: its initializer runs on the connected 1.3 switch (table-miss entry).
+    net.pipeline.add_app(ls(), None).expect("added");
+    net.send(h1, &hello);
+    assert_eq!(net.take_received(h2), [hello.clone()], "flooded by the new app");
+    let misses = |net: &Net| net.switch(1).flows.iter().filter(|f| f.priority == 0).count();
+    assert_eq!(misses(&net), 1);
+    let back = sim::eth(mac(2), mac(1), 0x0800, b"back");
+    net.send(h2, &back);
+    assert_eq!(net.take_received(h1), [back.clone()]);
+
+    // Reloaded in place: a fresh instance. The old one knew h2 behind port 3 of
+    // switch 1 and would have installed a flow for this packet; the new one learned
+    // nothing yet and floods it.
+    net.pipeline.replace_app("wasm_ls", ls()).expect("replaced");
+    net.send(h1, &hello);
+    assert_eq!(net.take_received(h2), [hello.clone()]);
+    let to_h2 = |net: &Net| {
+        let s1 = net.switch(1);
+        s1.flows.iter().any(|f| f.matching.eth_dst == Some(mac(2)))
+    };
+    assert!(!to_h2(&net), "flooded by a fresh instance");
+    // Which learns as the first did (a broadcast: the old flows do not cover it).
+    net.send(h2, &sim::eth(mac(2), sim::BROADCAST, 0x0806, b"who"));
+    net.send(h1, &hello);
+    assert!(to_h2(&net), "learned again");
+    assert_eq!(net.pipeline.is_quarantined("wasm_ls"), Some(false));
+
+    // Unloaded: the packets reach no app again.
+    net.pipeline.remove_app("wasm_ls").expect("removed");
+    net.take_received(h1);
+    net.take_received(h2);
+    let unknown = sim::eth(mac(1), mac(7), 0x0800, b"after");
+    net.send(h1, &unknown);
+    assert!(net.take_received(h2).is_empty(), "removed: nothing floods");
+    assert_eq!(net.pipeline.is_quarantined("wasm_ls"), None, "forgotten");
+}
