@@ -62,6 +62,55 @@ pub struct Args {
     /// Settings file (TOML); the flags override it
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// A WebAssembly app to run after the --apps (repeat for several): NAME=FILE.wasm,
+    /// or NAME@ORDER=FILE.wasm with ORDER advise:N, direct:N or observe:N [default
+    /// order: direct:0]
+    #[arg(long = "wasm-app", value_name = "NAME[@ORDER]=FILE")]
+    pub wasm_apps: Vec<String>,
+    /// The parameters of a --wasm-app, as JSON: NAME=JSON (repeat for several)
+    #[arg(long = "wasm-params", value_name = "NAME=JSON")]
+    pub wasm_params: Vec<String>,
+}
+
+/// The `--wasm-app`s, loaded (sandboxed, see `pharos-wasm`) in the order given.
+pub fn wasm_apps(
+    args: &Args,
+    loader: &wasm::WasmLoader,
+) -> Result<Vec<wasm::WasmApp>, ConfigError> {
+    let refuse = |reason: String| ConfigError::new("--wasm-app", reason);
+    let mut params = std::collections::HashMap::new();
+    for p in &args.wasm_params {
+        let (name, json) = p.split_once('=').ok_or_else(|| {
+            ConfigError::new("--wasm-params", format!("{p:?}: expected NAME=JSON"))
+        })?;
+        params.insert(name.trim(), json);
+    }
+    let mut loaded = Vec::new();
+    for a in &args.wasm_apps {
+        let (head, file) = a.split_once('=').ok_or_else(|| {
+            refuse(format!(
+                "{a:?}: expected NAME=FILE.wasm or NAME@ORDER=FILE.wasm"
+            ))
+        })?;
+        let (name, order) = match head.split_once('@') {
+            Some((name, order)) => (name, wasm::parse_order(order).map_err(refuse)?),
+            None => (head, controller::app::Order::direct(0)),
+        };
+        let module = std::fs::read(file).map_err(|e| refuse(format!("{file}: {e}")))?;
+        let spec = controller::lifecycle::LoadSpec {
+            name: name.trim().to_string(),
+            order,
+            params_json: params.remove(name.trim()).unwrap_or("{}").to_string(),
+        };
+        loaded.push(loader.load_wasm(&spec, &module).map_err(refuse)?);
+    }
+    if let Some(name) = params.keys().next() {
+        return Err(ConfigError::new(
+            "--wasm-params",
+            format!("{name}: no --wasm-app of that name"),
+        ));
+    }
+    Ok(loaded)
 }
 
 /// The settings `args` describe: defaults, then the file, then the flags; validated,
@@ -264,6 +313,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut names: Vec<&str> = config.apps.iter().map(|a| a.name.as_str()).collect();
     for warning in apps::check_set(&names).unwrap_or_default() {
         tracing::warn!("{warning}");
+    }
+    // WebAssembly apps: after the built-in ones, before static flows.
+    let loader = Arc::new(wasm::WasmLoader::default());
+    match wasm_apps(&args, &loader) {
+        Ok(loaded) => {
+            for app in loaded {
+                names.push(controller::app::App::name(&app));
+                apps.push(Box::new(app));
+            }
+        }
+        Err(e) => return Ok(refuse(&e)),
     }
     // Static flows always run, last: switch initializers run in app order, and the
     // forwarding apps' empty the flow table.

@@ -28,9 +28,9 @@ use wasmtime::{Store, Trap};
 
 use crate::bindings::pharos::app::types as wit;
 use crate::bindings::{App as Bindings, AppPre};
+use crate::convert;
 use crate::host::{HostState, MemoryAccount, Queued};
 use crate::sandbox::{Limits, Runtime};
-use crate::convert;
 
 /// A compiled module, ready to instantiate.
 pub(crate) struct Module {
@@ -102,7 +102,10 @@ impl WasmApp {
 
     /// Bytes of linear memory the app's instances hold together.
     pub fn memory_used(&self) -> usize {
-        self.module.memory.used.load(std::sync::atomic::Ordering::Relaxed)
+        self.module
+            .memory
+            .used
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// A new instance with `init` run: its info, or why not.
@@ -120,7 +123,9 @@ impl WasmApp {
         store.set_epoch_deadline(m.limits.deadline_ticks);
         let info = match bindings.call_init(&mut store, &m.params) {
             Ok(Ok(info)) => info,
-            Ok(Err(refused)) => return Err(format!("wasm app {}: init refused: {refused}", self.name)),
+            Ok(Err(refused)) => {
+                return Err(format!("wasm app {}: init refused: {refused}", self.name))
+            }
             Err(e) => return Err(self.cause(&store, "init", &e, None)),
         };
         Ok((
@@ -212,7 +217,8 @@ impl WasmApp {
         }
         data.in_packet_in = packet.is_some();
         std::mem::swap(&mut data.kv, &mut slot.kv);
-        g.store.set_epoch_deadline(self.module.limits.deadline_ticks);
+        g.store
+            .set_epoch_deadline(self.module.limits.deadline_ticks);
         let r = f(&g.bindings, &mut g.store);
         let data = g.store.data_mut();
         std::mem::swap(&mut data.kv, &mut slot.kv);
@@ -275,12 +281,19 @@ impl WasmApp {
     fn packet_in(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot, p: &PacketIn<&[u8]>) -> Flow {
         let sw = convert::switch(ctx.dpid(), ctx.version());
         let pkt = convert::packet_in(p);
-        let flow = self.call("packet-in", ctx.dpid(), Some(ctx), slot, Some(p), |b, store| {
-            // The bytes are there if the guest asks (`packet-data`): one copy into a
-            // buffer that keeps its capacity.
-            store.data_mut().packet.extend_from_slice(p.data());
-            b.call_packet_in(store, sw, pkt)
-        });
+        let flow = self.call(
+            "packet-in",
+            ctx.dpid(),
+            Some(ctx),
+            slot,
+            Some(p),
+            |b, store| {
+                // The bytes are there if the guest asks (`packet-data`): one copy into a
+                // buffer that keeps its capacity.
+                store.data_mut().packet.extend_from_slice(p.data());
+                b.call_packet_in(store, sw, pkt)
+            },
+        );
         match flow {
             wit::Flow::Continue => Flow::Continue,
             wit::Flow::Stop => Flow::Stop,
@@ -290,9 +303,14 @@ impl WasmApp {
     fn initialize(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot) {
         let sw = convert::switch(ctx.dpid(), ctx.version());
         let ports: Vec<wit::PortInfo> = ctx.info().ports.iter().map(convert::port_info).collect();
-        self.call("initialize-switch", ctx.dpid(), Some(ctx), slot, None, |b, s| {
-            b.call_initialize_switch(s, sw, &ports)
-        })
+        self.call(
+            "initialize-switch",
+            ctx.dpid(),
+            Some(ctx),
+            slot,
+            None,
+            |b, s| b.call_initialize_switch(s, sw, &ports),
+        )
     }
 
     fn switch_added(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot) {
@@ -308,12 +326,23 @@ impl WasmApp {
             return;
         }
         let sw = convert::switch(info.dpid, info.version);
-        self.call("switch-removed", info.dpid, None, &mut slot, None, |b, s| {
-            b.call_switch_removed(s, sw)
-        })
+        self.call(
+            "switch-removed",
+            info.dpid,
+            None,
+            &mut slot,
+            None,
+            |b, s| b.call_switch_removed(s, sw),
+        )
     }
 
-    fn port_status(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot, reason: PortReason, port: &PortInfo) {
+    fn port_status(
+        &self,
+        ctx: &mut SwitchCtx,
+        slot: &mut SwitchSlot,
+        reason: PortReason,
+        port: &PortInfo,
+    ) {
         let sw = convert::switch(ctx.dpid(), ctx.version());
         let (reason, port) = (convert::port_reason(reason), convert::port_info(port));
         self.call("port-status", ctx.dpid(), Some(ctx), slot, None, |b, s| {
@@ -334,7 +363,9 @@ impl WasmApp {
 
     fn timer(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot) {
         let sw = convert::switch(ctx.dpid(), ctx.version());
-        self.call("timer", ctx.dpid(), Some(ctx), slot, None, |b, s| b.call_timer(s, sw))
+        self.call("timer", ctx.dpid(), Some(ctx), slot, None, |b, s| {
+            b.call_timer(s, sw)
+        })
     }
 }
 

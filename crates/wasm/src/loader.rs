@@ -43,7 +43,10 @@ impl WasmLoader {
     }
 
     fn runtime(&self) -> Result<Arc<Runtime>, String> {
-        let mut weak = self.runtime.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut weak = self
+            .runtime
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(rt) = weak.upgrade() {
             return Ok(rt);
         }
@@ -55,7 +58,11 @@ impl WasmLoader {
     /// Loads `module` as the app `spec` describes, with its concrete type.
     pub fn load_wasm(&self, spec: &LoadSpec, module: &[u8]) -> Result<WasmApp, String> {
         let name = spec.name.trim();
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
             return Err(format!(
                 "app name {:?}: letters, digits, '_' and '-' only, not empty",
                 spec.name
@@ -113,6 +120,8 @@ pub fn parse_order(s: &str) -> Result<Order, String> {
         "advise" => Ok(Order::advise(number)),
         "direct" => Ok(Order::direct(number)),
         "observe" => Ok(Order::observe(number)),
-        other => Err(format!("order {s:?}: phase {other:?} is not advise, direct or observe")),
+        other => Err(format!(
+            "order {s:?}: phase {other:?} is not advise, direct or observe"
+        )),
     }
 }

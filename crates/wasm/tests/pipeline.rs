@@ -152,7 +152,10 @@ fn the_wasm_firewall_drops_denied_ports_and_leaves_the_rest_to_the_native_learni
 
         let ssh = tcp(mac(1), mac(2), ip(1), ip(2), 22);
         net.send(h1, &ssh);
-        assert!(net.take_received(h2).is_empty(), "{version}: port 22 dropped");
+        assert!(
+            net.take_received(h2).is_empty(),
+            "{version}: port 22 dropped"
+        );
         let sw = net.switch(1);
         let drop = sw
             .flows
@@ -170,13 +173,23 @@ fn the_wasm_firewall_drops_denied_ports_and_leaves_the_rest_to_the_native_learni
         let ins = net.switch(1).packet_ins;
         net.send(h1, &ssh);
         assert!(net.take_received(h2).is_empty());
-        assert_eq!(net.switch(1).packet_ins, ins, "{version}: dropped by the switch");
+        assert_eq!(
+            net.switch(1).packet_ins,
+            ins,
+            "{version}: dropped by the switch"
+        );
     }
     drop(fw);
 }
 
 /// A TCP SYN to `port`, IPv4, no options.
-fn tcp(src: openflow::MacAddr, dst: openflow::MacAddr, sip: Ipv4Addr, dip: Ipv4Addr, port: u16) -> Vec<u8> {
+fn tcp(
+    src: openflow::MacAddr,
+    dst: openflow::MacAddr,
+    sip: Ipv4Addr,
+    dip: Ipv4Addr,
+    port: u16,
+) -> Vec<u8> {
     let mut ip = vec![0x45, 0, 0, 40, 0, 0, 0x40, 0, 64, 6, 0, 0];
     ip.extend_from_slice(&sip.octets());
     ip.extend_from_slice(&dip.octets());
@@ -207,7 +220,11 @@ fn quarantined_while_the_native_app_answers(
         let started = Instant::now();
         net.send(h1, &frame);
         let took = started.elapsed();
-        assert_eq!(net.pipeline.is_quarantined("bad"), Some(true), "{file} {version}");
+        assert_eq!(
+            net.pipeline.is_quarantined("bad"),
+            Some(true),
+            "{file} {version}"
+        );
         // The whole message, the panic's report (a backtrace under RUST_BACKTRACE) included.
         assert!(took < Duration::from_secs(2), "{file} {version}: {took:?}");
         let q = net.pipeline.quarantine_reason("bad").expect("a reason");
@@ -228,7 +245,11 @@ fn quarantined_while_the_native_app_answers(
         let back = sim::eth(mac(2), mac(1), 0x0800, b"back");
         net.send(h2, &back);
         assert_eq!(net.take_received(h1), [back], "{file} {version}");
-        assert!(net.switch(1).flows.iter().any(|f| f.matching.eth_dst == Some(mac(1))));
+        assert!(net
+            .switch(1)
+            .flows
+            .iter()
+            .any(|f| f.matching.eth_dst == Some(mac(1))));
     }
 }
 
@@ -295,7 +316,10 @@ fn loads_are_refused_with_the_reason() {
     assert!(e.contains("wasm app x: not a valid component"), "{e}");
     let fw = module("pharos_wasm_firewall.wasm");
     let e = err(loader.load_wasm(&spec("fw", r#"{"deny_tcp": [ssh]}"#), &fw));
-    assert!(e.contains("wasm app fw: init refused: deny_tcp: ssh"), "{e}");
+    assert!(
+        e.contains("wasm app fw: init refused: deny_tcp: ssh"),
+        "{e}"
+    );
     let e = err(loader.load_wasm(&spec("no name!", "{}"), &fw));
     assert!(e.contains("letters, digits"), "{e}");
 }
@@ -325,8 +349,18 @@ fn a_wasm_app_is_added_replaced_and_removed_while_switches_are_connected() {
     // Loaded: its initializer runs on the connected 1.3 switch (table-miss entry).
     net.pipeline.add_app(ls(), None).expect("added");
     net.send(h1, &hello);
-    assert_eq!(net.take_received(h2), [hello.clone()], "flooded by the new app");
-    let misses = |net: &Net| net.switch(1).flows.iter().filter(|f| f.priority == 0).count();
+    assert_eq!(
+        net.take_received(h2),
+        [hello.clone()],
+        "flooded by the new app"
+    );
+    let misses = |net: &Net| {
+        net.switch(1)
+            .flows
+            .iter()
+            .filter(|f| f.priority == 0)
+            .count()
+    };
     assert_eq!(misses(&net), 1);
     let back = sim::eth(mac(2), mac(1), 0x0800, b"back");
     net.send(h2, &back);
