@@ -144,6 +144,27 @@ pub fn is_multicast(mac: u64) -> bool {
     mac & (1 << 40) != 0
 }
 
+/// The number under `key` in the parameters (a flat JSON object): `None` when the key
+/// is absent, an error naming it when its value is not a `T`.
+pub fn param_number<T>(params: &str, key: &str) -> Result<Option<T>, String>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    let Some((_, rest)) = params.split_once(&format!("\"{key}\"")) else {
+        return Ok(None);
+    };
+    let value = rest.trim_start().trim_start_matches(':').trim_start();
+    let end = value
+        .find(|c: char| !(c.is_ascii_digit() || c == '-' || c == '.'))
+        .unwrap_or(value.len());
+    let value = &value[..end];
+    value
+        .parse()
+        .map(Some)
+        .map_err(|e| format!("{key}: {value:?}: {e}"))
+}
+
 /// A log line at info level.
 pub fn info(message: &str) {
     log(Level::Info, message)

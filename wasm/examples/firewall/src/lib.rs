@@ -21,12 +21,17 @@ fn ports(params: &str, key: &str) -> Result<Vec<u16>, String> {
     let list = rest.split_once('[').and_then(|(_, r)| r.split_once(']'));
     let (list, _) = list.ok_or(format!("{key}: expected a list of ports"))?;
     let numbers = list.split(',').map(str::trim).filter(|s| !s.is_empty());
-    numbers.map(|n| n.parse().map_err(|e| format!("{key}: {n}: {e}"))).collect()
+    numbers
+        .map(|n| n.parse().map_err(|e| format!("{key}: {n}: {e}")))
+        .collect()
 }
 
 impl App for Firewall {
     fn new(params: &str) -> Result<Self, String> {
-        Ok(Firewall { deny_tcp: ports(params, "deny_tcp")?, deny_udp: ports(params, "deny_udp")? })
+        Ok(Firewall {
+            deny_tcp: ports(params, "deny_tcp")?,
+            deny_udp: ports(params, "deny_udp")?,
+        })
     }
 
     fn packet_in(&mut self, _: Switch, p: PacketIn) -> Flow {
@@ -36,12 +41,16 @@ impl App for Firewall {
         let data = packet_data();
         // Ethernet (14 bytes, no VLAN tag here), then IPv4: protocol at 9, addresses at
         // 12 and 16, header length in the low nibble of byte 0; then the ports.
-        let Some(ip) = data.get(14..) else { return Flow::Continue };
+        let Some(ip) = data.get(14..) else {
+            return Flow::Continue;
+        };
         if ip.len() < 20 || data[12..14] != [0x08, 0x00] {
             return Flow::Continue;
         }
         let header = usize::from(ip[0] & 0x0f) * 4;
-        let Some(tp) = ip.get(header..header + 4) else { return Flow::Continue };
+        let Some(tp) = ip.get(header..header + 4) else {
+            return Flow::Continue;
+        };
         let (proto, dst_port) = (ip[9], u16::from_be_bytes([tp[2], tp[3]]));
         let denied = match proto {
             6 => &self.deny_tcp,
@@ -55,14 +64,27 @@ impl App for Firewall {
         let m = Match {
             eth_type: Some(0x0800),
             ip_proto: Some(proto),
-            ipv4_src: Some(Ipv4Prefix { addr: addr(12), len: 32 }),
-            ipv4_dst: Some(Ipv4Prefix { addr: addr(16), len: 32 }),
+            ipv4_src: Some(Ipv4Prefix {
+                addr: addr(12),
+                len: 32,
+            }),
+            ipv4_dst: Some(Ipv4Prefix {
+                addr: addr(16),
+                len: 32,
+            }),
             tp_dst: Some(dst_port),
             ..ANY
         };
         // No actions: drop. Above the learning switch's flows (0x8000).
-        send_flow_mod(&FlowMod { priority: 0x9000, idle_timeout: 30, ..flow_add(m, Vec::new()) });
-        log(Level::Info, &format!("dropped {proto}/{dst_port} from {:08x}", addr(12)));
+        send_flow_mod(&FlowMod {
+            priority: 0x9000,
+            idle_timeout: 30,
+            ..flow_add(m, Vec::new())
+        });
+        log(
+            Level::Info,
+            &format!("dropped {proto}/{dst_port} from {:08x}", addr(12)),
+        );
         Flow::Stop
     }
 }

@@ -1,17 +1,14 @@
 //! The learning switch as a WebAssembly app. For each PACKET_IN:
 //!
-//! 1. Learns that the source address lives behind the packet's in-port (unless it is
-//!    multicast).
+//! 1. Learns that the source address (unless multicast) is behind the in-port.
 //! 2. If the destination is multicast: floods the packet.
 //! 3. Otherwise looks the destination up:
 //!    - 3a. unknown: floods the packet;
 //!    - 3b. behind the in-port: drops it (it is already there);
-//!    - 3c. behind another port: installs `in_port, eth_src, eth_dst → port` (a
-//!      buffered packet rides on the FLOW_MOD);
+//!    - 3c. behind another port: installs `in_port, eth_src, eth_dst → port`;
 //!    - 3d. a packet not buffered follows in a PACKET_OUT.
 //!
-//! On connect it installs the table-miss entry (1.3 drops what no flow matches).
-//! Parameters: `{"idle_timeout": 60}` (seconds, default 60).
+//! On 1.3 it installs the table-miss entry. Parameters: `{"idle_timeout": 60}`.
 use pharos_guest::*;
 
 /// MAC → port, per switch (this instance sees the switches of one worker).
@@ -22,21 +19,21 @@ struct LearningSwitch {
 
 impl App for LearningSwitch {
     fn new(params: &str) -> Result<Self, String> {
-        let idle_timeout = match params.split_once("\"idle_timeout\"") {
-            None => 60,
-            Some((_, rest)) => {
-                let digits = rest.trim_start_matches([':', ' ']);
-                let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
-                digits[..end].parse().map_err(|e| format!("idle_timeout: {e}"))?
-            }
-        };
-        Ok(LearningSwitch { tables: FastMap::default(), idle_timeout })
+        let idle_timeout = param_number(params, "idle_timeout")?.unwrap_or(60);
+        let tables = FastMap::default();
+        Ok(LearningSwitch {
+            tables,
+            idle_timeout,
+        })
     }
 
     fn initialize_switch(&mut self, sw: Switch, _: Vec<PortInfo>) {
         if sw.version == Version::V13 {
             let to_controller = vec![Action::Output(Port::Controller)];
-            send_flow_mod(&FlowMod { priority: 0, ..flow_add(ANY, to_controller) });
+            send_flow_mod(&FlowMod {
+                priority: 0,
+                ..flow_add(ANY, to_controller)
+            });
         }
     }
 
@@ -57,9 +54,18 @@ impl App for LearningSwitch {
             Some(&port) if port == p.in_port => {}
             // 3c
             Some(&port) => {
-                let m = Match { in_port: Some(p.in_port), eth_src: Some(p.eth_src), eth_dst: Some(p.eth_dst), ..ANY };
+                let m = Match {
+                    in_port: Some(p.in_port),
+                    eth_src: Some(p.eth_src),
+                    eth_dst: Some(p.eth_dst),
+                    ..ANY
+                };
                 let actions = vec![Action::Output(Port::Physical(port))];
-                let fm = FlowMod { idle_timeout: self.idle_timeout, buffer_id: p.buffer_id, ..flow_add(m, actions) };
+                let fm = FlowMod {
+                    idle_timeout: self.idle_timeout,
+                    buffer_id: p.buffer_id,
+                    ..flow_add(m, actions)
+                };
                 send_flow_mod(&fm);
                 // 3d
                 if p.buffer_id.is_none() {

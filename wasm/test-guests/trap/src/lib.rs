@@ -27,11 +27,17 @@ impl App for Trap {
             How::Unreachable => core::arch::wasm32::unreachable(),
             How::ReadFile => {
                 let read = std::fs::read("/etc/hostname");
-                log(Level::Error, &format!("the sandbox let a file be read: {read:?}"));
+                log(
+                    Level::Error,
+                    &format!("the sandbox let a file be read: {read:?}"),
+                );
             }
             How::Env => {
                 let home = std::env::var("HOME");
-                log(Level::Error, &format!("the sandbox let the environment be read: {home:?}"));
+                log(
+                    Level::Error,
+                    &format!("the sandbox let the environment be read: {home:?}"),
+                );
             }
         }
         Flow::Continue
