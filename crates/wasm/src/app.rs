@@ -111,16 +111,22 @@ impl WasmApp {
     /// A new instance with `init` run: its info, or why not.
     fn instantiate(&self) -> Result<(Guest, wit::AppInfo), String> {
         let m = &self.module;
-        let state = HostState::new(self.name, m.runtime.epoch, Arc::clone(&m.memory));
+        let state = HostState::new(
+            self.name,
+            m.runtime.epoch,
+            Arc::clone(&m.memory),
+            m.limits.cpu,
+        );
         let mut store = Store::new(&m.runtime.engine, state);
         store.limiter(|s| s as &mut dyn wasmtime::ResourceLimiter);
-        store.epoch_deadline_trap();
-        store.set_epoch_deadline(m.limits.deadline_ticks);
+        store.epoch_deadline_callback(|mut s| Ok(s.data_mut().deadline()));
+        store.set_epoch_deadline(m.limits.first_check_ticks);
         let bindings = m
             .pre
             .instantiate(&mut store)
             .map_err(|e| self.cause(&store, "instantiate", &e, None))?;
-        store.set_epoch_deadline(m.limits.deadline_ticks);
+        store.data_mut().cpu_mark = None;
+        store.set_epoch_deadline(m.limits.first_check_ticks);
         let info = match bindings.call_init(&mut store, &m.params) {
             Ok(Ok(info)) => info,
             Ok(Err(refused)) => {
@@ -167,12 +173,16 @@ impl WasmApp {
     ) -> String {
         let why = match e.downcast_ref::<Trap>() {
             Some(Trap::Interrupt) => {
+                let ms = |d: Duration| d.as_secs_f64() * 1e3;
                 let ran = started.map_or(String::new(), |t| {
-                    format!(" after {:.1} ms", t.elapsed().as_secs_f64() * 1e3)
+                    format!(" after {:.1} ms", ms(t.elapsed()))
                 });
+                let limits = &self.module.limits;
                 format!(
-                    "interrupted{ran}: ran longer than its {} ms budget (endless loop?)",
-                    self.module.limits.max_call().as_millis()
+                    "interrupted{ran}: used {:.1} ms of CPU past its first {} ms, more than its {} ms (endless loop?)",
+                    ms(store.data().cpu_used),
+                    (limits.tick * limits.first_check_ticks as u32).as_millis(),
+                    limits.cpu.as_millis(),
                 )
             }
             Some(trap) => trap.to_string(),
@@ -217,8 +227,9 @@ impl WasmApp {
         }
         data.in_packet_in = packet.is_some();
         std::mem::swap(&mut data.kv, &mut slot.kv);
+        data.cpu_mark = None;
         g.store
-            .set_epoch_deadline(self.module.limits.deadline_ticks);
+            .set_epoch_deadline(self.module.limits.first_check_ticks);
         let r = f(&g.bindings, &mut g.store);
         let data = g.store.data_mut();
         std::mem::swap(&mut data.kv, &mut slot.kv);

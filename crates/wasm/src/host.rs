@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use openflow::model::{self, PortNo};
 
@@ -85,10 +85,22 @@ pub(crate) struct HostState {
     pub(crate) mine: usize,
     /// Why the last memory growth was refused (the trap's cause).
     pub(crate) refused: Option<String>,
+    /// The thread's CPU time at the running call's first deadline (`None` before it:
+    /// reset before every call).
+    pub(crate) cpu_mark: Option<Duration>,
+    /// CPU time the call may use after `cpu_mark`.
+    pub(crate) cpu_budget: Duration,
+    /// CPU time the interrupted call had used since `cpu_mark` (the trap's report).
+    pub(crate) cpu_used: Duration,
 }
 
 impl HostState {
-    pub(crate) fn new(app: &'static str, epoch: Instant, memory: Arc<MemoryAccount>) -> Self {
+    pub(crate) fn new(
+        app: &'static str,
+        epoch: Instant,
+        memory: Arc<MemoryAccount>,
+        cpu_budget: Duration,
+    ) -> Self {
         HostState {
             app,
             dpid: 0,
@@ -101,6 +113,22 @@ impl HostState {
             memory,
             mine: 0,
             refused: None,
+            cpu_mark: None,
+            cpu_budget,
+            cpu_used: Duration::ZERO,
+        }
+    }
+
+    /// The epoch deadline of the running call was reached: interrupt it if it used its
+    /// CPU budget since the first deadline, else check again a tick later.
+    pub(crate) fn deadline(&mut self) -> wasmtime::UpdateDeadline {
+        let now = crate::sandbox::thread_cpu_time();
+        let mark = *self.cpu_mark.get_or_insert(now);
+        self.cpu_used = now.saturating_sub(mark);
+        if self.cpu_used >= self.cpu_budget {
+            wasmtime::UpdateDeadline::Interrupt
+        } else {
+            wasmtime::UpdateDeadline::Continue(1)
         }
     }
 }

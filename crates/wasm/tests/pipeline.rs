@@ -16,6 +16,7 @@ use controller::app::{AnyApp, Order};
 use openflow::model::FlowModCommand;
 use openflow::Version;
 use sim::{mac, Net};
+use wasm::sandbox::thread_cpu_time;
 use wasm::{LoadSpec, WasmApp, WasmLoader};
 
 const S: Duration = Duration::from_secs(1);
@@ -210,6 +211,7 @@ fn quarantined_while_the_native_app_answers(
     cause: &str,
     within: Duration,
 ) {
+    quiet_guest_panics();
     for version in [Version::V1_0, Version::V1_3] {
         let bad = load(loader, file, "bad", Order::advise(0), params);
         let mut net = Net::new(vec![Box::new(bad), Box::new(LearningSwitch::default())]);
@@ -217,22 +219,20 @@ fn quarantined_while_the_native_app_answers(
         let h1 = net.add_host(mac(1), 1, 1);
         let h2 = net.add_host(mac(2), 1, 2);
         let frame = sim::eth(mac(1), mac(2), 0x0800, b"first");
-        let started = Instant::now();
+        let (started, cpu) = (Instant::now(), thread_cpu_time());
         net.send(h1, &frame);
-        let took = started.elapsed();
-        assert_eq!(
-            net.pipeline.is_quarantined("bad"),
-            Some(true),
-            "{file} {version}"
+        let (took, cpu) = (started.elapsed(), thread_cpu_time() - cpu);
+        let quarantined = net.pipeline.is_quarantined("bad");
+        assert_eq!(quarantined, Some(true), "{file} {version}");
+        // The whole message: the guest's call, its interruption, the quarantine. In CPU
+        // time, which is what the sandbox bounds (this thread may be preempted on a busy
+        // machine: the wall time is only checked for a hang).
+        assert!(
+            cpu < within,
+            "{file} {version}: stopped after {cpu:?} of CPU"
         );
-        // The whole message, the panic's report (a backtrace under RUST_BACKTRACE) included.
-        assert!(took < Duration::from_secs(2), "{file} {version}: {took:?}");
+        assert!(took < Duration::from_secs(1), "{file} {version}: {took:?}");
         let q = net.pipeline.quarantine_reason("bad").expect("a reason");
-        if let Some((_, ran)) = q.panic.split_once("interrupted after ") {
-            let ms: f64 = ran.split(' ').next().unwrap().parse().unwrap();
-            let ran = Duration::from_secs_f64(ms / 1e3);
-            assert!(ran < within, "{file} {version}: stopped after {ran:?}");
-        }
         assert!(
             q.panic.contains("wasm app bad (packet-in)") && q.panic.contains(cause),
             "{file} {version}: {}",
@@ -253,14 +253,30 @@ fn quarantined_while_the_native_app_answers(
     }
 }
 
+/// The bad guests' panics (which quarantine them) are expected: not printed, so that
+/// a backtrace (RUST_BACKTRACE) is not counted in the time a message takes. Every
+/// other panic is reported as usual.
+fn quiet_guest_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let report = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let message = info.payload().downcast_ref::<String>();
+            if !message.is_some_and(|m| m.starts_with("wasm app bad ")) {
+                report(info)
+            }
+        }));
+    });
+}
+
 #[test]
-fn a_guest_in_an_endless_loop_is_interrupted_within_10_ms_and_quarantined() {
+fn a_guest_in_an_endless_loop_is_interrupted_within_10_ms_of_cpu_and_quarantined() {
     let loader = WasmLoader::default();
     quarantined_while_the_native_app_answers(
         &loader,
         "pharos_test_endless_loop.wasm",
         "{}",
-        "ran longer than its 5 ms budget",
+        "more than its 5 ms (endless loop?)",
         Duration::from_millis(10),
     );
 }
