@@ -13,7 +13,7 @@
 //! at most: 2 + 5 + 1 = 8 ms by default, inside the 10 ms the sandbox promises. Only
 //! calls that run past the first check read the clock; the others pay nothing.
 //!
-//! The ticker runs only while an app is loaded (the [`Runtime`] lives as long as its
+//! The ticker runs only while an app is loaded (the runtime lives as long as its
 //! apps) and stops with the last one.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
