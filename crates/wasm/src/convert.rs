@@ -119,21 +119,26 @@ pub(crate) fn flow_mod(fm: &wit::FlowMod) -> model::FlowMod<'static> {
     out
 }
 
-/// A PACKET_IN's fields, its Ethernet header read (zeros when the packet is shorter
-/// than one; the EtherType is the one after any 802.1Q / 802.1ad tags).
+/// The source and destination addresses and the EtherType of an Ethernet frame (the
+/// one after any 802.1Q / 802.1ad tags); zeros when the frame is shorter than a header.
+fn ethernet(data: &[u8]) -> (u64, u64, u16) {
+    if data.len() < 14 {
+        return (0, 0, 0);
+    }
+    let (dst, src) = (mac_u64(&data[0..6]), mac_u64(&data[6..12]));
+    let mut at = 12;
+    let mut eth_type = u16::from_be_bytes([data[at], data[at + 1]]);
+    while matches!(eth_type, 0x8100 | 0x88a8) && data.len() >= at + 6 {
+        at += 4;
+        eth_type = u16::from_be_bytes([data[at], data[at + 1]]);
+    }
+    (src, dst, eth_type)
+}
+
+/// A PACKET_IN's fields, its Ethernet header read.
 pub(crate) fn packet_in(p: &PacketIn<&[u8]>) -> wit::PacketIn {
     let data = p.data();
-    let (mut eth_src, mut eth_dst, mut eth_type) = (0, 0, 0);
-    if data.len() >= 14 {
-        eth_dst = mac_u64(&data[0..6]);
-        eth_src = mac_u64(&data[6..12]);
-        let mut at = 12;
-        eth_type = u16::from_be_bytes([data[at], data[at + 1]]);
-        while matches!(eth_type, 0x8100 | 0x88a8) && data.len() >= at + 6 {
-            at += 4;
-            eth_type = u16::from_be_bytes([data[at], data[at + 1]]);
-        }
-    }
+    let (eth_src, eth_dst, eth_type) = ethernet(data);
     wit::PacketIn {
         in_port: p.in_port(),
         buffer_id: p.buffer_id(),
@@ -174,5 +179,76 @@ pub(crate) fn flow_removed(r: &model::FlowRemoved) -> wit::FlowRemoved {
         duration_ms: r.duration.as_millis() as u64,
         packet_count: r.packet_count,
         byte_count: r.byte_count,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mac_addresses_are_the_low_48_bits() {
+        let m = MacAddr([0x0e, 1, 2, 3, 4, 5]);
+        assert_eq!(mac(m.to_u64()), m);
+        assert_eq!(mac(0xffff_0e01_0203_0405), m, "the top 16 bits are ignored");
+        assert_eq!(mac_u64(&m.0), 0x0e01_0203_0405);
+    }
+
+    #[test]
+    fn the_ethertype_is_the_one_after_the_vlan_tags() {
+        let mut frame = vec![0xff; 6];
+        frame.extend_from_slice(&[0x0e, 0, 0, 0, 0, 1]);
+        frame.extend_from_slice(&[0x08, 0x06]);
+        frame.resize(60, 0);
+        assert_eq!(
+            ethernet(&frame),
+            (0x0e00_0000_0001, 0xffff_ffff_ffff, 0x0806)
+        );
+        frame.splice(12..12, [0x88, 0xa8, 0, 10, 0x81, 0x00, 0, 20]);
+        assert_eq!(
+            ethernet(&frame).2,
+            0x0806,
+            "after an 802.1ad and an 802.1Q tag"
+        );
+        assert_eq!(ethernet(&frame[..13]), (0, 0, 0), "shorter than a header");
+        // A tag cut short: the tag's type is all there is.
+        assert_eq!(ethernet(&frame[..17]).2, 0x88a8);
+    }
+
+    #[test]
+    fn cookies_keep_the_apps_48_bits_only() {
+        let fm = wit::FlowMod {
+            command: wit::FlowModCommand::Add,
+            match_: wit::Match {
+                in_port: Some(1),
+                eth_src: None,
+                eth_dst: Some(0x0e00_0000_0002),
+                eth_type: None,
+                vlan_vid: Some(0xffff),
+                ip_proto: None,
+                ipv4_src: Some(wit::Ipv4Prefix {
+                    addr: 0x0a00_0001,
+                    len: 40,
+                }),
+                ipv4_dst: None,
+                tp_src: None,
+                tp_dst: None,
+            },
+            actions: Vec::new(),
+            cookie: 0xabcd_0000_0000_0042,
+            priority: 7,
+            idle_timeout: 5,
+            hard_timeout: 0,
+            buffer_id: Some(9),
+            table_id: 0,
+            send_flow_removed: true,
+        };
+        let m = flow_mod(&fm);
+        assert_eq!(m.cookie, 0x42, "the top 16 bits are the core's");
+        assert_eq!((m.priority, m.idle_timeout, m.buffer_id), (7, 5, Some(9)));
+        assert!(m.flags.send_flow_removed);
+        assert_eq!(m.matching.vlan, Some(Vlan::Untagged));
+        let v4 = m.matching.ipv4_src.unwrap();
+        assert_eq!((v4.addr, v4.len), (Ipv4Addr::new(10, 0, 0, 1), 32));
     }
 }

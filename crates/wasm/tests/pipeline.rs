@@ -408,3 +408,73 @@ fn a_wasm_app_is_added_replaced_and_removed_while_switches_are_connected() {
     assert!(net.take_received(h2).is_empty(), "removed: nothing floods");
     assert_eq!(net.pipeline.is_quarantined("wasm_ls"), None, "forgotten");
 }
+
+#[test]
+fn the_imports_work_and_the_per_switch_store_is_per_switch_and_dropped_with_it() {
+    let loader = WasmLoader::default();
+    let probe = load(
+        &loader,
+        "pharos_test_host_probe.wasm",
+        "probe",
+        Order::direct(0),
+        "{}",
+    );
+    let mut net = Net::new(vec![Box::new(probe)]);
+    for (dpid, version) in [(1, Version::V1_3), (2, Version::V1_0)] {
+        net.add_switch(dpid, version, 3);
+    }
+    let port1 = net.add_host(mac(11), 1, 1);
+    let port2 = net.add_host(mac(12), 1, 2);
+    let other1 = net.add_host(mac(21), 2, 1);
+    let src = net.add_host(mac(1), 1, 3);
+    let src_on_2 = net.add_host(mac(1), 2, 3);
+    let frame = sim::eth(mac(1), sim::BROADCAST, 0x0800, b"count me");
+    // The n-th packet from mac(1) on switch 1 leaves by port n, bytes intact.
+    net.send(src, &frame);
+    assert_eq!(net.take_received(port1), std::slice::from_ref(&frame));
+    net.send(src, &frame);
+    assert_eq!(net.take_received(port2), std::slice::from_ref(&frame));
+    assert!(net.take_received(port1).is_empty());
+    // Switch 2 counts apart: its first packet from the same address leaves by port 1.
+    net.send(src_on_2, &frame);
+    assert_eq!(net.take_received(other1), std::slice::from_ref(&frame));
+    // Each PACKET_OUT was followed by a barrier.
+    let barriers = |net: &Net, dpid| {
+        let sw = net.switch(dpid);
+        let is_barrier = |m: &&openflow::Message| {
+            matches!(
+                m,
+                openflow::Message::V10(openflow::of10::Message::BarrierRequest)
+                    | openflow::Message::V13(openflow::of13::Message::BarrierRequest)
+            )
+        };
+        sw.received.iter().filter(is_barrier).count()
+    };
+    assert_eq!((barriers(&net, 1), barriers(&net, 2)), (2, 1));
+    // The switch leaves and comes back: its store was dropped, counting starts over.
+    net.reconnect(1);
+    net.send(src, &frame);
+    assert_eq!(net.take_received(port1), std::slice::from_ref(&frame));
+    assert_eq!(net.pipeline.is_quarantined("probe"), Some(false));
+}
+
+#[test]
+fn an_apps_memory_is_counted_against_its_cap_and_released_with_its_instances() {
+    let loader = WasmLoader::default();
+    let ls = load(
+        &loader,
+        "pharos_wasm_learning_switch.wasm",
+        "mem",
+        Order::direct(0),
+        "{}",
+    );
+    // The instance `init` ran in: its linear memory (64 KiB stack, data, heap).
+    let used = ls.memory_used();
+    assert!((64 << 10..4 << 20).contains(&used), "{used} bytes");
+    controller::app::App::stop(&ls);
+    assert_eq!(
+        ls.memory_used(),
+        0,
+        "the instances dropped, their memory with them"
+    );
+}
