@@ -19,6 +19,9 @@
 //!   secret and reveals nothing).
 //! - [`routes`]: the resources and the OpenAPI 3.1 document made from their
 //!   annotations (`utoipa`), served at `/api/v1/openapi.json`.
+//! - [`routes_app`]: `/api/v1/apps`: the apps listed, started, stopped, restarted,
+//!   re-ordered, loaded (a module given to the pipeline's loader), replaced and deleted
+//!   while switches are connected.
 //! - [`static_flows`]: `/api/v1/static_flows`, the named flows the `static_flows` app
 //!   installs on each switch that connects, with their status on it.
 //! - [`metrics`]: `GET /metrics` (also `/api/v1/metrics`), the counters in the
@@ -45,6 +48,7 @@ pub mod metrics;
 pub mod model;
 pub mod paths;
 pub mod routes;
+pub mod routes_app;
 pub mod routes_switch;
 pub mod static_flows;
 pub mod switch_model;
@@ -59,7 +63,7 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use axum::Router;
 use controller::controller::Handle;
 use controller::dispatch::Pipeline;
@@ -166,7 +170,22 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/links", get(links))
         .route("/hosts", get(hosts))
         .route("/topology", get(topology))
-        .route("/apps", get(app_list))
+        .route(
+            "/apps",
+            get(routes_app::app_list)
+                .post(routes_app::load)
+                .layer(DefaultBodyLimit::max(routes_app::MAX_MODULE)),
+        )
+        .route("/apps/order", put(routes_app::order))
+        .route(
+            "/apps/{name}",
+            put(routes_app::reload)
+                .delete(routes_app::unload)
+                .layer(DefaultBodyLimit::max(routes_app::MAX_MODULE)),
+        )
+        .route("/apps/{name}/start", post(routes_app::start))
+        .route("/apps/{name}/stop", post(routes_app::stop))
+        .route("/apps/{name}/restart", post(routes_app::restart))
         .route("/events", get(crate::events::events))
         .route("/paths/{src}/{dst}", get(crate::paths::path))
         .route(

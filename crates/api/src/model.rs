@@ -334,7 +334,10 @@ pub struct Topology {
 pub enum AppState {
     /// Its handlers run.
     Running,
-    /// A handler panicked: its handlers are skipped on every switch.
+    /// Stopped (`POST /apps/{name}/stop`): none of its code runs.
+    Stopped,
+    /// A handler panicked: its handlers are skipped on every switch until it is
+    /// restarted.
     Quarantined,
 }
 
@@ -343,10 +346,20 @@ pub enum AppState {
 pub struct AppInfo {
     /// Its name (`topology`).
     pub name: String,
-    /// Its place in the pipeline, from 0: its `start` ran in this order.
+    /// Its place in the app order, from 0 (`PUT /apps/order` changes it): handlers of
+    /// equal order, initializers and listeners run in it.
     pub order: usize,
-    /// Running or quarantined.
+    /// Running, stopped or quarantined.
     pub state: AppState,
+    /// The apps whose services it requires: they cannot stop while it runs.
+    pub requires: Vec<String>,
+    /// The running apps that require its services: it cannot stop before them
+    /// (unless `?cascade=true`).
+    pub required_by: Vec<String>,
+    /// Loaded at run time (`POST /apps`): it can be replaced and deleted.
+    pub loaded: bool,
+    /// Times it was started (a restart adds one).
+    pub starts: u64,
     /// Panics caught in its handlers.
     pub panics: u64,
     /// Why it is quarantined (its first panic); `null` while it runs.
@@ -354,6 +367,21 @@ pub struct AppInfo {
     /// Its handlers, with their calls and time (as the workers last published them,
     /// at most about half a second old).
     pub handlers: Vec<HandlerStats>,
+}
+
+/// What a change of the apps did (`POST /apps/{name}/start|stop|restart`, `PUT
+/// /apps/order`, `POST /apps`, `PUT` and `DELETE /apps/{name}`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AppChange {
+    /// The apps started, in order.
+    pub started: Vec<String>,
+    /// The apps stopped, in order (dependents first).
+    pub stopped: Vec<String>,
+    /// The plan's generation now (raised by every change).
+    pub generation: u64,
+    /// Milliseconds from the request until every worker had the change (its timers,
+    /// flows and state on every switch).
+    pub took_ms: f64,
 }
 
 /// One handler of an app: an app's code for one kind of call.

@@ -47,7 +47,14 @@ use crate::{dpid, Shared};
         links,
         hosts,
         topology,
-        app_list,
+        crate::routes_app::app_list,
+        crate::routes_app::start,
+        crate::routes_app::stop,
+        crate::routes_app::restart,
+        crate::routes_app::order,
+        crate::routes_app::load,
+        crate::routes_app::reload,
+        crate::routes_app::unload,
         crate::events::events,
         crate::paths::path,
         crate::static_flows::list,
@@ -72,7 +79,7 @@ use crate::{dpid, Shared};
         (name = "switches", description = "Connected switches"),
         (name = "flows", description = "Switches' flow tables, groups, meters and tables, read live and changed; PACKET_OUT"),
         (name = "network", description = "Links and hosts found by the apps"),
-        (name = "apps", description = "The app pipeline"),
+        (name = "apps", description = "The app pipeline: apps started, stopped, re-ordered, loaded and deleted while switches are connected"),
         (name = "static_flows", description = "Named flows the controller keeps and installs on their switch at each connection")
     )
 )]
@@ -370,50 +377,6 @@ pub async fn topology(State(s): St) -> Json<Topology> {
         links: topology_service(&s).map_or_else(|_| Vec::new(), |t| link_list(&t)),
         hosts: devices_service(&s).map_or_else(|_| Vec::new(), |d| host_list(&d)),
     })
-}
-
-/// The apps, in pipeline order, with their state, why one is quarantined, and their
-/// handlers' calls and time.
-#[utoipa::path(get, path = "/api/v1/apps", tag = "apps",
-    responses((status = 200, description = "The apps", body = Vec<AppInfo>),
-        (status = 401, description = "A token is needed", body = ErrorBody),
-        (status = 403, description = "Wrong token", body = ErrorBody)))]
-pub async fn app_list(State(s): St) -> Json<Vec<AppInfo>> {
-    let p = &s.core.pipeline;
-    let timings = p.handler_timings();
-    let handlers = |app: &str| {
-        timings
-            .iter()
-            .filter(|t| t.app == app)
-            .map(|t| HandlerStats {
-                handler: t.handler.into(),
-                calls: t.calls,
-                time_secs: t.time_secs,
-            })
-            .collect()
-    };
-    Json(
-        p.app_names()
-            .into_iter()
-            .enumerate()
-            .map(|(order, name)| AppInfo {
-                name: name.into(),
-                order,
-                state: if p.is_quarantined(name) == Some(true) {
-                    AppState::Quarantined
-                } else {
-                    AppState::Running
-                },
-                panics: p.panics(name).unwrap_or(0),
-                reason: p.quarantine_reason(name).map(|q| QuarantineReason {
-                    handler: q.handler,
-                    panic: q.panic,
-                    dpid: q.dpid.map(dpid::format),
-                }),
-                handlers: handlers(name),
-            })
-            .collect(),
-    )
 }
 
 /// The counters in the Prometheus text exposition format 0.0.4 (Faucet's names where

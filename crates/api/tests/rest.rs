@@ -1800,3 +1800,170 @@ fn the_switch_list_is_made_again_when_a_switch_comes_goes_or_changes_a_port() {
     assert_eq!(last[0]["dpid"], "00:00:00:00:00:00:00:b2");
     drop(b);
 }
+
+/// A loader for the tests: the "module" is text naming a built-in app's kind (`hub`);
+/// anything else is refused with a reason.
+struct TextLoader;
+
+impl controller::lifecycle::AppLoader for TextLoader {
+    fn load(
+        &self,
+        spec: &controller::lifecycle::LoadSpec,
+        module: &[u8],
+    ) -> Result<Box<dyn controller::app::AnyApp>, String> {
+        match module {
+            b"hub" => Ok(Box::new(LoadedHub(controller::lifecycle::intern(
+                &spec.name,
+            )))),
+            _ => Err("not a module this loader knows".into()),
+        }
+    }
+}
+
+/// Floods every PACKET_IN, under the name it was loaded as.
+struct LoadedHub(&'static str);
+
+impl controller::app::App for LoadedHub {
+    type State = ();
+    fn name(&self) -> &'static str {
+        self.0
+    }
+    fn build(&self, b: &mut controller::app::Builder<Self>) {
+        b.on_packet_in(controller::app::Order::direct(0), |_, ctx, _, p| {
+            use openflow::model::{Action, PacketOut, PortNo};
+            let flood = [Action::output(PortNo::Flood)];
+            let in_port = PortNo::from_u32(p.in_port());
+            ctx.send_packet_out(&PacketOut::unbuffered(p.data(), in_port, &flood));
+            controller::app::Flow::Stop
+        });
+    }
+}
+
+#[test]
+fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
+    let apps = ["topology", "device_manager", "learning_switch"]
+        .iter()
+        .map(|n| apps::by_name(n, &Default::default()).unwrap())
+        .collect();
+    let c = Running::start_with("127.0.0.1:0".parse().unwrap(), false, apps);
+    let auth = bearer(TOKEN);
+    let post = |path: &str| c.post(path, Some(&auth), b"");
+    let list = c.get("/api/v1/apps").json();
+    assert_eq!(
+        list[0]["required_by"],
+        serde_json::json!(["device_manager"])
+    );
+    assert_eq!(list[1]["requires"], serde_json::json!(["topology"]));
+    assert_eq!(list[2]["state"], "running");
+
+    assert_eq!(
+        c.post("/api/v1/apps/learning_switch/stop", None, b"")
+            .status,
+        401
+    );
+    let r = post("/api/v1/apps/topology/stop");
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert!(r.text().contains("device_manager"), "{}", r.text());
+    assert_eq!(post("/api/v1/apps/nobody/start").status, 404);
+
+    // A switch connected while learning_switch is stopped gets its initializer when it
+    // starts (the table-miss entry).
+    let r = post("/api/v1/apps/learning_switch/stop");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["stopped"], serde_json::json!(["learning_switch"]));
+    assert_eq!(c.get("/api/v1/apps").json()[2]["state"], "stopped");
+    let mut sw = connect(c.of_addr, Spec::v13(0x51));
+    let r = post("/api/v1/apps/learning_switch/start");
+    assert_eq!(r.status, 200, "{}", r.text());
+    sw.wait_for(
+        T,
+        |m| matches!(m, Message::V13(of13::Message::FlowMod(f)) if f.priority == 0),
+    )
+    .expect("the table-miss entry of the started app");
+    // Answering as a switch from here on (the barriers of the flow removals of the
+    // apps stopped next).
+    let _sw = sw.in_background();
+
+    let r = post("/api/v1/apps/topology/stop?cascade=true");
+    assert_eq!(
+        r.json()["stopped"],
+        serde_json::json!(["device_manager", "topology"])
+    );
+    for app in ["topology", "device_manager"] {
+        assert_eq!(post(&format!("/api/v1/apps/{app}/start")).status, 200);
+    }
+    let r = post("/api/v1/apps/learning_switch/restart");
+    assert_eq!(c.get("/api/v1/apps").json()[2]["starts"], 3, "{}", r.text());
+
+    let order = |body: &[u8]| {
+        c.call(
+            "PUT",
+            "/api/v1/apps/order",
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/json"),
+            ],
+            Some(body),
+        )
+    };
+    let r = order(br#"["learning_switch","topology","device_manager"]"#);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(c.get("/api/v1/apps").json()[0]["name"], "learning_switch");
+    assert_eq!(order(br#"["topology"]"#).status, 400);
+
+    // Loading: none without a loader; then a module in, replaced, deleted.
+    let load = |path: &str, method: &str, module: &[u8]| {
+        c.call(
+            method,
+            path,
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/wasm"),
+            ],
+            Some(module),
+        )
+    };
+    let r = load("/api/v1/apps?name=hub1", "POST", b"hub");
+    assert_eq!(r.status, 501, "{}", r.text());
+    c.pipeline.set_loader(Arc::new(TextLoader));
+    let r = load(
+        "/api/v1/apps?name=hub1&order=direct:5&position=0",
+        "POST",
+        b"junk",
+    );
+    assert_eq!(r.status, 422, "{}", r.text());
+    assert!(r.text().contains("not a module"), "{}", r.text());
+    assert_eq!(
+        load("/api/v1/apps?name=hub1&order=sideways", "POST", b"hub").status,
+        400
+    );
+    let r = load(
+        "/api/v1/apps?name=hub1&order=direct:5&position=0",
+        "POST",
+        b"hub",
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["started"], serde_json::json!(["hub1"]));
+    let list = c.get("/api/v1/apps").json();
+    assert_eq!(
+        (&list[0]["name"], &list[0]["loaded"]),
+        (&"hub1".into(), &true.into())
+    );
+    assert_eq!(load("/api/v1/apps?name=hub1", "POST", b"hub").status, 409);
+    let r = load("/api/v1/apps/hub1", "PUT", b"hub");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(c.get("/api/v1/apps").json()[0]["name"], "hub1", "in place");
+    assert_eq!(load("/api/v1/apps/topology", "PUT", b"hub").status, 409);
+    assert_eq!(c.delete("/api/v1/apps/topology", None).status, 409);
+    let r = c.delete("/api/v1/apps/hub1", None);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let names: Vec<String> = c
+        .get("/api/v1/apps")
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["learning_switch", "topology", "device_manager"]);
+}

@@ -77,6 +77,12 @@ pub(crate) fn logged(level: tracing::Level, f: impl FnOnce()) -> String {
 
 use controller::app::AnyApp;
 
+/// The default apps, in order: link discovery, host tracking, and forwarding on shortest
+/// paths with flooding on a spanning tree (for any network, loops included); what `pharos
+/// run` runs when the configuration names no apps. The classic mode is `learning_switch`
+/// alone.
+pub const DEFAULT_APPS: [&str; 3] = ["topology", "device_manager", "routing"];
+
 /// The names [`by_name`] knows.
 pub const NAMES: &[&str] = &[
     "device_manager",

@@ -438,6 +438,8 @@ impl Admission {
         let Some(p) = self.remove(token) else {
             return;
         };
+        let mut est = est;
+        let flows = est.flows.take();
         let (info, leftover) = est.into_info(p.peer);
         let dpid = info.dpid;
         let uid = token as u64;
@@ -464,6 +466,7 @@ impl Admission {
             stream: p.stream,
             info,
             leftover,
+            flows,
             pending_out: p.out,
         })));
         if !sent {

@@ -186,6 +186,40 @@ impl Order {
     }
 }
 
+/// `direct:10`, `advise:-5`, `observe:0`: how configuration, the REST API and
+/// `pharos ctl` write an order.
+impl std::fmt::Display for Order {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let phase = match self.phase {
+            Phase::Advise => "advise",
+            Phase::Direct => "direct",
+            Phase::Observe => "observe",
+        };
+        write!(f, "{phase}:{}", self.number)
+    }
+}
+
+impl std::str::FromStr for Order {
+    type Err = String;
+
+    /// `PHASE:NUMBER` (`direct:10`), or a phase alone (number 0).
+    fn from_str(s: &str) -> Result<Order, String> {
+        let (phase, number) = s.split_once(':').unwrap_or((s, "0"));
+        let number: i32 = number
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad order {s:?}: the number after ':' must be an integer"))?;
+        match phase.trim() {
+            "advise" => Ok(Order::advise(number)),
+            "direct" => Ok(Order::direct(number)),
+            "observe" => Ok(Order::observe(number)),
+            _ => Err(format!(
+                "bad order {s:?}: the phase must be advise, direct or observe (direct:10)"
+            )),
+        }
+    }
+}
+
 /// What a handler tells the dispatcher (Floodlight's `Command`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Flow {
@@ -261,6 +295,14 @@ pub type ObserveFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &Pack
 pub type MessageFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &Message) -> Flow;
 /// A switch initializer or switch-added listener.
 pub type SwitchFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State);
+/// An adopt hook ([`Builder::on_adopt`]): keeps or deletes a flow of the app's found
+/// on a switch that connects.
+pub type AdoptFn<A> = fn(
+    &A,
+    &mut SwitchCtx<'_>,
+    &mut <A as App>::State,
+    &openflow::ofctl::FlowEntry,
+) -> crate::reconcile::Adopt;
 /// A switch-removed listener: gets the app's state for the switch, by value.
 pub type RemovedFn<A> = fn(&A, &SwitchInfo, <A as App>::State);
 /// A PORT_STATUS handler: what happened, and the port (as it is now, or as it was when
@@ -362,6 +404,8 @@ pub struct Builder<A: App> {
     pub(crate) initialize: Vec<SwitchFn<A>>,
     pub(crate) switch_added: Vec<SwitchFn<A>>,
     pub(crate) switch_removed: Option<RemovedFn<A>>,
+    /// Judges the app's flows found on a switch that connects ([`crate::reconcile`]).
+    pub(crate) adopt: Option<AdoptFn<A>>,
     pub(crate) port_status: Vec<PortStatusFn<A>>,
     pub(crate) timers: Vec<(Period, SwitchFn<A>)>,
     pub(crate) global_timers: Vec<(Duration, GlobalTimerFn<A>)>,
@@ -389,6 +433,7 @@ impl<A: App> Builder<A> {
             initialize: Vec::new(),
             switch_added: Vec::new(),
             switch_removed: None,
+            adopt: None,
             port_status: Vec::new(),
             timers: Vec::new(),
             global_timers: Vec::new(),
@@ -430,10 +475,23 @@ impl<A: App> Builder<A> {
         self
     }
 
-    /// Runs when a switch connects, before any switch-added listener (install
-    /// table-miss entries, clear flows). Initializers run in app order.
+    /// Runs when a switch connects, before any switch-added listener (install the
+    /// table-miss entry if [`SwitchCtx::adopted`] lacks it). Initializers run in app
+    /// order, after the switch's flows were adopted or deleted ([`crate::reconcile`]);
+    /// they must not empty the table, or a controller restart cuts traffic.
     pub fn on_initialize(&mut self, f: SwitchFn<A>) -> &mut Self {
         self.initialize.push(f);
+        self
+    }
+
+    /// Runs when a switch connects, before the initializers, once for each flow of
+    /// this app's (its cookie carries the app's tag, see [`crate::cookie`]) found on
+    /// the switch: [`crate::reconcile::Adopt::Keep`] leaves it,
+    /// [`crate::reconcile::Adopt::Delete`] has the core delete exactly it. Without a
+    /// hook every flow of the app is kept. One per app (a second call replaces the
+    /// first). See [`crate::reconcile`].
+    pub fn on_adopt(&mut self, f: AdoptFn<A>) -> &mut Self {
+        self.adopt = Some(f);
         self
     }
 
@@ -615,6 +673,11 @@ pub struct SwitchCtx<'a> {
     /// The app whose handler is running (requests are tagged with it).
     pub(crate) app: usize,
     pub(crate) app_name: &'static str,
+    /// The running app's cookie tag, stamped on its FLOW_MODs ([`crate::cookie`]).
+    pub(crate) tag: u16,
+    /// While initializers run: the flows found on the switch and kept by their apps
+    /// ([`crate::reconcile`]); `None` when the switch's table is not known.
+    pub(crate) adopted: Option<&'a [openflow::ofctl::FlowEntry]>,
 }
 
 /// A request's callback, type-erased: `(app, ctx, state, reply)`.
@@ -646,15 +709,29 @@ impl<'a> SwitchCtx<'a> {
 
     /// Every connected switch: send to any of them, look them up (the core's
     /// [`Switches`] service, the same one `services.require::<Switches>` gives).
-    pub fn switches(&self) -> &'a Switches {
-        self.switches
+    /// Sends from it carry the app's cookie tag like the ctx's own ([`crate::cookie`]).
+    pub fn switches(&self) -> crate::cookie::AppSwitches<'a> {
+        crate::cookie::AppSwitches::new(self.switches, self.tag)
+    }
+
+    /// In an initializer: the flows the switch had when it connected that their apps
+    /// kept (every app's, see [`crate::reconcile`]), so that an app installs only what
+    /// is missing (the table-miss entry: [`crate::reconcile::has_table_miss`]). `None`
+    /// when the switch's table is not known (it did not answer FLOW_STATS) and outside
+    /// initializers.
+    pub fn adopted(&self) -> Option<&'a [openflow::ofctl::FlowEntry]> {
+        self.adopted
     }
 
     /// Sends a version-neutral FLOW_MOD; returns its xid, or `None` when it could not
     /// be encoded for this switch (logged and counted).
     pub fn send_flow_mod(&mut self, fm: &FlowMod<'_>) -> Option<u32> {
         let xid = self.requests.next_xid();
+        let at = self.out.len();
         let r = fm.encode(self.info.version, xid, self.out);
+        if r.is_ok() {
+            crate::cookie::stamp(&mut self.out[at..], self.tag);
+        }
         self.sent(r.map(|_| xid), "FLOW_MOD")
     }
 
@@ -685,7 +762,11 @@ impl<'a> SwitchCtx<'a> {
             );
             return None;
         }
+        let at = self.out.len();
         let r = msg.encode(xid, self.out);
+        if r.is_ok() {
+            crate::cookie::stamp(&mut self.out[at..], self.tag);
+        }
         self.sent(r.map(|_| xid), msg.type_name())
     }
 

@@ -49,8 +49,11 @@ pub struct Config {
     /// Worker threads, each with its own event loop and its own switches. Default: one
     /// per available core.
     pub workers: usize,
-    /// The apps to run, in order: their `start` runs in this order.
-    pub apps: Vec<AppConfig>,
+    /// The apps to run, in order: their `start` runs in this order. `None` (no `apps`
+    /// in the file): the binary's default set (the core knows no app by name; `pharos
+    /// run` fills in `apps::DEFAULT_APPS`). `Some(empty)`: no app.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apps: Option<Vec<AppConfig>>,
     /// Connections open at once (handshaking or served); more are refused at accept.
     pub max_connections: usize,
     /// The handshake and the admission tier's limits (`[handshake]` in the file:
@@ -371,11 +374,6 @@ impl Default for BackpressureConfig {
     }
 }
 
-/// The default apps, in order: link discovery, host tracking, and forwarding on shortest
-/// paths with flooding on a spanning tree (for any network, loops included). The classic
-/// mode is `learning_switch` alone.
-pub const DEFAULT_APPS: [&str; 3] = ["topology", "device_manager", "routing"];
-
 /// The default listen addresses: every interface, ports 6653 and 6633.
 pub const DEFAULT_LISTEN: [&str; 2] = ["0.0.0.0:6653", "0.0.0.0:6633"];
 
@@ -389,7 +387,7 @@ impl Default for Config {
             workers: std::thread::available_parallelism()
                 .map(usize::from)
                 .unwrap_or(1),
-            apps: DEFAULT_APPS.iter().map(|a| AppConfig::named(a)).collect(),
+            apps: None,
             max_connections: 10_000,
             handshake: HandshakeConfig::default(),
             keepalive: KeepaliveConfig::default(),
@@ -492,6 +490,12 @@ impl Config {
         let path = path.as_ref();
         let text = read_file(path)?;
         Config::from_toml_str(&text).map_err(|e| e.in_file(path, &text))
+    }
+
+    /// The apps configured (none when the binary's default set is meant: `apps` is
+    /// `None`).
+    pub fn app_list(&self) -> &[AppConfig] {
+        self.apps.as_deref().unwrap_or(&[])
     }
 
     /// Checks the rules serde cannot express: counts that must be positive, lists that
@@ -607,11 +611,12 @@ impl Config {
                 "no version to offer: use [\"1.0\", \"1.3\"] or a part of it",
             ));
         }
-        for (i, app) in self.apps.iter().enumerate() {
+        let apps = self.app_list();
+        for (i, app) in apps.iter().enumerate() {
             if app.name.is_empty() {
                 return Err(ConfigError::new(format!("apps[{i}].name"), "is empty"));
             }
-            if let Some(j) = self.apps[..i].iter().position(|a| a.name == app.name) {
+            if let Some(j) = apps[..i].iter().position(|a| a.name == app.name) {
                 return Err(ConfigError::new(
                     format!("apps[{i}].name"),
                     format!("`{}` is already apps[{j}]; an app runs once", app.name),
@@ -653,7 +658,7 @@ impl Config {
     /// Checks every app name against the ones this binary knows; an unknown one is
     /// refused with the nearest known name and the list of them.
     pub fn check_app_names(&self, known: &[&str]) -> Result<(), ConfigError> {
-        for (i, app) in self.apps.iter().enumerate() {
+        for (i, app) in self.app_list().iter().enumerate() {
             if !known.contains(&app.name.as_str()) {
                 return Err(ConfigError::new(
                     format!("apps[{i}].name"),
@@ -858,6 +863,7 @@ mod handshake_table {
         versions: Vec<Version>,
         miss_send_len: u16,
         barrier: bool,
+        read_flows: bool,
     }
 
     impl Default for Table {
@@ -875,6 +881,7 @@ mod handshake_table {
                 versions: h.versions.clone(),
                 miss_send_len: h.miss_send_len,
                 barrier: h.barrier,
+                read_flows: h.read_flows,
             }
         }
     }
@@ -892,6 +899,7 @@ mod handshake_table {
             versions: t.versions,
             miss_send_len: t.miss_send_len,
             barrier: t.barrier,
+            read_flows: t.read_flows,
         })
     }
 }

@@ -16,9 +16,8 @@ fn empty_file_is_the_defaults() {
     assert_eq!(c.listen[0].port(), 6653);
     assert_eq!(c.listen[1].port(), 6633);
     assert!(c.workers >= 1);
-    let names: Vec<&str> = c.apps.iter().map(|a| a.name.as_str()).collect();
-    assert_eq!(names, ["topology", "device_manager", "routing"]);
-    assert!(c.apps.iter().all(|a| a.params.is_empty()));
+    // No apps named: the binary's default set (the core knows no app by name).
+    assert_eq!(c.apps, None);
     assert_eq!(c.max_connections, 10_000);
     assert_eq!(c.handshake.timeout, Duration::from_secs(5));
     assert_eq!(c.handshake.max_pending, 1000);
@@ -98,6 +97,7 @@ fn every_key_is_read() {
             versions: vec![Version::V1_3],
             miss_send_len: 0xffff,
             barrier: false,
+            read_flows: true,
         }
     );
     assert_eq!(
@@ -107,10 +107,10 @@ fn every_key_is_read() {
             max_unanswered: 5
         }
     );
-    assert_eq!(c.apps[0], AppConfig::named("hub"));
-    assert_eq!(c.apps[1].name, "learning_switch");
+    assert_eq!(c.app_list()[0], AppConfig::named("hub"));
+    assert_eq!(c.app_list()[1].name, "learning_switch");
     assert_eq!(
-        c.apps[1]
+        c.app_list()[1]
             .params
             .get("idle_timeout")
             .and_then(|v| v.as_integer()),
@@ -313,7 +313,10 @@ fn apps_are_named_once_and_not_empty() {
 
 #[test]
 fn no_apps_is_allowed() {
-    assert!(Config::from_toml_str("apps = []").unwrap().apps.is_empty());
+    assert_eq!(
+        Config::from_toml_str("apps = []").unwrap().apps,
+        Some(Vec::new())
+    );
 }
 
 #[test]
@@ -549,9 +552,9 @@ fn the_example_pharos_toml_documents_every_key_with_its_default() {
     let mut c = Config::from_toml_str(text).expect("pharos.toml parses");
     let d = Config::default();
     // The example spells out the default apps' default parameters.
-    let names: Vec<&str> = c.apps.iter().map(|a| a.name.as_str()).collect();
-    assert_eq!(names, DEFAULT_APPS);
-    assert!(c.apps.iter().all(|a| !a.params.is_empty()));
+    let names: Vec<&str> = c.app_list().iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, apps::DEFAULT_APPS);
+    assert!(c.app_list().iter().all(|a| !a.params.is_empty()));
     c.apps = d.apps.clone();
     assert_eq!(c, d);
     let table = toml::Table::try_from(&d).unwrap();

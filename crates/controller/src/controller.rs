@@ -80,6 +80,10 @@ impl SwitchPipeline for Pipeline {
         Pipeline::switch_added(self, sw, out, now)
     }
 
+    fn found_flows(&self, sw: &mut SwitchState, flows: Option<Vec<openflow::ofctl::FlowEntry>>) {
+        Pipeline::set_found_flows(self, sw, flows)
+    }
+
     #[inline]
     fn handle(&self, sw: &mut SwitchState, frame: &[u8], out: &mut Vec<u8>, now: Instant) {
         Pipeline::handle(self, sw, frame, out, now)

@@ -146,6 +146,10 @@ impl Peer {
             }),
             xid,
         );
+        // The flows are read (crate::reconcile); a switch that does not answer before
+        // the barrier is one whose table is not known.
+        let (_, stats) = self.recv();
+        assert!(matches!(stats, of10::Message::StatsRequest(_)), "{stats:?}");
         let (_, set) = self.recv();
         assert!(matches!(set, of10::Message::SetConfig(_)), "{set:?}");
         let (xid, barrier) = self.recv();

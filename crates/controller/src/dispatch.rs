@@ -73,6 +73,11 @@ type RemovedCall = Arc<dyn Fn(&SwitchInfo, Box<Slot>) + Send + Sync>;
 type PortStatusCall =
     Arc<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, PortReason, &PortInfo) + Send + Sync>;
 type GlobalCall = Arc<dyn Fn(&Switches, Instant) + Send + Sync>;
+type AdoptCall = Arc<
+    dyn Fn(&mut SwitchCtx<'_>, &mut Slot, &openflow::ofctl::FlowEntry) -> crate::reconcile::Adopt
+        + Send
+        + Sync,
+>;
 
 /// PACKET_IN is type 10 in every version.
 const PACKET_IN: u8 = 10;
@@ -106,6 +111,8 @@ pub struct Registry {
     initialize: Vec<Handler<SwitchCall>>,
     switch_added: Vec<Handler<SwitchCall>>,
     switch_removed: Vec<Handler<RemovedCall>>,
+    /// Adopt hooks, one at most per app ([`crate::reconcile`]).
+    adopt: Vec<Handler<AdoptCall>>,
     port_status: Vec<Handler<PortStatusCall>>,
     timers: Vec<(Period, Handler<SwitchCall>)>,
     global_timers: Vec<(Duration, Handler<GlobalCall>)>,
@@ -256,6 +263,16 @@ impl Registry {
                 },
             ));
         }
+        if let Some(f) = b.adopt {
+            let a = Arc::clone(&app);
+            let call: AdoptCall = Arc::new(move |ctx, s, e| f(&a, ctx, slot::<A>(s), e));
+            self.adopt.push(Handler {
+                app: index,
+                order: Order::direct(0),
+                id: 0,
+                call,
+            });
+        }
         if let Some(f) = b.switch_removed {
             let a = Arc::clone(&app);
             let call: RemovedCall = Arc::new(move |info, s| match s.downcast::<A::State>() {
@@ -283,6 +300,8 @@ fn state_type_mismatch(app: &str) {
 pub(crate) struct PlanApp {
     pub(crate) app: Arc<dyn AnyApp>,
     pub(crate) name: &'static str,
+    /// The cookie tag stamped on its flows ([`crate::cookie::app_tag`] of `name`).
+    pub(crate) tag: u16,
     /// Its handlers are in this plan.
     pub(crate) running: bool,
     /// Which start of the app this is: a switch that ran an earlier one drops its
@@ -313,6 +332,8 @@ pub(crate) struct Plan {
     initialize: Vec<Handler<SwitchCall>>,
     switch_added: Vec<Handler<SwitchCall>>,
     switch_removed: Vec<Handler<RemovedCall>>,
+    /// Adopt hooks, by app ([`crate::reconcile`]).
+    adopt: Vec<Handler<AdoptCall>>,
     /// App order.
     port_status: Vec<Handler<PortStatusCall>>,
     /// Per-switch timers, by timer index (the schedules in `SwitchState` use it).
@@ -337,6 +358,7 @@ impl Plan {
                 .map(|k| PlanApp {
                     app: Arc::clone(&k.app),
                     name: k.name,
+                    tag: k.tag,
                     running: k.running,
                     start: k.starts,
                     quarantined: Arc::clone(&k.guard.health().quarantined),
@@ -349,6 +371,7 @@ impl Plan {
             initialize: Vec::new(),
             switch_added: Vec::new(),
             switch_removed: Vec::new(),
+            adopt: Vec::new(),
             port_status: Vec::new(),
             timers: Vec::new(),
             periods: Vec::new(),
@@ -372,6 +395,7 @@ impl Plan {
             plan.initialize.extend(r.initialize.iter().cloned());
             plan.switch_added.extend(r.switch_added.iter().cloned());
             plan.switch_removed.extend(r.switch_removed.iter().cloned());
+            plan.adopt.extend(r.adopt.iter().cloned());
             plan.port_status.extend(r.port_status.iter().cloned());
             for (period, h) in &r.timers {
                 plan.periods.push(*period);
@@ -395,6 +419,7 @@ impl Plan {
         }
         ctx.app = app;
         ctx.app_name = e.name;
+        ctx.tag = e.tag;
         false
     }
 
@@ -419,6 +444,8 @@ impl Plan {
 pub(crate) struct Known {
     pub(crate) app: Arc<dyn AnyApp>,
     pub(crate) name: &'static str,
+    /// The cookie tag stamped on its flows ([`crate::cookie::app_tag`] of `name`).
+    pub(crate) tag: u16,
     /// Its handlers, services, subscriptions and requirements, from `build`.
     pub(crate) reg: Registry,
     /// Started (and not stopped since). A quarantined app still "runs" until stopped.
@@ -528,7 +555,14 @@ pub struct Pipeline {
     workers: OnceLock<Vec<WorkerHandle>>,
     /// Wakes the controller's timer thread (an app started may bring global timers).
     timer_waker: OnceLock<Box<dyn Fn() + Send + Sync>>,
+    /// How long a stopped app's flows may take to leave each switch, in ms.
+    flow_removal_ms: AtomicU64,
+    /// Makes apps from modules uploaded at run time ([`crate::lifecycle::AppLoader`]).
+    pub(crate) loader: Mutex<Option<Arc<dyn crate::lifecycle::AppLoader>>>,
 }
+
+/// How long a stopped app's flows may take to leave each switch, unless set.
+pub const FLOW_REMOVAL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A message kind's name as a handler's (`FLOW_REMOVED`).
 fn kind_name(kind: MessageKind) -> &'static str {
@@ -590,6 +624,9 @@ pub struct SwitchState {
     /// Its handlers' calls and timed calls, added to the pipeline's totals at each
     /// publish ([`crate::timing`]).
     timing: Local,
+    /// The flows the switch had when it connected, until `switch_added` has the apps
+    /// adopt them ([`crate::reconcile`]); `None`: not known.
+    found: Option<Vec<openflow::ofctl::FlowEntry>>,
 }
 
 impl std::fmt::Debug for SwitchState {
@@ -655,6 +692,13 @@ impl Pipeline {
             if known.iter().any(|k| k.name == name) {
                 return Err(StartError::DuplicateApp { app: name });
             }
+            let tag = crate::cookie::app_tag(name);
+            if let Some(k) = known.iter().find(|k| k.tag == tag) {
+                return Err(StartError::CookieTagCollision {
+                    first: k.name,
+                    second: name,
+                });
+            }
             let mut reg = register(&app, index, &timings)?;
             services.merge(std::mem::take(&mut reg.services))?;
             let panics = Arc::new(AtomicU64::new(0));
@@ -667,6 +711,7 @@ impl Pipeline {
             known.push(Known {
                 app,
                 name,
+                tag,
                 reg,
                 running: false,
                 removed: false,
@@ -699,6 +744,8 @@ impl Pipeline {
             timings,
             workers: OnceLock::new(),
             timer_waker: OnceLock::new(),
+            flow_removal_ms: AtomicU64::new(FLOW_REMOVAL_TIMEOUT.as_millis() as u64),
+            loader: Mutex::new(None),
         };
         {
             let mut apps = lock(&pipeline.apps);
@@ -755,6 +802,17 @@ impl Pipeline {
     /// How to wake the controller's timer thread.
     pub fn set_timer_waker(&self, wake: Box<dyn Fn() + Send + Sync>) {
         let _ = self.timer_waker.set(wake);
+    }
+
+    /// How long a stopped app's flows may take to leave each switch (a test driving
+    /// switches by hand sets it short: nobody answers them).
+    pub fn set_flow_removal_timeout(&self, timeout: Duration) {
+        let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        self.flow_removal_ms.store(ms, Relaxed);
+    }
+
+    pub(crate) fn flow_removal_timeout(&self) -> Duration {
+        Duration::from_millis(self.flow_removal_ms.load(Relaxed))
     }
 
     pub(crate) fn timings(&self) -> &Timings {
@@ -890,6 +948,7 @@ impl Pipeline {
             uid,
             queue,
             timing: self.timings.local(),
+            found: None,
         }
     }
 
@@ -1045,11 +1104,84 @@ impl Pipeline {
         }
     }
 
-    /// Initializers, then switch-added listeners; what apps send goes to `out`. The
-    /// switch's timers start now.
+    /// The flows the switch had when it connected (`None`: not known), for
+    /// [`Pipeline::switch_added`] to have the apps adopt ([`crate::reconcile`]).
+    pub fn set_found_flows(
+        &self,
+        sw: &mut SwitchState,
+        flows: Option<Vec<openflow::ofctl::FlowEntry>>,
+    ) {
+        sw.found = flows;
+    }
+
+    /// The found flows, each kept or deleted by its owner (see [`crate::reconcile`]);
+    /// the deletes go to `out`. Returns the flows kept (`None`: not known).
+    fn adopt_found(
+        &self,
+        sw: &mut SwitchState,
+        out: &mut Vec<u8>,
+        now: Instant,
+    ) -> Option<Vec<openflow::ofctl::FlowEntry>> {
+        let found = sw.found.take()?;
+        let SwitchState {
+            plan,
+            info,
+            timing,
+            slots,
+            requests,
+            ..
+        } = sw;
+        let plan = &**plan;
+        let mut ctx = self.ctx(info, out, requests, now);
+        let mut kept = Vec::with_capacity(found.len());
+        let mut deleted = 0usize;
+        for e in found {
+            let tag = crate::cookie::tag_of(e.flow.cookie);
+            // The owner: a running app with the flow's tag.
+            let owner = plan
+                .apps
+                .iter()
+                .position(|a| tag != 0 && a.running && a.tag == tag);
+            let keep = match owner {
+                Some(app) if !plan.skip(app, &mut ctx) => {
+                    match plan.adopt.iter().find(|h| h.app == app) {
+                        Some(h) => {
+                            let (s, c, f) = (&mut *slots[app], &mut ctx, &e);
+                            let (what, dpid) = ("adopt", Some(info.dpid));
+                            let r = self
+                                .timed(plan, timing, h.id, app, dpid, what, || (h.call)(c, s, f));
+                            r == Some(crate::reconcile::Adopt::Keep)
+                        }
+                        None => true,
+                    }
+                }
+                _ => false,
+            };
+            if keep {
+                kept.push(e);
+            } else if let Some(m) = crate::removal::delete_strict(&e.flow, info.version) {
+                let xid = ctx.requests.next_xid();
+                if m.encode(xid, ctx.out).is_ok() {
+                    deleted += 1;
+                }
+            }
+        }
+        tracing::info!(
+            dpid = %Dpid(info.dpid),
+            kept = kept.len(),
+            deleted,
+            "flows found on the switch adopted by their apps; the others deleted"
+        );
+        Some(kept)
+    }
+
+    /// The found flows adopted or deleted ([`crate::reconcile`]), then initializers,
+    /// then switch-added listeners; what apps send goes to `out`. The switch's timers
+    /// start now.
     pub fn switch_added(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
         self.refresh(sw, out, now);
         sw.added = true;
+        let adopted = self.adopt_found(sw, out, now);
         let SwitchState {
             plan,
             info,
@@ -1063,6 +1195,7 @@ impl Pipeline {
         let plan = &**plan;
         *schedule = Schedule::start(&plan.periods, now, rng);
         let mut ctx = self.ctx(info, out, requests, now);
+        ctx.adopted = adopted.as_deref();
         for (handlers, what) in [
             (&plan.initialize, "initialize"),
             (&plan.switch_added, "switch_added"),
@@ -1487,6 +1620,8 @@ impl Pipeline {
             now,
             app: 0,
             app_name: "",
+            tag: 0,
+            adopted: None,
         }
     }
 
@@ -1582,6 +1717,9 @@ pub(crate) fn register(
     }
     for h in &mut reg.switch_removed {
         h.id = timings.id(index, "switch_removed");
+    }
+    for h in &mut reg.adopt {
+        h.id = timings.id(index, "adopt");
     }
     for (_, h) in &mut reg.global_timers {
         h.id = timings.id(index, "global timer");

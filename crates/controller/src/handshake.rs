@@ -11,10 +11,18 @@
 //!                                       ◄── FEATURES_REPLY (1.0: with the ports)
 //!   1.3 only: MULTIPART_REQUEST PORT_DESC ──►
 //!                                       ◄── MULTIPART_REPLY PORT_DESC (one or more parts)
-//!   SET_CONFIG (miss_send_len) [+ BARRIER_REQUEST] ──►
+//!   [FLOW_STATS request, every flow] + SET_CONFIG (miss_send_len) [+ BARRIER_REQUEST] ──►
+//!                                       ◄── [FLOW_STATS reply, one or more parts]
 //!                                       ◄── [BARRIER_REPLY]
-//!   Established { features, ports, version, leftover bytes }
+//!   Established { features, ports, version, flows found, leftover bytes }
 //! ```
+//!
+//! The flows are read (when [`HandshakeConfig::read_flows`] and the barrier are on) so
+//! that a restarted controller keeps what is still valid instead of emptying the table
+//! ([`crate::reconcile`]). A switch that answers the barrier without the flows (the
+//! emulated switches of `pharos bench` and cbench ignore the request), or answers the
+//! request with an ERROR, is one whose table is not known: `flows` is `None`, and the
+//! apps behave as on a switch with no flows they know of.
 //!
 //! ECHO_REQUEST is answered at any point after HELLO; the switch's asynchronous messages
 //! (PACKET_IN, FLOW_REMOVED, PORT_STATUS) and ECHO_REPLY are skipped; anything else that
@@ -30,6 +38,7 @@ use openflow::wire::{Put, Reader};
 use openflow::{of10, of13, DecodeError, Message, Version, HEADER_LEN};
 
 use crate::info::{PortInfo, SwitchInfo};
+use openflow::ofctl::FlowEntry;
 
 /// `ofp_type` values shared by 1.0 and 1.3.
 mod ty {
@@ -43,6 +52,8 @@ mod ty {
     pub const PORT_STATUS: u8 = 12;
     /// 1.0 `OFPT_BARRIER_REPLY`.
     pub const V10_BARRIER_REPLY: u8 = 19;
+    /// 1.0 `OFPT_STATS_REPLY`.
+    pub const V10_STATS_REPLY: u8 = 17;
     /// 1.3 `OFPT_MULTIPART_REPLY`.
     pub const V13_MULTIPART_REPLY: u8 = 19;
     /// 1.3 `OFPT_BARRIER_REPLY`.
@@ -57,6 +68,10 @@ pub const OFPHFC_INCOMPATIBLE: u16 = 0;
 /// The longest HELLO accepted. A HELLO holds at most a few bitmap words; 1.0 allows an
 /// arbitrary body to be ignored, but nothing legitimate comes near this.
 pub const MAX_HELLO_LEN: usize = 1024;
+
+/// The most flows read from a switch at connection; beyond, its table counts as not
+/// known (the apps then keep nothing they do not install again).
+pub const MAX_FLOWS: usize = 200_000;
 
 /// The longest message accepted during the handshake after HELLO: the header's 16-bit
 /// length field allows no more, and a 1.0 FEATURES_REPLY with many ports may need it.
@@ -81,6 +96,9 @@ pub struct HandshakeConfig {
     /// Whether to end with a BARRIER_REQUEST and wait for its reply, so an ERROR to
     /// SET_CONFIG fails the handshake instead of reaching the apps.
     pub barrier: bool,
+    /// Whether to read the switch's flows (FLOW_STATS) before the barrier, for the
+    /// apps to adopt ([`crate::reconcile`]). Needs `barrier`.
+    pub read_flows: bool,
 }
 
 impl Default for HandshakeConfig {
@@ -92,6 +110,7 @@ impl Default for HandshakeConfig {
             versions: vec![Version::V1_0, Version::V1_3],
             miss_send_len: of10::features::OFP_DEFAULT_MISS_SEND_LEN,
             barrier: true,
+            read_flows: true,
         }
     }
 }
@@ -203,10 +222,14 @@ pub struct Established {
     /// Bytes received after the handshake's last message: the start of the switch's
     /// regular traffic, which the worker must process first.
     pub leftover: Vec<u8>,
+    /// The switch's flows when it connected (FLOW_STATS); `None` when not known (not
+    /// asked, not answered, refused, or over [`MAX_FLOWS`]).
+    pub flows: Option<Vec<FlowEntry>>,
 }
 
 impl Established {
-    /// The [`SwitchInfo`] for a peer address, and the leftover bytes.
+    /// The [`SwitchInfo`] for a peer address, and the leftover bytes (the flows found
+    /// are left in `self.flows`: take them first).
     pub fn into_info(self, peer: std::net::SocketAddr) -> (SwitchInfo, Vec<u8>) {
         (
             SwitchInfo {
@@ -290,6 +313,14 @@ pub struct Handshake {
     features: Features,
     /// Ports gathered so far.
     ports: Vec<PortInfo>,
+    /// Whether to read the flows (config `read_flows` and `barrier`).
+    read_flows: bool,
+    /// The xid of our FLOW_STATS request, once sent.
+    flows_xid: Option<u32>,
+    /// Flows gathered so far; `None` once the read failed (ERROR, too many, unreadable).
+    flows: Option<Vec<FlowEntry>>,
+    /// Whether the last part of the flows came.
+    flows_done: bool,
 }
 
 impl Handshake {
@@ -311,6 +342,10 @@ impl Handshake {
             next_xid: 1,
             features: Features::default(),
             ports: Vec::new(),
+            read_flows: config.read_flows && config.barrier,
+            flows_xid: None,
+            flows: Some(Vec::new()),
+            flows_done: false,
         };
         let mut out = Vec::with_capacity(16);
         let max = *hs.versions.last().unwrap_or(&Version::V1_3);
@@ -432,7 +467,22 @@ impl Handshake {
             ty::ECHO_REPLY | ty::PACKET_IN | ty::FLOW_REMOVED | ty::PORT_STATUS => {
                 return Ok(false);
             }
+            ty::ERROR if self.flows_xid == Some(h.xid()) && self.step == Step::Barrier => {
+                // The switch cannot list its flows: its table is not known.
+                self.flows = None;
+                return Ok(false);
+            }
             ty::ERROR => return Err(self.switch_error(frame)),
+            t if self.flows_xid == Some(h.xid())
+                && self.step == Step::Barrier
+                && matches!(
+                    (version, t),
+                    (Version::V1_0, ty::V10_STATS_REPLY) | (Version::V1_3, ty::V13_MULTIPART_REPLY)
+                ) =>
+            {
+                self.on_flows(frame);
+                return Ok(false);
+            }
             _ => {}
         }
         let unexpected = HandshakeError::Unexpected {
@@ -445,7 +495,13 @@ impl Handshake {
                 self.on_port_desc(frame, out)
             }
             (Step::Barrier, Version::V1_0, ty::V10_BARRIER_REPLY)
-            | (Step::Barrier, Version::V1_3, ty::V13_BARRIER_REPLY) => Ok(true),
+            | (Step::Barrier, Version::V1_3, ty::V13_BARRIER_REPLY) => {
+                if !self.flows_done {
+                    // Answered the barrier without (all of) the flows: not known.
+                    self.flows = None;
+                }
+                Ok(true)
+            }
             _ => Err(unexpected),
         }
     }
@@ -599,6 +655,16 @@ impl Handshake {
                 Message::V13(of13::Message::BarrierRequest),
             ),
         };
+        if self.read_flows {
+            let version = self.version.unwrap_or(Version::V1_3);
+            let xid = self.next_xid;
+            self.send(
+                &crate::removal::all_flows_request(version),
+                out,
+                "FLOW_STATS request",
+            )?;
+            self.flows_xid = Some(xid);
+        }
         self.send(&set, out, "SET_CONFIG")?;
         if !self.barrier {
             return Ok(true);
@@ -646,7 +712,36 @@ impl Handshake {
             capabilities: self.features.capabilities,
             ports: std::mem::take(&mut self.ports),
             leftover,
+            flows: if self.read_flows {
+                self.flows.take()
+            } else {
+                None
+            },
         }
+    }
+
+    /// One part of the FLOW_STATS reply: its flows gathered; the last part ends it.
+    fn on_flows(&mut self, frame: &[u8]) {
+        // ofp_stats_reply / ofp_multipart_reply flags: bit 0 is MORE (1.0 §5.3.5,
+        // 1.3 §7.3.5), at offset 10 of the message.
+        let more = frame.len() >= 12 && frame[11] & 1 != 0;
+        if !more {
+            self.flows_done = true;
+        }
+        let Some(flows) = &mut self.flows else {
+            return;
+        };
+        let Ok((_, msg)) = Message::decode(frame) else {
+            self.flows = None;
+            return;
+        };
+        let (found, unreadable) = crate::removal::flows_of_reply(std::slice::from_ref(&msg));
+        if unreadable > 0 || flows.len() + found.len() > MAX_FLOWS {
+            // A flow we cannot read could not be judged nor deleted exactly.
+            self.flows = None;
+            return;
+        }
+        flows.extend(found);
     }
 }
 

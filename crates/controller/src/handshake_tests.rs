@@ -2,6 +2,7 @@
 
 use super::*;
 use openflow::common::HelloElement;
+use openflow::model::PortNo;
 use openflow::of13::multipart::{MultipartReply, OFPMPF_REPLY_MORE};
 use openflow::{frame_len, FixedStr, MacAddr};
 
@@ -113,8 +114,17 @@ fn xid_of(frame: &[u8]) -> u32 {
     Header::new_unchecked(frame).xid()
 }
 
+/// A handshake that does not read the switch's flows (the steps those tests follow;
+/// the flows' own tests are `read_flows_*`).
 fn start() -> Handshake {
-    let (hs, out) = Handshake::new(&HandshakeConfig::default());
+    start_with(&HandshakeConfig {
+        read_flows: false,
+        ..HandshakeConfig::default()
+    })
+}
+
+fn start_with(cfg: &HandshakeConfig) -> Handshake {
+    let (hs, out) = Handshake::new(cfg);
     let frames = split(&out);
     assert_eq!(frames.len(), 1);
     // Our HELLO: 1.3 header, bitmap {1.0, 1.3}.
@@ -678,4 +688,114 @@ fn hello_element_kinds_other_than_bitmap_are_ignored() {
     let mut bytes = Vec::new();
     header::encode_with(&mut bytes, 0x04, 0, 1, |o| h.emit(o)).unwrap();
     assert_eq!(run_v13(bytes, 1).version, Version::V1_3);
+}
+
+/// The flows table of a switch, as a FLOW_STATS reply in `parts` parts.
+fn flows_reply(version: Version, xid: u32, parts: usize) -> Vec<u8> {
+    use openflow::model::{Action, FlowMod, Match, PortNo};
+    let out = [Action::output(PortNo::Physical(3))];
+    let flows = [
+        FlowMod::add(Match::default(), &out).cookie(0x6b9e_0000_0000_0001),
+        FlowMod::add(Match::default(), &out).priority(0),
+        FlowMod::add(
+            Match {
+                in_port: Some(2),
+                ..Match::default()
+            },
+            &out,
+        )
+        .cookie(7),
+    ];
+    crate::removal::tests::Table::new(version, &flows).reply(xid, parts)
+}
+
+/// Drives a handshake that reads the flows up to its barrier; returns the
+/// handshake, the xids of the FLOW_STATS request and of the barrier.
+fn up_to_the_barrier(version: Version) -> (Handshake, u32, u32) {
+    let mut hs = start_with(&HandshakeConfig::default());
+    let mut out = Vec::new();
+    let wire = version.wire();
+    hs.feed(&hello(wire, Some(&[wire])), &mut out).unwrap();
+    let features = match version {
+        Version::V1_0 => features_v10(xid_of(&out), vec![]),
+        Version::V1_3 => features_v13(xid_of(&out)),
+    };
+    out.clear();
+    hs.feed(&features, &mut out).unwrap();
+    if version == Version::V1_3 {
+        let xid = xid_of(&out);
+        out.clear();
+        hs.feed(&port_desc(xid, vec![v13_port(1)], false), &mut out)
+            .unwrap();
+    }
+    let sent = decode_all(&out);
+    let kinds: Vec<&str> = sent.iter().map(|(_, m)| m.type_name()).collect();
+    let stats = if version == Version::V1_0 {
+        "STATS_REQUEST"
+    } else {
+        "MULTIPART_REQUEST"
+    };
+    assert_eq!(kinds, [stats, "SET_CONFIG", "BARRIER_REQUEST"], "{version}");
+    let expected = crate::removal::all_flows_request(version);
+    assert_eq!(sent[0].1, expected);
+    (hs, sent[0].0, sent[2].0)
+}
+
+#[test]
+fn read_flows_gathers_every_part_before_the_barrier() {
+    for version in [Version::V1_0, Version::V1_3] {
+        let (mut hs, stats, barrier) = up_to_the_barrier(version);
+        let mut input = flows_reply(version, stats, 2);
+        input.extend(barrier_reply(version, barrier));
+        let mut out = Vec::new();
+        let Progress::Established(e) = hs.feed(&input, &mut out).unwrap() else {
+            panic!("not established");
+        };
+        let flows = e.flows.expect("the flows are known");
+        let cookies: Vec<u64> = flows.iter().map(|f| f.flow.cookie).collect();
+        assert_eq!(cookies, [0x6b9e_0000_0000_0001, 0, 7], "{version}");
+        assert_eq!(flows[2].flow.matching.in_port, Some(PortNo::Physical(2)));
+    }
+}
+
+#[test]
+fn read_flows_unknown_when_the_barrier_comes_first_or_the_switch_refuses() {
+    for version in [Version::V1_0, Version::V1_3] {
+        // An emulator that ignores the request: the barrier comes alone.
+        let (mut hs, _, barrier) = up_to_the_barrier(version);
+        let mut out = Vec::new();
+        let Progress::Established(e) = hs.feed(&barrier_reply(version, barrier), &mut out).unwrap()
+        else {
+            panic!("not established");
+        };
+        assert_eq!(e.flows, None);
+        // One that answers only the first part.
+        let (mut hs, stats, barrier) = up_to_the_barrier(version);
+        let first = flows_reply(version, stats, 2);
+        let n = openflow::frame_len(&first).unwrap().unwrap();
+        let mut input = first[..n].to_vec();
+        input.extend(barrier_reply(version, barrier));
+        let Progress::Established(e) = hs.feed(&input, &mut out).unwrap() else {
+            panic!("not established");
+        };
+        assert_eq!(e.flows, None);
+        // One that refuses the request with an ERROR: not a failed handshake.
+        let (mut hs, stats, barrier) = up_to_the_barrier(version);
+        let error = ErrorBody::Standard {
+            err_type: 1,
+            code: 2,
+            data: vec![],
+        };
+        let mut input = Vec::new();
+        header::encode_with(&mut input, version.wire(), 1, stats, |o| {
+            error.emit(o);
+            Ok(())
+        })
+        .unwrap();
+        input.extend(barrier_reply(version, barrier));
+        let Progress::Established(e) = hs.feed(&input, &mut out).unwrap() else {
+            panic!("not established");
+        };
+        assert_eq!(e.flows, None, "{version}");
+    }
 }

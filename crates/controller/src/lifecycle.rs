@@ -383,6 +383,59 @@ impl Pipeline {
         Ok(self.commit(&mut apps, t0, vec![new_name], stopped))
     }
 
+    /// The loader of apps uploaded at run time (the WASM host); without one,
+    /// [`Pipeline::load_app`] refuses with [`LifecycleError::NoLoader`].
+    pub fn set_loader(&self, loader: Arc<dyn AppLoader>) {
+        *crate::counters::lock(&self.loader) = Some(loader);
+    }
+
+    /// Whether a loader is set.
+    pub fn has_loader(&self) -> bool {
+        crate::counters::lock(&self.loader).is_some()
+    }
+
+    fn loaded(&self, spec: &LoadSpec, module: &[u8]) -> Result<Box<dyn AnyApp>, LifecycleError> {
+        let loader = crate::counters::lock(&self.loader)
+            .clone()
+            .ok_or(LifecycleError::NoLoader)?;
+        let app = loader.load(spec, module).map_err(LifecycleError::Load)?;
+        if app.app_name() != spec.name {
+            return Err(LifecycleError::Load(format!(
+                "the loader made an app named {} for {}",
+                app.app_name(),
+                spec.name
+            )));
+        }
+        Ok(app)
+    }
+
+    /// Loads `module` with the loader as `spec` says and adds the app at `position`
+    /// ([`Pipeline::add_app`]).
+    pub fn load_app(
+        &self,
+        spec: &LoadSpec,
+        module: &[u8],
+        position: Option<usize>,
+    ) -> Result<Change, LifecycleError> {
+        let app = self.loaded(spec, module)?;
+        self.add_app(app, position)
+    }
+
+    /// Loads `module` and puts it in the place of the loaded app `spec.name`
+    /// ([`Pipeline::replace_app`]). The module is loaded before anything stops: a
+    /// module that does not load leaves the old app running.
+    pub fn reload_app(&self, spec: &LoadSpec, module: &[u8]) -> Result<Change, LifecycleError> {
+        {
+            let apps = crate::counters::lock(&self.apps);
+            let i = known_index(&apps, &spec.name)?;
+            if !apps.known[i].loaded {
+                return Err(LifecycleError::NotLoaded(apps.known[i].name));
+            }
+        }
+        let app = self.loaded(spec, module)?;
+        self.replace_app(&spec.name, app)
+    }
+
     /// Every app, in app order: its state, requirements and dependents.
     pub fn app_status(&self) -> Vec<AppStatus> {
         let apps = crate::counters::lock(&self.apps);
@@ -542,11 +595,16 @@ impl Pipeline {
         }
     }
 
-    /// The flows of `app`, which stopped, leave every switch.
+    /// The flows of `app`, which stopped, leave every switch (exactly those whose
+    /// cookie carries its tag, see [`crate::removal`]); what could not be removed is
+    /// logged.
     fn removed_flows(&self, app: &'static str) {
-        // i13flows: remove the flows whose cookie carries `app`'s tag from every switch
-        // here (cookie::remove_flows_of), once that branch is merged.
-        let _ = app;
+        let tag = crate::cookie::app_tag(app);
+        let timeout = self.flow_removal_timeout();
+        let report = crate::removal::remove_flows_of(self.switches(), tag, timeout);
+        for (dpid, why) in report.failures() {
+            tracing::warn!(app, dpid = %crate::app::Dpid(dpid), why, "the stopped app's flows may remain on this switch");
+        }
     }
 
     /// Registers `app` at a new index and puts it in the app order (not started).
@@ -560,6 +618,14 @@ impl Pipeline {
         let name = app.app_name();
         if apps.index(name).is_some() {
             return Err(LifecycleError::Duplicate(name.to_string()));
+        }
+        let tag = crate::cookie::app_tag(name);
+        if let Some(&other) = apps.order.iter().find(|&&i| apps.known[i].tag == tag) {
+            return Err(StartError::CookieTagCollision {
+                first: apps.known[other].name,
+                second: name,
+            }
+            .into());
         }
         let index = apps.known.len();
         let reg = register(&app, index, self.timings())?;
@@ -578,6 +644,7 @@ impl Pipeline {
         apps.known.push(Known {
             app,
             name,
+            tag,
             reg,
             running: false,
             removed: false,
@@ -664,3 +731,7 @@ fn known_index(apps: &Apps, name: &str) -> Result<usize, LifecycleError> {
     apps.index(name)
         .ok_or_else(|| LifecycleError::UnknownApp(name.to_string()))
 }
+
+#[cfg(test)]
+#[path = "lifecycle_tests.rs"]
+mod tests;

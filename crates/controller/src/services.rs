@@ -57,6 +57,15 @@ pub enum StartError {
         /// The name.
         app: &'static str,
     },
+    /// Two apps whose names hash to the same cookie tag ([`crate::cookie::app_tag`]):
+    /// their flows could not be told apart. Rename one.
+    #[error("apps {first} and {second} have the same cookie tag (a hash of the name): their flows could not be told apart; rename one")]
+    CookieTagCollision {
+        /// The app registered first.
+        first: &'static str,
+        /// The app registered second.
+        second: &'static str,
+    },
 }
 
 /// One provided service: the `Arc<T>` (boxed as `Any` so one map holds every type)

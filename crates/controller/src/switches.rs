@@ -406,6 +406,38 @@ impl Switches {
         self.len() == 0
     }
 
+    /// [`Switches::send_flow_mod`] and [`Switches::send`] for an app: what `encode`
+    /// appends is stamped with the app's cookie tag ([`crate::cookie::stamp`]).
+    pub(crate) fn send_tagged(
+        &self,
+        dpid: u64,
+        tag: u16,
+        encode: impl FnOnce(Version, &mut Vec<u8>) -> Result<(), EncodeError>,
+    ) -> Result<(), SendError> {
+        self.send_with(dpid, |version, out| {
+            let at = out.len();
+            encoded(dpid, encode(version, out).map(|()| 0))?;
+            crate::cookie::stamp(&mut out[at..], tag);
+            Ok(())
+        })
+    }
+
+    /// [`Switches::send`] for an app, stamped with its tag.
+    pub(crate) fn send_tagged_message(
+        &self,
+        dpid: u64,
+        tag: u16,
+        msg: &Message,
+    ) -> Result<(), SendError> {
+        self.send_with(dpid, |version, out| {
+            check_version(dpid, msg, version)?;
+            let at = out.len();
+            encoded(dpid, msg.encode(0, out))?;
+            crate::cookie::stamp(&mut out[at..], tag);
+            Ok(())
+        })
+    }
+
     /// Encodes with `encode(version, out)` and queues the bytes for switch `dpid`.
     fn send_with(
         &self,
@@ -440,7 +472,7 @@ impl Switches {
 
     /// Encodes a request's messages with `encode(version, out)` and queues them for
     /// switch `dpid` with their callback.
-    fn request_with(
+    pub(crate) fn request_with(
         &self,
         dpid: u64,
         timeout: Duration,

@@ -53,6 +53,11 @@ pub trait SwitchPipeline: Send + Sync + 'static {
     fn new_switch(&self, info: SwitchInfo, route: Route) -> Self::State;
     /// Initializer and switch-added listeners; messages for the switch go to `out`.
     fn switch_added(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant);
+    /// The flows the switch had when it connected, given before `switch_added` (see
+    /// [`crate::reconcile`]); a pipeline that does not adopt flows ignores them.
+    fn found_flows(&self, sw: &mut Self::State, flows: Option<Vec<openflow::ofctl::FlowEntry>>) {
+        let _ = (sw, flows);
+    }
     /// One whole message from the switch (never echo).
     fn handle(&self, sw: &mut Self::State, frame: &[u8], out: &mut Vec<u8>, now: Instant);
     /// A hint: `frame`, the switch's next whole message, will be given to `handle`
@@ -146,6 +151,9 @@ pub struct NewSwitch {
     pub leftover: Vec<u8>,
     /// Handshake bytes admission could not write yet.
     pub pending_out: Vec<u8>,
+    /// The switch's flows when it connected, for the apps to adopt (`None`: not
+    /// known; see [`crate::reconcile`]).
+    pub flows: Option<Vec<openflow::ofctl::FlowEntry>>,
 }
 
 /// What admission and the handle tell a worker.
@@ -586,6 +594,7 @@ impl<P: SwitchPipeline> Worker<P> {
             info,
             leftover,
             pending_out,
+            flows,
         } = sw;
         let slot = self.free.pop().unwrap_or_else(|| {
             self.conns.push(None);
@@ -603,6 +612,7 @@ impl<P: SwitchPipeline> Worker<P> {
         };
         let mut state = self.pipeline.new_switch(info, route);
         let mut out = pending_out;
+        self.pipeline.found_flows(&mut state, flows);
         self.pipeline.switch_added(&mut state, &mut out, now);
         drop(entered);
         let mut conn = Conn::new(

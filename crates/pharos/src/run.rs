@@ -127,7 +127,7 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
     let mut config = match &file {
         Some((path, text)) => {
             let c = Config::from_toml_str(text).map_err(|e| e.in_file(path, text))?;
-            check_apps(&c.apps).map_err(|e| e.in_file(path, text))?;
+            check_apps(c.app_list()).map_err(|e| e.in_file(path, text))?;
             c
         }
         None => Config::default(),
@@ -140,7 +140,7 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
     }
     if let Some(names) = &args.apps {
         // An app also configured in the file keeps its parameters from there.
-        config.apps = names
+        config.apps = Some(names
             .iter()
             .map(|name| {
                 let name = name.trim();
@@ -156,7 +156,7 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
                 if name == apps::static_flows::NAME {
                     return Err(ConfigError::new("--apps", static_flows_listed()));
                 }
-                match config.apps.iter().find(|a| a.name == name) {
+                match config.app_list().iter().find(|a| a.name == name) {
                     Some(a) => Ok(a.clone()),
                     None if apps::NAMES.contains(&name) => Ok(AppConfig::named(name)),
                     None => Err(ConfigError::new(
@@ -165,7 +165,17 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
                     )),
                 }
             })
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()?);
+    }
+    // None named, in the file or the flags: the default set (the core knows no app by
+    // name; the set lives here, with the apps).
+    if config.apps.is_none() {
+        config.apps = Some(
+            apps::DEFAULT_APPS
+                .iter()
+                .map(|a| AppConfig::named(a))
+                .collect(),
+        );
     }
     if let Some(level) = &args.log_level {
         config.log_level = level.clone();
@@ -193,7 +203,7 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
             ..e
         }
     })?;
-    let names: Vec<&str> = config.apps.iter().map(|a| a.name.as_str()).collect();
+    let names: Vec<&str> = config.app_list().iter().map(|a| a.name.as_str()).collect();
     if let Err(reason) = apps::check_set(&names) {
         return Err(match (&args.apps, &file) {
             (None, Some((path, text))) => ConfigError::new("apps", reason).in_file(path, text),
@@ -234,7 +244,7 @@ fn check_apps(list: &[AppConfig]) -> Result<(), ConfigError> {
 /// is a configuration error on `apps[i].params`.
 pub fn build_apps(config: &Config) -> Result<Vec<Box<dyn controller::app::AnyApp>>, ConfigError> {
     config
-        .apps
+        .app_list()
         .iter()
         .enumerate()
         .map(|(i, a)| {
@@ -310,7 +320,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(a) => a,
         Err(e) => return Ok(refuse(&e)),
     };
-    let mut names: Vec<&str> = config.apps.iter().map(|a| a.name.as_str()).collect();
+    let mut names: Vec<&str> = config.app_list().iter().map(|a| a.name.as_str()).collect();
     for warning in apps::check_set(&names).unwrap_or_default() {
         tracing::warn!("{warning}");
     }
@@ -484,15 +494,21 @@ mod tests {
     #[test]
     fn no_arguments_is_the_default_config() {
         let c = effective_config(&args(&[])).unwrap();
-        assert_eq!(c, Config::default());
+        // The defaults, with the apps' default set filled in by the binary.
+        let d = Config {
+            apps: c.apps.clone(),
+            ..Config::default()
+        };
+        assert_eq!(c, d);
+        assert_eq!(Config::default().apps, None, "the core names no app");
         let ports: Vec<u16> = c.listen.iter().map(|a| a.port()).collect();
         assert_eq!(ports, vec![6653, 6633]);
-        let names: Vec<&str> = c.apps.iter().map(|a| a.name.as_str()).collect();
+        let names: Vec<&str> = c.app_list().iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["topology", "device_manager", "routing"]);
         assert_eq!(build_apps(&c).unwrap().len(), 3);
         // The classic mode.
         let c = effective_config(&args(&["--apps", "learning_switch"])).unwrap();
-        assert_eq!(c.apps, vec![AppConfig::named("learning_switch")]);
+        assert_eq!(c.app_list(), [AppConfig::named("learning_switch")]);
     }
 
     #[test]
@@ -513,7 +529,7 @@ mod tests {
         assert_eq!(c.listen.len(), 2);
         assert_eq!(c.listen[1].port(), 7001);
         assert_eq!(c.workers, 3);
-        let names: Vec<&str> = c.apps.iter().map(|a| a.name.as_str()).collect();
+        let names: Vec<&str> = c.app_list().iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["hub", "learning_switch"]);
         assert_eq!(c.log_level, "debug");
     }
@@ -546,9 +562,9 @@ mod tests {
         .unwrap();
         assert_eq!(c.workers, 2);
         assert_eq!(c.listen[0].port(), 9000);
-        assert_eq!(c.apps[0], AppConfig::named("hub"));
+        assert_eq!(c.app_list()[0], AppConfig::named("hub"));
         assert_eq!(
-            c.apps[1]
+            c.app_list()[1]
                 .params
                 .get("idle_timeout")
                 .and_then(|v| v.as_integer()),
@@ -647,7 +663,7 @@ mod tests {
         fn parse<P: serde::de::DeserializeOwned>(t: &toml::Table) -> P {
             toml::Value::Table(t.clone()).try_into().unwrap()
         }
-        let p = |i: usize| &c.apps[i].params;
+        let p = |i: usize| &c.app_list()[i].params;
         let topology: apps::topology::Params = parse(p(0));
         assert_eq!(topology, Default::default());
         let devices: apps::devices::app::Params = parse(p(1));

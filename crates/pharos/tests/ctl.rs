@@ -814,3 +814,92 @@ fn events_are_printed_live() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(1));
 }
+
+#[test]
+fn ctl_app_stops_starts_restarts_and_reorders_the_apps_of_a_real_controller() {
+    let c = Controller::start("apps-lifecycle");
+    // The STATE column of the app's row in `app list`.
+    let state = |name: &str| {
+        let out = c.ctl(&["app", "list"]);
+        out.stdout
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|cols| cols.get(1) == Some(&name))
+            .map(|cols| cols[2].to_string())
+    };
+    // Refused, naming who requires it, with the way out.
+    let out = c.ctl(&["app", "stop", "topology"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stderr.contains("409"), "{out:?}");
+    assert!(out.stderr.contains("routing, device_manager"), "{out:?}");
+    assert!(out.stderr.contains("--cascade"), "{out:?}");
+    assert_eq!(state("topology").as_deref(), Some("running"));
+
+    let out = c.ctl(&["app", "stop", "routing"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout
+            .starts_with("stopped routing; on every worker in"),
+        "{out:?}"
+    );
+    assert_eq!(state("routing").as_deref(), Some("stopped"));
+    let out = c.ctl(&["app", "start", "routing"]);
+    assert!(out.stdout.starts_with("started routing;"), "{out:?}");
+
+    // Dependents first.
+    let out = c.ctl(&["app", "stop", "topology", "--cascade"]);
+    assert!(
+        out.stdout
+            .starts_with("stopped routing,device_manager,topology;"),
+        "{out:?}"
+    );
+    for app in ["topology", "device_manager", "routing"] {
+        let out = c.ctl(&["app", "start", app]);
+        assert_eq!(out.code, Some(0), "{app}: {out:?}");
+    }
+    let out = c.ctl(&["app", "restart", "routing"]);
+    assert!(
+        out.stdout.starts_with("stopped routing; started routing;"),
+        "{out:?}"
+    );
+
+    let out = c.ctl(&[
+        "app",
+        "order",
+        "static_flows,topology,device_manager,routing",
+    ]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&c.ctl(&["--json", "app", "list"]).stdout).unwrap();
+    let names: Vec<&str> = doc
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["static_flows", "topology", "device_manager", "routing"]
+    );
+    assert_eq!(
+        doc[3]["requires"],
+        serde_json::json!(["topology", "device_manager"])
+    );
+    let out = c.ctl(&["app", "order", "routing"]);
+    assert_eq!(out.code, Some(1));
+    assert!(out.stderr.contains("missing"), "{out:?}");
+
+    // Built-in apps are not unloaded; without a loader nothing is loaded.
+    let out = c.ctl(&["app", "unload", "routing"]);
+    assert!(out.stderr.contains("not loaded at run time"), "{out:?}");
+    let module = c.runtime.path().join("m.wasm");
+    std::fs::write(&module, b"\0asm").unwrap();
+    let out = c.ctl(&["app", "load", module.to_str().unwrap(), "--name", "w"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("501") && out.stderr.contains("loader"),
+        "{out:?}"
+    );
+    let out = c.ctl(&["app", "load", "/nonexistent.wasm", "--name", "w"]);
+    assert_eq!(out.code, Some(2), "{out:?}");
+}

@@ -38,12 +38,11 @@
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use controller::app::{App, Builder, Flow, Order, SwitchCtx};
+use controller::app::{App, Builder, Flow, Order, Required, SwitchCtx};
 use controller::info::{PortInfo, PortReason};
-use controller::services::{Services, StartError};
 use openflow::view::PacketIn;
 use openflow::MacAddr;
 use packet::arp::{ArpPacket, ArpRepr};
@@ -149,8 +148,8 @@ impl Params {
 pub struct DeviceManager {
     params: Params,
     devices: Arc<Devices>,
-    /// Set by `start`.
-    topology: OnceLock<Arc<Topology>>,
+    /// The topology's links (hosts are not learned behind them).
+    topology: Required<Topology>,
     /// Whether the table-full warning was given.
     warned_full: AtomicBool,
     /// The info lines about hosts, within their budget.
@@ -178,7 +177,7 @@ impl DeviceManager {
         Ok(DeviceManager {
             params,
             devices: Arc::new(Devices::new(limits)),
-            topology: OnceLock::new(),
+            topology: Required::new(),
             warned_full: AtomicBool::new(false),
             moves: MoveRule::new(Duration::from_secs_f64(params.move_quiet)),
             log: HostLog::new(Instant::now()),
@@ -218,6 +217,7 @@ impl App for DeviceManager {
 
     fn build(&self, b: &mut Builder<Self>) {
         b.provide(Arc::clone(&self.devices));
+        b.require_into(&self.topology);
         b.on_switch_added(|app, ctx, _| app.moves.joined(ctx.now()));
         b.on_packet_in(Order::advise(10), DeviceManager::packet_in);
         b.on_port_status(DeviceManager::port_status);
@@ -228,13 +228,6 @@ impl App for DeviceManager {
             app.log.roll(now);
             app.log.log(&events, now, Why::Silent, None);
         });
-    }
-
-    fn start(&self, services: &Services) -> Result<(), StartError> {
-        let topology = services.require::<Topology>(self.name())?;
-        // A second start (never done by the pipeline) keeps the first topology.
-        let _ = self.topology.set(topology);
-        Ok(())
     }
 }
 
@@ -247,9 +240,7 @@ impl DeviceManager {
         let Some(sender) = Sender::of(p.data()) else {
             return Flow::Continue;
         };
-        let Some(topology) = self.topology.get() else {
-            return Flow::Continue; // not started: no pipeline runs handlers before start
-        };
+        let topology = &self.topology;
         let ap = AttachmentPoint {
             dpid: ctx.dpid(),
             port: in_port,

@@ -16,6 +16,7 @@ use super::*;
 use crate::devices::table::HostEvent;
 use crate::routing::topo::cable;
 use crate::topology::LinkGone;
+use controller::services::Services;
 
 #[path = "../../tests/frames/mod.rs"]
 mod frames;

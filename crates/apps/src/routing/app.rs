@@ -46,9 +46,9 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
+use controller::app::{App, Builder, Flow, MessageKind, Order, Required, SwitchCtx};
 use controller::info::Dpid;
 use controller::services::{Services, StartError};
 use controller::switches::Switches;
@@ -63,7 +63,7 @@ use super::{PortHop, Route, RoutingEngine, ShortestPaths, SpanningTree};
 use crate::devices::table::HostEvent;
 use crate::devices::Devices;
 use crate::learning_switch::send_misses_to_controller;
-use crate::topology::{Topology, TopologyEvent};
+use crate::topology::{LinkGone, Topology, TopologyEvent};
 
 /// The routing app's parameters (`[apps.params]` in `pharos.toml`). Timeouts
 /// are whole seconds: a number (`60`) or a duration (`"60s"`, `"1m"`).
@@ -129,8 +129,10 @@ struct Shared {
     /// The routes whose flows are installed. Read-locked to find a route a packet
     /// overtook (step 4); written to install or remove one.
     routes: RwLock<Routes>,
-    /// The services, from `start`.
-    services: OnceLock<(Arc<Devices>, Arc<Switches>)>,
+    /// The services it requires.
+    topology: Required<Topology>,
+    devices: Required<Devices>,
+    switches: Required<Switches>,
 }
 
 struct Net {
@@ -305,7 +307,9 @@ impl Routing {
                 net: RwLock::new(net),
                 version: AtomicU64::new(0),
                 routes: RwLock::new(routes),
-                services: OnceLock::new(),
+                topology: Required::new(),
+                devices: Required::new(),
+                switches: Required::new(),
             }),
         }
     }
@@ -356,6 +360,9 @@ impl App for Routing {
         b.on_packet_in(Order::direct(0), Routing::packet_in);
         // The switch's ports changed: its flood plan is computed again.
         b.on_port_status(|_, _, floods, _, _| floods.replan());
+        b.require_into(&self.shared.topology);
+        b.require_into(&self.shared.devices);
+        b.require_into(&self.shared.switches);
         b.subscribe::<Topology, _>(|app, e| app.shared.topology_event(e));
         b.subscribe::<Devices, _>(|app, e| app.shared.host_event(e));
         b.provide(Arc::new(Paths {
@@ -372,10 +379,8 @@ impl App for Routing {
     }
 
     fn start(&self, services: &Services) -> Result<(), StartError> {
-        let topology = services.require::<Topology>(self.name())?;
-        let devices = services.require::<Devices>(self.name())?;
-        let switches = services.require::<Switches>(self.name())?;
-        let _ = self.shared.services.set((devices, switches));
+        let _ = services;
+        let topology = &self.shared.topology;
         // What the topology knew before we listened (subscribed in `build`, before
         // this start; adding twice is harmless).
         let snapshot = topology.snapshot();
@@ -388,13 +393,31 @@ impl App for Routing {
         }
         Ok(())
     }
+
+    /// Forgets the links and the routes (the core deletes the app's flows from every
+    /// switch after this): a later start learns the topology again from its snapshot,
+    /// and links that went while it was stopped must not stay in its tables.
+    fn stop(&self) {
+        let links = {
+            let net = self.shared.net.read().unwrap_or_else(|e| e.into_inner());
+            net.tree.links().to_vec()
+        };
+        for link in links {
+            let gone = TopologyEvent::LinkRemoved(link, LinkGone::SwitchLeft);
+            self.shared.topology_event(&gone);
+        }
+        let mut routes = self.shared.routes();
+        let next = routes.next;
+        *routes = Routes {
+            next,
+            ..Routes::default()
+        };
+    }
 }
 
 impl Routing {
     fn packet_in(&self, ctx: &mut SwitchCtx, floods: &mut Floods, p: &PacketIn<&[u8]>) -> Flow {
-        let Some((devices, _)) = self.shared.services.get() else {
-            return Flow::Continue;
-        };
+        let devices = &self.shared.devices;
         let Ok(eth) = EthernetFrame::new_checked(p.data()) else {
             return Flow::Continue;
         };
@@ -539,9 +562,7 @@ impl Shared {
 
     /// Deletes the flows of route `r` on the hops `which` picks.
     fn delete_flows(&self, key: &Key, r: &Installed, which: impl Fn(&PortHop) -> bool) {
-        let Some((_, switches)) = self.services.get() else {
-            return;
-        };
+        let switches = &self.switches;
         for hop in r.hops().filter(which) {
             let fm = FlowMod {
                 command: FlowModCommand::DeleteStrict,

@@ -41,12 +41,11 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
-use controller::app::{App, Builder, Flow, Order, SwitchCtx};
+use controller::app::{App, Builder, Flow, Order, Required, SwitchCtx};
 use controller::info::{Dpid, PortInfo, PortReason, SwitchInfo};
-use controller::services::{Services, StartError};
 use controller::switches::Switches;
 use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
 use openflow::view::PacketIn;
@@ -176,7 +175,7 @@ pub struct TopologyApp {
     seen: Mutex<BTreeMap<Link, Instant>>,
     stats: Arc<Stats>,
     /// The core's directory, to tell a replaced connection from a departure.
-    switches: OnceLock<Arc<Switches>>,
+    switches: Required<Switches>,
     /// Host ports (3c). A lock for readers and writers, not a mutex: every PACKET_IN
     /// asks whether its source MAC is known (the common case, a read), and only a MAC
     /// seen for the first time writes.
@@ -235,7 +234,7 @@ impl TopologyApp {
             topology: Arc::new(Topology::new()),
             seen: Mutex::new(BTreeMap::new()),
             stats: Arc::new(Stats::default()),
-            switches: OnceLock::new(),
+            switches: Required::new(),
             // Two intervals: a neighbour that joins probes within one.
             hosts: RwLock::new(HostPorts::new(
                 Self::secs(params.lldp_interval) * 2,
@@ -307,6 +306,7 @@ impl App for TopologyApp {
 
     fn build(&self, b: &mut Builder<Self>) {
         b.provide(Arc::clone(&self.topology));
+        b.require_into(&self.switches);
         b.on_switch_added(TopologyApp::switch_added);
         let interval = Self::secs(self.params.lldp_interval);
         b.every(interval, interval / 10, TopologyApp::probe);
@@ -315,13 +315,6 @@ impl App for TopologyApp {
         b.on_switch_removed(TopologyApp::switch_removed);
         let sweep = interval.min(Self::secs(self.params.link_timeout) / 2);
         b.every_global(sweep, TopologyApp::expire);
-    }
-
-    fn start(&self, services: &Services) -> Result<(), StartError> {
-        let _ = self
-            .switches
-            .set(services.require::<Switches>(self.name())?);
-        Ok(())
     }
 }
 
@@ -499,7 +492,7 @@ impl TopologyApp {
     fn switch_removed(&self, info: &SwitchInfo, _: Vec<u8>) {
         let dpid = info.dpid;
         // Replaced by a newer connection of the same switch: it is still here.
-        if self.switches.get().is_some_and(|s| s.is_connected(dpid)) {
+        if self.switches.is_connected(dpid) {
             return;
         }
         self.hosts().clear_switch(dpid);

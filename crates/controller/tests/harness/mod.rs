@@ -22,7 +22,7 @@ pub fn test_config() -> Config {
     Config {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         workers: 2,
-        apps: Vec::new(),
+        apps: Some(Vec::new()),
         keepalive: KeepaliveConfig {
             interval: Duration::from_secs(5),
             max_unanswered: 3,

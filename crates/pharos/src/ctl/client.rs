@@ -111,13 +111,18 @@ pub enum Failure {
     },
     /// The answer was not what an API sends (not JSON where JSON was due).
     Protocol(String),
+    /// The command line named something unusable (a module file that cannot be read).
+    Usage(String),
 }
 
 impl Failure {
     /// The process exit code: 1 for all of them (2 is for usage errors, which never get
     /// as far as a request).
     pub fn exit_code(&self) -> u8 {
-        1
+        match self {
+            Failure::Usage(_) => 2,
+            _ => 1,
+        }
     }
 }
 
@@ -132,7 +137,7 @@ impl std::fmt::Display for Failure {
             Failure::Server {
                 status, message, ..
             } => write!(f, "{status} {}: {message}", reason_phrase(*status)),
-            Failure::Protocol(m) => f.write_str(m),
+            Failure::Protocol(m) | Failure::Usage(m) => f.write_str(m),
         }
     }
 }
@@ -261,8 +266,41 @@ impl Client {
             ("POST", b) => with_auth(self.agent.post(&url), auth.as_deref())
                 .content_type("application/json")
                 .send(b.map_or_else(|| "{}".to_string(), Value::to_string)),
-            _ => unreachable!("ctl sends GET, POST and DELETE only"),
+            ("PUT", b) => with_auth(self.agent.put(&url), auth.as_deref())
+                .content_type("application/json")
+                .send(b.map_or_else(|| "{}".to_string(), Value::to_string)),
+            _ => unreachable!("ctl sends GET, POST, PUT and DELETE only"),
         };
+        self.answer(result)
+    }
+
+    /// `method` (POST or PUT) of `bytes` as `application/wasm` (a module); the answer
+    /// as JSON.
+    pub fn upload(&self, method: &str, path: &str, bytes: &[u8]) -> Result<Value, Failure> {
+        let url = self.url(path);
+        let auth = self.auth();
+        let request = match method {
+            "PUT" => self.agent.put(&url),
+            _ => self.agent.post(&url),
+        };
+        let result = with_auth(request, auth.as_deref())
+            .content_type("application/wasm")
+            .send(bytes);
+        let text = self.answer(result)?;
+        serde_json::from_str(&text).map_err(|e| {
+            Failure::Protocol(format!(
+                "{} answered something that is not JSON ({e}): {}",
+                self.url(path),
+                text.chars().take(200).collect::<String>()
+            ))
+        })
+    }
+
+    /// The body of an answer as text; an error status is a [`Failure::Server`].
+    fn answer(
+        &self,
+        result: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    ) -> Result<String, Failure> {
         let response = result.map_err(|e| self.unreachable(e))?;
         let status = response.status().as_u16();
         let mut text = String::new();

@@ -55,6 +55,9 @@ Examples:
   pharos ctl del-flows 1 'icmp,nw_src=10.0.0.1,nw_dst=10.0.0.2'
   pharos ctl static add block-h1 1 'priority=200,ip,nw_src=10.0.0.1,actions=drop'
   pharos ctl port 1 2 down
+  pharos ctl app stop routing
+  pharos ctl app order topology,device_manager,routing
+  pharos ctl app load firewall.wasm --name firewall --order advise:5
   pharos ctl events --types switch,link
   pharos ctl --json hosts | jq '.[].mac'";
 
@@ -148,8 +151,11 @@ enum Cmd {
     Links,
     /// Switches, links and hosts in one view
     Topology,
-    /// The app pipeline: order, state, handlers and their time
+    /// The app pipeline: order, state, dependencies, handlers and their time
     Apps,
+    /// Apps while the controller runs: start, stop, restart, re-order, load, unload
+    #[command(subcommand)]
+    App(AppCmd),
     /// The controller: version, uptime, workers, listen addresses, counters
     Controller,
     /// Follows the controller's events live, one a line, until interrupted
@@ -196,6 +202,58 @@ enum StaticCmd {
     },
     /// Deletes a static flow (and removes it from its switch)
     Del { name: String },
+}
+
+#[derive(Debug, Subcommand)]
+enum AppCmd {
+    /// The apps: order, state, dependencies, handlers and their time (as `apps`)
+    List,
+    /// Starts an app: its initializers run on every connected switch (a quarantined
+    /// app is restarted)
+    Start { name: String },
+    /// Stops an app: its handlers, timers and state leave every switch, its flows are
+    /// deleted; refused while running apps require it, unless --cascade
+    Stop {
+        name: String,
+        /// Stop the apps that require it too (dependents first)
+        #[arg(long)]
+        cascade: bool,
+    },
+    /// Stops and starts an app: fresh state, quarantine cleared
+    Restart { name: String },
+    /// Sets the app order: every app, comma-separated (a,b,c)
+    Order {
+        #[arg(value_delimiter = ',', required = true)]
+        names: Vec<String>,
+    },
+    /// Loads an app from a WebAssembly component and starts it
+    Load {
+        /// The module (.wasm)
+        file: PathBuf,
+        /// The app's name
+        #[arg(long)]
+        name: String,
+        /// Where its handlers run: PHASE:NUMBER, the phase advise, direct or observe
+        #[arg(long, value_name = "ORDER", default_value = "direct:0")]
+        order: String,
+        /// Its parameters, as JSON
+        #[arg(long, value_name = "JSON")]
+        params: Option<String>,
+    },
+    /// Stops and deletes an app that was loaded
+    Unload { name: String },
+    /// Replaces a loaded app with a new module, in place
+    Reload {
+        name: String,
+        /// The module (.wasm)
+        file: PathBuf,
+        /// Where its handlers run: PHASE:NUMBER, the phase advise, direct or observe
+        #[arg(long, value_name = "ORDER", default_value = "direct:0")]
+        order: String,
+        /// Its parameters, as JSON
+        #[arg(long, value_name = "JSON")]
+        params: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -308,6 +366,15 @@ fn hint(command: &Cmd, f: &Failure) -> Option<String> {
         ) => Some(format!(
             "`pharos ctl static add {name} ... --replace` replaces it"
         )),
+        (
+            Cmd::App(AppCmd::Stop {
+                name,
+                cascade: false,
+            }),
+            409,
+        ) => Some(format!(
+            "`pharos ctl app stop {name} --cascade` stops the apps that require it too"
+        )),
         _ => None,
     }
 }
@@ -392,6 +459,7 @@ fn command(c: &Client, args: &Args) -> Result<(), Stop> {
         Cmd::Links => show(json, &get("/api/v1/links")?, render::links),
         Cmd::Topology => show(json, &get("/api/v1/topology")?, render::topology),
         Cmd::Apps => show(json, &get("/api/v1/apps")?, render::apps),
+        Cmd::App(a) => app_command(c, json, a),
         Cmd::Controller => show(json, &get("/api/v1/controller")?, render::controller),
         Cmd::Events { types } => events(c, json, types),
         Cmd::Paths { src, dst } => {
@@ -478,6 +546,74 @@ fn static_command(c: &Client, json: bool, s: &StaticCmd) -> Result<(), Stop> {
             show(json, &doc, |v| render::static_flow_deleted(name, v))
         }
     }
+}
+
+fn app_command(c: &Client, json: bool, a: &AppCmd) -> Result<(), Stop> {
+    let one = |name: &str, what: &str| format!("/api/v1/apps/{}/{what}", segment(name));
+    let doc = match a {
+        AppCmd::List => return show(json, &c.call("GET", "/api/v1/apps", None)?, render::apps),
+        AppCmd::Start { name } => c.call("POST", &one(name, "start"), None)?,
+        AppCmd::Stop { name, cascade } => {
+            let query = if *cascade { "?cascade=true" } else { "" };
+            c.call("POST", &format!("{}{query}", one(name, "stop")), None)?
+        }
+        AppCmd::Restart { name } => c.call("POST", &one(name, "restart"), None)?,
+        AppCmd::Order { names } => {
+            let names: Vec<&str> = names.iter().map(|n| n.trim()).collect();
+            c.call("PUT", "/api/v1/apps/order", Some(&json!(names)))?
+        }
+        AppCmd::Load {
+            file,
+            name,
+            order,
+            params,
+        } => {
+            let module = read_module(file)?;
+            let path = format!("/api/v1/apps?{}", load_query(Some(name), order, params));
+            c.upload("POST", &path, &module)?
+        }
+        AppCmd::Unload { name } => {
+            c.call("DELETE", &format!("/api/v1/apps/{}", segment(name)), None)?
+        }
+        AppCmd::Reload {
+            name,
+            file,
+            order,
+            params,
+        } => {
+            let module = read_module(file)?;
+            let path = format!(
+                "/api/v1/apps/{}?{}",
+                segment(name),
+                load_query(None, order, params)
+            );
+            c.upload("PUT", &path, &module)?
+        }
+    };
+    show(json, &doc, render::app_change)
+}
+
+/// The query of `POST /apps` and `PUT /apps/{name}`.
+fn load_query(name: Option<&str>, order: &str, params: &Option<String>) -> String {
+    let mut q = Vec::new();
+    if let Some(n) = name {
+        q.push(format!("name={}", segment(n)));
+    }
+    q.push(format!("order={}", segment(order)));
+    if let Some(p) = params {
+        q.push(format!("params={}", segment(p)));
+    }
+    q.join("&")
+}
+
+/// A module file's bytes; an unreadable file is a refusal naming it.
+fn read_module(file: &std::path::Path) -> Result<Vec<u8>, Stop> {
+    std::fs::read(file).map_err(|e| {
+        Stop::Failed(Failure::Usage(format!(
+            "cannot read {}: {e}",
+            file.display()
+        )))
+    })
 }
 
 /// Prints the event stream as it comes, until the server ends it (an error: the

@@ -519,13 +519,14 @@ pub fn topology(v: &Value) -> String {
 /// `GET /apps`: the pipeline, then each app's handlers when the server counts them.
 pub fn apps(v: &Value) -> String {
     let apps = items(v, "apps");
-    let mut t = Table::new(&["ORDER", "NAME", "STATE", "PANICS", "REASON"]);
+    let mut t = Table::new(&["ORDER", "NAME", "STATE", "REQUIRES", "PANICS", "REASON"]);
     let mut h = Table::new(&["APP", "HANDLER", "CALLS", "TIME", "AVG"]);
     for a in apps {
         t.row(vec![
             field(a, "order"),
             field(a, "name"),
             field(a, "state"),
+            names(a, "requires"),
             field(a, "panics"),
             quarantine_reason(a),
         ]);
@@ -554,6 +555,33 @@ pub fn apps(v: &Value) -> String {
         out.push_str(&h.render());
     }
     out
+}
+
+/// A list of names, comma-separated (`-` when empty or absent).
+fn names(v: &Value, key: &str) -> String {
+    let names: Vec<&str> = list(v, key).iter().filter_map(Value::as_str).collect();
+    if names.is_empty() {
+        NONE.into()
+    } else {
+        names.join(",")
+    }
+}
+
+/// What a change of the apps did: `stopped routing; started ...; on every worker in
+/// 3.2 ms`.
+pub fn app_change(v: &Value) -> String {
+    let mut parts = Vec::new();
+    for (key, verb) in [("stopped", "stopped"), ("started", "started")] {
+        let n = names(v, key);
+        if n != NONE {
+            parts.push(format!("{verb} {n}"));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("done".into());
+    }
+    let took = at(v, "took_ms").and_then(Value::as_f64).unwrap_or(0.0);
+    format!("{}; on every worker in {took:.1} ms\n", parts.join("; "))
 }
 
 /// Why an app is quarantined: `reason` is `{handler, panic, dpid}` (or a sentence).

@@ -249,14 +249,15 @@ fn apps_show_state_reason_and_handler_times_when_sent() {
         {"name": "topology", "order": 0, "state": "running", "panics": 0,
          "handlers": [{"handler": "packet_in", "calls": 4, "time_secs": 0.0002}]},
         {"name": "broken", "order": 1, "state": "quarantined", "panics": 1,
+         "requires": ["topology", "devices"],
          "reason": {"handler": "PACKET_IN", "panic": "index out of bounds", "dpid": "00:00:00:00:00:00:00:01"}}
     ]);
     let text = apps(&v);
     assert_eq!(
         text,
-        "ORDER  NAME      STATE        PANICS  REASON\n\
-         0      topology  running      0       -\n\
-         1      broken    quarantined  1       PACKET_IN panicked: index out of bounds (switch 00:00:00:00:00:00:00:01)\n\
+        "ORDER  NAME      STATE        REQUIRES          PANICS  REASON\n\
+         0      topology  running      -                 0       -\n\
+         1      broken    quarantined  topology,devices  1       PACKET_IN panicked: index out of bounds (switch 00:00:00:00:00:00:00:01)\n\
          \n\
          APP       HANDLER    CALLS  TIME   AVG\n\
          topology  packet_in  4      200µs  50.0µs\n"
@@ -266,6 +267,23 @@ fn apps_show_state_reason_and_handler_times_when_sent() {
         !apps(&json!([{"name": "x", "order": 0, "state": "running", "panics": 0}]))
             .contains("HANDLER")
     );
+}
+
+#[test]
+fn an_app_change_says_what_stopped_and_started_and_how_long_it_took() {
+    let v = json!({"started": [], "stopped": ["device_manager", "topology"], "generation": 7, "took_ms": 3.25});
+    assert_eq!(
+        app_change(&v),
+        "stopped device_manager,topology; on every worker in 3.2 ms\n"
+    );
+    let v =
+        json!({"started": ["routing"], "stopped": ["routing"], "generation": 8, "took_ms": 1.0});
+    assert_eq!(
+        app_change(&v),
+        "stopped routing; started routing; on every worker in 1.0 ms\n"
+    );
+    let v = json!({"started": [], "stopped": [], "generation": 9, "took_ms": 0.5});
+    assert_eq!(app_change(&v), "done; on every worker in 0.5 ms\n");
 }
 
 #[test]
