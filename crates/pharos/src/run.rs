@@ -93,7 +93,7 @@ pub fn wasm_apps(
             ))
         })?;
         let (name, order) = match head.split_once('@') {
-            Some((name, order)) => (name, wasm::parse_order(order).map_err(refuse)?),
+            Some((name, order)) => (name, order.parse().map_err(refuse)?),
             None => (head, controller::app::Order::direct(0)),
         };
         let module = std::fs::read(file).map_err(|e| refuse(format!("{file}: {e}")))?;
@@ -324,17 +324,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for warning in apps::check_set(&names).unwrap_or_default() {
         tracing::warn!("{warning}");
     }
-    // WebAssembly apps: after the built-in ones, before static flows.
+    // WebAssembly apps: loaded now (a bad module refuses the start), added to the
+    // pipeline once it is built, as `pharos ctl app load` would (so they can be
+    // unloaded and reloaded like any loaded app).
     let loader = Arc::new(wasm::WasmLoader::default());
-    match wasm_apps(&args, &loader) {
-        Ok(loaded) => {
-            for app in loaded {
-                names.push(controller::app::App::name(&app));
-                apps.push(Box::new(app));
-            }
-        }
+    let wasm_apps = match wasm_apps(&args, &loader) {
+        Ok(loaded) => loaded,
         Err(e) => return Ok(refuse(&e)),
-    }
+    };
     // Static flows always run, last: switch initializers run in app order, and the
     // forwarding apps' empty the flow table.
     let static_flows = match static_flows_app(&config) {
@@ -357,6 +354,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
+    // `POST /api/v1/apps` and `pharos ctl app load` load WebAssembly apps (the same
+    // loader as --wasm-app's: one engine, one epoch ticker).
+    pipeline.set_loader(loader);
+    // The --wasm-apps, before static flows (which stays last in the app order).
+    for app in wasm_apps {
+        let name = controller::app::App::name(&app);
+        let before_static_flows = Some(names.len() - 1);
+        if let Err(e) = pipeline.add_app(Box::new(app), before_static_flows) {
+            eprintln!("pharos run: cannot start the WebAssembly app {name}: {e}");
+            pipeline.stop();
+            return Ok(ExitCode::FAILURE);
+        }
+        names.insert(names.len() - 1, name);
+    }
     // Signals are caught from here on: a Ctrl-C during start-up still shuts down cleanly.
     let mut signals = Signals::new([SIGINT, SIGTERM]).context("installing signal handlers")?;
     // The token is read (or made) before anything listens: a bad token file is a

@@ -38,5 +38,5 @@ mod bindings {
 
 pub use app::WasmApp;
 pub use controller::lifecycle::{AppLoader, LoadSpec};
-pub use loader::{parse_order, WasmLoader};
+pub use loader::WasmLoader;
 pub use sandbox::Limits;

@@ -3,7 +3,7 @@
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, Weak};
 
-use controller::app::{AnyApp, Order};
+use controller::app::AnyApp;
 use controller::lifecycle::{intern, AppLoader, LoadSpec};
 use wasmtime::component::{Component, HasSelf, Linker};
 
@@ -103,25 +103,5 @@ impl WasmLoader {
 impl AppLoader for WasmLoader {
     fn load(&self, spec: &LoadSpec, module: &[u8]) -> Result<Box<dyn AnyApp>, String> {
         Ok(Box::new(self.load_wasm(spec, module)?))
-    }
-}
-
-/// `direct:10`, `advise:-5`, `observe:0`: an [`Order`] as `pharos ctl app load
-/// --order` and the configuration write it.
-pub fn parse_order(s: &str) -> Result<Order, String> {
-    let (phase, number) = s
-        .split_once(':')
-        .ok_or_else(|| format!("order {s:?}: expected PHASE:NUMBER, e.g. direct:10"))?;
-    let number: i32 = number
-        .trim()
-        .parse()
-        .map_err(|e| format!("order {s:?}: {e}"))?;
-    match phase.trim() {
-        "advise" => Ok(Order::advise(number)),
-        "direct" => Ok(Order::direct(number)),
-        "observe" => Ok(Order::observe(number)),
-        other => Err(format!(
-            "order {s:?}: phase {other:?} is not advise, direct or observe"
-        )),
     }
 }
