@@ -4,7 +4,10 @@
 //! and is loaded, reloaded and unloaded with `pharos ctl app` (through the REST API)
 //! while a ping runs, losing at most one ping per change; between those changes the
 //! native learning switch is stopped and started again so that the ping rides the
-//! WASM app's own flows when it is reloaded.
+//! WASM app's own flows when it is reloaded. And the sandbox's bad guests (endless
+//! loop, unbounded allocation, trap), loaded in front of the native learning switch on
+//! a 1.0 and a 1.3 switch while a ping runs, are each quarantined with the cause while
+//! the native app keeps the ping going.
 //!
 //! Needs root, Open vSwitch and the rest (`scripts/install-test-deps`), like `lab.rs`;
 //! `PHAROS_SKIP_LAB=1` skips them, saying so and recording it.
@@ -179,4 +182,78 @@ fn the_wasm_learning_switch_is_reloaded_unloaded_and_loaded_while_a_ping_runs() 
 fn a_ping_summary_is_read() {
     let text = "...\n240 packets transmitted, 239 received, 0.416667% packet loss, time 12000ms\n";
     assert_eq!(ping_summary(text), Some((240, 239)));
+}
+
+#[test]
+fn bad_guests_are_quarantined_while_the_native_learning_switch_keeps_a_ping_going() {
+    if !enabled("bad_guests_are_quarantined_while_the_native_learning_switch_keeps_a_ping_going") {
+        return;
+    }
+    let _serial = serial();
+    // One 1.0 and one 1.3 switch (`mixed`: s1 1.0, s2 1.3).
+    let mut lab = Lab::with_apps("wbad", Of::Mixed, apps_by_name(&["learning_switch"]), false);
+    lab.up("linear,2");
+    assert!(lab.ctl.wait_connected(2, CONNECT), "switches connect");
+    assert!(lab.pingall().ok(), "pingall before the bad guests");
+    let topo = parse_topo(&lab.show());
+    let h2 = topo.hosts["h2"].ip.clone();
+    let p = Arc::clone(lab.ctl.pipeline());
+    p.set_loader(Arc::new(wasm::WasmLoader::default()));
+    let api = format!("http://{}", lab.ctl.start_api(TOKEN));
+    let log = "ping.log";
+    let ping = lab.spawn_exec("h1", &["ping", "-n", "-i", "0.05", "-c", "240", &h2], log);
+    let path = lab.lab_dir().join(log);
+    let flowing = |n: usize| wait_until(Duration::from_secs(5), || replies(&path) >= n);
+    assert!(flowing(20), "the ping runs");
+    let prebuilt = concat!(env!("CARGO_MANIFEST_DIR"), "/../../wasm/prebuilt/");
+    for (file, name, cause) in [
+        ("pharos_test_endless_loop.wasm", "loop", "interrupted"),
+        (
+            "pharos_test_unbounded_alloc.wasm",
+            "alloc",
+            "memory cap reached",
+        ),
+        (
+            "pharos_test_trap.wasm",
+            "trap",
+            "wasm `unreachable` instruction executed",
+        ),
+    ] {
+        let module = format!("{prebuilt}{file}");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pharos"));
+        cmd.args([
+            "ctl", "--api", &api, "--token", TOKEN, "app", "load", &module,
+        ])
+        .args(["--name", name, "--order", "advise:0"]);
+        let out = run(&mut cmd, Duration::from_secs(30));
+        assert!(out.ok(), "pharos ctl app load {file}:\n{out}");
+        // The hosts forget each other: their next ARP requests are broadcast, miss the
+        // learned flows and reach the controller, the bad guest first.
+        for h in ["h1", "h2"] {
+            lab.lab("exec", &[h, "--", "ip", "neigh", "flush", "all"])
+                .expect_ok();
+        }
+        let quarantined = wait_until(Duration::from_secs(10), || {
+            p.is_quarantined(name) == Some(true)
+        });
+        let reason = p.quarantine_reason(name).map(|q| q.panic);
+        assert!(quarantined, "{name} not quarantined: {reason:?}");
+        let reason = reason.unwrap_or_default();
+        assert!(
+            reason.starts_with(&format!("wasm app {name} (packet-in): ")) && reason.contains(cause),
+            "{name}: {reason}"
+        );
+        eprintln!("{name}: {reason}");
+        assert_eq!(p.is_quarantined("learning_switch"), Some(false));
+        assert!(flowing(replies(&path) + 20), "pings after {name}");
+    }
+    let (code, text) = lab.wait_background(ping, log, Duration::from_secs(20));
+    let (sent, got) = ping_summary(&text).unwrap_or_else(|| panic!("no ping summary:\n{text}"));
+    eprintln!("{sent} pings, {got} replies across 3 bad guests");
+    assert!(
+        sent >= 200 && sent - got <= 3,
+        "{} pings lost over 3 bad guests (exit {code:?}):\n{text}",
+        sent - got
+    );
+    lab.down().expect_ok();
 }
