@@ -41,7 +41,7 @@ fn load(loader: &WasmLoader, file: &str, name: &str, order: Order, params: &str)
 }
 
 fn mixed(dpid: u64) -> Version {
-    if dpid % 2 == 0 {
+    if dpid.is_multiple_of(2) {
         Version::V1_0
     } else {
         Version::V1_3
