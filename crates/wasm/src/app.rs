@@ -5,9 +5,10 @@
 //! worker thread, made on the first message of the first switch that worker brings
 //! to it, and each switch's slot keeps a handle to its worker's instance. The
 //! instance's mutex is only ever taken by that worker (uncontended: no wait), so the
-//! PACKET_IN path is: one uncontended lock, the record of the packet's fields written
-//! into the call (no copy of the packet unless the guest asks for it with
-//! `packet-data`), one call, the queued sends encoded into the switch's buffer.
+//! PACKET_IN path is: one uncontended lock, the packet's fields passed as scalars (its
+//! bytes copied into a host buffer that keeps its capacity, for `packet-data`; they
+//! enter the guest only if it asks), one call, the queued sends encoded into the
+//! switch's buffer.
 //!
 //! A trap, an interrupted call (too long) or a memory cap reached makes the handler
 //! panic with the app, the handler and the cause: the dispatcher quarantines the app
@@ -34,16 +35,23 @@ use crate::sandbox::{Limits, Runtime};
 
 /// A compiled module, ready to instantiate.
 pub(crate) struct Module {
+    /// The engine it was compiled for (kept alive, and its epoch ticker, by the app).
     pub(crate) runtime: Arc<Runtime>,
+    /// The component with its imports resolved: instantiating is cheap.
     pub(crate) pre: AppPre<HostState>,
+    /// The app's parameters (JSON), given to `init` in every instance.
     pub(crate) params: String,
+    /// The sandbox's bounds.
     pub(crate) limits: Limits,
+    /// The memory of all of the app's instances, against the cap.
     pub(crate) memory: Arc<MemoryAccount>,
 }
 
 /// One instance and its store.
 pub(crate) struct Guest {
+    /// The instance's store: its memory, and the host's data for its imports.
     store: Store<HostState>,
+    /// The instance's exports.
     bindings: Bindings,
     /// Trapped or interrupted: never called again (a later call gets a new instance).
     broken: bool,
@@ -54,7 +62,9 @@ type Shared = Arc<Mutex<Guest>>;
 
 /// A WebAssembly app: a module loaded with a name, an order and parameters.
 pub struct WasmApp {
+    /// Its name (interned: reloads reuse it).
     name: &'static str,
+    /// Where its handlers run.
     order: Order,
     /// Run `timer` on every switch this often (the guest's `init` said so).
     timer: Option<Duration>,

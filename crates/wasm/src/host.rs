@@ -32,8 +32,11 @@ pub(crate) enum Queued {
 /// The sends queued by one export call, in order.
 #[derive(Default)]
 pub(crate) struct Outbox {
+    /// The sends, in order.
     pub(crate) queued: Vec<Queued>,
+    /// Their actions, one range each.
     pub(crate) actions: Vec<model::Action>,
+    /// The bytes of their PACKET_OUTs, one range each.
     pub(crate) bytes: Vec<u8>,
 }
 

@@ -69,10 +69,13 @@ pub fn thread_cpu_time() -> Duration {
 
 /// The wasmtime engine and its epoch ticker.
 pub(crate) struct Runtime {
+    /// Compiles and runs the apps' modules (epoch interruption on).
     pub(crate) engine: Engine,
-    /// When the controller (this runtime) started: guests' `now-ms` counts from it.
+    /// When this runtime (the WASM host) started: guests' `now-ms` counts from it.
     pub(crate) epoch: Instant,
+    /// Tells the ticker to stop.
     stop: Arc<AtomicBool>,
+    /// The ticker thread, joined on drop.
     ticker: Option<JoinHandle<()>>,
 }
 
