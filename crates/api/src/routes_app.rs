@@ -186,6 +186,10 @@ impl LoadQuery {
                 "bad app name {name:?}: 1 to 64 letters, digits, '_' or '-'"
             )));
         }
+        // `/apps/order` is the order's resource.
+        if name == "order" {
+            return Err(ApiError::bad_request("an app cannot be named order"));
+        }
         let order: Order = match &self.order {
             Some(o) => o.parse().map_err(ApiError::bad_request)?,
             None => Order::direct(0),
@@ -228,8 +232,7 @@ pub async fn load(
         .name
         .clone()
         .ok_or_else(|| ApiError::bad_request("the app's name is needed: ?name=NAME"))?;
-    let (mut spec, position) = q.spec(name)?;
-    spec.name = lifecycle::intern(&spec.name).to_string();
+    let (spec, position) = q.spec(name)?;
     change(&s, move |p| p.load_app(&spec, &module, position)).await
 }
 

@@ -19,6 +19,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
+use controller::cookie::Owners;
 use controller::info::SwitchInfo;
 use openflow::ofctl::{parse_flow, parse_match, FlowEntry, FlowModCommand, PortNo};
 use openflow::{of10, of13, Message, Version};
@@ -273,8 +274,8 @@ pub async fn ports(
 }
 
 /// The switch's flow table, read live (FLOW_STATS): each flow as JSON and as
-/// `ovs-ofctl dump-flows` prints it, with the app that installed it when its cookie
-/// says so.
+/// `ovs-ofctl dump-flows` prints it, with the app that installed it: the one whose
+/// tag its cookie carries (`controller::cookie`).
 #[utoipa::path(get, path = "/api/v1/switches/{dpid}/flows", tag = "flows",
     params(("dpid" = String, Path, description = "The switch"), FlowsQuery),
     responses((status = 200, description = "The flows", body = FlowList),
@@ -308,10 +309,12 @@ pub async fn flows(
     let reply = ask(s.core.pipeline.switches(), dpid, &msg, s.switch_timeout).await?;
     let mut flows = Vec::new();
     let mut unreadable = Vec::new();
+    // Tags are distinct among the pipeline's apps (checked at start-up).
+    let owners = Owners::new(s.core.pipeline.app_names()).unwrap_or_default();
     for m in &reply {
         for e in FlowEntry::from_message(m).into_iter().flatten() {
             match e {
-                Ok(e) => flows.push(flow_info(&e)),
+                Ok(e) => flows.push(flow_info(&e, &owners)),
                 Err(e) => unreadable.push(e.to_string()),
             }
         }

@@ -281,7 +281,7 @@ async fn push(store: &StaticFlows, switches: &Switches, f: &StaticFlow, timeout:
     let Some(version) = switches.info(f.dpid).map(|i| i.version) else {
         return;
     };
-    let msg = match f.flow.to_message(version, FlowModCommand::Add) {
+    let msg = match apps::static_flows::flow_mod(&f.flow, version, FlowModCommand::Add) {
         Ok(m) => m,
         Err(e) => {
             let why = format!("cannot be sent to this OpenFlow {version} switch: {e}");
@@ -313,9 +313,7 @@ async fn remove_from_switch(
     let Some(version) = switches.info(f.dpid).map(|i| i.version) else {
         return Err(format!("switch {} is not connected", dpid::format(f.dpid)));
     };
-    let msg = f
-        .flow
-        .to_message(version, FlowModCommand::DeleteStrict)
+    let msg = apps::static_flows::flow_mod(&f.flow, version, FlowModCommand::DeleteStrict)
         .map_err(|e| format!("cannot be sent to this OpenFlow {version} switch: {e}"))?;
     match ask(switches, f.dpid, &msg, timeout).await {
         Some(Reply::Messages(_)) => Ok(()),

@@ -122,7 +122,9 @@ pub struct FlowInfo {
     pub bytes: u64,
     /// How long the flow has been installed.
     pub duration_secs: f64,
-    /// The app that installed it, when its cookie says so (`routing`, `topology`).
+    /// The app that installed it: the app among the controller's whose tag the
+    /// cookie's top 16 bits carry (see `controller::cookie`); none for a flow added by
+    /// hand or by an app the controller does not know.
     pub owner: Option<String>,
     /// The whole flow as `ovs-ofctl dump-flows` prints it.
     pub ofctl: String,
@@ -451,7 +453,8 @@ pub(crate) fn actions_and_instructions(flow: &Flow) -> (Vec<String>, Option<Vec<
     )
 }
 
-pub(crate) fn flow_info(e: &FlowEntry) -> FlowInfo {
+/// `e` as the REST API shows it; `owners` names the app whose tag its cookie carries.
+pub(crate) fn flow_info(e: &FlowEntry, owners: &controller::cookie::Owners) -> FlowInfo {
     let f = &e.flow;
     let (actions, instructions) = actions_and_instructions(f);
     let c = e.counters.unwrap_or(openflow::ofctl::FlowCounters {
@@ -472,7 +475,7 @@ pub(crate) fn flow_info(e: &FlowEntry) -> FlowInfo {
         packets: c.packet_count,
         bytes: c.byte_count,
         duration_secs: secs(c.duration_sec, c.duration_nsec),
-        owner: apps::cookie_owner(f.cookie).map(String::from),
+        owner: owners.owner(f.cookie).map(String::from),
         ofctl: e.to_string(),
     }
 }
@@ -589,7 +592,7 @@ mod tests {
                 flow: flow.clone(),
                 counters: None,
             };
-            let info = flow_info(&entry);
+            let info = flow_info(&entry, &controller::cookie::Owners::default());
             let back = NewFlow {
                 table: Some(info.table),
                 priority: Some(info.priority),

@@ -1392,7 +1392,10 @@ fn flows_are_added_listed_and_deleted_through_rest_in_both_versions() {
             .cloned()
             .expect("the LLDP flow");
         assert_eq!(lldp["owner"], "topology");
-        assert_eq!(lldp["cookie"], "0x4c4c4450");
+        assert_eq!(
+            lldp["cookie"],
+            format!("{:#x}", apps::topology::LLDP_COOKIE)
+        );
 
         // As a string...
         let text = "priority=100,ip,nw_dst=10.0.0.2,actions=output:2";
@@ -1400,10 +1403,13 @@ fn flows_are_added_listed_and_deleted_through_rest_in_both_versions() {
         let r = c.post(&path, Some(&auth), body.as_bytes());
         assert_eq!(r.status, 201, "{}", r.text());
         assert_eq!(r.json()["flow"], text);
-        // ...and as JSON, with a cookie that names the routing app.
+        // ...and as JSON, with a cookie that carries the tag of an app of the
+        // controller's (the owner comes from the tags of the pipeline's apps).
+        let tag = controller::cookie::app_tag("device_manager");
+        let cookie = format!("{:#x}", controller::cookie::with_tag(tag, 1));
         let body = serde_json::json!({
             "priority": 200,
-            "cookie": "0x5254000000000001",
+            "cookie": cookie,
             "idle_timeout": 30,
             "match": {"dl_type": "0x0806", "in_port": "1"},
             "actions": ["output:3", "CONTROLLER:128"],
@@ -1412,7 +1418,7 @@ fn flows_are_added_listed_and_deleted_through_rest_in_both_versions() {
         assert_eq!(r.status, 201, "{}", r.text());
         assert_eq!(
             r.json()["flow"],
-            "idle_timeout=30,priority=200,cookie=0x5254000000000001,arp,in_port=1,actions=output:3,CONTROLLER:128"
+            format!("idle_timeout=30,priority=200,cookie={cookie},arp,in_port=1,actions=output:3,CONTROLLER:128")
         );
 
         // Read back live: two reply parts (one per flow), gathered.
@@ -1433,7 +1439,7 @@ fn flows_are_added_listed_and_deleted_through_rest_in_both_versions() {
         assert_eq!(f["duration_secs"], 3.5);
         let dumped = openflow::ofctl::parse_flow_entry(f["ofctl"].as_str().unwrap()).unwrap();
         assert_eq!(dumped.flow, openflow::ofctl::parse_flow(text).unwrap());
-        assert_eq!(flows[1]["owner"], "routing");
+        assert_eq!(flows[1]["owner"], "device_manager");
         assert_eq!(flows[1]["idle_timeout"], 30);
         assert_eq!(
             flows[1]["actions"],
@@ -1848,6 +1854,8 @@ fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
     let c = Running::start_with("127.0.0.1:0".parse().unwrap(), false, apps);
     let auth = bearer(TOKEN);
     let post = |path: &str| c.post(path, Some(&auth), b"");
+    let mut events = sse::SseStream::open(c.api_addr, "/api/v1/events?types=app", &[]);
+    assert_eq!(events.status, 200, "{}", events.head);
     let list = c.get("/api/v1/apps").json();
     assert_eq!(
         list[0]["required_by"],
@@ -1872,6 +1880,8 @@ fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.json()["stopped"], serde_json::json!(["learning_switch"]));
     assert_eq!(c.get("/api/v1/apps").json()[2]["state"], "stopped");
+    let (_, v) = events.expect(T, |e, v| e == "app" && v["event"] == "stopped");
+    assert_eq!(v["app"], "learning_switch");
     let mut sw = connect(c.of_addr, Spec::v13(0x51));
     let r = post("/api/v1/apps/learning_switch/start");
     assert_eq!(r.status, 200, "{}", r.text());
@@ -1937,6 +1947,7 @@ fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
         load("/api/v1/apps?name=hub1&order=sideways", "POST", b"hub").status,
         400
     );
+    assert_eq!(load("/api/v1/apps?name=order", "POST", b"hub").status, 400);
     let r = load(
         "/api/v1/apps?name=hub1&order=direct:5&position=0",
         "POST",
@@ -1944,6 +1955,10 @@ fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
     );
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.json()["started"], serde_json::json!(["hub1"]));
+    for what in ["loaded", "started"] {
+        let (_, v) = events.expect(T, |e, v| e == "app" && v["event"] == what);
+        assert_eq!(v["app"], "hub1");
+    }
     let list = c.get("/api/v1/apps").json();
     assert_eq!(
         (&list[0]["name"], &list[0]["loaded"]),

@@ -81,6 +81,8 @@ impl App for LearningSwitch {
     }
 
     fn build(&self, b: &mut Builder<Self>) {
+        // A flow found on a switch that connects (a restart) stays while its port does.
+        b.on_adopt(|_, ctx, _, e| controller::reconcile::keep_if_outputs_up(ctx.info(), &e.flow));
         b.on_initialize(|_, ctx, _| send_misses_to_controller(ctx));
         b.on_packet_in(Order::direct(0), LearningSwitch::packet_in);
         b.prefetch_packet_in(|_, macs, p| {
@@ -174,11 +176,17 @@ fn send(ctx: &mut SwitchCtx, p: &PacketIn<&[u8]>, actions: &[Action]) {
     });
 }
 
-/// Empties the flow table; on 1.3, adds the table-miss entry sending packets to the
-/// controller whole (`max_len` 0xffff, OFPCML_NO_BUFFER).
+/// On 1.3, adds the table-miss entry sending packets to the controller whole
+/// (`max_len` 0xffff, OFPCML_NO_BUFFER), unless the switch kept one when it connected
+/// ([`SwitchCtx::adopted`]). The table is not emptied: the flows found on the switch
+/// were already kept or deleted by their apps ([`controller::reconcile`]), so a
+/// restarted controller does not cut traffic. (1.0 switches send table misses to the
+/// controller by themselves.)
 pub fn send_misses_to_controller(ctx: &mut SwitchCtx) {
-    ctx.send_flow_mod(&FlowMod::delete(Match::default()));
-    if ctx.version() == Version::V1_3 {
+    let kept = ctx
+        .adopted()
+        .is_some_and(controller::reconcile::has_table_miss);
+    if ctx.version() == Version::V1_3 && !kept {
         let to_controller = [Action::output(PortNo::Controller)];
         ctx.send_flow_mod(&FlowMod::add(Match::default(), &to_controller).priority(0));
     }

@@ -186,20 +186,6 @@ pub fn by_name(name: &str, params: &toml::Table) -> Result<Box<dyn AnyApp>, Para
     }
 }
 
-/// The app that installed a flow with this cookie, when the cookie says so: the REST
-/// API's `owner` of a flow. Apps tag their flows' cookies (`routing`: the top 16 bits
-/// are "RT"; `topology`: its LLDP flow is "LLDP"); a flow added by hand, or by an app
-/// that does not tag, has no owner.
-pub fn cookie_owner(cookie: u64) -> Option<&'static str> {
-    if cookie == topology::LLDP_COOKIE {
-        Some("topology")
-    } else if cookie & !routing::COOKIE_SEQ == routing::COOKIE_TAG {
-        Some("routing")
-    } else {
-        None
-    }
-}
-
 /// The other apps `name` needs in the same set: the ones providing the services it
 /// uses. (Their order does not matter: services are provided before any app starts.)
 pub fn needs(name: &str) -> &'static [&'static str] {
@@ -267,16 +253,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cookies_name_the_app_that_tags_them() {
-        assert_eq!(cookie_owner(topology::LLDP_COOKIE), Some("topology"));
-        assert_eq!(cookie_owner(routing::COOKIE_TAG | 42), Some("routing"));
+    fn the_apps_own_cookies_carry_the_tags_the_core_stamps() {
+        // The core stamps app_tag(name) (controller::cookie); the cookies routing and
+        // topology make themselves must agree, or FLOW_REMOVED and flow dumps would
+        // not find them.
+        let owners = controller::cookie::Owners::new(["routing", "topology"]).unwrap();
+        assert_eq!(owners.owner(topology::LLDP_COOKIE), Some("topology"));
+        assert_eq!(owners.owner(routing::COOKIE_TAG | 42), Some("routing"));
         assert_eq!(
-            cookie_owner(routing::COOKIE_TAG | routing::COOKIE_SEQ),
+            owners.owner(routing::COOKIE_TAG | routing::COOKIE_SEQ),
             Some("routing")
         );
-        assert_eq!(cookie_owner(0), None);
-        assert_eq!(cookie_owner(0x1234), None);
-        assert_eq!(cookie_owner((0x5253 << 48) | 1), None);
+        assert_eq!(owners.owner(0), None);
+        assert_eq!(owners.owner(0x1234), None);
     }
 
     #[test]

@@ -463,6 +463,22 @@ fn a_failed_link_takes_its_routes_flows_and_the_next_packet_goes_the_other_way()
         // Deleted where they were, strictly; nothing else touched.
         let gone = lab.flow_mods(FlowModCommand::DeleteStrict, mac(1), mac(2));
         assert_eq!(gone, [(1, 3, 0), (2, 1, 0)]);
+        // Under routing's tag, and on 1.3 limited to routing's flows by the cookie
+        // mask: another app's flow with the same match and priority stays.
+        for sw in lab.net.switches() {
+            for fm in sw.flow_mods.iter() {
+                if fm.command != FlowModCommand::DeleteStrict {
+                    continue;
+                }
+                let routing = controller::cookie::app_tag("routing");
+                assert_eq!(controller::cookie::tag_of(fm.cookie), routing);
+                let mask = match sw.version {
+                    Version::V1_3 => controller::cookie::TAG_MASK,
+                    Version::V1_0 => 0,
+                };
+                assert_eq!(fm.cookie_mask, mask, "{}", sw.dpid);
+            }
+        }
         assert!(lab.flows(mac(1), mac(2)).is_empty());
         // The long way round: 1 → 4 → 3 → 2.
         lab.net.send(h1, &frame(1, 2, b"two"));

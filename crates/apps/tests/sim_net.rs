@@ -39,9 +39,13 @@ fn the_learning_switch_floods_then_forwards_by_flows_on_mixed_versions() {
     for d in &switches {
         net.add_switch(d.0, mixed(d.0), 3);
     }
-    // Every switch was emptied; the 1.3 ones got a table-miss entry.
+    // No switch was emptied (a restart must not cut traffic); the 1.3 ones got a
+    // table-miss entry.
     for sw in net.switches() {
-        assert_eq!(sw.flow_mods[0].command, FlowModCommand::Delete);
+        assert!(sw
+            .flow_mods
+            .iter()
+            .all(|m| m.command != FlowModCommand::Delete));
         let misses = sw.flows.iter().filter(|f| f.priority == 0).count();
         assert_eq!(
             misses,

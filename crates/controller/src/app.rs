@@ -49,7 +49,7 @@
 //!
 //! To reach another switch (or this one from another thread), use the core's
 //! [`Switches`] service: [`SwitchCtx::switches`] in a handler, or
-//! `services.require::<Switches>(name)` in [`App::start`]. It encodes for the target's
+//! a [`Required<Switches>`](Required) from [`Builder::require`]. It encodes for the target's
 //! version and queues the message to the worker serving it (see
 //! [`crate::switches`] for the ordering rules).
 //!
@@ -59,6 +59,17 @@
 //! sees it, so [`SwitchCtx::info`] and [`Switches::info`] show the ports as they are.
 //! [`Builder::on_port_status`] handlers get the change in version-neutral form
 //! (reason, port), in app order; then the [`MessageKind::PortStatus`] handlers run.
+//!
+//! ## Services and the lifecycle
+//!
+//! An app declares what it uses in `build` with [`Builder::require`] (or
+//! [`Builder::require_into`] for a handle among its fields): a [`Required`] handle,
+//! filled before the app starts, that derefs to the service in every handler. The
+//! pipeline knows from these (and from [`Builder::subscribe`]) which app depends on
+//! which, so an app whose services running apps use is not stopped from under them.
+//! Apps are started, stopped, restarted and re-ordered while switches are connected:
+//! see [`crate::lifecycle`]. An app restarted gets fresh per-switch state, and its
+//! initializers run again on every switch.
 //!
 //! ## Timers
 //!
@@ -130,13 +141,17 @@ pub trait App: Send + Sync + 'static {
     where
         Self: Sized;
 
-    /// Runs once, after every app is built, in app order; may use services.
+    /// Runs when the app starts: at start-up after every app is built, in app order,
+    /// and again each time it is started at run time ([`crate::lifecycle`]); may use
+    /// services. Its [`Required`] handles are filled and its subscriptions made before.
     fn start(&self, services: &Services) -> Result<(), StartError> {
         let _ = services;
         Ok(())
     }
 
-    /// Runs once at shutdown, in reverse app order.
+    /// Runs when the app stops: stopped at run time (after its handlers left every
+    /// switch and its subscriptions ended), or at shutdown, in reverse app order. A
+    /// later start finds the same app object: `stop` leaves it ready to start again.
     fn stop(&self) {}
 }
 

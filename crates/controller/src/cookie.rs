@@ -17,6 +17,13 @@
 //! 1.0 has no cookie mask, so a 1.0 delete reaches every app's flows that match; the
 //! core's own removal of an app's flows ([`crate::removal`]) is exact on both versions.
 //!
+//! What the core cannot stamp: sends through the [`Switches`] service an app took in
+//! `start` (the core does not know which app calls it) and requests made through
+//! `AppSwitches` (`request`, `request_flow_mod`, `request_applied` reach `Switches`
+//! itself). An app sending flows that way builds its cookie itself
+//! (`with_tag(app_tag(NAME), own)`, as routing does) or wraps the service:
+//! `AppSwitches::new(&switches, app_tag(NAME))`.
+//!
 //! The tag is a hash of the app's name ([`app_tag`]), the same in every run and on every
 //! machine, so a restarted controller recognises the flows its apps installed before
 //! ([`crate::reconcile`]). Tag 0 is "no app" (flows added by hand, cookie 0) and

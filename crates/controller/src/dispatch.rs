@@ -1,14 +1,19 @@
 //! The app pipeline: the sans-IO boundary a worker calls for each switch.
 //!
-//! A [`Pipeline`] is built once from the apps ([`Pipeline::build`] runs their `build`
-//! and `start`) and shared by every worker as `Arc<Pipeline>`; it holds the handlers of
-//! each message kind in order, the timers, the core's [`Switches`] service, and one
-//! quarantine flag per app. A [`SwitchState`] is one per switch, owned by the worker
-//! serving it: the switch's info (ports current), every app's per-switch state slot,
-//! the xid counter, the pending requests and the timer schedule. No sockets and no
-//! clock reads: the worker passes the bytes, an output buffer and `now`.
+//! A [`Pipeline`] is built from the apps ([`Pipeline::build`] runs their `build` once
+//! and starts them) and shared by every worker as `Arc<Pipeline>`; it keeps every app it
+//! knows (each at an index never reused), the core's [`Switches`] service, and the
+//! *plan* in force: the handlers of the running apps for each message kind in order,
+//! their timers, a quarantine flag per app, under a generation number. Apps started,
+//! stopped, re-ordered, added or removed make a new plan ([`crate::lifecycle`]). A
+//! [`SwitchState`] is one per switch, owned by the worker serving it: the plan it runs
+//! with, the switch's info (ports current), every app's per-switch state slot, the xid
+//! counter, the pending requests and the timer schedule. No sockets and no clock reads:
+//! the worker passes the bytes, an output buffer and `now`.
 //!
 //! ```text
+//! (any call)     ─► generation moved? ─► migrate: the switch's slots, timers, requests
+//!                                         to the new plan; started apps' initializers
 //! handle(frame) ─┬─ PACKET_IN ─► view::PacketIn ─► Advise.. Direct.. (until Stop) ─► Observe..
 //!                ├─ PORT_STATUS ─► ports updated (here and in Switches) ─► on_port_status..
 //!                │                 ─► handlers of MessageKind::PortStatus (until Stop)
@@ -312,6 +317,12 @@ pub(crate) struct PlanApp {
     pub(crate) quarantined: Arc<AtomicBool>,
     /// This start's guard.
     pub(crate) guard: AppGuard,
+    /// Its panics over all its starts.
+    pub(crate) panics: Arc<AtomicU64>,
+    /// Added at run time.
+    pub(crate) loaded: bool,
+    /// The apps whose services it requires (app indexes).
+    pub(crate) requires: Vec<usize>,
 }
 
 /// What runs: the handlers of the running apps, in order, under one generation.
@@ -322,6 +333,9 @@ pub(crate) struct Plan {
     pub(crate) generation: u64,
     /// Every app the pipeline knows, by app index (stopped and removed ones too).
     pub(crate) apps: Vec<PlanApp>,
+    /// The app order: app indexes, removed apps left out (readers of the apps' state
+    /// use the plan, never the lifecycle's lock, which a change holds).
+    pub(crate) order: Vec<usize>,
     /// Sorted by order; ties in app order.
     packet_in: Vec<Handler<PacketInCall>>,
     /// PACKET_IN prefetch hints with their app's index, in app order.
@@ -349,13 +363,16 @@ pub(crate) struct Plan {
 impl Plan {
     /// The plan of `apps`: the handlers of the running ones, in app order, sorted by
     /// their `Order` (stable: ties keep app order).
-    fn new(generation: u64, apps: &Apps) -> Plan {
+    fn new(generation: u64, apps: &Apps, mut requires: Vec<Vec<usize>>) -> Plan {
+        requires.resize(apps.known.len(), Vec::new());
         let mut plan = Plan {
             generation,
+            order: apps.order.clone(),
             apps: apps
                 .known
                 .iter()
-                .map(|k| PlanApp {
+                .zip(requires)
+                .map(|(k, requires)| PlanApp {
                     app: Arc::clone(&k.app),
                     name: k.name,
                     tag: k.tag,
@@ -363,6 +380,9 @@ impl Plan {
                     start: k.starts,
                     quarantined: Arc::clone(&k.guard.health().quarantined),
                     guard: k.guard.clone(),
+                    panics: Arc::clone(&k.panics),
+                    loaded: k.loaded,
+                    requires,
                 })
                 .collect(),
             packet_in: Vec::new(),
@@ -429,6 +449,14 @@ impl Plan {
             (Some(a), Some(b)) => a.running && b.running && a.start == b.start,
             _ => false,
         }
+    }
+
+    /// The index of the app named `name` (not removed).
+    pub(crate) fn index(&self, name: &str) -> Option<usize> {
+        self.order
+            .iter()
+            .copied()
+            .find(|&i| self.apps[i].name == name)
     }
 
     fn handlers_of(&self, kind: MessageKind) -> Option<&[Handler<MessageCall>]> {
@@ -728,7 +756,7 @@ impl Pipeline {
             order,
             generation: 0,
         };
-        let plan = Plan::new(0, &apps);
+        let plan = Plan::new(0, &apps, Vec::new());
         let pipeline = Pipeline {
             generation: AtomicU64::new(0),
             plan: RwLock::new(Arc::new(plan)),
@@ -780,7 +808,10 @@ impl Pipeline {
     /// move to it before their next message, or when their worker is told.
     pub(crate) fn publish_plan(&self, apps: &mut Apps) -> u64 {
         apps.generation += 1;
-        let plan = Arc::new(Plan::new(apps.generation, apps));
+        let requires = (0..apps.known.len())
+            .map(|i| self.providers(apps, i))
+            .collect();
+        let plan = Arc::new(Plan::new(apps.generation, apps, requires));
         *self.plan.write().unwrap_or_else(|e| e.into_inner()) = plan;
         self.generation.store(apps.generation, Relaxed);
         if let Some(wake) = self.timer_waker.get() {
@@ -790,7 +821,7 @@ impl Pipeline {
     }
 
     /// The plan in force.
-    fn current_plan(&self) -> Arc<Plan> {
+    pub(crate) fn current_plan(&self) -> Arc<Plan> {
         Arc::clone(&self.plan.read().unwrap_or_else(|e| e.into_inner()))
     }
 
@@ -835,23 +866,23 @@ impl Pipeline {
 
     /// The apps' names, in app order (removed apps left out).
     pub fn app_names(&self) -> Vec<&'static str> {
-        let apps = lock(&self.apps);
-        apps.order.iter().map(|&i| apps.known[i].name).collect()
+        let plan = self.current_plan();
+        plan.order.iter().map(|&i| plan.apps[i].name).collect()
     }
 
     /// Whether the app named `name` is quarantined (`None`: no such app).
     pub fn is_quarantined(&self, name: &str) -> Option<bool> {
-        let apps = lock(&self.apps);
-        let i = apps.index(name)?;
-        Some(apps.known[i].guard.is_quarantined())
+        let plan = self.current_plan();
+        let i = plan.index(name)?;
+        Some(plan.apps[i].quarantined.load(Relaxed))
     }
 
     /// Why the app named `name` is quarantined: its first panic since it last started
     /// (`None`: it runs, or there is no such app).
     pub fn quarantine_reason(&self, name: &str) -> Option<Quarantine> {
-        let apps = lock(&self.apps);
-        let i = apps.index(name)?;
-        apps.known[i].guard.quarantine_reason()
+        let plan = self.current_plan();
+        let i = plan.index(name)?;
+        plan.apps[i].guard.quarantine_reason()
     }
 
     /// Adds what switch `sw`'s handlers did since the last call to the totals
@@ -866,11 +897,11 @@ impl Pipeline {
     /// published (see [`crate::timing`] for how they are measured). An app's `reply`
     /// handler shows once it was called; removed apps' handlers do not show.
     pub fn handler_timings(&self) -> Vec<HandlerTiming> {
-        let apps = lock(&self.apps);
-        let mut v = self.timings.snapshot(|app| apps.known[app].name);
+        let plan = self.current_plan();
+        let name = |app: usize| plan.apps.get(app).map_or("(unknown)", |a| a.name);
+        let mut v = self.timings.snapshot(name);
         v.retain(|t| t.handler != "reply" || t.calls > 0);
-        let order =
-            |t: &HandlerTiming| apps.order.iter().position(|&i| apps.known[i].name == t.app);
+        let order = |t: &HandlerTiming| plan.order.iter().position(|&i| plan.apps[i].name == t.app);
         v.retain(|t| order(t).is_some());
         v.sort_by_key(order);
         v
@@ -878,9 +909,9 @@ impl Pipeline {
 
     /// Panics caught in the handlers of the app named `name` (over all its starts).
     pub fn panics(&self, name: &str) -> Option<u64> {
-        let apps = lock(&self.apps);
-        let i = apps.index(name)?;
-        Some(apps.known[i].panics.load(Relaxed))
+        let plan = self.current_plan();
+        let i = plan.index(name)?;
+        Some(plan.apps[i].panics.load(Relaxed))
     }
 
     /// The services apps and the caller provided, and the core's [`Switches`].

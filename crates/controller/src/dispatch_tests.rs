@@ -439,3 +439,17 @@ fn packet_in_handlers_are_counted_exactly_and_timed_one_packet_in_1024() {
     );
     assert_eq!(t.buckets.iter().map(|b| b.1).sum::<u64>(), t.timed_calls);
 }
+
+#[test]
+fn orders_are_written_phase_colon_number_and_read_back() {
+    for o in [Order::advise(-5), Order::direct(10), Order::observe(0)] {
+        assert_eq!(o.to_string().parse::<Order>(), Ok(o));
+    }
+    assert_eq!(Order::direct(10).to_string(), "direct:10");
+    assert_eq!("observe".parse::<Order>(), Ok(Order::observe(0)));
+    assert!("sideways:1"
+        .parse::<Order>()
+        .unwrap_err()
+        .contains("advise, direct or observe"));
+    assert!("direct:x".parse::<Order>().unwrap_err().contains("integer"));
+}

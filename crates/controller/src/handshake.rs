@@ -735,6 +735,12 @@ impl Handshake {
             self.flows = None;
             return;
         };
+        if FlowEntry::from_message(&msg).is_none() {
+            // A reply of another kind (a switch that answers every stats request the
+            // same way): the table is not known.
+            self.flows = None;
+            return;
+        }
         let (found, unreadable) = crate::removal::flows_of_reply(std::slice::from_ref(&msg));
         if unreadable > 0 || flows.len() + found.len() > MAX_FLOWS {
             // A flow we cannot read could not be judged nor deleted exactly.

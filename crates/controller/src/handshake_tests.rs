@@ -799,3 +799,21 @@ fn read_flows_unknown_when_the_barrier_comes_first_or_the_switch_refuses() {
         assert_eq!(e.flows, None, "{version}");
     }
 }
+
+#[test]
+fn read_flows_unknown_when_the_reply_is_of_another_kind() {
+    // A switch that answers any stats request with its description (as simple
+    // emulators do): not an empty table, an unknown one.
+    let (mut hs, stats, barrier) = up_to_the_barrier(Version::V1_0);
+    let desc = Message::V10(of10::Message::StatsReply(of10::StatsReply {
+        flags: 0,
+        body: of10::StatsReplyBody::Desc(Default::default()),
+    }));
+    let mut input = desc.to_bytes(stats).unwrap();
+    input.extend(barrier_reply(Version::V1_0, barrier));
+    let mut out = Vec::new();
+    let Progress::Established(e) = hs.feed(&input, &mut out).unwrap() else {
+        panic!("not established");
+    };
+    assert_eq!(e.flows, None);
+}

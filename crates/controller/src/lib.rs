@@ -11,7 +11,14 @@
 //!                                                            └─ flush each output once/turn
 //! Switches (any thread) ─► worker's command channel + waker ─► that switch's output
 //! pharos-timers thread  ─► Pipeline::global_tick (app-wide timers)
+//! lifecycle (REST, ctl)  ─► new plan (generation + 1) ─► Command::Refresh to every worker
+//!                           ─► each switch migrates between two messages ─► acknowledged
 //! ```
+//!
+//! Flows are owned by their app ([`cookie`]: the app's tag in the top 16 bits of every
+//! cookie it sends, stamped by the core); [`removal`] deletes one app's flows from
+//! every switch; [`reconcile`] has each app keep or delete its flows found on a switch
+//! that connects (read by the handshake), so a restart does not empty the tables.
 pub mod admission;
 pub mod app;
 pub mod config;

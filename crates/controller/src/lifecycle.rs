@@ -27,6 +27,7 @@
 //! it): `POST /api/v1/apps` gives it a module and a [`LoadSpec`].
 
 use std::collections::HashSet;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -436,36 +437,35 @@ impl Pipeline {
         self.replace_app(&spec.name, app)
     }
 
-    /// Every app, in app order: its state, requirements and dependents.
+    /// Every app, in app order: its state, requirements and dependents. Read from the
+    /// plan in force: never waits for a change in progress.
     pub fn app_status(&self) -> Vec<AppStatus> {
-        let apps = crate::counters::lock(&self.apps);
-        apps.order
+        let plan = self.current_plan();
+        plan.order
             .iter()
             .enumerate()
             .map(|(position, &i)| {
-                let k = &apps.known[i];
-                let state = match (k.running, k.guard.is_quarantined()) {
+                let a = &plan.apps[i];
+                let state = match (a.running, a.quarantined.load(Relaxed)) {
                     (false, _) => AppState::Stopped,
                     (true, true) => AppState::Quarantined,
                     (true, false) => AppState::Running,
                 };
                 AppStatus {
-                    name: k.name,
+                    name: a.name,
                     state,
                     position,
-                    requires: self
-                        .providers(&apps, i)
-                        .into_iter()
-                        .map(|p| apps.known[p].name)
+                    requires: a.requires.iter().map(|&p| plan.apps[p].name).collect(),
+                    required_by: plan
+                        .order
+                        .iter()
+                        .filter(|&&j| j != i && plan.apps[j].running)
+                        .filter(|&&j| plan.apps[j].requires.contains(&i))
+                        .map(|&j| plan.apps[j].name)
                         .collect(),
-                    required_by: self
-                        .dependents(&apps, i)
-                        .into_iter()
-                        .map(|d| apps.known[d].name)
-                        .collect(),
-                    quarantine: k.guard.quarantine_reason(),
-                    loaded: k.loaded,
-                    starts: k.starts,
+                    quarantine: a.guard.quarantine_reason(),
+                    loaded: a.loaded,
+                    starts: a.start,
                 }
             })
             .collect()
@@ -669,7 +669,7 @@ impl Pipeline {
     }
 
     /// The apps whose services app `i` requires (app indexes; the core's left out).
-    fn providers(&self, apps: &Apps, i: usize) -> Vec<usize> {
+    pub(crate) fn providers(&self, apps: &Apps, i: usize) -> Vec<usize> {
         let mut v = Vec::new();
         for (id, _) in apps.known[i].reg.requires() {
             let Some(provider) = self.services().provider(*id) else {

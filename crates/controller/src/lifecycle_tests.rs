@@ -554,3 +554,45 @@ fn stopping_an_app_asks_every_switch_to_delete_its_flows() {
     assert_eq!(mask >> 48, 0xffff);
     assert_eq!(out[25], 3);
 }
+
+/// Its `stop` waits until the test lets it go.
+struct SlowStop {
+    stopping: Mutex<Option<std::sync::mpsc::Sender<()>>>,
+    go: Mutex<std::sync::mpsc::Receiver<()>>,
+}
+impl App for SlowStop {
+    type State = ();
+    fn name(&self) -> &'static str {
+        "slow_stop"
+    }
+    fn build(&self, _: &mut Builder<Self>) {}
+    fn stop(&self) {
+        if let Some(tx) = self.stopping.lock().unwrap().take() {
+            let _ = tx.send(());
+            let _ = self.go.lock().unwrap().recv();
+        }
+    }
+}
+
+#[test]
+fn the_apps_state_is_read_without_waiting_for_a_change_in_progress() {
+    let (stopping_tx, stopping) = std::sync::mpsc::channel();
+    let (go, go_rx) = std::sync::mpsc::channel();
+    let p = Arc::new(pipeline(vec![Box::new(SlowStop {
+        stopping: Mutex::new(Some(stopping_tx)),
+        go: Mutex::new(go_rx),
+    })]));
+    let stopper = {
+        let p = Arc::clone(&p);
+        std::thread::spawn(move || p.stop_app("slow_stop", false))
+    };
+    // The change is in progress (its stop runs, the lifecycle's lock is held)...
+    stopping.recv_timeout(Duration::from_secs(10)).unwrap();
+    // ...and the readers answer: the app already left the plan.
+    assert_eq!(p.app_status()[0].state, AppState::Stopped);
+    assert_eq!(p.app_names(), ["slow_stop"]);
+    assert_eq!(p.is_quarantined("slow_stop"), Some(false));
+    let _ = p.handler_timings();
+    go.send(()).unwrap();
+    assert_eq!(stopper.join().unwrap().unwrap().stopped, ["slow_stop"]);
+}

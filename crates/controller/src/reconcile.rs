@@ -26,6 +26,8 @@
 //! owns (stale) are deleted.
 
 use openflow::model::PortNo;
+
+use crate::info::SwitchInfo;
 use openflow::ofctl::{Flow, FlowAction, FlowEntry, FlowMatch};
 
 /// What an app decides for a flow of its own found on a switch that connects
@@ -52,6 +54,18 @@ pub fn has_table_miss(flows: &[FlowEntry]) -> bool {
                 .iter()
                 .any(|a| matches!(a, FlowAction::Controller { .. }))
     })
+}
+
+/// An adopt decision for flows that forward out of ports: keep `flow` while every port
+/// it outputs to is on the switch and up (`info` as the switch connected), delete it
+/// otherwise. Flows with no port output (to the controller, a drop) are kept.
+pub fn keep_if_outputs_up(info: &SwitchInfo, flow: &Flow) -> Adopt {
+    let up = |port: u32| info.ports.iter().any(|p| p.port_no == port && p.is_up());
+    if output_ports(flow).all(up) {
+        Adopt::Keep
+    } else {
+        Adopt::Delete
+    }
 }
 
 /// The ports `flow` outputs to (plain outputs and enqueues, not the reserved ports).

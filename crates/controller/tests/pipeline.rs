@@ -791,15 +791,6 @@ fn learned_flow_buffered(
     Sent::FlowMod(Fm { buffer_id, ..fm })
 }
 
-fn delete_all() -> Sent {
-    Sent::FlowMod(Fm {
-        command: 3,
-        priority: 0x8000,
-        buffer_id: openflow::view::NO_BUFFER,
-        ..Fm::default()
-    })
-}
-
 #[test]
 fn learning_switch_initializes_1_3_switches_with_a_table_miss_entry() {
     let p = learning(Params::default());
@@ -811,10 +802,22 @@ fn learning_switch_initializes_1_3_switches_with_a_table_miss_entry() {
         buffer_id: openflow::view::NO_BUFFER,
         ..Fm::default()
     });
-    assert_eq!(sw.take(), [delete_all(), table_miss]);
+    // The table is not emptied (a restart must not cut traffic).
+    assert_eq!(sw.take(), [table_miss]);
     // 1.0 switches send misses to the controller by themselves.
     let mut sw = FakeSwitch::connect(&p, 2, Version::V1_0);
-    assert_eq!(sw.take(), [delete_all()]);
+    assert_eq!(sw.take(), []);
+    // A 1.3 switch that kept the learning switch's table-miss entry gets none again.
+    let mut state = p.new_switch(info(3, Version::V1_3));
+    let kept = openflow::ofctl::parse_flow_entry(&format!(
+        "cookie={:#x},priority=0,actions=CONTROLLER:65535",
+        controller::cookie::with_tag(controller::cookie::app_tag("learning_switch"), 0)
+    ))
+    .unwrap();
+    p.set_found_flows(&mut state, Some(vec![kept]));
+    let mut out = Vec::new();
+    p.switch_added(&mut state, &mut out, Instant::now());
+    assert!(out.is_empty(), "{out:?}");
 }
 
 #[test]

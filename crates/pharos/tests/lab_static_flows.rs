@@ -1,5 +1,5 @@
-//! Static flows on real Open vSwitch, with the real `pharos run` (the default apps,
-//! whose initializers empty the flow table, then `static_flows`): a flow added through
+//! Static flows on real Open vSwitch, with the real `pharos run` (the default apps, then
+//! `static_flows`, whose flows carry its cookie tag): a flow added through
 //! the REST API shows in `ovs-ofctl dump-flows` at once; it is there again after
 //! `pharos lab restart s2` (the bridge made anew, its table empty) and after the
 //! controller itself restarts (read back from the state file); a flow of the
@@ -109,10 +109,12 @@ fn dumped(run_dir: &str, bridge: &str, priority: u16) -> Vec<Flow> {
         .collect()
 }
 
-/// Waits until `bridge` holds exactly `want` (read back as 1.3 reports it) at its
-/// priority.
+/// Waits until `bridge` holds exactly `want` (read back as 1.3 reports it, its cookie
+/// carrying the `static_flows` app's tag, which the core stamps) at its priority.
 fn wait_installed(run_dir: &str, bridge: &str, want: &str, when: &str) {
-    let want = parse_flow(want).unwrap().read_back(Version::V1_3);
+    let mut want = parse_flow(want).unwrap().read_back(Version::V1_3);
+    let tag = controller::cookie::app_tag(apps::static_flows::NAME);
+    want.cookie = controller::cookie::with_tag(tag, want.cookie);
     let mut last = Vec::new();
     let ok = wait_until(T, || {
         last = dumped(run_dir, bridge, want.priority);
@@ -205,8 +207,8 @@ fn a_static_flow_survives_a_switch_restart_and_a_controller_restart() {
     wait_installed(rd, &s2.bridge, DROP_PING, "after pharos lab restart s2");
 
     // The controller restarts: the flow comes back from the state file. (Open vSwitch
-    // keeps its flows while the controller is away: they are removed first, so only a
-    // reinstall can bring them back.)
+    // keeps its flows while the controller is away, and the restarted controller keeps
+    // them: they are removed first, so only a reinstall can bring them back.)
     pharos.stop();
     del_flows(rd, &s2.bridge, "priority=1000,icmp");
     del_flows(rd, &s1.bridge, "priority=900,udp,tp_dst=9999");

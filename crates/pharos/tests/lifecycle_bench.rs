@@ -67,7 +67,9 @@ fn learning_switch_stopped_and_started_100_times_under_bench_load() {
     let mut cfg = ControllerBenchConfig::new(handle.local_addrs()[0]);
     cfg.switches = 4;
     cfg.macs = 1000;
-    cfg.loops = 400;
+    // 20 s of load: the 200 changes take about 3 s on an idle debug build, and the
+    // bench must outlast them with 6 loops to spare.
+    cfg.loops = 200;
     cfg.loop_ms = 100;
     cfg.warmup = 1;
     cfg.mode = Mode::Throughput;
@@ -93,6 +95,7 @@ fn learning_switch_stopped_and_started_100_times_under_bench_load() {
     );
 
     cycling.store(true, Ordering::Relaxed);
+    let cycles_began = Instant::now();
     let mut rss_at_10 = 0;
     let mut took = Vec::with_capacity(2 * CYCLES);
     for cycle in 0..CYCLES {
@@ -115,7 +118,12 @@ fn learning_switch_stopped_and_started_100_times_under_bench_load() {
         }
     }
     let rss_at_100 = rss();
+    let cycles_took = cycles_began.elapsed();
     cycling.store(false, Ordering::Relaxed);
+    assert!(
+        !bench.is_finished(),
+        "the load ended before the changes did ({cycles_took:?}): raise cfg.loops"
+    );
     let after_from = rates.lock().unwrap().len();
     until("five loops of load after the changes", || {
         rates.lock().unwrap().len() >= after_from + 6
@@ -151,7 +159,7 @@ fn learning_switch_stopped_and_started_100_times_under_bench_load() {
     );
     took.sort();
     eprintln!(
-        "{} changes; time until every worker had one: median {:?}, max {:?}; throughput {b:.0}/s before, {a:.0}/s after; rss +{} KiB",
+        "{} changes in {cycles_took:.1?}; time until every worker had one: median {:?}, max {:?}; throughput {b:.0}/s before, {a:.0}/s after; rss +{} KiB",
         took.len(),
         took[took.len() / 2],
         took[took.len() - 1],

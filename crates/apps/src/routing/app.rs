@@ -50,6 +50,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use controller::app::{App, Builder, Flow, MessageKind, Order, Required, SwitchCtx};
 use controller::info::Dpid;
+use controller::reconcile::Adopt;
 use controller::services::{Services, StartError};
 use controller::switches::Switches;
 use openflow::model::{Action, FlowMod, FlowModCommand, FlowRemoved, Match, PortNo, Vlan};
@@ -94,9 +95,9 @@ impl Default for Params {
     }
 }
 
-/// The top 16 bits of every cookie this app puts on a flow ("RT"); the low 48 bits
-/// number the route.
-pub const COOKIE_TAG: u64 = 0x5254 << 48;
+/// The top 16 bits of every cookie this app's flows carry: its tag, which the core
+/// stamps ([`controller::cookie`]); the low 48 bits number the route.
+pub const COOKIE_TAG: u64 = controller::cookie::with_tag(controller::cookie::app_tag("routing"), 0);
 /// The bits of a cookie that number the route.
 pub const COOKIE_SEQ: u64 = (1 << 48) - 1;
 
@@ -356,6 +357,7 @@ impl App for Routing {
     }
 
     fn build(&self, b: &mut Builder<Self>) {
+        b.on_adopt(|_, ctx, _, e| adopt(ctx.info(), &e.flow));
         b.on_initialize(|_, ctx, _| send_misses_to_controller(ctx));
         b.on_packet_in(Order::direct(0), Routing::packet_in);
         // The switch's ports changed: its flood plan is computed again.
@@ -378,8 +380,7 @@ impl App for Routing {
         );
     }
 
-    fn start(&self, services: &Services) -> Result<(), StartError> {
-        let _ = services;
+    fn start(&self, _: &Services) -> Result<(), StartError> {
         let topology = &self.shared.topology;
         // What the topology knew before we listened (subscribed in `build`, before
         // this start; adding twice is harmless).
@@ -569,8 +570,11 @@ impl Shared {
                 priority: self.params.priority,
                 ..FlowMod::delete(key.matching(hop.in_port))
             };
-            // A switch that left took its flows with it.
-            let _ = switches.send_flow_mod(hop.dpid.0, &fm);
+            // A switch that left took its flows with it. Under routing's tag: on 1.3
+            // the delete reaches routing's flows only (controller::cookie).
+            let tag = controller::cookie::tag_of(COOKIE_TAG);
+            let tagged = controller::cookie::AppSwitches::new(switches, tag);
+            let _ = tagged.send_flow_mod(hop.dpid.0, &fm);
         }
     }
 
@@ -645,9 +649,57 @@ impl Shared {
     }
 }
 
+/// Whether a flow of routing's found on a switch that connects is still valid
+/// ([`controller::reconcile`]): it is while every port it sends out of is on the
+/// switch and up. A flow of a route that no longer holds for another reason (a host
+/// that moved while no controller ran) stays until its idle timeout: this process does
+/// not know the routes a previous one installed.
+fn adopt(info: &controller::info::SwitchInfo, flow: &openflow::ofctl::Flow) -> Adopt {
+    controller::reconcile::keep_if_outputs_up(info, flow)
+}
+
 #[cfg(test)]
 mod routes_tests {
     use super::*;
+
+    #[test]
+    fn a_restart_keeps_the_flows_whose_ports_are_up_and_deletes_the_others() {
+        use controller::info::{PortInfo, SwitchInfo};
+        let port = |port_no, state| PortInfo {
+            port_no,
+            hw_addr: m(port_no as u8),
+            name: format!("eth{port_no}"),
+            config: 0,
+            state,
+        };
+        let info = SwitchInfo {
+            dpid: 1,
+            version: openflow::Version::V1_3,
+            n_buffers: 0,
+            n_tables: 1,
+            capabilities: 0,
+            // Port 2 is there but its link is down (OFPPS_LINK_DOWN).
+            ports: vec![port(1, 0), port(2, 1)],
+            peer: "127.0.0.1:1".parse().unwrap(),
+        };
+        let flow = |text: &str| openflow::ofctl::parse_flow(text).unwrap();
+        assert_eq!(
+            adopt(&info, &flow("in_port=2,actions=output:1")),
+            Adopt::Keep
+        );
+        assert_eq!(
+            adopt(&info, &flow("priority=0,actions=CONTROLLER:65535")),
+            Adopt::Keep
+        );
+        assert_eq!(
+            adopt(&info, &flow("in_port=1,actions=output:2")),
+            Adopt::Delete
+        );
+        assert_eq!(
+            adopt(&info, &flow("in_port=1,actions=output:9")),
+            Adopt::Delete
+        );
+    }
 
     fn m(n: u8) -> MacAddr {
         MacAddr([2, 0, 0, 0, 0, n])

@@ -4,9 +4,11 @@
 //!
 //! The flows come from the configuration file (`[[static_flows.flow]]`, read-only) and
 //! from the REST API (kept in the state file, see [`store`]). `pharos run` always runs
-//! this app, last, without it being listed in `apps`: switch initializers run in app
-//! order, and the forwarding apps' initializers empty the flow table, so installing
-//! last is what makes the flows stay.
+//! this app, last, without it being listed in `apps`. Its flows carry its cookie tag
+//! like every app's ([`controller::cookie`]): the top 16 bits of a static flow's cookie
+//! are the app's, only the low 48 are the user's. A restarted controller finds them on
+//! the switch and keeps them ([`controller::reconcile`]); they are sent again anyway
+//! (an ADD of the same flow replaces it).
 //!
 //! On a switch that connects:
 //!
@@ -81,7 +83,7 @@ impl StaticFlowsApp {
         }
         // 1
         for f in flows {
-            match f.flow.to_message(version, FlowModCommand::Add) {
+            match flow_mod(&f.flow, version, FlowModCommand::Add) {
                 Ok(msg) => {
                     self.store
                         .set_status(&f.name, f.generation, Status::Pending);
@@ -137,6 +139,29 @@ impl StaticFlowsApp {
         }
         Flow::Continue
     }
+}
+
+/// The FLOW_MOD doing `command` with static flow `flow` in `version`, its cookie
+/// carrying this app's tag ([`controller::cookie`]) as the core stamps it on what the
+/// app sends: the REST API, which sends static flows itself, uses it too, so a
+/// restarted controller finds every static flow to be this app's. On 1.3 a delete is
+/// limited to the app's tag (its cookie mask).
+pub fn flow_mod(
+    flow: &openflow::ofctl::Flow,
+    version: openflow::Version,
+    command: FlowModCommand,
+) -> openflow::EncodeResult<Message> {
+    use controller::cookie::{app_tag, with_tag, TAG_MASK};
+    let mut flow = flow.clone();
+    flow.cookie = with_tag(app_tag(NAME), flow.cookie);
+    let deletes = matches!(
+        command,
+        FlowModCommand::Delete | FlowModCommand::DeleteStrict
+    );
+    if deletes && version == openflow::Version::V1_3 {
+        flow.cookie_mask |= TAG_MASK;
+    }
+    flow.to_message(version, command)
 }
 
 /// An ERROR's text (`BAD_MATCH/BAD_PREREQ`, numbers where a name is unknown) and, when

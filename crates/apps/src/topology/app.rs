@@ -61,8 +61,10 @@ use crate::routing::Link;
 pub const ETH_TYPE_LLDP: u16 = 0x88cc;
 /// Priority of the flow sending LLDP to the controller: above anything forwarding.
 pub const LLDP_PRIORITY: u16 = 0xff00;
-/// Cookie of that flow ("LLDP"), to tell it apart in flow dumps.
-pub const LLDP_COOKIE: u64 = 0x4c4c_4450;
+/// Cookie of that flow: the app's tag (the core stamps it, [`controller::cookie`])
+/// over "LLDP", to tell it apart in flow dumps.
+pub const LLDP_COOKIE: u64 =
+    controller::cookie::with_tag(controller::cookie::app_tag("topology"), 0x4c4c_4450);
 /// Ports from this number up are reserved (LOCAL, CONTROLLER, ...; 1.0's widened).
 const FIRST_RESERVED_PORT: u32 = 0xffff_ff00;
 
