@@ -195,7 +195,10 @@ impl WasmApp {
                     limits.cpu.as_millis(),
                 )
             }
-            Some(trap) => trap.to_string(),
+            Some(trap) => match &store.data().last_error {
+                Some(said) => format!("{trap}; it logged before: {said}"),
+                None => trap.to_string(),
+            },
             None => match &store.data().refused {
                 Some(refused) => refused.clone(),
                 // A host error: a WASI import the sandbox links to a trap (files,
@@ -238,6 +241,9 @@ impl WasmApp {
         data.in_packet_in = packet.is_some();
         std::mem::swap(&mut data.kv, &mut slot.kv);
         data.cpu_mark = None;
+        if data.last_error.is_some() {
+            data.last_error = None;
+        }
         g.store
             .set_epoch_deadline(self.module.limits.first_check_ticks);
         let r = f(&g.bindings, &mut g.store);

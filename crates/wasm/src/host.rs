@@ -95,6 +95,9 @@ pub(crate) struct HostState {
     pub(crate) cpu_budget: Duration,
     /// CPU time the interrupted call had used since `cpu_mark` (the trap's report).
     pub(crate) cpu_used: Duration,
+    /// The last error the running call logged (a guest's panic message, before its
+    /// trap): added to the quarantine's reason.
+    pub(crate) last_error: Option<String>,
 }
 
 impl HostState {
@@ -119,6 +122,7 @@ impl HostState {
             cpu_mark: None,
             cpu_budget,
             cpu_used: Duration::ZERO,
+            last_error: None,
         }
     }
 
@@ -250,7 +254,10 @@ impl host::Host for HostState {
         };
         let (app, dpid) = (self.app, controller::app::Dpid(self.dpid));
         match level {
-            wit::Level::Error => tracing::error!(app, %dpid, "{message}"),
+            wit::Level::Error => {
+                tracing::error!(app, %dpid, "{message}");
+                self.last_error = Some(message.to_string());
+            }
             wit::Level::Warn => tracing::warn!(app, %dpid, "{message}"),
             wit::Level::Info => tracing::info!(app, %dpid, "{message}"),
             wit::Level::Debug => tracing::debug!(app, %dpid, "{message}"),

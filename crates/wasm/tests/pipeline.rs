@@ -306,6 +306,36 @@ fn a_trapping_guest_is_quarantined() {
 }
 
 #[test]
+fn a_panicking_guest_is_quarantined_with_its_panic_message() {
+    let loader = WasmLoader::default();
+    quarantined_while_the_native_app_answers(
+        &loader,
+        "pharos_test_trap.wasm",
+        r#"{"how": "panic"}"#,
+        "it logged before: panicked at test-guests/trap/src/lib.rs",
+        Duration::from_secs(1),
+    );
+    let q = {
+        let bad = load(
+            &loader,
+            "pharos_test_trap.wasm",
+            "bad",
+            Order::advise(0),
+            r#"{"how": "panic"}"#,
+        );
+        let mut net = Net::new(vec![Box::new(bad)]);
+        net.add_switch(1, Version::V1_3, 2);
+        let h = net.add_host(mac(1), 1, 1);
+        net.send(h, &sim::eth(mac(1), mac(2), 0x0800, b"x"));
+        net.pipeline
+            .quarantine_reason("bad")
+            .expect("quarantined")
+            .panic
+    };
+    assert!(q.contains("the guest's own words"), "{q}");
+}
+
+#[test]
 fn a_guest_reading_a_file_or_the_environment_traps_and_is_quarantined() {
     let loader = WasmLoader::default();
     for how in ["read-file", "env"] {
@@ -353,6 +383,11 @@ fn a_wasm_app_is_added_replaced_and_removed_while_switches_are_connected() {
         ))
     };
     let mut net = Net::new(Vec::new());
+    // Removing a stopped app's flows waits for the switches' answers, which this
+    // single-threaded network gives only between steps: do not wait for them here
+    // (the flows themselves are not what this test is about).
+    net.pipeline
+        .set_flow_removal_timeout(Duration::from_millis(10));
     net.add_switch(1, Version::V1_3, 3);
     net.add_switch(2, Version::V1_0, 3);
     net.cable(1, 3, 2, 3);

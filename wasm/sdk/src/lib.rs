@@ -214,6 +214,9 @@ pub struct Glue<T>(PhantomData<T>);
 
 impl<T: App> bindings::Guest for Glue<T> {
     fn init(params: String) -> Result<AppInfo, String> {
+        // A panic's message goes to the controller's log (the sandbox has no stderr),
+        // where the host also adds it to the quarantine's reason; then the guest traps.
+        std::panic::set_hook(Box::new(|info| log(Level::Error, &info.to_string())));
         let app = T::new(&params)?;
         let info = AppInfo {
             timer_period_ms: app.timer_period_ms(),

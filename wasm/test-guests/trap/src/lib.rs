@@ -1,11 +1,13 @@
 //! A bad guest for the sandbox's tests: its PACKET_IN handler traps. How, its
 //! parameters say: `{"how": "unreachable"}` (the default) executes `unreachable`;
-//! `"read-file"` reads /etc/hostname and `"env"` reads an environment variable, which
-//! the sandbox does not provide (the host links WASI to traps).
+//! `"panic"` panics; `"read-file"` reads /etc/hostname and `"env"` reads an
+//! environment variable, which the sandbox does not provide (the host links WASI to
+//! traps).
 use pharos_guest::*;
 
 enum How {
     Unreachable,
+    Panic,
     ReadFile,
     Env,
 }
@@ -18,6 +20,8 @@ impl App for Trap {
             How::ReadFile
         } else if params.contains("env") {
             How::Env
+        } else if params.contains("panic") {
+            How::Panic
         } else {
             How::Unreachable
         }))
@@ -25,6 +29,7 @@ impl App for Trap {
     fn packet_in(&mut self, _: Switch, _: PacketIn) -> Flow {
         match self.0 {
             How::Unreachable => core::arch::wasm32::unreachable(),
+            How::Panic => panic!("the guest's own words"),
             How::ReadFile => {
                 let read = std::fs::read("/etc/hostname");
                 log(
