@@ -62,6 +62,55 @@ pub struct Args {
     /// Settings file (TOML); the flags override it
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// A WebAssembly app to run after the --apps (repeat for several): NAME=FILE.wasm,
+    /// or NAME@ORDER=FILE.wasm with ORDER advise:N, direct:N or observe:N [default
+    /// order: direct:0]
+    #[arg(long = "wasm-app", value_name = "NAME[@ORDER]=FILE")]
+    pub wasm_apps: Vec<String>,
+    /// The parameters of a --wasm-app, as JSON: NAME=JSON (repeat for several)
+    #[arg(long = "wasm-params", value_name = "NAME=JSON")]
+    pub wasm_params: Vec<String>,
+}
+
+/// The `--wasm-app`s, loaded (sandboxed, see `pharos-wasm`) in the order given.
+pub fn wasm_apps(
+    args: &Args,
+    loader: &wasm::WasmLoader,
+) -> Result<Vec<wasm::WasmApp>, ConfigError> {
+    let refuse = |reason: String| ConfigError::new("--wasm-app", reason);
+    let mut params = std::collections::HashMap::new();
+    for p in &args.wasm_params {
+        let (name, json) = p.split_once('=').ok_or_else(|| {
+            ConfigError::new("--wasm-params", format!("{p:?}: expected NAME=JSON"))
+        })?;
+        params.insert(name.trim(), json);
+    }
+    let mut loaded = Vec::new();
+    for a in &args.wasm_apps {
+        let (head, file) = a.split_once('=').ok_or_else(|| {
+            refuse(format!(
+                "{a:?}: expected NAME=FILE.wasm or NAME@ORDER=FILE.wasm"
+            ))
+        })?;
+        let (name, order) = match head.split_once('@') {
+            Some((name, order)) => (name, order.parse().map_err(refuse)?),
+            None => (head, controller::app::Order::direct(0)),
+        };
+        let module = std::fs::read(file).map_err(|e| refuse(format!("{file}: {e}")))?;
+        let spec = controller::lifecycle::LoadSpec {
+            name: name.trim().to_string(),
+            order,
+            params_json: params.remove(name.trim()).unwrap_or("{}").to_string(),
+        };
+        loaded.push(loader.load_wasm(&spec, &module).map_err(refuse)?);
+    }
+    if let Some(name) = params.keys().next() {
+        return Err(ConfigError::new(
+            "--wasm-params",
+            format!("{name}: no --wasm-app of that name"),
+        ));
+    }
+    Ok(loaded)
 }
 
 /// The settings `args` describe: defaults, then the file, then the flags; validated,
@@ -275,6 +324,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for warning in apps::check_set(&names).unwrap_or_default() {
         tracing::warn!("{warning}");
     }
+    // WebAssembly apps: loaded now (a bad module refuses the start), added to the
+    // pipeline once it is built, as `pharos ctl app load` would (so they can be
+    // unloaded and reloaded like any loaded app).
+    let loader = Arc::new(wasm::WasmLoader::default());
+    let wasm_apps = match wasm_apps(&args, &loader) {
+        Ok(loaded) => loaded,
+        Err(e) => return Ok(refuse(&e)),
+    };
     // Static flows always run, last: switch initializers run in app order, and the
     // forwarding apps' empty the flow table.
     let static_flows = match static_flows_app(&config) {
@@ -297,6 +354,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
+    // `POST /api/v1/apps` and `pharos ctl app load` load WebAssembly apps (the same
+    // loader as --wasm-app's: one engine, one epoch ticker).
+    pipeline.set_loader(loader);
+    // The --wasm-apps, before static flows (which stays last in the app order).
+    for app in wasm_apps {
+        let name = controller::app::App::name(&app);
+        let before_static_flows = Some(names.len() - 1);
+        if let Err(e) = pipeline.add_app(Box::new(app), before_static_flows) {
+            eprintln!("pharos run: cannot start the WebAssembly app {name}: {e}");
+            pipeline.stop();
+            return Ok(ExitCode::FAILURE);
+        }
+        names.insert(names.len() - 1, name);
+    }
     // Signals are caught from here on: a Ctrl-C during start-up still shuts down cleanly.
     let mut signals = Signals::new([SIGINT, SIGTERM]).context("installing signal handlers")?;
     // The token is read (or made) before anything listens: a bad token file is a

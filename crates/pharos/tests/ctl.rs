@@ -889,7 +889,8 @@ fn ctl_app_stops_starts_restarts_and_reorders_the_apps_of_a_real_controller() {
     assert_eq!(out.code, Some(1));
     assert!(out.stderr.contains("missing"), "{out:?}");
 
-    // Built-in apps are not unloaded; without a loader nothing is loaded.
+    // Built-in apps are not unloaded; `pharos run`'s loader (the WASM host) refuses a
+    // module that is not a component, saying why.
     let out = c.ctl(&["app", "unload", "routing"]);
     assert!(out.stderr.contains("not loaded at run time"), "{out:?}");
     let module = c.runtime.path().join("m.wasm");
@@ -897,7 +898,7 @@ fn ctl_app_stops_starts_restarts_and_reorders_the_apps_of_a_real_controller() {
     let out = c.ctl(&["app", "load", module.to_str().unwrap(), "--name", "w"]);
     assert_eq!(out.code, Some(1), "{out:?}");
     assert!(
-        out.stderr.contains("501") && out.stderr.contains("loader"),
+        out.stderr.contains("422") && out.stderr.contains("wasm app w: not a valid component"),
         "{out:?}"
     );
     let out = c.ctl(&["app", "load", "/nonexistent.wasm", "--name", "w"]);
