@@ -392,9 +392,13 @@ pub struct AppChange {
     pub stopped: Vec<String>,
     /// The plan's generation now (raised by every change).
     pub generation: u64,
-    /// Milliseconds from the request until every worker had the change (its timers,
-    /// flows and state on every switch).
+    /// Milliseconds from the request until every worker had the change (its handlers,
+    /// timers and state on every switch), the flows' removal not included.
     pub took_ms: f64,
+    /// Milliseconds spent removing the stopped apps' flows from every switch (a round
+    /// trip per switch, all switches at once; up to 5 s when a switch does not answer);
+    /// 0 when no app stopped.
+    pub flows_ms: f64,
 }
 
 /// One handler of an app: an app's code for one kind of call.

@@ -308,6 +308,7 @@ async fn change(
             stopped: c.stopped.into_iter().map(String::from).collect(),
             generation: c.generation,
             took_ms: c.took.as_secs_f64() * 1e3,
+            flows_ms: c.flows_took.as_secs_f64() * 1e3,
         })),
         Err(e) => Err(refusal(&e)),
     }

@@ -112,8 +112,22 @@ pub struct Change {
     pub stopped: Vec<&'static str>,
     /// The plan's generation now.
     pub generation: u64,
-    /// From the change's start until every worker had migrated its switches to it.
+    /// From the change's start until every worker had migrated its switches to it (the
+    /// flows' removal, which follows, not included).
     pub took: Duration,
+    /// Spent removing stopped apps' flows from every switch (a round trip per switch,
+    /// up to the removal timeout for a switch that does not answer); zero when no app
+    /// stopped.
+    pub flows_took: Duration,
+}
+
+impl Change {
+    /// The change, `flows_took` of whose time went to removing flows: told apart.
+    fn without_flows(mut self, flows_took: Duration) -> Change {
+        self.took = self.took.saturating_sub(flows_took);
+        self.flows_took = flows_took;
+        self
+    }
 }
 
 /// Why a change was refused (nothing changed).
@@ -255,11 +269,15 @@ impl Pipeline {
         self.publish_plan(&mut apps);
         self.refresh_workers();
         self.stop_index(&mut apps, i);
+        let f0 = Instant::now();
         self.removed_flows(app);
+        let flows_took = f0.elapsed();
         let result = self.start_index(&mut apps, i);
         let stopped = vec![app];
         match result {
-            Ok(()) => Ok(self.commit(&mut apps, t0, vec![app], stopped)),
+            Ok(()) => Ok(self
+                .commit(&mut apps, t0, vec![app], stopped)
+                .without_flows(flows_took)),
             Err(e) => {
                 self.commit(&mut apps, t0, Vec::new(), stopped);
                 Err(e.into())
@@ -531,13 +549,17 @@ impl Pipeline {
         self.publish_plan(apps);
         self.refresh_workers();
         let mut stopped = Vec::with_capacity(order.len());
+        let mut flows_took = Duration::ZERO;
         for &j in order {
             self.stop_index(apps, j);
             let name = apps.known[j].name;
+            let f0 = Instant::now();
             self.removed_flows(name);
+            flows_took += f0.elapsed();
             stopped.push(name);
         }
         self.commit(apps, t0, Vec::new(), stopped)
+            .without_flows(flows_took)
     }
 
     /// Publishes the plan, tells every worker and waits for them, tells the app
@@ -570,6 +592,7 @@ impl Pipeline {
             stopped,
             generation,
             took,
+            flows_took: Duration::ZERO,
         }
     }
 

@@ -121,6 +121,42 @@ fn the_wasm_learning_switch_floods_then_forwards_by_flows_on_1_0_and_1_3() {
 }
 
 #[test]
+fn the_wasm_learning_switchs_table_is_bounded_per_switch() {
+    let loader = WasmLoader::default();
+    let ls = load(
+        &loader,
+        "pharos_wasm_learning_switch.wasm",
+        "wasm_ls",
+        Order::direct(0),
+        r#"{"max_addresses": 2}"#,
+    );
+    let mut net = Net::new(vec![Box::new(ls)]);
+    net.add_switch(1, Version::V1_3, 3);
+    let h1 = net.add_host(mac(1), 1, 1);
+    let h2 = net.add_host(mac(2), 1, 2);
+    let h3 = net.add_host(mac(3), 1, 3);
+    net.send(h1, &sim::arp_request(mac(1), ip(1), ip(2)));
+    net.send(h2, &sim::eth(mac(2), mac(1), 0x0806, b"reply"));
+    assert_eq!(
+        net.take_received(h1).len(),
+        1,
+        "h1 was learned: sent to it alone"
+    );
+    net.take_received(h2);
+    net.take_received(h3);
+    // A third address fills the table past its bound: it is emptied, so h1 is unknown
+    // again and h3's packet to it is flooded (h2 gets it too).
+    net.send(h3, &sim::eth(mac(3), mac(1), 0x0800, b"three"));
+    assert_eq!(net.take_received(h1).len(), 1);
+    assert_eq!(
+        net.take_received(h2).len(),
+        1,
+        "flooded: the full table was emptied"
+    );
+    assert_eq!(net.pipeline.is_quarantined("wasm_ls"), Some(false));
+}
+
+#[test]
 fn the_wasm_firewall_drops_denied_ports_and_leaves_the_rest_to_the_native_learning_switch() {
     let loader = WasmLoader::default();
     let fw = load(

@@ -581,7 +581,15 @@ pub fn app_change(v: &Value) -> String {
         parts.push("done".into());
     }
     let took = at(v, "took_ms").and_then(Value::as_f64).unwrap_or(0.0);
-    format!("{}; on every worker in {took:.1} ms\n", parts.join("; "))
+    let flows = at(v, "flows_ms").and_then(Value::as_f64).unwrap_or(0.0);
+    if flows > 0.0 {
+        format!(
+            "{}; on every worker in {took:.1} ms; its flows removed in {flows:.1} ms\n",
+            parts.join("; ")
+        )
+    } else {
+        format!("{}; on every worker in {took:.1} ms\n", parts.join("; "))
+    }
 }
 
 /// Why an app is quarantined: `reason` is `{handler, panic, dpid}` (or a sentence).

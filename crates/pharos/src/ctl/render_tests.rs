@@ -284,6 +284,11 @@ fn an_app_change_says_what_stopped_and_started_and_how_long_it_took() {
     );
     let v = json!({"started": [], "stopped": [], "generation": 9, "took_ms": 0.5});
     assert_eq!(app_change(&v), "done; on every worker in 0.5 ms\n");
+    let v = json!({"started": [], "stopped": ["routing"], "generation": 10, "took_ms": 0.25, "flows_ms": 12.5});
+    assert_eq!(
+        app_change(&v),
+        "stopped routing; on every worker in 0.2 ms; its flows removed in 12.5 ms\n"
+    );
 }
 
 #[test]

@@ -1,29 +1,29 @@
 //! The learning switch as a WebAssembly app. For each PACKET_IN:
+//! 1. Learns that the source (unless multicast) is behind the in-port (a full table,
+//!    `max_addresses` per switch, is emptied first).
+//! 2. Floods a packet to a multicast or unknown destination (3a);
+//!    3b. drops one whose destination is behind its in-port; 3c. else installs
+//!    `in_port, eth_src, eth_dst → port`, 3d. with a PACKET_OUT if not buffered.
 //!
-//! 1. Learns that the source address (unless multicast) is behind the in-port.
-//! 2. If the destination is multicast: floods the packet.
-//! 3. Otherwise looks the destination up:
-//!    - 3a. unknown: floods the packet;
-//!    - 3b. behind the in-port: drops it (it is already there);
-//!    - 3c. behind another port: installs `in_port, eth_src, eth_dst → port`;
-//!    - 3d. a packet not buffered follows in a PACKET_OUT.
-//!
-//! On 1.3 it installs the table-miss entry. Parameters: `{"idle_timeout": 60}`.
+//! On 1.3 it installs the table-miss entry. Parameters (defaults):
+//! `{"idle_timeout": 60, "max_addresses": 8192}`.
 use pharos_guest::*;
 
 /// MAC → port, per switch (this instance sees the switches of one worker).
 struct LearningSwitch {
     tables: FastMap<u64, FastMap<u64, u32>>,
     idle_timeout: u16,
+    max_addresses: usize,
 }
 
 impl App for LearningSwitch {
     fn new(params: &str) -> Result<Self, String> {
         let idle_timeout = param_number(params, "idle_timeout")?.unwrap_or(60);
-        let tables = FastMap::default();
+        let max_addresses = param_number(params, "max_addresses")?.unwrap_or(8192);
         Ok(LearningSwitch {
-            tables,
+            tables: FastMap::default(),
             idle_timeout,
+            max_addresses,
         })
     }
 
@@ -43,17 +43,18 @@ impl App for LearningSwitch {
 
     fn packet_in(&mut self, sw: Switch, p: PacketIn) -> Flow {
         let macs = self.tables.entry(sw.dpid).or_default();
-        // 1
         if !is_multicast(p.eth_src) {
+            if macs.len() >= self.max_addresses && !macs.contains_key(&p.eth_src) {
+                macs.clear(); // a scan or a flood of addresses: learn again
+            }
             macs.insert(p.eth_src, p.in_port);
         }
         match macs.get(&p.eth_dst) {
             // 2, 3a (multicast addresses are never learned: they are unknown)
             None => forward(&[Action::Output(Port::Flood)]),
-            // 3b
-            Some(&port) if port == p.in_port => {}
-            // 3c
+            Some(&port) if port == p.in_port => {} // 3b
             Some(&port) => {
+                // 3c (3d below)
                 let m = Match {
                     in_port: Some(p.in_port),
                     eth_src: Some(p.eth_src),
@@ -67,7 +68,6 @@ impl App for LearningSwitch {
                     ..flow_add(m, actions)
                 };
                 send_flow_mod(&fm);
-                // 3d
                 if p.buffer_id.is_none() {
                     forward(&fm.actions);
                 }
