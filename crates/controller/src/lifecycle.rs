@@ -355,7 +355,8 @@ impl Pipeline {
         let mut change = Change {
             took: t0.elapsed(),
             ..change
-        };
+        }
+        .without_flows(change.flows_took);
         change.generation = self.publish_plan(&mut apps);
         self.refresh_workers();
         self.app_events.publish(|| vec![AppEvent::Unloaded(name)]);
@@ -375,12 +376,15 @@ impl Pipeline {
         let position = apps.order.iter().position(|&i| i == old);
         let old_name = apps.known[old].name;
         let mut stopped = Vec::new();
+        let mut flows_took = Duration::ZERO;
         if apps.known[old].running {
             apps.known[old].running = false;
             self.publish_plan(&mut apps);
             self.refresh_workers();
             self.stop_index(&mut apps, old);
+            let f0 = Instant::now();
             self.removed_flows(old_name);
+            flows_took = f0.elapsed();
             stopped.push(old_name);
         }
         self.forget(&mut apps, old);
@@ -399,7 +403,9 @@ impl Pipeline {
         }
         self.app_events
             .publish(|| vec![AppEvent::Unloaded(old_name), AppEvent::Loaded(new_name)]);
-        Ok(self.commit(&mut apps, t0, vec![new_name], stopped))
+        Ok(self
+            .commit(&mut apps, t0, vec![new_name], stopped)
+            .without_flows(flows_took))
     }
 
     /// The loader of apps uploaded at run time (the WASM host); without one,
