@@ -21,7 +21,7 @@
 //!    not found yet, and is ignored), a new address is `IpAdded`. The [`Devices`]
 //!    service tells its subscribers.
 //!
-//! Hosts go away ([`HostEvent::Removed`](super::table::HostEvent::Removed)):
+//! Hosts go away ([`HostEvent::Removed`]):
 //!
 //! - when not seen for `host_timeout` (a global timer expires them);
 //! - when their port turns out to be an inter-switch link (the topology app found a link
