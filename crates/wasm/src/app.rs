@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
 use controller::info::{PortInfo, PortReason, SwitchInfo};
 use controller::services::{Services, StartError};
-use openflow::model::{FlowRemoved, PacketOut, PortNo};
+use openflow::model::{FlowRemoved, PacketOut};
 use openflow::view::PacketIn;
 use openflow::Message;
 use wasmtime::{Store, Trap};
@@ -289,11 +289,7 @@ impl WasmApp {
                 Queued::Forward(actions) => {
                     if let Some(p) = packet {
                         let actions = &out.actions[actions.clone()];
-                        let in_port = PortNo::from_u32(p.in_port());
-                        ctx.send_packet_out(&match p.buffer_id() {
-                            Some(id) => PacketOut::buffered(id, in_port, actions),
-                            None => PacketOut::unbuffered(p.data(), in_port, actions),
-                        });
+                        ctx.send_packet_out(&PacketOut::of_packet_in(p, actions));
                     }
                 }
                 Queued::Barrier => {
