@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
@@ -222,6 +223,18 @@ impl LoadQuery {
     }
 }
 
+/// Why a module's body was not read, as the API's JSON error (over the cap: 413).
+fn module_rejected(r: BytesRejection) -> ApiError {
+    if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the module is larger than {MAX_MODULE} bytes (64 MiB)"),
+        )
+    } else {
+        ApiError::new(r.status(), r.body_text())
+    }
+}
+
 /// Loads an app at run time (a WebAssembly component, given to the configured
 /// loader) and starts it. The body is the module (`application/wasm`).
 #[utoipa::path(post, path = "/api/v1/apps", tag = "apps",
@@ -233,14 +246,16 @@ impl LoadQuery {
         (status = 401, description = "A token is needed", body = ErrorBody),
         (status = 403, description = "Wrong token", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
+        (status = 413, description = "The module is larger than 64 MiB", body = ErrorBody),
         (status = 422, description = "The module did not load, or the app did not start", body = ErrorBody),
         (status = 501, description = "No loader is configured", body = ErrorBody)))]
 pub async fn load(
     State(s): St,
     query: Result<Query<LoadQuery>, axum::extract::rejection::QueryRejection>,
-    module: Bytes,
+    module: Result<Bytes, BytesRejection>,
 ) -> Result<Json<AppChange>, ApiError> {
     let Query(q) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let module = module.map_err(module_rejected)?;
     let name = q
         .name
         .clone()
@@ -262,15 +277,17 @@ pub async fn load(
         (status = 403, description = "Wrong token", body = ErrorBody),
         (status = 404, description = "No app has this name", body = ErrorBody),
         (status = 409, description = "The app is built in", body = ErrorBody),
+        (status = 413, description = "The module is larger than 64 MiB", body = ErrorBody),
         (status = 422, description = "The module did not load, or the app did not start", body = ErrorBody),
         (status = 501, description = "No loader is configured", body = ErrorBody)))]
 pub async fn reload(
     State(s): St,
     Path(name): Path<String>,
     query: Result<Query<LoadQuery>, axum::extract::rejection::QueryRejection>,
-    module: Bytes,
+    module: Result<Bytes, BytesRejection>,
 ) -> Result<Json<AppChange>, ApiError> {
     let Query(q) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let module = module.map_err(module_rejected)?;
     let (spec, _) = q.spec(name)?;
     change(&s, move |p| p.reload_app(&spec, &module)).await
 }

@@ -1982,6 +1982,22 @@ fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
         400
     );
     assert_eq!(load("/api/v1/apps?name=order", "POST", b"hub").status, 400);
+    // A module past the cap is refused before the loader sees it; nothing is loaded.
+    let huge = vec![0u8; api::routes_app::MAX_MODULE + 1];
+    let r = load("/api/v1/apps?name=huge", "POST", &huge);
+    assert_eq!(r.status, 413, "{}", r.text());
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("64 MiB"),
+        "{}",
+        r.text()
+    );
+    assert!(c
+        .get("/api/v1/apps")
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["name"] != "huge"));
     let r = load(
         "/api/v1/apps?name=hub1&order=direct:5&position=0",
         "POST",
