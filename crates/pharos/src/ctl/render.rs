@@ -516,12 +516,22 @@ pub fn topology(v: &Value) -> String {
     )
 }
 
-/// `GET /apps`: the pipeline, then each app's handlers when the server counts them.
+/// `GET /apps`: the pipeline, then each app's handlers when the server counts them, then
+/// the counters apps publish.
 pub fn apps(v: &Value) -> String {
     let apps = items(v, "apps");
     let mut t = Table::new(&["ORDER", "NAME", "STATE", "REQUIRES", "PANICS", "REASON"]);
     let mut h = Table::new(&["APP", "HANDLER", "CALLS", "TIME", "AVG"]);
+    let mut c = Table::new(&["APP", "COUNTER", "VALUE", "COUNTS"]);
     for a in apps {
+        for x in list(a, "counters") {
+            c.row(vec![
+                field(a, "name"),
+                field(x, "name"),
+                field(x, "value"),
+                field(x, "help"),
+            ]);
+        }
         t.row(vec![
             field(a, "order"),
             field(a, "name"),
@@ -550,9 +560,11 @@ pub fn apps(v: &Value) -> String {
         return "no apps\n".into();
     }
     let mut out = t.render();
-    if !h.is_empty() {
-        out.push('\n');
-        out.push_str(&h.render());
+    for more in [h, c] {
+        if !more.is_empty() {
+            out.push('\n');
+            out.push_str(&more.render());
+        }
     }
     out
 }

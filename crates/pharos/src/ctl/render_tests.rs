@@ -262,6 +262,17 @@ fn apps_show_state_reason_and_handler_times_when_sent() {
          APP       HANDLER    CALLS  TIME   AVG\n\
          topology  packet_in  4      200µs  50.0µs\n"
     );
+    // The counters apps publish, in a table of their own.
+    let v = json!([{"name": "routing", "order": 0, "state": "running", "panics": 0,
+        "counters": [{"name": "routes_installed", "help": "Routes installed", "value": 12}]}]);
+    assert!(
+        apps(&v).ends_with(
+            "\nAPP      COUNTER           VALUE  COUNTS\n\
+             routing  routes_installed  12     Routes installed\n"
+        ),
+        "{}",
+        apps(&v)
+    );
     // Without handlers (the server before them): no second table.
     assert!(
         !apps(&json!([{"name": "x", "order": 0, "state": "running", "panics": 0}]))
