@@ -1,0 +1,195 @@
+//! What a WASM app costs per PACKET_IN, against the native app, as the pipeline runs
+//! them driven by hand (no sockets): the load of `pharos bench controller -s 16` (16
+//! switches, each 1.0 PACKET_INs of a 60-byte frame from 1,000 hosts in pairs behind
+//! ports 1 and 2, every destination known after a first pass, so every PACKET_IN is
+//! answered with a FLOW_MOD and a PACKET_OUT).
+//!
+//! * `wasm/packet_in/native_ls`: the native learning switch;
+//! * `wasm/packet_in/wasm_ls`: the WASM learning switch alone;
+//! * `wasm/packet_in/firewall_then_native_ls`: the WASM firewall with no rule (one
+//!   call that sends nothing) in front of the native learning switch: the cost of one
+//!   crossing is the difference with `noop_then_native_ls`;
+//! * `wasm/packet_in/noop_then_native_ls`: a native app that does nothing in front of
+//!   the native learning switch (what the dispatcher adds per app, WASM or not).
+//!
+//! Run: `cargo bench -p pharos-wasm --bench crossing`. Figures go in BENCHMARKS.md
+//! ("WebAssembly apps").
+
+use std::hint::black_box;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use controller::app::{AnyApp, App, Builder, Flow, Order, SwitchCtx};
+use controller::dispatch::{Pipeline, SwitchState};
+use controller::info::{PortInfo, SwitchInfo};
+use controller::services::Services;
+use criterion::{criterion_group, criterion_main, Criterion};
+use openflow::view::PacketIn;
+use openflow::{of10, MacAddr, Message, Version};
+use wasm::{LoadSpec, WasmLoader};
+
+const SWITCHES: u64 = 16;
+const MACS: u32 = 1000;
+
+fn info(dpid: u64) -> SwitchInfo {
+    let ports = (1..=2)
+        .map(|p| PortInfo {
+            port_no: p,
+            hw_addr: MacAddr([6, 0, 0, 0, dpid as u8, p as u8]),
+            name: format!("s{dpid}-eth{p}"),
+            config: 0,
+            state: 0,
+        })
+        .collect();
+    SwitchInfo {
+        dpid,
+        version: Version::V1_0,
+        n_buffers: 0,
+        n_tables: 1,
+        capabilities: 0,
+        ports,
+        peer: SocketAddr::from(([127, 0, 0, 1], 1)),
+    }
+}
+
+fn host(dpid: u64, i: u32) -> [u8; 6] {
+    let d = (dpid as u16).to_be_bytes();
+    let n = i.to_be_bytes();
+    [0x02, d[0], d[1], n[1], n[2], n[3]]
+}
+
+/// Host `i` (behind port 1 if even, 2 if odd) to its partner `i ^ 1`: IPv4/UDP, 60 bytes.
+fn packet_in(dpid: u64, i: u32) -> Vec<u8> {
+    let mut f = Vec::with_capacity(60);
+    f.extend_from_slice(&host(dpid, i ^ 1));
+    f.extend_from_slice(&host(dpid, i));
+    f.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 46, 0, 0, 0x40, 0, 64, 17, 0, 0]);
+    f.extend_from_slice(&[
+        10, 0, 0, 1, 10, 0, 0, 2, 0x04, 0xd2, 0x16, 0x2e, 0, 26, 0, 0,
+    ]);
+    f.resize(60, 0);
+    Message::V10(of10::Message::PacketIn(of10::PacketIn {
+        buffer_id: openflow::view::NO_BUFFER,
+        total_len: 60,
+        in_port: 1 + (i % 2) as u16,
+        reason: of10::PacketInReason::NoMatch,
+        data: f,
+    }))
+    .to_bytes(0)
+    .unwrap()
+}
+
+/// Does nothing with every PACKET_IN (lets the next app have it).
+struct Noop;
+
+impl App for Noop {
+    type State = ();
+
+    fn name(&self) -> &'static str {
+        "noop"
+    }
+
+    fn build(&self, b: &mut Builder<Self>) {
+        b.on_packet_in(Order::advise(0), noop_packet_in);
+    }
+}
+
+fn noop_packet_in(_: &Noop, _: &mut SwitchCtx<'_>, _: &mut (), p: &PacketIn<&[u8]>) -> Flow {
+    black_box(p);
+    Flow::Continue
+}
+
+fn module(name: &str) -> Vec<u8> {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "../../wasm/prebuilt", name]
+        .iter()
+        .collect();
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn wasm_app(loader: &WasmLoader, file: &str, name: &str) -> Box<dyn AnyApp> {
+    let spec = LoadSpec {
+        name: name.into(),
+        order: Order::advise(0),
+        params_json: "{}".into(),
+    };
+    Box::new(loader.load_wasm(&spec, &module(file)).unwrap())
+}
+
+fn pipeline(apps: Vec<Box<dyn AnyApp>>) -> (Pipeline, Vec<SwitchState>) {
+    let p = Pipeline::build(apps, Services::new()).unwrap();
+    let now = Instant::now();
+    let switches = (1..=SWITCHES)
+        .map(|d| {
+            let mut sw = p.new_switch(info(d));
+            p.switch_added(&mut sw, &mut Vec::new(), now);
+            sw
+        })
+        .collect();
+    (p, switches)
+}
+
+fn bench(c: &mut Criterion) {
+    let messages: Vec<(usize, Vec<u8>)> = (0..MACS)
+        .flat_map(|i| (0..SWITCHES).map(move |d| (d as usize, packet_in(d + 1, i))))
+        .collect();
+    let loader = WasmLoader::default();
+    let native = || Box::new(apps::LearningSwitch::default()) as Box<dyn AnyApp>;
+    let mut g = c.benchmark_group("wasm/packet_in");
+    type Make<'a> = Box<dyn Fn() -> Vec<Box<dyn AnyApp>> + 'a>;
+    let sets: [(&str, Make); 4] = [
+        ("native_ls", Box::new(|| vec![native()])),
+        (
+            "wasm_ls",
+            Box::new(|| {
+                vec![wasm_app(
+                    &loader,
+                    "pharos_wasm_learning_switch.wasm",
+                    "wasm_ls",
+                )]
+            }),
+        ),
+        (
+            "noop_then_native_ls",
+            Box::new(|| vec![Box::new(Noop) as Box<dyn AnyApp>, native()]),
+        ),
+        (
+            "firewall_then_native_ls",
+            Box::new(|| {
+                vec![
+                    wasm_app(&loader, "pharos_wasm_firewall.wasm", "firewall"),
+                    native(),
+                ]
+            }),
+        ),
+    ];
+    for (name, make) in sets {
+        let (p, mut switches) = pipeline(make());
+        let mut out = Vec::with_capacity(1 << 16);
+        let now = Instant::now();
+        // Two passes: every host learned, so every PACKET_IN is forwarded by a flow.
+        for _ in 0..2 {
+            for (sw, m) in &messages {
+                out.clear();
+                p.handle(&mut switches[*sw], m, &mut out, now);
+            }
+        }
+        out.clear();
+        let (sw, m) = &messages[17];
+        p.handle(&mut switches[*sw], m, &mut out, now);
+        assert!(out.len() > 100, "{name}: answered with {} bytes", out.len());
+        let mut next = messages.iter().cycle();
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let (sw, m) = next.next().unwrap();
+                out.clear();
+                p.handle(&mut switches[*sw], black_box(m), &mut out, now);
+                black_box(out.len());
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
