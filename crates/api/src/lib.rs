@@ -130,8 +130,9 @@ pub struct Shared {
     /// How long a request to a switch waits for its answer.
     pub switch_timeout: Duration,
     /// The `/switches` document last rendered, with the `Switches` generation it was
-    /// rendered at: served again while no switch came, left or changed its ports.
-    pub switches_cache: Mutex<Option<(u64, axum::body::Bytes)>>,
+    /// rendered at and when: served again while no switch came, left or changed its
+    /// ports, for [`routes::SWITCHES_FRESH`] (its PACKET_IN rates age).
+    pub switches_cache: Mutex<Option<(u64, Instant, axum::body::Bytes)>>,
     /// Each switch's description (DESC), read once per connection.
     pub descriptions: switch_model::Descriptions,
 }
