@@ -6,7 +6,14 @@
 //    shape of a data centre, is then almost untangled before the forces start); a switch
 //    joining a placed component starts beside its placed neighbour. A switch with no
 //    cable waits on a spiral around the drawing.
-// 2. Forces (Fruchterman and Reingold's): cables pull as d²/L, switches closer than
+// 2. Up to SGD_MAX switches: the stress layout of Zheng, Pawar and Goodman ("Graph
+//    Drawing by Stochastic Gradient Descent", 2018): every pair of switches in a
+//    component is pulled or pushed towards L times its hop distance, pair by pair in a
+//    shuffled order, with a step that shrinks each iteration. Thirty iterations draw
+//    a fat tree or a data-centre tree with its symmetry plain; a change (a link down)
+//    starts from the current places with small steps, so the drawing barely moves.
+//    An iteration is n²/2 pair updates, cut into slices.
+// 2'. Beyond that, forces (Fruchterman and Reingold's): cables pull as d²/L, switches closer than
 //    CUTOFF push as L²/d. Only pairs in neighbouring cells of a grid are compared, so an
 //    iteration costs O(n) instead of O(n²): 1,000 switches take well under a millisecond.
 // 3. Each move is capped by a temperature that cools by COOLING per iteration; a change
@@ -22,6 +29,13 @@ const CUTOFF = 2.5 * L;
 const COOLING = 0.985;
 /** Below this temperature (a share of L per iteration) the layout stops. */
 const FROZEN = 0.01;
+/** Networks up to this many switches get the stress layout (its pairs are n²/2; beyond, the
+ * forces draw a big tree better in the time there is). */
+const SGD_MAX = 400;
+/** Stress layout iterations from scratch, and after a change. */
+const SGD_FRESH = 30;
+const SGD_WARM = 12;
+
 /** Host rings: the first one's radius, the gap between rings, the room each host takes. */
 const HOST_R0 = 16;
 const HOST_GAP = 7;
@@ -36,11 +50,19 @@ export class Layout {
     this._seen = -1;
     /** Iterations run so far (for tests and the benchmark). */
     this.iterations = 0;
+    /** @type {import('./model.js').SwitchNode[] | null} the switches, for the iterations */
+    this._nodes = null;
+    /** @type {Int32Array | null} the cables as pairs of indices into _nodes */
+    this._edges = null;
+    /** The model's `structure` the arrays were made for. */
+    this._arraysFor = -1;
+    /** @type {Sgd | null} the stress layout under way */
+    this._sgd = null;
   }
 
   /** Whether the layout still moves things. */
   get active() {
-    return this.alpha > FROZEN || this._seen !== this.model.structure;
+    return this._sgd !== null || this.alpha > FROZEN || this._seen !== this.model.structure;
   }
 
   /**
@@ -53,10 +75,23 @@ export class Layout {
     if (this._seen !== this.model.structure) {
       const placedNew = this._seed();
       this._seen = this.model.structure;
-      // A few new switches warm the layout a little; a new network, fully.
       const n = this.model.switches.size || 1;
-      this.alpha = Math.max(this.alpha, Math.min(1, 0.15 + placedNew / n));
+      if (n <= SGD_MAX) {
+        // A new network from scratch; a change, from where things are.
+        this._sgd = prepareSgd(this.model, placedNew / n > 0.5);
+        this.alpha = 0;
+      } else {
+        // A few new switches warm the layout a little; a new network, fully.
+        this._sgd = null;
+        this.alpha = Math.max(this.alpha, Math.min(1, 0.15 + placedNew / n));
+      }
       moved = true;
+    }
+    if (this._sgd) {
+      moved = true;
+      if (runSgd(this._sgd, start + budgetMs)) this._sgd = null;
+      this.iterations = this._sgd ? this._sgd.iter : this.iterations + 1;
+      return moved;
     }
     while (this.alpha > FROZEN && performance.now() - start < budgetMs) {
       this._iterate();
@@ -171,13 +206,31 @@ export class Layout {
     return placedNew;
   }
 
-  /** One iteration of the forces. */
-  _iterate() {
+  /** The switches as an array and the cables as index pairs, made once per structure. */
+  _arrays() {
+    if (this._arraysFor === this.model.structure && this._nodes) return;
     const nodes = [...this.model.switches.values()];
-    const n = nodes.length;
-    if (n === 0) return;
     /** @type {Map<string, number>} */
     const index = new Map();
+    nodes.forEach((s, i) => index.set(s.dpid, i));
+    const edges = [];
+    for (const c of this.model.cables.values()) {
+      const i = index.get(c.a);
+      const j = index.get(c.b);
+      if (i !== undefined && j !== undefined && i !== j) edges.push(i, j);
+    }
+    this._nodes = nodes;
+    this._edges = Int32Array.from(edges);
+    this._arraysFor = this.model.structure;
+  }
+
+  /** One iteration of the forces. */
+  _iterate() {
+    this._arrays();
+    const nodes = /** @type {import('./model.js').SwitchNode[]} */ (this._nodes);
+    const edges = /** @type {Int32Array} */ (this._edges);
+    const n = nodes.length;
+    if (n === 0) return;
     const fx = new Float64Array(n);
     const fy = new Float64Array(n);
     // The grid: cell -> switch indices.
@@ -185,7 +238,6 @@ export class Layout {
     const grid = new Map();
     for (let i = 0; i < n; i++) {
       const s = nodes[i];
-      index.set(s.dpid, i);
       const k = cell(s.x, s.y);
       let list = grid.get(k);
       if (!list) grid.set(k, (list = []));
@@ -225,10 +277,9 @@ export class Layout {
       }
     }
     // Attraction along cables: d²/L along the unit vector: d dx / L.
-    for (const c of this.model.cables.values()) {
-      const i = index.get(c.a);
-      const j = index.get(c.b);
-      if (i === undefined || j === undefined || i === j) continue;
+    for (let e = 0; e < edges.length; e += 2) {
+      const i = edges[e];
+      const j = edges[e + 1];
       const dx = nodes[i].x - nodes[j].x;
       const dy = nodes[i].y - nodes[j].y;
       const d = Math.sqrt(dx * dx + dy * dy);
@@ -307,8 +358,9 @@ function ringCapacity(/** @type {number} */ ring) {
 }
 
 function key(/** @type {number} */ gx, /** @type {number} */ gy) {
-  // Exact for |g| < 2^20, far beyond any drawing.
-  return (gx + 1048576) * 2097152 + (gy + 1048576);
+  // A small integer (fast to hash) for |g| < 2048 cells, 300,000 units: beyond any
+  // drawing; farther cells share keys, which costs time, not correctness.
+  return ((gx + 2048) & 4095) * 4096 + ((gy + 2048) & 4095);
 }
 
 function cell(/** @type {number} */ x, /** @type {number} */ y) {
@@ -395,4 +447,138 @@ function countPlacedLonely(/** @type {Model} */ model) {
   let n = 0;
   for (const s of model.switches.values()) if (s.placed && s.degree === 0) n++;
   return n;
+}
+
+/**
+ * A stress layout under way.
+ * @typedef {Object} Sgd
+ * @property {import('./model.js').SwitchNode[]} nodes
+ * @property {Int32Array} pairs i, j, hop distance: three entries a pair
+ * @property {number} iter the iteration running
+ * @property {number} iters how many to run
+ * @property {number} at the next pair of this iteration (an index into pairs / 3)
+ * @property {number} etaMax
+ * @property {number} lambda the step's decay per iteration
+ */
+
+/**
+ * Hop distances between the switches of each component, as pairs.
+ * @param {Model} model
+ * @param {boolean} fresh
+ * @returns {Sgd | null}
+ */
+function prepareSgd(model, fresh) {
+  const nodes = [...model.switches.values()];
+  const n = nodes.length;
+  /** @type {Map<string, number>} */
+  const index = new Map();
+  nodes.forEach((s, i) => index.set(s.dpid, i));
+  /** @type {number[][]} */
+  const adj = nodes.map(() => []);
+  for (const c of model.cables.values()) {
+    const i = index.get(c.a);
+    const j = index.get(c.b);
+    if (i === undefined || j === undefined || i === j) continue;
+    adj[i].push(j);
+    adj[j].push(i);
+  }
+  // Breadth first from each switch; a pair once (i < j).
+  const dist = new Int32Array(n);
+  const queue = new Int32Array(n);
+  /** @type {number[]} */
+  const pairs = [];
+  let dMax = 1;
+  for (let s = 0; s < n; s++) {
+    if (adj[s].length === 0) continue;
+    dist.fill(-1);
+    dist[s] = 0;
+    let head = 0;
+    let tail = 0;
+    queue[tail++] = s;
+    while (head < tail) {
+      const u = queue[head++];
+      for (const v of adj[u]) {
+        if (dist[v] < 0) {
+          dist[v] = dist[u] + 1;
+          queue[tail++] = v;
+          if (v > s) {
+            pairs.push(s, v, dist[v]);
+            if (dist[v] > dMax) dMax = dist[v];
+          }
+        }
+      }
+    }
+  }
+  if (pairs.length === 0) return null;
+  // Step sizes (the paper's): from 1/w_min = d_max² down to ε / w_max = 0.1, in world
+  // units squared over L²; a warm start begins small so places change little.
+  const etaMax = fresh ? dMax * dMax : 1;
+  const etaMin = 0.1;
+  const iters = fresh ? SGD_FRESH : SGD_WARM;
+  return {
+    nodes,
+    pairs: Int32Array.from(pairs),
+    iter: 0,
+    iters,
+    at: 0,
+    etaMax,
+    lambda: Math.log(etaMax / etaMin) / Math.max(1, iters - 1),
+  };
+}
+
+/**
+ * Runs the stress layout until `deadline` (performance.now()); returns whether it ended.
+ * @param {Sgd} g
+ * @param {number} deadline
+ */
+function runSgd(g, deadline) {
+  const { nodes, pairs } = g;
+  const count = pairs.length / 3;
+  while (g.iter < g.iters) {
+    if (g.at === 0) shufflePairs(pairs);
+    const eta = g.etaMax * Math.exp(-g.lambda * g.iter);
+    while (g.at < count) {
+      const end = Math.min(count, g.at + 4096);
+      for (let k = g.at; k < end; k++) {
+        const a = nodes[pairs[3 * k]];
+        const b = nodes[pairs[3 * k + 1]];
+        const d = pairs[3 * k + 2];
+        const target = d * L;
+        let dx = a.x - b.x;
+        let dy = a.y - b.y;
+        let m = Math.sqrt(dx * dx + dy * dy);
+        if (m < 1e-6) {
+          dx = Math.random() - 0.5;
+          dy = Math.random() - 0.5;
+          m = Math.sqrt(dx * dx + dy * dy);
+        }
+        // w = 1/d²; mu = min(w·eta, 1); each end moves half the error.
+        const mu = Math.min(eta / (d * d), 1);
+        const r = (mu * (m - target)) / (2 * m);
+        const rx = r * dx;
+        const ry = r * dy;
+        a.x -= rx;
+        a.y -= ry;
+        b.x += rx;
+        b.y += ry;
+      }
+      g.at = end;
+      if (performance.now() >= deadline) return false;
+    }
+    g.at = 0;
+    g.iter++;
+  }
+  return true;
+}
+
+/** Shuffles the (i, j, d) triples in place (Fisher and Yates). */
+function shufflePairs(/** @type {Int32Array} */ p) {
+  for (let k = p.length / 3 - 1; k > 0; k--) {
+    const r = Math.floor(Math.random() * (k + 1));
+    for (let o = 0; o < 3; o++) {
+      const t = p[3 * k + o];
+      p[3 * k + o] = p[3 * r + o];
+      p[3 * r + o] = t;
+    }
+  }
 }
