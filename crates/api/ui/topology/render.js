@@ -33,6 +33,7 @@ const C = {
   label: '#1d2433',
   labelHalo: 'rgba(255, 255, 255, 0.85)',
   select: '#e8590c',
+  selectHalo: 'rgba(232, 89, 12, 0.18)',
   halfLink: '#adb5bd',
 };
 
@@ -146,7 +147,13 @@ export function draw(g, model, o) {
     g.lineWidth = 3;
     if (sel.kind === 'switch') {
       const s = sw.get(sel.id);
-      if (s) g.strokeRect(s.x * k + tx - half - 4, s.y * k + ty - half - 4, swPx + 8, swPx + 8);
+      if (s) {
+        g.fillStyle = C.selectHalo;
+        g.beginPath();
+        g.arc(s.x * k + tx, s.y * k + ty, half + 14, 0, 2 * Math.PI);
+        g.fill();
+        g.strokeRect(s.x * k + tx - half - 4, s.y * k + ty - half - 4, swPx + 8, swPx + 8);
+      }
     } else if (sel.kind === 'link') {
       const c = model.cables.get(sel.id);
       const a = c && sw.get(c.a);
@@ -169,8 +176,10 @@ export function draw(g, model, o) {
     }
   }
 
-  // Labels, when they fit: switches at 16 px and more, hosts at 7 px dots.
-  if (swPx >= 16 || (hosts && hostPx >= 7)) {
+  // Labels, when they fit: switches at 16 px and more; hosts when the room between two
+  // of them in a ring (HOST_ROOM world units) is wide enough for an address.
+  const hostLabels = hosts && k * 7 >= 70;
+  if (swPx >= 16 || hostLabels) {
     g.font = '12px system-ui, sans-serif';
     g.textAlign = 'center';
     g.textBaseline = 'top';
@@ -187,7 +196,7 @@ export function draw(g, model, o) {
         g.fillText(t, lx, ly);
       }
     }
-    if (hosts && hostPx >= 7) {
+    if (hostLabels) {
       g.font = '11px system-ui, sans-serif';
       for (const [dpid, list] of model.bySwitch()) {
         const s = sw.get(dpid);
