@@ -2032,3 +2032,37 @@ fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
         .collect();
     assert_eq!(names, ["learning_switch", "topology", "device_manager"]);
 }
+
+#[test]
+fn the_switch_list_gives_each_switchs_packet_in_rate_from_its_counters() {
+    let c = Running::start(false);
+    let mut busy = connect(c.of_addr, Spec::v13(0xa1));
+    let _idle = connect(c.of_addr, Spec::v10(0xb2));
+    c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 2);
+    let rate = |v: &Value, dpid: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["dpid"] == dpid)
+            .map(|s| s["packet_ins_per_sec"].as_f64().expect("a number"))
+    };
+    // The rate is over the workers' last 500 ms: keep sending until it shows.
+    let deadline = Instant::now() + T;
+    let list = loop {
+        send_packet_ins(&mut busy, 10, 20);
+        let v = c.get("/api/v1/switches").json();
+        if rate(&v, "00:00:00:00:00:00:00:a1").is_some_and(|r| r > 0.0) {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "no rate shown: {v:#}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        rate(&list, "00:00:00:00:00:00:00:b2"),
+        Some(0.0),
+        "{list:#}"
+    );
+    // The topology document's switches say the same.
+    let topo = c.get("/api/v1/topology").json();
+    assert!(rate(&topo["switches"], "00:00:00:00:00:00:00:b2") == Some(0.0));
+}
