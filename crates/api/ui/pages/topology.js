@@ -132,8 +132,12 @@ export function mount(el, ctx) {
     frame = 0;
     if (gone || width === 0) return;
     let moved = false;
-    if (layout.active) moved = layout.step(LAYOUT_BUDGET_MS);
-    if (hostsOn && model.hostsDirty) placeHosts(model);
+    if (layout.active) {
+      const wasTiered = layout.tiered;
+      moved = layout.step(LAYOUT_BUDGET_MS);
+      if (layout.tiered !== wasTiered) model.hostsDirty = true;
+    }
+    if (hostsOn && model.hostsDirty) placeHosts(model, layout.tiered);
     if (autoFit && (moved || viewChanged || drawnVersion !== model.version)) fitView();
     if (moved || viewChanged || drawnVersion !== model.version) {
       const n = draw(g, model, { width, height, dpr, view, hosts: hostsOn, selection, util: cableUtil });
@@ -424,7 +428,7 @@ export function mount(el, ctx) {
     if (s.kind === 'host') {
       const h = model.hosts.get(s.id);
       const sw = h && model.switches.get(h.attachment.dpid);
-      if (hostsOn && model.hostsDirty) placeHosts(model);
+      if (hostsOn && model.hostsDirty) placeHosts(model, layout.tiered);
       return h && sw ? { x: sw.x + h.dx, y: sw.y + h.dy } : null;
     }
     const c = model.cables.get(s.id);

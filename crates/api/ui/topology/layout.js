@@ -6,6 +6,10 @@
 //    shape of a data centre, is then almost untangled before the forces start); a switch
 //    joining a placed component starts beside its placed neighbour. A switch with no
 //    cable waits on a spiral around the drawing.
+// 1'. A network whose switches fall into a few tiers by their hop distance from the
+//    switches hosts are attached to (edge, aggregation, core: a fat tree, a leaf and
+//    spine) is drawn in rows instead, core on top, each row ordered to cut crossings
+//    (the barycentre heuristic of Sugiyama et al.), as data-centre people draw it.
 // 2. Up to SGD_MAX switches: the stress layout of Zheng, Pawar and Goodman ("Graph
 //    Drawing by Stochastic Gradient Descent", 2018): every pair of switches in a
 //    component is pulled or pushed towards L times its hop distance, pair by pair in a
@@ -58,11 +62,21 @@ export class Layout {
     this._arraysFor = -1;
     /** @type {Sgd | null} the stress layout under way */
     this._sgd = null;
+    /** The `_key()` the layout was last made for. */
+    this._seenKey = '';
+    /** The switches are drawn in tiers (see `tiers`). */
+    this.tiered = false;
   }
 
   /** Whether the layout still moves things. */
   get active() {
-    return this._sgd !== null || this.alpha > FROZEN || this._seen !== this.model.structure;
+    return this._sgd !== null || this.alpha > FROZEN || this._key() !== this._seenKey;
+  }
+
+  /** What decides the layout: the switches and cables, and which switches have hosts. */
+  _key() {
+    this.model.bySwitch();
+    return `${this.model.structure}/${this.model.hostsVersion}`;
   }
 
   /**
@@ -72,10 +86,31 @@ export class Layout {
   step(budgetMs) {
     const start = performance.now();
     let moved = false;
-    if (this._seen !== this.model.structure) {
+    const key = this._key();
+    if (key !== this._seenKey) {
+      const structural = this._seen !== this.model.structure;
+      this._seenKey = key;
       const placedNew = this._seed();
       this._seen = this.model.structure;
       const n = this.model.switches.size || 1;
+      const tiered = tiers(this.model);
+      if (tiered) {
+        // 1': a data-centre network, in rows.
+        for (const [d, [x, y]] of tiered) {
+          const s = this.model.switches.get(d);
+          if (s) {
+            s.x = x;
+            s.y = y;
+            s.placed = true;
+          }
+        }
+        this._sgd = null;
+        this.alpha = 0;
+        this.tiered = true;
+        return true;
+      }
+      if (!structural && !this.tiered) return moved;
+      this.tiered = false;
       if (n <= SGD_MAX) {
         // A new network from scratch; a change, from where things are.
         this._sgd = prepareSgd(this.model, placedNew / n > 0.5);
@@ -312,9 +347,24 @@ export class Layout {
   }
 }
 
-/** Puts each host in rings around its switch (offsets only: they follow the switch). */
-export function placeHosts(/** @type {Model} */ model) {
+/**
+ * Puts each host in rings around its switch (offsets only: they follow the switch), or
+ * in rows under it when the switches are drawn in tiers (`below`).
+ * @param {Model} model
+ * @param {boolean} below
+ */
+export function placeHosts(model, below) {
   for (const list of model.bySwitch().values()) {
+    if (below) {
+      const perRow = 8;
+      list.forEach((h, i) => {
+        const row = Math.floor(i / perRow);
+        const inRow = Math.min(perRow, list.length - row * perRow);
+        h.dx = ((i % perRow) - (inRow - 1) / 2) * HOST_ROOM * 2;
+        h.dy = 30 + row * HOST_GAP * 2;
+      });
+      continue;
+    }
     let ring = 0;
     let inRing = 0;
     let cap = ringCapacity(0);
@@ -581,4 +631,86 @@ function shufflePairs(/** @type {Int32Array} */ p) {
       p[3 * r + o] = t;
     }
   }
+}
+
+/** At most this many switches, rows and switches in a row for the tiered drawing. */
+const TIER_MAX_SWITCHES = 400;
+const TIER_MAX_ROWS = 6;
+
+/**
+ * Rows for a tiered network: tier = hop distance from the nearest switch with hosts;
+ * `null` when the network is not like that (no hosts, one tier, a switch out of reach,
+ * or too big to read as rows).
+ * @param {Model} model
+ * @returns {Map<string, [number, number]> | null}
+ */
+function tiers(model) {
+  const n = model.switches.size;
+  if (n < 3 || n > TIER_MAX_SWITCHES) return null;
+  const groups = model.bySwitch();
+  /** @type {Map<string, string[]>} */
+  const adj = new Map();
+  for (const d of model.switches.keys()) adj.set(d, []);
+  for (const c of model.cables.values()) {
+    if (!adj.has(c.a) || !adj.has(c.b) || c.a === c.b) continue;
+    adj.get(c.a)?.push(c.b);
+    adj.get(c.b)?.push(c.a);
+  }
+  /** @type {Map<string, number>} */
+  const tier = new Map();
+  const queue = [];
+  for (const d of model.switches.keys()) {
+    if ((groups.get(d)?.length ?? 0) > 0) {
+      tier.set(d, 0);
+      queue.push(d);
+    }
+  }
+  if (queue.length === 0 || queue.length === n) return null;
+  for (let i = 0; i < queue.length; i++) {
+    const t = /** @type {number} */ (tier.get(queue[i]));
+    for (const v of adj.get(queue[i]) ?? []) {
+      if (!tier.has(v)) {
+        tier.set(v, t + 1);
+        queue.push(v);
+      }
+    }
+  }
+  if (tier.size !== n) return null;
+  /** @type {string[][]} */
+  const rows = [];
+  for (const [d, t] of tier) (rows[t] ??= []).push(d);
+  if (rows.length < 2 || rows.length > TIER_MAX_ROWS) return null;
+  // A cable inside a row would be drawn along it, over the switches between: no rows.
+  for (const c of model.cables.values()) if (tier.get(c.a) === tier.get(c.b)) return null;
+  for (const r of rows) r.sort();
+  // Barycentre sweeps: each row ordered by the mean place of its neighbours in the row
+  // before, down from the core and back up, four times.
+  /** @type {Map<string, number>} */
+  const place = new Map();
+  const number = () => rows.forEach((r) => r.forEach((d, i) => place.set(d, i - (r.length - 1) / 2)));
+  number();
+  for (let sweep = 0; sweep < 4; sweep++) {
+    const down = sweep % 2 === 0;
+    for (let k = 1; k < rows.length; k++) {
+      const t = down ? rows.length - 1 - k : k;
+      const from = down ? t + 1 : t - 1;
+      const bary = (/** @type {string} */ d) => {
+        const ns = (adj.get(d) ?? []).filter((v) => tier.get(v) === from);
+        return ns.length ? ns.reduce((a, v) => a + (place.get(v) ?? 0), 0) / ns.length : (place.get(d) ?? 0);
+      };
+      const b = new Map(rows[t].map((d) => [d, bary(d)]));
+      rows[t].sort((p, q) => (b.get(p) ?? 0) - (b.get(q) ?? 0) || (p < q ? -1 : 1));
+      number();
+    }
+  }
+  // Room for each switch's hosts beside it.
+  let widest = 0;
+  for (const list of groups.values()) widest = Math.max(widest, list.length);
+  const gap = Math.max(L * 1.1, 2 * hostReach(widest) + 12);
+  /** @type {Map<string, [number, number]>} */
+  const pos = new Map();
+  rows.forEach((r, t) => {
+    r.forEach((d, i) => pos.set(d, [(i - (r.length - 1) / 2) * gap, -t * L * 1.6]));
+  });
+  return pos;
 }
