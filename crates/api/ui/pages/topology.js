@@ -478,6 +478,22 @@ export function mount(el, ctx) {
       a.href = `/switches/${encodeURIComponent(sw.dpid)}`;
       a.textContent = 'Open its switch page';
       const cables = model.cablesOf(sw.dpid);
+      // Its links, each a button that selects it (the keyboard's way to a link).
+      const list = document.createElement('ul');
+      list.className = 'topo-links';
+      list.setAttribute('aria-label', 'Its links');
+      for (const c of cables.slice(0, 64)) {
+        const [port, other, otherPort] = c.a === sw.dpid ? [c.ap, c.b, c.bp] : [c.bp, c.a, c.ap];
+        const li = document.createElement('li');
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.className = 'linkish';
+        b.textContent = `port ${port} → ${shortDpid(other)} port ${otherPort}`;
+        b.setAttribute('aria-label', `Select the link from port ${port} to ${other} port ${otherPort}`);
+        b.addEventListener('click', () => select({ kind: 'link', id: c.key }, true));
+        li.append(b);
+        list.append(li);
+      }
       return [
         h2,
         dl([
@@ -490,6 +506,7 @@ export function mount(el, ctx) {
           ['Connected since', new Date(sw.connected_since * 1000).toLocaleString()],
         ]),
         para(a),
+        ...(cables.length ? [list] : []),
       ];
     }
     if (s.kind === 'link') {
@@ -538,15 +555,21 @@ export function mount(el, ctx) {
     return `${formatBits(r.tx_bps)}${speed}`;
   }
 
-  // Data: the document, then the events; again after a reconnect or a lag.
+  // Data: the document, then the events; again after a reconnect or a lag. Events that
+  // come while the document is on its way are kept and applied after it (applying one
+  // the document already reflects changes nothing).
   let loading = false;
+  /** @type {[string, any][] | null} events held while loading */
+  let held = null;
   async function load() {
     if (loading || gone) return;
     loading = true;
+    held = [];
     try {
       const doc = await ctx.api.get('topology');
       if (gone) return;
       model.load(doc);
+      for (const [type, d] of held) apply(type, d);
       loaded = true;
       status.textContent = '';
       refreshDetails(true);
@@ -554,27 +577,23 @@ export function mount(el, ctx) {
     } catch (e) {
       status.textContent = `Could not read the topology: ${e instanceof Error ? e.message : e}`;
     } finally {
+      held = null;
       loading = false;
     }
   }
-  const changed = () => schedule();
+  function apply(/** @type {string} */ type, /** @type {any} */ d) {
+    if (type === 'switch') model.switchEvent(d);
+    else if (type === 'port') model.portEvent(d);
+    else if (type === 'link') model.linkEvent(d);
+    else if (type === 'host') model.hostEvent(d);
+  }
+  const onEvent = (/** @type {string} */ type) => (/** @type {any} */ d) => {
+    if (held) held.push([type, d]);
+    apply(type, d);
+    schedule();
+  };
   const unsubs = [
-    ctx.live.subscribe('switch', (d) => {
-      model.switchEvent(d);
-      changed();
-    }),
-    ctx.live.subscribe('port', (d) => {
-      model.portEvent(d);
-      changed();
-    }),
-    ctx.live.subscribe('link', (d) => {
-      model.linkEvent(d);
-      changed();
-    }),
-    ctx.live.subscribe('host', (d) => {
-      model.hostEvent(d);
-      changed();
-    }),
+    ...['switch', 'port', 'link', 'host'].map((t) => ctx.live.subscribe(t, onEvent(t))),
     ctx.live.subscribe('lagged', () => void load()),
     ctx.live.onReconnect(() => void load()),
   ];
