@@ -489,7 +489,6 @@ export function mount(el, ctx) {
         b.type = 'button';
         b.className = 'linkish';
         b.textContent = `port ${port} → ${shortDpid(other)} port ${otherPort}`;
-        b.setAttribute('aria-label', `Select the link from port ${port} to ${other} port ${otherPort}`);
         b.addEventListener('click', () => select({ kind: 'link', id: c.key }, true));
         li.append(b);
         list.append(li);
