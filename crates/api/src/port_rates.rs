@@ -370,7 +370,11 @@ mod tests {
         r.record(1, 1, t0 + Duration::from_secs(1), 10, 10);
         assert!(r.list(t0).is_empty());
         r.record(1, 1, t0 + Duration::from_secs(2), 1_010, 10);
-        assert_eq!(r.list(t0)[0].rx_bps, 8_000.0, "counted again from the reset");
+        assert_eq!(
+            r.list(t0)[0].rx_bps,
+            8_000.0,
+            "counted again from the reset"
+        );
         r.record(2, 1, t0, 0, 0);
         r.set_speeds(2, t0, HashMap::new());
         r.retain(&[1]);
@@ -392,7 +396,10 @@ mod tests {
     fn a_1_0_port_speed_is_its_fastest_current_feature() {
         use of10::port::*;
         assert_eq!(speed_of_v10_features(0), 0);
-        assert_eq!(speed_of_v10_features(OFPPF_COPPER | OFPPF_1GB_FD), 1_000_000_000);
+        assert_eq!(
+            speed_of_v10_features(OFPPF_COPPER | OFPPF_1GB_FD),
+            1_000_000_000
+        );
         assert_eq!(
             speed_of_v10_features(OFPPF_100MB_HD | OFPPF_10GB_FD),
             10_000_000_000

@@ -88,7 +88,9 @@ fn request_13(
 }
 
 /// The bodies of 1.3 multipart replies.
-pub(crate) fn bodies_13(msgs: &[Message]) -> impl Iterator<Item = &of13::multipart::MultipartReplyBody> {
+pub(crate) fn bodies_13(
+    msgs: &[Message],
+) -> impl Iterator<Item = &of13::multipart::MultipartReplyBody> {
     msgs.iter().filter_map(|m| match m {
         Message::V13(of13::Message::MultipartReply(r)) => Some(&r.body),
         _ => None,

@@ -2078,7 +2078,11 @@ fn port_rates_poll_the_switches_while_read() {
     let _v10 = serve(&c, Spec::v10(0x10), |_| {});
     let first = c.get("/api/v1/port_rates").json();
     assert_eq!(first["polling"], true);
-    assert_eq!(first["ports"], serde_json::json!([]), "no rate from one sample");
+    assert_eq!(
+        first["ports"],
+        serde_json::json!([]),
+        "no rate from one sample"
+    );
     assert_eq!(first["interval_secs"], 3.0);
     let v = c.poll("/api/v1/port_rates", |v| {
         v["ports"].as_array().is_some_and(|p| p.len() == 8)

@@ -1391,7 +1391,7 @@ mod tests {
     #[test]
     fn handshake_replies_decode() {
         for version in [Version::V1_0, Version::V1_3] {
-            let r = Replies::new(version, 3);
+            let r = Replies::new(version, 3, 4);
             for b in [&r.features, &r.get_config, &r.barrier]
                 .into_iter()
                 .chain(r.port_desc.as_ref())

@@ -149,7 +149,11 @@ pub fn lldp_out(m: &[u8]) -> Option<(u32, &[u8])> {
                 u32::from(u16::from_be_bytes([actions[at + 4], actions[at + 5]]))
             };
             // Reserved ports (flood, all, controller...) lead to no single peer.
-            let physical = if wide { port < 0xffff_ff00 } else { port < 0xff00 };
+            let physical = if wide {
+                port < 0xffff_ff00
+            } else {
+                port < 0xff00
+            };
             if !physical || out.is_some() {
                 return None;
             }
@@ -195,7 +199,10 @@ mod tests {
         ip[12..14].copy_from_slice(&[0x08, 0x00]);
         for v in [Version::V1_0, Version::V1_3] {
             let encode = |frame: &[u8], port: PortNo| {
-                let actions = [Action::Output(port)];
+                let actions = [Action::Output {
+                    port,
+                    max_len: 0xffff,
+                }];
                 let mut out = Vec::new();
                 PacketOut::unbuffered(frame, PortNo::Controller, &actions)
                     .encode(v, 7, &mut out)
@@ -204,8 +211,16 @@ mod tests {
             };
             let m = encode(&lldp, PortNo::Physical(5));
             assert_eq!(lldp_out(&m), Some((5, &lldp[..])), "{v}");
-            assert_eq!(lldp_out(&encode(&ip, PortNo::Physical(5))), None, "{v}: not LLDP");
-            assert_eq!(lldp_out(&encode(&lldp, PortNo::Flood)), None, "{v}: flooded");
+            assert_eq!(
+                lldp_out(&encode(&ip, PortNo::Physical(5))),
+                None,
+                "{v}: not LLDP"
+            );
+            assert_eq!(
+                lldp_out(&encode(&lldp, PortNo::Flood)),
+                None,
+                "{v}: flooded"
+            );
         }
     }
 }

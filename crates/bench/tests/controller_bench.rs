@@ -372,7 +372,7 @@ fn a_wired_tree_is_discovered_by_pharos_with_its_hosts() {
     use controller::dispatch::Pipeline;
     use controller::services::Services;
 
-    let config = controller::config::Config {
+    let ctl_config = controller::config::Config {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         workers: 1,
         ..controller::config::Config::default()
@@ -382,7 +382,7 @@ fn a_wired_tree_is_discovered_by_pharos_with_its_hosts() {
         .map(|n| apps::by_name(n, &toml::Table::new()).unwrap())
         .collect();
     let pipeline = Arc::new(Pipeline::build(apps, Services::new()).unwrap());
-    let handle = Controller::start(&config.net(), pipeline.clone()).unwrap();
+    let handle = Controller::start(&ctl_config.net(), pipeline.clone()).unwrap();
     let addr = handle.local_addrs()[0];
     let cfg = ControllerBenchConfig {
         switches: 13,
@@ -415,7 +415,11 @@ fn a_wired_tree_is_discovered_by_pharos_with_its_hosts() {
         .filter(|l| l.src.0 == 1)
         .map(|l| (l.src_port, l.dst.0, l.dst_port))
         .collect();
-    assert_eq!(root_down, [(4, 2, 3), (5, 3, 3), (6, 4, 3)], "the root's children");
+    assert_eq!(
+        root_down,
+        [(4, 2, 3), (5, 3, 3), (6, 4, 3)],
+        "the root's children"
+    );
     let report = bench.join().unwrap();
     assert!(report.not_connected.is_empty(), "{}", report.to_table());
     handle.shutdown();
