@@ -34,6 +34,10 @@ export function mount(el, ctx) {
   );
   /** @type {any} */
   let detail = null;
+  /** @type {(v?: unknown) => void} */
+  let detailLoaded = () => {};
+  /** Settles once the switch's detail was read (or could not be). */
+  const detailReady = new Promise((resolve) => (detailLoaded = resolve));
   /** @type {Tab | null} */
   let tab = null;
   let tabName = '';
@@ -103,6 +107,7 @@ export function mount(el, ctx) {
     } catch (e) {
       error.replaceChildren(errorBox(e));
     }
+    detailLoaded();
   }
 
   // ---- Ports ----------------------------------------------------------------------
@@ -114,6 +119,9 @@ export function mount(el, ctx) {
     p.append(
       msg,
       h(
+        'div',
+        { class: 'table-wrap' },
+        h(
         'table',
         { id: 'ports' },
         h('caption', { class: 'muted', text: 'Ports; rates from the port statistics, read every 2 s' }),
@@ -129,6 +137,7 @@ export function mount(el, ctx) {
           ),
         ),
         tbody,
+        ),
       ),
     );
     /** @type {Map<number, {t: number, rx: number, tx: number}>} */
@@ -156,6 +165,8 @@ export function mount(el, ctx) {
         }
         last.set(e.port_no, { t: now, rx: e.stats.rx_bytes, tx: e.stats.tx_bytes });
       }
+      const LOCAL = 0xfffffffe;
+      list.ports.sort((/** @type {any} */ a, /** @type {any} */ b) => a.port_no - b.port_no);
       keyed(
         tbody,
         list.ports,
@@ -170,7 +181,7 @@ export function mount(el, ctx) {
         (row, e) => {
           const c = /** @type {HTMLTableRowElement} */ (row).cells;
           const r = rates.get(e.port_no);
-          setText(c[0], String(e.port_no));
+          setText(c[0], e.port_no === LOCAL ? 'LOCAL' : String(e.port_no));
           setText(c[1], e.name);
           setText(c[2], e.hw_addr);
           const state = e.admin_down ? 'down (set)' : e.link_down ? 'down (no link)' : 'up';
@@ -366,6 +377,7 @@ export function mount(el, ctx) {
     const out = h('div', { 'aria-live': 'polite' }, 'Loading…');
     p.append(out);
     async function load() {
+      await detailReady;
       if (detail && detail.version === '1.0') {
         out.replaceChildren(h('p', {}, `OpenFlow 1.0 has no ${what}.`));
         return;
@@ -458,7 +470,7 @@ export function mount(el, ctx) {
 
 /**
  * Shows a refused flow: the server's message, and the flow with the token it names
- * marked. The message reads `the flow "TEXT": TOKEN: why (at byte N)`.
+ * marked. The message reads `WHAT: TOKEN: why (at byte N)`.
  * @param {HTMLElement} box #flow-error
  * @param {string} text the flow sent
  * @param {unknown} e
@@ -469,9 +481,12 @@ export function showFlowError(box, text, e) {
   const at = /\(at byte (\d+)\)\s*$/.exec(message);
   if (at) {
     const start = Number(at[1]);
-    const rest = message.slice(message.indexOf(`": `) + 3);
-    const colon = rest.indexOf(': ');
-    const token = colon > 0 && text.startsWith(rest.slice(0, colon), start) ? rest.slice(0, colon) : '';
+    // The token is the longest part of the message (split at ": ") that stands at
+    // that byte of the flow.
+    let token = '';
+    for (const part of message.split(': ')) {
+      if (part.length > token.length && text.startsWith(part, start)) token = part;
+    }
     const end = Math.min(text.length, start + Math.max(1, token.length));
     const pre = h('pre', { class: 'mono' });
     pre.append(text.slice(0, start), h('mark', {}, text.slice(start, end) || ' '), text.slice(end));
