@@ -30,7 +30,7 @@ export const L = 60;
 /** Switches farther apart than this do not push each other. */
 const CUTOFF = 2.5 * L;
 /** Each iteration multiplies the temperature by this. */
-const COOLING = 0.985;
+const COOLING = 0.98;
 /** Below this temperature (a share of L per iteration) the layout stops. */
 const FROZEN = 0.01;
 /** Networks up to this many switches get the stress layout (its pairs are n²/2; beyond, the
