@@ -42,6 +42,7 @@ export function mount(el, ctx) {
   ensureStyles();
   const model = new Model();
   const layout = new Layout(model);
+  layout.onmove = () => schedule();
 
   // The page.
   const root = document.createElement('section');
@@ -482,13 +483,17 @@ export function mount(el, ctx) {
     if (!r || !r.speed_bps) return null;
     return Math.max(r.tx_bps, r.rx_bps) / r.speed_bps;
   }
+  /** @type {Map<string, number | null>} each cable's utilisation, until the next rates */
+  let utilCache = new Map();
   /** @param {import('../topology/model.js').Cable} c */
   function cableUtil(c) {
+    let u = utilCache.get(c.key);
+    if (u !== undefined) return u;
     const a = endUtil(c.a, c.ap);
     const b = endUtil(c.b, c.bp);
-    if (a === null) return b;
-    if (b === null) return a;
-    return Math.max(a, b);
+    u = a === null ? b : b === null ? a : Math.max(a, b);
+    utilCache.set(c.key, u);
+    return u;
   }
 
   // Details.
@@ -650,6 +655,7 @@ export function mount(el, ctx) {
         const m = new Map();
         for (const r of doc.ports ?? []) m.set(`${r.dpid}/${r.port}`, r);
         rates = m;
+        utilCache = new Map();
         ratesKnown = true;
         model.version++;
         schedule();
@@ -673,6 +679,7 @@ export function mount(el, ctx) {
     },
     unmount() {
       gone = true;
+      layout.stop();
       if (frame) cancelAnimationFrame(frame);
       if (ratesTimer) clearTimeout(ratesTimer);
       resize.disconnect();
