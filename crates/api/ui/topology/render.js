@@ -32,8 +32,8 @@ const C = {
   hostEdge: 'rgba(121, 80, 242, 0.35)',
   label: '#1d2433',
   labelHalo: 'rgba(255, 255, 255, 0.85)',
-  select: '#e8590c',
-  selectHalo: 'rgba(232, 89, 12, 0.18)',
+  select: '#111827',
+  selectHalo: 'rgba(17, 24, 39, 0.14)',
   halfLink: '#adb5bd',
 };
 
@@ -176,9 +176,9 @@ export function draw(g, model, o) {
     }
   }
 
-  // Labels, when they fit: switches at 16 px and more; hosts when the room between two
-  // of them in a ring (HOST_ROOM world units) is wide enough for an address.
-  const hostLabels = hosts && k * 7 >= 70;
+  // Labels, when they fit: switches at 16 px and more; hosts from zoom 4 (hosts sit 7 to
+  // 14 world units apart: 28 to 56 px, about an address in a small font).
+  const hostLabels = hosts && k >= 4;
   if (swPx >= 16 || hostLabels) {
     g.font = '12px system-ui, sans-serif';
     g.textAlign = 'center';
@@ -197,7 +197,7 @@ export function draw(g, model, o) {
       }
     }
     if (hostLabels) {
-      g.font = '11px system-ui, sans-serif';
+      g.font = '10px system-ui, sans-serif';
       for (const [dpid, list] of model.bySwitch()) {
         const s = sw.get(dpid);
         if (!s || !inView(s.x, s.y)) continue;
