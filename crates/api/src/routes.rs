@@ -48,6 +48,7 @@ use crate::{dpid, Shared};
         crate::routes_switch::packet_out,
         links,
         hosts,
+        crate::port_rates::port_rates,
         topology,
         crate::routes_app::app_list,
         crate::routes_app::start,
