@@ -10,7 +10,8 @@
 //!            └► Pipeline (services) ──────────┤ Core
 //!                                             ▼
 //!            api::Server::start ─► thread "pharos-api": current-thread tokio runtime
-//!                                   └─ axum: auth layer ─► routes (/api/v1/..., /metrics)
+//!                                   └─ axum: auth layer ─► routes (/api/v1/..., /metrics,
+//!                                                              the UI at /)
 //! ```
 //!
 //! - [`auth`]: the bearer token (environment, file, or generated into a 0600 file) and
@@ -33,6 +34,8 @@
 //!   the flow table read, added to and deleted from, groups, meters, tables,
 //!   PACKET_OUT), through [`ask`]: the core's request path with `[api] switch_timeout`;
 //!   their documents and the JSON form of a flow in [`switch_model`].
+//! - [`ui`]: the web UI, embedded in the binary at build time, at `/` (files under
+//!   `/ui/...`, `index.html` for the UI's own routes); never behind the token.
 //! - [`model`]: the JSON documents; [`error`]: `{"error": "..."}` refusals, the JSON
 //!   body extractor, the 1 MiB body limit; [`dpid`]: dpids as people write them.
 //!
@@ -52,6 +55,7 @@ pub mod routes_app;
 pub mod routes_switch;
 pub mod static_flows;
 pub mod switch_model;
+pub mod ui;
 
 use std::io;
 use std::net::SocketAddr;
@@ -201,6 +205,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         // At the root, where Prometheus looks by default; also under /api/v1.
         .route("/metrics", get(metrics))
+        .route("/ui/{*path}", get(ui::file))
         .nest("/api/v1", v1)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -209,11 +214,16 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
-async fn not_found(req: Request) -> ApiError {
+/// The UI's `index.html` for a client route; the API's JSON 404 for anything else.
+async fn not_found(req: Request) -> Response {
+    if let Some(index) = ui::index_for(&req) {
+        return index;
+    }
     ApiError::not_found(format!(
         "no resource {}: see /api/v1/openapi.json",
         req.uri().path()
     ))
+    .into_response()
 }
 
 async fn method_not_allowed(req: Request) -> ApiError {
@@ -227,10 +237,13 @@ async fn method_not_allowed(req: Request) -> ApiError {
     )
 }
 
-/// Writes need the token; reads when `reads_need_token`; `/api/v1/healthz` never.
+/// Writes need the token; reads when `reads_need_token`; `/api/v1/healthz` and the
+/// web UI's files (every path but `/api/...` and `/metrics`) never: they hold no secret,
+/// and the UI asks for the token itself when it needs it.
 async fn auth(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
     let write = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    let open = !write && req.uri().path() == "/api/v1/healthz";
+    let path = req.uri().path();
+    let open = !write && (path == "/api/v1/healthz" || !ui::is_api_path(path));
     if (write || s.reads_need_token) && !open {
         let given = req
             .headers()
