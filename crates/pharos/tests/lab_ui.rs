@@ -337,7 +337,8 @@ fn ui_acceptance_in_chromium_on_fattree4() {
     );
     pingall_ok(&lab);
     assert!(
-        wait_until(Duration::from_secs(15), || pharos.count("/hosts") == n_hosts),
+        wait_until(Duration::from_secs(15), || pharos.count("/hosts")
+            == n_hosts),
         "/hosts has {} hosts after pingall, not {n_hosts}",
         pharos.count("/hosts")
     );
