@@ -1,4 +1,4 @@
-//! Embeds the web UI: lists the files under `ui/` (not `ui/tests/`, nor anything but
+//! Embeds the web UI: lists the files under `ui/` (not `ui/tests/` nor `ui/bench/`, nor anything but
 //! the asset types the UI serves) into `$OUT_DIR/ui_assets.rs` as `include_bytes!`
 //! entries with their ETags, for `src/ui.rs`. Cargo runs this again when anything
 //! under `ui/` changes, so a plain `cargo build` always serves the current files.
@@ -51,8 +51,9 @@ fn walk(root: &Path, dir: &Path, files: &mut Vec<(String, PathBuf, &'static str)
             continue;
         }
         if path.is_dir() {
-            // The browser tests and their node_modules are not part of the UI.
-            if dir == root && name == "tests" {
+            // The browser tests, the scale benchmark and their node_modules are not
+            // part of the UI.
+            if dir == root && (name == "tests" || name == "bench") {
                 continue;
             }
             walk(root, &path, files);

@@ -30,6 +30,8 @@
 //! - [`events`]: `GET /api/v1/events`, the live events as Server-Sent Events, from a
 //!   [`events::Hub`] the core's publishers post into without waiting.
 //! - [`paths`]: `GET /api/v1/paths/{src}/{dst}`, the routing engine's path.
+//! - [`port_rates`]: `GET /api/v1/port_rates`, each port's bit rates and utilisation
+//!   from port statistics polled every few seconds while someone reads them.
 //! - [`routes_switch`]: the routes that ask a switch (description, port statistics,
 //!   the flow table read, added to and deleted from, groups, meters, tables,
 //!   PACKET_OUT), through [`ask`]: the core's request path with `[api] switch_timeout`;
@@ -50,6 +52,7 @@ pub mod events;
 pub mod metrics;
 pub mod model;
 pub mod paths;
+pub mod port_rates;
 pub mod routes;
 pub mod routes_app;
 pub mod routes_switch;
@@ -130,10 +133,13 @@ pub struct Shared {
     /// How long a request to a switch waits for its answer.
     pub switch_timeout: Duration,
     /// The `/switches` document last rendered, with the `Switches` generation it was
-    /// rendered at: served again while no switch came, left or changed its ports.
-    pub switches_cache: Mutex<Option<(u64, axum::body::Bytes)>>,
+    /// rendered at and when: served again while no switch came, left or changed its
+    /// ports, for [`routes::SWITCHES_FRESH`] (its PACKET_IN rates age).
+    pub switches_cache: Mutex<Option<(u64, Instant, axum::body::Bytes)>>,
     /// Each switch's description (DESC), read once per connection.
     pub descriptions: switch_model::Descriptions,
+    /// The ports' rates, polled from the switches while someone reads them.
+    pub port_rates: port_rates::Poller,
 }
 
 /// The running API.
@@ -173,6 +179,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         )
         .route("/links", get(links))
         .route("/hosts", get(hosts))
+        .route("/port_rates", get(crate::port_rates::port_rates))
         .route("/topology", get(topology))
         .route(
             "/apps",
@@ -284,6 +291,7 @@ impl Server {
             stopping: stopped.clone(),
             switch_timeout: settings.switch_timeout,
             descriptions: Default::default(),
+            port_rates: Default::default(),
             switches_cache: Mutex::new(None),
             core,
         });

@@ -138,9 +138,13 @@ pub struct SwitchSummary {
     pub n_ports: usize,
     /// Ports that can carry traffic (not configured down, link not down).
     pub ports_up: usize,
+    /// PACKET_INs per second over its worker's last publish interval, as in the
+    /// switch's `counters` (0 until its worker has published since it connected).
+    pub packet_ins_per_sec: f64,
 }
 
 impl SwitchSummary {
+    /// The summary, with `packet_ins_per_sec` 0 (the caller fills it from the counters).
     pub fn new(info: &SwitchInfo, since: SystemTime) -> SwitchSummary {
         SwitchSummary {
             dpid: dpid::format(info.dpid),
@@ -149,6 +153,7 @@ impl SwitchSummary {
             connected_since: unix_secs(since),
             n_ports: info.ports.len(),
             ports_up: info.ports.iter().filter(|p| p.is_up()).count(),
+            packet_ins_per_sec: 0.0,
         }
     }
 }

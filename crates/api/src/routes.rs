@@ -5,7 +5,9 @@
 //! `Switches` directory (a read lock held for a copy of a few `Arc`s), the counters
 //! snapshots, `Topology::snapshot`, `Devices::all`. None of them waits for a worker.
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use apps::devices::Devices;
 use axum::body::Bytes;
@@ -46,6 +48,7 @@ use crate::{dpid, Shared};
         crate::routes_switch::packet_out,
         links,
         hosts,
+        crate::port_rates::port_rates,
         topology,
         crate::routes_app::app_list,
         crate::routes_app::start,
@@ -151,22 +154,50 @@ pub async fn switches(State(s): St) -> Response {
     let generation = directory.generation();
     let cached = lock(&s.switches_cache)
         .as_ref()
-        .filter(|(g, _)| *g == generation)
-        .map(|(_, body)| body.clone());
+        .filter(|(g, at, _)| *g == generation && at.elapsed() < SWITCHES_FRESH)
+        .map(|(_, _, body)| body.clone());
     let body = match cached {
         Some(body) => body,
         None => {
-            let list: Vec<SwitchSummary> = directory
-                .connected_since()
-                .iter()
-                .map(|(info, since)| SwitchSummary::new(info, *since))
-                .collect();
+            let list = summaries(&s);
             let body = Bytes::from(serde_json::to_vec(&list).expect("a switch list serializes"));
-            *lock(&s.switches_cache) = Some((generation, body.clone()));
+            *lock(&s.switches_cache) = Some((generation, Instant::now(), body.clone()));
             body
         }
     };
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// How long a rendered `/switches` is served again while no switch came, left or
+/// changed its ports: its PACKET_IN rates come from the workers' counters, published
+/// every 500 ms, so a younger copy would say nothing newer.
+pub const SWITCHES_FRESH: Duration = Duration::from_millis(500);
+
+/// The connected switches, with their PACKET_IN rates from the workers' counters
+/// (read once for all of them; a counter of an earlier connection is not used).
+fn summaries(s: &Shared) -> Vec<SwitchSummary> {
+    let counters = s.core.controller.counters();
+    let rates: HashMap<&str, (std::net::SocketAddr, f64)> = counters
+        .switches
+        .iter()
+        .map(|c| (c.dpid.as_str(), (c.peer, c.packet_ins_per_sec)))
+        .collect();
+    s.core
+        .pipeline
+        .switches()
+        .connected_since()
+        .iter()
+        .map(|(info, since)| {
+            let mut sum = SwitchSummary::new(info, *since);
+            let key = format!("{:016x}", info.dpid);
+            if let Some(&(peer, rate)) = rates.get(key.as_str()) {
+                if peer == info.peer {
+                    sum.packet_ins_per_sec = rate + 0.0;
+                }
+            }
+            sum
+        })
+        .collect()
 }
 
 /// Reads the `{dpid}` of a path; 400 with the reason when it is not one.
@@ -364,14 +395,7 @@ pub async fn hosts(State(s): St) -> Result<Json<Vec<Host>>, ApiError> {
         (status = 401, description = "A token is needed", body = ErrorBody),
         (status = 403, description = "Wrong token", body = ErrorBody)))]
 pub async fn topology(State(s): St) -> Json<Topology> {
-    let switches = s
-        .core
-        .pipeline
-        .switches()
-        .connected_since()
-        .iter()
-        .map(|(info, since)| SwitchSummary::new(info, *since))
-        .collect();
+    let switches = summaries(&s);
     Json(Topology {
         switches,
         links: topology_service(&s).map_or_else(|_| Vec::new(), |t| link_list(&t)),

@@ -47,7 +47,7 @@ fn switch_info(s: &Shared, dpid: u64) -> Result<Arc<SwitchInfo>, ApiError> {
 }
 
 /// A statistics request of `version`: `v10` for 1.0, `v13` for 1.3.
-fn stats_request(
+pub(crate) fn stats_request(
     version: Version,
     v10: of10::stats::StatsRequestBody,
     v13: of13::multipart::MultipartRequestBody,
@@ -88,7 +88,9 @@ fn request_13(
 }
 
 /// The bodies of 1.3 multipart replies.
-fn bodies_13(msgs: &[Message]) -> impl Iterator<Item = &of13::multipart::MultipartReplyBody> {
+pub(crate) fn bodies_13(
+    msgs: &[Message],
+) -> impl Iterator<Item = &of13::multipart::MultipartReplyBody> {
     msgs.iter().filter_map(|m| match m {
         Message::V13(of13::Message::MultipartReply(r)) => Some(&r.body),
         _ => None,
@@ -96,7 +98,7 @@ fn bodies_13(msgs: &[Message]) -> impl Iterator<Item = &of13::multipart::Multipa
 }
 
 /// The bodies of 1.0 stats replies.
-fn bodies_10(msgs: &[Message]) -> impl Iterator<Item = &of10::stats::StatsReplyBody> {
+pub(crate) fn bodies_10(msgs: &[Message]) -> impl Iterator<Item = &of10::stats::StatsReplyBody> {
     msgs.iter().filter_map(|m| match m {
         Message::V10(of10::Message::StatsReply(r)) => Some(&r.body),
         _ => None,

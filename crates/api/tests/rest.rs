@@ -2032,3 +2032,72 @@ fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
         .collect();
     assert_eq!(names, ["learning_switch", "topology", "device_manager"]);
 }
+
+#[test]
+fn the_switch_list_gives_each_switchs_packet_in_rate_from_its_counters() {
+    let c = Running::start(false);
+    let mut busy = connect(c.of_addr, Spec::v13(0xa1));
+    let _idle = connect(c.of_addr, Spec::v10(0xb2));
+    c.poll("/api/v1/switches", |v| v.as_array().unwrap().len() == 2);
+    let rate = |v: &Value, dpid: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["dpid"] == dpid)
+            .map(|s| s["packet_ins_per_sec"].as_f64().expect("a number"))
+    };
+    // The rate is over the workers' last 500 ms: keep sending until it shows.
+    let deadline = Instant::now() + T;
+    let list = loop {
+        send_packet_ins(&mut busy, 10, 20);
+        let v = c.get("/api/v1/switches").json();
+        if rate(&v, "00:00:00:00:00:00:00:a1").is_some_and(|r| r > 0.0) {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "no rate shown: {v:#}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        rate(&list, "00:00:00:00:00:00:00:b2"),
+        Some(0.0),
+        "{list:#}"
+    );
+    // The topology document's switches say the same.
+    let topo = c.get("/api/v1/topology").json();
+    assert!(rate(&topo["switches"], "00:00:00:00:00:00:00:b2") == Some(0.0));
+}
+
+/// `GET /port_rates`: the first read starts the polling; a few seconds later every port
+/// of every switch has its rates (the emulated counters stand still: 0 bit/s), with the
+/// speed a 1.3 switch gives in PORT_DESC (10 Gbit/s, so a utilisation of 0) and none for
+/// a 1.0 switch whose ports name no speed (so no utilisation either).
+#[test]
+fn port_rates_poll_the_switches_while_read() {
+    let c = Running::start(false);
+    let _v13 = serve(&c, Spec::v13(0x13), |_| {});
+    let _v10 = serve(&c, Spec::v10(0x10), |_| {});
+    let first = c.get("/api/v1/port_rates").json();
+    assert_eq!(first["polling"], true);
+    assert_eq!(
+        first["ports"],
+        serde_json::json!([]),
+        "no rate from one sample"
+    );
+    assert_eq!(first["interval_secs"], 3.0);
+    let v = c.poll("/api/v1/port_rates", |v| {
+        v["ports"].as_array().is_some_and(|p| p.len() == 8)
+    });
+    for p in v["ports"].as_array().unwrap() {
+        assert_eq!(p["rx_bps"], 0.0, "{p}");
+        assert_eq!(p["tx_bps"], 0.0, "{p}");
+        if p["dpid"] == "00:00:00:00:00:00:00:13" {
+            assert_eq!(p["speed_bps"], 10_000_000_000u64, "{p}");
+            assert_eq!(p["utilisation"], 0.0, "{p}");
+        } else {
+            assert_eq!(p["dpid"], "00:00:00:00:00:00:00:10", "{p}");
+            assert_eq!(p["speed_bps"], Value::Null, "{p}");
+            assert_eq!(p["utilisation"], Value::Null, "{p}");
+        }
+        assert!(p["age_secs"].as_f64().unwrap() < 10.0, "{p}");
+    }
+}

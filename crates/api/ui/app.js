@@ -163,7 +163,12 @@ async function render() {
   const ctx = { api, live, navigate, params, route: r.route, setTitle };
   const page = mod.mount(main, ctx);
   current = { key, page };
+  // After a navigation in the app (not the first load), the keyboard starts at the page.
+  if (mounted++ > 0 && !main.contains(document.activeElement)) main.focus({ preventScroll: true });
 }
+
+/** Pages mounted so far. */
+let mounted = 0;
 
 /**
  * Follows same-origin links inside the app without reloading (plain clicks only:
@@ -175,6 +180,7 @@ function onClick(e) {
   const t = /** @type {Element | null} */ (e.target);
   const a = t && t.closest ? t.closest('a') : null;
   if (!a || a.target || a.hasAttribute('download')) return;
+  if ((a.getAttribute('href') || '').startsWith('#')) return; // in-page (the skip link)
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin) return;
   if (url.pathname.startsWith('/api/') || url.pathname === '/metrics') return;

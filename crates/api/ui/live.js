@@ -149,7 +149,8 @@ async function connect() {
  * @param {ReadableStream<Uint8Array>} body
  */
 async function read(body) {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
   let buf = '';
   let type = 'message';
   /** @type {string[]} */
@@ -159,7 +160,7 @@ async function read(body) {
     if (done) return;
     state.freshAt = Date.now();
     armWatchdog();
-    buf += value;
+    buf += decoder.decode(value, { stream: true });
     let nl;
     while ((nl = buf.indexOf('\n')) >= 0) {
       let line = buf.slice(0, nl);

@@ -60,6 +60,7 @@ use crate::flood::{run_flood_in_background, FloodConfig};
 use crate::report::{BenchReport, LearningReport, LoopResult, NotConnected, Summarised};
 use crate::stats::{Percentiles, Summary, SwitchRates};
 use crate::switch::{Behaviour, Counting, Phase, State, Switch, Totals};
+use crate::topo::{Shape, Wiring};
 
 /// Throughput or latency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -134,6 +135,13 @@ pub struct ControllerBenchConfig {
     /// controller serves its switches while under attack. Its duration is cut short
     /// when the loops end.
     pub flood: Option<FloodConfig>,
+    /// Wire the switches into this shape (`--topology`, see [`crate::topo`]): LLDP
+    /// frames are relayed between them, port statistics answered. All switches then
+    /// run on one generator thread (a relay is a hand-over between two of them).
+    pub topology: Option<Shape>,
+    /// After the learning phase, keep the switches connected, sending nothing of their
+    /// own, this long before the loops (`--hold`): a network to look at, for the web UI.
+    pub hold: Duration,
 }
 
 impl ControllerBenchConfig {
@@ -159,6 +167,8 @@ impl ControllerBenchConfig {
             connect_timeout: Duration::from_secs(10),
             response_timeout: Duration::from_secs(1),
             flood: None,
+            topology: None,
+            hold: Duration::ZERO,
         }
     }
 }
@@ -251,7 +261,14 @@ pub fn run_controller_bench(
             cfg.macs
         )));
     }
-    let threads = cfg.threads.clamp(1, cfg.switches);
+    let wiring = cfg
+        .topology
+        .map(|shape| Arc::new(Wiring::new(shape, cfg.switches as u64)));
+    let threads = if wiring.is_some() {
+        1
+    } else {
+        cfg.threads.clamp(1, cfg.switches)
+    };
     let counting = if cfg.per_packet_in {
         Counting::PerPacketIn
     } else {
@@ -269,6 +286,8 @@ pub fn run_controller_bench(
         record_latency: cfg.mode == Mode::Latency,
         response_timeout: cfg.response_timeout,
         settle: Duration::from_millis(200),
+        ports: wiring.as_ref().map_or(4, |w| w.ports().max(4)),
+        wired: wiring.is_some(),
     };
     let ctl = Arc::new(Control {
         phase: AtomicU8::new(CONNECT),
@@ -286,9 +305,10 @@ pub fn run_controller_bench(
             .collect();
         let thread_ctl = Arc::clone(&ctl);
         let addr = cfg.addr;
+        let wiring = wiring.clone();
         let spawned = thread::Builder::new()
             .name(format!("bench-gen-{t}"))
-            .spawn(move || worker(addr, mine, behaviour, &thread_ctl));
+            .spawn(move || worker(addr, mine, behaviour, wiring.as_deref(), &thread_ctl));
         match spawned {
             Ok(h) => workers.push(h),
             Err(e) => {
@@ -341,6 +361,10 @@ pub fn run_controller_bench(
             thread::sleep(Duration::from_millis(2));
         }
         learning = Some(start.elapsed());
+    }
+    // The network stays up, quiet (LLDP still relayed), for a look at it.
+    if any_ready && !cfg.hold.is_zero() {
+        thread::sleep(cfg.hold);
     }
 
     // 4. The loops.
@@ -614,6 +638,7 @@ fn worker(
     addr: SocketAddr,
     mine: Vec<(u64, Arc<Published>)>,
     behaviour: Behaviour,
+    wiring: Option<&Wiring>,
     ctl: &Control,
 ) -> std::io::Result<Vec<Final>> {
     let mut poll = Poll::new()?;
@@ -645,6 +670,12 @@ fn worker(
             }
         }
     }
+    // Where each switch is in `switches`, for the relays.
+    let by_dpid: std::collections::HashMap<u64, usize> = switches
+        .iter()
+        .enumerate()
+        .map(|(i, (sw, _))| (sw.dpid, i))
+        .collect();
     // Ready when the loops began, per switch.
     let mut took_part = vec![false; switches.len()];
     let mut started = false;
@@ -721,6 +752,9 @@ fn worker(
                 .in_flight
                 .store(sw.totals.in_flight, Ordering::Relaxed);
         }
+        if let Some(w) = wiring {
+            relay(w, &mut switches, &by_dpid);
+        }
     }
     if !started {
         for (i, (sw, _)) in switches.iter().enumerate() {
@@ -739,4 +773,29 @@ fn worker(
         });
     }
     Ok(finals)
+}
+
+/// Hands each LLDP frame a switch was told to send to the switch wired to that port,
+/// as a PACKET_IN from its own port (written at its next turn).
+fn relay(
+    wiring: &Wiring,
+    switches: &mut [(Switch<TcpStream>, Arc<Published>)],
+    by_dpid: &std::collections::HashMap<u64, usize>,
+) {
+    for i in 0..switches.len() {
+        if switches[i].0.relays.is_empty() {
+            continue;
+        }
+        let from = switches[i].0.dpid;
+        for (port, frame) in std::mem::take(&mut switches[i].0.relays) {
+            let Some((to, to_port)) = wiring.peer(from, port) else {
+                continue;
+            };
+            if let Some(&j) = by_dpid.get(&to) {
+                let peer = &mut switches[j].0;
+                // Written at its next turn.
+                peer.inject(to_port, &frame);
+            }
+        }
+    }
 }

@@ -19,6 +19,7 @@
 //! responder         the trivial controller (run_responder)
 //! flood             connection floods
 //! compare           Pharos against Ryu
+//! topo              --topology: switches wired into a ring or a tree, LLDP relayed
 //! ```
 
 pub mod api_load;
@@ -29,6 +30,7 @@ pub mod report;
 pub mod responder;
 pub mod stats;
 pub mod switch;
+pub mod topo;
 
 pub use controller_bench::{run_controller_bench, BenchError, ControllerBenchConfig, Mode};
 pub use report::{BenchReport, LearningReport, LoopResult, NotConnected, Summarised};

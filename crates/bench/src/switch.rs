@@ -74,6 +74,10 @@ pub(crate) mod msg {
     pub const BARRIER_REPLY_13: u8 = 21;
     /// OFPMP_PORT_DESC.
     pub const MP_PORT_DESC: u16 = 13;
+    /// 1.0 STATS_REQUEST.
+    pub const STATS_REQUEST_10: u8 = 16;
+    /// OFPMP_PORT_STATS (1.3), OFPST_PORT (1.0): the same number.
+    pub const MP_PORT_STATS: u16 = 4;
 }
 
 /// How answers are counted.
@@ -114,7 +118,6 @@ fn seq_of(n: u64) -> u32 {
 }
 
 /// The ports every emulated switch has.
-const PORTS: [u32; 4] = [1, 2, 3, 4];
 /// The port the template's PACKET_IN comes in on (patched per packet).
 const IN_PORT: u32 = 1;
 
@@ -393,7 +396,8 @@ fn port_name(p: u32) -> FixedStr<16> {
 }
 
 impl Replies {
-    fn new(version: Version, dpid: u64) -> Replies {
+    fn new(version: Version, dpid: u64, n_ports: u32) -> Replies {
+        let ports = 1..=n_ports;
         let config = openflow::common::SwitchConfig {
             flags: 0,
             miss_send_len: 128,
@@ -407,9 +411,8 @@ impl Replies {
                         n_tables: 1,
                         capabilities: 0xc7,
                         actions: 0xfff,
-                        ports: PORTS
-                            .iter()
-                            .map(|&p| of10::PhyPort {
+                        ports: ports
+                            .map(|p| of10::PhyPort {
                                 port_no: p as u16,
                                 hw_addr: port_mac(dpid, p),
                                 name: port_name(p),
@@ -442,9 +445,8 @@ impl Replies {
                     MultipartReply {
                         flags: 0,
                         body: MultipartReplyBody::PortDesc {
-                            ports: PORTS
-                                .iter()
-                                .map(|&p| of13::Port {
+                            ports: ports
+                                .map(|p| of13::Port {
                                     port_no: p,
                                     hw_addr: port_mac(dpid, p),
                                     name: port_name(p),
@@ -514,6 +516,12 @@ pub struct Behaviour {
     pub response_timeout: Duration,
     /// With no BARRIER_REQUEST after FEATURES_REPLY, the switch is ready after this.
     pub settle: Duration,
+    /// Ports the switch has, numbered from 1 (4 unless `--topology` needs more).
+    pub ports: u32,
+    /// Wired into a network (`--topology`, see [`crate::topo`]): LLDP PACKET_OUTs are
+    /// kept in [`Switch::relays`] for the run to hand to the peer, and port statistics
+    /// are answered (with counters that grow at a steady rate per port).
+    pub wired: bool,
 }
 
 /// A PACKET_IN in flight (windowed mode).
@@ -634,6 +642,11 @@ pub struct Switch<S> {
     /// Whether a write may make progress (set by the event loop, cleared when a write
     /// would block).
     pub writable: bool,
+    /// Wired: the LLDP frames the controller sent out of a port (port, frame), for the
+    /// run to hand to the switch at the other end ([`Switch::inject`]).
+    pub relays: Vec<(u32, Vec<u8>)>,
+    /// When the switch was made: its port counters grow from then.
+    born: Instant,
 }
 
 impl<S: Read + Write> Switch<S> {
@@ -645,7 +658,9 @@ impl<S: Read + Write> Switch<S> {
             stream,
             behaviour,
             template: Template::new(behaviour.version, dpid),
-            replies: Replies::new(behaviour.version, dpid),
+            replies: Replies::new(behaviour.version, dpid, behaviour.ports),
+            relays: Vec::new(),
+            born: Instant::now(),
             state: State::Connecting,
             closed: None,
             rbuf: ReadBuf::new(),
@@ -838,6 +853,12 @@ impl<S: Read + Write> Switch<S> {
 
     fn handle(&mut self, m: &[u8], phase: Phase, recording: bool, now: Option<Instant>) {
         let ty = m[1];
+        if self.behaviour.wired && ty == msg::PACKET_OUT {
+            if let Some((port, frame)) = crate::topo::lldp_out(m) {
+                self.relays.push((port, frame.to_vec()));
+                return;
+            }
+        }
         // The hot path first: an answer during the loops.
         if (ty == msg::FLOW_MOD || ty == msg::PACKET_OUT) && phase >= Phase::Run {
             self.totals.responses += 1;
@@ -896,6 +917,22 @@ impl<S: Read + Write> Switch<S> {
             {
                 self.reply(Reply::PortDesc, xid)
             }
+            msg::MULTIPART_REQUEST_13
+                if v13
+                    && self.behaviour.wired
+                    && m.len() >= 10
+                    && u16::from_be_bytes([m[8], m[9]]) == msg::MP_PORT_STATS =>
+            {
+                self.port_stats(xid)
+            }
+            msg::STATS_REQUEST_10
+                if !v13
+                    && self.behaviour.wired
+                    && m.len() >= 10
+                    && u16::from_be_bytes([m[8], m[9]]) == msg::MP_PORT_STATS =>
+            {
+                self.port_stats(xid)
+            }
             msg::BARRIER_REQUEST_10 if version == Version::V1_0.wire() => {
                 self.reply(Reply::Barrier, xid);
                 self.barrier_answered |= self.features_at.is_some();
@@ -913,6 +950,91 @@ impl<S: Read + Write> Switch<S> {
         if counting {
             self.totals.other += 1;
         }
+    }
+
+    /// Wired: sends frame `frame` to the controller as a PACKET_IN from `in_port` (an
+    /// LLDP frame another switch sent out of the port wired to it). Not on the hot
+    /// path: encoded each time.
+    pub fn inject(&mut self, in_port: u32, frame: &[u8]) {
+        if self.state != State::Ready {
+            return;
+        }
+        let data = frame.to_vec();
+        let total_len = data.len() as u16;
+        let msg = match self.behaviour.version {
+            Version::V1_0 => Message::V10(of10::Message::PacketIn(of10::PacketIn {
+                buffer_id: NO_BUFFER,
+                total_len,
+                in_port: in_port as u16,
+                reason: of10::PacketInReason::NoMatch,
+                data,
+            })),
+            Version::V1_3 => Message::V13(of13::Message::PacketIn(of13::PacketIn {
+                buffer_id: NO_BUFFER,
+                total_len,
+                reason: of13::PacketInReason::Action,
+                table_id: 0,
+                cookie: 0,
+                match_: of13::Match::new(vec![of13::Oxm::basic(
+                    of13::OxmField::InPort,
+                    u64::from(in_port),
+                )]),
+                data,
+            })),
+        };
+        self.wbuf.extend_from_slice(&encode(&msg));
+    }
+
+    /// Wired: answers a port statistics request. Port `p` of switch `d` sends and
+    /// receives at a steady rate of its own, between 0 and 90 % of its 10 Gbit/s (a
+    /// hash of `d` and `p`), so a UI colours its links with a spread of utilisations.
+    fn port_stats(&mut self, xid: u32) {
+        let secs = self.born.elapsed().as_secs_f64();
+        let counters = |p: u32, salt: u64| {
+            let mut h = self.dpid.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (u64::from(p) << 32) ^ salt;
+            h ^= h >> 29;
+            h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            h ^= h >> 32;
+            let share = (h % 1000) as f64 / 1000.0 * 0.9;
+            (share * 10e9 / 8.0 * secs) as u64
+        };
+        let stats = |p: u32| openflow::common::PortCounters {
+            rx_bytes: counters(p, 1),
+            tx_bytes: counters(p, 2),
+            rx_packets: counters(p, 1) / 1000,
+            tx_packets: counters(p, 2) / 1000,
+            ..Default::default()
+        };
+        let ports = 1..=self.behaviour.ports;
+        let msg = match self.behaviour.version {
+            Version::V1_0 => Message::V10(of10::Message::StatsReply(of10::StatsReply {
+                flags: 0,
+                body: of10::stats::StatsReplyBody::Port {
+                    stats: ports
+                        .map(|p| of10::stats::PortStats {
+                            port_no: p as u16,
+                            counters: stats(p),
+                        })
+                        .collect(),
+                },
+            })),
+            Version::V1_3 => Message::V13(of13::Message::MultipartReply(MultipartReply {
+                flags: 0,
+                body: MultipartReplyBody::PortStats {
+                    stats: ports
+                        .map(|p| of13::multipart::PortStats {
+                            port_no: p,
+                            counters: stats(p),
+                            duration_sec: secs as u32,
+                            duration_nsec: 0,
+                        })
+                        .collect(),
+                },
+            })),
+        };
+        let at = self.wbuf.len();
+        self.wbuf.extend_from_slice(&encode(&msg));
+        patch_xid(&mut self.wbuf[at..], xid);
     }
 
     fn reply(&mut self, which: Reply, xid: u32) {
@@ -1269,7 +1391,7 @@ mod tests {
     #[test]
     fn handshake_replies_decode() {
         for version in [Version::V1_0, Version::V1_3] {
-            let r = Replies::new(version, 3);
+            let r = Replies::new(version, 3, 4);
             for b in [&r.features, &r.get_config, &r.barrier]
                 .into_iter()
                 .chain(r.port_desc.as_ref())
@@ -1364,6 +1486,8 @@ mod tests {
             record_latency: false,
             response_timeout: Duration::from_secs(1),
             settle: Duration::from_millis(1),
+            ports: 4,
+            wired: false,
         };
         let mut sw = Switch::new(1, Sink, behaviour);
         // Two PACKET_INs before the numbering starts again, two after.

@@ -361,3 +361,66 @@ fn a_flood_runs_during_the_loops_and_is_reported() {
     assert!(report.silent_switches.is_empty(), "{}", report.to_table());
     assert!(report.to_table().contains("flood: silent"));
 }
+
+/// `--topology`: Pharos's link discovery finds the tree the switches are wired into
+/// (LLDP relayed between them), and its device manager the hosts behind them, while the
+/// network is held up and quiet.
+#[test]
+fn a_wired_tree_is_discovered_by_pharos_with_its_hosts() {
+    use bench::topo::Shape;
+    use controller::controller::Controller;
+    use controller::dispatch::Pipeline;
+    use controller::services::Services;
+
+    let ctl_config = controller::config::Config {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        workers: 1,
+        ..controller::config::Config::default()
+    };
+    let apps = ["topology", "device_manager"]
+        .iter()
+        .map(|n| apps::by_name(n, &toml::Table::new()).unwrap())
+        .collect();
+    let pipeline = Arc::new(Pipeline::build(apps, Services::new()).unwrap());
+    let handle = Controller::start(&ctl_config.net(), pipeline.clone()).unwrap();
+    let addr = handle.local_addrs()[0];
+    let cfg = ControllerBenchConfig {
+        switches: 13,
+        macs: 3,
+        loops: 1,
+        warmup: 0,
+        topology: Some(Shape::Tree(3)),
+        hold: Duration::from_secs(8),
+        ..config(addr, Version::V1_3)
+    };
+    let bench = std::thread::spawn(move || run(&cfg));
+    let topology = || pipeline.services().get::<apps::topology::Topology>();
+    let devices = || pipeline.services().get::<apps::devices::Devices>();
+    let deadline = Instant::now() + Duration::from_secs(8);
+    let (mut links, mut hosts) = (0, 0);
+    while Instant::now() < deadline {
+        links = topology().map_or(0, |t| t.snapshot().links().len());
+        hosts = devices().map_or(0, |d| d.all().len());
+        if links == 24 && hosts == 39 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(links, 24, "12 cables, each found both ways");
+    assert_eq!(hosts, 39, "3 hosts behind each of 13 switches");
+    let snapshot = topology().unwrap().snapshot();
+    let root_down: Vec<_> = snapshot
+        .links()
+        .iter()
+        .filter(|l| l.src.0 == 1)
+        .map(|l| (l.src_port, l.dst.0, l.dst_port))
+        .collect();
+    assert_eq!(
+        root_down,
+        [(4, 2, 3), (5, 3, 3), (6, 4, 3)],
+        "the root's children"
+    );
+    let report = bench.join().unwrap();
+    assert!(report.not_connected.is_empty(), "{}", report.to_table());
+    handle.shutdown();
+}

@@ -157,6 +157,15 @@ pub struct ControllerArgs {
     /// RATE,STYLE (styles: silent, garbage, half-handshake, handshake-silent)
     #[arg(long, value_name = "RATE,STYLE")]
     flood: Option<FloodConfig>,
+    /// Wire the switches into a network the controller's link discovery finds: ring,
+    /// tree or tree:FANOUT (LLDP frames relayed between wired ports, hosts behind ports
+    /// 1 and 2, port statistics answered); the switches then share one thread
+    #[arg(long, value_name = "SHAPE", value_parser = parse_shape)]
+    topology: Option<bench::topo::Shape>,
+    /// After the learning phase, keep the network up and quiet this many seconds before
+    /// the loops (a network to look at, e.g. with the web UI)
+    #[arg(long, default_value_t = 0.0, value_name = "SECS")]
+    hold: f64,
     /// Print the report as JSON
     #[arg(long)]
     json: bool,
@@ -285,7 +294,19 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
         connect_timeout: seconds(a.connect_timeout, "--connect-timeout")?,
         response_timeout: Duration::from_millis(a.response_timeout_ms),
         flood,
+        topology: a.topology,
+        hold: seconds(a.hold, "--hold")?,
     };
+    if let Some(shape) = cfg.topology {
+        eprintln!(
+            "pharos bench controller: the switches wired as a {shape}{}",
+            if cfg.hold.is_zero() {
+                String::new()
+            } else {
+                format!(", held {:.0} s after learning", cfg.hold.as_secs_f64())
+            }
+        );
+    }
     eprintln!(
         "pharos bench controller: {} switches (OpenFlow {}, {} mode, window {}) to {}, {}{} loops of {} ms",
         cfg.switches,
@@ -480,4 +501,8 @@ fn flood_table(r: &FloodReport) -> String {
         );
     }
     s
+}
+
+fn parse_shape(s: &str) -> Result<bench::topo::Shape, String> {
+    s.parse()
 }

@@ -6,7 +6,18 @@
 //    shape of a data centre, is then almost untangled before the forces start); a switch
 //    joining a placed component starts beside its placed neighbour. A switch with no
 //    cable waits on a spiral around the drawing.
-// 2. Forces (Fruchterman and Reingold's): cables pull as d²/L, switches closer than
+// 1'. A network whose switches fall into a few tiers by their hop distance from the
+//    switches hosts are attached to (edge, aggregation, core: a fat tree, a leaf and
+//    spine) is drawn in rows instead, core on top, each row ordered to cut crossings
+//    (the barycentre heuristic of Sugiyama et al.), as data-centre people draw it.
+// 2. Up to SGD_MAX switches: the stress layout of Zheng, Pawar and Goodman ("Graph
+//    Drawing by Stochastic Gradient Descent", 2018): every pair of switches in a
+//    component is pulled or pushed towards L times its hop distance, pair by pair in a
+//    shuffled order, with a step that shrinks each iteration. Thirty iterations draw
+//    a fat tree or a data-centre tree with its symmetry plain; a change (a link down)
+//    starts from the current places with small steps, so the drawing barely moves.
+//    An iteration is n²/2 pair updates, cut into slices.
+// 2'. Beyond that, forces (Fruchterman and Reingold's): cables pull as d²/L, switches closer than
 //    CUTOFF push as L²/d. Only pairs in neighbouring cells of a grid are compared, so an
 //    iteration costs O(n) instead of O(n²): 1,000 switches take well under a millisecond.
 // 3. Each move is capped by a temperature that cools by COOLING per iteration; a change
@@ -22,6 +33,13 @@ const CUTOFF = 2.5 * L;
 const COOLING = 0.985;
 /** Below this temperature (a share of L per iteration) the layout stops. */
 const FROZEN = 0.01;
+/** Networks up to this many switches get the stress layout (its pairs are n²/2; beyond, the
+ * forces draw a big tree better in the time there is). */
+const SGD_MAX = 400;
+/** Stress layout iterations from scratch, and after a change. */
+const SGD_FRESH = 30;
+const SGD_WARM = 12;
+
 /** Host rings: the first one's radius, the gap between rings, the room each host takes. */
 const HOST_R0 = 16;
 const HOST_GAP = 7;
@@ -36,11 +54,29 @@ export class Layout {
     this._seen = -1;
     /** Iterations run so far (for tests and the benchmark). */
     this.iterations = 0;
+    /** @type {import('./model.js').SwitchNode[] | null} the switches, for the iterations */
+    this._nodes = null;
+    /** @type {Int32Array | null} the cables as pairs of indices into _nodes */
+    this._edges = null;
+    /** The model's `structure` the arrays were made for. */
+    this._arraysFor = -1;
+    /** @type {Sgd | null} the stress layout under way */
+    this._sgd = null;
+    /** The `_key()` the layout was last made for. */
+    this._seenKey = '';
+    /** The switches are drawn in tiers (see `tiers`). */
+    this.tiered = false;
   }
 
   /** Whether the layout still moves things. */
   get active() {
-    return this.alpha > FROZEN || this._seen !== this.model.structure;
+    return this._sgd !== null || this.alpha > FROZEN || this._key() !== this._seenKey;
+  }
+
+  /** What decides the layout: the switches and cables, and which switches have hosts. */
+  _key() {
+    this.model.bySwitch();
+    return `${this.model.structure}/${this.model.hostsVersion}`;
   }
 
   /**
@@ -50,13 +86,47 @@ export class Layout {
   step(budgetMs) {
     const start = performance.now();
     let moved = false;
-    if (this._seen !== this.model.structure) {
+    const key = this._key();
+    if (key !== this._seenKey) {
+      const structural = this._seen !== this.model.structure;
+      this._seenKey = key;
       const placedNew = this._seed();
       this._seen = this.model.structure;
-      // A few new switches warm the layout a little; a new network, fully.
       const n = this.model.switches.size || 1;
-      this.alpha = Math.max(this.alpha, Math.min(1, 0.15 + placedNew / n));
+      const tiered = tiers(this.model);
+      if (tiered) {
+        // 1': a data-centre network, in rows.
+        for (const [d, [x, y]] of tiered) {
+          const s = this.model.switches.get(d);
+          if (s) {
+            s.x = x;
+            s.y = y;
+            s.placed = true;
+          }
+        }
+        this._sgd = null;
+        this.alpha = 0;
+        this.tiered = true;
+        return true;
+      }
+      if (!structural && !this.tiered) return moved;
+      this.tiered = false;
+      if (n <= SGD_MAX) {
+        // A new network from scratch; a change, from where things are.
+        this._sgd = prepareSgd(this.model, placedNew / n > 0.5);
+        this.alpha = 0;
+      } else {
+        // A few new switches warm the layout a little; a new network, fully.
+        this._sgd = null;
+        this.alpha = Math.max(this.alpha, Math.min(1, 0.15 + placedNew / n));
+      }
       moved = true;
+    }
+    if (this._sgd) {
+      moved = true;
+      if (runSgd(this._sgd, start + budgetMs)) this._sgd = null;
+      this.iterations = this._sgd ? this._sgd.iter : this.iterations + 1;
+      return moved;
     }
     while (this.alpha > FROZEN && performance.now() - start < budgetMs) {
       this._iterate();
@@ -171,13 +241,31 @@ export class Layout {
     return placedNew;
   }
 
-  /** One iteration of the forces. */
-  _iterate() {
+  /** The switches as an array and the cables as index pairs, made once per structure. */
+  _arrays() {
+    if (this._arraysFor === this.model.structure && this._nodes) return;
     const nodes = [...this.model.switches.values()];
-    const n = nodes.length;
-    if (n === 0) return;
     /** @type {Map<string, number>} */
     const index = new Map();
+    nodes.forEach((s, i) => index.set(s.dpid, i));
+    const edges = [];
+    for (const c of this.model.cables.values()) {
+      const i = index.get(c.a);
+      const j = index.get(c.b);
+      if (i !== undefined && j !== undefined && i !== j) edges.push(i, j);
+    }
+    this._nodes = nodes;
+    this._edges = Int32Array.from(edges);
+    this._arraysFor = this.model.structure;
+  }
+
+  /** One iteration of the forces. */
+  _iterate() {
+    this._arrays();
+    const nodes = /** @type {import('./model.js').SwitchNode[]} */ (this._nodes);
+    const edges = /** @type {Int32Array} */ (this._edges);
+    const n = nodes.length;
+    if (n === 0) return;
     const fx = new Float64Array(n);
     const fy = new Float64Array(n);
     // The grid: cell -> switch indices.
@@ -185,7 +273,6 @@ export class Layout {
     const grid = new Map();
     for (let i = 0; i < n; i++) {
       const s = nodes[i];
-      index.set(s.dpid, i);
       const k = cell(s.x, s.y);
       let list = grid.get(k);
       if (!list) grid.set(k, (list = []));
@@ -225,10 +312,9 @@ export class Layout {
       }
     }
     // Attraction along cables: d²/L along the unit vector: d dx / L.
-    for (const c of this.model.cables.values()) {
-      const i = index.get(c.a);
-      const j = index.get(c.b);
-      if (i === undefined || j === undefined || i === j) continue;
+    for (let e = 0; e < edges.length; e += 2) {
+      const i = edges[e];
+      const j = edges[e + 1];
       const dx = nodes[i].x - nodes[j].x;
       const dy = nodes[i].y - nodes[j].y;
       const d = Math.sqrt(dx * dx + dy * dy);
@@ -261,9 +347,24 @@ export class Layout {
   }
 }
 
-/** Puts each host in rings around its switch (offsets only: they follow the switch). */
-export function placeHosts(/** @type {Model} */ model) {
+/**
+ * Puts each host in rings around its switch (offsets only: they follow the switch), or
+ * in rows under it when the switches are drawn in tiers (`below`).
+ * @param {Model} model
+ * @param {boolean} below
+ */
+export function placeHosts(model, below) {
   for (const list of model.bySwitch().values()) {
+    if (below) {
+      const perRow = 8;
+      list.forEach((h, i) => {
+        const row = Math.floor(i / perRow);
+        const inRow = Math.min(perRow, list.length - row * perRow);
+        h.dx = ((i % perRow) - (inRow - 1) / 2) * HOST_ROOM * 2;
+        h.dy = 30 + row * HOST_GAP * 2;
+      });
+      continue;
+    }
     let ring = 0;
     let inRing = 0;
     let cap = ringCapacity(0);
@@ -307,8 +408,9 @@ function ringCapacity(/** @type {number} */ ring) {
 }
 
 function key(/** @type {number} */ gx, /** @type {number} */ gy) {
-  // Exact for |g| < 2^20, far beyond any drawing.
-  return (gx + 1048576) * 2097152 + (gy + 1048576);
+  // A small integer (fast to hash) for |g| < 2048 cells, 300,000 units: beyond any
+  // drawing; farther cells share keys, which costs time, not correctness.
+  return ((gx + 2048) & 4095) * 4096 + ((gy + 2048) & 4095);
 }
 
 function cell(/** @type {number} */ x, /** @type {number} */ y) {
@@ -395,4 +497,220 @@ function countPlacedLonely(/** @type {Model} */ model) {
   let n = 0;
   for (const s of model.switches.values()) if (s.placed && s.degree === 0) n++;
   return n;
+}
+
+/**
+ * A stress layout under way.
+ * @typedef {Object} Sgd
+ * @property {import('./model.js').SwitchNode[]} nodes
+ * @property {Int32Array} pairs i, j, hop distance: three entries a pair
+ * @property {number} iter the iteration running
+ * @property {number} iters how many to run
+ * @property {number} at the next pair of this iteration (an index into pairs / 3)
+ * @property {number} etaMax
+ * @property {number} lambda the step's decay per iteration
+ */
+
+/**
+ * Hop distances between the switches of each component, as pairs.
+ * @param {Model} model
+ * @param {boolean} fresh
+ * @returns {Sgd | null}
+ */
+function prepareSgd(model, fresh) {
+  const nodes = [...model.switches.values()];
+  const n = nodes.length;
+  /** @type {Map<string, number>} */
+  const index = new Map();
+  nodes.forEach((s, i) => index.set(s.dpid, i));
+  /** @type {number[][]} */
+  const adj = nodes.map(() => []);
+  for (const c of model.cables.values()) {
+    const i = index.get(c.a);
+    const j = index.get(c.b);
+    if (i === undefined || j === undefined || i === j) continue;
+    adj[i].push(j);
+    adj[j].push(i);
+  }
+  // Breadth first from each switch; a pair once (i < j).
+  const dist = new Int32Array(n);
+  const queue = new Int32Array(n);
+  /** @type {number[]} */
+  const pairs = [];
+  let dMax = 1;
+  for (let s = 0; s < n; s++) {
+    if (adj[s].length === 0) continue;
+    dist.fill(-1);
+    dist[s] = 0;
+    let head = 0;
+    let tail = 0;
+    queue[tail++] = s;
+    while (head < tail) {
+      const u = queue[head++];
+      for (const v of adj[u]) {
+        if (dist[v] < 0) {
+          dist[v] = dist[u] + 1;
+          queue[tail++] = v;
+          if (v > s) {
+            pairs.push(s, v, dist[v]);
+            if (dist[v] > dMax) dMax = dist[v];
+          }
+        }
+      }
+    }
+  }
+  if (pairs.length === 0) return null;
+  // Step sizes (the paper's): from 1/w_min = d_max² down to ε / w_max = 0.1, in world
+  // units squared over L²; a warm start begins small so places change little.
+  const etaMax = fresh ? dMax * dMax : 1;
+  const etaMin = 0.1;
+  const iters = fresh ? SGD_FRESH : SGD_WARM;
+  return {
+    nodes,
+    pairs: Int32Array.from(pairs),
+    iter: 0,
+    iters,
+    at: 0,
+    etaMax,
+    lambda: Math.log(etaMax / etaMin) / Math.max(1, iters - 1),
+  };
+}
+
+/**
+ * Runs the stress layout until `deadline` (performance.now()); returns whether it ended.
+ * @param {Sgd} g
+ * @param {number} deadline
+ */
+function runSgd(g, deadline) {
+  const { nodes, pairs } = g;
+  const count = pairs.length / 3;
+  while (g.iter < g.iters) {
+    if (g.at === 0) shufflePairs(pairs);
+    const eta = g.etaMax * Math.exp(-g.lambda * g.iter);
+    while (g.at < count) {
+      const end = Math.min(count, g.at + 4096);
+      for (let k = g.at; k < end; k++) {
+        const a = nodes[pairs[3 * k]];
+        const b = nodes[pairs[3 * k + 1]];
+        const d = pairs[3 * k + 2];
+        const target = d * L;
+        let dx = a.x - b.x;
+        let dy = a.y - b.y;
+        let m = Math.sqrt(dx * dx + dy * dy);
+        if (m < 1e-6) {
+          dx = Math.random() - 0.5;
+          dy = Math.random() - 0.5;
+          m = Math.sqrt(dx * dx + dy * dy);
+        }
+        // w = 1/d²; mu = min(w·eta, 1); each end moves half the error.
+        const mu = Math.min(eta / (d * d), 1);
+        const r = (mu * (m - target)) / (2 * m);
+        const rx = r * dx;
+        const ry = r * dy;
+        a.x -= rx;
+        a.y -= ry;
+        b.x += rx;
+        b.y += ry;
+      }
+      g.at = end;
+      if (performance.now() >= deadline) return false;
+    }
+    g.at = 0;
+    g.iter++;
+  }
+  return true;
+}
+
+/** Shuffles the (i, j, d) triples in place (Fisher and Yates). */
+function shufflePairs(/** @type {Int32Array} */ p) {
+  for (let k = p.length / 3 - 1; k > 0; k--) {
+    const r = Math.floor(Math.random() * (k + 1));
+    for (let o = 0; o < 3; o++) {
+      const t = p[3 * k + o];
+      p[3 * k + o] = p[3 * r + o];
+      p[3 * r + o] = t;
+    }
+  }
+}
+
+/** At most this many switches, rows and switches in a row for the tiered drawing. */
+const TIER_MAX_SWITCHES = 400;
+const TIER_MAX_ROWS = 6;
+
+/**
+ * Rows for a tiered network: tier = hop distance from the nearest switch with hosts;
+ * `null` when the network is not like that (no hosts, one tier, a switch out of reach,
+ * or too big to read as rows).
+ * @param {Model} model
+ * @returns {Map<string, [number, number]> | null}
+ */
+function tiers(model) {
+  const n = model.switches.size;
+  if (n < 3 || n > TIER_MAX_SWITCHES) return null;
+  const groups = model.bySwitch();
+  /** @type {Map<string, string[]>} */
+  const adj = new Map();
+  for (const d of model.switches.keys()) adj.set(d, []);
+  for (const c of model.cables.values()) {
+    if (!adj.has(c.a) || !adj.has(c.b) || c.a === c.b) continue;
+    adj.get(c.a)?.push(c.b);
+    adj.get(c.b)?.push(c.a);
+  }
+  /** @type {Map<string, number>} */
+  const tier = new Map();
+  const queue = [];
+  for (const d of model.switches.keys()) {
+    if ((groups.get(d)?.length ?? 0) > 0) {
+      tier.set(d, 0);
+      queue.push(d);
+    }
+  }
+  if (queue.length === 0 || queue.length === n) return null;
+  for (let i = 0; i < queue.length; i++) {
+    const t = /** @type {number} */ (tier.get(queue[i]));
+    for (const v of adj.get(queue[i]) ?? []) {
+      if (!tier.has(v)) {
+        tier.set(v, t + 1);
+        queue.push(v);
+      }
+    }
+  }
+  if (tier.size !== n) return null;
+  /** @type {string[][]} */
+  const rows = [];
+  for (const [d, t] of tier) (rows[t] ??= []).push(d);
+  if (rows.length < 2 || rows.length > TIER_MAX_ROWS) return null;
+  // A cable inside a row would be drawn along it, over the switches between: no rows.
+  for (const c of model.cables.values()) if (tier.get(c.a) === tier.get(c.b)) return null;
+  for (const r of rows) r.sort();
+  // Barycentre sweeps: each row ordered by the mean place of its neighbours in the row
+  // before, down from the core and back up, four times.
+  /** @type {Map<string, number>} */
+  const place = new Map();
+  const number = () => rows.forEach((r) => r.forEach((d, i) => place.set(d, i - (r.length - 1) / 2)));
+  number();
+  for (let sweep = 0; sweep < 4; sweep++) {
+    const down = sweep % 2 === 0;
+    for (let k = 1; k < rows.length; k++) {
+      const t = down ? rows.length - 1 - k : k;
+      const from = down ? t + 1 : t - 1;
+      const bary = (/** @type {string} */ d) => {
+        const ns = (adj.get(d) ?? []).filter((v) => tier.get(v) === from);
+        return ns.length ? ns.reduce((a, v) => a + (place.get(v) ?? 0), 0) / ns.length : (place.get(d) ?? 0);
+      };
+      const b = new Map(rows[t].map((d) => [d, bary(d)]));
+      rows[t].sort((p, q) => (b.get(p) ?? 0) - (b.get(q) ?? 0) || (p < q ? -1 : 1));
+      number();
+    }
+  }
+  // Room for each switch's hosts beside it.
+  let widest = 0;
+  for (const list of groups.values()) widest = Math.max(widest, list.length);
+  const gap = Math.max(L * 1.1, 2 * hostReach(widest) + 12);
+  /** @type {Map<string, [number, number]>} */
+  const pos = new Map();
+  rows.forEach((r, t) => {
+    r.forEach((d, i) => pos.set(d, [(i - (r.length - 1) / 2) * gap, -t * L * 1.6]));
+  });
+  return pos;
 }

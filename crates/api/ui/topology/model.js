@@ -75,6 +75,8 @@ export class Model {
     this.structure = 0;
     /** Hosts came, went or moved: their places are computed again. */
     this.hostsDirty = true;
+    /** Bumped when the set of switches with hosts changes (see bySwitch()). */
+    this.hostsVersion = 0;
     /** The hosts' grouping by switch is to be made again. */
     this._groupsStale = true;
     /** @type {Map<string, HostNode[]>} hosts by attachment switch, see bySwitch() */
@@ -198,6 +200,8 @@ export class Model {
         list.push(h);
       }
       for (const list of m.values()) list.sort((p, q) => (p.mac < q.mac ? -1 : 1));
+      const before = this._bySwitch;
+      if (before.size !== m.size || [...m.keys()].some((d) => !before.has(d))) this.hostsVersion++;
       this._bySwitch = m;
     }
     return this._bySwitch;
