@@ -8,6 +8,7 @@
 //!            (the canvas's data-* counts), after a pingall made the hosts known
 //! live       a cable taken down in the lab (`pharos lab link A B down`) leaves the
 //!            view within 2 s, with no reload; back up, it comes back
+//! hosts      the 16 hosts in the virtualised list (the last one scrolled to)
 //! URL        the topology's selection, the switch page's tab and the hosts' search
 //!            are in the URL and survive a reload
 //! flows      a flow added on a switch page is in `ovs-ofctl dump-flows`, deleted it
@@ -16,8 +17,9 @@
 //!            new session asks again, and a wrong token is asked again with the error
 //! apps       routing stopped in the UI shows stopped (and the API agrees), started
 //!            again: keyboard only, as is opening a switch's page
-//! banner     Pharos killed: the stale banner shows; restarted on the same port: it
-//!            goes, and the view fills again, with no reload
+//! banner     Pharos killed: the stale banner shows; a cable taken down meanwhile, and
+//!            Pharos restarted on the same port: the banner goes, and the view shows the
+//!            new Pharos's network (that cable gone), with no reload
 //! guards     no console error, no uncaught exception, no request to another origin,
 //!            no serious or critical axe-core violation on any page
 //! ```
@@ -357,6 +359,7 @@ fn ui_acceptance_in_chromium_on_fattree4() {
         "flow_switch": flow_switch,
         "flow_dpid": api::dpid::format(topo.switches[flow_switch].dpid),
         "host_mac": topo.hosts["h1"].mac,
+        "host_macs": topo.hosts.values().map(|h| h.mac.clone()).collect::<Vec<_>>(),
     });
     let artefacts = artefacts_dir();
     let _ = std::fs::remove_dir_all(&artefacts);
