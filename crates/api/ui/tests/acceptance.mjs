@@ -405,6 +405,31 @@ async function main() {
     return `${url} kept its selection across a reload`;
   });
 
+  await phase('topology-keyboard', page, async () => {
+    // Keyboard only: Tab to the canvas, zoom with +, clear the selection with Escape.
+    await page.locator('body').focus();
+    const presses = await tabTo(page, (el) => el.tag === 'CANVAS', 60);
+    assert(presses, 'Tab never reached the topology canvas');
+    // Whether the canvas draws while nothing happens (said, not judged: live rates
+    // redraw it now and then).
+    const idle0 = (await drawn(page)).renderedAt;
+    await page.waitForTimeout(500);
+    const before = await drawn(page);
+    const idle = before.renderedAt !== idle0 ? 'it also drew during 0.5 s idle' : 'no frame during 0.5 s idle';
+    await page.keyboard.press('+');
+    await page.keyboard.press('+');
+    await page.keyboard.press('ArrowLeft');
+    const redrawn = await poll(2_000, async () => (await drawn(page)).renderedAt > before.renderedAt);
+    assert(redrawn, 'no frame drawn after + and an arrow key on the focused canvas');
+    await page.waitForTimeout(300);
+    await screenshot(page, 'topology-zoomed-by-keyboard');
+    await page.keyboard.press('Escape');
+    await poll(2_000, async () => param(page, 'select') === null);
+    assert(param(page, 'select') === null, `Escape on the canvas did not clear the selection: ${page.url()}`);
+    await page.keyboard.press('0');
+    return `${presses} Tab presses to the canvas; + and an arrow key redrew it (${idle}); Escape cleared the selection`;
+  });
+
   await phase('switches-keyboard', page, async () => {
     await nav(page, 'Switches').click();
     await page.waitForURL(`${BASE}/switches`);
