@@ -161,7 +161,19 @@ async function render() {
   if (gen !== generation) return;
   /** @type {PageContext} */
   const ctx = { api, live, navigate, params, route: r.route, setTitle };
-  const page = mod.mount(main, ctx);
+  /** @type {Page} */
+  let page;
+  try {
+    page = mod.mount(main, ctx);
+  } catch (e) {
+    main.replaceChildren();
+    const p = document.createElement('p');
+    p.className = 'error';
+    p.setAttribute('role', 'alert');
+    p.textContent = `This page failed: ${e}`;
+    main.append(p);
+    page = { update() {}, unmount() {} };
+  }
   current = { key, page };
   // After a navigation in the app (not the first load), the keyboard starts at the page.
   if (mounted++ > 0 && !main.contains(document.activeElement)) main.focus({ preventScroll: true });

@@ -68,6 +68,9 @@ function hideStale() {
  * @param {string} data
  */
 function dispatch(type, data) {
+  // Events were skipped (this client fell behind): pages read their resources again,
+  // as after a reconnect.
+  if (type === 'lagged') runReconnectHooks();
   const set = listeners.get(type);
   if (!set || set.size === 0) return;
   let v;
@@ -81,6 +84,16 @@ function dispatch(type, data) {
       fn(v, type);
     } catch (e) {
       console.error(`a ${type} event listener failed`, e);
+    }
+  }
+}
+
+function runReconnectHooks() {
+  for (const fn of [...reconnectHooks]) {
+    try {
+      fn();
+    } catch (e) {
+      console.error('a reconnect hook failed', e);
     }
   }
 }
@@ -120,15 +133,7 @@ async function connect() {
     state.failures = 0;
     state.freshAt = Date.now();
     armWatchdog();
-    if (reconnect) {
-      for (const fn of [...reconnectHooks]) {
-        try {
-          fn();
-        } catch (e) {
-          console.error('a reconnect hook failed', e);
-        }
-      }
-    }
+    if (reconnect) runReconnectHooks();
     hideStale();
     await read(res.body);
   } catch (e) {
@@ -212,8 +217,9 @@ export const live = {
     return () => set.delete(fn);
   },
   /**
-   * Calls `fn` each time the stream is back after a drop (events were missed:
-   * read the resources again). Returns the function that unsubscribes.
+   * Calls `fn` each time the stream is back after a drop, or said this client
+   * lagged (events were missed: read the resources again). Returns the function
+   * that unsubscribes.
    * @param {() => void} fn
    * @returns {() => void}
    */

@@ -34,7 +34,7 @@ export function mount(el, ctx) {
   const status = h('div', { role: 'status' });
   const tbody = h('tbody');
   const file = h('input', { id: 'app-file', type: 'file', accept: '.wasm,application/wasm' });
-  const name = h('input', { id: 'app-name', type: 'text', autocomplete: 'off', pattern: '[A-Za-z0-9_-]{1,64}', required: true });
+  const name = h('input', { id: 'app-name', type: 'text', autocomplete: 'off', pattern: '[A-Za-z0-9_\\-]{1,64}', required: true });
   const loadError = h('div');
   el.append(
     h('h1', {}, 'Apps'),

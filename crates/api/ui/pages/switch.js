@@ -119,6 +119,9 @@ export function mount(el, ctx) {
     p.append(
       msg,
       h(
+        'div',
+        { class: 'table-wrap' },
+        h(
         'table',
         { id: 'ports' },
         h('caption', { class: 'muted', text: 'Ports; rates from the port statistics, read every 2 s' }),
@@ -134,6 +137,7 @@ export function mount(el, ctx) {
           ),
         ),
         tbody,
+        ),
       ),
     );
     /** @type {Map<number, {t: number, rx: number, tx: number}>} */

@@ -18,6 +18,10 @@ const RATES_MS = 5000;
 /** Zoom limits. */
 const K_MIN = 0.01;
 const K_MAX = 8;
+/** Above this many switches and hosts drawn, frames go through the pan bitmap. */
+const HEAVY = 3000;
+/** The pan bitmap's margin around the view, in CSS pixels. */
+const PAN_MARGIN = 400;
 /** Suggestions in the Find box's list. */
 const SUGGESTIONS = 20;
 
@@ -38,6 +42,7 @@ export function mount(el, ctx) {
   ensureStyles();
   const model = new Model();
   const layout = new Layout(model);
+  layout.onmove = () => schedule();
 
   // The page.
   const root = document.createElement('section');
@@ -140,7 +145,7 @@ export function mount(el, ctx) {
     if (hostsOn && model.hostsDirty) placeHosts(model, layout.tiered);
     if (autoFit && (moved || viewChanged || drawnVersion !== model.version)) fitView();
     if (moved || viewChanged || drawnVersion !== model.version) {
-      const n = draw(g, model, { width, height, dpr, view, hosts: hostsOn, selection, util: cableUtil });
+      const n = paint(moved);
       canvas.dataset.switches = String(n.switches);
       canvas.dataset.links = String(n.links);
       canvas.dataset.hosts = String(n.hosts);
@@ -155,6 +160,41 @@ export function mount(el, ctx) {
       refreshDetails(false);
     }
     if (layout.active) schedule();
+  }
+
+  // A big scene is drawn into a bitmap larger than the view by PAN_MARGIN on each side,
+  // then copied: a pan (same zoom, nothing else changed) within the margin is one copy.
+  /** @type {{canvas: HTMLCanvasElement, k: number, tx: number, ty: number, key: string,
+   *   counts: {switches: number, links: number, hosts: number}} | null} */
+  let cache = null;
+  /** @param {boolean} moved the layout moved things this frame */
+  function paint(moved) {
+    const heavy = model.switches.size + (hostsOn ? model.hosts.size : 0) > HEAVY;
+    const opts = { dpr, view, hosts: hostsOn, selection, util: cableUtil };
+    // While the layout moves things, each frame is new anyway: straight to the screen.
+    if (!heavy || moved) {
+      cache = null;
+      return draw(g, model, { ...opts, width, height });
+    }
+    const key = `${model.version}/${hostsOn}/${selection ? selection.kind + selection.id : ''}/${width}x${height}@${dpr}`;
+    const dx = view.tx - (cache?.tx ?? 0);
+    const dy = view.ty - (cache?.ty ?? 0);
+    if (!cache || cache.key !== key || cache.k !== view.k || Math.abs(dx) > PAN_MARGIN || Math.abs(dy) > PAN_MARGIN) {
+      const c = cache?.canvas ?? document.createElement('canvas');
+      const w = width + 2 * PAN_MARGIN;
+      const h = height + 2 * PAN_MARGIN;
+      if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) {
+        c.width = Math.round(w * dpr);
+        c.height = Math.round(h * dpr);
+      }
+      const cg = /** @type {CanvasRenderingContext2D} */ (c.getContext('2d', { alpha: false }));
+      const shifted = { k: view.k, tx: view.tx + PAN_MARGIN, ty: view.ty + PAN_MARGIN };
+      const counts = draw(cg, model, { ...opts, view: shifted, width: w, height: h });
+      cache = { canvas: c, k: view.k, tx: view.tx, ty: view.ty, key, counts };
+    }
+    g.setTransform(1, 0, 0, 1, 0, 0);
+    g.drawImage(cache.canvas, Math.round((view.tx - cache.tx - PAN_MARGIN) * dpr), Math.round((view.ty - cache.ty - PAN_MARGIN) * dpr));
+    return cache.counts;
   }
 
   // Sizing.
@@ -443,13 +483,17 @@ export function mount(el, ctx) {
     if (!r || !r.speed_bps) return null;
     return Math.max(r.tx_bps, r.rx_bps) / r.speed_bps;
   }
+  /** @type {Map<string, number | null>} each cable's utilisation, until the next rates */
+  let utilCache = new Map();
   /** @param {import('../topology/model.js').Cable} c */
   function cableUtil(c) {
+    let u = utilCache.get(c.key);
+    if (u !== undefined) return u;
     const a = endUtil(c.a, c.ap);
     const b = endUtil(c.b, c.bp);
-    if (a === null) return b;
-    if (b === null) return a;
-    return Math.max(a, b);
+    u = a === null ? b : b === null ? a : Math.max(a, b);
+    utilCache.set(c.key, u);
+    return u;
   }
 
   // Details.
@@ -611,6 +655,7 @@ export function mount(el, ctx) {
         const m = new Map();
         for (const r of doc.ports ?? []) m.set(`${r.dpid}/${r.port}`, r);
         rates = m;
+        utilCache = new Map();
         ratesKnown = true;
         model.version++;
         schedule();
@@ -634,6 +679,7 @@ export function mount(el, ctx) {
     },
     unmount() {
       gone = true;
+      layout.stop();
       if (frame) cancelAnimationFrame(frame);
       if (ratesTimer) clearTimeout(ratesTimer);
       resize.disconnect();

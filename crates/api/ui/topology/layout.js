@@ -1,5 +1,5 @@
-// The layout: switches by a force simulation run a slice at a time (so a frame never
-// waits for it), hosts in rings around the switch they are attached to.
+// The layout: switches placed by one of the methods below, run a slice at a time or in a
+// worker (so a frame never waits for it), hosts around the switch they are attached to.
 //
 // 1. A switch that comes with cables is seeded: a component no switch of which has a
 //    place yet is laid out radially from its best-connected switch (a tree, the usual
@@ -17,22 +17,19 @@
 //    a fat tree or a data-centre tree with its symmetry plain; a change (a link down)
 //    starts from the current places with small steps, so the drawing barely moves.
 //    An iteration is n²/2 pair updates, cut into slices.
-// 2'. Beyond that, forces (Fruchterman and Reingold's): cables pull as d²/L, switches closer than
-//    CUTOFF push as L²/d. Only pairs in neighbouring cells of a grid are compared, so an
-//    iteration costs O(n) instead of O(n²): 1,000 switches take well under a millisecond.
+// 2'. Beyond that, forces (Fruchterman and Reingold's, force.js): cables pull as d²/L,
+//    switches closer than CUTOFF push as L²/d. Only pairs in neighbouring cells of a grid
+//    are compared, so an iteration costs O(n) instead of O(n²): 1,000 switches take under
+//    a millisecond. They run in a worker (force-worker.js) that posts the places about
+//    once a frame; where no worker can start, here, a slice per frame.
 // 3. Each move is capped by a temperature that cools by COOLING per iteration; a change
 //    to the switches or cables warms it again, a little for a small change.
 
 import { Model } from './model.js';
+import { iterate, L, COOLING, FROZEN } from './force.js';
 
-/** The length a cable settles to, in world units (a switch is 10 wide). */
-export const L = 60;
-/** Switches farther apart than this do not push each other. */
-const CUTOFF = 2.5 * L;
-/** Each iteration multiplies the temperature by this. */
-const COOLING = 0.985;
-/** Below this temperature (a share of L per iteration) the layout stops. */
-const FROZEN = 0.01;
+export { L };
+
 /** Networks up to this many switches get the stress layout (its pairs are n²/2; beyond, the
  * forces draw a big tree better in the time there is). */
 const SGD_MAX = 400;
@@ -62,6 +59,18 @@ export class Layout {
     this._arraysFor = -1;
     /** @type {Sgd | null} the stress layout under way */
     this._sgd = null;
+    /** @type {Worker | null | undefined} the forces' worker (undefined: not made yet) */
+    this._w = undefined;
+    /** Runs handed to the worker; its answers for older ones are dropped. */
+    this._run = 0;
+    /** @type {import('./model.js').SwitchNode[]} the switches of the run, in its order */
+    this._runNodes = [];
+    /** The worker is moving things. */
+    this._busy = false;
+    /** The worker moved things since the last step. */
+    this._fresh = false;
+    /** Called when the worker moved things (the page draws a frame). */
+    this.onmove = () => {};
     /** The `_key()` the layout was last made for. */
     this._seenKey = '';
     /** The switches are drawn in tiers (see `tiers`). */
@@ -70,7 +79,12 @@ export class Layout {
 
   /** Whether the layout still moves things. */
   get active() {
-    return this._sgd !== null || this.alpha > FROZEN || this._key() !== this._seenKey;
+    return this._sgd !== null || this._fresh || this.alpha > FROZEN || this._key() !== this._seenKey;
+  }
+
+  /** The worker is moving things (frames come when it posts). */
+  get busy() {
+    return this._busy;
   }
 
   /** What decides the layout: the switches and cables, and which switches have hosts. */
@@ -116,10 +130,16 @@ export class Layout {
         this._sgd = prepareSgd(this.model, placedNew / n > 0.5);
         this.alpha = 0;
       } else {
-        // A few new switches warm the layout a little; a new network, fully.
+        // A few new switches warm the layout a little; a new network, fully. The
+        // worker runs the forces if there is one.
         this._sgd = null;
         this.alpha = Math.max(this.alpha, Math.min(1, 0.15 + placedNew / n));
+        this._startWorker();
       }
+      moved = true;
+    }
+    if (this._fresh) {
+      this._fresh = false;
       moved = true;
     }
     if (this._sgd) {
@@ -259,91 +279,79 @@ export class Layout {
     this._arraysFor = this.model.structure;
   }
 
-  /** One iteration of the forces. */
+  /** One iteration of the forces, here (when there is no worker). */
   _iterate() {
     this._arrays();
     const nodes = /** @type {import('./model.js').SwitchNode[]} */ (this._nodes);
-    const edges = /** @type {Int32Array} */ (this._edges);
-    const n = nodes.length;
-    if (n === 0) return;
-    const fx = new Float64Array(n);
-    const fy = new Float64Array(n);
-    // The grid: cell -> switch indices.
-    /** @type {Map<number, number[]>} */
-    const grid = new Map();
-    for (let i = 0; i < n; i++) {
-      const s = nodes[i];
-      const k = cell(s.x, s.y);
-      let list = grid.get(k);
-      if (!list) grid.set(k, (list = []));
-      list.push(i);
-    }
-    // 2: repulsion between switches in neighbouring cells.
-    const L2 = L * L;
-    for (let i = 0; i < n; i++) {
-      const s = nodes[i];
-      const cx = Math.floor(s.x / CUTOFF);
-      const cy = Math.floor(s.y / CUTOFF);
-      for (let gx = cx - 1; gx <= cx + 1; gx++) {
-        for (let gy = cy - 1; gy <= cy + 1; gy++) {
-          const list = grid.get(key(gx, gy));
-          if (!list) continue;
-          for (const j of list) {
-            if (j <= i) continue;
-            const o = nodes[j];
-            let dx = s.x - o.x;
-            let dy = s.y - o.y;
-            let d2 = dx * dx + dy * dy;
-            if (d2 > CUTOFF * CUTOFF) continue;
-            if (d2 < 1e-6) {
-              // Two switches on one spot: nudge apart in a direction of their own.
-              dx = (i - j) * 0.01 + Math.random() - 0.5;
-              dy = Math.random() - 0.5;
-              d2 = dx * dx + dy * dy;
-            }
-            // L²/d along the unit vector: L² dx / d².
-            const f = L2 / d2;
-            fx[i] += dx * f;
-            fy[i] += dy * f;
-            fx[j] -= dx * f;
-            fy[j] -= dy * f;
+    const xs = Float64Array.from(nodes, (s) => s.x);
+    const ys = Float64Array.from(nodes, (s) => s.y);
+    iterate(xs, ys, /** @type {Int32Array} */ (this._edges), this.alpha);
+    nodes.forEach((s, i) => {
+      s.x = xs[i];
+      s.y = ys[i];
+    });
+  }
+
+  /** Hands the forces to the worker, from the current places and temperature. */
+  _startWorker() {
+    const w = this._worker();
+    if (!w) return false;
+    this._arrays();
+    const nodes = /** @type {import('./model.js').SwitchNode[]} */ (this._nodes);
+    this._run++;
+    this._runNodes = nodes;
+    w.postMessage({
+      run: this._run,
+      xs: Float64Array.from(nodes, (s) => s.x),
+      ys: Float64Array.from(nodes, (s) => s.y),
+      edges: this._edges,
+      alpha: this.alpha,
+    });
+    this._busy = true;
+    this.alpha = 0;
+    return true;
+  }
+
+  /** The worker, made at first use; null where workers cannot run (it is then here). */
+  _worker() {
+    if (this._w !== undefined) return this._w;
+    this._w = null;
+    try {
+      if (typeof Worker === 'function') {
+        const w = new Worker(new URL('./force-worker.js', import.meta.url), { type: 'module' });
+        w.onmessage = (/** @type {MessageEvent} */ e) => {
+          const { run, xs, ys, done } = e.data;
+          if (run !== this._run) return;
+          const nodes = this._runNodes;
+          for (let i = 0; i < nodes.length; i++) {
+            nodes[i].x = xs[i];
+            nodes[i].y = ys[i];
           }
-        }
+          this.iterations += 1;
+          this._fresh = true;
+          if (done) this._busy = false;
+          this.onmove();
+        };
+        w.onerror = () => {
+          // Forces go on here, from where the worker left them.
+          this._w = null;
+          this._busy = false;
+          this.alpha = Math.max(this.alpha, 0.1);
+          this.onmove();
+        };
+        this._w = w;
       }
+    } catch {
+      this._w = null;
     }
-    // Attraction along cables: d²/L along the unit vector: d dx / L.
-    for (let e = 0; e < edges.length; e += 2) {
-      const i = edges[e];
-      const j = edges[e + 1];
-      const dx = nodes[i].x - nodes[j].x;
-      const dy = nodes[i].y - nodes[j].y;
-      const d = Math.sqrt(dx * dx + dy * dy);
-      const f = d / L;
-      fx[i] -= dx * f;
-      fy[i] -= dy * f;
-      fx[j] += dx * f;
-      fy[j] += dy * f;
-    }
-    // A weak pull to the middle keeps separate components from drifting apart.
-    let mx = 0;
-    let my = 0;
-    for (const s of nodes) {
-      mx += s.x;
-      my += s.y;
-    }
-    mx /= n;
-    my /= n;
-    const maxMove = Math.max(0.5, L * this.alpha);
-    for (let i = 0; i < n; i++) {
-      const s = nodes[i];
-      fx[i] -= (s.x - mx) * 0.01;
-      fy[i] -= (s.y - my) * 0.01;
-      const m = Math.sqrt(fx[i] * fx[i] + fy[i] * fy[i]);
-      if (m < 1e-9) continue;
-      const move = Math.min(m, maxMove);
-      s.x += (fx[i] / m) * move;
-      s.y += (fy[i] / m) * move;
-    }
+    return this._w;
+  }
+
+  /** Stops the worker (the page is left). */
+  stop() {
+    this._w?.terminate();
+    this._w = null;
+    this._busy = false;
   }
 }
 
@@ -405,16 +413,6 @@ export function hostReach(/** @type {number} */ count) {
 
 function ringCapacity(/** @type {number} */ ring) {
   return Math.max(6, Math.floor((2 * Math.PI * (HOST_R0 + ring * HOST_GAP)) / HOST_ROOM));
-}
-
-function key(/** @type {number} */ gx, /** @type {number} */ gy) {
-  // A small integer (fast to hash) for |g| < 2048 cells, 300,000 units: beyond any
-  // drawing; farther cells share keys, which costs time, not correctness.
-  return ((gx + 2048) & 4095) * 4096 + ((gy + 2048) & 4095);
-}
-
-function cell(/** @type {number} */ x, /** @type {number} */ y) {
-  return key(Math.floor(x / CUTOFF), Math.floor(y / CUTOFF));
 }
 
 /**
