@@ -647,6 +647,7 @@ export function mount(el, ctx) {
   async function readRates() {
     ratesTimer = undefined;
     if (gone) return;
+    let next = RATES_MS;
     try {
       if (!document.hidden) {
         const doc = await ctx.api.get('port_rates');
@@ -654,6 +655,8 @@ export function mount(el, ctx) {
         /** @type {Map<string, PortRate>} */
         const m = new Map();
         for (const r of doc.ports ?? []) m.set(`${r.dpid}/${r.port}`, r);
+        // The first read starts the server's polling: rates come one interval later.
+        if (m.size === 0 && doc.interval_secs > 0) next = Math.min(RATES_MS, doc.interval_secs * 1000 + 300);
         rates = m;
         utilCache = new Map();
         ratesKnown = true;
@@ -663,7 +666,7 @@ export function mount(el, ctx) {
     } catch {
       // No rates: links stay "unknown" (grey); try again later.
     }
-    if (!gone) ratesTimer = setTimeout(() => void readRates(), RATES_MS);
+    if (!gone) ratesTimer = setTimeout(() => void readRates(), next);
   }
 
   void load();

@@ -75,6 +75,8 @@ export class Layout {
     this._seenKey = '';
     /** The switches are drawn in tiers (see `tiers`). */
     this.tiered = false;
+    /** Each switch's tier, as a string, when the rows were last made. */
+    this._tierKey = '';
   }
 
   /** Whether the layout still moves things. */
@@ -108,9 +110,17 @@ export class Layout {
       this._seen = this.model.structure;
       const n = this.model.switches.size || 1;
       const tiered = tiers(this.model);
+      // The same switches in the same tiers (a cable down or up between them): the rows
+      // stay as they are, so the drawing does not jump for a small change.
+      const tierKey = tiered ? [...tiered.tier].sort().join(';') : '';
+      if (tiered && this.tiered && tierKey === this._tierKey) {
+        this._sgd = null;
+        return true;
+      }
+      this._tierKey = tierKey;
       if (tiered) {
         // 1': a data-centre network, in rows.
-        for (const [d, [x, y]] of tiered) {
+        for (const [d, [x, y]] of tiered.pos) {
           const s = this.model.switches.get(d);
           if (s) {
             s.x = x;
@@ -640,7 +650,7 @@ const TIER_MAX_ROWS = 6;
  * `null` when the network is not like that (no hosts, one tier, a switch out of reach,
  * or too big to read as rows).
  * @param {Model} model
- * @returns {Map<string, [number, number]> | null}
+ * @returns {{pos: Map<string, [number, number]>, tier: Map<string, number>} | null}
  */
 function tiers(model) {
   const n = model.switches.size;
@@ -710,5 +720,5 @@ function tiers(model) {
   rows.forEach((r, t) => {
     r.forEach((d, i) => pos.set(d, [(i - (r.length - 1) / 2) * gap, -t * L * 1.6]));
   });
-  return pos;
+  return { pos, tier };
 }
