@@ -146,7 +146,8 @@ fn bench(c: &mut Criterion) {
     let native = || Box::new(apps::LearningSwitch::default()) as Box<dyn AnyApp>;
     let mut g = c.benchmark_group("wasm/packet_in");
     type Make<'a> = Box<dyn Fn() -> Vec<Box<dyn AnyApp>> + 'a>;
-    let sets: [(&str, &[(usize, Vec<u8>)], Make); 5] = [
+    type Messages<'a> = &'a [(usize, Vec<u8>)];
+    let sets: [(&str, Messages, Make); 5] = [
         ("native_ls", &ip, Box::new(|| vec![native()])),
         (
             "wasm_ls",
