@@ -498,7 +498,8 @@ export function mount(el, ctx) {
 
   // Details.
   function refreshDetails(/** @type {boolean} */ force) {
-    const key = selection ? `${selection.kind}:${selection.id}:${model.version}:${ratesKnown}` : `none:${loaded}`;
+    // With nothing selected the panel shows the counts: it follows the model's version too.
+    const key = selection ? `${selection.kind}:${selection.id}:${model.version}:${ratesKnown}` : `none:${loaded}:${model.version}`;
     if (!force && key === detailsFor) return;
     detailsFor = key;
     details.replaceChildren(...detailsOf(selection));

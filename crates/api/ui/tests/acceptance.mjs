@@ -379,10 +379,26 @@ async function main() {
     const t = Date.now();
     await waitDrawn(page, { links: LAB.links - 1 }, LINK_VIEW_MS);
     const took = Date.now() - t;
+    // The Details panel (nothing selected) follows the live model: its summary counts
+    // the cable that went down.
+    // (Checked after the cable is up again, so that a failure leaves the lab whole.)
+    const summary = (n) =>
+      page
+        .locator('#details')
+        .getByText(`${n} links`)
+        .waitFor({ timeout: 2_000 })
+        .then(
+          () => null,
+          () => page.locator('#details').innerText(),
+        );
+    const stale = await summary(LAB.links - 1);
     await screenshot(page, 'topology-link-down');
     assert(await sameDocument(page, mark), 'the page was reloaded');
     await ctl('link', { state: 'up' });
     await waitDrawn(page, { links: LAB.links }, 20_000);
+    assert(stale === null, `with the cable down the Details summary does not say ${LAB.links - 1} links: ${JSON.stringify(stale)}`);
+    const back = await summary(LAB.links);
+    assert(back === null, `with the cable up again the Details summary does not say ${LAB.links} links: ${JSON.stringify(back)}`);
     assert(await sameDocument(page, mark), 'the page was reloaded');
     return `${down.what}: ${LAB.links - 1} links drawn ${took} ms after the command returned; back to ${LAB.links} after up; no reload`;
   });
