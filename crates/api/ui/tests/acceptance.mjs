@@ -563,6 +563,12 @@ async function main() {
     const table = page.locator('#hosts[role=table]');
     await poll(10_000, async () => (await table.getAttribute('aria-rowcount')) === String(LAB.hosts));
     assert((await table.getAttribute('aria-rowcount')) === String(LAB.hosts), `#hosts aria-rowcount is ${await table.getAttribute('aria-rowcount')}, not ${LAB.hosts}`);
+    // The window has room for every row: the list box shows them all without a scroll.
+    const viewport = table.locator('.viewport');
+    const fits = () => viewport.evaluate((el) => el.scrollHeight <= el.clientHeight + 1);
+    await poll(3_000, fits);
+    const box = await viewport.evaluate((el) => `${el.clientHeight} px for ${el.scrollHeight} px of rows`);
+    assert(await fits(), `#hosts needs a scroll for ${LAB.hosts} rows in a 800 px high window: ${box}`);
     // Every host can be scrolled to: the list rendered at its end shows the last MAC.
     const last = [...LAB.host_macs].sort().pop();
     await table.evaluate((el) => {
