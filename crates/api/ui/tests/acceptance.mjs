@@ -616,6 +616,9 @@ async function main() {
     // drawn; the view filling again after the restart is checked last.
     await nav(page, 'Topology').click();
     await page.waitForURL((u) => u.pathname === '/');
+    // The nav link comes back to the topology as it was left: "Show hosts" stays on.
+    assert(param(page, 'hosts') === '1', `the nav link "Topology" dropped hosts=1: ${page.url()}`);
+    assert(await page.getByLabel('Show hosts').isChecked(), '"Show hosts" is not checked after the nav link');
     await page.waitForTimeout(1_000);
     const mark = await markDocument(page);
     const banner = page.locator('#stale-banner[role=alert]');
