@@ -1,10 +1,9 @@
-//! Embeds the web UI: lists the files under `ui/` (not `ui/tests/` nor `ui/bench/`, nor anything but
-//! the asset types the UI serves) into `$OUT_DIR/ui_assets.rs` as `include_bytes!`
-//! entries with their ETags, for `src/ui.rs`. Cargo runs this again when a file it
-//! embedded changes, or anything in a folder under `ui/` (`pages/`, ...), so a plain
-//! `cargo build` serves the current files. `ui/` itself is not watched as a whole,
-//! since `ui/tests/` holds the browser tests' `node_modules`: a new file at its top
-//! is picked up with the next change to an embedded file (the one that imports it).
+//! Embeds the web UI: lists the files under `ui/` (only the asset types the UI serves)
+//! into `$OUT_DIR/ui_assets.rs` as `include_bytes!` entries with their ETags, for
+//! `src/ui.rs`. Cargo runs this again when anything under `ui/` changes (a file, or a
+//! file added or removed anywhere in it), so a plain `cargo build` serves the current
+//! files. The browser tests and the scale benchmark, with their `node_modules`, live
+//! beside it (`ui-tests/`, `ui-bench/`), so `ui/` holds nothing but the UI.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -22,6 +21,8 @@ const TYPES: &[(&str, &str)] = &[
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui");
+    // A folder is watched with all it holds, recursively (Cargo compares mtimes).
+    println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();
     walk(&root, &root, &mut files);
     files.sort();
@@ -53,14 +54,6 @@ fn walk(root: &Path, dir: &Path, files: &mut Vec<(String, PathBuf, &'static str)
             continue;
         }
         if path.is_dir() {
-            // The browser tests, the scale benchmark and their node_modules are not
-            // part of the UI.
-            if dir == root && (name == "tests" || name == "bench") {
-                continue;
-            }
-            if dir == root {
-                println!("cargo:rerun-if-changed={}", path.display());
-            }
             walk(root, &path, files);
         } else if let Some(&(_, ctype)) = TYPES
             .iter()
@@ -72,9 +65,6 @@ fn walk(root: &Path, dir: &Path, files: &mut Vec<(String, PathBuf, &'static str)
                 .map(|c| c.as_os_str().to_string_lossy())
                 .collect::<Vec<_>>()
                 .join("/");
-            if dir == root {
-                println!("cargo:rerun-if-changed={}", path.display());
-            }
             files.push((rel, path.clone(), ctype));
         }
     }

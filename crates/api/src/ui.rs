@@ -1,9 +1,10 @@
 //! The web UI, served from the binary: the files under `crates/api/ui/` (plain ES
 //! modules, a stylesheet, `index.html`; no build step) are embedded at compile time.
 //!
-//! How: `build.rs` lists `ui/` (leaving out `ui/tests/`) into `$OUT_DIR/ui_assets.rs`,
-//! one `include_bytes!` per file with its content type and an ETag (FNV-1a of the
-//! bytes), and tells Cargo to run again when anything under `ui/` changes. So a plain
+//! How: `build.rs` lists `ui/` (the browser tests live apart, in `ui-tests/`) into
+//! `$OUT_DIR/ui_assets.rs`, one `include_bytes!` per file with its content type and an
+//! ETag (FNV-1a of the bytes), and tells Cargo to run again when anything under `ui/`
+//! changes. So a plain
 //! `cargo build` gives a binary that serves the current UI, with no new dependency and
 //! no file read at run time (`rust-embed` would do the same with a crate and a derive).
 //!

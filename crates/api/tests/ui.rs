@@ -149,8 +149,9 @@ fn assets_have_their_content_types_and_missing_ones_are_404() {
     let missing = c.get("/ui/nothing.js", &[]);
     assert_eq!(missing.status, 404);
     assert_eq!(missing.header("content-security-policy"), Some(CSP));
-    // The browser tests are not served.
-    assert_eq!(c.get("/ui/tests/package.json", &[]).status, 404);
+    // Nothing but the UI is served: the browser tests' and the benchmark's Node packages
+    // live in ui-tests/ and ui-bench/, not in ui/.
+    assert_eq!(c.get("/ui/package.json", &[]).status, 404);
 }
 
 #[test]

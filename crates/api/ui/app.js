@@ -75,6 +75,7 @@ function setTitle(title) {
  * @param {{replace?: boolean}} [opts]
  */
 export function navigate(path, opts = {}) {
+  rememberTopology();
   const url = new URL(path, location.href);
   if (url.origin !== location.origin) {
     location.href = url.href;
@@ -86,6 +87,31 @@ export function navigate(path, opts = {}) {
     else history.pushState(null, '', target);
   }
   void render();
+}
+
+/** Where the topology page's last query (Show hosts, selection) is kept. */
+const TOPOLOGY_QUERY = 'pharos.topology.query';
+
+/** Keeps the topology page's query when on it (the page writes it with replaceState). */
+function rememberTopology() {
+  if (resolve(location.pathname)?.module !== 'topology') return;
+  try {
+    sessionStorage.setItem(TOPOLOGY_QUERY, location.search);
+  } catch {
+    // Storage refused (private mode, quota): the link then goes to a plain /.
+  }
+}
+
+/** The URL the nav link "Topology" goes to: the page as it was left, in this session. */
+function topologyHref() {
+  if (resolve(location.pathname)?.module === 'topology') return location.pathname + location.search;
+  let q = null;
+  try {
+    q = sessionStorage.getItem(TOPOLOGY_QUERY);
+  } catch {
+    // As above.
+  }
+  return q && q.startsWith('?') ? `/${q}` : '/';
 }
 
 /** Builds the nav once. */
@@ -110,6 +136,7 @@ function highlightNav(navPath) {
     const link = /** @type {HTMLAnchorElement} */ (a);
     if (link.dataset.nav === navPath) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
+    if (link.dataset.nav === '/') link.href = topologyHref();
   }
 }
 
@@ -193,6 +220,7 @@ function onClick(e) {
   const a = t && t.closest ? t.closest('a') : null;
   if (!a || a.target || a.hasAttribute('download')) return;
   if ((a.getAttribute('href') || '').startsWith('#')) return; // in-page (the skip link)
+  if (a.closest('#nav') && a.dataset.nav === '/') a.href = topologyHref();
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin) return;
   if (url.pathname.startsWith('/api/') || url.pathname === '/metrics') return;
@@ -204,6 +232,7 @@ function start() {
   buildNav();
   document.addEventListener('click', onClick);
   window.addEventListener('popstate', () => void render());
+  window.addEventListener('pagehide', rememberTopology);
   live.start();
   void render();
 }

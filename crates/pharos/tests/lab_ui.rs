@@ -1,5 +1,5 @@
 //! Issue 14's acceptance for the web UI, in a real browser: Debian's `chromium`, driven
-//! by playwright-core from `crates/api/ui/tests/acceptance.mjs` (Node), against a real
+//! by playwright-core from `crates/api/ui-tests/acceptance.mjs` (Node), against a real
 //! `pharos run` (default apps, `--api 127.0.0.1:PORT`, the token from
 //! `PHAROS_API_TOKEN`) with an Open vSwitch `fattree,4` lab (OpenFlow 1.3) behind it.
 //!
@@ -26,7 +26,7 @@
 //!
 //! Screenshots of each page go to `target/ui-artefacts/` (look at them). A second test
 //! type-checks the UI's JavaScript with `tsc --noEmit --checkJs`
-//! (`crates/api/ui/tests/tsconfig.json`).
+//! (`crates/api/ui-tests/tsconfig.json`).
 //!
 //! The browser script asks this test for what it cannot do itself with `@@ctl {json}`
 //! lines on its stdout (take a cable down or up, dump a switch's flows, kill or restart
@@ -64,9 +64,9 @@ const TOKEN: &str = "lab-ui-token-3f9a1d27";
 const BROWSER_DEADLINE: Duration = Duration::from_secs(200);
 const CHROMIUM: &str = "/usr/bin/chromium";
 
-/// `crates/api/ui/tests`.
+/// `crates/api/ui-tests`.
 fn ui_tests_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../api/ui/tests")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../api/ui-tests")
 }
 
 /// Where the screenshots go: `target/ui-artefacts` (or under `CARGO_TARGET_DIR`).
@@ -88,7 +88,7 @@ fn node_ready(test: &str, browser: bool) -> bool {
     let modules = ui_tests_dir().join("node_modules");
     for pkg in ["playwright-core", "axe-core", "typescript"] {
         if !modules.join(pkg).join("package.json").is_file() {
-            missing.push(format!("{} (npm ci in crates/api/ui/tests)", pkg));
+            missing.push(format!("{} (npm ci in crates/api/ui-tests)", pkg));
         }
     }
     if browser && !Path::new(CHROMIUM).is_file() {

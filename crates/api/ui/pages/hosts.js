@@ -7,6 +7,10 @@ import { h, ago, errorBox, every } from '../dom.js';
 
 /** Row height in CSS pixels (matches .vrow in style.css). */
 const ROW = 32;
+/** The list box's least height in CSS pixels (a few rows). */
+const MIN_HEIGHT = 4 * ROW;
+/** Room kept below the list box: the page's bottom padding (2em) and the box's border. */
+const BOTTOM = 40;
 /** Rows drawn beyond the visible ones, each side. */
 const OVERSCAN = 8;
 
@@ -72,6 +76,7 @@ export function mount(el, ctx) {
     shown.sort((a, b) => (a.mac < b.mac ? -1 : a.mac > b.mac ? 1 : (a.vlan ?? -1) - (b.vlan ?? -1)));
     table.setAttribute('aria-rowcount', String(shown.length));
     spacer.style.height = `${shown.length * ROW}px`;
+    fit();
     summary.textContent = q
       ? `${shown.length.toLocaleString('en-US')} of ${hosts.size.toLocaleString('en-US')} hosts match “${search.value.trim()}”.`
       : `${hosts.size.toLocaleString('en-US')} hosts.`;
@@ -81,6 +86,19 @@ export function mount(el, ctx) {
   /** Re-filters soon (events come in bursts). */
   function refilterSoon() {
     if (refilterTimer === undefined) refilterTimer = window.setTimeout(() => ((refilterTimer = undefined), refilter()), 200);
+  }
+
+  /**
+   * Sizes the list box to its rows, at most to the window's remaining height (at least
+   * MIN_HEIGHT): every row shows when there is room, a long list scrolls (virtualised)
+   * within the window.
+   */
+  function fit() {
+    const top = viewport.getBoundingClientRect().top + window.scrollY;
+    const room = Math.max(MIN_HEIGHT, window.innerHeight - top - BOTTOM);
+    const want = Math.max(MIN_HEIGHT, shown.length * ROW);
+    const px = `${Math.min(want, room)}px`;
+    if (viewport.style.height !== px) viewport.style.height = px;
   }
 
   /** Draws the rows in view, reusing the row elements. */
@@ -131,6 +149,11 @@ export function mount(el, ctx) {
   });
   const resize = new ResizeObserver(() => draw());
   resize.observe(viewport);
+  const onWindowResize = () => {
+    fit();
+    draw();
+  };
+  window.addEventListener('resize', onWindowResize);
 
   /** @type {number | undefined} */
   let urlTimer;
@@ -202,6 +225,7 @@ export function mount(el, ctx) {
       clearTimeout(urlTimer);
       cancelAnimationFrame(frame);
       resize.disconnect();
+      window.removeEventListener('resize', onWindowResize);
       pool = [];
     },
   };

@@ -498,7 +498,8 @@ export function mount(el, ctx) {
 
   // Details.
   function refreshDetails(/** @type {boolean} */ force) {
-    const key = selection ? `${selection.kind}:${selection.id}:${model.version}:${ratesKnown}` : `none:${loaded}`;
+    // With nothing selected the panel shows the counts: it follows the model's version too.
+    const key = selection ? `${selection.kind}:${selection.id}:${model.version}:${ratesKnown}` : `none:${loaded}:${model.version}`;
     if (!force && key === detailsFor) return;
     detailsFor = key;
     details.replaceChildren(...detailsOf(selection));
@@ -540,13 +541,13 @@ export function mount(el, ctx) {
       return [
         h2,
         dl([
-          ['DPID', sw.dpid],
+          ['DPID', dpidSpan(sw.dpid)],
           ['OpenFlow', sw.version],
           ['Address', sw.peer],
           ['Ports', `${sw.n_ports} (${sw.ports_up} up)`],
           ['Links', String(cables.length)],
           ['Hosts', String(model.bySwitch().get(sw.dpid)?.length ?? 0)],
-          ['Connected since', new Date(sw.connected_since * 1000).toLocaleString()],
+          ['Connected', new Date(sw.connected_since * 1000).toLocaleString()],
         ]),
         para(a),
         ...(cables.length ? [list] : []),
@@ -560,8 +561,8 @@ export function mount(el, ctx) {
       return [
         h2,
         dl([
-          ['End A', `${c.a} port ${c.ap}`],
-          ['End B', `${c.b} port ${c.bp}`],
+          ['End A', endOf(c.a, c.ap)],
+          ['End B', endOf(c.b, c.bp)],
           ['Found', c.dirs === 3 ? 'both ways' : c.dirs === 1 ? 'A to B only' : 'B to A only'],
           ['A → B', rateText(c.a, c.ap, 'tx')],
           ['B → A', rateText(c.b, c.bp, 'tx')],
@@ -575,7 +576,7 @@ export function mount(el, ctx) {
     const att = document.createElement('button');
     att.type = 'button';
     att.className = 'linkish';
-    att.textContent = `${h.attachment.dpid} port ${h.attachment.port}`;
+    att.append(endOf(h.attachment.dpid, h.attachment.port));
     att.addEventListener('click', () => {
       select({ kind: 'switch', id: h.attachment.dpid }, true);
       centreOn({ kind: 'switch', id: h.attachment.dpid });
@@ -709,6 +710,21 @@ function para(/** @type {string | Node} */ content) {
   const p = document.createElement('p');
   p.append(content);
   return p;
+}
+
+/** A DPID kept on one line (a smaller monospace so that it fits the panel). */
+function dpidSpan(/** @type {string} */ dpid) {
+  const s = document.createElement('span');
+  s.className = 'topo-dpid';
+  s.textContent = dpid;
+  return s;
+}
+
+/** "DPID port N": may wrap before "port", never inside the DPID. */
+function endOf(/** @type {string} */ dpid, /** @type {number} */ port) {
+  const f = document.createDocumentFragment();
+  f.append(dpidSpan(dpid), ` port ${port}`);
+  return f;
 }
 
 /** A definition list of [term, value] pairs. */

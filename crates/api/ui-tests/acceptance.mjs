@@ -379,10 +379,26 @@ async function main() {
     const t = Date.now();
     await waitDrawn(page, { links: LAB.links - 1 }, LINK_VIEW_MS);
     const took = Date.now() - t;
+    // The Details panel (nothing selected) follows the live model: its summary counts
+    // the cable that went down.
+    // (Checked after the cable is up again, so that a failure leaves the lab whole.)
+    const summary = (n) =>
+      page
+        .locator('#details')
+        .getByText(`${n} links`)
+        .waitFor({ timeout: 2_000 })
+        .then(
+          () => null,
+          () => page.locator('#details').innerText(),
+        );
+    const stale = await summary(LAB.links - 1);
     await screenshot(page, 'topology-link-down');
     assert(await sameDocument(page, mark), 'the page was reloaded');
     await ctl('link', { state: 'up' });
     await waitDrawn(page, { links: LAB.links }, 20_000);
+    assert(stale === null, `with the cable down the Details summary does not say ${LAB.links - 1} links: ${JSON.stringify(stale)}`);
+    const back = await summary(LAB.links);
+    assert(back === null, `with the cable up again the Details summary does not say ${LAB.links} links: ${JSON.stringify(back)}`);
     assert(await sameDocument(page, mark), 'the page was reloaded');
     return `${down.what}: ${LAB.links - 1} links drawn ${took} ms after the command returned; back to ${LAB.links} after up; no reload`;
   });
@@ -547,6 +563,12 @@ async function main() {
     const table = page.locator('#hosts[role=table]');
     await poll(10_000, async () => (await table.getAttribute('aria-rowcount')) === String(LAB.hosts));
     assert((await table.getAttribute('aria-rowcount')) === String(LAB.hosts), `#hosts aria-rowcount is ${await table.getAttribute('aria-rowcount')}, not ${LAB.hosts}`);
+    // The window has room for every row: the list box shows them all without a scroll.
+    const viewport = table.locator('.viewport');
+    const fits = () => viewport.evaluate((el) => el.scrollHeight <= el.clientHeight + 1);
+    await poll(3_000, fits);
+    const box = await viewport.evaluate((el) => `${el.clientHeight} px for ${el.scrollHeight} px of rows`);
+    assert(await fits(), `#hosts needs a scroll for ${LAB.hosts} rows in a 800 px high window: ${box}`);
     // Every host can be scrolled to: the list rendered at its end shows the last MAC.
     const last = [...LAB.host_macs].sort().pop();
     await table.evaluate((el) => {
@@ -594,6 +616,9 @@ async function main() {
     // drawn; the view filling again after the restart is checked last.
     await nav(page, 'Topology').click();
     await page.waitForURL((u) => u.pathname === '/');
+    // The nav link comes back to the topology as it was left: "Show hosts" stays on.
+    assert(param(page, 'hosts') === '1', `the nav link "Topology" dropped hosts=1: ${page.url()}`);
+    assert(await page.getByLabel('Show hosts').isChecked(), '"Show hosts" is not checked after the nav link');
     await page.waitForTimeout(1_000);
     const mark = await markDocument(page);
     const banner = page.locator('#stale-banner[role=alert]');
