@@ -454,6 +454,12 @@ fn a_flow_the_switch_refuses_is_refused_with_the_errors_names() {
     let dir = TempDir::new("refused");
     let c = Running::start(dir.0.join("static.json"), &[]);
     let mut emu = connect(c.of_addr, Spec::v13(3));
+    // Joined before the POST: an echo answered after the handshake means the apps'
+    // initializers have run for the switch (the worker handles the echo after them).
+    // Otherwise the static_flows app's initializer, late on a busy machine, would find
+    // the new flow in its store and send it too: a second FLOW_MOD, which this switch
+    // accepts, making the POST's answer "installed".
+    emu.ping(T).unwrap();
     // Added through the API while connected: the POST waits for the switch's answer.
     let api = c.api_addr;
     let post = std::thread::spawn(move || {
