@@ -111,22 +111,7 @@ try {
     return { x: r.left, y: r.top, w: r.width, h: r.height };
   });
   const pan = async (label) => {
-    await page.evaluate(() => {
-      const b = /** @type {any} */ (window).__bench;
-      b.frames = [];
-      b.recording = true;
-      let last = performance.now();
-      const tick = (t) => {
-        if (!b.recording) return;
-        b.frames.push(t - last);
-        last = t;
-        requestAnimationFrame(tick);
-      };
-      requestAnimationFrame((t) => {
-        last = t;
-        requestAnimationFrame(tick);
-      });
-    });
+    await recordFrames(page);
     const cx = box.x + box.w / 2;
     const cy = box.y + box.h / 2;
     await page.mouse.move(cx, cy);
@@ -172,22 +157,7 @@ try {
     ).catch(() => {});
     result.hosts_rowcount = await table.getAttribute('aria-rowcount');
     const hb = await table.boundingBox();
-    await page.evaluate(() => {
-      const b = /** @type {any} */ (window).__bench;
-      b.frames = [];
-      b.recording = true;
-      let last = performance.now();
-      const tick = (t) => {
-        if (!b.recording) return;
-        b.frames.push(t - last);
-        last = t;
-        requestAnimationFrame(tick);
-      };
-      requestAnimationFrame((t) => {
-        last = t;
-        requestAnimationFrame(tick);
-      });
-    });
+    await recordFrames(page);
     if (hb) await page.mouse.move(hb.x + hb.width / 2, hb.y + Math.min(hb.height / 2, 300));
     const start = Date.now();
     while (Date.now() - start < 3000) {
@@ -270,4 +240,25 @@ function isChildOfProfile(pid, profileDir) {
     p = ppid;
   }
   return false;
+}
+
+/** Starts recording every frame's time since the one before (into `window.__bench.frames`,
+ * until `recording` is set false). */
+async function recordFrames(page) {
+  await page.evaluate(() => {
+    const b = /** @type {any} */ (window).__bench;
+    b.frames = [];
+    b.recording = true;
+    let last = performance.now();
+    const tick = (t) => {
+      if (!b.recording) return;
+      b.frames.push(t - last);
+      last = t;
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame((t) => {
+      last = t;
+      requestAnimationFrame(tick);
+    });
+  });
 }

@@ -197,6 +197,38 @@ fn encode(msg: &Message) -> Vec<u8> {
         .expect("the emulated switch's own messages encode")
 }
 
+/// An unbuffered PACKET_IN of `data` from `in_port` (1.0 says table miss; 1.3 says
+/// `reason13`).
+fn packet_in(
+    version: Version,
+    in_port: u32,
+    reason13: of13::PacketInReason,
+    data: Vec<u8>,
+) -> Message {
+    let total_len = data.len() as u16;
+    match version {
+        Version::V1_0 => Message::V10(of10::Message::PacketIn(of10::PacketIn {
+            buffer_id: NO_BUFFER,
+            total_len,
+            in_port: in_port as u16,
+            reason: of10::PacketInReason::NoMatch,
+            data,
+        })),
+        Version::V1_3 => Message::V13(of13::Message::PacketIn(of13::PacketIn {
+            buffer_id: NO_BUFFER,
+            total_len,
+            reason: reason13,
+            table_id: 0,
+            cookie: 0,
+            match_: of13::Match::new(vec![of13::Oxm::basic(
+                of13::OxmField::InPort,
+                u64::from(in_port),
+            )]),
+            data,
+        })),
+    }
+}
+
 fn patch_xid(bytes: &mut [u8], xid: u32) {
     bytes[4..8].copy_from_slice(&xid.to_be_bytes());
 }
@@ -225,29 +257,12 @@ impl Template {
     /// The PACKET_IN of switch `dpid` in `version`.
     pub fn new(version: Version, dpid: u64) -> Template {
         let data = frame(host_mac(dpid, 0), dst_mac(dpid));
-        let total_len = data.len() as u16;
-        let msg = match version {
-            Version::V1_0 => Message::V10(of10::Message::PacketIn(of10::PacketIn {
-                buffer_id: NO_BUFFER,
-                total_len,
-                in_port: IN_PORT as u16,
-                reason: of10::PacketInReason::NoMatch,
-                data,
-            })),
-            Version::V1_3 => Message::V13(of13::Message::PacketIn(of13::PacketIn {
-                buffer_id: NO_BUFFER,
-                total_len,
-                reason: of13::PacketInReason::NoMatch,
-                table_id: 0,
-                cookie: 0,
-                match_: of13::Match::new(vec![of13::Oxm::basic(
-                    of13::OxmField::InPort,
-                    u64::from(IN_PORT),
-                )]),
-                data,
-            })),
-        };
-        let bytes = encode(&msg);
+        let bytes = encode(&packet_in(
+            version,
+            IN_PORT,
+            of13::PacketInReason::NoMatch,
+            data,
+        ));
         // 1.0: header, buffer_id, total_len, then in_port (§5.4.1). 1.3: header,
         // buffer_id, total_len, reason, table_id, cookie, then the match: type, length,
         // and its one OXM (4-byte header, 4-byte value) (§7.4.1).
@@ -959,29 +974,9 @@ impl<S: Read + Write> Switch<S> {
         if self.state != State::Ready {
             return;
         }
-        let data = frame.to_vec();
-        let total_len = data.len() as u16;
-        let msg = match self.behaviour.version {
-            Version::V1_0 => Message::V10(of10::Message::PacketIn(of10::PacketIn {
-                buffer_id: NO_BUFFER,
-                total_len,
-                in_port: in_port as u16,
-                reason: of10::PacketInReason::NoMatch,
-                data,
-            })),
-            Version::V1_3 => Message::V13(of13::Message::PacketIn(of13::PacketIn {
-                buffer_id: NO_BUFFER,
-                total_len,
-                reason: of13::PacketInReason::Action,
-                table_id: 0,
-                cookie: 0,
-                match_: of13::Match::new(vec![of13::Oxm::basic(
-                    of13::OxmField::InPort,
-                    u64::from(in_port),
-                )]),
-                data,
-            })),
-        };
+        // 1.3: sent by the flow that sends discovery frames to the controller.
+        let reason = of13::PacketInReason::Action;
+        let msg = packet_in(self.behaviour.version, in_port, reason, frame.to_vec());
         self.wbuf.extend_from_slice(&encode(&msg));
     }
 

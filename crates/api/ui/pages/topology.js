@@ -9,7 +9,8 @@
 import { Model, shortDpid } from '../topology/model.js';
 import { Layout, placeHosts, hostReach, L } from '../topology/layout.js';
 import { draw, hit } from '../topology/render.js';
-import { legend, formatBits } from '../topology/colour.js';
+import { legend } from '../topology/colour.js';
+import { h, rate } from '../dom.js';
 
 /** Of a 16 ms frame, what the layout may take. */
 const LAYOUT_BUDGET_MS = 6;
@@ -45,63 +46,47 @@ export function mount(el, ctx) {
   layout.onmove = () => schedule();
 
   // The page.
-  const root = document.createElement('section');
-  root.className = 'topo';
-  root.setAttribute('aria-labelledby', 'topo-title');
-  const h1 = document.createElement('h1');
-  h1.id = 'topo-title';
-  h1.textContent = 'Topology';
-  h1.className = 'topo-title';
-
-  const bar = document.createElement('div');
-  bar.className = 'topo-bar';
-  const findLabel = document.createElement('label');
-  findLabel.htmlFor = 'topo-find';
-  findLabel.textContent = 'Find';
-  const find = document.createElement('input');
-  find.id = 'topo-find';
-  find.type = 'search';
-  find.autocomplete = 'off';
-  find.placeholder = 'dpid, MAC or IP';
-  find.setAttribute('list', 'topo-find-list');
-  const findList = document.createElement('datalist');
-  findList.id = 'topo-find-list';
-  const hostsLabel = document.createElement('label');
-  hostsLabel.className = 'topo-check';
-  const hostsBox = document.createElement('input');
-  hostsBox.type = 'checkbox';
-  hostsBox.id = 'topo-hosts';
-  hostsLabel.append(hostsBox, document.createTextNode(' Show hosts'));
-  const fitButton = document.createElement('button');
-  fitButton.type = 'button';
-  fitButton.textContent = 'Fit';
-  fitButton.title = 'Fit the network in view (key 0)';
-  const status = document.createElement('span');
-  status.className = 'topo-status';
-  status.setAttribute('role', 'status');
-  bar.append(findLabel, find, findList, hostsLabel, fitButton, legend(document), status);
-
-  const body = document.createElement('div');
-  body.className = 'topo-body';
-  const stage = document.createElement('div');
-  stage.className = 'topo-stage';
-  const canvas = document.createElement('canvas');
-  canvas.id = 'topology-canvas';
-  canvas.tabIndex = 0;
-  canvas.setAttribute('role', 'img');
-  canvas.setAttribute('aria-describedby', 'topo-keys');
-  const keys = document.createElement('p');
-  keys.id = 'topo-keys';
-  keys.className = 'topo-keys';
-  keys.textContent = 'Drag or arrow keys to pan, wheel or + and − to zoom, 0 to fit, click to select, Escape to clear.';
-  stage.append(canvas, keys);
-  const details = document.createElement('aside');
-  details.id = 'details';
-  details.setAttribute('role', 'region');
-  details.setAttribute('aria-label', 'Details');
-  details.className = 'topo-details';
-  body.append(stage, details);
-  root.append(h1, bar, body);
+  const find = /** @type {HTMLInputElement} */ (
+    h('input', {
+      id: 'topo-find',
+      type: 'search',
+      autocomplete: 'off',
+      placeholder: 'dpid, MAC or IP',
+      list: 'topo-find-list',
+    })
+  );
+  const findList = h('datalist', { id: 'topo-find-list' });
+  const hostsBox = /** @type {HTMLInputElement} */ (h('input', { type: 'checkbox', id: 'topo-hosts' }));
+  const fitButton = h('button', { type: 'button', title: 'Fit the network in view (key 0)' }, 'Fit');
+  const status = h('span', { class: 'topo-status', role: 'status' });
+  const canvas = /** @type {HTMLCanvasElement} */ (
+    h('canvas', { id: 'topology-canvas', tabindex: 0, role: 'img', 'aria-describedby': 'topo-keys' })
+  );
+  const details = h('aside', { id: 'details', role: 'region', 'aria-label': 'Details', class: 'topo-details' });
+  const keysText = 'Drag or arrow keys to pan, wheel or + and − to zoom, 0 to fit, click to select, Escape to clear.';
+  const stage = h('div', { class: 'topo-stage' }, canvas, h('p', { id: 'topo-keys', class: 'topo-keys' }, keysText));
+  const root = h(
+    'section',
+    { class: 'topo', 'aria-labelledby': 'topo-title' },
+    h('h1', { id: 'topo-title', class: 'topo-title' }, 'Topology'),
+    h(
+      'div',
+      { class: 'topo-bar' },
+      h('label', { for: 'topo-find' }, 'Find'),
+      find,
+      findList,
+      h('label', { class: 'topo-check' }, hostsBox, ' Show hosts'),
+      fitButton,
+      legend(document),
+      status,
+    ),
+    h(
+      'div',
+      { class: 'topo-body' },
+      stage,
+      details,
+    ),
+  );
   el.append(root);
 
   const g = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d', { alpha: false }));
@@ -595,8 +580,8 @@ export function mount(el, ctx) {
   function rateText(/** @type {string} */ dpid, /** @type {number} */ port, /** @type {'tx'} */ _dir) {
     const r = rates.get(`${dpid}/${port}`);
     if (!r) return ratesKnown ? 'no rate for this port' : 'waiting for port statistics';
-    const speed = r.speed_bps ? ` of ${formatBits(r.speed_bps)} (${((r.tx_bps / r.speed_bps) * 100).toFixed(1)} %)` : ' (port speed unknown)';
-    return `${formatBits(r.tx_bps)}${speed}`;
+    const speed = r.speed_bps ? ` of ${rate(r.speed_bps, 'b/s')} (${((r.tx_bps / r.speed_bps) * 100).toFixed(1)} %)` : ' (port speed unknown)';
+    return `${rate(r.tx_bps, 'b/s')}${speed}`;
   }
 
   // Data: the document, then the events; again after a reconnect or a lag. Events that
@@ -707,17 +692,12 @@ function clamp(/** @type {number} */ v, /** @type {number} */ lo, /** @type {num
 }
 
 function para(/** @type {string | Node} */ content) {
-  const p = document.createElement('p');
-  p.append(content);
-  return p;
+  return h('p', {}, content);
 }
 
 /** A DPID kept on one line (a smaller monospace so that it fits the panel). */
 function dpidSpan(/** @type {string} */ dpid) {
-  const s = document.createElement('span');
-  s.className = 'topo-dpid';
-  s.textContent = dpid;
-  return s;
+  return h('span', { class: 'topo-dpid' }, dpid);
 }
 
 /** "DPID port N": may wrap before "port", never inside the DPID. */
@@ -729,16 +709,7 @@ function endOf(/** @type {string} */ dpid, /** @type {number} */ port) {
 
 /** A definition list of [term, value] pairs. */
 function dl(/** @type {[string, string | Node][]} */ rows) {
-  const d = document.createElement('dl');
-  d.className = 'topo-dl';
-  for (const [term, value] of rows) {
-    const dt = document.createElement('dt');
-    dt.textContent = term;
-    const dd = document.createElement('dd');
-    dd.append(value);
-    d.append(dt, dd);
-  }
-  return d;
+  return h('dl', { class: 'topo-dl' }, ...rows.flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]));
 }
 
 /** The page's stylesheet, added once. */

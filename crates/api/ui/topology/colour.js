@@ -39,18 +39,6 @@ export function step(u) {
   return Math.max(0, Math.min(10, Math.round(u * 10)));
 }
 
-/** A rate in bits per second, as people read it. */
-export function formatBits(/** @type {number} */ bps) {
-  const units = ['bit/s', 'kbit/s', 'Mbit/s', 'Gbit/s', 'Tbit/s'];
-  let v = bps;
-  let i = 0;
-  while (v >= 1000 && i < units.length - 1) {
-    v /= 1000;
-    i++;
-  }
-  return `${v >= 100 || i === 0 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
-}
-
 /** Builds the legend: a row of swatches with their labels. */
 export function legend(/** @type {Document} */ doc) {
   const box = doc.createElement('div');
