@@ -26,6 +26,7 @@ pub mod api_load;
 pub mod compare;
 pub mod controller_bench;
 pub mod flood;
+pub mod oflops;
 pub mod report;
 pub mod responder;
 pub mod stats;

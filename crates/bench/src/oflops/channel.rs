@@ -1,0 +1,1 @@
+//! (to be written: see the module list in mod.rs)
