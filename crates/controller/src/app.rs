@@ -415,6 +415,8 @@ pub struct Builder<A: App> {
     pub(crate) messages: Vec<(MessageKind, Order, MessageFn<A>)>,
     pub(crate) initialize: Vec<SwitchFn<A>>,
     pub(crate) switch_added: Vec<SwitchFn<A>>,
+    /// Run after a turn of the switch's messages ([`Builder::on_turn_end`]).
+    pub(crate) turn_end: Vec<SwitchFn<A>>,
     pub(crate) switch_removed: Option<RemovedFn<A>>,
     /// Judges the app's flows found on a switch that connects ([`crate::reconcile`]).
     pub(crate) adopt: Option<AdoptFn<A>>,
@@ -447,6 +449,7 @@ impl<A: App> Builder<A> {
             messages: Vec::new(),
             initialize: Vec::new(),
             switch_added: Vec::new(),
+            turn_end: Vec::new(),
             switch_removed: None,
             adopt: None,
             port_status: Vec::new(),
@@ -542,6 +545,19 @@ impl<A: App> Builder<A> {
     /// Runs when a switch connects, after every initializer, in app order.
     pub fn on_switch_added(&mut self, f: SwitchFn<A>) -> &mut Self {
         self.switch_added.push(f);
+        self
+    }
+
+    /// Runs after each turn in which the switch's messages were handled: a worker reads
+    /// a switch's messages in turns (up to [`crate::conn::TURN_BUDGET`] of them, read
+    /// together, handled one by one), and after the last of a turn, before the answers
+    /// are written, runs these in app order. For an app that does a turn's work at once
+    /// (a batch: one call into a WebAssembly guest for a turn's PACKET_INs, say): what it
+    /// sends here goes out after the answers to that turn's messages. A switch driven by
+    /// hand ([`crate::dispatch::Pipeline::handle`]) ends its turns with
+    /// [`crate::dispatch::Pipeline::turn_end`].
+    pub fn on_turn_end(&mut self, f: SwitchFn<A>) -> &mut Self {
+        self.turn_end.push(f);
         self
     }
 

@@ -104,6 +104,11 @@ pub trait FrameSink<S> {
     fn prefetch(&self, state: &S, frame: &[u8]) {
         let _ = (state, frame);
     }
+    /// The turn's messages were all given to `frame`; what it appends to `out` goes
+    /// out with their answers.
+    fn turn_end(&self, state: &mut S, out: &mut Vec<u8>, now: Instant) {
+        let _ = (state, out, now);
+    }
 }
 
 /// How many messages past the one being handled are announced to the sink's
@@ -309,6 +314,24 @@ impl<S> Conn<S> {
         if self.paused {
             return Ok(false);
         }
+        let turn = self.read_turn(sink, now, limits);
+        if turn.is_ok() {
+            if let Some(state) = self.state.as_mut() {
+                let at = self.out.len();
+                sink.turn_end(state, &mut self.out, now);
+                count_types(&self.out, at, &mut self.counters.msgs_out);
+            }
+        }
+        turn
+    }
+
+    /// [`Conn::read_ready`] but the turn's end.
+    fn read_turn(
+        &mut self,
+        sink: &impl FrameSink<S>,
+        now: Instant,
+        limits: &ConnLimits,
+    ) -> Result<bool, CloseReason> {
         let mut budget = TURN_BUDGET;
         // Bytes handed over by admission or left by the last turn's budget go first.
         self.process(sink, now, limits, &mut budget)?;

@@ -94,6 +94,11 @@ impl SwitchPipeline for Pipeline {
         Pipeline::prefetch(self, sw, frame)
     }
 
+    #[inline]
+    fn turn_end(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
+        Pipeline::turn_end(self, sw, out, now)
+    }
+
     fn tick(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
         Pipeline::tick(self, sw, out, now)
     }

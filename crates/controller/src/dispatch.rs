@@ -115,6 +115,7 @@ pub struct Registry {
     messages: Vec<(MessageKind, Handler<MessageCall>)>,
     initialize: Vec<Handler<SwitchCall>>,
     switch_added: Vec<Handler<SwitchCall>>,
+    turn_end: Vec<Handler<SwitchCall>>,
     switch_removed: Vec<Handler<RemovedCall>>,
     /// Adopt hooks, one at most per app ([`crate::reconcile`]).
     adopt: Vec<Handler<AdoptCall>>,
@@ -220,6 +221,7 @@ impl Registry {
         for (list, fs) in [
             (&mut self.initialize, b.initialize),
             (&mut self.switch_added, b.switch_added),
+            (&mut self.turn_end, b.turn_end),
         ] {
             for f in fs {
                 let a = Arc::clone(&app);
@@ -363,6 +365,8 @@ pub(crate) struct Plan {
     /// App order.
     initialize: Vec<Handler<SwitchCall>>,
     switch_added: Vec<Handler<SwitchCall>>,
+    /// App order.
+    turn_end: Vec<Handler<SwitchCall>>,
     switch_removed: Vec<Handler<RemovedCall>>,
     /// Adopt hooks, by app ([`crate::reconcile`]).
     adopt: Vec<Handler<AdoptCall>>,
@@ -409,6 +413,7 @@ impl Plan {
             messages: Vec::new(),
             initialize: Vec::new(),
             switch_added: Vec::new(),
+            turn_end: Vec::new(),
             switch_removed: Vec::new(),
             adopt: Vec::new(),
             port_status: Vec::new(),
@@ -433,6 +438,7 @@ impl Plan {
             }
             plan.initialize.extend(r.initialize.iter().cloned());
             plan.switch_added.extend(r.switch_added.iter().cloned());
+            plan.turn_end.extend(r.turn_end.iter().cloned());
             plan.switch_removed.extend(r.switch_removed.iter().cloned());
             plan.adopt.extend(r.adopt.iter().cloned());
             plan.port_status.extend(r.port_status.iter().cloned());
@@ -674,6 +680,8 @@ pub struct SwitchState {
     /// The flows the switch had when it connected, until `switch_added` has the apps
     /// adopt them ([`crate::reconcile`]); `None`: not known.
     found: Option<Vec<openflow::ofctl::FlowEntry>>,
+    /// A message was handled since the last [`Pipeline::turn_end`].
+    in_turn: bool,
 }
 
 impl std::fmt::Debug for SwitchState {
@@ -1017,6 +1025,7 @@ impl Pipeline {
             queue,
             timing: self.timings.local(),
             found: None,
+            in_turn: false,
         }
     }
 
@@ -1282,6 +1291,43 @@ impl Pipeline {
         }
     }
 
+    /// The end of a turn of the switch's messages: runs the apps' turn-end handlers
+    /// ([`crate::app::Builder::on_turn_end`]) if a message was handled since the last
+    /// call. A worker calls it after each turn; a caller driving switches by hand calls
+    /// it after a group of [`Pipeline::handle`] calls.
+    #[inline]
+    pub fn turn_end(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
+        if !std::mem::take(&mut sw.in_turn) || sw.plan.turn_end.is_empty() {
+            return;
+        }
+        self.run_turn_end(sw, out, now);
+    }
+
+    #[inline(never)]
+    fn run_turn_end(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
+        let SwitchState {
+            plan,
+            info,
+            timing,
+            slots,
+            requests,
+            ..
+        } = sw;
+        let plan = &**plan;
+        let mut ctx = self.ctx(info, out, requests, now);
+        for h in &plan.turn_end {
+            if plan.skip(h.app, &mut ctx) {
+                continue;
+            }
+            let s = &mut *slots[h.app];
+            let c = &mut ctx;
+            let dpid = Some(info.dpid);
+            self.timed(plan, timing, h.id, h.app, dpid, "turn end", || {
+                (h.call)(c, s)
+            });
+        }
+    }
+
     /// One whole message from the switch (exactly one frame, header included).
     pub fn handle(&self, sw: &mut SwitchState, frame: &[u8], out: &mut Vec<u8>, now: Instant) {
         // The worker framed this message and checked its header (conn.rs): only a
@@ -1292,6 +1338,7 @@ impl Pipeline {
         if self.generation.load(Relaxed) != sw.generation {
             self.migrate(sw, out, now);
         }
+        sw.in_turn = true;
         if frame.len() < openflow::HEADER_LEN {
             self.decode_error(sw.info.dpid, "a frame shorter than ofp_header");
             return;
@@ -1772,6 +1819,7 @@ pub(crate) fn register(
     for (list, name) in [
         (&mut reg.initialize, "initialize"),
         (&mut reg.switch_added, "switch_added"),
+        (&mut reg.turn_end, "turn_end"),
     ] {
         for h in list {
             h.id = timings.id(index, name);

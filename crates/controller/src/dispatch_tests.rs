@@ -453,3 +453,55 @@ fn orders_are_written_phase_colon_number_and_read_back() {
         .contains("advise, direct or observe"));
     assert!("direct:x".parse::<Order>().unwrap_err().contains("integer"));
 }
+
+/// Counts PACKET_INs, and at each turn's end sends one BARRIER_REQUEST per PACKET_IN
+/// counted in the turn (a batch answered at once).
+struct Batcher;
+impl App for Batcher {
+    type State = u32;
+    fn name(&self) -> &'static str {
+        "batcher"
+    }
+    fn build(&self, b: &mut Builder<Self>) {
+        b.on_packet_in(Order::direct(0), |_, _, n, _| {
+            *n += 1;
+            Flow::Continue
+        });
+        b.on_turn_end(|_, ctx, n| {
+            for _ in 0..std::mem::take(n) {
+                ctx.barrier::<Batcher>(std::time::Duration::from_secs(1), |_, _, _, _| {});
+            }
+        });
+    }
+}
+
+#[test]
+fn turn_end_handlers_run_once_after_a_turn_with_messages_and_send_after_them() {
+    let p = Pipeline::build(vec![Box::new(Batcher)], Services::new()).unwrap();
+    let mut sw = p.new_switch(info(5, Version::V1_0));
+    let mut out = Vec::new();
+    let now = Instant::now();
+    let mut frame = vec![1, 10, 0, 0, 0, 0, 0, 0];
+    frame.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0, 14, 0, 1, 0, 0]);
+    frame.extend_from_slice(&[0u8; 14]);
+    let len = frame.len() as u16;
+    frame[2..4].copy_from_slice(&len.to_be_bytes());
+    for _ in 0..3 {
+        p.handle(&mut sw, &frame, &mut out, now);
+    }
+    assert!(out.is_empty(), "nothing is sent before the turn ends");
+    p.turn_end(&mut sw, &mut out, now);
+    let types: Vec<u8> = frames(&out).map(|f| f[1]).collect();
+    assert_eq!(types, [18, 18, 18], "three BARRIER_REQUESTs (1.0 type 18)");
+    // A turn with no message runs nothing.
+    out.clear();
+    p.turn_end(&mut sw, &mut out, now);
+    assert!(out.is_empty());
+    p.publish_timings(&mut sw);
+    let t = p
+        .handler_timings()
+        .into_iter()
+        .find(|t| t.handler == "turn_end")
+        .expect("the turn-end handler is listed with the app's timings");
+    assert_eq!((t.app, t.calls), ("batcher", 1));
+}

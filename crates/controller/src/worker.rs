@@ -65,6 +65,11 @@ pub trait SwitchPipeline: Send + Sync + 'static {
     fn prefetch(&self, sw: &Self::State, frame: &[u8]) {
         let _ = (sw, frame);
     }
+    /// The end of a turn: the messages of the switch read together were all given to
+    /// `handle` (see [`crate::app::Builder::on_turn_end`]).
+    fn turn_end(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant) {
+        let _ = (sw, out, now);
+    }
     /// Request timeouts and timers.
     fn tick(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant);
     /// When `tick` is next needed for this switch.
@@ -135,6 +140,11 @@ impl<P: SwitchPipeline> FrameSink<P::State> for Sink<'_, P> {
     #[inline]
     fn prefetch(&self, state: &P::State, frame: &[u8]) {
         self.0.prefetch(state, frame);
+    }
+
+    #[inline]
+    fn turn_end(&self, state: &mut P::State, out: &mut Vec<u8>, now: Instant) {
+        self.0.turn_end(state, out, now);
     }
 }
 

@@ -2,10 +2,13 @@
 //! them driven by hand (no sockets): the load of `pharos bench controller -s 16` (16
 //! switches, each 1.0 PACKET_INs of a 60-byte frame from 1,000 hosts in pairs behind
 //! ports 1 and 2, every destination known after a first pass, so every PACKET_IN is
-//! answered with a FLOW_MOD and a PACKET_OUT).
+//! answered with a FLOW_MOD and a PACKET_OUT), in worker turns of 16 PACKET_INs of one
+//! switch, each turn ended as a worker ends it (`Pipeline::turn_end`, where a batching
+//! WASM app is called). Criterion's time is per turn; its throughput, PACKET_INs/s.
 //!
 //! * `wasm/packet_in/native_ls`: the native learning switch;
-//! * `wasm/packet_in/wasm_ls`: the WASM learning switch alone;
+//! * `wasm/packet_in/wasm_ls`: the WASM learning switch alone (it batches: one call per
+//!   turn, its sends returned in the call's result);
 //! * `wasm/packet_in/firewall_then_native_ls`: the WASM firewall with no rule (one
 //!   call that sends nothing) in front of the native learning switch: the cost of one
 //!   crossing is the difference with `noop_then_native_ls`. The frames are IPv4, so
@@ -28,13 +31,15 @@ use controller::app::{AnyApp, App, Builder, Flow, Order, SwitchCtx};
 use controller::dispatch::{Pipeline, SwitchState};
 use controller::info::{PortInfo, SwitchInfo};
 use controller::services::Services;
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use openflow::view::PacketIn;
 use openflow::{of10, MacAddr, Message, Version};
 use wasm::{LoadSpec, WasmLoader};
 
 const SWITCHES: u64 = 16;
-const MACS: u32 = 1000;
+const MACS: u32 = 1024;
+/// PACKET_INs of one switch per worker turn (a worker takes up to 64).
+const TURN: u32 = 16;
 
 fn info(dpid: u64) -> SwitchInfo {
     let ports = (1..=2)
@@ -135,18 +140,38 @@ fn pipeline(apps: Vec<Box<dyn AnyApp>>) -> (Pipeline, Vec<SwitchState>) {
     (p, switches)
 }
 
+/// One turn: a switch's index and its PACKET_INs read together.
+type Turn = (usize, Vec<Vec<u8>>);
+
+/// Handles one turn as a worker does: each message, then the turn's end.
+fn turn(p: &Pipeline, switches: &mut [SwitchState], t: &Turn, out: &mut Vec<u8>, now: Instant) {
+    let sw = &mut switches[t.0];
+    for m in &t.1 {
+        p.handle(sw, black_box(m), out, now);
+    }
+    p.turn_end(sw, out, now);
+}
+
 fn bench(c: &mut Criterion) {
-    let messages = |ip: bool| -> Vec<(usize, Vec<u8>)> {
-        (0..MACS)
-            .flat_map(|i| (0..SWITCHES).map(move |d| (d as usize, packet_in(d + 1, i, ip))))
+    // Turns of TURN PACKET_INs of one switch, the switches in turn (host i of switch d
+    // in turn i / TURN).
+    let messages = |ip: bool| -> Vec<Turn> {
+        (0..MACS / TURN)
+            .flat_map(|k| {
+                (0..SWITCHES).map(move |d| {
+                    let t = (k * TURN..(k + 1) * TURN).map(|i| packet_in(d + 1, i, ip));
+                    (d as usize, t.collect())
+                })
+            })
             .collect()
     };
     let (ip, not_ip) = (messages(true), messages(false));
     let loader = WasmLoader::default();
     let native = || Box::new(apps::LearningSwitch::default()) as Box<dyn AnyApp>;
     let mut g = c.benchmark_group("wasm/packet_in");
+    g.throughput(Throughput::Elements(u64::from(TURN)));
     type Make<'a> = Box<dyn Fn() -> Vec<Box<dyn AnyApp>> + 'a>;
-    type Messages<'a> = &'a [(usize, Vec<u8>)];
+    type Messages<'a> = &'a [Turn];
     let sets: [(&str, Messages, Make); 5] = [
         ("native_ls", &ip, Box::new(|| vec![native()])),
         (
@@ -192,26 +217,40 @@ fn bench(c: &mut Criterion) {
         let now = Instant::now();
         // Two passes: every host learned, so every PACKET_IN is forwarded by a flow.
         for _ in 0..2 {
-            for (sw, m) in messages {
+            for t in messages {
                 out.clear();
-                p.handle(&mut switches[*sw], m, &mut out, now);
+                turn(&p, &mut switches, t, &mut out, now);
             }
         }
         out.clear();
-        let (sw, m) = &messages[17];
-        p.handle(&mut switches[*sw], m, &mut out, now);
-        assert!(out.len() > 100, "{name}: answered with {} bytes", out.len());
+        turn(&p, &mut switches, &messages[17], &mut out, now);
+        let answered = 2 * TURN as usize;
+        assert_eq!(
+            count_messages(&out),
+            answered,
+            "{name}: a FLOW_MOD and a PACKET_OUT per PACKET_IN"
+        );
         let mut next = messages.iter().cycle();
         g.bench_function(name, |b| {
             b.iter(|| {
-                let (sw, m) = next.next().unwrap();
+                let t = next.next().unwrap();
                 out.clear();
-                p.handle(&mut switches[*sw], black_box(m), &mut out, now);
+                turn(&p, &mut switches, t, &mut out, now);
                 black_box(out.len());
             })
         });
     }
     g.finish();
+}
+
+/// How many OpenFlow messages `out` holds (by their headers' lengths).
+fn count_messages(out: &[u8]) -> usize {
+    let (mut at, mut n) = (0, 0);
+    while at + 8 <= out.len() {
+        at += usize::from(u16::from_be_bytes([out[at + 2], out[at + 3]]));
+        n += 1;
+    }
+    n
 }
 
 criterion_group!(benches, bench);

@@ -30,7 +30,7 @@ use wasmtime::{Store, Trap};
 use crate::bindings::pharos::app::types as wit;
 use crate::bindings::{App as Bindings, AppPre};
 use crate::convert;
-use crate::host::{HostState, MemoryAccount, Queued};
+use crate::host::{Batch, HostState, MemoryAccount, Queued};
 use crate::sandbox::{Limits, Runtime};
 
 /// A compiled module, ready to instantiate.
@@ -68,6 +68,8 @@ pub struct WasmApp {
     order: Order,
     /// Run `timer` on every switch this often (the guest's `init` said so).
     timer: Option<Duration>,
+    /// PACKET_INs go to `packet-ins` a turn at a time (the guest's `init` asked).
+    batch: bool,
     module: Module,
     /// The instance of each worker thread.
     instances: Mutex<Vec<(ThreadId, Shared)>>,
@@ -80,6 +82,25 @@ pub struct SwitchSlot {
     guest: Option<Shared>,
     /// The guest's per-switch store (`state-get` / `state-set`).
     kv: std::collections::HashMap<u64, u64>,
+    /// The switch's PACKET_INs of the running turn, for a batching app.
+    batch: Batch,
+    /// Scratch space for the actions of the batch's answers (keeps its capacity).
+    actions: Vec<openflow::model::Action>,
+}
+
+/// A batch is handed to the guest at the end of the switch's turn, or as soon as it
+/// holds this many PACKET_INs (a pipeline driven by hand that never ends a turn): a
+/// worker's turn is at most `TURN_BUDGET` messages.
+const MAX_BATCH: usize = 4 * controller::conn::TURN_BUDGET;
+
+/// The PACKET_INs an export call is about.
+#[derive(Clone, Copy)]
+enum Packets<'a> {
+    None,
+    /// The one being handled (`packet-in`).
+    One(&'a PacketIn<&'a [u8]>),
+    /// The slot's batch (`packet-ins`), swapped into the store for the call.
+    Batch,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -94,6 +115,7 @@ impl WasmApp {
             name,
             order,
             timer: None,
+            batch: false,
             module,
             instances: Mutex::new(Vec::new()),
         };
@@ -101,6 +123,7 @@ impl WasmApp {
         app.timer = info
             .timer_period_ms
             .map(|ms| Duration::from_millis(u64::from(ms.max(1))));
+        app.batch = info.batch_packet_ins;
         lock(&app.instances).push((std::thread::current().id(), Arc::new(Mutex::new(guest))));
         Ok(app)
     }
@@ -219,7 +242,7 @@ impl WasmApp {
         dpid: u64,
         ctx: Option<&mut SwitchCtx<'_>>,
         slot: &mut SwitchSlot,
-        packet: Option<&PacketIn<&[u8]>>,
+        packets: Packets<'_>,
         f: impl FnOnce(&Bindings, &mut Store<HostState>) -> wasmtime::Result<R>,
     ) -> R {
         let shared = slot.guest.get_or_insert_with(|| self.worker_instance());
@@ -227,7 +250,7 @@ impl WasmApp {
         if guard.broken {
             drop(guard);
             slot.guest = Some(self.worker_instance());
-            return self.call(what, dpid, ctx, slot, packet, f);
+            return self.call(what, dpid, ctx, slot, packets, f);
         }
         let g = &mut *guard;
         let data = g.store.data_mut();
@@ -238,7 +261,11 @@ impl WasmApp {
         if let Some(now) = started {
             data.now = now;
         }
-        data.in_packet_in = packet.is_some();
+        data.in_packet_in = matches!(packets, Packets::One(_));
+        let batch = matches!(packets, Packets::Batch);
+        if batch {
+            std::mem::swap(&mut data.batch, &mut slot.batch);
+        }
         std::mem::swap(&mut data.kv, &mut slot.kv);
         data.cpu_mark = None;
         if data.last_error.is_some() {
@@ -251,16 +278,28 @@ impl WasmApp {
         std::mem::swap(&mut data.kv, &mut slot.kv);
         data.packet.clear();
         data.in_packet_in = false;
+        let packet = match packets {
+            Packets::One(p) => Some(p),
+            _ => None,
+        };
         match r {
             Ok(r) => {
                 if let Some(ctx) = ctx {
                     self.flush(ctx, data, packet);
                 }
                 data.outbox.clear();
+                if batch {
+                    // Back to the slot whole: the caller sends the answers for it.
+                    std::mem::swap(&mut data.batch, &mut slot.batch);
+                }
                 r
             }
             Err(e) => {
                 data.outbox.clear();
+                if batch {
+                    data.batch.clear();
+                    std::mem::swap(&mut data.batch, &mut slot.batch);
+                }
                 g.broken = true;
                 let why = self.cause(&g.store, what, &e, started);
                 drop(guard);
@@ -309,7 +348,7 @@ impl WasmApp {
             ctx.dpid(),
             Some(ctx),
             slot,
-            Some(p),
+            Packets::One(p),
             |b, store| {
                 // The bytes are there if the guest asks (`packet-data`): one copy into a
                 // buffer that keeps its capacity.
@@ -323,6 +362,61 @@ impl WasmApp {
         }
     }
 
+    /// A batching app's PACKET_IN: kept for the end of the turn (the guest's verdict
+    /// comes too late for the apps after it: they go on).
+    fn queue_packet_in(
+        &self,
+        ctx: &mut SwitchCtx,
+        slot: &mut SwitchSlot,
+        p: &PacketIn<&[u8]>,
+    ) -> Flow {
+        let b = &mut slot.batch;
+        crate::batch::put_packet_in(p, &mut b.records);
+        let start = b.bytes.len();
+        b.bytes.extend_from_slice(p.data());
+        let in_port = openflow::model::PortNo::from_u32(p.in_port());
+        b.meta.push((p.buffer_id(), in_port, start..b.bytes.len()));
+        if b.len() >= MAX_BATCH {
+            self.packet_ins(ctx, slot);
+        }
+        Flow::Continue
+    }
+
+    /// The end of the switch's turn: its PACKET_INs to the guest in one call, then its
+    /// answers sent (read from the bytes the call returned).
+    fn packet_ins(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot) {
+        if slot.batch.len() == 0 {
+            return;
+        }
+        let sw = convert::switch(ctx.dpid(), ctx.version());
+        let answers = self.call(
+            "packet-ins",
+            ctx.dpid(),
+            Some(&mut *ctx),
+            slot,
+            Packets::Batch,
+            |b, store| {
+                let records = std::mem::take(&mut store.data_mut().batch.records);
+                let r = b.call_packet_ins(&mut *store, sw, &records);
+                store.data_mut().batch.records = records;
+                r
+            },
+        );
+        let mut actions = std::mem::take(&mut slot.actions);
+        let sent = crate::batch::send_answers(&answers, &slot.batch, &mut actions, ctx);
+        slot.actions = actions;
+        slot.batch.clear();
+        if let Err(e) = sent {
+            if let Some(g) = &slot.guest {
+                lock(g).broken = true;
+            }
+            panic!(
+                "wasm app {} (packet-ins): answered bytes the host cannot read: {e}",
+                self.name
+            );
+        }
+    }
+
     fn initialize(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot) {
         let sw = convert::switch(ctx.dpid(), ctx.version());
         let ports: Vec<wit::PortInfo> = ctx.info().ports.iter().map(convert::port_info).collect();
@@ -331,16 +425,21 @@ impl WasmApp {
             ctx.dpid(),
             Some(ctx),
             slot,
-            None,
+            Packets::None,
             |b, s| b.call_initialize_switch(s, sw, &ports),
         )
     }
 
     fn switch_added(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot) {
         let sw = convert::switch(ctx.dpid(), ctx.version());
-        self.call("switch-added", ctx.dpid(), Some(ctx), slot, None, |b, s| {
-            b.call_switch_added(s, sw)
-        })
+        self.call(
+            "switch-added",
+            ctx.dpid(),
+            Some(ctx),
+            slot,
+            Packets::None,
+            |b, s| b.call_switch_added(s, sw),
+        )
     }
 
     fn switch_removed(&self, info: &SwitchInfo, mut slot: SwitchSlot) {
@@ -354,7 +453,7 @@ impl WasmApp {
             info.dpid,
             None,
             &mut slot,
-            None,
+            Packets::None,
             |b, s| b.call_switch_removed(s, sw),
         )
     }
@@ -368,27 +467,42 @@ impl WasmApp {
     ) {
         let sw = convert::switch(ctx.dpid(), ctx.version());
         let (reason, port) = (convert::port_reason(reason), convert::port_info(port));
-        self.call("port-status", ctx.dpid(), Some(ctx), slot, None, |b, s| {
-            b.call_port_status(s, sw, reason, &port)
-        })
+        self.call(
+            "port-status",
+            ctx.dpid(),
+            Some(ctx),
+            slot,
+            Packets::None,
+            |b, s| b.call_port_status(s, sw, reason, &port),
+        )
     }
 
     fn flow_removed(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot, m: &Message) -> Flow {
         if let Some(r) = FlowRemoved::from_message(m) {
             let sw = convert::switch(ctx.dpid(), ctx.version());
             let r = convert::flow_removed(&r);
-            self.call("flow-removed", ctx.dpid(), Some(ctx), slot, None, |b, s| {
-                b.call_flow_removed(s, sw, r)
-            });
+            self.call(
+                "flow-removed",
+                ctx.dpid(),
+                Some(ctx),
+                slot,
+                Packets::None,
+                |b, s| b.call_flow_removed(s, sw, r),
+            );
         }
         Flow::Continue
     }
 
     fn timer(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot) {
         let sw = convert::switch(ctx.dpid(), ctx.version());
-        self.call("timer", ctx.dpid(), Some(ctx), slot, None, |b, s| {
-            b.call_timer(s, sw)
-        })
+        self.call(
+            "timer",
+            ctx.dpid(),
+            Some(ctx),
+            slot,
+            Packets::None,
+            |b, s| b.call_timer(s, sw),
+        )
     }
 }
 
@@ -403,7 +517,12 @@ impl App for WasmApp {
         b.on_initialize(WasmApp::initialize);
         b.on_switch_added(WasmApp::switch_added);
         b.on_switch_removed(WasmApp::switch_removed);
-        b.on_packet_in(self.order, WasmApp::packet_in);
+        if self.batch {
+            b.on_packet_in(self.order, WasmApp::queue_packet_in);
+            b.on_turn_end(WasmApp::packet_ins);
+        } else {
+            b.on_packet_in(self.order, WasmApp::packet_in);
+        }
         b.on_port_status(WasmApp::port_status);
         b.on_message(MessageKind::FlowRemoved, self.order, WasmApp::flow_removed);
         if let Some(period) = self.timer {

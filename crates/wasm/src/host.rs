@@ -52,6 +52,59 @@ impl Outbox {
         self.actions.clear();
         self.bytes.clear();
     }
+
+    fn flow_mod(&mut self, fm: &wit::FlowMod) {
+        let range = self.actions(&fm.actions);
+        let head = convert::flow_mod(fm);
+        self.queued.push(Queued::FlowMod(head, range));
+    }
+
+    fn packet_out(&mut self, po: &wit::PacketOut) {
+        let actions = self.actions(&po.actions);
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(&po.data);
+        let bytes = start..self.bytes.len();
+        let in_port = convert::port(po.in_port);
+        self.queued.push(Queued::PacketOut(in_port, actions, bytes));
+    }
+}
+
+/// A switch's PACKET_INs of one turn, for a batching app (`packet-ins`): kept in the
+/// app's slot for the switch while the turn runs, in the store during the call.
+#[derive(Default)]
+pub(crate) struct Batch {
+    /// The PACKET_INs as the guest gets them (`batch::RECORD` bytes each).
+    pub(crate) records: Vec<u8>,
+    /// For each: its buffer id, its in port, its bytes in `bytes` (to forward it).
+    pub(crate) meta: Vec<(Option<u32>, PortNo, Range<usize>)>,
+    /// Their bytes, one after the other.
+    pub(crate) bytes: Vec<u8>,
+}
+
+impl Batch {
+    pub(crate) fn len(&self) -> usize {
+        self.meta.len()
+    }
+
+    /// Empties it, keeping the capacity.
+    pub(crate) fn clear(&mut self) {
+        self.records.clear();
+        self.meta.clear();
+        self.bytes.clear();
+    }
+
+    /// The PACKET_IN at `index` sent through `actions` (none past the end).
+    pub(crate) fn packet_out<'a>(
+        &'a self,
+        index: u32,
+        actions: &'a [model::Action],
+    ) -> Option<model::PacketOut<'a>> {
+        let (buffer_id, in_port, bytes) = self.meta.get(index as usize)?;
+        Some(match buffer_id {
+            Some(id) => model::PacketOut::buffered(*id, *in_port, actions),
+            None => model::PacketOut::unbuffered(&self.bytes[bytes.clone()], *in_port, actions),
+        })
+    }
 }
 
 /// The memory of all of an app's instances, against its cap.
@@ -75,6 +128,8 @@ pub(crate) struct HostState {
     pub(crate) packet: Vec<u8>,
     /// Whether a PACKET_IN is being handled (`forward` is valid).
     pub(crate) in_packet_in: bool,
+    /// The batch of the running `packet-ins` call (empty otherwise).
+    pub(crate) batch: Batch,
     /// The switch's per-switch store, swapped in for the call (the switch's slot holds
     /// it between calls).
     pub(crate) kv: HashMap<u64, u64>,
@@ -113,6 +168,7 @@ impl HostState {
             outbox: Outbox::default(),
             packet: Vec::new(),
             in_packet_in: false,
+            batch: Batch::default(),
             kv: HashMap::new(),
             epoch,
             now: epoch,
@@ -199,20 +255,11 @@ impl wit::Host for HostState {}
 
 impl host::Host for HostState {
     fn send_flow_mod(&mut self, fm: wit::FlowMod) {
-        let range = self.outbox.actions(&fm.actions);
-        let head = convert::flow_mod(&fm);
-        self.outbox.queued.push(Queued::FlowMod(head, range));
+        self.outbox.flow_mod(&fm);
     }
 
     fn send_packet_out(&mut self, po: wit::PacketOut) {
-        let actions = self.outbox.actions(&po.actions);
-        let start = self.outbox.bytes.len();
-        self.outbox.bytes.extend_from_slice(&po.data);
-        let bytes = start..self.outbox.bytes.len();
-        let in_port = convert::port(po.in_port);
-        self.outbox
-            .queued
-            .push(Queued::PacketOut(in_port, actions, bytes));
+        self.outbox.packet_out(&po);
     }
 
     fn forward(&mut self, actions: Vec<wit::Action>) {
@@ -228,6 +275,14 @@ impl host::Host for HostState {
 
     fn packet_data(&mut self) -> Vec<u8> {
         self.packet.clone()
+    }
+
+    fn packet_data_at(&mut self, index: u32) -> Vec<u8> {
+        let b = &self.batch;
+        b.meta
+            .get(index as usize)
+            .map(|(_, _, bytes)| b.bytes[bytes.clone()].to_vec())
+            .unwrap_or_default()
     }
 
     fn state_get(&mut self, key: u64) -> Option<u64> {

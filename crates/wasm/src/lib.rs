@@ -23,6 +23,7 @@
 //! other apps carry on).
 
 pub mod app;
+mod batch;
 mod convert;
 mod host;
 pub mod loader;

@@ -86,6 +86,9 @@ impl Runtime {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.epoch_interruption(true);
+        if std::env::var_os("PHAROS_WASM_PERFMAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         // Guests run on the worker's stack: a bounded share of it.
         config.max_wasm_stack(512 << 10);
         let engine = Engine::new(&config).map_err(|e| format!("wasm engine: {e}"))?;

@@ -24,6 +24,12 @@
 //! the switch when the handler returns. The sandbox gives no files, network or
 //! environment: `std::fs`, `std::net`, `std::env` and `HashMap`'s random seeding fail
 //! (trap); use [`FastMap`] for hash maps.
+//!
+//! An app last in the PACKET_IN order (nothing after it reads its verdict) should say
+//! so with [`App::batch_packet_ins`]: the host then calls it once per turn of a switch
+//! with up to 64 PACKET_INs, not once per PACKET_IN, and its sends come back in the
+//! call's result. The handler is written the same way ([`App::packet_in`], one packet
+//! at a time; [`send_flow_mod`], [`forward`] and the others work as before).
 
 // The generated code names this crate by its path, from here as from the apps.
 extern crate self as pharos_guest;
@@ -49,14 +55,76 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::marker::PhantomData;
 
-pub use bindings::pharos::app::host::{
-    barrier, forward, log, now_ms, packet_data, send_flow_mod, send_packet_out, state_get,
-    state_remove, state_set,
-};
+use bindings::pharos::app::host;
+pub use bindings::pharos::app::host::{log, now_ms, state_get, state_remove, state_set};
 pub use bindings::pharos::app::types::{
     Action, AppInfo, Flow, FlowMod, FlowModCommand, FlowRemoved, Ipv4Prefix, Level, Match,
     PacketIn, PacketOut, Port, PortInfo, PortReason, Switch, Version,
 };
+
+mod batch;
+
+/// A batch being handled ([`App::batch_packet_ins`]): the index of the PACKET_IN being
+/// handled, and what the handler sent so far (encoded: see `batch`).
+struct Pending {
+    index: u32,
+    answers: Vec<u8>,
+}
+
+thread_local! {
+    /// Set while `packet-ins` runs.
+    static BATCH: RefCell<Option<Pending>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` on the batch being handled; false (and `f` not run) outside one.
+fn in_batch(f: impl FnOnce(&mut Pending)) -> bool {
+    BATCH.with_borrow_mut(|b| match b {
+        Some(b) => {
+            f(b);
+            true
+        }
+        None => false,
+    })
+}
+
+/// Queues a FLOW_MOD to the switch being handled.
+pub fn send_flow_mod(fm: &FlowMod) {
+    if !in_batch(|b| batch::flow_mod(fm, &mut b.answers)) {
+        host::send_flow_mod(fm)
+    }
+}
+
+/// Queues a PACKET_OUT to the switch being handled (to send the packet of the
+/// PACKET_IN being handled, use [`forward`]).
+pub fn send_packet_out(po: &PacketOut) {
+    if !in_batch(|b| batch::packet_out(po, &mut b.answers)) {
+        host::send_packet_out(po)
+    }
+}
+
+/// Sends the packet of the PACKET_IN being handled through `actions` (by its buffer id
+/// when the switch buffered it, else with its bytes). Outside a PACKET_IN handler it
+/// does nothing.
+pub fn forward(actions: &[Action]) {
+    if !in_batch(|b| batch::forward(b.index, actions, &mut b.answers)) {
+        host::forward(actions)
+    }
+}
+
+/// Queues a BARRIER_REQUEST: the switch finishes everything sent before it first.
+pub fn barrier() {
+    if !in_batch(|b| b.answers.push(batch::BARRIER)) {
+        host::barrier()
+    }
+}
+
+/// The bytes of the PACKET_IN being handled (empty outside a PACKET_IN handler).
+pub fn packet_data() -> Vec<u8> {
+    match BATCH.with_borrow(|b| b.as_ref().map(|b| b.index)) {
+        Some(index) => host::packet_data_at(index),
+        None => host::packet_data(),
+    }
+}
 
 /// A Pharos app. Every handler but [`App::new`] has a default that does nothing (and a
 /// PACKET_IN handler's default lets the next app see the packet).
@@ -69,6 +137,14 @@ pub trait App: 'static {
     /// Run [`App::timer`] on every switch this often (milliseconds).
     fn timer_period_ms(&self) -> Option<u32> {
         None
+    }
+    /// True to have PACKET_INs handed over a turn at a time (one call into the app for
+    /// up to 64 of them; much cheaper). The cost: the verdict [`App::packet_in`] returns
+    /// is ignored (the apps after this one have already seen the packet), and what it
+    /// sends goes out after what the other apps sent for that turn's packets. For an app
+    /// last in the PACKET_IN order, such as a learning switch.
+    fn batch_packet_ins(&self) -> bool {
+        false
     }
     /// A switch connected, before any app's `switch_added`: install table-miss entries.
     fn initialize_switch(&mut self, sw: Switch, ports: Vec<PortInfo>) {
@@ -220,6 +296,7 @@ impl<T: App> bindings::Guest for Glue<T> {
         let app = T::new(&params)?;
         let info = AppInfo {
             timer_period_ms: app.timer_period_ms(),
+            batch_packet_ins: app.batch_packet_ins(),
         };
         APP.with_borrow_mut(|slot| *slot = Some(Box::new(app)));
         Ok(info)
@@ -235,6 +312,20 @@ impl<T: App> bindings::Guest for Glue<T> {
     }
     fn packet_in(sw: Switch, pkt: PacketIn) -> Flow {
         with(|a: &mut T| a.packet_in(sw, pkt))
+    }
+    fn packet_ins(sw: Switch, pkts: Vec<u8>) -> Vec<u8> {
+        let n = pkts.len() / batch::RECORD;
+        let answers = Vec::with_capacity(n * 64);
+        BATCH.with_borrow_mut(|b| *b = Some(Pending { index: 0, answers }));
+        with(|a: &mut T| {
+            for (i, r) in pkts.chunks_exact(batch::RECORD).enumerate() {
+                in_batch(|b| b.index = i as u32);
+                a.packet_in(sw, batch::packet_in(r));
+            }
+        });
+        BATCH
+            .with_borrow_mut(Option::take)
+            .map_or_else(Vec::new, |b| b.answers)
     }
     fn port_status(sw: Switch, reason: PortReason, port: PortInfo) {
         with(|a: &mut T| a.port_status(sw, reason, port))

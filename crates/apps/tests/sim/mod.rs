@@ -640,7 +640,7 @@ impl Net {
         }
     }
 
-    /// A message from the switch, through the pipeline.
+    /// A message from the switch, through the pipeline: a worker's turn of one message.
     fn handle(&mut self, dpid: u64, bytes: &[u8]) {
         let now = self.now;
         let sw = self.switches.get_mut(&dpid).expect("a switch");
@@ -649,6 +649,7 @@ impl Net {
         };
         let mut out = Vec::new();
         self.pipeline.handle(state, bytes, &mut out, now);
+        self.pipeline.turn_end(state, &mut out, now);
         self.receive(dpid, &out);
     }
 

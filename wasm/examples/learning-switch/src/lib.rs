@@ -27,6 +27,11 @@ impl App for LearningSwitch {
         })
     }
 
+    /// Nothing after a learning switch reads its verdict: a turn's PACKET_INs in one call.
+    fn batch_packet_ins(&self) -> bool {
+        true
+    }
+
     fn initialize_switch(&mut self, sw: Switch, _: Vec<PortInfo>) {
         if sw.version == Version::V13 {
             let to_controller = vec![Action::Output(Port::Controller)];
