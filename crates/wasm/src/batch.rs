@@ -18,6 +18,7 @@ use crate::host::Batch;
 pub(crate) const RECORD: usize = 48;
 
 /// Appends `p`'s record to `out`.
+#[inline]
 pub(crate) fn put_packet_in(p: &PacketIn<&[u8]>, out: &mut Vec<u8>) {
     let w = convert::packet_in(p);
     let mut r = [0u8; RECORD];
@@ -76,47 +77,36 @@ impl Reader<'_> {
     }
     /// A match: `Err` for unknown fields.
     #[inline(always)]
-    fn matching(&mut self) -> Option<Result<wit::Match, u16>> {
+    fn matching(&mut self) -> Option<Result<model::Match, u16>> {
         let present = self.u16()?;
         if present >> 10 != 0 {
             return Some(Err(present));
         }
         let has = |bit: u16| present & (1 << bit) != 0;
-        let mut m = wit::Match {
-            in_port: None,
-            eth_src: None,
-            eth_dst: None,
-            eth_type: None,
-            vlan_vid: None,
-            ip_proto: None,
-            ipv4_src: None,
-            ipv4_dst: None,
-            tp_src: None,
-            tp_dst: None,
-        };
+        let mut m = model::Match::default();
         if has(0) {
             m.in_port = Some(self.u32()?);
         }
         if has(1) {
-            m.eth_src = Some(self.u64()?);
+            m.eth_src = Some(convert::mac(self.u64()?));
         }
         if has(2) {
-            m.eth_dst = Some(self.u64()?);
+            m.eth_dst = Some(convert::mac(self.u64()?));
         }
         if has(3) {
             m.eth_type = Some(self.u16()?);
         }
         if has(4) {
-            m.vlan_vid = Some(self.u16()?);
+            m.vlan = Some(convert::vlan(self.u16()?));
         }
         if has(5) {
             m.ip_proto = Some(self.u8()?);
         }
         if has(6) {
-            m.ipv4_src = Some(self.prefix()?);
+            m.ipv4_src = Some(convert::prefix(self.prefix()?));
         }
         if has(7) {
-            m.ipv4_dst = Some(self.prefix()?);
+            m.ipv4_dst = Some(convert::prefix(self.prefix()?));
         }
         if has(8) {
             m.tp_src = Some(self.u16()?);
@@ -220,11 +210,11 @@ fn answer(
     match r.u8()? {
         1 => {
             let command = match r.u8()? {
-                0 => wit::FlowModCommand::Add,
-                1 => wit::FlowModCommand::Modify,
-                2 => wit::FlowModCommand::ModifyStrict,
-                3 => wit::FlowModCommand::Delete,
-                4 => wit::FlowModCommand::DeleteStrict,
+                0 => model::FlowModCommand::Add,
+                1 => model::FlowModCommand::Modify,
+                2 => model::FlowModCommand::ModifyStrict,
+                3 => model::FlowModCommand::Delete,
+                4 => model::FlowModCommand::DeleteStrict,
                 c => return Some(Err(format!("a flow-mod with command {c}"))),
             };
             let table_id = r.u8()?;
@@ -234,27 +224,23 @@ fn answer(
             let hard_timeout = r.u16()?;
             let buffer_id = r.u32()?;
             let cookie = r.u64()?;
-            let match_ = match r.matching()? {
+            let matching = match r.matching()? {
                 Ok(m) => m,
                 Err(bits) => return Some(Err(format!("a match with unknown fields {bits:#06x}"))),
             };
             if let Err(k) = r.actions(actions)? {
                 return Some(Err(format!("an unknown action kind {k}")));
             }
-            let fm = wit::FlowMod {
-                command,
-                match_,
-                actions: Vec::new(),
-                cookie,
-                priority,
-                idle_timeout,
-                hard_timeout,
-                buffer_id: (flags & 2 != 0).then_some(buffer_id),
-                table_id,
-                send_flow_removed: flags & 1 != 0,
-            };
-            let head = convert::flow_mod(&fm);
-            to.flow_mod(&model::FlowMod { actions, ..head });
+            let mut fm = model::FlowMod::add(matching, actions);
+            fm.command = command;
+            fm.cookie = cookie & convert::APP_COOKIE_BITS;
+            fm.priority = priority;
+            fm.idle_timeout = idle_timeout;
+            fm.hard_timeout = hard_timeout;
+            fm.buffer_id = (flags & 2 != 0).then_some(buffer_id);
+            fm.table_id = table_id;
+            fm.flags.send_flow_removed = flags & 1 != 0;
+            to.flow_mod(&fm);
         }
         2 => {
             let in_port = r.port()?;

@@ -69,7 +69,7 @@ pub(crate) fn action(a: &wit::Action) -> model::Action {
     }
 }
 
-fn prefix(p: wit::Ipv4Prefix) -> Ipv4Prefix {
+pub(crate) fn prefix(p: wit::Ipv4Prefix) -> Ipv4Prefix {
     Ipv4Prefix {
         addr: Ipv4Addr::from(p.addr),
         len: p.len.min(32),
@@ -82,16 +82,21 @@ pub(crate) fn matching(m: &wit::Match) -> model::Match {
         eth_src: m.eth_src.map(mac),
         eth_dst: m.eth_dst.map(mac),
         eth_type: m.eth_type,
-        vlan: m.vlan_vid.map(|v| match v {
-            0xffff => Vlan::Untagged,
-            id => Vlan::Id(id & 0x0fff),
-        }),
+        vlan: m.vlan_vid.map(vlan),
         ip_proto: m.ip_proto,
         ipv4_src: m.ipv4_src.map(prefix),
         ipv4_dst: m.ipv4_dst.map(prefix),
         tp_src: m.tp_src,
         tp_dst: m.tp_dst,
         ..model::Match::default()
+    }
+}
+
+/// A `vlan-vid` to match: 0xffff matches untagged packets only.
+pub(crate) fn vlan(v: u16) -> Vlan {
+    match v {
+        0xffff => Vlan::Untagged,
+        id => Vlan::Id(id & 0x0fff),
     }
 }
 

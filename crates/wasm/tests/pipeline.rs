@@ -549,3 +549,97 @@ fn an_apps_memory_is_counted_against_its_cap_and_released_with_its_instances() {
         "the instances dropped, their memory with them"
     );
 }
+
+/// An OpenFlow 1.0 PACKET_IN (unbuffered) of a frame from `src` to `dst`, in on `port`.
+fn packet_in_10(src: u16, dst: u16, port: u16) -> Vec<u8> {
+    let mut frame = sim::eth(mac(src), mac(dst), 0x0800, b"batched");
+    frame.resize(60, 0);
+    openflow::Message::V10(openflow::of10::Message::PacketIn(
+        openflow::of10::PacketIn {
+            buffer_id: openflow::view::NO_BUFFER,
+            total_len: 60,
+            in_port: port,
+            reason: openflow::of10::PacketInReason::NoMatch,
+            data: frame,
+        },
+    ))
+    .to_bytes(0)
+    .unwrap()
+}
+
+#[test]
+fn a_batching_guest_answers_a_turns_packet_ins_at_its_end_in_one_call_in_order() {
+    let loader = WasmLoader::default();
+    let ls = load(
+        &loader,
+        "pharos_wasm_learning_switch.wasm",
+        "wasm_ls",
+        Order::direct(0),
+        "{}",
+    );
+    let p = controller::dispatch::Pipeline::build(
+        vec![Box::new(ls)],
+        controller::services::Services::new(),
+    )
+    .unwrap();
+    let info = controller::info::SwitchInfo {
+        dpid: 1,
+        version: Version::V1_0,
+        n_buffers: 0,
+        n_tables: 1,
+        capabilities: 0,
+        ports: Vec::new(),
+        peer: std::net::SocketAddr::from(([127, 0, 0, 1], 1)),
+    };
+    let mut sw = p.new_switch(info);
+    let now = Instant::now();
+    p.switch_added(&mut sw, &mut Vec::new(), now);
+    // Hosts 1..=8 behind port 1, 11..=18 behind port 2: a first turn teaches them all.
+    let mut out = Vec::new();
+    for h in 1..=8 {
+        p.handle(&mut sw, &packet_in_10(h, 100, 1), &mut out, now);
+        p.handle(&mut sw, &packet_in_10(h + 10, 100, 2), &mut out, now);
+    }
+    p.turn_end(&mut sw, &mut out, now);
+    // A turn of 8 PACKET_INs, each to a known host.
+    out.clear();
+    for h in 1..=8 {
+        p.handle(&mut sw, &packet_in_10(h, h + 10, 1), &mut out, now);
+        assert!(out.is_empty(), "nothing is answered before the turn ends");
+    }
+    p.turn_end(&mut sw, &mut out, now);
+    let mut answers = Vec::new();
+    let mut rest = &out[..];
+    while !rest.is_empty() {
+        let len = usize::from(u16::from_be_bytes([rest[2], rest[3]]));
+        let (_, m) = openflow::Message::decode(&rest[..len]).unwrap();
+        rest = &rest[len..];
+        answers.push(m);
+    }
+    assert_eq!(
+        answers.len(),
+        16,
+        "a FLOW_MOD and a PACKET_OUT per PACKET_IN"
+    );
+    for (i, pair) in answers.chunks(2).enumerate() {
+        let h = i as u16 + 1;
+        let (fm, po) = match pair {
+            [openflow::Message::V10(openflow::of10::Message::FlowMod(fm)), openflow::Message::V10(openflow::of10::Message::PacketOut(po))] => {
+                (fm, po)
+            }
+            other => panic!("answer {i}: {other:?}"),
+        };
+        assert_eq!(fm.match_.dl_dst.0, mac(h + 10).0, "answer {i} in order");
+        assert_eq!(po.data[..6], mac(h + 10).0, "the packet of PACKET_IN {i}");
+    }
+    // The guest was called once for the turn (and once for the first), not per packet.
+    p.publish_timings(&mut sw);
+    let calls = |handler: &str| {
+        p.handler_timings()
+            .into_iter()
+            .find(|t| t.app == "wasm_ls" && t.handler == handler)
+            .map(|t| t.calls)
+    };
+    assert_eq!(calls("turn_end"), Some(2));
+    assert_eq!(calls("PACKET_IN"), Some(24));
+}
