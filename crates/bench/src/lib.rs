@@ -26,6 +26,7 @@ pub mod api_load;
 pub mod compare;
 pub mod controller_bench;
 pub mod flood;
+pub mod live_fuzz;
 pub mod oflops;
 pub mod report;
 pub mod responder;

@@ -1,0 +1,177 @@
+//! `pharos bench fuzz` against a live `pharos run` (its default apps): rounds of
+//! connections that complete a handshake and then send mutated messages (seeded from
+//! ../shared/openflow-vectors), while two well-behaved switches must keep being served;
+//! then the corpus kept in the repository (crates/bench/fuzz-corpus/live) is replayed.
+//! The controller must close offending connections, serve the others, and never panic.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// `pharos run` with its default apps, killed when dropped; its log in a file.
+struct Run {
+    child: Child,
+    log: PathBuf,
+    _dir: tempdir::Dir,
+}
+
+mod tempdir {
+    /// A temporary directory, removed when dropped.
+    pub struct Dir(pub std::path::PathBuf);
+    impl Dir {
+        pub fn new(tag: &str) -> Dir {
+            let p = std::env::temp_dir().join(format!("pharos-{tag}-{}", std::process::id()));
+            std::fs::create_dir_all(&p).unwrap();
+            Dir(p)
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn run_pharos(port: u16) -> Run {
+    let dir = tempdir::Dir::new("fuzz-live");
+    let log = dir.0.join("pharos.log");
+    let child = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        .args([
+            "run",
+            "--api",
+            "off",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .env_remove("RUST_LOG")
+        .env("XDG_STATE_HOME", &dir.0)
+        .env("XDG_CONFIG_HOME", &dir.0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "pharos run did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Run {
+        child,
+        log,
+        _dir: dir,
+    }
+}
+
+fn fuzz(port: u16, args: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        .args([
+            "bench",
+            "fuzz",
+            "--target",
+            &format!("127.0.0.1:{port}"),
+            "--json",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pharos bench fuzz {args:?}: {}\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_live_controller_closes_fuzzed_connections_keeps_serving_the_others_and_replays_its_corpus() {
+    let vectors =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/openflow-vectors");
+    assert!(
+        vectors.is_dir(),
+        "{}: the seed messages (../shared beside the repository) are missing",
+        vectors.display()
+    );
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../bench/fuzz-corpus/live");
+    let port = free_port();
+    let mut pharos = run_pharos(port);
+
+    let r = fuzz(
+        port,
+        &[
+            "--rounds",
+            "30",
+            "--connections",
+            "8",
+            "--messages",
+            "64",
+            "--seed",
+            "7",
+            "--vectors",
+            vectors.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        r["seeds"][0].as_u64().unwrap() > 10,
+        "1.0 vectors loaded: {r}"
+    );
+    assert!(
+        r["seeds"][1].as_u64().unwrap() > 50,
+        "1.3 vectors loaded: {r}"
+    );
+    assert_eq!(r["rounds"], 30);
+    assert_eq!(
+        r["handshakes"], r["connections"],
+        "every fuzzer got in: {r}"
+    );
+    assert_eq!(r["messages"], 30 * 8 * 64);
+    let closed = r["closed_by_controller"].as_u64().unwrap();
+    assert!(
+        closed > 30,
+        "bad input closes connections ({closed} of 240 closed)"
+    );
+    assert_eq!(r["findings"], serde_json::json!([]), "{r}");
+
+    let r = fuzz(port, &["--replay", corpus.to_str().unwrap()]);
+    assert!(
+        r["replayed"].as_u64().unwrap() >= 8,
+        "the corpus is there: {r}"
+    );
+    assert_eq!(r["findings"], serde_json::json!([]), "{r}");
+
+    assert!(
+        pharos.child.try_wait().unwrap().is_none(),
+        "the controller is still running"
+    );
+    let _ = pharos.child.kill();
+    let _ = pharos.child.wait();
+    let mut log = String::new();
+    std::fs::File::open(&pharos.log)
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    assert!(
+        !log.contains("panicked"),
+        "no panic in the controller:\n{log}"
+    );
+    assert!(
+        log.contains("wrong_version") || log.contains("bad_length") || log.contains("decode"),
+        "the controller said why it closed connections"
+    );
+}
