@@ -202,8 +202,9 @@ fn built(version: Version) -> Seeds {
 /// One mutated message from `seeds`.
 fn mutate(rng: &mut Rng, seeds: &Seeds, other: &Seeds) -> Vec<u8> {
     let pick = |rng: &mut Rng, s: &Seeds| s[rng.below(s.len())].clone();
-    // One message in ten is of the other version (a wrong-version message).
-    let mut m = if rng.below(10) == 0 && !other.is_empty() {
+    // One message in fifty is of the other version (a wrong-version message, which
+    // ends the connection: rare, so that most connections get deep into the stream).
+    let mut m = if rng.below(50) == 0 && !other.is_empty() {
         pick(rng, other)
     } else {
         pick(rng, seeds)
@@ -217,17 +218,19 @@ fn mutate(rng: &mut Rng, seeds: &Seeds, other: &Seeds) -> Vec<u8> {
     };
     for _ in 0..1 + rng.below(3) {
         let len = m.len();
-        match rng.below(12) {
-            0 => {} // as it is
-            1 => {
+        // Weighted: the mutations that end a connection (version, a length under the
+        // header's) are rarer than those the controller must survive.
+        match rng.below(24) {
+            0 | 1 => {} // as it is
+            2..=6 => {
                 let at = rng.below(len);
                 m[at] ^= 1 << rng.below(8);
             }
-            2 => {
+            7..=9 => {
                 let at = rng.below(len);
                 m[at] = [0, 0xff, 0x7f, 0x80, 1][rng.below(5)];
             }
-            3 if len >= 4 => {
+            10 if len >= 4 => {
                 let v: u16 = match rng.below(5) {
                     0 => 0,
                     1 => 7,
@@ -239,15 +242,15 @@ fn mutate(rng: &mut Rng, seeds: &Seeds, other: &Seeds) -> Vec<u8> {
                 };
                 m[2..4].copy_from_slice(&v.to_be_bytes());
             }
-            4 if len >= 2 => m[1] = rng.below(36) as u8,
-            5 => m[0] = [1, 2, 3, 4, 5, 6, 0, 0x7f][rng.below(8)],
-            6 if len > 8 => {
+            11 if len >= 2 => m[1] = rng.below(36) as u8,
+            12 => m[0] = [1, 2, 3, 4, 5, 6, 0, 0x7f][rng.below(8)],
+            13 | 14 if len > 8 => {
                 m.truncate(8 + rng.below(len - 8));
                 if rng.below(2) == 0 {
                     set_len(&mut m);
                 }
             }
-            7 => {
+            15 | 16 => {
                 for _ in 0..1 + rng.below(64) {
                     m.push(rng.next() as u8);
                 }
@@ -255,7 +258,7 @@ fn mutate(rng: &mut Rng, seeds: &Seeds, other: &Seeds) -> Vec<u8> {
                     set_len(&mut m);
                 }
             }
-            8 if len > 8 => {
+            17 | 18 if len > 8 => {
                 let tail = pick(rng, seeds);
                 if tail.len() > 8 {
                     let cut = 8 + rng.below(tail.len() - 8);
@@ -264,14 +267,14 @@ fn mutate(rng: &mut Rng, seeds: &Seeds, other: &Seeds) -> Vec<u8> {
                     set_len(&mut m);
                 }
             }
-            9 if len > 12 => {
+            19 if len > 12 => {
                 let a = 8 + rng.below(len - 8);
                 let b = (a + 1 + rng.below(16)).min(len);
                 let part = m[a..b].to_vec();
                 m.splice(a..a, part);
                 set_len(&mut m);
             }
-            10 if len >= 8 => {
+            20 if len >= 8 => {
                 let xid = (rng.next() as u32).to_be_bytes();
                 m[4..8].copy_from_slice(&xid);
             }
