@@ -57,7 +57,9 @@ use openflow::Version;
 use serde::Serialize;
 
 use crate::flood::{run_flood_in_background, FloodConfig};
-use crate::report::{BenchReport, LearningReport, LoopResult, NotConnected, Summarised};
+use crate::report::{
+    BenchReport, JoinReport, LearningReport, LoopResult, NotConnected, Summarised,
+};
 use crate::stats::{Percentiles, Summary, SwitchRates};
 use crate::switch::{Behaviour, Counting, Phase, State, Switch, Totals};
 use crate::topo::{Shape, Wiring};
@@ -142,6 +144,56 @@ pub struct ControllerBenchConfig {
     /// After the learning phase, keep the switches connected, sending nothing of their
     /// own, this long before the loops (`--hold`): a network to look at, for the web UI.
     pub hold: Duration,
+    /// Spread the switches over this many loopback source addresses (switch `i` from
+    /// the `i % n`-th of 127.0.0.1, 127.0.0.2, ...); 0: the system's choice.
+    pub source_addrs: usize,
+    /// A switch whose connection is refused or closed before it is ready connects again
+    /// after a backoff (100 ms, doubling to 2 s, ±25%), as a real switch does, until
+    /// `connect_timeout`.
+    pub retry: bool,
+}
+
+/// The loopback source address of switch `i` of `n` addresses: 127.0.0.1 first, then
+/// upwards through 127.0.0.0/8 (skipping .0 and .255 in the last byte).
+pub fn source_addr(i: usize, n: usize) -> std::net::IpAddr {
+    let k = (i % n.max(1)) as u32;
+    let (hi, lo) = (k / 254, k % 254 + 1);
+    std::net::IpAddr::V4(std::net::Ipv4Addr::new(
+        127,
+        (hi >> 8) as u8,
+        hi as u8,
+        lo as u8,
+    ))
+}
+
+/// A non-blocking connection to `addr` from `source` (any port), for mio.
+fn connect_from(addr: SocketAddr, source: Option<std::net::IpAddr>) -> std::io::Result<TcpStream> {
+    let Some(ip) = source else {
+        return TcpStream::connect(addr);
+    };
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&SocketAddr::new(ip, 0).into())?;
+    match socket.connect(&addr.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    Ok(TcpStream::from_std(socket.into()))
+}
+
+/// The pause before connection attempt `attempt` (1 = the first retry).
+fn backoff(attempt: u32, dpid: u64) -> Duration {
+    let base = 100u64 << attempt.saturating_sub(1).min(5);
+    let base = base.min(2000);
+    // ±25%, from the dpid and the attempt: no two switches retry in lockstep.
+    let h = (dpid ^ u64::from(attempt) << 32).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 33;
+    let jitter = (h % 51) as i64 - 25;
+    Duration::from_millis((base as i64 + base as i64 * jitter / 100) as u64)
 }
 
 impl ControllerBenchConfig {
@@ -169,6 +221,8 @@ impl ControllerBenchConfig {
             flood: None,
             topology: None,
             hold: Duration::ZERO,
+            source_addrs: 0,
+            retry: true,
         }
     }
 }
@@ -237,6 +291,9 @@ struct Final {
     closed: bool,
     /// Its round trips (nanoseconds), pooled for the percentiles.
     samples: Vec<u32>,
+    /// Connection attempts, and the time from the first to ready (if it got there).
+    attempts: u32,
+    joined: Option<Duration>,
 }
 
 /// Runs the benchmark; `progress` is called after each loop.
@@ -306,9 +363,13 @@ pub fn run_controller_bench(
         let thread_ctl = Arc::clone(&ctl);
         let addr = cfg.addr;
         let wiring = wiring.clone();
+        let how = Connecting {
+            source_addrs: cfg.source_addrs,
+            retry: cfg.retry,
+        };
         let spawned = thread::Builder::new()
             .name(format!("bench-gen-{t}"))
-            .spawn(move || worker(addr, mine, behaviour, wiring.as_deref(), &thread_ctl));
+            .spawn(move || worker(addr, how, mine, behaviour, wiring.as_deref(), &thread_ctl));
         match spawned {
             Ok(h) => workers.push(h),
             Err(e) => {
@@ -623,6 +684,13 @@ fn report(
         packet_ins_answered: total.answered,
         timeouts: total.timeouts,
         other_messages: total.other,
+        join: JoinReport::of(
+            cfg.source_addrs,
+            &finals
+                .iter()
+                .map(|f| (f.attempts, f.joined))
+                .collect::<Vec<_>>(),
+        ),
         learning: learning.map(|(elapsed, learned)| learning_report(elapsed, &learned, &total)),
         generator_cpu_s: 0.0,
         generator_cpu_ns_per_message: None,
@@ -633,9 +701,33 @@ fn report(
     }
 }
 
+/// How the switches connect.
+#[derive(Debug, Clone, Copy)]
+struct Connecting {
+    /// Loopback source addresses to spread them over (0: the system's choice).
+    source_addrs: usize,
+    /// Connect again after a refusal, with backoff.
+    retry: bool,
+}
+
+impl Connecting {
+    fn source(&self, dpid: u64) -> Option<std::net::IpAddr> {
+        (self.source_addrs > 0).then(|| source_addr(dpid as usize - 1, self.source_addrs))
+    }
+}
+
+/// A switch's way in: its attempts, the next one, and when it was first ready.
+struct Joining {
+    first: Instant,
+    attempts: u32,
+    next: Option<Instant>,
+    joined: Option<Duration>,
+}
+
 /// One generator thread: its switches, until the coordinator says stop.
 fn worker(
     addr: SocketAddr,
+    how: Connecting,
     mine: Vec<(u64, Arc<Published>)>,
     behaviour: Behaviour,
     wiring: Option<&Wiring>,
@@ -644,9 +736,11 @@ fn worker(
     let mut poll = Poll::new()?;
     let mut events = Events::with_capacity(1024);
     let mut switches: Vec<(Switch<TcpStream>, Arc<Published>)> = Vec::new();
+    let mut joining: Vec<Joining> = Vec::new();
     let mut finals = Vec::new();
     for (dpid, published) in mine {
-        match TcpStream::connect(addr) {
+        let first = Instant::now();
+        match connect_from(addr, how.source(dpid)) {
             Ok(mut stream) => {
                 let _ = stream.set_nodelay(true);
                 let token = Token(switches.len());
@@ -656,6 +750,12 @@ fn worker(
                     Interest::READABLE | Interest::WRITABLE,
                 )?;
                 switches.push((Switch::new(dpid, stream, behaviour), published));
+                joining.push(Joining {
+                    first,
+                    attempts: 1,
+                    next: None,
+                    joined: None,
+                });
             }
             Err(e) => {
                 published.state.store(CLOSED, Ordering::Relaxed);
@@ -666,6 +766,8 @@ fn worker(
                     status: format!("connect: {e}"),
                     closed: true,
                     samples: Vec::new(),
+                    attempts: 1,
+                    joined: None,
                 });
             }
         }
@@ -734,9 +836,46 @@ fn worker(
                 phase
             };
             sw.turn(phase, recording);
+            let j = &mut joining[i];
+            if sw.state == State::Ready && j.joined.is_none() {
+                j.joined = Some(j.first.elapsed());
+            }
+            // Refused or closed before it was ever ready, while switches are still
+            // connecting: it tries again after a backoff, as a real switch does.
+            let retrying = how.retry
+                && !started
+                && phase == Phase::Connect
+                && sw.state == State::Closed
+                && j.joined.is_none();
+            if retrying {
+                let now = Instant::now();
+                match j.next {
+                    None => j.next = Some(now + backoff(j.attempts, sw.dpid)),
+                    Some(due) if now >= due => {
+                        j.attempts += 1;
+                        j.next = None;
+                        let _ = poll.registry().deregister(sw.stream());
+                        let fresh = connect_from(addr, how.source(sw.dpid)).and_then(|mut s| {
+                            let _ = s.set_nodelay(true);
+                            poll.registry().register(
+                                &mut s,
+                                Token(i),
+                                Interest::READABLE | Interest::WRITABLE,
+                            )?;
+                            Ok(s)
+                        });
+                        match fresh {
+                            Ok(stream) => *sw = Switch::new(sw.dpid, stream, behaviour),
+                            Err(_) => j.next = Some(now + backoff(j.attempts, sw.dpid)),
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
             let counted = sw.totals.counted(behaviour.counting);
             published.state.store(
                 match sw.state {
+                    _ if retrying => CONNECTING,
                     State::Connecting => CONNECTING,
                     State::Ready => READY,
                     State::Closed => CLOSED,
@@ -770,6 +909,8 @@ fn worker(
             status: sw.handshake_status(),
             closed: sw.state == State::Closed,
             samples: std::mem::take(&mut sw.samples),
+            attempts: joining[i].attempts,
+            joined: joining[i].joined,
         });
     }
     Ok(finals)
@@ -797,5 +938,35 @@ fn relay(
                 peer.inject(to_port, &frame);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_addresses_walk_up_127_0_0_0_8_and_wrap() {
+        assert_eq!(source_addr(0, 100).to_string(), "127.0.0.1");
+        assert_eq!(source_addr(99, 100).to_string(), "127.0.0.100");
+        assert_eq!(source_addr(100, 100).to_string(), "127.0.0.1", "wraps at n");
+        assert_eq!(source_addr(253, 1000).to_string(), "127.0.0.254");
+        assert_eq!(
+            source_addr(254, 1000).to_string(),
+            "127.0.1.1",
+            "no .255, no .0"
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_to_two_seconds_with_jitter() {
+        for dpid in 1..50 {
+            let ms = |a| backoff(a, dpid).as_millis() as u64;
+            assert!((75..=125).contains(&ms(1)), "{}", ms(1));
+            assert!((150..=250).contains(&ms(2)), "{}", ms(2));
+            assert!((1500..=2500).contains(&ms(9)), "{}", ms(9));
+        }
+        let firsts: std::collections::HashSet<_> = (1..50).map(|d| backoff(1, d)).collect();
+        assert!(firsts.len() > 10, "switches do not retry in lockstep");
     }
 }

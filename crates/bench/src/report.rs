@@ -91,6 +91,57 @@ pub struct NotConnected {
     pub reason: String,
 }
 
+/// How the switches got in: how long from each one's first connection attempt to ready,
+/// and how many attempts it took (a refused switch tries again after a backoff).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JoinReport {
+    /// Loopback source addresses the switches were spread over (0: the system's choice).
+    pub source_addrs: usize,
+    /// Switches that became ready.
+    pub joined: usize,
+    /// Time to ready over those, in milliseconds.
+    #[serde(serialize_with = "rounded::three")]
+    pub p50_ms: f64,
+    #[serde(serialize_with = "rounded::three")]
+    pub p90_ms: f64,
+    #[serde(serialize_with = "rounded::three")]
+    pub p99_ms: f64,
+    #[serde(serialize_with = "rounded::three")]
+    pub max_ms: f64,
+    /// Switches that needed more than one attempt.
+    pub retried: usize,
+    /// Connection attempts over all switches.
+    pub attempts: u64,
+}
+
+impl JoinReport {
+    /// From each switch's attempts and time to ready (`None`: never ready).
+    pub fn of(source_addrs: usize, switches: &[(u32, Option<std::time::Duration>)]) -> JoinReport {
+        let mut ms: Vec<f64> = switches
+            .iter()
+            .filter_map(|(_, j)| j.map(|d| d.as_secs_f64() * 1e3))
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        let at = |q: f64| -> f64 {
+            if ms.is_empty() {
+                0.0
+            } else {
+                ms[((ms.len() - 1) as f64 * q).round() as usize]
+            }
+        };
+        JoinReport {
+            source_addrs,
+            joined: ms.len(),
+            p50_ms: at(0.5),
+            p90_ms: at(0.9),
+            p99_ms: at(0.99),
+            max_ms: at(1.0),
+            retried: switches.iter().filter(|(a, _)| *a > 1).count(),
+            attempts: switches.iter().map(|(a, _)| u64::from(*a)).sum(),
+        }
+    }
+}
+
 /// The learning phase: every switch announcing each of its addresses once.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LearningReport {
@@ -128,6 +179,8 @@ pub struct BenchReport {
     pub buffered: bool,
     /// Generator threads.
     pub threads: usize,
+    /// How the switches got in.
+    pub join: JoinReport,
     /// The learning phase, if there was one.
     pub learning: Option<LearningReport>,
     /// Every loop, warm-up ones included.
@@ -214,6 +267,23 @@ impl BenchReport {
             "pharos bench controller: {} mode, OpenFlow {}, {} switches ({} connected), {} MACs each, {} threads, window {window}, {}",
             self.mode, self.version, self.switches, self.connected, self.macs, self.threads,
             if self.buffered { "buffered PACKET_INs" } else { "unbuffered PACKET_INs" }
+        );
+        let j = &self.join;
+        let _ = writeln!(
+            s,
+            "joined: {} switches{}, time to ready p50 {:.1} ms, p90 {:.1}, p99 {:.1}, max {:.1}; {} retried ({} attempts in all)",
+            j.joined,
+            if j.source_addrs > 0 {
+                format!(" from {} source addresses", j.source_addrs)
+            } else {
+                String::new()
+            },
+            j.p50_ms,
+            j.p90_ms,
+            j.p99_ms,
+            j.max_ms,
+            j.retried,
+            j.attempts
         );
         if let Some(l) = &self.learning {
             let _ = writeln!(

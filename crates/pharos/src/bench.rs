@@ -167,6 +167,15 @@ pub struct ControllerArgs {
     /// the loops (a network to look at, e.g. with the web UI)
     #[arg(long, default_value_t = 0.0, value_name = "SECS")]
     hold: f64,
+    /// Spread the switches over N loopback source addresses (127.0.0.1, 127.0.0.2, ...),
+    /// as switches on N hosts; the controller must be on loopback too
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    source_addrs: usize,
+    /// A switch refused or closed before it is ready gives up at once (by default it
+    /// connects again after 100 ms, doubling to 2 s, until --connect-timeout, as a real
+    /// switch does; the report says how long each took to get in)
+    #[arg(long)]
+    no_retry: bool,
     /// Print the report as JSON
     #[arg(long)]
     json: bool,
@@ -350,7 +359,12 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
         flood,
         topology: a.topology,
         hold: seconds(a.hold, "--hold")?,
+        source_addrs: a.source_addrs,
+        retry: !a.no_retry,
     };
+    if cfg.source_addrs > 0 && !a.addr.ip().is_loopback() {
+        anyhow::bail!("--source-addrs spreads switches over loopback addresses: the controller must be on loopback too");
+    }
     if let Some(shape) = cfg.topology {
         eprintln!(
             "pharos bench controller: the switches wired as a {shape}{}",

@@ -110,3 +110,102 @@ fn no_controller_is_reported_and_exits_1() {
         assert!(!stdout.contains(zeros), "{zeros:?} in {stdout}");
     }
 }
+
+/// `pharos run` (the learning switch, its default admission caps: 64 handshakes at once
+/// per source address) on a free port, killed when dropped.
+struct Run(std::process::Child, String);
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn run_pharos() -> Run {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let dir = std::env::temp_dir().join(format!("pharos-bench-join-{}", std::process::id()));
+    let child = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        .args([
+            "run",
+            "--api",
+            "off",
+            "--apps",
+            "learning_switch",
+            "--listen",
+            &addr,
+        ])
+        .env_remove("RUST_LOG")
+        .env("XDG_STATE_HOME", &dir)
+        .env("XDG_CONFIG_HOME", &dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "pharos run did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Run(child, addr)
+}
+
+fn join(addr: &str, extra: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        .args([
+            "bench",
+            "controller",
+            "--addr",
+            addr,
+            "-s",
+            "400",
+            "-M",
+            "4",
+        ])
+        .args(["-l", "2", "-m", "100", "--window", "1", "--threads", "1"])
+        .args(["--no-learn", "--connect-timeout", "20", "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[test]
+fn refused_switches_connect_again_with_backoff_and_the_report_says_how_long_they_took() {
+    let pharos = run_pharos();
+    // 400 at once from one address: admission refuses those past its per-address cap.
+    // Giving up at once, some never get in.
+    let once = join(&pharos.1, &["--no-retry"]);
+    let connected = once["connected"].as_u64().unwrap();
+    assert!(connected < 400, "refusals happen without retries: {once}");
+    assert_eq!(once["join"]["retried"], 0);
+    // Trying again after a backoff, as a switch does, every one gets in, and the report
+    // says how many tries it took and how long.
+    let retried = join(&pharos.1, &[]);
+    assert_eq!(retried["connected"], 400, "{retried}");
+    let j = &retried["join"];
+    assert_eq!(j["joined"], 400);
+    assert!(j["retried"].as_u64().unwrap() > 0, "{j}");
+    assert!(j["attempts"].as_u64().unwrap() > 400, "{j}");
+    assert!(j["max_ms"].as_f64().unwrap() >= j["p50_ms"].as_f64().unwrap());
+    assert!(j["max_ms"].as_f64().unwrap() < 20_000.0, "{j}");
+    // From 10 loopback addresses, 40 each: under the cap, no retry needed.
+    let spread = join(&pharos.1, &["--source-addrs", "10"]);
+    assert_eq!(spread["connected"], 400, "{spread}");
+    assert_eq!(spread["join"]["source_addrs"], 10);
+    assert_eq!(spread["join"]["retried"], 0, "{spread}");
+}
