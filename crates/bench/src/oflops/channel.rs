@@ -186,6 +186,47 @@ pub struct PortInfo {
     pub hw_addr: MacAddr,
 }
 
+/// A switch port the bench sends and captures probes on: the switch's name for it
+/// (`--data-port NAME=IFACE`), its OpenFlow number, and the Linux interface wired to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DataPort {
+    /// The switch's name for the port (`ovs-vsctl list-ports`).
+    pub name: String,
+    /// Its OpenFlow port number.
+    pub port_no: u32,
+    /// The Linux interface on this machine wired to it.
+    pub iface: String,
+}
+
+impl DataPort {
+    /// Parses `NAME=IFACE` and finds NAME among the switch's ports.
+    pub fn resolve(info: &SwitchInfo, spec: &str) -> Result<DataPort> {
+        let (name, iface) = spec.split_once('=').ok_or_else(|| {
+            ChannelError::Protocol(format!("--data-port {spec:?}: expected NAME=IFACE"))
+        })?;
+        let port_no = info
+            .ports
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.port_no)
+            .ok_or_else(|| {
+                ChannelError::Protocol(format!(
+                    "the switch has no port named {name:?} (it has {})",
+                    info.ports
+                        .iter()
+                        .map(|p| format!("{}={}", p.name, p.port_no))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+        Ok(DataPort {
+            name: name.to_string(),
+            port_no,
+            iface: iface.to_string(),
+        })
+    }
+}
+
 /// What the switch said of itself when the channel opened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SwitchInfo {
