@@ -1,1 +1,339 @@
-//! (to be written: see the module list in mod.rs)
+//! Test 3, flow statistics (the paper's §4.3, figure 5): the response time of full-table
+//! flow-stats requests at increasing polling rates, how the replies are segmented, and
+//! what the polling does to forwarding.
+//!
+//! `flows` exact flows forward the probe (round robin over them) from the ingress to the
+//! egress data port for the whole test. For each polling rate in turn (0 = a baseline
+//! with no polling), requests go out open-loop for `seconds`: request `j` at `j / rate`
+//! whatever became of the earlier ones, so a switch slower than the rate builds a queue
+//! and shows it. For each request: the time to the first and to the last part of its
+//! answer, the parts (STATS_REPLY / MULTIPART_REPLY messages) and the reads that brought
+//! them (the paper counted TCP segments), and the flows reported. For the probe frames
+//! sent in each window: the one-way delay through the switch and the loss.
+//!
+//! The paper found near-constant response times for software switches, and no effect
+//! of polling on their forwarding; hardware switches paced or aggregated their replies.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::channel::{Channel, ChannelError, FlowStatsCollector, FlowStatsReply, Received};
+use super::insert::{install, reset_table, FlowSet, LiveProbe, MatchKind, TestError};
+use super::probe::{Records, Spread, StreamSpec};
+use super::report::{us, us_spread, Plot, Point, Series, Table, TestOutput};
+
+/// Sends flow-stats requests open-loop at a rate and folds their answers, while handing
+/// every other message to the caller.
+pub struct Poller {
+    rate: f64,
+    start: Instant,
+    sent: u64,
+    pub collector: FlowStatsCollector,
+    pub replies: Vec<FlowStatsReply>,
+}
+
+impl Poller {
+    /// Polls at `rate` requests per second from now (0: never).
+    pub fn new(rate: f64) -> Poller {
+        Poller {
+            rate,
+            start: Instant::now(),
+            sent: 0,
+            collector: FlowStatsCollector::default(),
+            replies: Vec::new(),
+        }
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        (self.rate > 0.0)
+            .then(|| self.start + Duration::from_secs_f64(self.sent as f64 / self.rate))
+    }
+
+    /// Requests sent so far.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// Polls and receives until `until` (or until `done` says so after a message). Every
+    /// message that is not a flow-stats answer goes to `other`; an ERROR fails.
+    pub fn pump(
+        &mut self,
+        ch: &mut Channel,
+        until: Instant,
+        polling: bool,
+        mut other: impl FnMut(&Received) -> bool,
+    ) -> Result<(), ChannelError> {
+        loop {
+            let now = Instant::now();
+            if now >= until {
+                return Ok(());
+            }
+            let mut wake = until;
+            if polling {
+                if let Some(due) = self.next_due() {
+                    if now >= due {
+                        let (xid, sent_ns) = ch.send_flow_stats_request()?;
+                        self.collector.expect(xid, sent_ns);
+                        self.sent += 1;
+                        continue;
+                    }
+                    wake = wake.min(due);
+                }
+            }
+            while let Some(r) = ch.recv(wake)? {
+                if let Some(done) = self.collector.offer(&r)? {
+                    self.replies.push(done);
+                } else if let Some(e) = r.error() {
+                    return Err(e);
+                } else if r.msg_type != super::channel::msg_type::STATS_REPLY_10
+                    && !(r.msg_type == super::channel::msg_type::MULTIPART_REPLY_13
+                        && r.frame[0] == 4)
+                    && other(&r)
+                {
+                    return Ok(());
+                }
+                if Instant::now() >= wake {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Waits up to `grace` for the answers still outstanding.
+    pub fn settle(&mut self, ch: &mut Channel, grace: Duration) -> Result<(), ChannelError> {
+        let until = Instant::now() + grace;
+        while self.collector.outstanding() > 0 && Instant::now() < until {
+            let step = (Instant::now() + Duration::from_millis(20)).min(until);
+            self.pump(ch, step, false, |_| false)?;
+        }
+        Ok(())
+    }
+}
+
+/// Parameters of test 3.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatsConfig {
+    /// Flows in the table (all hit by the probe).
+    pub flows: usize,
+    /// Requests per second; 0 is the no-polling baseline.
+    pub rates: Vec<f64>,
+    /// Seconds of polling per rate.
+    pub seconds: f64,
+    /// Probe frames per second.
+    pub probe_rate: f64,
+}
+
+impl Default for StatsConfig {
+    fn default() -> StatsConfig {
+        StatsConfig {
+            flows: 100,
+            rates: vec![0.0, 1.0, 10.0, 50.0, 100.0, 500.0],
+            seconds: 3.0,
+            probe_rate: 10_000.0,
+        }
+    }
+}
+
+/// One polling rate's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatsPoint {
+    pub rate: f64,
+    pub requests: u64,
+    pub answered: usize,
+    /// Request to last part (ns).
+    pub response: Option<Spread>,
+    /// Request to first part (ns).
+    pub first_part: Option<Spread>,
+    pub parts_per_reply: f64,
+    pub reads_per_reply: f64,
+    pub flows_per_reply: f64,
+    pub bytes_per_reply: f64,
+    /// Probe one-way delay in the window (ns).
+    pub probe_delay: Option<Spread>,
+    pub probes_sent: u64,
+    pub probes_lost: u64,
+}
+
+/// Runs test 3.
+pub fn run(
+    ch: &mut Channel,
+    set: &FlowSet,
+    cfg: &StatsConfig,
+    deadline: Option<Instant>,
+) -> Result<TestOutput, TestError> {
+    if cfg.flows == 0 {
+        return Err(TestError::Setup("--stats-flows must be at least 1".into()));
+    }
+    reset_table(ch)?;
+    install(ch, set, 0..cfg.flows, MatchKind::Exact, &set.forward())?;
+    let stream = 0x3000;
+    let templates = (0..cfg.flows).map(|i| set.frame(i)).collect();
+    let total = Duration::from_secs_f64(cfg.seconds * cfg.rates.len() as f64 + 30.0);
+    let spec = StreamSpec::new(stream, templates)
+        .rate(cfg.probe_rate)
+        .duration(total);
+    let live = LiveProbe::start(&set.ingress.iface, spec, &[set.egress.iface.as_str()])?;
+    std::thread::sleep(Duration::from_millis(100));
+    let mut windows = Vec::new();
+    let mut pollers = Vec::new();
+    let mut cut = false;
+    for &rate in &cfg.rates {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            cut = true;
+            break;
+        }
+        let from = super::channel::now_ns() as i64;
+        let mut p = Poller::new(rate);
+        let until = Instant::now() + Duration::from_secs_f64(cfg.seconds);
+        p.pump(ch, until, true, |_| false)?;
+        let to = super::channel::now_ns() as i64;
+        p.settle(ch, ch.timeout())?;
+        windows.push((rate, from, to));
+        pollers.push(p);
+    }
+    let records = live.finish(Duration::from_millis(50))?;
+    reset_table(ch)?;
+    let points: Vec<StatsPoint> = windows
+        .iter()
+        .zip(&pollers)
+        .map(|(&(rate, from, to), p)| point(rate, p, &records, stream, from, to))
+        .collect();
+    Ok(summarise(cfg, points, cut))
+}
+
+fn point(rate: f64, p: &Poller, rec: &Records, stream: u32, from: i64, to: i64) -> StatsPoint {
+    let r = &p.replies;
+    let n = r.len().max(1) as f64;
+    let mut delays = Vec::new();
+    let (mut sent, mut lost) = (0, 0);
+    for (tx, rx) in rec.joined(stream, None) {
+        let t = tx.tx_ns();
+        if t < from || t >= to {
+            continue;
+        }
+        sent += 1;
+        match rx {
+            Some(rx) => delays.push(rx.rx_ns - t),
+            None => lost += 1,
+        }
+    }
+    let resp: Vec<i64> = r.iter().map(|x| x.response_ns() as i64).collect();
+    let first: Vec<i64> = r
+        .iter()
+        .map(|x| x.first_part_ns.saturating_sub(x.sent_ns) as i64)
+        .collect();
+    StatsPoint {
+        rate,
+        requests: p.sent(),
+        answered: r.len(),
+        response: Spread::of(&resp),
+        first_part: Spread::of(&first),
+        parts_per_reply: r.iter().map(|x| x.parts as f64).sum::<f64>() / n,
+        reads_per_reply: r.iter().map(|x| x.reads as f64).sum::<f64>() / n,
+        flows_per_reply: r.iter().map(|x| x.flows as f64).sum::<f64>() / n,
+        bytes_per_reply: r.iter().map(|x| x.bytes as f64).sum::<f64>() / n,
+        probe_delay: Spread::of(&delays),
+        probes_sent: sent,
+        probes_lost: lost,
+    }
+}
+
+fn summarise(cfg: &StatsConfig, points: Vec<StatsPoint>, cut: bool) -> TestOutput {
+    let mut out = TestOutput::new("stats");
+    let mut t = Table::new(
+        &format!(
+            "Flow statistics (test 3): {} flows, full-table requests; µs, median [p10, p90]",
+            cfg.flows
+        ),
+        &[
+            "requests/s",
+            "sent",
+            "answered",
+            "response",
+            "first part",
+            "parts/reply",
+            "reads/reply",
+            "flows/reply",
+            "probe delay",
+            "probe loss",
+        ],
+    );
+    for p in &points {
+        t.row(vec![
+            format!("{}", p.rate),
+            p.requests.to_string(),
+            p.answered.to_string(),
+            us_spread(p.response.as_ref()),
+            us_spread(p.first_part.as_ref()),
+            format!("{:.1}", p.parts_per_reply),
+            format!("{:.1}", p.reads_per_reply),
+            format!("{:.0}", p.flows_per_reply),
+            us_spread(p.probe_delay.as_ref()),
+            format!(
+                "{:.2}%",
+                100.0 * p.probes_lost as f64 / p.probes_sent.max(1) as f64
+            ),
+        ]);
+    }
+    t.note = Some(format!(
+        "{} s per rate, open-loop; probe {} frames/s round robin over the flows; \
+         reads/reply = socket reads that delivered parts (a rough count of TCP segments)",
+        cfg.seconds, cfg.probe_rate
+    ));
+    out.tables.push(t);
+    let polled: Vec<&StatsPoint> = points.iter().filter(|p| p.rate > 0.0).collect();
+    if let (Some(a), Some(b)) = (polled.first(), polled.last()) {
+        if let (Some(ra), Some(rb)) = (a.response, b.response) {
+            out.findings.push(format!(
+                "flow-stats response {} µs at {} requests/s, {} µs at {}",
+                us(ra.median as f64),
+                a.rate,
+                us(rb.median as f64),
+                b.rate
+            ));
+        }
+    }
+    if let (Some(base), Some(top)) = (
+        points.iter().find(|p| p.rate == 0.0),
+        points.iter().rev().find(|p| p.rate > 0.0),
+    ) {
+        if let (Some(d0), Some(d1)) = (base.probe_delay, top.probe_delay) {
+            out.findings.push(format!(
+                "probe delay {} µs with no polling, {} µs at {} requests/s (p90 {} → {} µs)",
+                us(d0.median as f64),
+                us(d1.median as f64),
+                top.rate,
+                us(d0.p90 as f64),
+                us(d1.p90 as f64)
+            ));
+        }
+    }
+    if cut {
+        out.findings
+            .push("cut short by --max-seconds: not every rate ran".into());
+    }
+    let series = |name: &str, f: &dyn Fn(&StatsPoint) -> Option<Spread>| Series {
+        name: name.into(),
+        points: points
+            .iter()
+            .filter(|p| p.rate > 0.0)
+            .filter_map(|p| f(p).map(|s| Point::of_spread(p.rate, &s, 1e-3)))
+            .collect(),
+    };
+    out.plots.push(Plot {
+        name: "stats-response".into(),
+        title: "Flow-stats response time (paper fig. 5a)".into(),
+        x_label: "requests per second".into(),
+        y_label: "µs".into(),
+        log_x: true,
+        log_y: true,
+        series: vec![
+            series("last part", &|p| p.response),
+            series("first part", &|p| p.first_part),
+            series("probe delay", &|p| p.probe_delay),
+        ],
+    });
+    out.data = serde_json::json!({ "config": cfg, "points": points, "cut_by_max_seconds": cut });
+    out
+}
