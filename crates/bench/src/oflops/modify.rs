@@ -386,7 +386,7 @@ pub fn run_case(
     stream_id: u32,
 ) -> Result<Result<Records, String>, TestError> {
     reset_table(ch)?;
-    let fm = FlowMod::add(plan.matching.clone(), &plan.actions).priority(FLOW_PRIORITY);
+    let fm = FlowMod::add(plan.matching, &plan.actions).priority(FLOW_PRIORITY);
     ch.send_flow_mods(&[fm])?;
     match ch.barrier() {
         Ok(_) => {}
