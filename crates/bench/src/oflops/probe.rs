@@ -99,6 +99,9 @@ mod sys {
     pub const HWTSTAMP_TX_ON: i32 = 1;
     pub const HWTSTAMP_FILTER_ALL: i32 = 1;
     pub const ETH_P_ALL: u16 = 0x0003;
+    pub const PACKET_AUXDATA: libc::c_int = 8;
+    pub const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
+    pub const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
 }
 
 /// What went wrong, and where.
@@ -595,9 +598,10 @@ pub struct RxRecord {
     pub rx_ns: i64,
     /// Which clock stamped it.
     pub source: TsSource,
-    /// Its length on the wire (without FCS).
+    /// Its length on the wire (without FCS; a tag the kernel stripped counted).
     pub len: usize,
-    /// Its bytes, for the first [`CaptureOptions::keep_bytes`] frames per stream and port.
+    /// Its bytes as on the wire (a VLAN tag the kernel's receive offload stripped is put
+    /// back from `PACKET_AUXDATA`), for the first [`CaptureOptions::keep_bytes`] frames per stream and port.
     pub bytes: Option<Vec<u8>>,
 }
 
@@ -690,6 +694,22 @@ struct Received {
     sw_ns: i64,
     hw_ns: i64,
     pkttype: u8,
+    /// The 802.1Q tag the kernel took out of the frame (VLAN receive offload: veths and
+    /// most NICs strip the outer tag into the packet's metadata), as (TPID, TCI).
+    vlan: Option<(u16, u16)>,
+}
+
+/// `struct tpacket_auxdata` (linux/if_packet.h).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct TpacketAuxdata {
+    tp_status: u32,
+    tp_len: u32,
+    tp_snaplen: u32,
+    tp_mac: u16,
+    tp_net: u16,
+    tp_vlan_tci: u16,
+    tp_vlan_tpid: u16,
 }
 
 /// `recvmsg` with `flags`, the frame into `buf`, the stamps out of the control messages.
@@ -718,6 +738,7 @@ fn recv_stamped(fd: &OwnedFd, buf: &mut [u8], flags: libc::c_int) -> io::Result<
         sw_ns: 0,
         hw_ns: 0,
         pkttype: sa.sll_pkttype,
+        vlan: None,
     };
     // SAFETY: the CMSG macros walk the control buffer the kernel filled, within msg_controllen.
     unsafe {
@@ -728,6 +749,17 @@ fn recv_stamped(fd: &OwnedFd, buf: &mut [u8], flags: libc::c_int) -> io::Result<
                 let ts = std::ptr::read_unaligned(ts);
                 out.sw_ns = ts_ns(&ts[0]);
                 out.hw_ns = ts_ns(&ts[2]);
+            }
+            if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == sys::PACKET_AUXDATA {
+                let aux = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const TpacketAuxdata);
+                if aux.tp_status & sys::TP_STATUS_VLAN_VALID != 0 {
+                    let tpid = if aux.tp_status & sys::TP_STATUS_VLAN_TPID_VALID != 0 {
+                        aux.tp_vlan_tpid
+                    } else {
+                        0x8100
+                    };
+                    out.vlan = Some((tpid, aux.tp_vlan_tci));
+                }
             }
             c = libc::CMSG_NXTHDR(&msg, c);
         }
@@ -945,6 +977,22 @@ impl Default for CaptureOptions {
     }
 }
 
+/// The frame as it was on the wire: `frame` with the tag the kernel stripped put back
+/// after the MAC addresses.
+fn with_tag(frame: &[u8], vlan: Option<(u16, u16)>) -> Vec<u8> {
+    match vlan {
+        Some((tpid, tci)) if frame.len() >= 12 => {
+            let mut v = Vec::with_capacity(frame.len() + 4);
+            v.extend_from_slice(&frame[..12]);
+            v.extend_from_slice(&tpid.to_be_bytes());
+            v.extend_from_slice(&tci.to_be_bytes());
+            v.extend_from_slice(&frame[12..]);
+            v
+        }
+        _ => frame.to_vec(),
+    }
+}
+
 /// Captures probe frames on one or more interfaces with receive stamps. Frames this
 /// machine sends on those interfaces are not captured, nor frames without the [`MAGIC`].
 pub struct Capture {
@@ -980,6 +1028,13 @@ impl Capture {
             let fd = packet_socket(&iface, sys::ETH_P_ALL, flags)?;
             // Not our own transmissions (kernel 4.20+; sll_pkttype is checked as well).
             let _ = setsockopt_int(&fd, libc::SOL_PACKET, sys::PACKET_IGNORE_OUTGOING, 1);
+            // The VLAN tag the kernel strips on receive, to put back (see `Received::vlan`).
+            setsockopt_int(&fd, libc::SOL_PACKET, sys::PACKET_AUXDATA, 1).map_err(|e| {
+                ProbeError::Io {
+                    context: format!("PACKET_AUXDATA on {}", iface.name),
+                    source: e,
+                }
+            })?;
             out.ifaces.push(iface);
             out.fds.push(fd);
         }
@@ -1016,7 +1071,7 @@ impl Capture {
                 };
                 let (rx_ns, source) = pick(r.sw_ns, r.hw_ns).unwrap_or((now_ns(), TsSource::User));
                 let kept = self.kept.entry((s.stream, port)).or_insert(0);
-                let bytes = (*kept < self.opts.keep_bytes).then(|| buf[..n].to_vec());
+                let bytes = (*kept < self.opts.keep_bytes).then(|| with_tag(&buf[..n], r.vlan));
                 if bytes.is_some() {
                     *kept += 1;
                 }
@@ -1028,7 +1083,7 @@ impl Capture {
                     port,
                     rx_ns,
                     source,
-                    len: r.len,
+                    len: r.len + if r.vlan.is_some() { 4 } else { 0 },
                     bytes,
                 });
             }
