@@ -572,7 +572,12 @@ pub mod switch_cmd {
     #[command(verbatim_doc_comment)]
     pub struct SwitchArgs {
         /// Listen here for the switch to connect (the switch's controller target)
-        #[arg(long, value_name = "ADDR:PORT", conflicts_with = "switch_connect", required_unless_present = "switch_connect")]
+        #[arg(
+            long,
+            value_name = "ADDR:PORT",
+            conflicts_with = "switch_connect",
+            required_unless_present = "switch_connect"
+        )]
         switch_listen: Option<SocketAddr>,
         /// Connect to a switch listening here (OVS `ptcp:`)
         #[arg(long, value_name = "ADDR:PORT")]
@@ -605,6 +610,27 @@ pub mod switch_cmd {
         /// Seconds to wait for the switch to connect (or to accept)
         #[arg(long, value_name = "SECS", default_value_t = 30.0)]
         connect_timeout: f64,
+
+        /// modify: actions, in turn after a plain output (output, eth_src, eth_dst, ip_src,
+        /// ip_dst, dscp, dec_ttl, udp_src, udp_dst, vlan_push, vlan_vid, vlan_pcp, vlan_pop,
+        /// eth_src+dst, ip+ports, all), or all of them
+        #[arg(long, value_delimiter = ',', default_value = "all")]
+        modify_actions: Vec<String>,
+        /// modify: probe frames per second
+        #[arg(long, default_value_t = 125_000.0)]
+        modify_rate: f64,
+        /// modify: probe frame length in bytes
+        #[arg(long, default_value_t = 100)]
+        modify_frame_len: usize,
+        /// modify: seconds of probes per action (the first 0.2 s, the warm-up, not counted)
+        #[arg(long, default_value_t = 2.0)]
+        modify_seconds: f64,
+        /// modify: passes over all actions
+        #[arg(long, default_value_t = 1)]
+        modify_reps: usize,
+        /// modify: space probes evenly by busy-waiting a core (default: bursts every ~100 µs)
+        #[arg(long)]
+        modify_spin: bool,
 
         /// insert: numbers of flows
         #[arg(long, value_delimiter = ',', default_value = "1,10,100,1000,10000")]
@@ -658,7 +684,11 @@ pub mod switch_cmd {
         #[arg(long, default_value_t = 1000)]
         echo_count: usize,
         /// basics: probe frames per second offered as table misses, in turn
-        #[arg(long, value_delimiter = ',', default_value = "100,1000,5000,10000,20000")]
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "100,1000,5000,10000,20000"
+        )]
         packet_in_rates: Vec<f64>,
         /// basics: seconds per PACKET_IN rate
         #[arg(long, default_value_t = 2.0)]
@@ -677,7 +707,10 @@ pub mod switch_cmd {
             }
             match TESTS.iter().find(|x| **x == t.as_str()) {
                 Some(x) => out.push(*x),
-                None => bail!("unknown test {t:?}: expected one of {} or all", TESTS.join(", ")),
+                None => bail!(
+                    "unknown test {t:?}: expected one of {} or all",
+                    TESTS.join(", ")
+                ),
             }
         }
         out.dedup();
@@ -819,7 +852,7 @@ pub mod switch_cmd {
                     deadline,
                 )
                 .map_err(Into::into),
-                "modify" => run_modify(&mut ch, set.as_ref().unwrap(), deadline),
+                "modify" => run_modify(&mut ch, set.as_ref().unwrap(), &a, deadline),
                 _ => unreachable!(),
             };
             match r {
@@ -870,13 +903,38 @@ pub mod switch_cmd {
         })
     }
 
-    /// Test 1 (oflops-probe's modify.rs), when it is there.
+    /// Test 1 (oflops-probe's modify.rs).
     fn run_modify(
-        _ch: &mut Channel,
-        _set: &FlowSet,
-        _deadline: Option<Instant>,
+        ch: &mut Channel,
+        set: &FlowSet,
+        a: &SwitchArgs,
+        deadline: Option<Instant>,
     ) -> anyhow::Result<TestOutput> {
-        let _ = Duration::ZERO;
-        bail!("the modify test is not built yet")
+        use bench::oflops::modify::{self, Case, ModifyConfig};
+        let mut cases = Vec::new();
+        for n in &a.modify_actions {
+            if n == "all" {
+                cases.extend(Case::ALL);
+                continue;
+            }
+            match Case::parse(n) {
+                Some(c) => cases.push(c),
+                None => bail!(
+                    "--modify-actions {n:?}: expected all or one of {}",
+                    Case::ALL.map(Case::name).join(", ")
+                ),
+            }
+        }
+        let duration = seconds(a.modify_seconds, "--modify-seconds")?;
+        let cfg = ModifyConfig {
+            cases,
+            rate_pps: a.modify_rate,
+            frame_len: a.modify_frame_len,
+            duration,
+            warmup: Duration::from_millis(200).min(duration / 2),
+            reps: a.modify_reps,
+            spin: a.modify_spin,
+        };
+        Ok(modify::run(ch, set, &cfg, deadline)?)
     }
 }

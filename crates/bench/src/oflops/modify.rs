@@ -318,7 +318,7 @@ impl Headers {
 /// Parameters of test 1.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModifyConfig {
-    /// The cases, in order (the baseline `output` is always run, first).
+    /// The cases, in order (the baseline `output` is always run, first; repeats ignored).
     pub cases: Vec<Case>,
     /// Probe frames per second (the paper: 100-byte frames at ~125 kpps).
     pub rate_pps: f64,
@@ -424,7 +424,11 @@ pub fn run(
 ) -> Result<TestOutput, TestError> {
     let version = ch.version();
     let mut cases = vec![Case::Output];
-    cases.extend(cfg.cases.iter().copied().filter(|c| *c != Case::Output));
+    for c in &cfg.cases {
+        if !cases.contains(c) {
+            cases.push(*c);
+        }
+    }
     struct Acc {
         delays: Vec<i64>,
         sent: u64,
@@ -578,7 +582,7 @@ pub fn summarise(
             "over output",
             "p99",
             "stddev",
-            "sent",
+            "sent (per s)",
             "lost",
             "headers",
             "status",
@@ -595,7 +599,7 @@ pub fn summarise(
                 .map(|d| us(d.p99 as f64))
                 .unwrap_or_else(|| "-".into()),
             r.delay.map(|d| us(d.stddev)).unwrap_or_else(|| "-".into()),
-            r.sent.to_string(),
+            format!("{} ({:.0})", r.sent, r.sent_pps),
             if r.sent > 0 {
                 format!("{} ({:.2}%)", r.lost, r.lost as f64 * 100.0 / r.sent as f64)
             } else {
