@@ -11,6 +11,7 @@
 //! path: OVS's upcall and megaflow install). Captured frames are checked: each kept frame
 //! (the first few per run) must carry exactly the headers the action should give
 //! ([`Case::plan`]), so an action the switch accepts but does not apply is reported.
+//! A throwaway baseline run comes first (a cold switch would skew the baseline).
 //!
 //! A switch that refuses an action (an ERROR at the barrier) has the case reported as
 //! refused with its words; actions OpenFlow 1.0 lacks (TTL decrement, VLAN push as
@@ -454,6 +455,20 @@ pub fn run(
         .collect();
     let mut cut = false;
     let mut stream_id = 0x1000u32;
+    // A throwaway run of the baseline first: the first stream after the switch starts
+    // (or after a long idle) meets a cold switch and a cold machine, and the baseline,
+    // run first, would carry that into every case's difference.
+    if let Some(plan) = Case::Output.plan(set, version) {
+        let warm = ModifyConfig {
+            duration: cfg.duration.min(Duration::from_millis(500)),
+            ..cfg.clone()
+        };
+        if run_case(ch, set, &plan, &warm, stream_id)?.is_err() {
+            return Err(TestError::Setup(
+                "the switch refused a plain output flow".into(),
+            ));
+        }
+    }
     'reps: for _ in 0..cfg.reps.max(1) {
         for (i, &case) in cases.iter().enumerate() {
             if deadline.is_some_and(|d| Instant::now() + cfg.duration >= d) {

@@ -861,6 +861,89 @@ impl Sender {
         Ok(i)
     }
 
+    /// Sends frames `first .. first + n` of `spec` in one `sendmmsg(2)` (one user-space
+    /// time for all) and records them. Frames the kernel refuses for a full queue are
+    /// recorded all the same, and counted lost.
+    fn send_batch(
+        &mut self,
+        spec: &StreamSpec,
+        first: u64,
+        n: usize,
+        bufs: &mut Vec<Vec<u8>>,
+    ) -> Result<(), ProbeError> {
+        bufs.resize_with(n.max(bufs.len()), || Vec::with_capacity(2048));
+        let user_tx_ns = now_ns();
+        let mut stamps = Vec::with_capacity(n);
+        for (i, buf) in bufs.iter_mut().enumerate().take(n) {
+            let seq = first + i as u64;
+            let t = (seq % spec.templates.len() as u64) as usize;
+            let stamp = Stamp {
+                stream: spec.id,
+                seq,
+                template: t as u32,
+                user_tx_ns,
+            };
+            spec.templates[t].build_into(&stamp, buf);
+            stamps.push(stamp);
+        }
+        let mut iovs: Vec<libc::iovec> = bufs[..n]
+            .iter_mut()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: b.len(),
+            })
+            .collect();
+        // SAFETY: zeroed mmsghdr is valid; each points at one iovec that outlives the call.
+        let mut msgs: Vec<libc::mmsghdr> = iovs
+            .iter_mut()
+            .map(|iov| {
+                let mut m: libc::mmsghdr = unsafe { mem::zeroed() };
+                m.msg_hdr.msg_iov = iov;
+                m.msg_hdr.msg_iovlen = 1;
+                m
+            })
+            .collect();
+        let mut done = 0;
+        while done < n {
+            // SAFETY: msgs[done..] are valid mmsghdrs; the socket is bound.
+            let r = unsafe {
+                libc::sendmmsg(
+                    self.fd.as_raw_fd(),
+                    msgs[done..].as_mut_ptr(),
+                    (n - done) as libc::c_uint,
+                    0,
+                )
+            };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::ENOBUFS) || e.raw_os_error() == Some(libc::EAGAIN)
+                {
+                    break;
+                }
+                return Err(ProbeError::Io {
+                    context: format!("sendmmsg on {}", self.iface.name),
+                    source: e,
+                });
+            }
+            if r == 0 {
+                break;
+            }
+            done += r as usize;
+        }
+        for st in stamps {
+            self.pending.insert((st.stream, st.seq), self.records.len());
+            self.records.push(TxRecord {
+                stream: st.stream,
+                seq: st.seq,
+                template: st.template,
+                user_ns: st.user_tx_ns,
+                kernel_ns: None,
+                source: TsSource::User,
+            });
+        }
+        Ok(())
+    }
+
     /// Reads the transmit stamps the kernel has queued so far.
     pub fn drain_errqueue(&mut self) {
         loop {
@@ -912,6 +995,7 @@ impl Sender {
         let end = spec.duration.map(|d| start + d);
         let limit = spec.count.unwrap_or(u64::MAX);
         let mut buf = Vec::with_capacity(2048);
+        let mut bufs: Vec<Vec<u8>> = Vec::new();
         let mut seq: u64 = 0;
         while seq < limit && !stop.load(Ordering::Relaxed) {
             let now = Instant::now();
@@ -930,16 +1014,29 @@ impl Sender {
                 }
                 continue;
             }
-            let t = (seq % spec.templates.len() as u64) as usize;
-            let stamp = Stamp {
-                stream: spec.id,
-                seq,
-                template: t as u32,
-                user_tx_ns: 0,
+            let batch = match spec.pacing {
+                Pacing::Spin => 1,
+                // Every frame due by now, in one sendmmsg(2), at most 64.
+                Pacing::Sleep => {
+                    let due_now = ((now - start).as_nanos() as f64 / interval) as u64 + 1;
+                    due_now.saturating_sub(seq).clamp(1, 64).min(limit - seq)
+                }
             };
-            self.send_frame(&spec.templates[t], stamp, &mut buf)?;
-            seq += 1;
-            if seq % 64 == 0 {
+            if batch == 1 {
+                let t = (seq % spec.templates.len() as u64) as usize;
+                let stamp = Stamp {
+                    stream: spec.id,
+                    seq,
+                    template: t as u32,
+                    user_tx_ns: 0,
+                };
+                self.send_frame(&spec.templates[t], stamp, &mut buf)?;
+            } else {
+                self.send_batch(spec, seq, batch as usize, &mut bufs)?;
+            }
+            let before = seq;
+            seq += batch;
+            if seq / 64 != before / 64 {
                 self.drain_errqueue();
             }
         }
