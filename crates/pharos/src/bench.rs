@@ -516,13 +516,13 @@ pub mod switch_cmd {
     use std::net::SocketAddr;
     use std::path::PathBuf;
     use std::process::ExitCode;
-    use std::time::{Duration, Instant};
+    use std::time::Instant;
 
     use anyhow::{bail, Context as _};
     use bench::oflops::channel::{Channel, ChannelConfig, DataPort, Endpoint};
     use bench::oflops::insert::{FlowSet, InsertConfig, MatchKind, Op};
     use bench::oflops::report::TestOutput;
-    use bench::oflops::{basics, insert, interact, stats};
+    use bench::oflops::{basics, insert, interact, modify, stats};
     use openflow::Version;
 
     use super::{parse_version, seconds};
@@ -605,6 +605,28 @@ pub mod switch_cmd {
         /// Seconds to wait for the switch to connect (or to accept)
         #[arg(long, value_name = "SECS", default_value_t = 30.0)]
         connect_timeout: f64,
+
+        /// modify: actions measured (output, eth_src, eth_dst, ip_src, ip_dst, dscp,
+        /// dec_ttl, udp_src, udp_dst, vlan_push, vlan_vid, vlan_pcp, vlan_pop,
+        /// eth_src+dst, ip+ports, all); the plain output baseline is always run first
+        #[arg(long, value_delimiter = ',', default_value = "all-cases")]
+        modify_actions: Vec<String>,
+        /// modify: probe frames per second
+        #[arg(long, default_value_t = 125_000.0)]
+        modify_rate: f64,
+        /// modify: probe frame length in bytes
+        #[arg(long, default_value_t = 100)]
+        modify_frame_len: usize,
+        /// modify: seconds of probe per action
+        #[arg(long, default_value_t = 2.0)]
+        modify_seconds: f64,
+        /// modify: passes over all actions
+        #[arg(long, default_value_t = 1)]
+        modify_reps: usize,
+        /// modify: busy-wait each frame's due time (constant spacing, a whole core)
+        /// instead of small bursts
+        #[arg(long)]
+        modify_spin: bool,
 
         /// insert: numbers of flows
         #[arg(long, value_delimiter = ',', default_value = "1,10,100,1000,10000")]
@@ -819,7 +841,13 @@ pub mod switch_cmd {
                     deadline,
                 )
                 .map_err(Into::into),
-                "modify" => run_modify(&mut ch, set.as_ref().unwrap(), deadline),
+                "modify" => modify::run(
+                    &mut ch,
+                    set.as_ref().unwrap(),
+                    &modify_config(&a)?,
+                    deadline,
+                )
+                .map_err(Into::into),
                 _ => unreachable!(),
             };
             match r {
@@ -852,6 +880,7 @@ pub mod switch_cmd {
         if a.json {
             let doc = serde_json::json!({
                 "switch": info,
+                "control_rx_stamps": if ch.kernel_rx_stamps() { "kernel" } else { "user" },
                 "version": a.version,
                 "data_ports": ports,
                 "seconds": started.elapsed().as_secs_f64(),
@@ -870,13 +899,29 @@ pub mod switch_cmd {
         })
     }
 
-    /// Test 1 (oflops-probe's modify.rs), when it is there.
-    fn run_modify(
-        _ch: &mut Channel,
-        _set: &FlowSet,
-        _deadline: Option<Instant>,
-    ) -> anyhow::Result<TestOutput> {
-        let _ = Duration::ZERO;
-        bail!("the modify test is not built yet")
+    fn modify_config(a: &SwitchArgs) -> anyhow::Result<modify::ModifyConfig> {
+        let mut cases = Vec::new();
+        for c in &a.modify_actions {
+            if c == "all-cases" {
+                cases.extend(modify::Case::ALL);
+                continue;
+            }
+            match modify::Case::parse(c) {
+                Some(x) => cases.push(x),
+                None => bail!(
+                    "--modify-actions {c:?}: expected one of {}",
+                    modify::Case::ALL.map(|c| c.name()).join(", ")
+                ),
+            }
+        }
+        Ok(modify::ModifyConfig {
+            cases,
+            rate_pps: a.modify_rate,
+            frame_len: a.modify_frame_len,
+            duration: seconds(a.modify_seconds, "--modify-seconds")?,
+            reps: a.modify_reps,
+            spin: a.modify_spin,
+            ..modify::ModifyConfig::default()
+        })
     }
 }
