@@ -516,13 +516,13 @@ pub mod switch_cmd {
     use std::net::SocketAddr;
     use std::path::PathBuf;
     use std::process::ExitCode;
-    use std::time::{Duration, Instant};
+    use std::time::Instant;
 
     use anyhow::{bail, Context as _};
     use bench::oflops::channel::{Channel, ChannelConfig, DataPort, Endpoint};
     use bench::oflops::insert::{FlowSet, InsertConfig, MatchKind, Op};
     use bench::oflops::report::TestOutput;
-    use bench::oflops::{basics, insert, interact, stats};
+    use bench::oflops::{basics, insert, interact, modify, stats};
     use openflow::Version;
 
     use super::{parse_version, seconds};
@@ -572,12 +572,7 @@ pub mod switch_cmd {
     #[command(verbatim_doc_comment)]
     pub struct SwitchArgs {
         /// Listen here for the switch to connect (the switch's controller target)
-        #[arg(
-            long,
-            value_name = "ADDR:PORT",
-            conflicts_with = "switch_connect",
-            required_unless_present = "switch_connect"
-        )]
+        #[arg(long, value_name = "ADDR:PORT", conflicts_with = "switch_connect", required_unless_present = "switch_connect")]
         switch_listen: Option<SocketAddr>,
         /// Connect to a switch listening here (OVS `ptcp:`)
         #[arg(long, value_name = "ADDR:PORT")]
@@ -611,10 +606,10 @@ pub mod switch_cmd {
         #[arg(long, value_name = "SECS", default_value_t = 30.0)]
         connect_timeout: f64,
 
-        /// modify: actions, in turn after a plain output (output, eth_src, eth_dst, ip_src,
-        /// ip_dst, dscp, dec_ttl, udp_src, udp_dst, vlan_push, vlan_vid, vlan_pcp, vlan_pop,
-        /// eth_src+dst, ip+ports, all), or all of them
-        #[arg(long, value_delimiter = ',', default_value = "all")]
+        /// modify: actions measured (output, eth_src, eth_dst, ip_src, ip_dst, dscp,
+        /// dec_ttl, udp_src, udp_dst, vlan_push, vlan_vid, vlan_pcp, vlan_pop,
+        /// eth_src+dst, ip+ports, all); the plain output baseline is always run first
+        #[arg(long, value_delimiter = ',', default_value = "all-cases")]
         modify_actions: Vec<String>,
         /// modify: probe frames per second
         #[arg(long, default_value_t = 125_000.0)]
@@ -622,13 +617,14 @@ pub mod switch_cmd {
         /// modify: probe frame length in bytes
         #[arg(long, default_value_t = 100)]
         modify_frame_len: usize,
-        /// modify: seconds of probes per action (the first 0.2 s, the warm-up, not counted)
+        /// modify: seconds of probe per action
         #[arg(long, default_value_t = 2.0)]
         modify_seconds: f64,
         /// modify: passes over all actions
         #[arg(long, default_value_t = 1)]
         modify_reps: usize,
-        /// modify: space probes evenly by busy-waiting a core (default: bursts every ~100 µs)
+        /// modify: busy-wait each frame's due time (constant spacing, a whole core)
+        /// instead of small bursts
         #[arg(long)]
         modify_spin: bool,
 
@@ -684,11 +680,7 @@ pub mod switch_cmd {
         #[arg(long, default_value_t = 1000)]
         echo_count: usize,
         /// basics: probe frames per second offered as table misses, in turn
-        #[arg(
-            long,
-            value_delimiter = ',',
-            default_value = "100,1000,5000,10000,20000"
-        )]
+        #[arg(long, value_delimiter = ',', default_value = "100,1000,5000,10000,20000")]
         packet_in_rates: Vec<f64>,
         /// basics: seconds per PACKET_IN rate
         #[arg(long, default_value_t = 2.0)]
@@ -707,10 +699,7 @@ pub mod switch_cmd {
             }
             match TESTS.iter().find(|x| **x == t.as_str()) {
                 Some(x) => out.push(*x),
-                None => bail!(
-                    "unknown test {t:?}: expected one of {} or all",
-                    TESTS.join(", ")
-                ),
+                None => bail!("unknown test {t:?}: expected one of {} or all", TESTS.join(", ")),
             }
         }
         out.dedup();
@@ -852,7 +841,13 @@ pub mod switch_cmd {
                     deadline,
                 )
                 .map_err(Into::into),
-                "modify" => run_modify(&mut ch, set.as_ref().unwrap(), &a, deadline),
+                "modify" => modify::run(
+                    &mut ch,
+                    set.as_ref().unwrap(),
+                    &modify_config(&a)?,
+                    deadline,
+                )
+                .map_err(Into::into),
                 _ => unreachable!(),
             };
             match r {
@@ -885,6 +880,7 @@ pub mod switch_cmd {
         if a.json {
             let doc = serde_json::json!({
                 "switch": info,
+                "control_rx_stamps": if ch.kernel_rx_stamps() { "kernel" } else { "user" },
                 "version": a.version,
                 "data_ports": ports,
                 "seconds": started.elapsed().as_secs_f64(),
@@ -903,38 +899,29 @@ pub mod switch_cmd {
         })
     }
 
-    /// Test 1 (oflops-probe's modify.rs).
-    fn run_modify(
-        ch: &mut Channel,
-        set: &FlowSet,
-        a: &SwitchArgs,
-        deadline: Option<Instant>,
-    ) -> anyhow::Result<TestOutput> {
-        use bench::oflops::modify::{self, Case, ModifyConfig};
+    fn modify_config(a: &SwitchArgs) -> anyhow::Result<modify::ModifyConfig> {
         let mut cases = Vec::new();
-        for n in &a.modify_actions {
-            if n == "all" {
-                cases.extend(Case::ALL);
+        for c in &a.modify_actions {
+            if c == "all-cases" {
+                cases.extend(modify::Case::ALL);
                 continue;
             }
-            match Case::parse(n) {
-                Some(c) => cases.push(c),
+            match modify::Case::parse(c) {
+                Some(x) => cases.push(x),
                 None => bail!(
-                    "--modify-actions {n:?}: expected all or one of {}",
-                    Case::ALL.map(Case::name).join(", ")
+                    "--modify-actions {c:?}: expected one of {}",
+                    modify::Case::ALL.map(|c| c.name()).join(", ")
                 ),
             }
         }
-        let duration = seconds(a.modify_seconds, "--modify-seconds")?;
-        let cfg = ModifyConfig {
+        Ok(modify::ModifyConfig {
             cases,
             rate_pps: a.modify_rate,
             frame_len: a.modify_frame_len,
-            duration,
-            warmup: Duration::from_millis(200).min(duration / 2),
+            duration: seconds(a.modify_seconds, "--modify-seconds")?,
             reps: a.modify_reps,
             spin: a.modify_spin,
-        };
-        Ok(modify::run(ch, set, &cfg, deadline)?)
+            ..modify::ModifyConfig::default()
+        })
     }
 }

@@ -24,8 +24,12 @@
 //! software `SO_TIMESTAMPING` stamps, so that control-channel times and the probe's
 //! packet times are on one axis. A send's time is taken just before its first byte is
 //! handed to the kernel ([`Sent::first_ns`]) and just after its last byte was
-//! ([`Sent::last_ns`]); a received message's time ([`Received::at_ns`]) is when the
-//! `read` that completed it returned (messages completed by one read share it).
+//! ([`Sent::last_ns`]). A received message's time ([`Received::at_ns`]) is the kernel's
+//! software receive stamp of the last TCP segment of the `read` that completed it
+//! (`SO_TIMESTAMPING`, taken as the segment entered the network stack), so that the
+//! wait for this process to be scheduled is not counted; messages completed by one read
+//! share it. Where the kernel gives no stamp, it is when the `read` returned
+//! ([`Channel::kernel_rx_stamps`] says which).
 //!
 //! ## What the switch says unasked
 //!
@@ -61,7 +65,7 @@
 //! ```
 
 use std::collections::VecDeque;
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -472,6 +476,8 @@ pub struct Channel {
     /// Bytes of `rbuf` already parsed into frames.
     rpos: usize,
     reads: u64,
+    /// Reads that came with a kernel receive stamp.
+    kernel_stamps: u64,
     last_read_ns: u64,
     backlog: VecDeque<Received>,
     backlog_dropped: u64,
@@ -501,6 +507,7 @@ impl Channel {
         stream
             .set_nonblocking(true)
             .map_err(|e| io_err("control socket", e))?;
+        enable_rx_stamps(stream.as_raw_fd());
         let _ = stream.set_nodelay(true);
         let mut ch = Channel {
             stream,
@@ -516,6 +523,7 @@ impl Channel {
             rbuf: Vec::with_capacity(1 << 16),
             rpos: 0,
             reads: 0,
+            kernel_stamps: 0,
             last_read_ns: 0,
             backlog: VecDeque::new(),
             backlog_dropped: 0,
@@ -637,6 +645,13 @@ impl Channel {
     /// Messages dropped from the backlog because it was full.
     pub fn backlog_dropped(&self) -> u64 {
         self.backlog_dropped
+    }
+
+    /// Whether received messages carry the kernel's receive stamps (`SO_TIMESTAMPING`
+    /// software stamps, taken when the segment entered the stack): true when most reads
+    /// so far came with one. Otherwise [`Received::at_ns`] is when `read` returned.
+    pub fn kernel_rx_stamps(&self) -> bool {
+        self.kernel_stamps * 2 > self.reads
     }
 
     /// ECHO_REQUESTs of the switch answered so far.
@@ -951,12 +966,18 @@ impl Channel {
         self.read_once(what)
     }
 
-    /// One non-blocking read into the buffer.
+    /// One non-blocking read into the buffer, with the kernel's receive stamp.
     fn read_once(&mut self, what: &str) -> Result<()> {
         let old = self.rbuf.len();
         self.rbuf.resize(old + (1 << 16), 0);
-        let r = self.stream.read(&mut self.rbuf[old..]);
-        let at = now_ns();
+        let (r, kernel) = recv_stamped(self.stream.as_raw_fd(), &mut self.rbuf[old..]);
+        let at = match kernel {
+            Some(t) => {
+                self.kernel_stamps += 1;
+                t
+            }
+            None => now_ns(),
+        };
         match r {
             Ok(0) => {
                 self.rbuf.truncate(old);
@@ -1025,6 +1046,64 @@ impl Channel {
         }
         Ok(())
     }
+}
+
+/// `SO_TIMESTAMPING` and its flags (Linux values; not every libc exports them).
+const SO_TIMESTAMPING: libc::c_int = 37;
+const SOF_TIMESTAMPING_RX_SOFTWARE: u32 = 1 << 3;
+const SOF_TIMESTAMPING_SOFTWARE: u32 = 1 << 4;
+
+/// Asks for software receive stamps on the control socket (best effort).
+fn enable_rx_stamps(fd: i32) {
+    let flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+    // SAFETY: a u32 that lives through the call, its size given.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            SO_TIMESTAMPING,
+            &flags as *const u32 as *const libc::c_void,
+            std::mem::size_of::<u32>() as libc::socklen_t,
+        )
+    };
+}
+
+/// A non-blocking `recvmsg` into `buf`: the bytes read, and the kernel's software
+/// receive stamp of the last segment read (ns, `CLOCK_REALTIME`) when there is one.
+fn recv_stamped(fd: i32, buf: &mut [u8]) -> (std::io::Result<usize>, Option<u64>) {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    let mut control = [0u64; 16];
+    // SAFETY: msghdr is plain data; zeros are valid.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: msg points at iov, buf and control, which outlive the call.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
+    if n < 0 {
+        return (Err(std::io::Error::last_os_error()), None);
+    }
+    let mut stamp = None;
+    // SAFETY: the CMSG macros walk the control buffer the kernel filled, within
+    // msg_controllen; SCM_TIMESTAMPING data is three timespecs.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == SO_TIMESTAMPING {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const [libc::timespec; 3]);
+                let t = ts[0];
+                if t.tv_sec != 0 || t.tv_nsec != 0 {
+                    stamp = Some(t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64);
+                }
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    (Ok(n as usize), stamp)
 }
 
 /// Checks the switch's HELLO offers `v`.

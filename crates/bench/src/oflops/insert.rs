@@ -610,14 +610,11 @@ pub fn summarise(cfg: &InsertConfig, runs: &[InsertRun], cut: bool) -> TestOutpu
         "the BARRIER_REPLY came before the last new flow forwarded a probe in {first} of {total} runs \
          (after it in {after}; {never} runs never saw the last flow forward)"
     ));
+    let kind0 = cfg.kinds.first().copied().unwrap_or(MatchKind::Exact);
+    let growth = |p: &&InsertPoint| p.op == Op::Add && p.kind == kind0 && p.last_flow.is_some();
     if let (Some(a), Some(b)) = (
-        points
-            .iter()
-            .find(|p| p.op == Op::Add && p.last_flow.is_some()),
-        points
-            .iter()
-            .rev()
-            .find(|p| p.op == Op::Add && p.last_flow.is_some()),
+        points.iter().find(growth),
+        points.iter().rev().find(growth),
     ) {
         if b.flows > a.flows {
             let (la, lb) = (
@@ -625,8 +622,9 @@ pub fn summarise(cfg: &InsertConfig, runs: &[InsertRun], cut: bool) -> TestOutpu
                 b.last_flow.unwrap().median as f64,
             );
             out.findings.push(format!(
-                "adding {} flows took {} ms to the data plane, {} flows {} ms: {:.1} µs per extra flow",
+                "adding {} {} flows took {} ms to the data plane, {} flows {} ms: {:.1} µs per extra flow",
                 a.flows,
+                kind0.name(),
                 ms(la),
                 b.flows,
                 ms(lb),

@@ -305,8 +305,18 @@ impl Plot {
             }
         };
         let (lx, ly) = (self.log_x, self.log_y);
+        // Log axes: one label per decade.
+        let labels = |log: bool, a: f64, b: f64| {
+            if log {
+                ((b - a).round() as usize + 1).max(2)
+            } else {
+                10
+            }
+        };
         chart
             .configure_mesh()
+            .x_labels(labels(lx, x0, x1))
+            .y_labels(labels(ly, y0, y1))
             .x_desc(&self.x_label)
             .y_desc(&self.y_label)
             .x_label_formatter(&|v| fmt(v, lx))
