@@ -789,6 +789,8 @@ pub struct Sender {
     records: Vec<TxRecord>,
     /// Scratch for error-queue reads.
     scratch: Vec<u8>,
+    /// Whether the socket asks for transmit stamps (no for [`Sender::open_unstamped`]).
+    stamping: bool,
 }
 
 impl Sender {
@@ -806,6 +808,22 @@ impl Sender {
             pending: Default::default(),
             records: Vec::new(),
             scratch: vec![0; 2048],
+            stamping: true,
+        })
+    }
+
+    /// Opens `iface` for sending without transmit stamps (a forwarder's output: no error
+    /// queue to read after each frame).
+    pub fn open_unstamped(iface: &str) -> Result<Sender, ProbeError> {
+        let iface = Iface::lookup(iface)?;
+        let fd = packet_socket(&iface, 0, 0)?;
+        Ok(Sender {
+            iface,
+            fd,
+            pending: Default::default(),
+            records: Vec::new(),
+            scratch: vec![0; 2048],
+            stamping: false,
         })
     }
 
@@ -822,8 +840,69 @@ impl Sender {
         if n < 0 {
             return Err(last_err(format!("send on {}", self.iface.name)));
         }
-        self.drain_errqueue();
+        if self.stamping {
+            self.drain_errqueue();
+        }
         Ok(t)
+    }
+
+    /// Sends frames as they are in `sendmmsg(2)` calls (no records kept). Returns how many
+    /// the kernel took: fewer when its queue was full.
+    pub fn send_raw_many(&mut self, frames: &mut [Vec<u8>]) -> Result<usize, ProbeError> {
+        let n = self.sendmmsg_all(frames)?;
+        if self.stamping {
+            self.drain_errqueue();
+        }
+        Ok(n)
+    }
+
+    fn sendmmsg_all(&self, frames: &mut [Vec<u8>]) -> Result<usize, ProbeError> {
+        let n = frames.len();
+        let mut iovs: Vec<libc::iovec> = frames
+            .iter_mut()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: b.len(),
+            })
+            .collect();
+        // SAFETY: zeroed mmsghdr is valid; each points at one iovec that outlives the call.
+        let mut msgs: Vec<libc::mmsghdr> = iovs
+            .iter_mut()
+            .map(|iov| {
+                let mut m: libc::mmsghdr = unsafe { mem::zeroed() };
+                m.msg_hdr.msg_iov = iov;
+                m.msg_hdr.msg_iovlen = 1;
+                m
+            })
+            .collect();
+        let mut done = 0;
+        while done < n {
+            // SAFETY: msgs[done..] are valid mmsghdrs; the socket is bound.
+            let r = unsafe {
+                libc::sendmmsg(
+                    self.fd.as_raw_fd(),
+                    msgs[done..].as_mut_ptr(),
+                    (n - done) as libc::c_uint,
+                    0,
+                )
+            };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::ENOBUFS) || e.raw_os_error() == Some(libc::EAGAIN)
+                {
+                    break;
+                }
+                return Err(ProbeError::Io {
+                    context: format!("sendmmsg on {}", self.iface.name),
+                    source: e,
+                });
+            }
+            if r == 0 {
+                break;
+            }
+            done += r as usize;
+        }
+        Ok(done)
     }
 
     /// Sends one probe frame built from `spec` with `stamp` (its `user_tx_ns` is filled in)
@@ -886,50 +965,7 @@ impl Sender {
             spec.templates[t].build_into(&stamp, buf);
             stamps.push(stamp);
         }
-        let mut iovs: Vec<libc::iovec> = bufs[..n]
-            .iter_mut()
-            .map(|b| libc::iovec {
-                iov_base: b.as_mut_ptr().cast(),
-                iov_len: b.len(),
-            })
-            .collect();
-        // SAFETY: zeroed mmsghdr is valid; each points at one iovec that outlives the call.
-        let mut msgs: Vec<libc::mmsghdr> = iovs
-            .iter_mut()
-            .map(|iov| {
-                let mut m: libc::mmsghdr = unsafe { mem::zeroed() };
-                m.msg_hdr.msg_iov = iov;
-                m.msg_hdr.msg_iovlen = 1;
-                m
-            })
-            .collect();
-        let mut done = 0;
-        while done < n {
-            // SAFETY: msgs[done..] are valid mmsghdrs; the socket is bound.
-            let r = unsafe {
-                libc::sendmmsg(
-                    self.fd.as_raw_fd(),
-                    msgs[done..].as_mut_ptr(),
-                    (n - done) as libc::c_uint,
-                    0,
-                )
-            };
-            if r < 0 {
-                let e = io::Error::last_os_error();
-                if e.raw_os_error() == Some(libc::ENOBUFS) || e.raw_os_error() == Some(libc::EAGAIN)
-                {
-                    break;
-                }
-                return Err(ProbeError::Io {
-                    context: format!("sendmmsg on {}", self.iface.name),
-                    source: e,
-                });
-            }
-            if r == 0 {
-                break;
-            }
-            done += r as usize;
-        }
+        self.sendmmsg_all(&mut bufs[..n])?;
         for st in stamps {
             self.pending.insert((st.stream, st.seq), self.records.len());
             self.records.push(TxRecord {
