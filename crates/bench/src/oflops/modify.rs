@@ -242,6 +242,13 @@ pub const NEW_IP_DST: Ipv4Addr = Ipv4Addr::new(10, 99, 0, 2);
 pub const NEW_UDP_SRC: u16 = 1111;
 pub const NEW_UDP_DST: u16 = 2222;
 
+/// Frames after the warm-up whose headers are checked (per run).
+pub const CHECKED_AFTER_WARMUP: usize = 1000;
+
+fn warmup_frames(cfg: &ModifyConfig) -> u64 {
+    (cfg.rate_pps * cfg.warmup.as_secs_f64()) as u64
+}
+
 /// What a case sends, installs and expects.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -369,11 +376,16 @@ pub struct CaseResult {
     pub lost: u64,
     /// Frames actually sent per second (the sender may fall short of the asked rate).
     pub sent_pps: f64,
-    /// Kept frames checked against the expected headers, and how many matched.
+    /// Frames after the warm-up checked against the expected headers (at most
+    /// [`CHECKED_AFTER_WARMUP`] per run), and how many matched.
     pub checked: usize,
     pub matched: usize,
-    /// The first kept frame's headers, when one did not match.
+    /// The first checked frame's headers, when one did not match.
     pub got: Option<Headers>,
+    /// Warm-up frames that left with other headers than the action gives: handled by
+    /// what the switch had before the new flow (its previous flow's cached actions),
+    /// although the barrier after the FLOW_MOD had been answered.
+    pub stale: usize,
     pub expected: Headers,
 }
 
@@ -408,7 +420,8 @@ pub fn run_case(
         vec![(set.ingress.iface.clone(), spec)],
         &[set.egress.iface.as_str()],
         CaptureOptions {
-            keep_bytes: 8,
+            // Every warm-up frame and the next CHECKED_AFTER_WARMUP: bounded memory.
+            keep_bytes: warmup_frames(cfg) as usize + CHECKED_AFTER_WARMUP,
             linger: Duration::from_millis(200),
         },
     )?;
@@ -438,6 +451,7 @@ pub fn run(
         checked: usize,
         matched: usize,
         got: Option<Headers>,
+        stale: usize,
         refused: Option<String>,
     }
     let mut acc: Vec<Acc> = cases
@@ -450,6 +464,7 @@ pub fn run(
             checked: 0,
             matched: 0,
             got: None,
+            stale: 0,
             refused: None,
         })
         .collect();
@@ -508,9 +523,14 @@ pub fn run(
                 let Some(b) = r.bytes.as_deref() else {
                     continue;
                 };
-                a.checked += 1;
                 let got = Headers::parse(b);
-                if got.as_ref() == Some(&want) {
+                let ok = got.as_ref() == Some(&want);
+                if r.seq < warm {
+                    a.stale += usize::from(!ok);
+                    continue;
+                }
+                a.checked += 1;
+                if ok {
                     a.matched += 1;
                 } else if a.got.is_none() {
                     a.got = got;
@@ -575,6 +595,7 @@ pub fn run(
             checked: a.checked,
             matched: a.matched,
             got: a.got,
+            stale: a.stale,
             expected,
         });
     }
@@ -600,6 +621,7 @@ pub fn summarise(
             "sent (per s)",
             "lost",
             "headers",
+            "stale",
             "status",
         ],
     );
@@ -621,6 +643,7 @@ pub fn summarise(
                 "-".into()
             },
             format!("{}/{}", r.matched, r.checked),
+            r.stale.to_string(),
             match &r.note {
                 Some(n) if r.status != "measured" => format!("{}: {n}", r.status),
                 _ => r.status.clone(),
@@ -630,8 +653,9 @@ pub fn summarise(
     t.note = Some(format!(
         "OpenFlow {}; {}-byte UDP probes at {} frames/s asked ({} pacing), {} s per action after a \
          {} ms warm-up, {} pass(es); delay = kernel RX stamp on the egress interface - kernel TX \
-         stamp on the ingress one; 'headers' = kept frames that carried exactly the headers the \
-         action gives{}",
+         stamp on the ingress one; 'headers' = frames after the warm-up that carried exactly the \
+         headers the action gives (up to {} per run); 'stale' = warm-up frames forwarded with \
+         other headers (the previous flow's actions) after the barrier reply{}",
         version_name(version),
         cfg.frame_len,
         cfg.rate_pps,
@@ -639,6 +663,7 @@ pub fn summarise(
         (cfg.duration - cfg.warmup.min(cfg.duration)).as_secs_f64(),
         cfg.warmup.as_millis(),
         cfg.reps.max(1),
+        CHECKED_AFTER_WARMUP,
         if cut {
             "; CUT SHORT by --max-seconds"
         } else {
@@ -687,6 +712,18 @@ pub fn summarise(
             r.name,
             r.status,
             r.note.clone().unwrap_or_default()
+        ));
+    }
+    let stale: Vec<String> = results
+        .iter()
+        .filter(|r| r.stale > 0)
+        .map(|r| format!("{} {}", r.name, r.stale))
+        .collect();
+    if !stale.is_empty() {
+        out.findings.push(format!(
+            "frames forwarded with the previous flow's headers after the barrier reply (the \
+             data plane lagging the barrier): {}",
+            stale.join(", ")
         ));
     }
     let lossy: Vec<String> = results
