@@ -46,7 +46,7 @@ enum Command {
     Flood(FloodArgs),
     Api(ApiArgs),
     Compare(CompareArgs),
-    Switch(switch_cmd::SwitchArgs),
+    Switch(Box<switch_cmd::SwitchArgs>),
 }
 
 /// Load a controller's REST API with a steady rate of GET requests and report latency
@@ -263,7 +263,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Flood(a) => flood(a),
         Command::Api(a) => api_load(a),
         Command::Compare(a) => Ok(bench::compare::main(&a.args)),
-        Command::Switch(a) => switch_cmd::run(a),
+        Command::Switch(a) => switch_cmd::run(*a),
     }
 }
 
@@ -572,7 +572,12 @@ pub mod switch_cmd {
     #[command(verbatim_doc_comment)]
     pub struct SwitchArgs {
         /// Listen here for the switch to connect (the switch's controller target)
-        #[arg(long, value_name = "ADDR:PORT", conflicts_with = "switch_connect", required_unless_present = "switch_connect")]
+        #[arg(
+            long,
+            value_name = "ADDR:PORT",
+            conflicts_with = "switch_connect",
+            required_unless_present = "switch_connect"
+        )]
         switch_listen: Option<SocketAddr>,
         /// Connect to a switch listening here (OVS `ptcp:`)
         #[arg(long, value_name = "ADDR:PORT")]
@@ -680,7 +685,11 @@ pub mod switch_cmd {
         #[arg(long, default_value_t = 1000)]
         echo_count: usize,
         /// basics: probe frames per second offered as table misses, in turn
-        #[arg(long, value_delimiter = ',', default_value = "100,1000,5000,10000,20000")]
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "100,1000,5000,10000,20000"
+        )]
         packet_in_rates: Vec<f64>,
         /// basics: seconds per PACKET_IN rate
         #[arg(long, default_value_t = 2.0)]
@@ -699,7 +708,10 @@ pub mod switch_cmd {
             }
             match TESTS.iter().find(|x| **x == t.as_str()) {
                 Some(x) => out.push(*x),
-                None => bail!("unknown test {t:?}: expected one of {} or all", TESTS.join(", ")),
+                None => bail!(
+                    "unknown test {t:?}: expected one of {} or all",
+                    TESTS.join(", ")
+                ),
             }
         }
         out.dedup();

@@ -95,7 +95,13 @@ pub fn run(
                 cut = true;
                 break;
             }
-            pin.push(packet_ins(ch, set, rate, cfg.packet_in_seconds, 0x5000 + i as u32)?);
+            pin.push(packet_ins(
+                ch,
+                set,
+                rate,
+                cfg.packet_in_seconds,
+                0x5000 + i as u32,
+            )?);
         }
         reset_table(ch)?;
         if !cut && cfg.packet_out_count > 0 {
@@ -145,10 +151,7 @@ pub fn run(
                 .into(),
         );
         out.tables.push(t);
-        let best = pin
-            .iter()
-            .map(|p| p.received_pps)
-            .fold(0.0f64, f64::max);
+        let best = pin.iter().map(|p| p.received_pps).fold(0.0f64, f64::max);
         out.findings.push(format!(
             "table-miss PACKET_INs: at most {best:.0} per second received"
         ));
@@ -267,7 +270,11 @@ fn packet_ins(
     })
 }
 
-fn packet_outs(ch: &mut Channel, set: &FlowSet, count: usize) -> Result<PacketOutResult, TestError> {
+fn packet_outs(
+    ch: &mut Channel,
+    set: &FlowSet,
+    count: usize,
+) -> Result<PacketOutResult, TestError> {
     let stream = 0x5100;
     let live = LiveProbe::capture_only(&[set.egress.iface.as_str()])?;
     let frame = set.frame(0);
@@ -292,7 +299,10 @@ fn packet_outs(ch: &mut Channel, set: &FlowSet, count: usize) -> Result<PacketOu
         .iter()
         .filter_map(|r| sent_at.get(r.seq as usize).map(|t| r.rx_ns - t))
         .collect();
-    let span = match (rx.iter().map(|r| r.rx_ns).min(), rx.iter().map(|r| r.rx_ns).max()) {
+    let span = match (
+        rx.iter().map(|r| r.rx_ns).min(),
+        rx.iter().map(|r| r.rx_ns).max(),
+    ) {
         (Some(a), Some(b)) if b > a => (b - sent_at[0].min(a)) as f64 / 1e9,
         _ => send_seconds.max(1e-9),
     };

@@ -612,10 +612,7 @@ pub fn summarise(cfg: &InsertConfig, runs: &[InsertRun], cut: bool) -> TestOutpu
     ));
     let kind0 = cfg.kinds.first().copied().unwrap_or(MatchKind::Exact);
     let growth = |p: &&InsertPoint| p.op == Op::Add && p.kind == kind0 && p.last_flow.is_some();
-    if let (Some(a), Some(b)) = (
-        points.iter().find(growth),
-        points.iter().rev().find(growth),
-    ) {
+    if let (Some(a), Some(b)) = (points.iter().find(growth), points.iter().rev().find(growth)) {
         if b.flows > a.flows {
             let (la, lb) = (
                 a.last_flow.unwrap().median as f64,
