@@ -549,7 +549,8 @@ pub mod switch_cmd {
     /// existing flows): from the first FLOW_MOD to the BARRIER_REPLY, the FLOW_MODs'
     /// transmission time, and the time until the data plane forwards a probe on the last
     /// new flow; median and 10th/90th percentiles over --insert-reps runs; whether the
-    /// barrier reply came before the flows were active (figures 3 and 4).
+    /// barrier reply came before the flows were active (figures 3 and 4). And delete:
+    /// how long the data plane goes on forwarding after flows are deleted.
     ///
     /// stats: response time of full-table flow-stats requests at rising polling rates,
     /// reply segmentation, and the probe's delay and loss meanwhile (figure 5).
@@ -639,8 +640,10 @@ pub mod switch_cmd {
         /// insert: matches, exact and/or wildcard
         #[arg(long, value_delimiter = ',', default_value = "exact,wildcard")]
         insert_match: Vec<String>,
-        /// insert: operations, add and/or modify
-        #[arg(long, value_delimiter = ',', default_value = "add,modify")]
+        /// insert: operations: add (new flows), modify (existing dropping flows made to
+        /// forward), delete (forwarding flows removed: the times are until the data plane
+        /// stops forwarding, quiet for 1 s)
+        #[arg(long, value_delimiter = ',', default_value = "add,modify,delete")]
         insert_op: Vec<String>,
         /// insert: runs per point
         #[arg(long, default_value_t = 5)]
@@ -740,7 +743,8 @@ pub mod switch_cmd {
             .map(|k| match k.as_str() {
                 "add" => Ok(Op::Add),
                 "modify" => Ok(Op::Modify),
-                o => bail!("--insert-op {o:?}: expected add or modify"),
+                "delete" => Ok(Op::Delete),
+                o => bail!("--insert-op {o:?}: expected add, modify or delete"),
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         if a.insert_flows.contains(&0) {

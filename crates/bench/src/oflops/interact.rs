@@ -87,6 +87,7 @@ fn run_once(
     stream: u32,
 ) -> Result<InteractRun, TestError> {
     let m = cfg.modified;
+    let set = &set.for_run(stream);
     reset_table(ch)?;
     install(ch, set, 0..m, MatchKind::Exact, &[])?;
     install(ch, set, m..cfg.flows, MatchKind::Exact, &set.forward())?;
@@ -119,6 +120,14 @@ fn run_once(
             fm
         })
         .collect();
+    let early = live.with_rx(|rx| rx.iter().filter(|r| r.stream == stream).count());
+    if early > 0 {
+        return Err(TestError::Setup(format!(
+            "{early} probes of the flows to modify (which drop) came out of {} before \
+             they were modified",
+            set.egress.name
+        )));
+    }
     let sent = ch.send_flow_mods(&fms)?;
     let t0 = sent.first_ns as i64;
     let (bxid, _) = ch.send_barrier()?;
