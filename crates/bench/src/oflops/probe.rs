@@ -99,6 +99,9 @@ mod sys {
     pub const HWTSTAMP_TX_ON: i32 = 1;
     pub const HWTSTAMP_FILTER_ALL: i32 = 1;
     pub const ETH_P_ALL: u16 = 0x0003;
+    pub const PACKET_AUXDATA: libc::c_int = 8;
+    pub const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
+    pub const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
 }
 
 /// What went wrong, and where.
@@ -595,9 +598,10 @@ pub struct RxRecord {
     pub rx_ns: i64,
     /// Which clock stamped it.
     pub source: TsSource,
-    /// Its length on the wire (without FCS).
+    /// Its length on the wire (without FCS; a tag the kernel stripped counted).
     pub len: usize,
-    /// Its bytes, for the first [`CaptureOptions::keep_bytes`] frames per stream and port.
+    /// Its bytes as on the wire (a VLAN tag the kernel's receive offload stripped is put
+    /// back from `PACKET_AUXDATA`), for the first [`CaptureOptions::keep_bytes`] frames per stream and port.
     pub bytes: Option<Vec<u8>>,
 }
 
@@ -690,6 +694,22 @@ struct Received {
     sw_ns: i64,
     hw_ns: i64,
     pkttype: u8,
+    /// The 802.1Q tag the kernel took out of the frame (VLAN receive offload: veths and
+    /// most NICs strip the outer tag into the packet's metadata), as (TPID, TCI).
+    vlan: Option<(u16, u16)>,
+}
+
+/// `struct tpacket_auxdata` (linux/if_packet.h).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct TpacketAuxdata {
+    tp_status: u32,
+    tp_len: u32,
+    tp_snaplen: u32,
+    tp_mac: u16,
+    tp_net: u16,
+    tp_vlan_tci: u16,
+    tp_vlan_tpid: u16,
 }
 
 /// `recvmsg` with `flags`, the frame into `buf`, the stamps out of the control messages.
@@ -718,6 +738,7 @@ fn recv_stamped(fd: &OwnedFd, buf: &mut [u8], flags: libc::c_int) -> io::Result<
         sw_ns: 0,
         hw_ns: 0,
         pkttype: sa.sll_pkttype,
+        vlan: None,
     };
     // SAFETY: the CMSG macros walk the control buffer the kernel filled, within msg_controllen.
     unsafe {
@@ -728,6 +749,17 @@ fn recv_stamped(fd: &OwnedFd, buf: &mut [u8], flags: libc::c_int) -> io::Result<
                 let ts = std::ptr::read_unaligned(ts);
                 out.sw_ns = ts_ns(&ts[0]);
                 out.hw_ns = ts_ns(&ts[2]);
+            }
+            if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == sys::PACKET_AUXDATA {
+                let aux = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const TpacketAuxdata);
+                if aux.tp_status & sys::TP_STATUS_VLAN_VALID != 0 {
+                    let tpid = if aux.tp_status & sys::TP_STATUS_VLAN_TPID_VALID != 0 {
+                        aux.tp_vlan_tpid
+                    } else {
+                        0x8100
+                    };
+                    out.vlan = Some((tpid, aux.tp_vlan_tci));
+                }
             }
             c = libc::CMSG_NXTHDR(&msg, c);
         }
@@ -757,6 +789,8 @@ pub struct Sender {
     records: Vec<TxRecord>,
     /// Scratch for error-queue reads.
     scratch: Vec<u8>,
+    /// Whether the socket asks for transmit stamps (no for [`Sender::open_unstamped`]).
+    stamping: bool,
 }
 
 impl Sender {
@@ -774,6 +808,22 @@ impl Sender {
             pending: Default::default(),
             records: Vec::new(),
             scratch: vec![0; 2048],
+            stamping: true,
+        })
+    }
+
+    /// Opens `iface` for sending without transmit stamps (a forwarder's output: no error
+    /// queue to read after each frame).
+    pub fn open_unstamped(iface: &str) -> Result<Sender, ProbeError> {
+        let iface = Iface::lookup(iface)?;
+        let fd = packet_socket(&iface, 0, 0)?;
+        Ok(Sender {
+            iface,
+            fd,
+            pending: Default::default(),
+            records: Vec::new(),
+            scratch: vec![0; 2048],
+            stamping: false,
         })
     }
 
@@ -790,8 +840,69 @@ impl Sender {
         if n < 0 {
             return Err(last_err(format!("send on {}", self.iface.name)));
         }
-        self.drain_errqueue();
+        if self.stamping {
+            self.drain_errqueue();
+        }
         Ok(t)
+    }
+
+    /// Sends frames as they are in `sendmmsg(2)` calls (no records kept). Returns how many
+    /// the kernel took: fewer when its queue was full.
+    pub fn send_raw_many(&mut self, frames: &mut [Vec<u8>]) -> Result<usize, ProbeError> {
+        let n = self.sendmmsg_all(frames)?;
+        if self.stamping {
+            self.drain_errqueue();
+        }
+        Ok(n)
+    }
+
+    fn sendmmsg_all(&self, frames: &mut [Vec<u8>]) -> Result<usize, ProbeError> {
+        let n = frames.len();
+        let mut iovs: Vec<libc::iovec> = frames
+            .iter_mut()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: b.len(),
+            })
+            .collect();
+        // SAFETY: zeroed mmsghdr is valid; each points at one iovec that outlives the call.
+        let mut msgs: Vec<libc::mmsghdr> = iovs
+            .iter_mut()
+            .map(|iov| {
+                let mut m: libc::mmsghdr = unsafe { mem::zeroed() };
+                m.msg_hdr.msg_iov = iov;
+                m.msg_hdr.msg_iovlen = 1;
+                m
+            })
+            .collect();
+        let mut done = 0;
+        while done < n {
+            // SAFETY: msgs[done..] are valid mmsghdrs; the socket is bound.
+            let r = unsafe {
+                libc::sendmmsg(
+                    self.fd.as_raw_fd(),
+                    msgs[done..].as_mut_ptr(),
+                    (n - done) as libc::c_uint,
+                    0,
+                )
+            };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::ENOBUFS) || e.raw_os_error() == Some(libc::EAGAIN)
+                {
+                    break;
+                }
+                return Err(ProbeError::Io {
+                    context: format!("sendmmsg on {}", self.iface.name),
+                    source: e,
+                });
+            }
+            if r == 0 {
+                break;
+            }
+            done += r as usize;
+        }
+        Ok(done)
     }
 
     /// Sends one probe frame built from `spec` with `stamp` (its `user_tx_ns` is filled in)
@@ -827,6 +938,46 @@ impl Sender {
         });
         self.pending.insert((stamp.stream, stamp.seq), i);
         Ok(i)
+    }
+
+    /// Sends frames `first .. first + n` of `spec` in one `sendmmsg(2)` (one user-space
+    /// time for all) and records them. Frames the kernel refuses for a full queue are
+    /// recorded all the same, and counted lost.
+    fn send_batch(
+        &mut self,
+        spec: &StreamSpec,
+        first: u64,
+        n: usize,
+        bufs: &mut Vec<Vec<u8>>,
+    ) -> Result<(), ProbeError> {
+        bufs.resize_with(n.max(bufs.len()), || Vec::with_capacity(2048));
+        let user_tx_ns = now_ns();
+        let mut stamps = Vec::with_capacity(n);
+        for (i, buf) in bufs.iter_mut().enumerate().take(n) {
+            let seq = first + i as u64;
+            let t = (seq % spec.templates.len() as u64) as usize;
+            let stamp = Stamp {
+                stream: spec.id,
+                seq,
+                template: t as u32,
+                user_tx_ns,
+            };
+            spec.templates[t].build_into(&stamp, buf);
+            stamps.push(stamp);
+        }
+        self.sendmmsg_all(&mut bufs[..n])?;
+        for st in stamps {
+            self.pending.insert((st.stream, st.seq), self.records.len());
+            self.records.push(TxRecord {
+                stream: st.stream,
+                seq: st.seq,
+                template: st.template,
+                user_ns: st.user_tx_ns,
+                kernel_ns: None,
+                source: TsSource::User,
+            });
+        }
+        Ok(())
     }
 
     /// Reads the transmit stamps the kernel has queued so far.
@@ -880,6 +1031,7 @@ impl Sender {
         let end = spec.duration.map(|d| start + d);
         let limit = spec.count.unwrap_or(u64::MAX);
         let mut buf = Vec::with_capacity(2048);
+        let mut bufs: Vec<Vec<u8>> = Vec::new();
         let mut seq: u64 = 0;
         while seq < limit && !stop.load(Ordering::Relaxed) {
             let now = Instant::now();
@@ -898,16 +1050,29 @@ impl Sender {
                 }
                 continue;
             }
-            let t = (seq % spec.templates.len() as u64) as usize;
-            let stamp = Stamp {
-                stream: spec.id,
-                seq,
-                template: t as u32,
-                user_tx_ns: 0,
+            let batch = match spec.pacing {
+                Pacing::Spin => 1,
+                // Every frame due by now, in one sendmmsg(2), at most 64.
+                Pacing::Sleep => {
+                    let due_now = ((now - start).as_nanos() as f64 / interval) as u64 + 1;
+                    due_now.saturating_sub(seq).clamp(1, 64).min(limit - seq)
+                }
             };
-            self.send_frame(&spec.templates[t], stamp, &mut buf)?;
-            seq += 1;
-            if seq % 64 == 0 {
+            if batch == 1 {
+                let t = (seq % spec.templates.len() as u64) as usize;
+                let stamp = Stamp {
+                    stream: spec.id,
+                    seq,
+                    template: t as u32,
+                    user_tx_ns: 0,
+                };
+                self.send_frame(&spec.templates[t], stamp, &mut buf)?;
+            } else {
+                self.send_batch(spec, seq, batch as usize, &mut bufs)?;
+            }
+            let before = seq;
+            seq += batch;
+            if seq / 64 != before / 64 {
                 self.drain_errqueue();
             }
         }
@@ -942,6 +1107,22 @@ impl Default for CaptureOptions {
             keep_bytes: 4,
             linger: Duration::from_millis(100),
         }
+    }
+}
+
+/// The frame as it was on the wire: `frame` with the tag the kernel stripped put back
+/// after the MAC addresses.
+fn with_tag(frame: &[u8], vlan: Option<(u16, u16)>) -> Vec<u8> {
+    match vlan {
+        Some((tpid, tci)) if frame.len() >= 12 => {
+            let mut v = Vec::with_capacity(frame.len() + 4);
+            v.extend_from_slice(&frame[..12]);
+            v.extend_from_slice(&tpid.to_be_bytes());
+            v.extend_from_slice(&tci.to_be_bytes());
+            v.extend_from_slice(&frame[12..]);
+            v
+        }
+        _ => frame.to_vec(),
     }
 }
 
@@ -980,6 +1161,13 @@ impl Capture {
             let fd = packet_socket(&iface, sys::ETH_P_ALL, flags)?;
             // Not our own transmissions (kernel 4.20+; sll_pkttype is checked as well).
             let _ = setsockopt_int(&fd, libc::SOL_PACKET, sys::PACKET_IGNORE_OUTGOING, 1);
+            // The VLAN tag the kernel strips on receive, to put back (see `Received::vlan`).
+            setsockopt_int(&fd, libc::SOL_PACKET, sys::PACKET_AUXDATA, 1).map_err(|e| {
+                ProbeError::Io {
+                    context: format!("PACKET_AUXDATA on {}", iface.name),
+                    source: e,
+                }
+            })?;
             out.ifaces.push(iface);
             out.fds.push(fd);
         }
@@ -1016,7 +1204,7 @@ impl Capture {
                 };
                 let (rx_ns, source) = pick(r.sw_ns, r.hw_ns).unwrap_or((now_ns(), TsSource::User));
                 let kept = self.kept.entry((s.stream, port)).or_insert(0);
-                let bytes = (*kept < self.opts.keep_bytes).then(|| buf[..n].to_vec());
+                let bytes = (*kept < self.opts.keep_bytes).then(|| with_tag(&buf[..n], r.vlan));
                 if bytes.is_some() {
                     *kept += 1;
                 }
@@ -1028,7 +1216,7 @@ impl Capture {
                     port,
                     rx_ns,
                     source,
-                    len: r.len,
+                    len: r.len + if r.vlan.is_some() { 4 } else { 0 },
                     bytes,
                 });
             }
