@@ -117,9 +117,6 @@ pub struct FlowSet {
     pub egress: DataPort,
     /// The ingress interface's MAC (the probes' source).
     pub src_mac: [u8; 6],
-    /// Flow `i` is the probe to `dst_base + i` ([`FLOW_DST_BASE`] unless
-    /// [`FlowSet::for_run`] moved it).
-    pub dst_base: u32,
 }
 
 impl FlowSet {
@@ -129,34 +126,43 @@ impl FlowSet {
             ingress: ingress.clone(),
             egress: egress.clone(),
             src_mac: iface.mac,
-            dst_base: FLOW_DST_BASE,
         })
     }
 
-    /// The same ports with the flows of run `run` in an address block of their own
-    /// (`10.B.0.0/16`, B = 1 + run % 250): a switch whose data path keeps forwarding
-    /// with flows deleted a moment ago (Open vSwitch's datapath flow cache, until its
-    /// revalidator runs) cannot forward this run's probes with the last run's flows.
-    pub fn for_run(&self, run: u32) -> FlowSet {
-        FlowSet {
-            dst_base: 0x0a00_0000 + ((1 + run % 250) << 16),
-            ..self.clone()
+    /// The flows of run `run`, in an address block of their own (`10.B.0.0/16`,
+    /// B = 1 + run % 250; run 0 is this set's own block, [`FLOW_DST_BASE`]): a switch
+    /// whose data path keeps forwarding with flows deleted a moment ago (Open vSwitch's
+    /// datapath flow cache, until its revalidator runs) cannot forward this run's probes
+    /// with the last run's flows.
+    pub fn for_run(&self, run: u32) -> RunFlows<'_> {
+        RunFlows {
+            set: self,
+            base: 0x0a00_0000 + ((1 + run % 250) << 16),
         }
     }
 
-    /// The probe frame of flow `i`.
-    pub fn frame(&self, i: usize) -> FrameSpec {
+    /// The probe frame of flow `i` of the block at `base`.
+    fn frame_in(&self, base: u32, i: usize) -> FrameSpec {
         FrameSpec::udp(
             self.src_mac,
             PROBE_DST_MAC,
             PROBE_SRC_IP,
-            Ipv4Addr::from(self.dst_base + i as u32),
+            Ipv4Addr::from(base + i as u32),
         )
+    }
+
+    /// The probe frame of flow `i`.
+    pub fn frame(&self, i: usize) -> FrameSpec {
+        self.frame_in(FLOW_DST_BASE, i)
     }
 
     /// The match of flow `i`.
     pub fn matching(&self, i: usize, kind: MatchKind) -> Match {
-        let dst = Ipv4Prefix::exact(Ipv4Addr::from(self.dst_base + i as u32));
+        self.matching_in(FLOW_DST_BASE, i, kind)
+    }
+
+    fn matching_in(&self, base: u32, i: usize, kind: MatchKind) -> Match {
+        let dst = Ipv4Prefix::exact(Ipv4Addr::from(base + i as u32));
         match kind {
             MatchKind::Wildcard => Match {
                 in_port: Some(self.ingress.port_no),
@@ -187,6 +193,29 @@ impl FlowSet {
     }
 }
 
+/// The flows of one run: a [`FlowSet`]'s frames and matches in the run's address block
+/// ([`FlowSet::for_run`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RunFlows<'a> {
+    pub set: &'a FlowSet,
+    /// Flow `i` is the probe to `base + i`.
+    pub base: u32,
+}
+
+impl RunFlows<'_> {
+    pub fn frame(&self, i: usize) -> FrameSpec {
+        self.set.frame_in(self.base, i)
+    }
+
+    pub fn matching(&self, i: usize, kind: MatchKind) -> Match {
+        self.set.matching_in(self.base, i, kind)
+    }
+
+    pub fn forward(&self) -> [Action; 1] {
+        self.set.forward()
+    }
+}
+
 /// Empties the table and installs a priority-0 drop under everything, then a barrier.
 pub fn reset_table(ch: &mut Channel) -> Result<BarrierTiming, ChannelError> {
     ch.delete_all_flows()?;
@@ -195,10 +224,10 @@ pub fn reset_table(ch: &mut Channel) -> Result<BarrierTiming, ChannelError> {
     ch.barrier()
 }
 
-/// Installs flows `range` of `set` with `actions` (one write), then a barrier.
+/// Installs flows `range` of the run `set` with `actions` (one write), then a barrier.
 pub fn install(
     ch: &mut Channel,
-    set: &FlowSet,
+    set: &RunFlows,
     range: std::ops::Range<usize>,
     kind: MatchKind,
     actions: &[Action],
@@ -466,7 +495,11 @@ pub fn run_once(
     let spec = StreamSpec::new(stream_id, templates)
         .rate(cfg.probe_rate)
         .duration(cfg.run_timeout + Duration::from_secs(1));
-    let live = LiveProbe::start(&set.ingress.iface, spec, &[set.egress.iface.as_str()])?;
+    let live = LiveProbe::start(
+        &set.set.ingress.iface,
+        spec,
+        &[set.set.egress.iface.as_str()],
+    )?;
     // Warm-up: the stream is flowing (and dropped, but for deletions) before the first
     // FLOW_MOD.
     std::thread::sleep(Duration::from_millis(if op == Op::Delete {
@@ -482,7 +515,7 @@ pub fn run_once(
         return Err(TestError::Setup(format!(
             "{early} probes came out of {} before any flow was installed: \
              is another controller or a NORMAL flow forwarding them?",
-            set.egress.name
+            set.set.egress.name
         )));
     }
     let sent = ch.send_flow_mods(&fms)?;

@@ -108,7 +108,11 @@ fn run_once(
     let spec = StreamSpec::new(stream, templates)
         .rate(cfg.probe_rate)
         .duration(cfg.warmup + cfg.run_timeout + Duration::from_secs(1));
-    let live = LiveProbe::start(&set.ingress.iface, spec, &[set.egress.iface.as_str()])?;
+    let live = LiveProbe::start(
+        &set.set.ingress.iface,
+        spec,
+        &[set.set.egress.iface.as_str()],
+    )?;
     let mut poller = Poller::new(rate);
     poller.pump(ch, Instant::now() + cfg.warmup, true, |_| false)?;
     let forward = set.forward();
@@ -125,7 +129,7 @@ fn run_once(
         return Err(TestError::Setup(format!(
             "{early} probes of the flows to modify (which drop) came out of {} before \
              they were modified",
-            set.egress.name
+            set.set.egress.name
         )));
     }
     let sent = ch.send_flow_mods(&fms)?;

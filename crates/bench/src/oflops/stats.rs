@@ -166,9 +166,15 @@ pub fn run(
         return Err(TestError::Setup("--stats-flows must be at least 1".into()));
     }
     reset_table(ch)?;
-    install(ch, set, 0..cfg.flows, MatchKind::Exact, &set.forward())?;
+    install(
+        ch,
+        &set.for_run(0),
+        0..cfg.flows,
+        MatchKind::Exact,
+        &set.forward(),
+    )?;
     let stream = 0x3000;
-    let templates = (0..cfg.flows).map(|i| set.frame(i)).collect();
+    let templates = (0..cfg.flows).map(|i| set.for_run(0).frame(i)).collect();
     let total = Duration::from_secs_f64(cfg.seconds * cfg.rates.len() as f64 + 30.0);
     let spec = StreamSpec::new(stream, templates)
         .rate(cfg.probe_rate)
