@@ -429,6 +429,7 @@ fn tests_2_to_5(name: &str, of: Of) {
     }
     let po = &basics["packet_out"];
     assert!(po["received"].as_u64().unwrap() >= 450, "{po}");
+    assert!(po["paced_received"].as_u64().unwrap() >= 190, "{po}");
     let m = median(&po["latency"], "PACKET_OUT latency");
     assert!(m > 0.0 && m < 0.1 * SECOND_NS, "{po}");
 
@@ -502,4 +503,57 @@ fn probes_that_never_come_out_are_reported() {
         out.stdout
     );
     assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+/// `--switch-connect`: the lab's switch listens (`pharos lab up --controller ptcp:PORT`)
+/// and the channel connects to it; both versions.
+#[test]
+fn channel_connects_to_a_listening_switch() {
+    if !enabled("lab_bench_switch::channel_connects_to_a_listening_switch") {
+        return;
+    }
+    let _lock = serial();
+    for (name, of) in [("bp0", Of::V10), ("bp3", Of::V13)] {
+        let mut lab = Lab::with_apps(name, of, apps_by_name(&[]), false);
+        let port = free_port();
+        let target = format!("ptcp:{port}");
+        let up = lab.lab(
+            "up",
+            &[
+                "--topo",
+                "single,2",
+                "--of",
+                of.flag(),
+                "--controller",
+                &target,
+                "--probe",
+            ],
+        );
+        assert!(up.ok(), "{up}");
+        let mut cfg = ChannelConfig::new(
+            Endpoint::Connect(SocketAddr::from(([127, 0, 0, 1], port))),
+            of.version(),
+        );
+        cfg.connect_timeout = Duration::from_secs(5);
+        // The switch may take a moment to open its listening socket.
+        let mut ch = None;
+        assert!(
+            wait_until(Duration::from_secs(10), || {
+                ch = Channel::open(&cfg).ok();
+                ch.is_some()
+            }),
+            "the channel should connect to {target}\n{up}"
+        );
+        let mut ch = ch.unwrap();
+        assert_eq!(ch.version(), of.version());
+        assert!(
+            ch.port_no(&format!("{name}-s1-eth1")).is_some(),
+            "{:?}",
+            ch.info()
+        );
+        ch.barrier().expect("barrier");
+        drop(ch);
+        let down = lab.down();
+        assert!(down.ok(), "{down}");
+    }
 }
