@@ -46,7 +46,7 @@ enum Command {
     Flood(FloodArgs),
     Api(ApiArgs),
     Compare(CompareArgs),
-    Switch(switch_cmd::SwitchArgs),
+    Switch(Box<switch_cmd::SwitchArgs>),
 }
 
 /// Load a controller's REST API with a steady rate of GET requests and report latency
@@ -263,7 +263,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Flood(a) => flood(a),
         Command::Api(a) => api_load(a),
         Command::Compare(a) => Ok(bench::compare::main(&a.args)),
-        Command::Switch(a) => switch_cmd::run(a),
+        Command::Switch(a) => switch_cmd::run(*a),
     }
 }
 
@@ -549,7 +549,8 @@ pub mod switch_cmd {
     /// existing flows): from the first FLOW_MOD to the BARRIER_REPLY, the FLOW_MODs'
     /// transmission time, and the time until the data plane forwards a probe on the last
     /// new flow; median and 10th/90th percentiles over --insert-reps runs; whether the
-    /// barrier reply came before the flows were active (figures 3 and 4).
+    /// barrier reply came before the flows were active (figures 3 and 4). And delete:
+    /// how long the data plane goes on forwarding after flows are deleted.
     ///
     /// stats: response time of full-table flow-stats requests at rising polling rates,
     /// reply segmentation, and the probe's delay and loss meanwhile (figure 5).
@@ -572,7 +573,12 @@ pub mod switch_cmd {
     #[command(verbatim_doc_comment)]
     pub struct SwitchArgs {
         /// Listen here for the switch to connect (the switch's controller target)
-        #[arg(long, value_name = "ADDR:PORT", conflicts_with = "switch_connect", required_unless_present = "switch_connect")]
+        #[arg(
+            long,
+            value_name = "ADDR:PORT",
+            conflicts_with = "switch_connect",
+            required_unless_present = "switch_connect"
+        )]
         switch_listen: Option<SocketAddr>,
         /// Connect to a switch listening here (OVS `ptcp:`)
         #[arg(long, value_name = "ADDR:PORT")]
@@ -634,8 +640,10 @@ pub mod switch_cmd {
         /// insert: matches, exact and/or wildcard
         #[arg(long, value_delimiter = ',', default_value = "exact,wildcard")]
         insert_match: Vec<String>,
-        /// insert: operations, add and/or modify
-        #[arg(long, value_delimiter = ',', default_value = "add,modify")]
+        /// insert: operations: add (new flows), modify (existing dropping flows made to
+        /// forward), delete (forwarding flows removed: the times are until the data plane
+        /// stops forwarding, quiet for 1 s)
+        #[arg(long, value_delimiter = ',', default_value = "add,modify,delete")]
         insert_op: Vec<String>,
         /// insert: runs per point
         #[arg(long, default_value_t = 5)]
@@ -680,7 +688,11 @@ pub mod switch_cmd {
         #[arg(long, default_value_t = 1000)]
         echo_count: usize,
         /// basics: probe frames per second offered as table misses, in turn
-        #[arg(long, value_delimiter = ',', default_value = "100,1000,5000,10000,20000")]
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "100,1000,5000,10000,20000"
+        )]
         packet_in_rates: Vec<f64>,
         /// basics: seconds per PACKET_IN rate
         #[arg(long, default_value_t = 2.0)]
@@ -699,7 +711,10 @@ pub mod switch_cmd {
             }
             match TESTS.iter().find(|x| **x == t.as_str()) {
                 Some(x) => out.push(*x),
-                None => bail!("unknown test {t:?}: expected one of {} or all", TESTS.join(", ")),
+                None => bail!(
+                    "unknown test {t:?}: expected one of {} or all",
+                    TESTS.join(", ")
+                ),
             }
         }
         out.dedup();
@@ -728,7 +743,8 @@ pub mod switch_cmd {
             .map(|k| match k.as_str() {
                 "add" => Ok(Op::Add),
                 "modify" => Ok(Op::Modify),
-                o => bail!("--insert-op {o:?}: expected add or modify"),
+                "delete" => Ok(Op::Delete),
+                o => bail!("--insert-op {o:?}: expected add, modify or delete"),
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         if a.insert_flows.contains(&0) {

@@ -9,11 +9,12 @@
 mod harness;
 
 use std::net::{SocketAddr, TcpListener};
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use bench::oflops::channel::{Channel, ChannelConfig, ChannelError, Endpoint, Listener};
-use harness::{apps_by_name, enabled, serial, Lab, Of};
+use harness::{apps_by_name, enabled, run, serial, wait_until, Lab, Of, Out};
 use openflow::model::{Action, FlowMod, Match, PortNo};
 use openflow::Version;
 
@@ -191,5 +192,368 @@ fn silent_switch(listener: TcpListener) {
                 _ => {}
             }
         }
+    }
+}
+
+/// Whether something listens on 127.0.0.1:`port` (from /proc/net/tcp: a test must not
+/// connect to the bench to find out, it would take the connection for the switch's).
+fn listening(port: u16) -> bool {
+    let want = format!("0100007F:{port:04X}");
+    std::fs::read_to_string("/proc/net/tcp").is_ok_and(|t| {
+        t.lines().any(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[1] == want && f[3] == "0A"
+        })
+    })
+}
+
+/// A free port on 127.0.0.1 (bound and released: a small race, fine on a test machine).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Runs `pharos bench switch --switch-listen 127.0.0.1:PORT ARGS --json` against a probe
+/// lab (`pharos lab up --topo single,2 --controller tcp:127.0.0.1:PORT --probe`), the
+/// data ports wired as `ports` says (`None`: ingress s1-eth1 = pb-NAME-1, egress s1-eth2
+/// = pb-NAME-2). Returns the command's output and its JSON.
+fn bench_against_lab(
+    name: &str,
+    of: Of,
+    args: &[&str],
+    ports: Option<[String; 2]>,
+) -> (Out, serde_json::Value) {
+    let mut lab = Lab::with_apps(name, of, apps_by_name(&[]), false);
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let [p1, p2] = ports.unwrap_or_else(|| {
+        [
+            format!("{name}-s1-eth1=pb-{name}-1"),
+            format!("{name}-s1-eth2=pb-{name}-2"),
+        ]
+    });
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pharos"));
+    cmd.args([
+        "bench",
+        "switch",
+        "--switch-listen",
+        &listen,
+        "--of",
+        of.flag(),
+    ])
+    .args(["--data-port", &p1, "--data-port", &p2, "--json"])
+    .args(["--connect-timeout", "30"])
+    .args(args)
+    .stdin(Stdio::null());
+    let bench = thread::spawn(move || run(&mut cmd, Duration::from_secs(240)));
+    assert!(
+        wait_until(Duration::from_secs(20), || listening(port)),
+        "the bench should listen on {listen}"
+    );
+    let target = format!("tcp:{listen}");
+    let up = lab.lab(
+        "up",
+        &[
+            "--topo",
+            "single,2",
+            "--of",
+            of.flag(),
+            "--controller",
+            &target,
+            "--probe",
+        ],
+    );
+    let out = bench.join().unwrap();
+    let down = lab.down();
+    assert!(down.ok(), "{down}");
+    assert!(up.ok(), "{up}");
+    let json: serde_json::Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("pharos bench switch --json is not JSON ({e}):\n{out}"));
+    (out, json)
+}
+
+fn test_data<'a>(json: &'a serde_json::Value, test: &str) -> &'a serde_json::Value {
+    json["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["test"] == test)
+        .map(|t| &t["data"])
+        .unwrap_or_else(|| panic!("no {test} in {json:#}"))
+}
+
+const SECOND_NS: f64 = 1e9;
+
+/// A median of a spread (ns), which must be there.
+fn median(v: &serde_json::Value, what: &str) -> f64 {
+    v["median"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: no median in {v}"))
+}
+
+fn tests_2_to_5(name: &str, of: Of) {
+    let dir =
+        std::env::temp_dir().join(format!("pharos-bench-switch-{name}-{}", std::process::id()));
+    let plots = dir.to_str().unwrap().to_string();
+    let (out, json) = bench_against_lab(
+        name,
+        of,
+        &[
+            "--test",
+            "insert,stats,interact,basics",
+            "--plots",
+            &plots,
+            "--max-seconds",
+            "150",
+            "--insert-flows",
+            "1,100",
+            "--insert-reps",
+            "2",
+            "--insert-probe-rate",
+            "4000",
+            "--insert-timeout",
+            "5",
+            "--stats-flows",
+            "20",
+            "--stats-rates",
+            "0,10,100",
+            "--stats-seconds",
+            "0.5",
+            "--stats-probe-rate",
+            "2000",
+            "--interact-flows",
+            "64",
+            "--interact-modified",
+            "10",
+            "--interact-rates",
+            "0,20",
+            "--interact-reps",
+            "2",
+            "--interact-probe-rate",
+            "4000",
+            "--echo-count",
+            "50",
+            "--packet-in-rates",
+            "200,1000",
+            "--packet-in-seconds",
+            "0.5",
+            "--packet-out-count",
+            "500",
+        ],
+        None,
+    );
+    assert_eq!(out.code, Some(0), "{out}");
+    assert_eq!(json["failed"].as_array().unwrap().len(), 0, "{json:#}");
+    assert_eq!(json["version"], of.flag());
+
+    // Test 2: every add/modify run saw its flows forward, every delete run saw the data
+    // plane go quiet, within sane bounds.
+    let insert = test_data(&json, "insert");
+    let runs = insert["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2 * 2 * 3 * 2, "{insert:#}");
+    for r in runs {
+        let flows = r["flows"].as_u64().unwrap();
+        let barrier = r["barrier_ns"].as_f64().unwrap();
+        let last = r["last_flow_ns"]
+            .as_f64()
+            .expect("the last flow forwarded / went quiet");
+        let transmit = r["transmit_ns"].as_f64().unwrap();
+        assert!(barrier > 0.0 && barrier < 5.0 * SECOND_NS, "{r}");
+        assert!((0.0..barrier).contains(&transmit), "{r}");
+        if r["op"] == "delete" {
+            assert!((0.0..5.0 * SECOND_NS).contains(&last), "{r}");
+        } else {
+            assert_eq!(r["flows_active"].as_u64(), Some(flows), "{r}");
+            assert!(last > 0.0 && last < 5.0 * SECOND_NS, "{r}");
+        }
+    }
+    let first = insert["barrier_first_runs"].as_u64().unwrap();
+    let after = insert["barrier_after_runs"].as_u64().unwrap();
+    assert_eq!(first + after, 2 * 2 * 2 * 2, "{insert:#}");
+    assert_eq!(
+        insert["delete_runs"].as_u64(),
+        Some(2 * 2 * 2),
+        "{insert:#}"
+    );
+
+    // Test 3: polled rates answered with every flow; the probe went through.
+    let stats = test_data(&json, "stats");
+    for p in stats["points"].as_array().unwrap() {
+        let rate = p["rate"].as_f64().unwrap();
+        let delay = median(&p["probe_delay"], "probe delay");
+        assert!(delay > 0.0 && delay < 0.1 * SECOND_NS, "{p}");
+        assert!(p["probes_sent"].as_u64().unwrap() > 100, "{p}");
+        if rate > 0.0 {
+            assert!(p["answered"].as_u64().unwrap() >= 1, "{p}");
+            // The 20 flows and the priority-0 drop under them.
+            assert_eq!(p["flows_per_reply"].as_f64(), Some(21.0), "{p}");
+            let resp = median(&p["response"], "stats response");
+            assert!(resp > 0.0 && resp < SECOND_NS, "{p}");
+            assert!(p["parts_per_reply"].as_f64().unwrap() >= 1.0, "{p}");
+        } else {
+            assert_eq!(p["requests"].as_u64(), Some(0), "{p}");
+        }
+    }
+
+    // Test 4: the modified flows became active at every rate.
+    let interact = test_data(&json, "interact");
+    let points = interact["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{interact:#}");
+    for p in points {
+        assert_eq!(p["never_active"].as_u64(), Some(0), "{p}");
+        let last = median(&p["last_flow"], "interact last flow");
+        assert!(last > 0.0 && last < 5.0 * SECOND_NS, "{p}");
+    }
+    let polled = points
+        .iter()
+        .find(|p| p["rate"].as_f64() == Some(20.0))
+        .unwrap();
+    assert!(
+        median(&polled["stats_response"], "interact stats") > 0.0,
+        "{polled}"
+    );
+
+    // Test 5: round trips, PACKET_INs for table misses, PACKET_OUTs out of the port.
+    let basics = test_data(&json, "basics");
+    for x in ["echo", "barrier"] {
+        let m = median(&basics[x], x);
+        assert!(m > 0.0 && m < 0.1 * SECOND_NS, "{x}: {basics:#}");
+    }
+    for p in basics["packet_in"].as_array().unwrap() {
+        assert!(p["packet_ins"].as_u64().unwrap() > 0, "{p}");
+        let m = median(&p["latency"], "PACKET_IN latency");
+        assert!(m > 0.0 && m < 0.1 * SECOND_NS, "{p}");
+    }
+    let po = &basics["packet_out"];
+    assert!(po["received"].as_u64().unwrap() >= 450, "{po}");
+    assert!(po["paced_received"].as_u64().unwrap() >= 190, "{po}");
+    let m = median(&po["latency"], "PACKET_OUT latency");
+    assert!(m > 0.0 && m < 0.1 * SECOND_NS, "{po}");
+
+    // The figures were written.
+    for f in [
+        "insert-exact-add.svg",
+        "insert-add-vs-modify.svg",
+        "stats-response.svg",
+        "interact.svg",
+    ] {
+        let svg = std::fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(svg.starts_with("<svg"), "{f}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn tests_2_to_5_against_open_vswitch_1_0() {
+    if !enabled("lab_bench_switch::tests_2_to_5_against_open_vswitch_1_0") {
+        return;
+    }
+    let _lock = serial();
+    tests_2_to_5("bt0", Of::V10);
+}
+
+#[test]
+fn tests_2_to_5_against_open_vswitch_1_3() {
+    if !enabled("lab_bench_switch::tests_2_to_5_against_open_vswitch_1_3") {
+        return;
+    }
+    let _lock = serial();
+    tests_2_to_5("bt3", Of::V13);
+}
+
+/// Probes that never come out (the egress "wire" is the ingress interface, where the
+/// switch sends nothing): the insertion runs say the flows never forwarded, within the
+/// run timeout, and the run ends.
+#[test]
+fn probes_that_never_come_out_are_reported() {
+    if !enabled("lab_bench_switch::probes_that_never_come_out_are_reported") {
+        return;
+    }
+    let _lock = serial();
+    let started = Instant::now();
+    let (out, json) = bench_against_lab(
+        "bdp",
+        Of::V13,
+        &[
+            "--test",
+            "insert",
+            "--insert-flows",
+            "1",
+            "--insert-reps",
+            "2",
+            "--insert-op",
+            "add",
+            "--insert-match",
+            "exact",
+            "--insert-timeout",
+            "1",
+        ],
+        Some(["bdp-s1-eth1=pb-bdp-1".into(), "bdp-s1-eth2=pb-bdp-1".into()]),
+    );
+    assert_eq!(out.code, Some(0), "{out}");
+    let insert = test_data(&json, "insert");
+    assert_eq!(insert["never_active_runs"].as_u64(), Some(2), "{insert:#}");
+    assert!(
+        out.stdout
+            .contains("2 runs never saw the last flow forward"),
+        "{}",
+        out.stdout
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+/// `--switch-connect`: the lab's switch listens (`pharos lab up --controller ptcp:PORT`)
+/// and the channel connects to it; both versions.
+#[test]
+fn channel_connects_to_a_listening_switch() {
+    if !enabled("lab_bench_switch::channel_connects_to_a_listening_switch") {
+        return;
+    }
+    let _lock = serial();
+    for (name, of) in [("bp0", Of::V10), ("bp3", Of::V13)] {
+        let mut lab = Lab::with_apps(name, of, apps_by_name(&[]), false);
+        let port = free_port();
+        let target = format!("ptcp:{port}");
+        let up = lab.lab(
+            "up",
+            &[
+                "--topo",
+                "single,2",
+                "--of",
+                of.flag(),
+                "--controller",
+                &target,
+                "--probe",
+            ],
+        );
+        assert!(up.ok(), "{up}");
+        let mut cfg = ChannelConfig::new(
+            Endpoint::Connect(SocketAddr::from(([127, 0, 0, 1], port))),
+            of.version(),
+        );
+        cfg.connect_timeout = Duration::from_secs(5);
+        // The switch may take a moment to open its listening socket.
+        let mut ch = None;
+        assert!(
+            wait_until(Duration::from_secs(10), || {
+                ch = Channel::open(&cfg).ok();
+                ch.is_some()
+            }),
+            "the channel should connect to {target}\n{up}"
+        );
+        let mut ch = ch.unwrap();
+        assert_eq!(ch.version(), of.version());
+        assert!(
+            ch.port_no(&format!("{name}-s1-eth1")).is_some(),
+            "{:?}",
+            ch.info()
+        );
+        ch.barrier().expect("barrier");
+        drop(ch);
+        let down = lab.down();
+        assert!(down.ok(), "{down}");
     }
 }

@@ -15,6 +15,10 @@
 //! out in one write, then a BARRIER_REQUEST. The run ends when a probe of every flow has
 //! come out of the egress port, or at the run timeout.
 //!
+//! `delete` is the other way round: N forwarding flows are deleted (DELETE_STRICT each)
+//! while probed, and the times are until the data plane stops forwarding (no probe for
+//! [`DELETE_QUIET`]): a switch whose barrier reply means "done" forwards nothing after it.
+//!
 //! Times are from the first FLOW_MOD handed to the kernel (`t0`):
 //! * `barrier`: the BARRIER_REPLY read;
 //! * `transmit`: the last FLOW_MOD byte handed to the kernel;
@@ -25,7 +29,10 @@
 //! Flows are matched on the probe's headers: `exact` on every 1.0 field (ingress port,
 //! Ethernet addresses and type, no VLAN, IP addresses, protocol and DSCP, UDP ports);
 //! `wildcard` on the ingress port, the Ethernet type and the IP destination only. Flow
-//! `i` is the probe to `10.1.0.0 + i`.
+//! `i` is the probe to `10.B.0.0 + i`, with `B` different in every run
+//! ([`FlowSet::for_run`]): Open vSwitch's datapath keeps forwarding with deleted flows for
+//! a while (until its revalidator runs), and a run that reused the last run's addresses
+//! would see its probes forwarded before its first FLOW_MOD (a run checks that none are).
 
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -86,6 +93,8 @@ impl MatchKind {
 pub enum Op {
     Add,
     Modify,
+    /// Remove forwarding flows: the times are until the data plane stops forwarding.
+    Delete,
 }
 
 impl Op {
@@ -93,9 +102,13 @@ impl Op {
         match self {
             Op::Add => "add",
             Op::Modify => "modify",
+            Op::Delete => "delete",
         }
     }
 }
+
+/// How long the data plane must stay quiet for a deletion to count as complete.
+pub const DELETE_QUIET: Duration = Duration::from_millis(1000);
 
 /// The probe frames and the flows for them, between an ingress and an egress data port.
 #[derive(Debug, Clone)]
@@ -116,19 +129,40 @@ impl FlowSet {
         })
     }
 
-    /// The probe frame of flow `i`.
-    pub fn frame(&self, i: usize) -> FrameSpec {
+    /// The flows of run `run`, in an address block of their own (`10.B.0.0/16`,
+    /// B = 1 + run % 250; run 0 is this set's own block, [`FLOW_DST_BASE`]): a switch
+    /// whose data path keeps forwarding with flows deleted a moment ago (Open vSwitch's
+    /// datapath flow cache, until its revalidator runs) cannot forward this run's probes
+    /// with the last run's flows.
+    pub fn for_run(&self, run: u32) -> RunFlows<'_> {
+        RunFlows {
+            set: self,
+            base: 0x0a00_0000 + ((1 + run % 250) << 16),
+        }
+    }
+
+    /// The probe frame of flow `i` of the block at `base`.
+    fn frame_in(&self, base: u32, i: usize) -> FrameSpec {
         FrameSpec::udp(
             self.src_mac,
             PROBE_DST_MAC,
             PROBE_SRC_IP,
-            Ipv4Addr::from(FLOW_DST_BASE + i as u32),
+            Ipv4Addr::from(base + i as u32),
         )
+    }
+
+    /// The probe frame of flow `i`.
+    pub fn frame(&self, i: usize) -> FrameSpec {
+        self.frame_in(FLOW_DST_BASE, i)
     }
 
     /// The match of flow `i`.
     pub fn matching(&self, i: usize, kind: MatchKind) -> Match {
-        let dst = Ipv4Prefix::exact(Ipv4Addr::from(FLOW_DST_BASE + i as u32));
+        self.matching_in(FLOW_DST_BASE, i, kind)
+    }
+
+    fn matching_in(&self, base: u32, i: usize, kind: MatchKind) -> Match {
+        let dst = Ipv4Prefix::exact(Ipv4Addr::from(base + i as u32));
         match kind {
             MatchKind::Wildcard => Match {
                 in_port: Some(self.ingress.port_no),
@@ -159,6 +193,29 @@ impl FlowSet {
     }
 }
 
+/// The flows of one run: a [`FlowSet`]'s frames and matches in the run's address block
+/// ([`FlowSet::for_run`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RunFlows<'a> {
+    pub set: &'a FlowSet,
+    /// Flow `i` is the probe to `base + i`.
+    pub base: u32,
+}
+
+impl RunFlows<'_> {
+    pub fn frame(&self, i: usize) -> FrameSpec {
+        self.set.frame_in(self.base, i)
+    }
+
+    pub fn matching(&self, i: usize, kind: MatchKind) -> Match {
+        self.set.matching_in(self.base, i, kind)
+    }
+
+    pub fn forward(&self) -> [Action; 1] {
+        self.set.forward()
+    }
+}
+
 /// Empties the table and installs a priority-0 drop under everything, then a barrier.
 pub fn reset_table(ch: &mut Channel) -> Result<BarrierTiming, ChannelError> {
     ch.delete_all_flows()?;
@@ -167,10 +224,10 @@ pub fn reset_table(ch: &mut Channel) -> Result<BarrierTiming, ChannelError> {
     ch.barrier()
 }
 
-/// Installs flows `range` of `set` with `actions` (one write), then a barrier.
+/// Installs flows `range` of the run `set` with `actions` (one write), then a barrier.
 pub fn install(
     ch: &mut Channel,
-    set: &FlowSet,
+    set: &RunFlows,
     range: std::ops::Range<usize>,
     kind: MatchKind,
     actions: &[Action],
@@ -333,7 +390,7 @@ impl Default for InsertConfig {
         InsertConfig {
             counts: vec![1, 10, 100, 1000, 10000],
             kinds: vec![MatchKind::Exact, MatchKind::Wildcard],
-            ops: vec![Op::Add, Op::Modify],
+            ops: vec![Op::Add, Op::Modify, Op::Delete],
             reps: 5,
             probe_rate: 10_000.0,
             run_timeout: Duration::from_secs(10),
@@ -394,16 +451,28 @@ pub fn run_once(
     stream_id: u32,
 ) -> Result<InsertRun, TestError> {
     assert!(n > 0);
+    let set = &set.for_run(stream_id);
     reset_table(ch)?;
-    if op == Op::Modify {
-        install(ch, set, 0..n, kind, &[])?;
-    }
     let forward = set.forward();
+    match op {
+        Op::Add => {}
+        Op::Modify => {
+            install(ch, set, 0..n, kind, &[])?;
+        }
+        Op::Delete => {
+            install(ch, set, 0..n, kind, &forward)?;
+        }
+    }
     let fms: Vec<FlowMod> = (0..n)
         .map(|i| {
             let mut fm = FlowMod::add(set.matching(i, kind), &forward).priority(FLOW_PRIORITY);
-            if op == Op::Modify {
-                fm.command = FlowModCommand::ModifyStrict;
+            match op {
+                Op::Add => {}
+                Op::Modify => fm.command = FlowModCommand::ModifyStrict,
+                Op::Delete => {
+                    fm.command = FlowModCommand::DeleteStrict;
+                    fm.actions = &[];
+                }
             }
             fm
         })
@@ -426,15 +495,27 @@ pub fn run_once(
     let spec = StreamSpec::new(stream_id, templates)
         .rate(cfg.probe_rate)
         .duration(cfg.run_timeout + Duration::from_secs(1));
-    let live = LiveProbe::start(&set.ingress.iface, spec, &[set.egress.iface.as_str()])?;
-    // Warm-up: the stream is flowing (and dropped) before the first FLOW_MOD.
-    std::thread::sleep(Duration::from_millis(30));
+    let live = LiveProbe::start(
+        &set.set.ingress.iface,
+        spec,
+        &[set.set.egress.iface.as_str()],
+    )?;
+    // Warm-up: the stream is flowing (and dropped, but for deletions) before the first
+    // FLOW_MOD.
+    std::thread::sleep(Duration::from_millis(if op == Op::Delete {
+        100
+    } else {
+        30
+    }));
     let early = live.with_rx(|rx| rx.iter().filter(|r| r.stream == stream_id).count());
+    if op == Op::Delete {
+        return finish_delete(ch, live, &fms, n, kind, cfg, stream_id, early, &flow_of);
+    }
     if early > 0 {
         return Err(TestError::Setup(format!(
             "{early} probes came out of {} before any flow was installed: \
              is another controller or a NORMAL flow forwarding them?",
-            set.egress.name
+            set.set.egress.name
         )));
     }
     let sent = ch.send_flow_mods(&fms)?;
@@ -482,6 +563,73 @@ pub fn run_once(
         all_flows_ns: (seen == n).then(|| first.iter().max().copied().unwrap_or(0) - t0),
         flows_active: seen,
         probes_before_barrier,
+    })
+}
+
+/// The rest of a deletion run: the FLOW_MODs, the barrier, then the probes until the
+/// data plane has been quiet for [`DELETE_QUIET`]. `last_flow_ns` is the last probe of
+/// the last flow forwarded (0 when none was after the first FLOW_MOD), `all_flows_ns`
+/// the last probe of any flow.
+#[allow(clippy::too_many_arguments)]
+fn finish_delete(
+    ch: &mut Channel,
+    live: LiveProbe,
+    fms: &[FlowMod],
+    n: usize,
+    kind: MatchKind,
+    cfg: &InsertConfig,
+    stream_id: u32,
+    forwarded_before: usize,
+    flow_of: &dyn Fn(u32) -> usize,
+) -> Result<InsertRun, TestError> {
+    if forwarded_before == 0 {
+        return Err(TestError::Setup(format!(
+            "no probe came out of the egress port in the 100 ms before the deletion of {n} \
+             forwarding flows"
+        )));
+    }
+    let sent = ch.send_flow_mods(fms)?;
+    let (bxid, _) = ch.send_barrier()?;
+    let deadline = Instant::now() + cfg.run_timeout;
+    let reply_ns = ch.wait_barrier(bxid, deadline)? as i64;
+    let t0 = sent.first_ns as i64;
+    let mut count = 0;
+    let mut last_change = Instant::now();
+    loop {
+        let c = live.with_rx(|rx| rx.iter().filter(|r| r.stream == stream_id).count());
+        if c != count {
+            count = c;
+            last_change = Instant::now();
+        }
+        if last_change.elapsed() >= DELETE_QUIET || Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let stopped = last_change.elapsed() >= DELETE_QUIET;
+    let records = live.finish(Duration::from_millis(5))?;
+    let mut last = vec![i64::MIN; n];
+    for r in records.rx.iter().filter(|r| r.stream == stream_id) {
+        let f = flow_of(r.template);
+        last[f] = last[f].max(r.rx_ns);
+    }
+    let after: Vec<&RxRecord> = records
+        .rx
+        .iter()
+        .filter(|r| r.stream == stream_id && r.rx_ns >= t0)
+        .collect();
+    let still = (0..n).filter(|&f| last[f] >= t0).count();
+    let rel = |t: i64| (t - t0).max(0);
+    Ok(InsertRun {
+        flows: n,
+        kind,
+        op: Op::Delete,
+        barrier_ns: reply_ns - t0,
+        transmit_ns: sent.last_ns as i64 - t0,
+        last_flow_ns: stopped.then(|| rel(last[n - 1])),
+        all_flows_ns: stopped.then(|| rel(last.iter().copied().max().unwrap_or(t0))),
+        flows_active: still,
+        probes_before_barrier: after.iter().filter(|r| r.rx_ns >= reply_ns).count(),
     })
 }
 
@@ -591,31 +739,51 @@ pub fn summarise(cfg: &InsertConfig, runs: &[InsertRun], cut: bool) -> TestOutpu
     t.note = Some(format!(
         "probe {} frames/s, alternating the last flow and each flow in turn: \
          last-flow resolution {} ms, all-flows resolution 2N/rate; \
-         'barrier first' = runs where the BARRIER_REPLY was read before the last flow forwarded",
+         'barrier first' = runs where the BARRIER_REPLY was read before the last flow forwarded; \
+         delete rows: until the LAST probe forwarded (0 = none after the first FLOW_MOD), \
+         'barrier first' = probes still forwarded after the BARRIER_REPLY",
         cfg.probe_rate,
         ms(2e9 / cfg.probe_rate)
     ));
     out.tables.push(t);
-    let total = runs.len();
-    let first = runs
+    let up: Vec<&InsertRun> = runs.iter().filter(|r| r.op != Op::Delete).collect();
+    let total = up.len();
+    let first = up
         .iter()
         .filter(|r| r.barrier_first() == Some(true))
         .count();
-    let after = runs
+    let after = up
         .iter()
         .filter(|r| r.barrier_first() == Some(false))
         .count();
-    let never = runs.iter().filter(|r| r.last_flow_ns.is_none()).count();
+    let never = up.iter().filter(|r| r.last_flow_ns.is_none()).count();
     out.findings.push(format!(
         "the BARRIER_REPLY came before the last new flow forwarded a probe in {first} of {total} runs \
          (after it in {after}; {never} runs never saw the last flow forward)"
     ));
+    let del: Vec<&InsertRun> = runs.iter().filter(|r| r.op == Op::Delete).collect();
+    if !del.is_empty() {
+        let stale = del
+            .iter()
+            .filter(|r| r.all_flows_ns.is_some_and(|t| t > r.barrier_ns))
+            .count();
+        let worst = del.iter().filter_map(|r| r.all_flows_ns).max().unwrap_or(0);
+        let unstopped = del.iter().filter(|r| r.all_flows_ns.is_none()).count();
+        out.findings.push(format!(
+            "after deletions, probes were still forwarded after the BARRIER_REPLY in {stale} of {} runs \
+             (the last up to {} ms after the first FLOW_MOD{})",
+            del.len(),
+            ms(worst as f64),
+            if unstopped > 0 {
+                format!("; {unstopped} runs never went quiet within the timeout")
+            } else {
+                String::new()
+            }
+        ));
+    }
     let kind0 = cfg.kinds.first().copied().unwrap_or(MatchKind::Exact);
     let growth = |p: &&InsertPoint| p.op == Op::Add && p.kind == kind0 && p.last_flow.is_some();
-    if let (Some(a), Some(b)) = (
-        points.iter().find(growth),
-        points.iter().rev().find(growth),
-    ) {
+    if let (Some(a), Some(b)) = (points.iter().find(growth), points.iter().rev().find(growth)) {
         if b.flows > a.flows {
             let (la, lb) = (
                 a.last_flow.unwrap().median as f64,
@@ -700,6 +868,7 @@ pub fn summarise(cfg: &InsertConfig, runs: &[InsertRun], cut: bool) -> TestOutpu
         "points": points,
         "runs": runs,
         "barrier_first_runs": first,
+        "delete_runs": del.len(),
         "barrier_after_runs": after,
         "never_active_runs": never,
         "cut_by_max_seconds": cut,

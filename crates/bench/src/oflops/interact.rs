@@ -87,6 +87,7 @@ fn run_once(
     stream: u32,
 ) -> Result<InteractRun, TestError> {
     let m = cfg.modified;
+    let set = &set.for_run(stream);
     reset_table(ch)?;
     install(ch, set, 0..m, MatchKind::Exact, &[])?;
     install(ch, set, m..cfg.flows, MatchKind::Exact, &set.forward())?;
@@ -107,7 +108,11 @@ fn run_once(
     let spec = StreamSpec::new(stream, templates)
         .rate(cfg.probe_rate)
         .duration(cfg.warmup + cfg.run_timeout + Duration::from_secs(1));
-    let live = LiveProbe::start(&set.ingress.iface, spec, &[set.egress.iface.as_str()])?;
+    let live = LiveProbe::start(
+        &set.set.ingress.iface,
+        spec,
+        &[set.set.egress.iface.as_str()],
+    )?;
     let mut poller = Poller::new(rate);
     poller.pump(ch, Instant::now() + cfg.warmup, true, |_| false)?;
     let forward = set.forward();
@@ -119,6 +124,14 @@ fn run_once(
             fm
         })
         .collect();
+    let early = live.with_rx(|rx| rx.iter().filter(|r| r.stream == stream).count());
+    if early > 0 {
+        return Err(TestError::Setup(format!(
+            "{early} probes of the flows to modify (which drop) came out of {} before \
+             they were modified",
+            set.set.egress.name
+        )));
+    }
     let sent = ch.send_flow_mods(&fms)?;
     let t0 = sent.first_ns as i64;
     let (bxid, _) = ch.send_barrier()?;
@@ -156,7 +169,10 @@ fn run_once(
         }
     }
     drop(live);
-    poller.settle(ch, Duration::from_millis(500))?;
+    // The switch answers the requests it has queued before anything else: wait for them,
+    // so the next run's barrier is not behind them.
+    let quiet = ch.timeout();
+    poller.settle(ch, quiet)?;
     let resp: Vec<i64> = poller
         .replies
         .iter()

@@ -100,12 +100,30 @@ impl Poller {
         }
     }
 
-    /// Waits up to `grace` for the answers still outstanding.
-    pub fn settle(&mut self, ch: &mut Channel, grace: Duration) -> Result<(), ChannelError> {
-        let until = Instant::now() + grace;
-        while self.collector.outstanding() > 0 && Instant::now() < until {
-            let step = (Instant::now() + Duration::from_millis(20)).min(until);
+    /// Waits for the answers still outstanding, as long as they keep coming: a switch
+    /// slower than the polling rate has a queue of requests to work through (and would
+    /// answer the next barrier only after it). Gives up when no answer has come for
+    /// `quiet`: a switch that stopped answering is reported (an error naming the
+    /// requests never answered), not waited for.
+    pub fn settle(&mut self, ch: &mut Channel, quiet: Duration) -> Result<(), ChannelError> {
+        let mut answered = self.replies.len();
+        let mut progress = Instant::now();
+        while self.collector.outstanding() > 0 {
+            let step = Instant::now() + Duration::from_millis(20);
             self.pump(ch, step, false, |_| false)?;
+            if self.replies.len() != answered {
+                answered = self.replies.len();
+                progress = Instant::now();
+            } else if progress.elapsed() >= quiet {
+                return Err(ChannelError::Timeout {
+                    what: format!(
+                        "{} flow-stats requests (nothing for {:?})",
+                        self.collector.outstanding(),
+                        quiet
+                    ),
+                    after: quiet,
+                });
+            }
         }
         Ok(())
     }
@@ -166,9 +184,15 @@ pub fn run(
         return Err(TestError::Setup("--stats-flows must be at least 1".into()));
     }
     reset_table(ch)?;
-    install(ch, set, 0..cfg.flows, MatchKind::Exact, &set.forward())?;
+    install(
+        ch,
+        &set.for_run(0),
+        0..cfg.flows,
+        MatchKind::Exact,
+        &set.forward(),
+    )?;
     let stream = 0x3000;
-    let templates = (0..cfg.flows).map(|i| set.frame(i)).collect();
+    let templates = (0..cfg.flows).map(|i| set.for_run(0).frame(i)).collect();
     let total = Duration::from_secs_f64(cfg.seconds * cfg.rates.len() as f64 + 30.0);
     let spec = StreamSpec::new(stream, templates)
         .rate(cfg.probe_rate)
@@ -229,10 +253,10 @@ fn point(rate: f64, p: &Poller, rec: &Records, stream: u32, from: i64, to: i64) 
         answered: r.len(),
         response: Spread::of(&resp),
         first_part: Spread::of(&first),
-        parts_per_reply: r.iter().map(|x| x.parts as f64).sum::<f64>() / n,
-        reads_per_reply: r.iter().map(|x| x.reads as f64).sum::<f64>() / n,
-        flows_per_reply: r.iter().map(|x| x.flows as f64).sum::<f64>() / n,
-        bytes_per_reply: r.iter().map(|x| x.bytes as f64).sum::<f64>() / n,
+        parts_per_reply: r.iter().map(|x| x.parts as f64).sum::<f64>().max(0.0) / n,
+        reads_per_reply: r.iter().map(|x| x.reads as f64).sum::<f64>().max(0.0) / n,
+        flows_per_reply: r.iter().map(|x| x.flows as f64).sum::<f64>().max(0.0) / n,
+        bytes_per_reply: r.iter().map(|x| x.bytes as f64).sum::<f64>().max(0.0) / n,
         probe_delay: Spread::of(&delays),
         probes_sent: sent,
         probes_lost: lost,
@@ -260,15 +284,22 @@ fn summarise(cfg: &StatsConfig, points: Vec<StatsPoint>, cut: bool) -> TestOutpu
         ],
     );
     for p in &points {
+        let per = |v: f64, digits: usize| {
+            if p.answered == 0 {
+                "-".to_string()
+            } else {
+                format!("{v:.digits$}")
+            }
+        };
         t.row(vec![
             format!("{}", p.rate),
             p.requests.to_string(),
             p.answered.to_string(),
             us_spread(p.response.as_ref()),
             us_spread(p.first_part.as_ref()),
-            format!("{:.1}", p.parts_per_reply),
-            format!("{:.1}", p.reads_per_reply),
-            format!("{:.0}", p.flows_per_reply),
+            per(p.parts_per_reply, 1),
+            per(p.reads_per_reply, 1),
+            per(p.flows_per_reply, 0),
             us_spread(p.probe_delay.as_ref()),
             format!(
                 "{:.2}%",
