@@ -253,6 +253,12 @@ impl ControlTarget {
                 ))),
             };
         }
+        if !s.starts_with("tcp:") {
+            return Err(LabError::Invalid(format!(
+                "bad controller {s:?}: expected tcp:HOST:PORT (for example \
+                 {DEFAULT_CONTROLLER}), ptcp:PORT or none"
+            )));
+        }
         controller_addr(s).map(ControlTarget::Connect)
     }
 
@@ -777,7 +783,16 @@ impl Lab {
         validate_lab_name(&opts.name)?;
         let names = Names::new(&opts.name);
         names::check(&names, &opts.topo)?;
-        ControlTarget::parse(&opts.controller)?;
+        if let ControlTarget::Listen(p) = ControlTarget::parse(&opts.controller)? {
+            if u32::from(p) + (opts.topo.switches.len() as u32).saturating_sub(1)
+                > u32::from(u16::MAX)
+            {
+                return Err(LabError::Invalid(format!(
+                    "ptcp:{p}: switch sN listens on {p}+N-1, past 65535 for {} switches",
+                    opts.topo.switches.len()
+                )));
+            }
+        }
         let tools = Tools::get()?;
         fs::create_dir_all(&opts.dir)
             .map_err(|e| LabError::io(format!("create {}", opts.dir.display()), e))?;
@@ -2309,6 +2324,31 @@ mod tests {
             ..DownReport::default()
         };
         assert!(report.to_string().starts_with("lab removed: "), "{report}");
+    }
+
+    #[test]
+    fn control_targets() {
+        assert_eq!(ControlTarget::parse("none").unwrap(), ControlTarget::None);
+        assert_eq!(
+            ControlTarget::parse("ptcp:6653").unwrap(),
+            ControlTarget::Listen(6653)
+        );
+        assert_eq!(
+            ControlTarget::parse("tcp:127.0.0.1:6653").unwrap(),
+            ControlTarget::Connect("127.0.0.1:6653".parse().unwrap())
+        );
+        // Switch sN listens on PORT+N-1; a connecting target is passed on as given.
+        let t = ControlTarget::Listen(6653);
+        assert_eq!(t.ovs_target("ptcp:6653", 3).unwrap(), "ptcp:6655:127.0.0.1");
+        assert_eq!(ControlTarget::None.ovs_target("none", 1), None);
+        for bad in ["ptcp:0", "ptcp:x", "ptcp:", "udp:1.2.3.4:5", "None", ""] {
+            let e = ControlTarget::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("bad controller"), "{bad}: {e}");
+        }
+        let e = ControlTarget::parse("ssl:1.2.3.4:6653")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ptcp:PORT or none"), "{e}");
     }
 
     #[test]

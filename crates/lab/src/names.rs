@@ -122,6 +122,7 @@ mod tests {
         assert_eq!(n.switch_iface(3, 2), "t1-s3-eth2");
         assert_eq!(n.netns(4), "t1-h4");
         assert_eq!(Names::host_iface(4), "h4-eth0");
+        assert_eq!(n.probe_iface(4), "pb-t1-4");
         assert_eq!(n.root_iface(Node::Host(1), 0), None);
     }
 
