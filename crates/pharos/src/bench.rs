@@ -667,9 +667,10 @@ pub mod switch_cmd {
         /// stats: probe frames per second
         #[arg(long, default_value_t = 10_000.0)]
         stats_probe_rate: f64,
-        /// stats: the switch's process on this machine, a process id or a pid file read
-        /// when the test starts (for a `pharos lab`: NAME/ovs-vswitchd.pid in its
-        /// directory), whose CPU use is reported per polling rate (the paper's figure 5b)
+        /// stats, interact: the switch's process on this machine, a process id or a pid
+        /// file read when the test starts (for a `pharos lab`: NAME/ovs-vswitchd.pid in
+        /// its directory), whose CPU use is reported per polling rate (the paper's
+        /// figure 5b, read over SNMP there)
         #[arg(long, value_name = "PID|FILE")]
         switch_pid: Option<String>,
 
@@ -696,7 +697,7 @@ pub mod switch_cmd {
         #[arg(
             long,
             value_delimiter = ',',
-            default_value = "100,1000,5000,10000,20000"
+            default_value = "100,1000,5000,10000,20000,50000"
         )]
         packet_in_rates: Vec<f64>,
         /// basics: seconds per PACKET_IN rate
@@ -846,6 +847,7 @@ pub mod switch_cmd {
                         rates: a.interact_rates.clone(),
                         reps: a.interact_reps,
                         probe_rate: a.interact_probe_rate,
+                        switch_pid: switch_pid(a.switch_pid.as_deref())?,
                         ..interact::InteractConfig::default()
                     },
                     deadline,

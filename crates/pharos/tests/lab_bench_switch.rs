@@ -416,6 +416,10 @@ fn tests_2_to_5(name: &str, of: Of) {
         let last = median(&p["last_flow"], "interact last flow");
         assert!(last > 0.0 && last < 5.0 * SECOND_NS, "{p}");
     }
+    for p in points {
+        let cpu = p["switch_cpu"].as_f64().expect("switch CPU");
+        assert!((0.0..=200.0).contains(&cpu), "{p}");
+    }
     let polled = points
         .iter()
         .find(|p| p["rate"].as_f64() == Some(20.0))

@@ -40,7 +40,7 @@ impl Default for BasicsConfig {
     fn default() -> BasicsConfig {
         BasicsConfig {
             echo_count: 1000,
-            packet_in_rates: vec![100.0, 1000.0, 5000.0, 10_000.0, 20_000.0],
+            packet_in_rates: vec![100.0, 1000.0, 5000.0, 10_000.0, 20_000.0, 50_000.0],
             packet_in_seconds: 2.0,
             packet_out_count: 10_000,
         }

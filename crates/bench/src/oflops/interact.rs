@@ -37,6 +37,8 @@ pub struct InteractConfig {
     /// Polling before the modifications.
     pub warmup: Duration,
     pub run_timeout: Duration,
+    /// The switch's process on this machine, whose CPU use is reported per rate.
+    pub switch_pid: Option<u32>,
 }
 
 impl Default for InteractConfig {
@@ -49,6 +51,7 @@ impl Default for InteractConfig {
             probe_rate: 10_000.0,
             warmup: Duration::from_millis(300),
             run_timeout: Duration::from_secs(10),
+            switch_pid: None,
         }
     }
 }
@@ -65,6 +68,8 @@ pub struct InteractRun {
     pub stats_answered: usize,
     /// Median flow-stats response in this run.
     pub stats_response_ns: Option<i64>,
+    /// The switch's CPU from the start of the polling to the end of the run, % of a core.
+    pub switch_cpu: Option<f64>,
 }
 
 /// One polling rate's figures.
@@ -77,6 +82,8 @@ pub struct InteractPoint {
     pub all_flows: Option<Spread>,
     pub stats_response: Option<Spread>,
     pub never_active: usize,
+    /// Mean over the runs of the switch's CPU, % of a core.
+    pub switch_cpu: Option<f64>,
 }
 
 fn run_once(
@@ -113,6 +120,7 @@ fn run_once(
         spec,
         &[set.set.egress.iface.as_str()],
     )?;
+    let cpu = cfg.switch_pid.and_then(super::stats::CpuMeter::start);
     let mut poller = Poller::new(rate);
     poller.pump(ch, Instant::now() + cfg.warmup, true, |_| false)?;
     let forward = set.forward();
@@ -169,6 +177,7 @@ fn run_once(
         }
     }
     drop(live);
+    let switch_cpu = cpu.and_then(|c| c.percent());
     // The switch answers the requests it has queued before anything else: wait for them,
     // so the next run's barrier is not behind them.
     let quiet = ch.timeout();
@@ -188,6 +197,7 @@ fn run_once(
         stats_requests: poller.sent(),
         stats_answered: poller.replies.len(),
         stats_response_ns: Spread::of(&resp).map(|s| s.median),
+        switch_cpu,
     })
 }
 
@@ -236,6 +246,10 @@ pub fn run(
                 all_flows: sp(&|r| r.all_flows_ns),
                 stats_response: sp(&|r| r.stats_response_ns),
                 never_active: rs.iter().filter(|r| r.last_flow_ns.is_none()).count(),
+                switch_cpu: {
+                    let c: Vec<f64> = rs.iter().filter_map(|r| r.switch_cpu).collect();
+                    (!c.is_empty()).then(|| c.iter().sum::<f64>() / c.len() as f64)
+                },
             })
         })
         .collect();
@@ -253,6 +267,7 @@ pub fn run(
             "last modified flow forwards",
             "all modified forward",
             "stats response µs",
+            "switch CPU",
         ],
     );
     for p in &points {
@@ -271,6 +286,7 @@ pub fn run(
             ms_spread(p.last_flow.as_ref()),
             ms_spread(p.all_flows.as_ref()),
             us_spread(p.stats_response.as_ref()),
+            p.switch_cpu.map_or("-".into(), |c| format!("{c:.0}%")),
         ]);
     }
     t.note = Some(format!(
