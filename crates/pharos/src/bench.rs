@@ -667,6 +667,11 @@ pub mod switch_cmd {
         /// stats: probe frames per second
         #[arg(long, default_value_t = 10_000.0)]
         stats_probe_rate: f64,
+        /// stats: the switch's process on this machine, a process id or a pid file read
+        /// when the test starts (for a `pharos lab`: NAME/ovs-vswitchd.pid in its
+        /// directory), whose CPU use is reported per polling rate (the paper's figure 5b)
+        #[arg(long, value_name = "PID|FILE")]
+        switch_pid: Option<String>,
 
         /// interact: exact flows installed
         #[arg(long, default_value_t = 1024)]
@@ -827,6 +832,7 @@ pub mod switch_cmd {
                         rates: a.stats_rates.clone(),
                         seconds: a.stats_seconds,
                         probe_rate: a.stats_probe_rate,
+                        switch_pid: switch_pid(a.switch_pid.as_deref())?,
                     },
                     deadline,
                 )
@@ -913,6 +919,20 @@ pub mod switch_cmd {
         } else {
             ExitCode::from(1)
         })
+    }
+
+    /// `--switch-pid`: a number, or a file holding one.
+    fn switch_pid(arg: Option<&str>) -> anyhow::Result<Option<u32>> {
+        let Some(arg) = arg else { return Ok(None) };
+        if let Ok(pid) = arg.parse() {
+            return Ok(Some(pid));
+        }
+        let text = std::fs::read_to_string(arg).with_context(|| format!("--switch-pid {arg}"))?;
+        let pid = text
+            .trim()
+            .parse()
+            .with_context(|| format!("--switch-pid {arg}: {text:?} is not a process id"))?;
+        Ok(Some(pid))
     }
 
     fn modify_config(a: &SwitchArgs) -> anyhow::Result<modify::ModifyConfig> {

@@ -219,7 +219,8 @@ fn free_port() -> u16 {
 /// Runs `pharos bench switch --switch-listen 127.0.0.1:PORT ARGS --json` against a probe
 /// lab (`pharos lab up --topo single,2 --controller tcp:127.0.0.1:PORT --probe`), the
 /// data ports wired as `ports` says (`None`: ingress s1-eth1 = pb-NAME-1, egress s1-eth2
-/// = pb-NAME-2). Returns the command's output and its JSON.
+/// = pb-NAME-2); `{LAB_DIR}` in `args` is the lab's directory. Returns the command's
+/// output and its JSON.
 fn bench_against_lab(
     name: &str,
     of: Of,
@@ -246,7 +247,10 @@ fn bench_against_lab(
     ])
     .args(["--data-port", &p1, "--data-port", &p2, "--json"])
     .args(["--connect-timeout", "30"])
-    .args(args)
+    .args(
+        args.iter()
+            .map(|a| a.replace("{LAB_DIR}", lab.lab_dir().to_str().unwrap())),
+    )
     .stdin(Stdio::null());
     let bench = thread::spawn(move || run(&mut cmd, Duration::from_secs(240)));
     assert!(
@@ -324,6 +328,8 @@ fn tests_2_to_5(name: &str, of: Of) {
             "0.5",
             "--stats-probe-rate",
             "2000",
+            "--switch-pid",
+            &format!("{{LAB_DIR}}/{name}/ovs-vswitchd.pid"),
             "--interact-flows",
             "64",
             "--interact-modified",
@@ -386,6 +392,9 @@ fn tests_2_to_5(name: &str, of: Of) {
         let delay = median(&p["probe_delay"], "probe delay");
         assert!(delay > 0.0 && delay < 0.1 * SECOND_NS, "{p}");
         assert!(p["probes_sent"].as_u64().unwrap() > 100, "{p}");
+        // The switch's CPU was read from /proc (--switch-pid): a share of the cores.
+        let cpu = p["switch_cpu"].as_f64().expect("switch CPU");
+        assert!((0.0..=200.0).contains(&cpu), "{p}");
         if rate > 0.0 {
             assert!(p["answered"].as_u64().unwrap() >= 1, "{p}");
             // The 20 flows and the priority-0 drop under them.

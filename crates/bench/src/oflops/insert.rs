@@ -875,3 +875,56 @@ pub fn summarise(cfg: &InsertConfig, runs: &[InsertRun], cut: bool) -> TestOutpu
     });
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(op: Op, flows: usize, barrier_ms: i64, last_ms: Option<i64>) -> InsertRun {
+        InsertRun {
+            flows,
+            kind: MatchKind::Exact,
+            op,
+            barrier_ns: barrier_ms * 1_000_000,
+            transmit_ns: 10_000,
+            last_flow_ns: last_ms.map(|m| m * 1_000_000),
+            all_flows_ns: last_ms.map(|m| m * 1_000_000),
+            flows_active: if last_ms.is_some() { flows } else { 0 },
+            probes_before_barrier: 0,
+        }
+    }
+
+    #[test]
+    fn the_summary_counts_barriers_before_the_data_plane() {
+        let cfg = InsertConfig {
+            counts: vec![1, 100],
+            kinds: vec![MatchKind::Exact],
+            ops: vec![Op::Add, Op::Delete],
+            reps: 2,
+            ..InsertConfig::default()
+        };
+        let runs = [
+            run(Op::Add, 1, 1, Some(5)),     // barrier first
+            run(Op::Add, 1, 6, Some(5)),     // data plane first
+            run(Op::Add, 100, 3, Some(4)),   // barrier first
+            run(Op::Add, 100, 3, None),      // never forwarded
+            run(Op::Delete, 1, 1, Some(40)), // forwarded 39 ms after the barrier
+            run(Op::Delete, 1, 2, Some(0)),  // stopped at once
+        ];
+        let out = summarise(&cfg, &runs, false);
+        assert_eq!(out.data["barrier_first_runs"], 2);
+        assert_eq!(out.data["barrier_after_runs"], 1);
+        assert_eq!(out.data["never_active_runs"], 1);
+        assert_eq!(out.data["delete_runs"], 2);
+        let f = out.findings.join("\n");
+        assert!(
+            f.contains("in 2 of 4 runs (after it in 1; 1 runs never"),
+            "{f}"
+        );
+        assert!(f.contains("after the BARRIER_REPLY in 1 of 2 runs"), "{f}");
+        // One row per point that has runs; the 100-flow add row says one never forwarded.
+        let table = out.tables[0].render();
+        assert!(table.contains("1/2 (1 never forwarded)"), "{table}");
+        assert_eq!(out.tables[0].rows.len(), 3, "{table}");
+    }
+}

@@ -11,6 +11,9 @@
 //! them (the paper counted TCP segments), and the flows reported. For the probe frames
 //! sent in each window: the one-way delay through the switch and the loss.
 //!
+//! With `switch_pid` (a software switch on this machine), the CPU its process used in
+//! each window, as the paper read its switches' CPU over SNMP (its figure 5b).
+//!
 //! The paper found near-constant response times for software switches, and no effect
 //! of polling on their forwarding; hardware switches paced or aggregated their replies.
 
@@ -129,6 +132,47 @@ impl Poller {
     }
 }
 
+/// CPU time (user + system, seconds) process `pid` has used, from `/proc/PID/stat`.
+pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name (in parentheses, which may hold spaces): state is field 3,
+    // utime and stime fields 14 and 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks as f64 / hz as f64)
+}
+
+/// Measures the CPU a process uses over an interval, as a percentage of one core (the
+/// paper read its switches' CPU over SNMP; a software switch on this machine is read
+/// from `/proc`).
+#[derive(Debug, Clone, Copy)]
+pub struct CpuMeter {
+    pid: u32,
+    cpu0: f64,
+    t0: Instant,
+}
+
+impl CpuMeter {
+    /// Starts measuring `pid` (`None` if there is no such process).
+    pub fn start(pid: u32) -> Option<CpuMeter> {
+        Some(CpuMeter {
+            pid,
+            cpu0: cpu_seconds(pid)?,
+            t0: Instant::now(),
+        })
+    }
+
+    /// Percent of one core used since the start.
+    pub fn percent(&self) -> Option<f64> {
+        let used = cpu_seconds(self.pid)? - self.cpu0;
+        let wall = self.t0.elapsed().as_secs_f64();
+        (wall > 0.0).then(|| 100.0 * used / wall)
+    }
+}
+
 /// Parameters of test 3.
 #[derive(Debug, Clone, Serialize)]
 pub struct StatsConfig {
@@ -140,6 +184,8 @@ pub struct StatsConfig {
     pub seconds: f64,
     /// Probe frames per second.
     pub probe_rate: f64,
+    /// The switch's process on this machine, whose CPU use is reported per rate.
+    pub switch_pid: Option<u32>,
 }
 
 impl Default for StatsConfig {
@@ -149,6 +195,7 @@ impl Default for StatsConfig {
             rates: vec![0.0, 1.0, 10.0, 50.0, 100.0, 500.0],
             seconds: 3.0,
             probe_rate: 10_000.0,
+            switch_pid: None,
         }
     }
 }
@@ -171,6 +218,8 @@ pub struct StatsPoint {
     pub probe_delay: Option<Spread>,
     pub probes_sent: u64,
     pub probes_lost: u64,
+    /// CPU of the switch's process over the window, % of one core (`--switch-pid`).
+    pub switch_cpu: Option<f64>,
 }
 
 /// Runs test 3.
@@ -208,12 +257,14 @@ pub fn run(
             break;
         }
         let from = super::channel::now_ns() as i64;
+        let cpu = cfg.switch_pid.and_then(CpuMeter::start);
         let mut p = Poller::new(rate);
         let until = Instant::now() + Duration::from_secs_f64(cfg.seconds);
         p.pump(ch, until, true, |_| false)?;
         let to = super::channel::now_ns() as i64;
+        let cpu = cpu.and_then(|c| c.percent());
         p.settle(ch, ch.timeout())?;
-        windows.push((rate, from, to));
+        windows.push((rate, from, to, cpu));
         pollers.push(p);
     }
     let records = live.finish(Duration::from_millis(50))?;
@@ -221,7 +272,10 @@ pub fn run(
     let points: Vec<StatsPoint> = windows
         .iter()
         .zip(&pollers)
-        .map(|(&(rate, from, to), p)| point(rate, p, &records, stream, from, to))
+        .map(|(&(rate, from, to, cpu), p)| StatsPoint {
+            switch_cpu: cpu,
+            ..point(rate, p, &records, stream, from, to)
+        })
         .collect();
     Ok(summarise(cfg, points, cut))
 }
@@ -260,6 +314,7 @@ fn point(rate: f64, p: &Poller, rec: &Records, stream: u32, from: i64, to: i64) 
         probe_delay: Spread::of(&delays),
         probes_sent: sent,
         probes_lost: lost,
+        switch_cpu: None,
     }
 }
 
@@ -281,6 +336,7 @@ fn summarise(cfg: &StatsConfig, points: Vec<StatsPoint>, cut: bool) -> TestOutpu
             "flows/reply",
             "probe delay",
             "probe loss",
+            "switch CPU",
         ],
     );
     for p in &points {
@@ -305,6 +361,7 @@ fn summarise(cfg: &StatsConfig, points: Vec<StatsPoint>, cut: bool) -> TestOutpu
                 "{:.2}%",
                 100.0 * p.probes_lost as f64 / p.probes_sent.max(1) as f64
             ),
+            p.switch_cpu.map_or("-".into(), |c| format!("{c:.0}%")),
         ]);
     }
     t.note = Some(format!(
@@ -352,6 +409,30 @@ fn summarise(cfg: &StatsConfig, points: Vec<StatsPoint>, cut: bool) -> TestOutpu
             .filter_map(|p| f(p).map(|s| Point::of_spread(p.rate, &s, 1e-3)))
             .collect(),
     };
+    if points.iter().any(|p| p.switch_cpu.is_some()) {
+        out.plots.push(Plot {
+            name: "stats-cpu".into(),
+            title: "Switch CPU while polling flow stats (paper fig. 5b)".into(),
+            x_label: "requests per second (0.1 = none)".into(),
+            y_label: "% of one core".into(),
+            log_x: true,
+            log_y: false,
+            series: vec![Series {
+                name: "switch process".into(),
+                points: points
+                    .iter()
+                    .filter_map(|p| {
+                        p.switch_cpu.map(|c| Point {
+                            x: if p.rate > 0.0 { p.rate } else { 0.1 },
+                            y: c,
+                            lo: None,
+                            hi: None,
+                        })
+                    })
+                    .collect(),
+            }],
+        });
+    }
     out.plots.push(Plot {
         name: "stats-response".into(),
         title: "Flow-stats response time (paper fig. 5a)".into(),
@@ -367,4 +448,26 @@ fn summarise(cfg: &StatsConfig, points: Vec<StatsPoint>, cut: bool) -> TestOutpu
     });
     out.data = serde_json::json!({ "config": cfg, "points": points, "cut_by_max_seconds": cut });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_of_a_busy_process_is_measured() {
+        let me = std::process::id();
+        let m = CpuMeter::start(me).expect("this process");
+        let until = Instant::now() + Duration::from_millis(200);
+        let mut x = 0u64;
+        while Instant::now() < until {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let pct = m.percent().unwrap();
+        // A spinning thread: most of a core (less on a busy machine), never more than
+        // the cores there are.
+        assert!(pct > 20.0 && pct < 100.0 * 64.0, "{pct}");
+        assert!(CpuMeter::start(u32::MAX).is_none());
+    }
 }
