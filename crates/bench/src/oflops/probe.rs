@@ -55,8 +55,8 @@
 //! [`super::delay`]: on a busy 2-core VM with veths (software stamps, nanosecond
 //! resolution), a direct veth pair measures 0.16–0.33 µs median (p99 under 0.6 µs), and
 //! the bench's 5 ms forwarder 5.003 ms at 10 kpps (+0.05%), 5.31 ms at 125 kpps (the
-//! forwarder falling behind, not the stamps). User-space send times trail the kernel's
-//! stamps by ~2 µs per frame, tens of µs within a [`Pacing::Sleep`] burst.
+//! forwarder falling behind, not the stamps). The kernel's transmit stamp comes ~2 µs
+//! after the user-space send time, tens of µs later within a [`Pacing::Sleep`] burst.
 //!
 //! VLAN receive offload strips the outer tag from captured frames; the capture asks for
 //! `PACKET_AUXDATA` and puts the tag back, so [`RxRecord::bytes`] are the frame as on the
