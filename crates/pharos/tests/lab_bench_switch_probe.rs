@@ -132,6 +132,11 @@ fn lab_up_with_no_controller_and_probe_interfaces() {
     for n in &names {
         assert!(iface_exists(n), "{n} missing");
     }
+    let text = lab.lab("show", &[]);
+    assert!(
+        text.stdout.contains("controller none\n") && text.stdout.contains("pb-pbl-2"),
+        "{text}"
+    );
     // No namespaces: commands on hosts say so.
     let ping = lab.lab("ping", &["h1", "h2"]);
     assert!(
