@@ -643,15 +643,24 @@ pub struct ShowHost {
 
 impl fmt::Display for Show {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Connections are counted to a controller the switches connect to; a lab with no
+        // controller, or whose switches listen, has none to count.
+        let connected = if self.controller.starts_with("tcp:") {
+            format!(
+                ", {}/{} switches connected",
+                self.connected,
+                self.switches.len()
+            )
+        } else {
+            String::new()
+        };
         writeln!(
             f,
-            "{}: {}, OpenFlow {}, controller {}, {}/{} switches connected{}{}",
+            "{}: {}, OpenFlow {}, controller {}{connected}{}{}",
             title(&self.name),
             self.topo,
             self.of,
             self.controller,
-            self.connected,
-            self.switches.len(),
             if self.complete {
                 ""
             } else {

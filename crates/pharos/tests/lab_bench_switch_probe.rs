@@ -8,7 +8,8 @@
 //!                  the root namespace, listed by show; the switch forwards nothing without
 //!                  a controller; installed flows forward probes; `down` removes them
 //! modify 1.0/1.3   test 1 (packet modification latency) against OVS, shortened: every
-//!                  action measured, frames leave with the headers the action gives
+//!                  action measured, frames leave with the headers the action gives;
+//!                  a refused action (1.3: a missing group) and a dropping flow reported
 //! ```
 //!
 //! Needs root and Open vSwitch (`scripts/install-test-deps`): without them the tests fail
@@ -27,6 +28,7 @@ use bench::oflops::insert::FlowSet;
 use bench::oflops::modify::{self, Case, ModifyConfig};
 use bench::oflops::probe::{self, CaptureOptions, FrameSpec, Session, StreamSpec};
 use harness::{apps_by_name, enabled, serial, Lab, Of};
+use openflow::model::Action;
 
 fn iface_exists(name: &str) -> bool {
     std::path::Path::new("/sys/class/net").join(name).exists()
@@ -130,6 +132,11 @@ fn lab_up_with_no_controller_and_probe_interfaces() {
     for n in &names {
         assert!(iface_exists(n), "{n} missing");
     }
+    let text = lab.lab("show", &[]);
+    assert!(
+        text.stdout.contains("controller none\n") && text.stdout.contains("pb-pbl-2"),
+        "{text}"
+    );
     // No namespaces: commands on hosts say so.
     let ping = lab.lab("ping", &["h1", "h2"]);
     assert!(
@@ -232,6 +239,28 @@ fn modify_against_ovs(name: &str, of: Of) {
         assert!(lost * 4 < sent, "{name}: lost {lost} of {sent}\n{text}");
     }
     assert!(result.plots.len() == 1 && !result.plots[0].series[0].points.is_empty());
+    // A switch that refuses the action, or drops the probes, is reported, not waited on.
+    let short = ModifyConfig {
+        duration: Duration::from_millis(300),
+        ..cfg.clone()
+    };
+    let mut plan = Case::Output.plan(&set, of.version()).unwrap();
+    if of == Of::V13 {
+        // A group that does not exist: OVS refuses the FLOW_MOD.
+        plan.actions.insert(0, Action::Group { group_id: 77 });
+        let refused = modify::run_case(&mut ch, &set, &plan, &short, 0x77)
+            .expect("the channel works")
+            .expect_err("the flow is refused");
+        assert!(refused.contains("GROUP"), "{refused}");
+        ch.barrier().expect("the channel still answers");
+    }
+    // A flow without an output: every probe dropped, and counted.
+    plan.actions.clear();
+    let rec = modify::run_case(&mut ch, &set, &plan, &short, 0x78)
+        .expect("the channel works")
+        .expect("a drop flow is accepted");
+    assert!(rec.sent(0x78) > 1_000, "{}", rec.sent(0x78));
+    assert_eq!(rec.lost(0x78), rec.sent(0x78));
     drop(ch);
     let down = lab.down();
     assert!(down.ok(), "{down}");

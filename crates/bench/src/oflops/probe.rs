@@ -52,7 +52,15 @@
 //! [`Records::tx_source`] and each [`RxRecord::source`] say which stamps were used. When the
 //! kernel gives no transmit stamp for a frame, its user-space send time stands in
 //! ([`TsSource::User`]). The floor and the accuracy against a known delay are measured by
-//! [`super::delay`].
+//! [`super::delay`]: on a busy 2-core VM with veths (software stamps, nanosecond
+//! resolution), a direct veth pair measures 0.16–0.33 µs median (p99 under 0.6 µs), and
+//! the bench's 5 ms forwarder 5.003 ms at 10 kpps (+0.05%), 5.31 ms at 125 kpps (the
+//! forwarder falling behind, not the stamps). The kernel's transmit stamp comes ~2 µs
+//! after the user-space send time, tens of µs later within a [`Pacing::Sleep`] burst.
+//!
+//! VLAN receive offload strips the outer tag from captured frames; the capture asks for
+//! `PACKET_AUXDATA` and puts the tag back, so [`RxRecord::bytes`] are the frame as on the
+//! wire.
 
 use std::ffi::CString;
 use std::io;
@@ -1445,17 +1453,21 @@ impl Spread {
     }
 }
 
-/// Senders and a capture running on their own threads.
+/// Senders and a capture running on their own threads. Dropped without [`Session::wait`]
+/// or [`Session::stop`], it stops them (without waiting).
 pub struct Session {
-    /// Set to end the senders (and, after the linger, the capture).
+    /// Set to end the senders early.
     stop: Arc<AtomicBool>,
-    /// Set by the last sender to finish, so the capture lingers and ends.
+    /// Set once the senders are done, to end the capture after its linger.
+    cap_stop: Arc<AtomicBool>,
+    /// The sender threads, each giving its stream's records.
     senders: Vec<JoinHandle<Result<Vec<TxRecord>, ProbeError>>>,
-    /// The capture thread: its records, ports and count of other frames.
-    capture: JoinHandle<(Vec<RxRecord>, Vec<String>, u64)>,
-    /// A hard end for the capture (no session runs unbounded after `stop`).
-    _started: Instant,
+    /// The capture thread: its records, ports and count of other frames (taken by `wait`).
+    capture: Option<JoinHandle<CaptureResult>>,
 }
+
+/// What a capture thread gives back: its records, its ports, its count of other frames.
+type CaptureResult = (Vec<RxRecord>, Vec<String>, u64);
 
 impl Session {
     /// Opens the capture on `rx_ifaces`, then starts one sender thread per
@@ -1470,58 +1482,33 @@ impl Session {
         for (iface, spec) in &streams {
             senders.push((Sender::open(iface)?, spec.clone()));
         }
-        let stop = Arc::new(AtomicBool::new(false));
-        let cap_stop = Arc::new(AtomicBool::new(false));
-        let cap_stop2 = cap_stop.clone();
-        let capture = std::thread::Builder::new()
-            .name("probe-capture".into())
-            .spawn(move || {
-                let rx = capture.run(&cap_stop2, None);
-                (rx, capture.ports(), capture.other_frames())
-            })
-            .map_err(|e| ProbeError::Io {
-                context: "spawn capture thread".into(),
-                source: e,
-            })?;
-        let remaining = Arc::new(std::sync::atomic::AtomicUsize::new(senders.len()));
-        if senders.is_empty() {
-            // Capture only: it ends when stopped.
-        }
-        let mut handles = Vec::new();
+        let mut session = Session {
+            stop: Arc::new(AtomicBool::new(false)),
+            cap_stop: Arc::new(AtomicBool::new(false)),
+            senders: Vec::new(),
+            capture: None,
+        };
+        let cap_stop = session.cap_stop.clone();
+        let spawn_err = |e| ProbeError::Io {
+            context: "spawn a probe thread".into(),
+            source: e,
+        };
+        session.capture = Some(
+            std::thread::Builder::new()
+                .name("probe-capture".into())
+                .spawn(move || {
+                    let rx = capture.run(&cap_stop, None);
+                    (rx, capture.ports(), capture.other_frames())
+                })
+                .map_err(spawn_err)?,
+        );
         for (mut s, spec) in senders {
-            let stop = stop.clone();
-            let remaining = remaining.clone();
-            let cap_stop = cap_stop.clone();
+            let stop = session.stop.clone();
             let h = std::thread::Builder::new()
                 .name(format!("probe-send-{}", spec.id))
-                .spawn(move || {
-                    let r = s.run(&spec, &stop);
-                    if remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
-                        cap_stop.store(true, Ordering::SeqCst);
-                    }
-                    r
-                })
-                .map_err(|e| ProbeError::Io {
-                    context: "spawn sender thread".into(),
-                    source: e,
-                })?;
-            handles.push(h);
-        }
-        let session = Session {
-            stop,
-            senders: handles,
-            capture,
-            _started: Instant::now(),
-        };
-        // The capture stops with the senders, or with stop() for a capture-only session.
-        if session.senders.is_empty() {
-            let stop = session.stop.clone();
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-                cap_stop.store(true, Ordering::SeqCst);
-            });
+                .spawn(move || s.run(&spec, &stop))
+                .map_err(spawn_err)?;
+            session.senders.push(h);
         }
         Ok(session)
     }
@@ -1537,25 +1524,26 @@ impl Session {
         self.wait()
     }
 
-    /// Waits for the senders to reach their count or duration (a stream with neither
-    /// waits for [`Session::stop`] from nowhere: use `stop` for those), then for the
-    /// capture's linger, and returns everything measured.
-    pub fn wait(self) -> Result<Records, ProbeError> {
+    /// Waits for the senders to reach their count or duration, then for the capture's
+    /// linger, and returns everything measured. A stream with neither a count nor a
+    /// duration never ends by itself: end those with [`Session::stop`]. With no senders
+    /// the capture ends after its linger.
+    pub fn wait(mut self) -> Result<Records, ProbeError> {
         let mut tx = Vec::new();
         let mut err = None;
-        for h in self.senders {
+        for h in std::mem::take(&mut self.senders) {
             match h.join() {
                 Ok(Ok(r)) => tx.extend(r),
                 Ok(Err(e)) => err = err.or(Some(e)),
                 Err(p) => err = err.or(Some(ProbeError::Panicked(panic_text(&p)))),
             }
         }
-        // A sender that failed leaves the capture to its stop flag.
-        self.stop.store(true, Ordering::SeqCst);
-        let (rx, ports, other_frames) = self
-            .capture
-            .join()
-            .map_err(|p| ProbeError::Panicked(panic_text(&p)))?;
+        self.cap_stop.store(true, Ordering::SeqCst);
+        let (rx, ports, other_frames) = match self.capture.take().map(|c| c.join()) {
+            Some(Ok(r)) => r,
+            Some(Err(p)) => return Err(ProbeError::Panicked(panic_text(&p))),
+            None => (Vec::new(), Vec::new(), 0),
+        };
         if let Some(e) = err {
             return Err(e);
         }
@@ -1565,6 +1553,13 @@ impl Session {
             rx,
             other_frames,
         })
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.cap_stop.store(true, Ordering::SeqCst);
     }
 }
 
