@@ -222,6 +222,56 @@ pub fn controller_addr(s: &str) -> Result<std::net::SocketAddr, LabError> {
     Ok(std::net::SocketAddr::new(ip, port))
 }
 
+/// Where a lab's switches have their OpenFlow channel (`--controller`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ControlTarget {
+    /// `tcp:HOST:PORT`: every switch connects to the controller there.
+    Connect(std::net::SocketAddr),
+    /// `ptcp:PORT`: switch sN listens on 127.0.0.1:(PORT + N - 1) for a controller to
+    /// connect (`pharos bench switch --switch-connect`).
+    Listen(u16),
+    /// `none`: no controller at all. With `fail_mode=secure` the switches forward nothing
+    /// until someone (`ovs-ofctl`, a bench on a listening target) installs flows.
+    None,
+}
+
+/// The `--controller` value for [`ControlTarget::None`].
+pub const NO_CONTROLLER: &str = "none";
+
+impl ControlTarget {
+    /// Parses `tcp:HOST:PORT`, `ptcp:PORT` or `none`.
+    pub fn parse(s: &str) -> Result<ControlTarget, LabError> {
+        if s == NO_CONTROLLER {
+            return Ok(ControlTarget::None);
+        }
+        if let Some(port) = s.strip_prefix("ptcp:") {
+            return match port.parse::<u16>() {
+                Ok(p) if p != 0 => Ok(ControlTarget::Listen(p)),
+                _ => Err(LabError::Invalid(format!(
+                    "bad controller {s:?}: ptcp:PORT with PORT 1-65535 (switch sN listens on \
+                     PORT+N-1)"
+                ))),
+            };
+        }
+        if !s.starts_with("tcp:") {
+            return Err(LabError::Invalid(format!(
+                "bad controller {s:?}: expected tcp:HOST:PORT (for example \
+                 {DEFAULT_CONTROLLER}), ptcp:PORT or none"
+            )));
+        }
+        controller_addr(s).map(ControlTarget::Connect)
+    }
+
+    /// What OVS's `set-controller` gets for switch `num`, if anything.
+    fn ovs_target(&self, original: &str, num: u32) -> Option<String> {
+        match self {
+            ControlTarget::Connect(_) => Some(original.to_string()),
+            ControlTarget::Listen(p) => Some(format!("ptcp:{}:127.0.0.1", u32::from(*p) + num - 1)),
+            ControlTarget::None => None,
+        }
+    }
+}
+
 /// What `up` builds.
 #[derive(Debug, Clone)]
 pub struct LabOptions {
@@ -230,10 +280,30 @@ pub struct LabOptions {
     pub dir: PathBuf,
     pub topo: Topo,
     pub of: OfVersion,
-    /// `tcp:HOST:PORT`.
+    /// `tcp:HOST:PORT`, `ptcp:PORT` or `none` ([`ControlTarget`]).
     pub controller: String,
+    /// Probe interfaces instead of hosts: each host's veth keeps its switch end (an OVS
+    /// port) and has its other end `pb-NAME-M` in the root namespace, with no address,
+    /// for `pharos bench switch` to send and capture on ([`Lab::probes`]).
+    pub probe: bool,
     /// Print every command run, on standard error.
     pub verbose: bool,
+}
+
+/// A probe interface of a lab made with [`LabOptions::probe`]: where host hM would be.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProbePort {
+    /// The host it stands for (`h1`).
+    pub name: String,
+    /// The interface in the root namespace (`pb-lab-1`).
+    pub interface: String,
+    /// Its MAC address (the host's: 00:00:00:00:00:01 for h1).
+    pub mac: String,
+    /// The address the host would have (not configured on the interface).
+    pub ip: String,
+    /// The switch (`s1`) and its port number.
+    pub switch: String,
+    pub port: u16,
 }
 
 /// The lab directory: `$PHAROS_LAB_DIR`, or [`DEFAULT_LAB_DIR`].
@@ -521,6 +591,8 @@ pub struct Show {
     pub switches: Vec<ShowSwitch>,
     pub links: Vec<ShowLink>,
     pub hosts: Vec<ShowHost>,
+    /// Probe interfaces standing in for the hosts (`up --probe`).
+    pub probes: Vec<ProbePort>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -571,15 +643,24 @@ pub struct ShowHost {
 
 impl fmt::Display for Show {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Connections are counted to a controller the switches connect to; a lab with no
+        // controller, or whose switches listen, has none to count.
+        let connected = if self.controller.starts_with("tcp:") {
+            format!(
+                ", {}/{} switches connected",
+                self.connected,
+                self.switches.len()
+            )
+        } else {
+            String::new()
+        };
         writeln!(
             f,
-            "{}: {}, OpenFlow {}, controller {}, {}/{} switches connected{}{}",
+            "{}: {}, OpenFlow {}, controller {}{connected}{}{}",
             title(&self.name),
             self.topo,
             self.of,
             self.controller,
-            self.connected,
-            self.switches.len(),
             if self.complete {
                 ""
             } else {
@@ -629,6 +710,17 @@ impl fmt::Display for Show {
                 l.interface_a,
                 l.interface_b
             )?;
+        }
+        if !self.probes.is_empty() {
+            writeln!(f, "probes (root namespace, for pharos bench switch):")?;
+            for p in &self.probes {
+                writeln!(
+                    f,
+                    "  {:<5} {:<15} {}  on {}:{}",
+                    p.name, p.interface, p.mac, p.switch, p.port
+                )?;
+            }
+            return Ok(());
         }
         writeln!(f, "hosts:")?;
         for h in &self.hosts {
@@ -700,7 +792,16 @@ impl Lab {
         validate_lab_name(&opts.name)?;
         let names = Names::new(&opts.name);
         names::check(&names, &opts.topo)?;
-        parse_controller(&opts.controller)?;
+        if let ControlTarget::Listen(p) = ControlTarget::parse(&opts.controller)? {
+            if u32::from(p) + (opts.topo.switches.len() as u32).saturating_sub(1)
+                > u32::from(u16::MAX)
+            {
+                return Err(LabError::Invalid(format!(
+                    "ptcp:{p}: switch sN listens on {p}+N-1, past 65535 for {} switches",
+                    opts.topo.switches.len()
+                )));
+            }
+        }
         let tools = Tools::get()?;
         fs::create_dir_all(&opts.dir)
             .map_err(|e| LabError::io(format!("create {}", opts.dir.display()), e))?;
@@ -712,12 +813,13 @@ impl Lab {
         }
         let dir = fs::canonicalize(&dir)
             .map_err(|e| LabError::io(format!("resolve {}", dir.display()), e))?;
-        let state = State::new(
+        let mut state = State::new(
             &opts.name,
             &opts.topo.spec,
             opts.of.as_str(),
             &opts.controller,
         );
+        state.probe = opts.probe;
         state.claim(&dir)?;
         let mut lab = Lab {
             state,
@@ -809,6 +911,46 @@ impl Lab {
         &self.state.controller
     }
 
+    /// Where the switches' OpenFlow channel goes.
+    pub fn control_target(&self) -> ControlTarget {
+        ControlTarget::parse(&self.state.controller).unwrap_or(ControlTarget::None)
+    }
+
+    /// The address switch `num` listens on for a controller (a `ptcp:PORT` lab).
+    pub fn switch_listen_addr(&self, num: u32) -> Option<std::net::SocketAddr> {
+        match self.control_target() {
+            ControlTarget::Listen(p) => Some(std::net::SocketAddr::from((
+                [127, 0, 0, 1],
+                u16::try_from(u32::from(p) + num - 1).ok()?,
+            ))),
+            _ => None,
+        }
+    }
+
+    /// Whether the lab has probe interfaces instead of hosts.
+    pub fn is_probe(&self) -> bool {
+        self.state.probe
+    }
+
+    /// The probe interfaces (empty unless made with [`LabOptions::probe`]), by host number.
+    pub fn probes(&self) -> Vec<ProbePort> {
+        if !self.state.probe {
+            return Vec::new();
+        }
+        self.topo
+            .hosts
+            .iter()
+            .map(|h| ProbePort {
+                name: h.name(),
+                interface: self.names.probe_iface(h.num),
+                mac: h.mac_string(),
+                ip: h.ip.to_string(),
+                switch: format!("s{}", h.switch),
+                port: h.port,
+            })
+            .collect()
+    }
+
     /// The lab directory (OVS's run, log and database directory).
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -856,6 +998,13 @@ impl Lab {
             }
         }
         for h in &self.topo.hosts {
+            if self.state.probe {
+                let pb = self.names.probe_iface(h.num);
+                if iface_exists(&pb) {
+                    taken.push(format!("interface {pb}"));
+                }
+                continue;
+            }
             let ns = self.names.netns(h.num);
             if netns_exists(&ns) {
                 taken.push(format!("network namespace {ns}"));
@@ -893,9 +1042,14 @@ impl Lab {
 
     fn build(&mut self) -> Result<(), LabError> {
         self.start_daemons()?;
-        self.make_namespaces()?;
-        self.make_veths()?;
-        self.configure_hosts()?;
+        if self.state.probe {
+            self.make_veths()?;
+            self.configure_probes()?;
+        } else {
+            self.make_namespaces()?;
+            self.make_veths()?;
+            self.configure_hosts()?;
+        }
         self.make_bridges()?;
         self.state.complete = true;
         self.save()
@@ -994,11 +1148,27 @@ impl Lab {
             .iter()
             .filter_map(|l| self.names.root_iface(l.a, l.port_a))
             .collect();
+        if self.state.probe {
+            self.state.probes = self
+                .topo
+                .hosts
+                .iter()
+                .map(|h| self.names.probe_iface(h.num))
+                .collect();
+        }
         self.save()?;
         let mut batch = String::new();
         for l in &self.topo.links {
             let a = self.names.root_iface(l.a, l.port_a).expect("a is a switch");
             match l.b {
+                Node::Host(h) if self.state.probe => {
+                    let host = self.topo.host(h).expect("host of a link");
+                    batch.push_str(&format!(
+                        "link add {a} type veth peer name {} address {}\n",
+                        self.names.probe_iface(h),
+                        host.mac_string(),
+                    ));
+                }
                 Node::Host(h) => {
                     let host = self.topo.host(h).expect("host of a link");
                     batch.push_str(&format!(
@@ -1065,6 +1235,35 @@ impl Lab {
         })
     }
 
+    /// The probe ends: IPv6 off (no router solicitations into the switch), up, transmit
+    /// checksum offload off (as a host's: the userspace datapath drops TCP and UDP with
+    /// offloaded checksums).
+    fn configure_probes(&self) -> Result<(), LabError> {
+        let mut batch = String::new();
+        for pb in &self.state.probes {
+            disable_ipv6(pb);
+            batch.push_str(&format!("link set {pb} up\n"));
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.run(
+            self.ip()
+                .args(["-batch", "-"])
+                .stdin(batch)
+                .timeout(batch_timeout(self.state.probes.len()))
+                .label("ip link set up (probes)"),
+        )?;
+        for pb in &self.state.probes {
+            self.run(
+                Cmd::new(&self.tools.ethtool)
+                    .args(["-K", pb, "tx", "off"])
+                    .label(format!("ethtool -K {pb} tx off")),
+            )?;
+        }
+        Ok(())
+    }
+
     /// Inside the host's namespace: IPv6 off, loopback up, the address, the interface up,
     /// and transmit checksum offload off (REQUIRED: TCP and UDP die on the userspace
     /// datapath otherwise).
@@ -1117,18 +1316,25 @@ impl Lab {
             format!("protocols={}", self.of.for_switch(num).ovs_protocol()),
             format!("other-config:datapath-id={:016x}", s.dpid),
             "other-config:disable-in-band=true".into(),
-            "--".into(),
-            "set-controller".into(),
-            br.clone(),
-            self.state.controller.clone(),
-            // Retry a missing controller every second rather than backing off to 8 s: a
-            // controller started (or restarted) late is picked up within about a second.
-            "--".into(),
-            "set".into(),
-            "controller".into(),
-            br.clone(),
-            format!("max_backoff={MAX_BACKOFF_MS}"),
         ]);
+        let target = ControlTarget::parse(&self.state.controller)
+            .ok()
+            .and_then(|t| t.ovs_target(&self.state.controller, num));
+        if let Some(target) = target {
+            c = c.args([
+                "--".to_string(),
+                "set-controller".into(),
+                br.clone(),
+                target,
+                // Retry a missing controller every second rather than backing off to 8 s: a
+                // controller started (or restarted) late is picked up within about a second.
+                "--".into(),
+                "set".into(),
+                "controller".into(),
+                br.clone(),
+                format!("max_backoff={MAX_BACKOFF_MS}"),
+            ]);
+        }
         for (port, _, _) in self.topo.ports(num) {
             let iface = self.names.switch_iface(num, port);
             c = c.args([
@@ -1273,6 +1479,13 @@ impl Lab {
     }
 
     fn host_of(&self, name: &str) -> Result<&topo::Host, LabError> {
+        if self.state.probe {
+            return Err(LabError::Invalid(format!(
+                "{} has probe interfaces ({}), not hosts: send and capture on those",
+                title(&self.state.name),
+                self.names.probe_iface(1).replace("-1", "-M")
+            )));
+        }
         match Node::parse(name) {
             Some(Node::Host(h)) => self.topo.host(h).ok_or_else(|| {
                 LabError::Invalid(format!(
@@ -1671,6 +1884,7 @@ impl Lab {
             .map(|l| {
                 let ia = self.names.root_iface(l.a, l.port_a).unwrap_or_default();
                 let ib = match l.b {
+                    Node::Host(h) if self.state.probe => self.names.probe_iface(h),
                     Node::Host(h) => Names::host_iface(h),
                     Node::Switch(_) => self.names.root_iface(l.b, l.port_b).unwrap_or_default(),
                 };
@@ -1688,10 +1902,12 @@ impl Lab {
                 }
             })
             .collect();
+        let probes = self.probes();
         let hosts = self
             .topo
             .hosts
             .iter()
+            .filter(|_| !self.state.probe)
             .map(|h| ShowHost {
                 name: h.name(),
                 netns: self.names.netns(h.num),
@@ -1717,6 +1933,7 @@ impl Lab {
             switches,
             links,
             hosts,
+            probes,
         }
     }
 }
@@ -2116,6 +2333,31 @@ mod tests {
             ..DownReport::default()
         };
         assert!(report.to_string().starts_with("lab removed: "), "{report}");
+    }
+
+    #[test]
+    fn control_targets() {
+        assert_eq!(ControlTarget::parse("none").unwrap(), ControlTarget::None);
+        assert_eq!(
+            ControlTarget::parse("ptcp:6653").unwrap(),
+            ControlTarget::Listen(6653)
+        );
+        assert_eq!(
+            ControlTarget::parse("tcp:127.0.0.1:6653").unwrap(),
+            ControlTarget::Connect("127.0.0.1:6653".parse().unwrap())
+        );
+        // Switch sN listens on PORT+N-1; a connecting target is passed on as given.
+        let t = ControlTarget::Listen(6653);
+        assert_eq!(t.ovs_target("ptcp:6653", 3).unwrap(), "ptcp:6655:127.0.0.1");
+        assert_eq!(ControlTarget::None.ovs_target("none", 1), None);
+        for bad in ["ptcp:0", "ptcp:x", "ptcp:", "udp:1.2.3.4:5", "None", ""] {
+            let e = ControlTarget::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("bad controller"), "{bad}: {e}");
+        }
+        let e = ControlTarget::parse("ssl:1.2.3.4:6653")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ptcp:PORT or none"), "{e}");
     }
 
     #[test]

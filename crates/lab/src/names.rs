@@ -62,6 +62,11 @@ impl Names {
         format!("{}-h{host}", self.lab)
     }
 
+    /// The root-namespace probe interface standing in for host hM (`up --probe`).
+    pub fn probe_iface(&self, host: u32) -> String {
+        format!("pb-{}-{host}", self.lab)
+    }
+
     /// The interface of host hM inside its namespace.
     pub fn host_iface(host: u32) -> String {
         format!("h{host}-eth0")
@@ -84,6 +89,7 @@ pub fn check(names: &Names, topo: &Topo) -> Result<(), LabError> {
         all.extend(names.root_iface(l.b, l.port_b));
     }
     all.extend(topo.hosts.iter().map(|h| Names::host_iface(h.num)));
+    all.extend(topo.hosts.iter().map(|h| names.probe_iface(h.num)));
     match all.into_iter().find(|n| n.len() > MAX_IFNAME_LEN) {
         Some(long) => Err(LabError::Invalid(format!(
             "interface name {long:?} is {} characters; Linux allows {MAX_IFNAME_LEN}: use a \
@@ -116,6 +122,7 @@ mod tests {
         assert_eq!(n.switch_iface(3, 2), "t1-s3-eth2");
         assert_eq!(n.netns(4), "t1-h4");
         assert_eq!(Names::host_iface(4), "h4-eth0");
+        assert_eq!(n.probe_iface(4), "pb-t1-4");
         assert_eq!(n.root_iface(Node::Host(1), 0), None);
     }
 

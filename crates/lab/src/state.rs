@@ -57,6 +57,13 @@ pub struct State {
     /// `topo` to get the lab as it is.
     #[serde(default)]
     pub moves: Vec<Move>,
+    /// Made with probe interfaces instead of hosts (`up --probe`): no namespaces.
+    #[serde(default)]
+    pub probe: bool,
+    /// The probe interfaces (`pb-lab-1`), the root-namespace peers of the host-port veths
+    /// (deleting the veth in `veths` deletes them).
+    #[serde(default)]
+    pub probes: Vec<String>,
 }
 
 /// Host hN re-attached to switch sM (on a new port after sM's highest).
@@ -83,6 +90,8 @@ impl State {
             bridges: vec![],
             taps: vec![],
             moves: vec![],
+            probe: false,
+            probes: vec![],
         }
     }
 
@@ -190,6 +199,7 @@ pub fn plan_teardown(state: &State) -> Vec<Step> {
     if !state.bridges.is_empty() && has_vswitchd {
         plan.push(Step::DelBridges(state.bridges.clone()));
     }
+    // Probe interfaces are the peers of veths listed here: they go with them.
     if !state.veths.is_empty() {
         plan.push(Step::DelVeths(state.veths.clone()));
     }

@@ -69,6 +69,12 @@ even-numbered 1.3.
 Misbehaving hosts: `pharos lab send h1 --hex FRAME` puts a raw Ethernet frame on h1's wire \
 (forged LLDP, say); `pharos lab recv h1 --ethertype 0x88cc` prints what h1 receives.
 
+Measuring a switch (pharos bench switch): `pharos lab up --topo single,2 --controller none \
+--probe` makes s1 with no controller and, in place of h1 and h2, probe interfaces pb-lab-1 and \
+pb-lab-2 in the root namespace (veth peers of s1's ports 1 and 2) to send and capture on; \
+--controller ptcp:6653 instead has s1 listen on 127.0.0.1:6653 for the bench to connect. \
+pharos lab show lists the probes (--json: \"probes\").
+
 Names: with --name NAME (default lab; a lowercase letter then up to 3 lowercase letters or \
 digits), switch sN is bridge NAME-sN, its port P the interface NAME-sN-ethP, host hM the \
 network namespace NAME-hM with interface hM-eth0 inside. Labs of different names coexist. \
@@ -128,9 +134,21 @@ struct UpArgs {
     /// 1.0, even-numbered 1.3)
     #[arg(long = "of", default_value = "1.3", value_name = "VERSION")]
     of: String,
-    /// The controller
-    #[arg(long, default_value = lab::DEFAULT_CONTROLLER, value_name = "tcp:HOST:PORT")]
+    /// Where the switches' OpenFlow channel goes: tcp:HOST:PORT (they connect to a
+    /// controller there), ptcp:PORT (switch sN listens on 127.0.0.1:PORT+N-1, for
+    /// `pharos bench switch --switch-connect`), or none (no controller: with fail_mode
+    /// secure they forward nothing until flows are installed)
+    #[arg(
+        long,
+        default_value = lab::DEFAULT_CONTROLLER,
+        value_name = "tcp:HOST:PORT|ptcp:PORT|none"
+    )]
     controller: String,
+    /// Probe interfaces instead of hosts: each host's switch port gets a veth whose other
+    /// end, pb-NAME-M, stays in the root namespace (no address, transmit offload off) for
+    /// `pharos bench switch --data-port` to send and capture on; no namespaces are made
+    #[arg(long)]
+    probe: bool,
     #[command(flatten)]
     common: NameArg,
 }
@@ -482,6 +500,7 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
         topo,
         of,
         controller: a.controller.clone(),
+        probe: a.probe,
         verbose: a.common.verbose,
     })?;
     if interrupted.load(Ordering::SeqCst) {
@@ -505,11 +524,41 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
         of,
         a.controller,
     );
-    outln!(
-        "  bridges {name}-sN, namespaces {name}-hM, hosts 10.0.0.M/8; state and OVS in {}",
-        lab.dir().display()
-    );
-    report_connections(&lab, Some(&interrupted))?;
+    if lab.is_probe() {
+        let probes: Vec<String> = lab
+            .probes()
+            .iter()
+            .map(|p| format!("{} ({}:{})", p.interface, p.switch, p.port))
+            .collect();
+        outln!(
+            "  bridges {name}-sN, probe interfaces {}; state and OVS in {}",
+            probes.join(", "),
+            lab.dir().display()
+        );
+    } else {
+        outln!(
+            "  bridges {name}-sN, namespaces {name}-hM, hosts 10.0.0.M/8; state and OVS in {}",
+            lab.dir().display()
+        );
+    }
+    match lab.control_target() {
+        lab::ControlTarget::Connect(_) => report_connections(&lab, Some(&interrupted))?,
+        lab::ControlTarget::Listen(_) => {
+            let addrs: Vec<String> = lab
+                .topo()
+                .switches
+                .iter()
+                .filter_map(|s| {
+                    lab.switch_listen_addr(s.num)
+                        .map(|a| format!("s{} {a}", s.num))
+                })
+                .collect();
+            outln!("switches listen for a controller: {}", addrs.join(", "));
+        }
+        lab::ControlTarget::None => {
+            outln!("no controller: the switches forward nothing until flows are installed")
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
