@@ -1,8 +1,9 @@
 //! The WebAssembly app host: apps loaded at run time as sandboxed components.
 //!
 //! An app is a component written against the WIT world `pharos:app` (`wit/app.wit`):
-//! it exports handlers (initialise a switch, PACKET_IN, PORT_STATUS, FLOW_REMOVED,
-//! switch added/removed, timer) over version-neutral records and imports sending
+//! it exports handlers (initialise a switch, PACKET_IN one at a time or a turn's worth
+//! in one call, PORT_STATUS, FLOW_REMOVED, switch added/removed, timer) over
+//! version-neutral records and imports sending
 //! (FLOW_MOD, PACKET_OUT, barrier), logging, time and a per-switch store. Guests are
 //! written with the `pharos-guest` SDK (`wasm/sdk`, Rust for `wasm32-wasip2`); the
 //! examples (a learning switch, a firewall) and the sandbox's test guests are in
@@ -15,7 +16,8 @@
 //!   worker thread, calls bounded in time, sends queued and written on return.
 //! - [`sandbox`]: the engine, its epoch ticker, and [`Limits`] (64 MiB of memory per
 //!   app, 5 ms per call by default).
-//! - `host`: the guest's imports; `convert`: WIT records to and from the model.
+//! - `host`: the guest's imports; `convert`: WIT records to and from the model;
+//!   `batch`: the bytes of `packet-ins` (a turn's PACKET_INs in, the answers out).
 //!
 //! A trap, an interrupted call or the memory cap reached quarantines the app that
 //! caused it and only it: the handler panics with the app's name and the cause, and
