@@ -147,9 +147,9 @@ pub struct ControllerBenchConfig {
     /// Spread the switches over this many loopback source addresses (switch `i` from
     /// the `i % n`-th of 127.0.0.1, 127.0.0.2, ...); 0: the system's choice.
     pub source_addrs: usize,
-    /// A switch whose connection is refused or closed before it is ready connects again
-    /// after a backoff (100 ms, doubling to 2 s, ±25%), as a real switch does, until
-    /// `connect_timeout`.
+    /// A switch whose connection is refused (closed or reset before the controller's
+    /// HELLO) connects again after a backoff (100 ms, doubling to 2 s, ±25%), as a real
+    /// switch does, until `connect_timeout`.
     pub retry: bool,
 }
 
@@ -840,12 +840,14 @@ fn worker(
             if sw.state == State::Ready && j.joined.is_none() {
                 j.joined = Some(j.first.elapsed());
             }
-            // Refused or closed before it was ever ready, while switches are still
-            // connecting: it tries again after a backoff, as a real switch does.
+            // Refused (closed or reset before the controller's HELLO) while switches
+            // are still connecting: it tries again after a backoff, as a real switch
+            // does. A controller that spoke and then closed is reported at once.
             let retrying = how.retry
                 && !started
                 && phase == Phase::Connect
                 && sw.state == State::Closed
+                && !sw.heard_hello()
                 && j.joined.is_none();
             if retrying {
                 let now = Instant::now();

@@ -737,6 +737,12 @@ impl<S: Read + Write> Switch<S> {
         format!("the handshake did not finish: {missing}")
     }
 
+    /// Whether the controller's HELLO arrived (a connection closed before it was
+    /// refused, not failed in the handshake).
+    pub fn heard_hello(&self) -> bool {
+        self.hello_ok
+    }
+
     /// Whether output is waiting for the socket.
     pub fn wants_write(&self) -> bool {
         self.wpos < self.wbuf.len()

@@ -174,9 +174,10 @@ pub struct ControllerArgs {
     /// as switches on N hosts; the controller must be on loopback too
     #[arg(long, value_name = "N", default_value_t = 0)]
     source_addrs: usize,
-    /// A switch refused or closed before it is ready gives up at once (by default it
-    /// connects again after 100 ms, doubling to 2 s, until --connect-timeout, as a real
-    /// switch does; the report says how long each took to get in)
+    /// A switch refused (closed or reset before the controller's HELLO) gives up at once
+    /// (by default it connects again after 100 ms, doubling to 2 s, until
+    /// --connect-timeout, as a real switch does; the report says how long each took to
+    /// get in)
     #[arg(long)]
     no_retry: bool,
     /// Print the report as JSON
