@@ -40,6 +40,8 @@
 
 pub mod common;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod header;
 pub mod message;
 pub mod model;
