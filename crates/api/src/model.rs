@@ -75,6 +75,9 @@ pub struct ControllerCounters {
     pub established: u64,
     /// Handshakes in progress.
     pub pending_handshakes: usize,
+    /// Connections accepted and waiting for a handshake slot (the caps of
+    /// `[handshake]`: `max_pending`, `max_pending_per_ip`).
+    pub waiting_handshakes: usize,
     /// Handshake failures, by reason.
     pub handshake_failures: BTreeMap<String, u64>,
     /// Disconnects of established switches, by reason.
@@ -110,6 +113,7 @@ impl ControllerCounters {
             refused: t.refused.clone(),
             established: t.established,
             pending_handshakes: t.pending_handshakes,
+            waiting_handshakes: t.waiting_handshakes,
             handshake_failures: t.handshake_failures.clone(),
             disconnects: t.disconnects.clone(),
             bad_frames: t.bad_frames.clone(),

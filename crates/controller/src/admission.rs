@@ -1,11 +1,20 @@
 //! The acceptor and the admission tier, on one thread with its own `mio::Poll`.
 //!
 //! It accepts on every listener (with a connection cap and a backoff on accept errors
-//! such as EMFILE), refuses what is over the pending-handshake caps (total and per
-//! source IP: the socket is closed at once, counted), runs the sans-IO [`Handshake`] of
-//! each peer under a deadline, and hands each proven switch to a worker with the bytes
-//! already read past the handshake. A peer that fails is closed with a logged reason
-//! and counted; it never reaches a worker.
+//! such as EMFILE), runs the sans-IO [`Handshake`] of each peer under a deadline, and
+//! hands each proven switch to a worker with the bytes already read past the handshake.
+//! A peer that fails is closed with a logged reason and counted; it never reaches a
+//! worker.
+//!
+//! Handshakes in progress are capped, in all and per source IP. A connection that finds
+//! its slots taken is not refused but waits, accepted and unread (its HELLO stays in the
+//! kernel's buffer), in a queue per source IP; a freed slot goes to the next waiting
+//! connection, first come first served within an IP and in turn between IPs, and its
+//! handshake deadline starts then. So a thousand switches connecting at once from one
+//! host (a lab) all get in without a reset and a reconnect backoff each. Only what is
+//! over the waiting caps (in all and per IP), or waits longer than `max_wait`, is
+//! closed (reset, counted as refused): a flood fills its own address's queue and is
+//! refused past it, at a bounded cost per second (see [`REFUSE_BATCH`]).
 //!
 //! A switch whose dpid is already connected replaces the old connection: the new one
 //! goes to the old one's worker, behind a "close as replaced" order, so switch-removed
@@ -57,6 +66,14 @@ pub struct AdmissionConfig {
     pub counters_interval: Duration,
 }
 
+/// A connection accepted while the handshake slots it needs were taken.
+struct Waiting {
+    /// The socket, not registered: nothing is read or written until its turn.
+    stream: TcpStream,
+    /// Where it comes from.
+    peer: SocketAddr,
+}
+
 /// A connection in its handshake.
 struct Pending {
     /// The socket, registered with admission's poll.
@@ -84,6 +101,16 @@ pub struct Admission {
     deadlines: VecDeque<(Instant, usize)>,
     /// Pending handshakes per source IP.
     per_ip: HashMap<IpAddr, usize>,
+    /// Connections waiting for a handshake slot, by token.
+    waiting: HashMap<usize, Waiting>,
+    /// The waiting tokens of each source IP, oldest first; an IP is here only while it
+    /// has a waiting connection.
+    queues: HashMap<IpAddr, VecDeque<usize>>,
+    /// The IPs of `queues`, in the order their turns come.
+    turns: VecDeque<IpAddr>,
+    /// When each waiting connection gives up, in accept order (`max_wait` is fixed, so
+    /// this is deadline order); tokens no longer waiting are skipped.
+    wait_deadlines: VecDeque<(Instant, usize)>,
     /// The workers.
     workers: Vec<WorkerHandle>,
     /// Who owns which dpid.
@@ -143,6 +170,10 @@ impl Admission {
                 pending: HashMap::new(),
                 deadlines: VecDeque::new(),
                 per_ip: HashMap::new(),
+                waiting: HashMap::new(),
+                queues: HashMap::new(),
+                turns: VecDeque::new(),
+                wait_deadlines: VecDeque::new(),
                 workers,
                 registry,
                 next_token: FIRST_CONN,
@@ -165,6 +196,9 @@ impl Admission {
             let now = Instant::now();
             let mut wake = self.next_report;
             if let Some(&(d, _)) = self.deadlines.front() {
+                wake = wake.min(d);
+            }
+            if let Some(&(d, _)) = self.wait_deadlines.front() {
                 wake = wake.min(d);
             }
             if let Some(p) = self.paused_until {
@@ -210,6 +244,7 @@ impl Admission {
                 }
             }
             self.expire(now);
+            self.promote(now);
             if now >= self.next_report {
                 self.report(now);
             }
@@ -228,12 +263,15 @@ impl Admission {
         for t in tokens {
             self.fail(t, "shutdown", None);
         }
+        // Waiting connections were told nothing: closing them is enough.
+        self.waiting.clear();
         info!("admission stopped");
     }
 
-    /// Open connections: pending handshakes plus the workers' switches.
+    /// Open connections: waiting and pending handshakes plus the workers' switches.
     fn open_connections(&self) -> usize {
-        self.pending.len()
+        self.waiting.len()
+            + self.pending.len()
             + self
                 .workers
                 .iter()
@@ -270,49 +308,138 @@ impl Admission {
             };
             self.backoff = MIN_BACKOFF;
             lock(&self.counters).accepted += 1;
-            let refuse = if self.open_connections() >= self.cfg.max_connections {
-                Some("max_connections")
-            } else if self.pending.len() >= self.cfg.handshake.max_pending {
-                Some("max_pending")
-            } else if self.per_ip.get(&peer.ip()).copied().unwrap_or(0)
-                >= self.cfg.handshake.max_pending_per_ip
-            {
-                Some("max_pending_per_ip")
-            } else {
-                None
-            };
-            if let Some(reason) = refuse {
-                lock(&self.counters).refused.add(reason);
-                debug!(%peer, reason, "connection refused");
-                // Nothing was sent on it, so a reset loses nothing, and it spares the
-                // kernel the FIN exchange and a TIME_WAIT entry per refused
-                // connection: under a connection flood that work lands on the core the
-                // workers need.
-                let _ = socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO));
-                drop(stream);
-                refused += 1;
-                if reason != "max_connections" && refused >= REFUSE_BATCH {
-                    // The handshake slots are full and connections keep coming: stop
-                    // accepting for a moment. New connections wait in the kernel's
-                    // backlog (and past it are dropped by the kernel, cheaply) instead
-                    // of costing an accept and a close each on a core the workers need.
-                    // Established switches are not affected; a batch per round keeps
-                    // the backlog moving, so a real switch queued behind a flood still
-                    // gets in within a few rounds.
-                    self.paused_until = Some(now + REFUSING_PAUSE);
-                    return;
+            let refuse = match self.place(peer.ip()) {
+                Place::Start => {
+                    let token = self.take_token();
+                    self.admit(stream, peer, token, now);
+                    continue;
                 }
+                Place::Wait => {
+                    self.wait(stream, peer, now);
+                    continue;
+                }
+                Place::Refuse(reason) => reason,
+            };
+            lock(&self.counters).refused.add(refuse);
+            debug!(%peer, reason = refuse, "connection refused");
+            // Nothing was sent on it, so a reset loses nothing, and it spares the
+            // kernel the FIN exchange and a TIME_WAIT entry per refused
+            // connection: under a connection flood that work lands on the core the
+            // workers need.
+            let _ = socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO));
+            drop(stream);
+            refused += 1;
+            if refuse != "max_connections" && refused >= REFUSE_BATCH {
+                // The handshake and waiting places are full and connections keep
+                // coming: stop accepting for a moment. New connections wait in the
+                // kernel's backlog (and past it are dropped by the kernel, cheaply)
+                // instead of costing an accept and a close each on a core the workers
+                // need. Established switches are not affected; a batch per round keeps
+                // the backlog moving, so a real switch queued behind a flood still
+                // gets in within a few rounds.
+                self.paused_until = Some(now + REFUSING_PAUSE);
+                return;
+            }
+        }
+    }
+
+    /// Where a new connection from `ip` goes: into its handshake now, into the waiting
+    /// queue of its IP, or out.
+    fn place(&self, ip: IpAddr) -> Place {
+        let hs = &self.cfg.handshake;
+        if self.open_connections() >= self.cfg.max_connections {
+            return Place::Refuse("max_connections");
+        }
+        let ip_pending = self.per_ip.get(&ip).copied().unwrap_or(0);
+        let ip_waiting = self.queues.get(&ip).map_or(0, VecDeque::len);
+        // Behind connections already waiting from the same IP, never ahead of them.
+        let full = if ip_pending >= hs.max_pending_per_ip {
+            Some("max_pending_per_ip")
+        } else if self.pending.len() >= hs.max_pending {
+            Some("max_pending")
+        } else {
+            None
+        };
+        let Some(full) = full else {
+            if ip_waiting == 0 {
+                return Place::Start;
+            }
+            return Place::Wait;
+        };
+        // With queueing turned off (a cap of 0) the reason stays the full slot's.
+        if ip_waiting >= hs.max_waiting_per_ip {
+            Place::Refuse(if hs.max_waiting_per_ip == 0 {
+                full
+            } else {
+                "max_waiting_per_ip"
+            })
+        } else if self.waiting.len() >= hs.max_waiting {
+            Place::Refuse(if hs.max_waiting == 0 {
+                full
+            } else {
+                "max_waiting"
+            })
+        } else {
+            Place::Wait
+        }
+    }
+
+    /// A fresh connection token / uid.
+    fn take_token(&mut self) -> usize {
+        let token = self.next_token;
+        self.next_token += 1;
+        token
+    }
+
+    /// Puts an accepted connection in its IP's waiting queue.
+    fn wait(&mut self, stream: TcpStream, peer: SocketAddr, now: Instant) {
+        let token = self.take_token();
+        self.waiting.insert(token, Waiting { stream, peer });
+        let queue = self.queues.entry(peer.ip()).or_default();
+        if queue.is_empty() {
+            self.turns.push_back(peer.ip());
+        }
+        queue.push_back(token);
+        self.wait_deadlines
+            .push_back((now + self.cfg.handshake.max_wait, token));
+        lock(&self.counters).waiting = self.waiting.len();
+        debug!(%peer, "connection waits for a handshake slot");
+    }
+
+    /// Starts the handshakes of waiting connections while slots are free: one per IP
+    /// per turn, IPs in turn, each IP's oldest first.
+    fn promote(&mut self, now: Instant) {
+        let mut passed = 0;
+        while passed < self.turns.len() && self.pending.len() < self.cfg.handshake.max_pending {
+            let Some(ip) = self.turns.pop_front() else {
+                break;
+            };
+            if self.per_ip.get(&ip).copied().unwrap_or(0) >= self.cfg.handshake.max_pending_per_ip {
+                self.turns.push_back(ip);
+                passed += 1;
                 continue;
             }
-            self.admit(stream, peer, now);
+            passed = 0;
+            let Some(queue) = self.queues.get_mut(&ip) else {
+                continue;
+            };
+            let token = queue.pop_front();
+            if queue.is_empty() {
+                self.queues.remove(&ip);
+            } else {
+                self.turns.push_back(ip);
+            }
+            if let Some(w) = token.and_then(|t| self.waiting.remove(&t).map(|w| (t, w))) {
+                lock(&self.counters).waiting = self.waiting.len();
+                let (token, w) = w;
+                self.admit(w.stream, w.peer, token, now);
+            }
         }
     }
 
     /// Starts the handshake of an accepted connection.
-    fn admit(&mut self, mut stream: TcpStream, peer: SocketAddr, now: Instant) {
+    fn admit(&mut self, mut stream: TcpStream, peer: SocketAddr, token: usize, now: Instant) {
         let _ = stream.set_nodelay(true);
-        let token = self.next_token;
-        self.next_token += 1;
         if let Err(e) = self.poll.registry().register(
             &mut stream,
             Token(token),
@@ -483,8 +610,33 @@ impl Admission {
             .map_or(0, |(i, _)| i)
     }
 
-    /// Fails the handshakes whose deadline passed.
+    /// Fails the handshakes whose deadline passed, and closes the connections that
+    /// waited `max_wait` for a slot.
     fn expire(&mut self, now: Instant) {
+        while let Some(&(deadline, token)) = self.wait_deadlines.front() {
+            if deadline > now {
+                break;
+            }
+            self.wait_deadlines.pop_front();
+            let Some(w) = self.waiting.remove(&token) else {
+                continue;
+            };
+            let ip = w.peer.ip();
+            if let Some(queue) = self.queues.get_mut(&ip) {
+                // The oldest of its IP's queue (all wait as long), so at the front.
+                queue.retain(|&t| t != token);
+                if queue.is_empty() {
+                    self.queues.remove(&ip);
+                    self.turns.retain(|&i| i != ip);
+                }
+            }
+            let mut c = lock(&self.counters);
+            c.refused.add("wait_timeout");
+            c.waiting = self.waiting.len();
+            drop(c);
+            warn!(peer = %w.peer, waited_ms = self.cfg.handshake.max_wait.as_millis() as u64, "connection closed: no handshake slot came free in max_wait");
+            let _ = socket2::SockRef::from(&w.stream).set_linger(Some(Duration::ZERO));
+        }
         while let Some(&(deadline, token)) = self.deadlines.front() {
             if deadline > now {
                 break;
@@ -520,6 +672,7 @@ impl Admission {
         info!(
             switches = t.connected_switches,
             pending = t.pending_handshakes,
+            waiting = t.waiting_handshakes,
             packet_ins_per_sec = format_args!("{rate:.1}"),
             msgs_in,
             msgs_out,
@@ -534,6 +687,16 @@ impl Admission {
 
 /// What moved since the start: connections accepted and refused, handshakes failed,
 /// messages, drops.
+/// Where [`Admission::place`] puts a new connection.
+enum Place {
+    /// Its handshake starts now.
+    Start,
+    /// It waits for a slot.
+    Wait,
+    /// It is closed, for this reason (a cap's name).
+    Refuse(&'static str),
+}
+
 fn activity(t: &crate::counters::TotalSnapshot) -> u64 {
     let sum = |m: &std::collections::BTreeMap<String, u64>| m.values().sum::<u64>();
     t.accepted
@@ -547,7 +710,10 @@ fn activity(t: &crate::counters::TotalSnapshot) -> u64 {
 /// Whether the counters line has nothing to say: no switch connected, none
 /// handshaking, and nothing moved since the previous line (whose activity was `last`).
 fn is_idle(t: &crate::counters::TotalSnapshot, last: u64) -> bool {
-    t.connected_switches == 0 && t.pending_handshakes == 0 && activity(t) == last
+    t.connected_switches == 0
+        && t.pending_handshakes == 0
+        && t.waiting_handshakes == 0
+        && activity(t) == last
 }
 
 /// Writes what the kernel takes of `out`, keeping the rest.

@@ -57,7 +57,8 @@ pub struct Config {
     /// Connections open at once (handshaking or served); more are refused at accept.
     pub max_connections: usize,
     /// The handshake and the admission tier's limits (`[handshake]` in the file:
-    /// `timeout`, `max_pending`, `max_pending_per_ip`, `versions`, `miss_send_len`,
+    /// `timeout`, `max_pending`, `max_pending_per_ip`, `max_waiting`,
+    /// `max_waiting_per_ip`, `max_wait`, `versions`, `miss_send_len`,
     /// `barrier`).
     #[serde(with = "handshake_table")]
     pub handshake: HandshakeConfig,
@@ -388,7 +389,7 @@ impl Default for Config {
                 .map(usize::from)
                 .unwrap_or(1),
             apps: None,
-            max_connections: 10_000,
+            max_connections: 20_000,
             handshake: HandshakeConfig::default(),
             keepalive: KeepaliveConfig::default(),
             output_buffer_limit: 16 << 20,
@@ -859,6 +860,10 @@ mod handshake_table {
         timeout: Duration,
         max_pending: usize,
         max_pending_per_ip: usize,
+        max_waiting: usize,
+        max_waiting_per_ip: usize,
+        #[serde(with = "super::duration")]
+        max_wait: Duration,
         #[serde(with = "super::versions")]
         versions: Vec<Version>,
         miss_send_len: u16,
@@ -878,6 +883,9 @@ mod handshake_table {
                 timeout: h.timeout,
                 max_pending: h.max_pending,
                 max_pending_per_ip: h.max_pending_per_ip,
+                max_waiting: h.max_waiting,
+                max_waiting_per_ip: h.max_waiting_per_ip,
+                max_wait: h.max_wait,
                 versions: h.versions.clone(),
                 miss_send_len: h.miss_send_len,
                 barrier: h.barrier,
@@ -896,6 +904,9 @@ mod handshake_table {
             timeout: t.timeout,
             max_pending: t.max_pending,
             max_pending_per_ip: t.max_pending_per_ip,
+            max_waiting: t.max_waiting,
+            max_waiting_per_ip: t.max_waiting_per_ip,
+            max_wait: t.max_wait,
             versions: t.versions,
             miss_send_len: t.miss_send_len,
             barrier: t.barrier,

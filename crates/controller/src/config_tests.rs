@@ -18,7 +18,7 @@ fn empty_file_is_the_defaults() {
     assert!(c.workers >= 1);
     // No apps named: the binary's default set (the core knows no app by name).
     assert_eq!(c.apps, None);
-    assert_eq!(c.max_connections, 10_000);
+    assert_eq!(c.max_connections, 20_000);
     assert_eq!(c.handshake.timeout, Duration::from_secs(5));
     assert_eq!(c.handshake.max_pending, 1000);
     assert_eq!(c.handshake.max_pending_per_ip, 64);
@@ -50,6 +50,9 @@ fn every_key_is_read() {
         timeout = "250ms"
         max_pending = 10
         max_pending_per_ip = 2
+        max_waiting = 40
+        max_waiting_per_ip = 0
+        max_wait = "2s"
         versions = ["1.3"]
         miss_send_len = 65535
         barrier = false
@@ -94,6 +97,9 @@ fn every_key_is_read() {
             timeout: Duration::from_millis(250),
             max_pending: 10,
             max_pending_per_ip: 2,
+            max_waiting: 40,
+            max_waiting_per_ip: 0,
+            max_wait: Duration::from_secs(2),
             versions: vec![Version::V1_3],
             miss_send_len: 0xffff,
             barrier: false,

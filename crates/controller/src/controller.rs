@@ -58,7 +58,7 @@ impl Default for NetConfig {
                 SocketAddr::from(([0, 0, 0, 0], 6633)),
             ],
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            max_connections: 10_000,
+            max_connections: 20_000,
             handshake: HandshakeConfig::default(),
             keepalive: KeepaliveConfig::default(),
             output_buffer_limit: 16 << 20,

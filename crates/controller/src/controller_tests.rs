@@ -330,22 +330,107 @@ fn handshake_deadline_and_per_ip_cap() {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         workers: 1,
         handshake: HandshakeConfig {
+            timeout: Duration::from_millis(300),
+            max_pending_per_ip: 2,
+            max_waiting_per_ip: 1,
+            ..HandshakeConfig::default()
+        },
+        ..NetConfig::default()
+    };
+    let h = Controller::start(&cfg, Arc::new(Recorder::default())).unwrap();
+    let mut silent: Vec<Peer> = (0..4).map(|_| Peer::connect(&h)).collect();
+    // The first two are in their handshake: our HELLO comes at once.
+    assert_eq!(silent[0].recv_raw()[1], 0);
+    assert_eq!(silent[1].recv_raw()[1], 0);
+    // The fourth is over the per-IP caps of handshakes and of waiting: closed at once.
+    assert!(silent[3].closed());
+    // The third waits for a slot: no HELLO yet, and not closed.
+    silent[2]
+        .s
+        .set_read_timeout(Some(Duration::from_millis(150)))
+        .unwrap();
+    let mut b = [0u8; 64];
+    let e = silent[2]
+        .s
+        .read(&mut b)
+        .expect_err("nothing sent to a waiting connection");
+    assert!(
+        matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+        "{e:?}"
+    );
+    assert_eq!(h.counters().total.waiting_handshakes, 1);
+    // The first two time out; the third then gets its handshake (and its own deadline).
+    assert!(silent[0].closed());
+    assert!(silent[1].closed());
+    silent[2]
+        .s
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    assert_eq!(silent[2].recv_raw()[1], 0, "HELLO once a slot is free");
+    assert!(silent[2].closed());
+    let c = h.counters();
+    assert_eq!(c.total.refused["max_waiting_per_ip"], 1);
+    assert_eq!(c.total.handshake_failures["timeout"], 3);
+    assert_eq!(c.total.waiting_handshakes, 0);
+}
+
+#[test]
+fn with_waiting_turned_off_a_connection_past_the_cap_is_refused_at_once() {
+    let cfg = NetConfig {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        workers: 1,
+        handshake: HandshakeConfig {
             timeout: Duration::from_millis(200),
             max_pending_per_ip: 2,
+            max_waiting_per_ip: 0,
             ..HandshakeConfig::default()
         },
         ..NetConfig::default()
     };
     let h = Controller::start(&cfg, Arc::new(Recorder::default())).unwrap();
     let mut silent: Vec<Peer> = (0..3).map(|_| Peer::connect(&h)).collect();
-    // The third is over the per-IP cap: closed at once.
     assert!(silent[2].closed());
-    // The first two time out.
     assert!(silent[0].closed());
     assert!(silent[1].closed());
     let c = h.counters();
+    // The reason names the cap that was full, as before waiting existed.
     assert_eq!(c.total.refused["max_pending_per_ip"], 1);
     assert_eq!(c.total.handshake_failures["timeout"], 2);
+}
+
+#[test]
+fn a_connection_that_waits_longer_than_max_wait_is_closed() {
+    let cfg = NetConfig {
+        listen: vec!["127.0.0.1:0".parse().unwrap()],
+        workers: 1,
+        handshake: HandshakeConfig {
+            timeout: Duration::from_secs(5),
+            max_pending_per_ip: 1,
+            max_wait: Duration::from_millis(200),
+            ..HandshakeConfig::default()
+        },
+        ..NetConfig::default()
+    };
+    let h = Controller::start(&cfg, Arc::new(Recorder::default())).unwrap();
+    let mut first = Peer::connect(&h);
+    assert_eq!(first.recv_raw()[1], 0);
+    let started = Instant::now();
+    let mut second = Peer::connect(&h);
+    // Closed without a word once max_wait has passed (the first holds the only slot
+    // for its 5 s).
+    assert!(second.closed());
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(150) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
+    let c = h.counters();
+    assert_eq!(c.total.refused["wait_timeout"], 1);
+    assert_eq!(c.total.waiting_handshakes, 0);
+    assert_eq!(c.total.pending_handshakes, 1);
 }
 
 /// A PACKET_IN of `len` bytes in all (1.0 framing).

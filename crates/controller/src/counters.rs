@@ -258,6 +258,8 @@ pub struct AdmissionSnapshot {
     pub established: u64,
     /// Handshakes in progress right now.
     pub pending: usize,
+    /// Connections waiting for a handshake slot right now.
+    pub waiting: usize,
     /// Accept errors (EMFILE and friends) that caused a backoff.
     pub accept_errors: u64,
 }
@@ -332,6 +334,7 @@ impl Published {
                 handshake_failures: a.handshake_failures.to_map(),
                 established: a.established,
                 pending_handshakes: a.pending,
+                waiting_handshakes: a.waiting,
                 accept_errors: a.accept_errors,
             },
             switches,
@@ -394,6 +397,8 @@ pub struct TotalSnapshot {
     pub established: u64,
     /// Handshakes in progress.
     pub pending_handshakes: usize,
+    /// Connections waiting for a handshake slot.
+    pub waiting_handshakes: usize,
     /// Accept errors that caused a backoff.
     pub accept_errors: u64,
 }

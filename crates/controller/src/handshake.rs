@@ -82,12 +82,24 @@ pub const MAX_MESSAGE_LEN: usize = 65535;
 pub struct HandshakeConfig {
     /// Time a peer has from accept to the end of the handshake (checked by admission).
     pub timeout: Duration,
-    /// Connections allowed in the handshake at once; more are refused on accept, so a
-    /// flood of idle peers cannot hold every descriptor.
+    /// Connections allowed in the handshake at once; more wait for a slot (see
+    /// `max_waiting`), so a flood of idle peers cannot hold every descriptor.
     pub max_pending: usize,
     /// Connections in the handshake allowed from one source IP, so one host cannot use
     /// the whole `max_pending`.
     pub max_pending_per_ip: usize,
+    /// Connections accepted while the handshake slots were taken, held (not read, no
+    /// HELLO sent) until a slot frees, first come first served per source IP and in
+    /// turn between IPs. Past this, connections are refused (reset) at accept. 0 refuses
+    /// at once whatever finds the slots full.
+    pub max_waiting: usize,
+    /// Connections waiting from one source IP: a lab of a thousand switches on one host
+    /// gets in, one flooding address cannot take every waiting place.
+    pub max_waiting_per_ip: usize,
+    /// The longest a connection waits for a handshake slot before it is closed
+    /// (counted as refused, `wait_timeout`); the handshake's own `timeout` starts when it
+    /// leaves the queue.
+    pub max_wait: Duration,
     /// The versions offered in our HELLO bitmap; the highest common one wins.
     pub versions: Vec<Version>,
     /// SET_CONFIG's `miss_send_len`: bytes of a table-miss packet sent in PACKET_IN
@@ -107,6 +119,9 @@ impl Default for HandshakeConfig {
             timeout: Duration::from_secs(5),
             max_pending: 1000,
             max_pending_per_ip: 64,
+            max_waiting: 10_000,
+            max_waiting_per_ip: 2_000,
+            max_wait: Duration::from_secs(30),
             versions: vec![Version::V1_0, Version::V1_3],
             miss_send_len: of10::features::OFP_DEFAULT_MISS_SEND_LEN,
             barrier: true,

@@ -171,6 +171,8 @@ fn five_hundred_connections_that_never_handshake() {
     let mut config = config();
     config.handshake.max_pending = 100;
     config.handshake.max_pending_per_ip = 100;
+    // 100 more wait for a slot; the other 300 are refused at accept.
+    config.handshake.max_waiting = 100;
     config.handshake.timeout = Duration::from_secs(2);
     let ctl = start(&config);
     let mut healthy = Emu::connect_and_handshake(ctl.addr, Spec::v10(0x600d), T).unwrap();
@@ -189,22 +191,26 @@ fn five_hundred_connections_that_never_handshake() {
             },
         )
         .collect();
-    // Every one is refused at accept (over the cap), pending, or failed by the
-    // deadline (which frees room for more); no more than the cap are ever pending.
+    // Every one is refused at accept (over the caps), waiting, pending, or failed by
+    // the deadline (which frees room for more); no more than the caps are ever pending
+    // or waiting.
     let mut most_pending = 0;
+    let mut most_waiting = 0;
     let settled = eventually(T, || {
         let t = ctl.handle().counters().total;
         most_pending = most_pending.max(t.pending_handshakes);
+        most_waiting = most_waiting.max(t.waiting_handshakes);
         let refused = t.refused.values().sum::<u64>();
         let failed = t.handshake_failures.values().sum::<u64>();
-        t.pending_handshakes as u64 + refused + failed == 500
+        (t.pending_handshakes + t.waiting_handshakes) as u64 + refused + failed == 500
     });
     let t = ctl.handle().counters().total;
     assert!(settled, "counters: {t:?}");
     assert!(most_pending <= 100, "pending cap: {most_pending}");
+    assert!(most_waiting <= 100, "waiting cap: {most_waiting}");
     assert!(
-        t.refused.get("max_pending").is_some_and(|&n| n > 0),
-        "the cap refused some: {:?}",
+        t.refused.get("max_waiting").is_some_and(|&n| n > 0),
+        "the waiting cap refused some: {:?}",
         t.refused
     );
     let mut healthy = bg.take();
@@ -219,6 +225,9 @@ fn five_hundred_connections_that_never_handshake() {
     assert_served(&mut healthy);
     let t = ctl.handle().counters().total;
     assert_eq!(t.pending_handshakes, 0);
+    assert_eq!(t.waiting_handshakes, 0);
+    // The waiting ones had their handshake (and its deadline) after the first ones'.
+    assert!(t.handshake_failures["timeout"] >= 200, "{t:?}");
     let refused = t.refused.values().sum::<u64>();
     assert_eq!(
         refused + t.handshake_failures.get("timeout").copied().unwrap_or(0),

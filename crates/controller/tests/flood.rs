@@ -1,6 +1,8 @@
-//! Admission under a connection flood: once the handshake caps refuse a connection,
-//! accepting pauses and the kernel's backlog holds the rest, so a flood costs the
-//! controller's core little; a switch already connected keeps getting its replies.
+//! Admission under a connection flood: once the handshake and waiting caps refuse a
+//! connection, accepting pauses and the kernel's backlog holds the rest, so a flood costs
+//! the controller's core little; a switch already connected keeps getting its replies.
+//! And its other side: many well-behaved switches connecting at once from one address
+//! (a lab on one host) wait for a handshake slot instead of being reset.
 
 mod emu;
 mod harness;
@@ -14,13 +16,16 @@ use harness::{eventually, test_config, Running, T};
 #[test]
 fn a_flood_past_the_caps_is_left_in_the_backlog_while_switches_are_served() {
     let app = apps::by_name("learning_switch", &toml::Table::new()).unwrap();
-    let ctl = Running::start(&test_config(), vec![app]);
+    let mut config = test_config();
+    config.handshake.max_waiting_per_ip = 100;
+    let ctl = Running::start(&config, vec![app]);
     let mut sw = Emu::connect_and_handshake(ctl.addr, Spec::v10(1), T).unwrap();
     let accepted_before = ctl.handle().counters().total.accepted;
 
-    // 300 silent connections from one address: over the per-address cap (64) of
-    // pending handshakes. The kernel completes them all at once (they sit in the
-    // listener's backlog); admission must not take them all in one go.
+    // 300 silent connections from one address: over the per-address caps of pending
+    // handshakes (64) and waiting connections (100 here). The kernel completes them all
+    // at once (they sit in the listener's backlog); admission must not take them all in
+    // one go.
     let started = Instant::now();
     let flood: Vec<TcpStream> = (0..300)
         .map(|_| TcpStream::connect(ctl.addr).unwrap())
@@ -40,19 +45,71 @@ fn a_flood_past_the_caps_is_left_in_the_backlog_while_switches_are_served() {
     }));
     let took = started.elapsed();
     let c = ctl.handle().counters();
-    assert!(
-        c.total
-            .refused
-            .get("max_pending_per_ip")
-            .copied()
-            .unwrap_or(0)
-            > 0,
+    assert_eq!(
+        c.total.refused.get("max_waiting_per_ip").copied(),
+        Some(300 - 64 - 100),
         "{:?}",
         c.total.refused
     );
+    assert_eq!(c.total.waiting_handshakes, 100);
     assert!(
         took >= Duration::from_millis(100),
         "300 queued connections accepted in {took:?}: accepting did not pause"
     );
     drop(flood);
+}
+
+#[test]
+fn a_thousand_switches_connecting_at_once_from_one_address_all_get_in_without_a_reset() {
+    emu::raise_fd_limit(8192);
+    let mut config = test_config();
+    // Short enough that a switch kept waiting past its turn would fail the test.
+    config.handshake.timeout = Duration::from_secs(5);
+    let ctl = Running::start(&config, Vec::new());
+    // All connect (and send their HELLO) before any handshake is answered: 64 get a
+    // handshake slot (the per-address cap), the other 936 wait for one.
+    let mut switches: Vec<Emu> = (0..1000u64)
+        .map(|i| {
+            let spec = if i % 2 == 0 {
+                Spec::v10(0x1_0000 + i)
+            } else {
+                Spec::v13(0x1_0000 + i)
+            };
+            Emu::connect(ctl.addr, spec).expect("connected")
+        })
+        .collect();
+    assert!(eventually(T, || {
+        let t = ctl.handle().counters().total;
+        t.pending_handshakes + t.waiting_handshakes == 1000
+    }));
+    let t = ctl.handle().counters().total;
+    assert_eq!(t.pending_handshakes, 64, "{t:?}");
+    assert_eq!(t.waiting_handshakes, 936, "{t:?}");
+    // In connect order, each switch finishes its handshake: as one finishes, the next
+    // waiting one gets its slot, HELLO and FEATURES_REQUEST.
+    let started = Instant::now();
+    for (i, sw) in switches.iter_mut().enumerate() {
+        sw.handshake(T)
+            .unwrap_or_else(|e| panic!("switch {i} of 1000: {e}"));
+    }
+    let took = started.elapsed();
+    assert!(eventually(T, || ctl
+        .handle()
+        .counters()
+        .total
+        .connected_switches
+        == 1000));
+    let t = ctl.handle().counters().total;
+    assert!(t.refused.is_empty(), "refused: {:?}", t.refused);
+    assert!(
+        t.handshake_failures.is_empty(),
+        "failed: {:?}",
+        t.handshake_failures
+    );
+    assert_eq!(t.waiting_handshakes, 0);
+    eprintln!("1000 handshakes from one address, 936 of them queued first, in {took:?}");
+    // And every one of them is served.
+    for sw in switches.iter_mut().step_by(97) {
+        sw.ping(T).unwrap();
+    }
 }

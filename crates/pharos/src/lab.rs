@@ -82,8 +82,9 @@ Commands take the short names (s1, h2).
 
 Switches connect from this machine, so a local controller counts them with its other \
 local clients: Pharos's handshake.max_pending_per_ip (64) bounds connections still in their \
-handshake from one address, and a flood of idle local connections keeps a reconnecting lab \
-switch out until it ends (up and restart say so). Point the lab at a non-loopback address of \
+handshake from one address and handshake.max_waiting_per_ip (2000) those waiting for a slot, \
+so a flood of idle local connections delays a reconnecting lab switch, and past those caps \
+keeps it out until it ends (up and restart say so). Point the lab at a non-loopback address of \
 this machine (--controller tcp:ADDR:PORT) to keep its switches apart. State, OVS database, sockets and logs live in \
 $PHAROS_LAB_DIR/NAME (default /run/pharos-lab/NAME); its state.json lets `down` remove \
 everything even after a crash. To use ovs-ofctl on a lab, set OVS_RUNDIR to that directory \
@@ -609,7 +610,8 @@ fn connect_hint(target: &str) -> String {
             "{addr} accepted a connection and {} it before saying anything: the controller \
              refuses connections from this machine. Pharos does so past its handshake caps: \
              handshake.max_pending_per_ip (64 by default) bounds the connections still in \
-             their handshake from one address, and the lab's switches share this machine's \
+             their handshake from one address and handshake.max_waiting_per_ip (2000) \
+             those waiting for a slot (0 refuses at once), and the lab's switches share this machine's \
              address with every other client here (127.0.0.1, for a controller on \
              127.0.0.1), so a flood of idle connections from here keeps them out until it \
              ends (raise the cap; or, with the controller on this machine, point the lab at \

@@ -382,6 +382,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         None => None,
     };
+    fd_limit_for(config.max_connections);
     let handle = match Controller::start(&config.net(), Arc::clone(&pipeline)) {
         Ok(h) => Arc::new(h),
         Err(e) => {
@@ -483,6 +484,43 @@ fn api_token(args: &Args, config: &Config) -> Result<api::auth::Token, ConfigErr
 fn refuse(e: &ConfigError) -> ExitCode {
     eprintln!("pharos run: bad configuration: {e}");
     ExitCode::from(EXIT_CONFIG)
+}
+
+/// Raises the soft limit on open files to the hard one, as far as `max_connections`
+/// needs (a socket each, and some for the rest of the process), and warns when even the
+/// hard limit is short: connections past it could not be accepted (EMFILE, upon which
+/// admission pauses accepting).
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on 64-bit Linux, narrower elsewhere
+fn fd_limit_for(max_connections: usize) {
+    let want = max_connections as u64 + 256;
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit with a valid pointer to a local struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return;
+        }
+        if (lim.rlim_cur as u64) < want && lim.rlim_cur < lim.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: (want as libc::rlim_t).min(lim.rlim_max),
+                rlim_max: lim.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                lim = raised;
+            }
+        }
+    }
+    let soft = lim.rlim_cur as u64;
+    if soft < max_connections as u64 {
+        tracing::warn!(
+            limit = soft,
+            max_connections,
+            "the open-file limit is lower than max_connections needs: connections past it \
+             cannot be accepted (raise the hard limit, e.g. `ulimit -Hn` or LimitNOFILE=)"
+        );
+    }
 }
 
 #[cfg(test)]

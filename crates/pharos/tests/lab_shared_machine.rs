@@ -1,7 +1,7 @@
 //! End to end on real Open vSwitch: `pharos lab` on a machine it shares.
 //!
 //! * What it says when its switches cannot connect. A real `pharos run` (the binary,
-//!   with a small `max_pending_per_ip` and a long handshake deadline) is kept full by
+//!   with a small `max_pending_per_ip`, no waiting, and a long handshake deadline) is kept full by
 //!   idle connections from 127.0.0.1, the address the lab's switches connect from too:
 //!   `pharos lab restart s1` must say the controller accepted and reset the connection
 //!   (not "is a controller listening there?"), and the switch must get back in once the
@@ -57,7 +57,11 @@ fn a_switch_refused_over_the_per_address_cap_is_told_so() {
     let config = dir.0.join("pharos.toml");
     std::fs::write(
         &config,
-        format!("[handshake]\ntimeout = \"120s\"\nmax_pending_per_ip = {CAP}\n"),
+        // Waiting turned off: a connection past the cap is refused at once (with
+        // waiting on, the switch would wait its turn, up to max_wait).
+        format!(
+            "[handshake]\ntimeout = \"120s\"\nmax_pending_per_ip = {CAP}\nmax_waiting_per_ip = 0\n"
+        ),
     )
     .unwrap();
     let port = free_port();

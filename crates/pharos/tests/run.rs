@@ -685,3 +685,66 @@ fn a_static_flows_state_file_that_does_not_parse_stops_start_up_naming_it() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn run_raises_its_open_file_limit_as_far_as_max_connections_needs() {
+    use std::os::unix::process::CommandExt;
+    let port = free_port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pharos"));
+    command
+        .args(["run", "--listen", &addr.to_string(), "--api", "off"])
+        .args(["--apps", "hub", "--log-level", "warn"])
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // Started with the soft limit of a login shell's default, 1024.
+    // SAFETY: only async-signal-safe calls (getrlimit, setrlimit) between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            let mut lim = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+                lim.rlim_cur = lim.rlim_max.min(1024);
+                libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    let deadline = Instant::now() + T;
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "pharos run did not listen");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.id())).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let nums: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let (soft, hard) = (nums[0], nums[1]);
+    // max_connections (20,000 by default) and 256 for the rest.
+    let want = 20_256u64;
+    assert_eq!(soft, want.min(hard), "{line}");
+    // Warned of only when even the hard limit is below max_connections.
+    assert_eq!(
+        stderr.contains("open-file limit"),
+        hard < 20_000,
+        "{line}\n{stderr}"
+    );
+}
