@@ -167,7 +167,10 @@ pub fn source_addr(i: usize, n: usize) -> std::net::IpAddr {
 }
 
 /// A non-blocking connection to `addr` from `source` (any port), for mio.
-fn connect_from(addr: SocketAddr, source: Option<std::net::IpAddr>) -> std::io::Result<TcpStream> {
+pub(crate) fn connect_from(
+    addr: SocketAddr,
+    source: Option<std::net::IpAddr>,
+) -> std::io::Result<TcpStream> {
     let Some(ip) = source else {
         return TcpStream::connect(addr);
     };
@@ -187,7 +190,7 @@ fn connect_from(addr: SocketAddr, source: Option<std::net::IpAddr>) -> std::io::
 }
 
 /// The pause before connection attempt `attempt` (1 = the first retry).
-fn backoff(attempt: u32, dpid: u64) -> Duration {
+pub(crate) fn backoff(attempt: u32, dpid: u64) -> Duration {
     let base = 100u64 << attempt.saturating_sub(1).min(5);
     let base = base.min(2000);
     // ±25%, from the dpid and the attempt: no two switches retry in lockstep.

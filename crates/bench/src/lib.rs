@@ -30,6 +30,7 @@ pub mod live_fuzz;
 pub mod oflops;
 pub mod report;
 pub mod responder;
+pub mod soak;
 pub mod stats;
 pub mod switch;
 pub mod topo;

@@ -662,6 +662,8 @@ pub struct Switch<S> {
     pub relays: Vec<(u32, Vec<u8>)>,
     /// When the switch was made: its port counters grow from then.
     born: Instant,
+    /// The xid of the last ECHO_REPLY to [`Switch::echo`].
+    pub last_echo_reply: Option<u32>,
 }
 
 impl<S: Read + Write> Switch<S> {
@@ -700,6 +702,7 @@ impl<S: Read + Write> Switch<S> {
             readable: true,
             read_closed: false,
             writable: true,
+            last_echo_reply: None,
         };
         let v = behaviour.version.wire();
         match behaviour.version {
@@ -741,6 +744,14 @@ impl<S: Read + Write> Switch<S> {
     /// refused, not failed in the handshake).
     pub fn heard_hello(&self) -> bool {
         self.hello_ok
+    }
+
+    /// Queues an ECHO_REQUEST with `xid` (not one of the learning phase's), written at
+    /// the next turn; its reply shows in [`Switch::last_echo_reply`].
+    pub fn echo(&mut self, xid: u32) {
+        let v = self.behaviour.version.wire();
+        self.wbuf.extend_from_slice(&[v, msg::ECHO_REQUEST, 0, 8]);
+        self.wbuf.extend_from_slice(&xid.to_be_bytes());
     }
 
     /// Whether output is waiting for the socket.
@@ -924,6 +935,10 @@ impl<S: Read + Write> Switch<S> {
             }
             msg::ECHO_REPLY if xid == LEARN_DONE_XID => {
                 self.learned = true;
+                return;
+            }
+            msg::ECHO_REPLY => {
+                self.last_echo_reply = Some(xid);
                 return;
             }
             msg::FEATURES_REQUEST => {
