@@ -233,7 +233,7 @@ impl Controller {
         let mut listeners = Vec::new();
         let mut local_addrs = Vec::new();
         for addr in &config.listen {
-            let l = std::net::TcpListener::bind(addr)
+            let l = bind_listener(*addr)
                 .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
             l.set_nonblocking(true)?;
             local_addrs.push(l.local_addr()?);
@@ -382,3 +382,22 @@ impl Drop for Handle {
 #[cfg(test)]
 #[path = "controller_tests.rs"]
 mod tests;
+
+/// The kernel's queue of connections not yet accepted. std's `bind` asks for 128: a
+/// thousand switches connecting at once overflow it, and the kernel drops their SYNs, to
+/// be sent again a second later. The kernel caps this at `net.core.somaxconn` (4096 by
+/// default).
+const LISTEN_BACKLOG: i32 = 4096;
+
+/// A listening socket on `addr` with [`LISTEN_BACKLOG`] (and `SO_REUSEADDR`, as std sets).
+fn bind_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
+    Ok(socket.into())
+}

@@ -573,3 +573,26 @@ fn counters_when(
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+#[test]
+fn listeners_queue_thousands_of_connections_not_std_s_128() {
+    let listener = super::bind_listener("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // `ss` shows a listening socket's backlog as its Send-Q.
+    let out = std::process::Command::new("ss")
+        .args(["-ltnH", &format!("sport = :{port}")])
+        .output()
+        .expect("ss (iproute2) runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let backlog: u32 = text
+        .split_whitespace()
+        .nth(2)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no listening socket in {text:?}"));
+    let somaxconn: u32 = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(backlog, somaxconn.min(4096), "{text}");
+}
