@@ -46,7 +46,10 @@ fn a_thousand_switches_churning_for_two_minutes_are_all_served_with_a_flat_footp
     );
     let started = Instant::now();
     while TcpStream::connect(addr).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(20), "pharos run did not listen");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "pharos run did not listen"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let pid = run.0.id().to_string();
@@ -62,7 +65,14 @@ fn a_thousand_switches_churning_for_two_minutes_are_all_served_with_a_flat_footp
     let soak = Command::new(bin)
         .args(["bench", "soak", "--target", &addr.to_string()])
         .args(["-s", "1000", "--first-dpid", "1001", "--source-addrs", "10"])
-        .args(["--duration", "120", "--churn", "0.1", "--probe-interval", "5"])
+        .args([
+            "--duration",
+            "120",
+            "--churn",
+            "0.1",
+            "--probe-interval",
+            "5",
+        ])
         .args(["--sample", "10", "--warmup", "40", "--max-growth", "0.05"])
         .args(["--pid", &pid, "--json"])
         .output()
