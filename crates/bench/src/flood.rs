@@ -9,6 +9,7 @@
 //! | `garbage` | connects and sends 256 random bytes that are not OpenFlow, once |
 //! | `half-handshake` | sends one valid HELLO, then nothing: the controller waits for a FEATURES_REPLY until its deadline |
 //! | `handshake-silent` | completes the switch side of the handshake (HELLO, FEATURES_REPLY, PORT_DESC in 1.3, BARRIER_REPLY; SET_CONFIG taken in), then never answers anything again, ECHO_REQUEST included |
+//! | `tls-hello` | sends a TLS ClientHello (TLS 1.3 and 1.2 offered), then nothing: against a TLS listener, the controller does the server's side of a handshake (its key share, its certificate signed) for each, then waits for its deadline |
 //!
 //! ## Bounds
 //!
@@ -97,15 +98,18 @@ pub enum FloodStyle {
     /// (`handshake-silent`, also spelt `handshake-then-silent`).
     #[serde(rename = "handshake-silent")]
     HandshakeThenSilent,
+    /// Send a TLS ClientHello, then nothing (`tls-hello`): a TLS handshake flood.
+    TlsHello,
 }
 
 impl FloodStyle {
     /// Every style, in the order of the table in the module doc.
-    pub const ALL: [FloodStyle; 4] = [
+    pub const ALL: [FloodStyle; 5] = [
         FloodStyle::Silent,
         FloodStyle::Garbage,
         FloodStyle::HalfHandshake,
         FloodStyle::HandshakeThenSilent,
+        FloodStyle::TlsHello,
     ];
 
     /// The name `--flood RATE,STYLE` takes.
@@ -115,6 +119,7 @@ impl FloodStyle {
             FloodStyle::Garbage => "garbage",
             FloodStyle::HalfHandshake => "half-handshake",
             FloodStyle::HandshakeThenSilent => "handshake-silent",
+            FloodStyle::TlsHello => "tls-hello",
         }
     }
 }
@@ -150,6 +155,7 @@ impl FromStr for FloodStyle {
             "garbage" => Ok(FloodStyle::Garbage),
             "half-handshake" => Ok(FloodStyle::HalfHandshake),
             "handshake-silent" | "handshake-then-silent" => Ok(FloodStyle::HandshakeThenSilent),
+            "tls-hello" | "tls" => Ok(FloodStyle::TlsHello),
             other => Err(FloodParseError::UnknownStyle(other.to_string())),
         }
     }
@@ -438,6 +444,8 @@ struct Flood {
     next_serial: u64,
     /// xorshift64 state for garbage.
     rng: u64,
+    /// `tls-hello`: the ClientHello every connection sends.
+    client_hello: Vec<u8>,
     /// What the report will say.
     counts: Counts,
 }
@@ -461,6 +469,10 @@ impl Flood {
             open: 0,
             next_serial: 0,
             rng: seed | 1,
+            client_hello: match cfg.style {
+                FloodStyle::TlsHello => tls_client_hello()?,
+                _ => Vec::new(),
+            },
             counts: Counts::default(),
         })
     }
@@ -689,6 +701,10 @@ impl Flood {
                     conn.out = hello();
                     Phase::Handshaking
                 }
+                FloodStyle::TlsHello => {
+                    conn.out = self.client_hello.clone();
+                    Phase::Silent
+                }
             };
         }
         if !self.read(conn, scratch) {
@@ -801,6 +817,27 @@ pub fn hello() -> Vec<u8> {
     Message::V13(of13::Message::Hello(Hello::with_versions(&[0x01, 0x04])))
         .to_bytes(1)
         .expect("a HELLO encodes")
+}
+
+/// A TLS ClientHello as a client of the bench's kind sends it (rustls, ring: TLS 1.3
+/// and 1.2, an x25519 key share), made once: the server's work per handshake (its own
+/// key share, the signature over the transcript) is the same for every copy.
+pub fn tls_client_hello() -> io::Result<Vec<u8>> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(io::Error::other)?
+        // Never verified: the connection goes no further than its first flight.
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("pharos").map_err(io::Error::other)?;
+    let mut client =
+        rustls::ClientConnection::new(Arc::new(config), name).map_err(io::Error::other)?;
+    let mut out = Vec::new();
+    while client.wants_write() {
+        client.write_tls(&mut out)?;
+    }
+    Ok(out)
 }
 
 /// [`GARBAGE_LEN`] random bytes whose first byte is no OpenFlow version (0x01 to 0x06),
@@ -983,6 +1020,20 @@ mod tests {
         );
         assert!(flood.connecting.len() < 100, "{}", flood.connecting.len());
         assert!(flood.conns.len() <= flood.counts.peak_open);
+    }
+
+    #[test]
+    fn a_tls_hello_is_a_client_hello_record() {
+        let h = tls_client_hello().unwrap();
+        // A handshake record (22), TLS 1.0/1.2 record version, then a ClientHello (1).
+        assert_eq!(h[0], 22);
+        assert_eq!(h[1], 3);
+        assert_eq!(usize::from(u16::from_be_bytes([h[3], h[4]])) + 5, h.len());
+        assert_eq!(h[5], 1);
+        assert_eq!(
+            "200,tls-hello".parse::<FloodConfig>().unwrap().style,
+            FloodStyle::TlsHello
+        );
     }
 
     #[test]

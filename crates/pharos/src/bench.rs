@@ -159,9 +159,13 @@ pub struct ControllerArgs {
     #[arg(long, default_value_t = 1000, value_name = "MS")]
     response_timeout_ms: u64,
     /// Run a connection flood against the same controller during the loops:
-    /// RATE,STYLE (styles: silent, garbage, half-handshake, handshake-silent)
+    /// RATE,STYLE (styles: silent, garbage, half-handshake, handshake-silent, tls-hello)
     #[arg(long, value_name = "RATE,STYLE")]
     flood: Option<FloodConfig>,
+    /// Where --flood goes, if not --addr: another listener of the same controller (its
+    /// TLS port, for a tls-hello flood while the switches use the plain one)
+    #[arg(long, value_name = "ADDR:PORT", requires = "flood")]
+    flood_target: Option<SocketAddr>,
     /// Wire the switches into a network the controller's link discovery finds: ring,
     /// tree or tree:FANOUT (LLDP frames relayed between wired ports, hosts behind ports
     /// 1 and 2, port statistics answered); the switches then share one thread
@@ -219,7 +223,7 @@ pub struct ResponderArgs {
 #[derive(Debug, clap::Args)]
 pub struct FloodArgs {
     /// RATE,STYLE: connections per second and what each does (silent, garbage,
-    /// half-handshake, handshake-silent)
+    /// half-handshake, handshake-silent, tls-hello)
     #[arg(value_name = "RATE,STYLE")]
     flood: FloodConfig,
     /// The controller, if not 127.0.0.1:6653; naming it allows a non-loopback target
@@ -403,7 +407,7 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
     let flood = a.flood.map(|mut f| {
         // The flood goes to the controller under test, for as long as the loops last
         // (the run stops it); the address was named, so it may be anywhere.
-        f.addr = a.addr;
+        f.addr = a.flood_target.unwrap_or(a.addr);
         f.allow_non_loopback = true;
         f.duration = Duration::from_secs(24 * 3600);
         f
