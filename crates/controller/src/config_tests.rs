@@ -528,7 +528,10 @@ fn net_config_carries_every_network_setting() {
     )
     .unwrap();
     let n = c.net();
-    assert_eq!(n.listen, c.listen.iter().map(|l| l.addr).collect::<Vec<_>>());
+    assert_eq!(
+        n.listen,
+        c.listen.iter().map(|l| l.addr).collect::<Vec<_>>()
+    );
     assert_eq!((n.workers, n.max_connections), (3, 9));
     assert_eq!((n.output_buffer_limit, n.max_message_len), (70000, 1000));
     assert_eq!(n.counters_interval, Duration::from_secs(2));
