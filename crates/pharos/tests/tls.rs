@@ -646,3 +646,74 @@ fn the_tls_flags_put_every_listen_address_on_tls() {
     tls_handshake(addr, pki.client(None, None)).unwrap_err();
     p.wait_for_log("tls_no_cert");
 }
+
+/// `pharos bench controller` over TLS against `pharos run` on a TLS port: every switch
+/// connects and the loops get answers, in both modes; with a certificate from another
+/// CA none gets in.
+#[test]
+fn bench_controller_speaks_tls() {
+    let pki = Pki::new("bench");
+    let switch = pki.ca.issue("switch", false, false);
+    pki.write("sw-cert.pem", &switch.cert.pem());
+    pki.write("sw-key.pem", &switch.key.serialize_pem());
+    let stranger = pki.other.issue("switch", false, false);
+    pki.write("bad-cert.pem", &stranger.cert.pem());
+    pki.write("bad-key.pem", &stranger.key.serialize_pem());
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut p = Pharos::spawn(
+        &pki.dir,
+        &[
+            "--listen",
+            &listen,
+            "--workers",
+            "1",
+            "--apps",
+            "learning_switch",
+            "--tls-cert",
+            &pki.path("ctl-cert.pem"),
+            "--tls-key",
+            &pki.path("ctl-key.pem"),
+            "--tls-client-ca",
+            &pki.path("ca.pem"),
+        ],
+    );
+    p.wait_listening(listen.parse().unwrap());
+    let bench = |cert: &str, key: &str, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_pharos"))
+            .args([
+                "bench",
+                "controller",
+                "--addr",
+                &listen,
+                "-s",
+                "4",
+                "-M",
+                "100",
+            ])
+            .args(["-l", "2", "-m", "200", "--threads", "1", "--json"])
+            .args(["--connect-timeout", "5"])
+            .args(["--tls-cert", &pki.path(cert), "--tls-key", &pki.path(key)])
+            .args(["--tls-ca", &pki.path("ca.pem")])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    for extra in [
+        &["--of", "1.0"][..],
+        &["--of", "1.3", "--mode", "latency"][..],
+    ] {
+        let out = bench("sw-cert.pem", "sw-key.pem", extra);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}\n{}", p.stderr());
+        assert!(stderr.contains("over TLS"), "{stderr}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["connected"], 4, "{json}");
+        // Answers came (not a rate: a loaded machine can stall a short loop).
+        assert!(json["responses_total"].as_u64().unwrap() > 100, "{json}");
+        assert_eq!(json["learning"]["switches_done"], 4, "{json}");
+    }
+    let out = bench("bad-cert.pem", "bad-key.pem", &["--no-retry"]);
+    assert!(!out.status.success());
+    p.wait_for_log("tls_unknown_ca");
+}
