@@ -244,7 +244,19 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
             return ConfigError::new(flag, e.reason);
         }
         match &file {
-            Some((path, text)) => e.in_file(path, text),
+            Some((path, text)) => {
+                // A key that is missing (`client_ca`) is reported at its table's line.
+                let mut parent = e.key.as_str();
+                let mut line = None;
+                while line.is_none() {
+                    line = config::line_of_key(text, parent);
+                    match parent.rsplit_once('.') {
+                        Some((p, _)) => parent = p,
+                        None => break,
+                    }
+                }
+                ConfigError { line, ..e }.in_file(path, text)
+            }
             None => e,
         }
     })?;
