@@ -258,6 +258,11 @@ impl<S> Conn<S> {
         let _ = registry.deregister(&mut self.stream);
     }
 
+    /// The TLS version and cipher suite, for the log (`None` in clear text).
+    pub fn tls_summary(&self) -> Option<String> {
+        self.stream.tls_summary()
+    }
+
     /// Bytes queued and not yet written.
     pub fn pending_out(&self) -> usize {
         self.out.len() - self.written

@@ -646,7 +646,10 @@ impl<P: SwitchPipeline> Worker<P> {
             self.closing.push((slot, "register_error"));
             return;
         }
-        info!(dpid = %Dpid(dpid), %peer, %version, worker = self.cfg.index, "switch connected");
+        // Over TLS, the protocol version and cipher suite (the field is left out in
+        // clear text).
+        let tls = conn.tls_summary();
+        info!(dpid = %Dpid(dpid), %peer, %version, tls = tls.as_deref(), worker = self.cfg.index, "switch connected");
         if let Some(d) = conn
             .state
             .as_ref()
