@@ -33,6 +33,7 @@ pub mod responder;
 pub mod soak;
 pub mod stats;
 pub mod switch;
+pub mod tls;
 pub mod topo;
 
 pub use controller_bench::{run_controller_bench, BenchError, ControllerBenchConfig, Mode};

@@ -34,6 +34,7 @@ use tracing::{debug, info, warn};
 use crate::counters::{lock, AdmissionSnapshot, Published};
 use crate::handshake::{Established, Handshake, HandshakeConfig, Progress};
 use crate::info::Dpid;
+use crate::tls::{refusal, Stream};
 use crate::worker::{Command, DpidRegistry, NewSwitch, WorkerHandle};
 
 /// The waker's token (shutdown).
@@ -72,12 +73,15 @@ struct Waiting {
     stream: TcpStream,
     /// Where it comes from.
     peer: SocketAddr,
+    /// The listener that accepted it (plain or TLS).
+    listener: usize,
 }
 
-/// A connection in its handshake.
+/// A connection in its handshake (on a TLS listener: the TLS handshake, then the
+/// OpenFlow one inside it).
 struct Pending {
-    /// The socket, registered with admission's poll.
-    stream: TcpStream,
+    /// The socket (or the TLS session over it), registered with admission's poll.
+    stream: Stream,
     /// Where it comes from (logs, the per-IP cap).
     peer: SocketAddr,
     /// The state machine.
@@ -94,6 +98,9 @@ pub struct Admission {
     poll: Poll,
     /// The bound listeners; token = index.
     listeners: Vec<TcpListener>,
+    /// The TLS configuration of the listener at the same index (`None` or no entry:
+    /// clear text).
+    tls: Vec<Option<Arc<rustls::ServerConfig>>>,
     /// Connections in their handshake, by token.
     pending: HashMap<usize, Pending>,
     /// Deadlines in accept order (the timeout is fixed, so this is deadline order);
@@ -167,6 +174,7 @@ impl Admission {
                 cfg,
                 poll,
                 listeners,
+                tls: Vec::new(),
                 pending: HashMap::new(),
                 deadlines: VecDeque::new(),
                 per_ip: HashMap::new(),
@@ -186,6 +194,11 @@ impl Admission {
             },
             waker,
         ))
+    }
+
+    /// Sets the TLS configuration of each listener (same index; `None`: clear text).
+    pub fn set_tls(&mut self, tls: Vec<Option<Arc<rustls::ServerConfig>>>) {
+        self.tls = tls;
     }
 
     /// The loop; returns when the handle sets `stop` and wakes it.
@@ -311,11 +324,11 @@ impl Admission {
             let refuse = match self.place(peer.ip()) {
                 Place::Start => {
                     let token = self.take_token();
-                    self.admit(stream, peer, token, now);
+                    self.admit(listener, stream, peer, token, now);
                     continue;
                 }
                 Place::Wait => {
-                    self.wait(stream, peer, now);
+                    self.wait(listener, stream, peer, now);
                     continue;
                 }
                 Place::Refuse(reason) => reason,
@@ -392,9 +405,16 @@ impl Admission {
     }
 
     /// Puts an accepted connection in its IP's waiting queue.
-    fn wait(&mut self, stream: TcpStream, peer: SocketAddr, now: Instant) {
+    fn wait(&mut self, listener: usize, stream: TcpStream, peer: SocketAddr, now: Instant) {
         let token = self.take_token();
-        self.waiting.insert(token, Waiting { stream, peer });
+        self.waiting.insert(
+            token,
+            Waiting {
+                stream,
+                peer,
+                listener,
+            },
+        );
         let queue = self.queues.entry(peer.ip()).or_default();
         if queue.is_empty() {
             self.turns.push_back(peer.ip());
@@ -432,13 +452,20 @@ impl Admission {
             if let Some(w) = token.and_then(|t| self.waiting.remove(&t).map(|w| (t, w))) {
                 lock(&self.counters).waiting = self.waiting.len();
                 let (token, w) = w;
-                self.admit(w.stream, w.peer, token, now);
+                self.admit(w.listener, w.stream, w.peer, token, now);
             }
         }
     }
 
     /// Starts the handshake of an accepted connection.
-    fn admit(&mut self, mut stream: TcpStream, peer: SocketAddr, token: usize, now: Instant) {
+    fn admit(
+        &mut self,
+        listener: usize,
+        mut stream: TcpStream,
+        peer: SocketAddr,
+        token: usize,
+        now: Instant,
+    ) {
         let _ = stream.set_nodelay(true);
         if let Err(e) = self.poll.registry().register(
             &mut stream,
@@ -451,6 +478,17 @@ impl Admission {
                 .add("register_error");
             return;
         }
+        let stream = match self.tls.get(listener) {
+            Some(Some(config)) => match Stream::tls(stream, Arc::clone(config)) {
+                Ok(s) => s,
+                Err(e) => {
+                    warn!(%peer, error = %e, "cannot start a TLS session");
+                    lock(&self.counters).handshake_failures.add("tls_error");
+                    return;
+                }
+            },
+            _ => Stream::Plain(stream),
+        };
         let (hs, out) = Handshake::new(&self.cfg.handshake);
         let deadline = now + self.cfg.handshake.timeout;
         self.pending.insert(
@@ -503,7 +541,7 @@ impl Admission {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    result = Err(("read_error", Some(e.to_string())));
+                    result = Err((refusal(&e).unwrap_or("read_error"), Some(e.to_string())));
                     break;
                 }
             }
@@ -526,7 +564,11 @@ impl Admission {
             return;
         };
         lock(&self.counters).handshake_failures.add(reason);
-        let waiting_for = p.hs.waiting_for();
+        let waiting_for = if p.stream.tls_handshaking() {
+            "the TLS handshake"
+        } else {
+            p.hs.waiting_for()
+        };
         match detail {
             Some(detail) => {
                 warn!(peer = %p.peer, reason, waiting_for, detail, "handshake failed")
@@ -585,7 +627,14 @@ impl Admission {
         reg.insert(dpid, (worker, uid));
         drop(reg);
         lock(&self.counters).established += 1;
-        debug!(dpid = %Dpid(dpid), peer = %p.peer, worker, version = %info.version, "handshake done");
+        match p.stream.tls_summary() {
+            Some(tls) => {
+                debug!(dpid = %Dpid(dpid), peer = %p.peer, worker, version = %info.version, tls, "handshake done")
+            }
+            None => {
+                debug!(dpid = %Dpid(dpid), peer = %p.peer, worker, version = %info.version, "handshake done")
+            }
+        }
         let w = &self.workers[worker];
         w.load.fetch_add(1, Ordering::Relaxed);
         let sent = w.send(Command::Add(Box::new(NewSwitch {
@@ -716,8 +765,10 @@ fn is_idle(t: &crate::counters::TotalSnapshot, last: u64) -> bool {
         && activity(t) == last
 }
 
-/// Writes what the kernel takes of `out`, keeping the rest.
-fn write_some(stream: &mut TcpStream, out: &mut Vec<u8>) -> io::Result<()> {
+/// Writes what the kernel takes of `out`, keeping the rest (and, over TLS, the
+/// session's own records first: handshake messages, alerts).
+fn write_some(stream: &mut Stream, out: &mut Vec<u8>) -> io::Result<()> {
+    stream.send_backlog()?;
     let mut written = 0;
     while written < out.len() {
         match stream.write(&out[written..]) {

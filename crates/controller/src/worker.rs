@@ -34,7 +34,6 @@ use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
 use mio::{Events, Poll, Token, Waker};
 use tracing::{debug, info, warn};
 
@@ -43,6 +42,7 @@ use crate::counters::{lock, ReasonCounts, SwitchSnapshot, TypeCounts, WorkerSnap
 use crate::info::{Dpid, SwitchInfo};
 use crate::requests::{Answer, Reply};
 use crate::switches::Route;
+use crate::tls::Stream;
 
 /// The sans-IO pipeline a worker drives (implemented by `dispatch::Pipeline`; tests
 /// use small ones of their own).
@@ -153,8 +153,9 @@ impl<P: SwitchPipeline> FrameSink<P::State> for Sink<'_, P> {
 pub struct NewSwitch {
     /// Unique connection id (see [`Conn::uid`]).
     pub uid: u64,
-    /// The socket, deregistered from admission's poll.
-    pub stream: TcpStream,
+    /// The socket (or the TLS session over it, established), deregistered from
+    /// admission's poll.
+    pub stream: Stream,
     /// What the handshake learned.
     pub info: SwitchInfo,
     /// Bytes read past the handshake, to be processed first.
@@ -645,7 +646,10 @@ impl<P: SwitchPipeline> Worker<P> {
             self.closing.push((slot, "register_error"));
             return;
         }
-        info!(dpid = %Dpid(dpid), %peer, %version, worker = self.cfg.index, "switch connected");
+        // Over TLS, the protocol version and cipher suite (the field is left out in
+        // clear text).
+        let tls = conn.tls_summary();
+        info!(dpid = %Dpid(dpid), %peer, %version, tls = tls.as_deref(), worker = self.cfg.index, "switch connected");
         if let Some(d) = conn
             .state
             .as_ref()
