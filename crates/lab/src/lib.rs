@@ -40,6 +40,7 @@
 pub mod cmd;
 pub mod frame;
 pub mod names;
+pub mod pki;
 pub mod probe;
 pub mod state;
 pub mod topo;
