@@ -149,6 +149,21 @@ struct UpArgs {
     /// `pharos bench switch --data-port` to send and capture on; no namespaces are made
     #[arg(long)]
     probe: bool,
+    /// The OpenFlow channel over TLS: makes a private CA, the controller's and the
+    /// switches' certificates in the lab directory (pki/), points the switches at
+    /// ssl:HOST:PORT (the --controller address) with `ovs-vsctl set-ssl`, and writes the
+    /// controller's listen entry to pki/controller.toml (pharos run --config it)
+    #[arg(long)]
+    tls: bool,
+    /// With --tls, the switches' certificate (PEM) instead of a new PKI's
+    #[arg(long, value_name = "FILE", requires_all = ["tls_key", "tls_ca"])]
+    tls_cert: Option<PathBuf>,
+    /// With --tls, the switches' private key (PEM)
+    #[arg(long, value_name = "FILE", requires_all = ["tls_cert", "tls_ca"])]
+    tls_key: Option<PathBuf>,
+    /// With --tls, the CA the controller's certificate must be signed by (PEM)
+    #[arg(long, value_name = "FILE", requires_all = ["tls_cert", "tls_key"])]
+    tls_ca: Option<PathBuf>,
     #[command(flatten)]
     common: NameArg,
 }
@@ -494,14 +509,28 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
     for sig in [SIGINT, SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&interrupted))?;
     }
+    let tls = match (&a.tls_cert, &a.tls_key, &a.tls_ca) {
+        (Some(cert), Some(key), Some(ca)) => Some(lab::LabTls::Files {
+            ca_cert: ca.clone(),
+            cert: cert.clone(),
+            key: key.clone(),
+        }),
+        _ if a.tls || a.controller.starts_with("ssl:") => Some(lab::LabTls::Generate),
+        _ => None,
+    };
+    let controller = match a.controller.strip_prefix("ssl:") {
+        Some(rest) if tls.is_some() => format!("tcp:{rest}"),
+        _ => a.controller.clone(),
+    };
     let lab = Lab::up(LabOptions {
         name: a.common.name.clone(),
         dir: dir.clone(),
         topo,
         of,
-        controller: a.controller.clone(),
+        controller,
         probe: a.probe,
         verbose: a.common.verbose,
+        tls,
     })?;
     if interrupted.load(Ordering::SeqCst) {
         eprintln!("pharos: interrupted: removing lab {}", a.common.name);
@@ -522,7 +551,7 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
         lab::span("h", t.hosts.len()),
         lab::plural(links, "switch link", "switch links"),
         of,
-        a.controller,
+        lab.controller(),
     );
     if lab.is_probe() {
         let probes: Vec<String> = lab
@@ -541,7 +570,23 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
             lab.dir().display()
         );
     }
+    let new_pki = lab.tls().and_then(|t| t.pki_dir.clone());
     match lab.control_target() {
+        lab::ControlTarget::Connect(_) if new_pki.is_some() => {
+            // A new CA: no controller can be running with its certificates yet.
+            let d = new_pki.unwrap_or_default();
+            outln!(
+                "TLS: a new CA and certificates in {d}; the switches connect over ssl: and \
+                 retry every second until the controller runs with them:\n  pharos run \
+                 --config {}\n  (or its [[listen]] entry in your settings file: certificate \
+                 {}, key {}, client_ca {})",
+                d.join(lab::CONTROLLER_TOML).display(),
+                d.join(lab::pki::CONTROLLER_CERT).display(),
+                d.join(lab::pki::CONTROLLER_KEY).display(),
+                d.join(lab::pki::CA_CERT).display(),
+                d = d.display(),
+            );
+        }
         lab::ControlTarget::Connect(_) => report_connections(&lab, Some(&interrupted))?,
         lab::ControlTarget::Listen(_) => {
             let addrs: Vec<String> = lab
