@@ -699,16 +699,16 @@ impl fmt::Display for Show {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Connections are counted to a controller the switches connect to; a lab with no
         // controller, or whose switches listen, has none to count.
-        let connected = if self.controller.starts_with("tcp:") || self.controller.starts_with("ssl:")
-        {
-            format!(
-                ", {}/{} switches connected",
-                self.connected,
-                self.switches.len()
-            )
-        } else {
-            String::new()
-        };
+        let connected =
+            if self.controller.starts_with("tcp:") || self.controller.starts_with("ssl:") {
+                format!(
+                    ", {}/{} switches connected",
+                    self.connected,
+                    self.switches.len()
+                )
+            } else {
+                String::new()
+            };
         writeln!(
             f,
             "{}: {}, OpenFlow {}, controller {}{connected}{}{}",

@@ -222,7 +222,17 @@ impl Pki {
         fs::create_dir_all(dir)
             .map_err(|e| LabError::io(format!("create {}", dir.display()), e))?;
         let pki = Pki::in_dir(dir);
-        let ca = Ca::new("pharos lab CA")?;
+        // A name of its own: a client that trusts another lab's CA then finds no issuer
+        // for this PKI's certificates (with the same name it would find one, and fail on
+        // its signature).
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let ca = Ca::new(&format!(
+            "pharos lab CA {:x}",
+            nanos ^ (u128::from(std::process::id()) << 64)
+        ))?;
         let names = if controller_names.is_empty() {
             DEFAULT_CONTROLLER_NAMES
         } else {
