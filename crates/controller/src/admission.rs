@@ -25,6 +25,7 @@ use tracing::{debug, info, warn};
 use crate::counters::{lock, AdmissionSnapshot, Published};
 use crate::handshake::{Established, Handshake, HandshakeConfig, Progress};
 use crate::info::Dpid;
+use crate::tls::{refusal, Stream};
 use crate::worker::{Command, DpidRegistry, NewSwitch, WorkerHandle};
 
 /// The waker's token (shutdown).
@@ -57,10 +58,11 @@ pub struct AdmissionConfig {
     pub counters_interval: Duration,
 }
 
-/// A connection in its handshake.
+/// A connection in its handshake (on a TLS listener: the TLS handshake, then the
+/// OpenFlow one inside it).
 struct Pending {
-    /// The socket, registered with admission's poll.
-    stream: TcpStream,
+    /// The socket (or the TLS session over it), registered with admission's poll.
+    stream: Stream,
     /// Where it comes from (logs, the per-IP cap).
     peer: SocketAddr,
     /// The state machine.
@@ -77,6 +79,9 @@ pub struct Admission {
     poll: Poll,
     /// The bound listeners; token = index.
     listeners: Vec<TcpListener>,
+    /// The TLS configuration of the listener at the same index (`None` or no entry:
+    /// clear text).
+    tls: Vec<Option<Arc<rustls::ServerConfig>>>,
     /// Connections in their handshake, by token.
     pending: HashMap<usize, Pending>,
     /// Deadlines in accept order (the timeout is fixed, so this is deadline order);
@@ -140,6 +145,7 @@ impl Admission {
                 cfg,
                 poll,
                 listeners,
+                tls: Vec::new(),
                 pending: HashMap::new(),
                 deadlines: VecDeque::new(),
                 per_ip: HashMap::new(),
@@ -155,6 +161,11 @@ impl Admission {
             },
             waker,
         ))
+    }
+
+    /// Sets the TLS configuration of each listener (same index; `None`: clear text).
+    pub fn set_tls(&mut self, tls: Vec<Option<Arc<rustls::ServerConfig>>>) {
+        self.tls = tls;
     }
 
     /// The loop; returns when the handle sets `stop` and wakes it.
@@ -304,12 +315,12 @@ impl Admission {
                 }
                 continue;
             }
-            self.admit(stream, peer, now);
+            self.admit(listener, stream, peer, now);
         }
     }
 
     /// Starts the handshake of an accepted connection.
-    fn admit(&mut self, mut stream: TcpStream, peer: SocketAddr, now: Instant) {
+    fn admit(&mut self, listener: usize, mut stream: TcpStream, peer: SocketAddr, now: Instant) {
         let _ = stream.set_nodelay(true);
         let token = self.next_token;
         self.next_token += 1;
@@ -324,6 +335,17 @@ impl Admission {
                 .add("register_error");
             return;
         }
+        let stream = match self.tls.get(listener) {
+            Some(Some(config)) => match Stream::tls(stream, Arc::clone(config)) {
+                Ok(s) => s,
+                Err(e) => {
+                    warn!(%peer, error = %e, "cannot start a TLS session");
+                    lock(&self.counters).handshake_failures.add("tls_error");
+                    return;
+                }
+            },
+            _ => Stream::Plain(stream),
+        };
         let (hs, out) = Handshake::new(&self.cfg.handshake);
         let deadline = now + self.cfg.handshake.timeout;
         self.pending.insert(
@@ -376,7 +398,7 @@ impl Admission {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    result = Err(("read_error", Some(e.to_string())));
+                    result = Err((refusal(&e).unwrap_or("read_error"), Some(e.to_string())));
                     break;
                 }
             }
@@ -399,7 +421,11 @@ impl Admission {
             return;
         };
         lock(&self.counters).handshake_failures.add(reason);
-        let waiting_for = p.hs.waiting_for();
+        let waiting_for = if p.stream.tls_handshaking() {
+            "the TLS handshake"
+        } else {
+            p.hs.waiting_for()
+        };
         match detail {
             Some(detail) => {
                 warn!(peer = %p.peer, reason, waiting_for, detail, "handshake failed")
@@ -458,7 +484,14 @@ impl Admission {
         reg.insert(dpid, (worker, uid));
         drop(reg);
         lock(&self.counters).established += 1;
-        debug!(dpid = %Dpid(dpid), peer = %p.peer, worker, version = %info.version, "handshake done");
+        match p.stream.tls_summary() {
+            Some(tls) => {
+                debug!(dpid = %Dpid(dpid), peer = %p.peer, worker, version = %info.version, tls, "handshake done")
+            }
+            None => {
+                debug!(dpid = %Dpid(dpid), peer = %p.peer, worker, version = %info.version, "handshake done")
+            }
+        }
         let w = &self.workers[worker];
         w.load.fetch_add(1, Ordering::Relaxed);
         let sent = w.send(Command::Add(Box::new(NewSwitch {
@@ -550,8 +583,10 @@ fn is_idle(t: &crate::counters::TotalSnapshot, last: u64) -> bool {
     t.connected_switches == 0 && t.pending_handshakes == 0 && activity(t) == last
 }
 
-/// Writes what the kernel takes of `out`, keeping the rest.
-fn write_some(stream: &mut TcpStream, out: &mut Vec<u8>) -> io::Result<()> {
+/// Writes what the kernel takes of `out`, keeping the rest (and, over TLS, the
+/// session's own records first: handshake messages, alerts).
+fn write_some(stream: &mut Stream, out: &mut Vec<u8>) -> io::Result<()> {
+    stream.send_backlog()?;
     let mut written = 0;
     while written < out.len() {
         match stream.write(&out[written..]) {

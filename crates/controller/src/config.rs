@@ -12,6 +12,11 @@
 //! listen = ["0.0.0.0:6653", "0.0.0.0:6633"]
 //! workers = 2
 //!
+//! # Or OpenFlow over TLS (mutual authentication), beside or instead of plain ports:
+//! # [[listen]]
+//! # addr = "0.0.0.0:6654"
+//! # tls = { cert = "ctl-cert.pem", key = "ctl-key.pem", client_ca = "ca.pem" }
+//!
 //! [keepalive]
 //! interval = "5s"
 //! max_unanswered = 3
@@ -44,8 +49,10 @@ pub use crate::handshake::HandshakeConfig;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
-    /// Addresses to accept switches on; OpenFlow's port 6653 and the legacy 6633.
-    pub listen: Vec<SocketAddr>,
+    /// Addresses to accept switches on; OpenFlow's port 6653 and the legacy 6633. An
+    /// entry is an address (`"0.0.0.0:6653"`, clear text) or a table with `addr` and a
+    /// `tls` table ([`ListenEntry`]).
+    pub listen: Vec<ListenEntry>,
     /// Worker threads, each with its own event loop and its own switches. Default: one
     /// per available core.
     pub workers: usize,
@@ -232,6 +239,146 @@ mod dpid_value {
     }
 }
 
+/// One `listen` entry: an address, and TLS settings when the port speaks TLS.
+///
+/// In the file an entry is either an address string (clear text) or a table:
+/// `{ addr = "0.0.0.0:6654", tls = { cert = "...", key = "...", client_ca = "..." } }`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenEntry {
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// `Some`: the port speaks TLS only (OpenFlow inside it).
+    pub tls: Option<TlsSettings>,
+}
+
+impl ListenEntry {
+    /// A clear-text entry.
+    pub fn plain(addr: SocketAddr) -> ListenEntry {
+        ListenEntry { addr, tls: None }
+    }
+}
+
+impl From<SocketAddr> for ListenEntry {
+    fn from(addr: SocketAddr) -> ListenEntry {
+        ListenEntry::plain(addr)
+    }
+}
+
+/// A clear-text entry from an address (`"0.0.0.0:6653"`).
+impl std::str::FromStr for ListenEntry {
+    type Err = std::net::AddrParseError;
+    fn from_str(s: &str) -> Result<ListenEntry, Self::Err> {
+        s.parse().map(ListenEntry::plain)
+    }
+}
+
+impl fmt::Display for ListenEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.tls {
+            None => write!(f, "{}", self.addr),
+            Some(_) => write!(f, "{} (TLS)", self.addr),
+        }
+    }
+}
+
+/// The `tls` table of a `listen` entry: the controller's certificate and key, and the
+/// CA that signs the switches' certificates. Paths are relative to the working
+/// directory. The files are read at start-up: a missing, unreadable or malformed one
+/// stops it with the key and the file named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsSettings {
+    /// The controller's certificate chain (PEM), leaf first.
+    pub cert: PathBuf,
+    /// The controller's private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+    /// The CA certificate(s) (PEM) a switch's certificate must be signed by. Required
+    /// unless `client_auth = "none"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_ca: Option<PathBuf>,
+    /// `"required"` (the default): a switch must present a certificate signed by
+    /// `client_ca`. `"none"`: any peer that speaks TLS can connect as a switch, which
+    /// only encrypts the channel (unsafe: anyone who reaches the port controls what
+    /// the controller believes about the network).
+    #[serde(default, skip_serializing_if = "ClientAuth::is_required")]
+    pub client_auth: ClientAuth,
+}
+
+/// Whether switches must authenticate with a certificate ([`TlsSettings::client_auth`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientAuth {
+    /// A certificate signed by `client_ca` is required (mutual authentication).
+    #[default]
+    Required,
+    /// No client certificate is asked for (unsafe; see [`TlsSettings::client_auth`]).
+    None,
+}
+
+impl ClientAuth {
+    fn is_required(&self) -> bool {
+        *self == ClientAuth::Required
+    }
+}
+
+impl Serialize for ListenEntry {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        match &self.tls {
+            None => s.serialize_str(&self.addr.to_string()),
+            Some(tls) => {
+                let mut t = s.serialize_struct("ListenEntry", 2)?;
+                t.serialize_field("addr", &self.addr.to_string())?;
+                t.serialize_field("tls", tls)?;
+                t.end()
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ListenEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ListenEntry, D::Error> {
+        use serde::de::{self, MapAccess, Visitor};
+
+        /// The table form, with serde's own errors for unknown or missing keys.
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Table {
+            addr: String,
+            tls: Option<TlsSettings>,
+        }
+
+        fn addr<E: de::Error>(text: &str) -> Result<SocketAddr, E> {
+            text.trim().parse().map_err(|_| {
+                E::custom(format!(
+                    "{text:?} is not an address: expected e.g. \"0.0.0.0:6653\" or \"[::]:6653\""
+                ))
+            })
+        }
+
+        struct EntryVisitor;
+        impl<'de> Visitor<'de> for EntryVisitor {
+            type Value = ListenEntry;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "an address (\"0.0.0.0:6653\") or a table { addr = \"0.0.0.0:6654\", tls = { cert, key, client_ca } }",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ListenEntry, E> {
+                Ok(ListenEntry::plain(addr(v)?))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ListenEntry, A::Error> {
+                let t = Table::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(ListenEntry {
+                    addr: addr(&t.addr)?,
+                    tls: t.tls,
+                })
+            }
+        }
+        d.deserialize_any(EntryVisitor)
+    }
+}
+
 /// The REST API's settings (`[api]` in the file).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -396,7 +543,7 @@ impl Default for Config {
         Config {
             listen: DEFAULT_LISTEN
                 .iter()
-                .map(|a| a.parse().expect("a valid literal"))
+                .map(|a| ListenEntry::plain(a.parse().expect("a valid literal")))
                 .collect(),
             workers: std::thread::available_parallelism()
                 .map(usize::from)
@@ -522,10 +669,10 @@ impl Config {
             ));
         }
         for (i, a) in self.listen.iter().enumerate() {
-            if self.listen[..i].contains(a) {
+            if self.listen[..i].iter().any(|b| b.addr == a.addr) {
                 return Err(ConfigError::new(
                     format!("listen[{i}]"),
-                    format!("{a} is listed twice"),
+                    format!("{} is listed twice", a.addr),
                 ));
             }
         }
@@ -657,7 +804,8 @@ impl Config {
     /// takes.
     pub fn net(&self) -> crate::controller::NetConfig {
         crate::controller::NetConfig {
-            listen: self.listen.clone(),
+            listen: self.listen.iter().map(|l| l.addr).collect(),
+            tls: self.listen.iter().map(|l| l.tls.clone()).collect(),
             workers: self.workers,
             max_connections: self.max_connections,
             handshake: self.handshake.clone(),
@@ -667,6 +815,18 @@ impl Config {
             max_message_len: self.max_message_len,
             counters_interval: self.counters_interval,
         }
+    }
+
+    /// Reads and checks the files of every `listen` entry's `tls` table (what
+    /// [`Controller::start`](crate::controller::Controller::start) will load): an error
+    /// names the key (`listen[1].tls.cert`) and the file.
+    pub fn check_tls(&self) -> Result<(), ConfigError> {
+        for (i, l) in self.listen.iter().enumerate() {
+            if let Some(tls) = &l.tls {
+                crate::tls::server_config(tls).map_err(|e| tls_error(i, &e))?;
+            }
+        }
+        Ok(())
     }
 
     /// Checks every app name against the ones this binary knows; an unknown one is
@@ -691,6 +851,16 @@ pub fn max_workers() -> usize {
     4 * std::thread::available_parallelism()
         .map(usize::from)
         .unwrap_or(1)
+}
+
+/// A refused `tls` table of `listen[i]` as a [`ConfigError`] on its key.
+fn tls_error(i: usize, e: &crate::tls::TlsSetupError) -> ConfigError {
+    let key = if e.key.is_empty() {
+        format!("listen[{i}].tls")
+    } else {
+        format!("listen[{i}].tls.{}", e.key)
+    };
+    ConfigError::new(key, e.reason.clone())
 }
 
 /// Reads a settings file; an unreadable one is a [`ConfigError`] naming it.

@@ -13,8 +13,8 @@ fn empty_file_is_the_defaults() {
     let c = Config::from_toml_str("").unwrap();
     assert_eq!(c, Config::default());
     assert_eq!(c.listen.len(), 2);
-    assert_eq!(c.listen[0].port(), 6653);
-    assert_eq!(c.listen[1].port(), 6633);
+    assert_eq!(c.listen[0].addr.port(), 6653);
+    assert_eq!(c.listen[1].addr.port(), 6633);
     assert!(c.workers >= 1);
     // No apps named: the binary's default set (the core knows no app by name).
     assert_eq!(c.apps, None);
@@ -75,7 +75,7 @@ fn every_key_is_read() {
     assert_eq!(
         c.listen,
         vec![
-            "127.0.0.1:7000".parse().unwrap(),
+            "127.0.0.1:7000".parse::<ListenEntry>().unwrap(),
             "[::1]:7001".parse().unwrap()
         ]
     );
@@ -528,7 +528,7 @@ fn net_config_carries_every_network_setting() {
     )
     .unwrap();
     let n = c.net();
-    assert_eq!(n.listen, c.listen);
+    assert_eq!(n.listen, c.listen.iter().map(|l| l.addr).collect::<Vec<_>>());
     assert_eq!((n.workers, n.max_connections), (3, 9));
     assert_eq!((n.output_buffer_limit, n.max_message_len), (70000, 1000));
     assert_eq!(n.counters_interval, Duration::from_secs(2));

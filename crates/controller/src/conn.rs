@@ -31,7 +31,6 @@ use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 use openflow::{Version, HEADER_LEN};
 use tracing::debug;
@@ -39,6 +38,7 @@ use tracing::debug;
 use crate::config::{BackpressureConfig, KeepaliveConfig};
 use crate::counters::{SwitchCounters, TypeCounts};
 use crate::info::Dpid;
+use crate::tls::Stream;
 
 /// Initial size of a connection's read buffer: a few PACKET_INs per read(2). A busy
 /// switch's buffer grows to [`READ_BUF_MAX`].
@@ -127,8 +127,9 @@ fn whole_message(buf: &[u8]) -> Option<(u8, usize)> {
 /// A connected switch (see the module doc).
 #[derive(Debug)]
 pub struct Conn<S> {
-    /// The socket, non-blocking, registered with the worker's poll.
-    stream: TcpStream,
+    /// The socket (or a TLS session over it), non-blocking, registered with the
+    /// worker's poll.
+    stream: Stream,
     /// The poll token (the worker's slot index).
     token: Token,
     /// Unique id of this connection, so "close the connection replaced by another with
@@ -199,7 +200,7 @@ impl<S> Conn<S> {
     /// admission read past the handshake; `pending_out` what it could not write yet.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        stream: TcpStream,
+        stream: Stream,
         token: Token,
         uid: u64,
         dpid: u64,
@@ -369,8 +370,9 @@ impl<S> Conn<S> {
                     // with an event). Not when the event also said the peer
                     // closed: the FIN came with the bytes, no event will report it
                     // again, and only the next read (0) tells (Tokio keeps read-closed
-                    // readiness apart for the same reason).
-                    if n < space && !self.read_closed {
+                    // readiness apart for the same reason). Over TLS a short read
+                    // only emptied the session's plaintext: read on to WouldBlock.
+                    if n < space && !self.read_closed && self.stream.drains_on_short_read() {
                         return Ok(budget == 0 && self.whole_message_buffered());
                     }
                 }
@@ -379,6 +381,7 @@ impl<S> Conn<S> {
                 Err(e) if e.kind() == io::ErrorKind::ConnectionReset => {
                     return Err("connection_reset")
                 }
+                Err(e) if e.kind() == io::ErrorKind::InvalidData => return Err("tls_error"),
                 Err(_) => return Err("read_error"),
             }
         }
@@ -534,6 +537,17 @@ impl<S> Conn<S> {
         if queued > self.counters.max_queued {
             self.counters.max_queued = queued;
         }
+        // Over TLS, the records the socket did not take last time go first.
+        if self.stream.backlog() {
+            match self.stream.send_backlog() {
+                Ok(()) => {
+                    if !self.stream.backlog() {
+                        self.progress_at = now;
+                    }
+                }
+                Err(_) => return Err("write_error"),
+            }
+        }
         while self.written < self.out.len() {
             match self.stream.write(&self.out[self.written..]) {
                 Ok(0) => return Err("write_zero"),
@@ -591,7 +605,8 @@ impl<S> Conn<S> {
             // The queue starts waiting for the kernel now: the stall clock starts.
             self.progress_at = now;
         }
-        let want = match (self.paused, pending > 0) {
+        // Encrypted records the socket has not taken yet wait for WRITABLE too.
+        let want = match (self.paused, pending > 0 || self.stream.backlog()) {
             (false, false) => Interest::READABLE,
             (false, true) => Interest::READABLE | Interest::WRITABLE,
             // Paused implies a queue above the low-water mark, so never empty.

@@ -24,6 +24,7 @@ use crate::handshake::HandshakeConfig;
 use crate::info::SwitchInfo;
 use crate::requests::Answer;
 use crate::switches::Route;
+use crate::config::TlsSettings;
 use crate::worker::{Command, SwitchPipeline, Worker, WorkerConfig, WorkerHandle};
 
 /// Every network setting of the controller core (`config::Config` maps onto it).
@@ -31,6 +32,9 @@ use crate::worker::{Command, SwitchPipeline, Worker, WorkerConfig, WorkerHandle}
 pub struct NetConfig {
     /// Addresses to listen on (port 0 picks a free port; see [`Handle::local_addrs`]).
     pub listen: Vec<SocketAddr>,
+    /// TLS settings of the address at the same index of `listen` (`None`, or no entry:
+    /// clear text). The files are read by [`Controller::start`].
+    pub tls: Vec<Option<TlsSettings>>,
     /// Worker threads (at least 1).
     pub workers: usize,
     /// Open connections allowed at once (handshaking and established).
@@ -57,6 +61,7 @@ impl Default for NetConfig {
                 SocketAddr::from(([0, 0, 0, 0], 6653)),
                 SocketAddr::from(([0, 0, 0, 0], 6633)),
             ],
+            tls: Vec::new(),
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             max_connections: 10_000,
             handshake: HandshakeConfig::default(),
@@ -230,6 +235,25 @@ pub struct Controller;
 impl Controller {
     /// Binds every listen address, starts admission and the workers.
     pub fn start<P: SwitchPipeline>(config: &NetConfig, pipeline: Arc<P>) -> io::Result<Handle> {
+        // The TLS files first: a bad one stops start-up before anything listens.
+        let mut tls = Vec::new();
+        for (i, settings) in config.tls.iter().enumerate().take(config.listen.len()) {
+            let Some(settings) = settings else {
+                tls.push(None);
+                continue;
+            };
+            let server = crate::tls::server_config(settings).map_err(|e| {
+                let key = match e.key {
+                    "" => "tls".to_string(),
+                    k => format!("tls.{k}"),
+                };
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("listen[{i}] ({}) {key}: {}", config.listen[i], e.reason),
+                )
+            })?;
+            tls.push(Some(server));
+        }
         let mut listeners = Vec::new();
         let mut local_addrs = Vec::new();
         for addr in &config.listen {
@@ -292,10 +316,18 @@ impl Controller {
             published.clone(),
             stop.clone(),
         )?;
+        let mut admission = admission;
+        admission.set_tls(tls);
         let admission_thread = std::thread::Builder::new()
             .name("pharos-admission".into())
             .spawn(move || admission.run())?;
-        info!(listen = ?local_addrs, workers = n, "controller started");
+        let tls_ports: Vec<SocketAddr> = local_addrs
+            .iter()
+            .zip(&config.tls)
+            .filter(|(_, t)| t.is_some())
+            .map(|(a, _)| *a)
+            .collect();
+        info!(listen = ?local_addrs, tls = ?tls_ports, workers = n, "controller started");
         Ok(Handle {
             local_addrs,
             published,

@@ -39,4 +39,5 @@ pub mod services;
 pub mod switches;
 pub mod timers;
 pub mod timing;
+pub mod tls;
 pub mod worker;

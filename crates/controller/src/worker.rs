@@ -34,10 +34,10 @@ use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
 use mio::{Events, Poll, Token, Waker};
 use tracing::{debug, info, warn};
 
+use crate::tls::Stream;
 use crate::conn::{CloseReason, Conn, ConnLimits, FrameSink, FLUSH_BATCH, FLUSH_DELAY};
 use crate::counters::{lock, ReasonCounts, SwitchSnapshot, TypeCounts, WorkerSnapshot};
 use crate::info::{Dpid, SwitchInfo};
@@ -153,8 +153,9 @@ impl<P: SwitchPipeline> FrameSink<P::State> for Sink<'_, P> {
 pub struct NewSwitch {
     /// Unique connection id (see [`Conn::uid`]).
     pub uid: u64,
-    /// The socket, deregistered from admission's poll.
-    pub stream: TcpStream,
+    /// The socket (or the TLS session over it, established), deregistered from
+    /// admission's poll.
+    pub stream: Stream,
     /// What the handshake learned.
     pub info: SwitchInfo,
     /// Bytes read past the handshake, to be processed first.

@@ -43,6 +43,19 @@ pub struct Args {
     /// 0.0.0.0:6633]
     #[arg(long = "listen", value_name = "ADDR:PORT")]
     pub listen: Vec<SocketAddr>,
+    /// The controller's certificate (PEM): every --listen address then speaks TLS
+    /// only, with --tls-key and --tls-client-ca (switches must present a certificate
+    /// signed by it); for TLS on some ports only, or without client certificates, use
+    /// `[[listen]]` entries in the --config file
+    #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_key", "tls_client_ca"])]
+    pub tls_cert: Option<PathBuf>,
+    /// The controller's private key (PEM) for --tls-cert
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// The CA certificate (PEM) the switches' certificates must be signed by
+    /// (--tls-cert)
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
     /// Worker threads, each serving its own switches (at most 4 per core) [default: one
     /// per core]
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -133,7 +146,23 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
         None => Config::default(),
     };
     if !args.listen.is_empty() {
-        config.listen = args.listen.clone();
+        let tls = match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => Some(config::TlsSettings {
+                cert: cert.clone(),
+                key: key.clone(),
+                client_ca: args.tls_client_ca.clone(),
+                client_auth: config::ClientAuth::Required,
+            }),
+            _ => None,
+        };
+        config.listen = args
+            .listen
+            .iter()
+            .map(|&addr| config::ListenEntry {
+                addr,
+                tls: tls.clone(),
+            })
+            .collect();
     }
     if let Some(n) = args.workers {
         config.workers = n;
@@ -201,6 +230,22 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
         ConfigError {
             key: flag.to_string(),
             ..e
+        }
+    })?;
+    // The TLS files are read now: a missing or bad one is refused before anything
+    // starts, naming the flag or the file's key.
+    config.check_tls().map_err(|e| {
+        if args.tls_cert.is_some() {
+            let flag = match e.key.rsplit('.').next() {
+                Some("key") => "--tls-key",
+                Some("client_ca") => "--tls-client-ca",
+                _ => "--tls-cert",
+            };
+            return ConfigError::new(flag, e.reason);
+        }
+        match &file {
+            Some((path, text)) => e.in_file(path, text),
+            None => e,
         }
     })?;
     let names: Vec<&str> = config.app_list().iter().map(|a| a.name.as_str()).collect();
@@ -537,7 +582,7 @@ mod tests {
         };
         assert_eq!(c, d);
         assert_eq!(Config::default().apps, None, "the core names no app");
-        let ports: Vec<u16> = c.listen.iter().map(|a| a.port()).collect();
+        let ports: Vec<u16> = c.listen.iter().map(|a| a.addr.port()).collect();
         assert_eq!(ports, vec![6653, 6633]);
         let names: Vec<&str> = c.app_list().iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["topology", "device_manager", "routing"]);
@@ -563,7 +608,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(c.listen.len(), 2);
-        assert_eq!(c.listen[1].port(), 7001);
+        assert_eq!(c.listen[1].addr.port(), 7001);
         assert_eq!(c.workers, 3);
         let names: Vec<&str> = c.app_list().iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["hub", "learning_switch"]);
@@ -586,7 +631,7 @@ mod tests {
         );
         let p = path.to_str().unwrap();
         let c = effective_config(&args(&["--config", p])).unwrap();
-        assert_eq!((c.workers, c.listen[0].port()), (7, 9000));
+        assert_eq!((c.workers, c.listen[0].addr.port()), (7, 9000));
         let c = effective_config(&args(&[
             "--config",
             p,
@@ -597,7 +642,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(c.workers, 2);
-        assert_eq!(c.listen[0].port(), 9000);
+        assert_eq!(c.listen[0].addr.port(), 9000);
         assert_eq!(c.app_list()[0], AppConfig::named("hub"));
         assert_eq!(
             c.app_list()[1]
