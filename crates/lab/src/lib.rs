@@ -2493,6 +2493,37 @@ mod tests {
     }
 
     #[test]
+    fn tls_turns_tcp_into_ssl_and_ssl_needs_tls() {
+        assert_eq!(
+            tls_target("tcp:127.0.0.1:6653", true).unwrap(),
+            "ssl:127.0.0.1:6653"
+        );
+        assert_eq!(
+            tls_target("tcp:[::1]:6653", true).unwrap(),
+            "ssl:[::1]:6653"
+        );
+        assert_eq!(
+            tls_target("tcp:127.0.0.1:6653", false).unwrap(),
+            "tcp:127.0.0.1:6653"
+        );
+        for (target, tls) in [
+            ("ptcp:6653", true),
+            ("none", true),
+            ("ssl:127.0.0.1:6653", false),
+        ] {
+            assert!(
+                matches!(tls_target(target, tls), Err(LabError::Invalid(_))),
+                "{target} tls={tls}"
+            );
+        }
+        assert_eq!(parse_controller("ssl:127.0.0.1:6654").unwrap(), 6654);
+        assert_eq!(
+            ControlTarget::parse("ssl:127.0.0.1:6654").unwrap(),
+            ControlTarget::Connect("127.0.0.1:6654".parse().unwrap())
+        );
+    }
+
+    #[test]
     fn control_targets() {
         assert_eq!(ControlTarget::parse("none").unwrap(), ControlTarget::None);
         assert_eq!(
@@ -2511,10 +2542,10 @@ mod tests {
             let e = ControlTarget::parse(bad).unwrap_err().to_string();
             assert!(e.contains("bad controller"), "{bad}: {e}");
         }
-        let e = ControlTarget::parse("ssl:1.2.3.4:6653")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("ptcp:PORT or none"), "{e}");
+        // ssl: is a target (a lab over TLS, see tls_turns_tcp_into_ssl_and_ssl_needs_tls);
+        // other schemes are not.
+        let e = ControlTarget::parse("unix:/tmp/x").unwrap_err().to_string();
+        assert!(e.contains("ssl:HOST:PORT, ptcp:PORT or none"), "{e}");
     }
 
     #[test]
@@ -2534,7 +2565,7 @@ mod tests {
             "tcp:127.0.0.1",
             "tcp:localhost:6653",
             "tcp:1.2.3.4:0",
-            "ssl:1.2.3.4:6653",
+            "udp:1.2.3.4:6653",
             "tcp:1.2.3.4:x",
         ] {
             let e = parse_controller(bad).unwrap_err().to_string();

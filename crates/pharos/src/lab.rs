@@ -75,6 +75,11 @@ pb-lab-2 in the root namespace (veth peers of s1's ports 1 and 2) to send and ca
 --controller ptcp:6653 instead has s1 listen on 127.0.0.1:6653 for the bench to connect. \
 pharos lab show lists the probes (--json: \"probes\").
 
+Over TLS: `pharos lab up --topo linear,3 --tls` makes a private CA and the controller's and \
+switches' certificates in $PHAROS_LAB_DIR/NAME/pki, points the switches at ssl:HOST:PORT with \
+ovs-vsctl set-ssl, and writes the controller's listen entry to pki/controller.toml: run \
+`pharos run --config` with it. --tls-cert, --tls-key and --tls-ca use certificates of your own.
+
 Names: with --name NAME (default lab; a lowercase letter then up to 3 lowercase letters or \
 digits), switch sN is bridge NAME-sN, its port P the interface NAME-sN-ethP, host hM the \
 network namespace NAME-hM with interface hM-eth0 inside. Labs of different names coexist. \
@@ -135,13 +140,13 @@ struct UpArgs {
     #[arg(long = "of", default_value = "1.3", value_name = "VERSION")]
     of: String,
     /// Where the switches' OpenFlow channel goes: tcp:HOST:PORT (they connect to a
-    /// controller there), ptcp:PORT (switch sN listens on 127.0.0.1:PORT+N-1, for
+    /// controller there; ssl:HOST:PORT, or --tls, over TLS), ptcp:PORT (switch sN listens on 127.0.0.1:PORT+N-1, for
     /// `pharos bench switch --switch-connect`), or none (no controller: with fail_mode
     /// secure they forward nothing until flows are installed)
     #[arg(
         long,
         default_value = lab::DEFAULT_CONTROLLER,
-        value_name = "tcp:HOST:PORT|ptcp:PORT|none"
+        value_name = "tcp:HOST:PORT|ssl:HOST:PORT|ptcp:PORT|none"
     )]
     controller: String,
     /// Probe interfaces instead of hosts: each host's switch port gets a veth whose other

@@ -207,7 +207,9 @@ fn switches_with_a_foreign_or_expired_certificate_or_none_are_refused_with_the_r
         ctl.stderr()
     );
     let target = format!("tcp:127.0.0.1:{port}");
-    let cases: [(&str, Option<(&Path, &Path)>, &str, &str); 3] = [
+    /// (lab name, the switches' certificate and key or plain tcp:, reason, detail)
+    type Case<'a> = (&'a str, Option<(&'a Path, &'a Path)>, &'a str, &'a str);
+    let cases: [Case; 3] = [
         (
             "tlsf",
             Some((&foreign, &foreign_key)),
