@@ -182,3 +182,56 @@ impl axum::serve::Listener for TlsListener {
         Ok(self.local_addr)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use controller::config::{ApiTlsConfig, Config};
+
+    #[test]
+    fn the_api_section_takes_a_tls_table_of_cert_and_key() {
+        let c = Config::from_toml_str("").unwrap();
+        assert_eq!(c.api.tls, None);
+        let c = Config::from_toml_str(
+            "[api]\ntls = { cert = \"/etc/pharos/c.pem\", key = \"/etc/pharos/k.pem\" }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.api.tls,
+            Some(ApiTlsConfig {
+                cert: "/etc/pharos/c.pem".into(),
+                key: "/etc/pharos/k.pem".into(),
+            })
+        );
+        for bad in [
+            "[api]\ntls = { cert = \"c.pem\" }\n",
+            "[api]\ntls = { cert = \"c.pem\", key = \"k.pem\", client_ca = \"ca.pem\" }\n",
+            "[api]\ntls = \"c.pem\"\n",
+        ] {
+            let e = Config::from_toml_str(bad).unwrap_err();
+            assert!(e.key.starts_with("api.tls") || e.key == "api", "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_certificate_and_its_key_make_a_server_config_and_mismatches_name_the_files() {
+        let d = std::env::temp_dir().join(format!("pharos-api-tls-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let pki = lab::pki::Pki::create(&d, &[]).unwrap();
+        let c = server_config(&pki.controller_cert, &pki.controller_key).unwrap();
+        assert_eq!(c.alpn_protocols, vec![b"http/1.1".to_vec()]);
+        let e = server_config(&pki.controller_cert, &pki.switch_key).unwrap_err();
+        assert_eq!(e.key, "api.tls.key");
+        assert!(e.reason.contains("does not go with"), "{e}");
+        let e = server_config(&pki.controller_key, &pki.controller_key).unwrap_err();
+        assert_eq!(e.key, "api.tls.cert");
+        assert!(e.reason.contains("holds no certificate"), "{e}");
+        let missing = d.join("missing.pem");
+        let e = server_config(&missing, &pki.controller_key).unwrap_err();
+        assert!(
+            e.reason.contains(missing.to_str().unwrap()) && e.reason.contains("No such file"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
