@@ -52,6 +52,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
+
+use crate::tls::{SocketAddrName, Transport};
 use mio::{Events, Interest, Poll, Token};
 use openflow::Version;
 use serde::Serialize;
@@ -151,6 +153,9 @@ pub struct ControllerBenchConfig {
     /// HELLO) connects again after a backoff (100 ms, doubling to 2 s, ±25%), as a real
     /// switch does, until `connect_timeout`.
     pub retry: bool,
+    /// Connect over TLS with this client configuration (`--tls-cert`, `--tls-key`,
+    /// `--tls-ca`; see [`crate::tls`]); `None`: clear text.
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 /// The loopback source address of switch `i` of `n` addresses: 127.0.0.1 first, then
@@ -223,6 +228,7 @@ impl ControllerBenchConfig {
             hold: Duration::ZERO,
             source_addrs: 0,
             retry: true,
+            tls: None,
         }
     }
 }
@@ -366,6 +372,7 @@ pub fn run_controller_bench(
         let how = Connecting {
             source_addrs: cfg.source_addrs,
             retry: cfg.retry,
+            tls: cfg.tls.clone(),
         };
         let spawned = thread::Builder::new()
             .name(format!("bench-gen-{t}"))
@@ -702,17 +709,26 @@ fn report(
 }
 
 /// How the switches connect.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Connecting {
     /// Loopback source addresses to spread them over (0: the system's choice).
     source_addrs: usize,
     /// Connect again after a refusal, with backoff.
     retry: bool,
+    /// TLS, or clear text.
+    tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl Connecting {
     fn source(&self, dpid: u64) -> Option<std::net::IpAddr> {
         (self.source_addrs > 0).then(|| source_addr(dpid as usize - 1, self.source_addrs))
+    }
+
+    /// Switch `dpid`'s connection to `addr` (its TLS session started, if TLS).
+    fn open(&self, addr: SocketAddr, dpid: u64) -> std::io::Result<Transport> {
+        let tcp = connect_from(addr, self.source(dpid))?;
+        let _ = tcp.set_nodelay(true);
+        Transport::new(tcp, self.tls.as_ref(), SocketAddrName(addr.ip()))
     }
 }
 
@@ -735,14 +751,13 @@ fn worker(
 ) -> std::io::Result<Vec<Final>> {
     let mut poll = Poll::new()?;
     let mut events = Events::with_capacity(1024);
-    let mut switches: Vec<(Switch<TcpStream>, Arc<Published>)> = Vec::new();
+    let mut switches: Vec<(Switch<Transport>, Arc<Published>)> = Vec::new();
     let mut joining: Vec<Joining> = Vec::new();
     let mut finals = Vec::new();
     for (dpid, published) in mine {
         let first = Instant::now();
-        match connect_from(addr, how.source(dpid)) {
+        match how.open(addr, dpid) {
             Ok(mut stream) => {
-                let _ = stream.set_nodelay(true);
                 let token = Token(switches.len());
                 poll.registry().register(
                     &mut stream,
@@ -857,8 +872,7 @@ fn worker(
                         j.attempts += 1;
                         j.next = None;
                         let _ = poll.registry().deregister(sw.stream());
-                        let fresh = connect_from(addr, how.source(sw.dpid)).and_then(|mut s| {
-                            let _ = s.set_nodelay(true);
+                        let fresh = how.open(addr, sw.dpid).and_then(|mut s| {
                             poll.registry().register(
                                 &mut s,
                                 Token(i),
@@ -922,7 +936,7 @@ fn worker(
 /// as a PACKET_IN from its own port (written at its next turn).
 fn relay(
     wiring: &Wiring,
-    switches: &mut [(Switch<TcpStream>, Arc<Published>)],
+    switches: &mut [(Switch<Transport>, Arc<Published>)],
     by_dpid: &std::collections::HashMap<u64, usize>,
 ) {
     for i in 0..switches.len() {

@@ -32,6 +32,7 @@ pub mod report;
 pub mod responder;
 pub mod stats;
 pub mod switch;
+pub mod tls;
 pub mod topo;
 
 pub use controller_bench::{run_controller_bench, BenchError, ControllerBenchConfig, Mode};

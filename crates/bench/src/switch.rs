@@ -1218,6 +1218,16 @@ impl<S: Read + Write> Switch<S> {
     }
 
     fn flush(&mut self) {
+        // A transport with bytes of its own waiting (TLS records the socket did not
+        // take) writes them first; a plain socket has none.
+        if self.state != State::Closed {
+            if let Err(e) = self.stream.flush() {
+                match e.kind() {
+                    ErrorKind::WouldBlock | ErrorKind::NotConnected | ErrorKind::Interrupted => {}
+                    _ => self.close(format!("write: {e}")),
+                }
+            }
+        }
         while self.wpos < self.wbuf.len() && self.state != State::Closed {
             match self.stream.write(&self.wbuf[self.wpos..]) {
                 Ok(0) => self.close("write: the connection accepts no more bytes".into()),

@@ -16,6 +16,7 @@ use mio::Waker;
 use tracing::info;
 
 use crate::admission::{Admission, AdmissionConfig};
+use crate::config::TlsSettings;
 use crate::config::{BackpressureConfig, KeepaliveConfig};
 use crate::conn::ConnLimits;
 use crate::counters::{CountersSnapshot, Published};
@@ -24,7 +25,6 @@ use crate::handshake::HandshakeConfig;
 use crate::info::SwitchInfo;
 use crate::requests::Answer;
 use crate::switches::Route;
-use crate::config::TlsSettings;
 use crate::worker::{Command, SwitchPipeline, Worker, WorkerConfig, WorkerHandle};
 
 /// Every network setting of the controller core (`config::Config` maps onto it).

@@ -84,12 +84,15 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 }
 
 /// Reads the certificates of a PEM file (at least one).
-fn read_certs(key: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsSetupError> {
+fn read_certs(
+    key: &'static str,
+    path: &Path,
+) -> Result<Vec<CertificateDer<'static>>, TlsSetupError> {
     let shown = path.display();
     // Read first so that a missing or unreadable file says so (the PEM parser's own
     // error does not name the file).
-    let bytes = std::fs::read(path)
-        .map_err(|e| setup_error(key, format!("cannot read {shown}: {e}")))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| setup_error(key, format!("cannot read {shown}: {e}")))?;
     let certs = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| setup_error(key, format!("{shown} is not valid PEM: {e}")))?;
@@ -305,7 +308,10 @@ impl Write for TlsStream {
         if self.session.wants_write() && !self.session.is_handshaking() {
             return Err(io::ErrorKind::WouldBlock.into());
         }
-        let n = self.session.writer().write(&buf[..buf.len().min(MAX_WRITE)])?;
+        let n = self
+            .session
+            .writer()
+            .write(&buf[..buf.len().min(MAX_WRITE)])?;
         if n == 0 && !buf.is_empty() {
             // The session's buffer is full (only while handshaking).
             return Err(io::ErrorKind::WouldBlock.into());
@@ -447,7 +453,12 @@ impl Write for Stream {
 }
 
 impl Source for Stream {
-    fn register(&mut self, registry: &Registry, token: Token, interests: Interest) -> io::Result<()> {
+    fn register(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
         self.tcp_mut().register(registry, token, interests)
     }
 

@@ -37,12 +37,12 @@ use std::time::{Duration, Instant};
 use mio::{Events, Poll, Token, Waker};
 use tracing::{debug, info, warn};
 
-use crate::tls::Stream;
 use crate::conn::{CloseReason, Conn, ConnLimits, FrameSink, FLUSH_BATCH, FLUSH_DELAY};
 use crate::counters::{lock, ReasonCounts, SwitchSnapshot, TypeCounts, WorkerSnapshot};
 use crate::info::{Dpid, SwitchInfo};
 use crate::requests::{Answer, Reply};
 use crate::switches::Route;
+use crate::tls::Stream;
 
 /// The sans-IO pipeline a worker drives (implemented by `dispatch::Pipeline`; tests
 /// use small ones of their own).

@@ -180,6 +180,18 @@ pub struct ControllerArgs {
     /// get in)
     #[arg(long)]
     no_retry: bool,
+    /// Connect over TLS, presenting this certificate (PEM) as every switch's; with
+    /// --tls-key and --tls-ca. The controller's certificate is checked against
+    /// --tls-ca, not against a name (as Open vSwitch's ssl: connections do)
+    #[arg(long, value_name = "FILE", requires_all = ["tls_key", "tls_ca"])]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The switches' private key (PEM) for --tls-cert
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
+    /// The CA certificate (PEM) the controller's certificate must be signed by
+    /// (--tls-cert)
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_ca: Option<std::path::PathBuf>,
     /// Print the report as JSON
     #[arg(long)]
     json: bool,
@@ -366,6 +378,13 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
         hold: seconds(a.hold, "--hold")?,
         source_addrs: a.source_addrs,
         retry: !a.no_retry,
+        tls: match (&a.tls_cert, &a.tls_key, &a.tls_ca) {
+            (Some(cert), Some(key), Some(ca)) => Some(
+                bench::tls::client_config(cert, key, ca)
+                    .map_err(|e| anyhow::anyhow!("--tls-cert/--tls-key/--tls-ca: {e}"))?,
+            ),
+            _ => None,
+        },
     };
     if cfg.source_addrs > 0 && !a.addr.ip().is_loopback() {
         anyhow::bail!("--source-addrs spreads switches over loopback addresses: the controller must be on loopback too");
@@ -381,9 +400,10 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
         );
     }
     eprintln!(
-        "pharos bench controller: {} switches (OpenFlow {}, {} mode, window {}) to {}, {}{} loops of {} ms",
+        "pharos bench controller: {} switches (OpenFlow {}{}, {} mode, window {}) to {}, {}{} loops of {} ms",
         cfg.switches,
         cfg.version,
+        if cfg.tls.is_some() { " over TLS" } else { "" },
         cfg.mode,
         if cfg.window == 0 { "unbounded".to_string() } else { cfg.window.to_string() },
         cfg.addr,

@@ -1,0 +1,270 @@
+//! The emulated switches' TLS (`pharos bench controller --tls-cert --tls-key
+//! --tls-ca`): a rustls client session (ring only) over each non-blocking connection,
+//! so the benchmark measures a controller's OpenFlow over TLS as Open vSwitch's
+//! `ssl:` connections reach it.
+//!
+//! As Open vSwitch does, the controller's certificate is checked against the CA and not
+//! against a name (switches connect to an address; the CA is private to the network).
+//!
+//! [`Transport`] keeps the plain socket's contract the generator relies on: a read
+//! shorter than the buffer means the socket is drained (so it reads until the socket
+//! says `WouldBlock` or the buffer is full), and `flush` writes the records the socket
+//! did not take yet.
+
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use mio::event::Source;
+use mio::net::TcpStream;
+use mio::{Interest, Registry, Token};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{
+    CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore,
+};
+
+/// The client configuration of `--tls-cert FILE --tls-key FILE --tls-ca FILE`: the
+/// switches' certificate and key, and the CA the controller's certificate must be
+/// signed by. An error names the file.
+pub fn client_config(cert: &Path, key_file: &Path, ca: &Path) -> Result<Arc<ClientConfig>, String> {
+    let read = |p: &Path| std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
+    let certs = |p: &Path| -> Result<Vec<CertificateDer<'static>>, String> {
+        let bytes = read(p)?;
+        let certs = CertificateDer::pem_slice_iter(&bytes)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("{} is not valid PEM: {e}", p.display()))?;
+        if certs.is_empty() {
+            return Err(format!("{} holds no certificate", p.display()));
+        }
+        Ok(certs)
+    };
+    let chain = certs(cert)?;
+    let key = PrivateKeyDer::from_pem_slice(&read(key_file)?)
+        .map_err(|e| format!("{} holds no usable private key: {e}", key_file.display()))?;
+    let mut roots = RootCertStore::empty();
+    for c in certs(ca)? {
+        roots
+            .add(c)
+            .map_err(|e| format!("{}: not a usable CA certificate: {e}", ca.display()))?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .build()
+        .map_err(|e| format!("{}: {e}", ca.display()))?;
+    let config = ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(|e| e.to_string())?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyName(webpki)))
+        .with_client_auth_cert(chain, key)
+        .map_err(|e| format!("{} and {}: {e}", cert.display(), key_file.display()))?;
+    Ok(Arc::new(config))
+}
+
+/// The WebPKI verifier, with any name accepted (see the module doc).
+#[derive(Debug)]
+struct AnyName(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for AnyName {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// A switch's connection: plain, or a TLS client session over it.
+#[derive(Debug)]
+pub enum Transport {
+    /// Clear text.
+    Plain(TcpStream),
+    /// TLS (boxed: the session is large).
+    Tls(Box<(TcpStream, ClientConnection)>),
+}
+
+/// Whether a socket error means "not yet" (a connection still being made, or full).
+fn waits(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::NotConnected
+    )
+}
+
+impl Transport {
+    /// `tcp` as is, or with a TLS session to the controller at its peer address.
+    pub fn new(
+        tcp: TcpStream,
+        tls: Option<&Arc<ClientConfig>>,
+        server: SocketAddrName,
+    ) -> io::Result<Transport> {
+        match tls {
+            None => Ok(Transport::Plain(tcp)),
+            Some(config) => {
+                let conn = ClientConnection::new(
+                    Arc::clone(config),
+                    ServerName::IpAddress(server.0.into()),
+                )
+                .map_err(io::Error::other)?;
+                Ok(Transport::Tls(Box::new((tcp, conn))))
+            }
+        }
+    }
+
+    /// The socket.
+    pub fn tcp(&mut self) -> &mut TcpStream {
+        match self {
+            Transport::Plain(s) => s,
+            Transport::Tls(t) => &mut t.0,
+        }
+    }
+}
+
+/// The controller's address as the TLS server name (an IP address: the name is not
+/// checked, see the module doc).
+#[derive(Debug, Clone, Copy)]
+pub struct SocketAddrName(pub std::net::IpAddr);
+
+/// Writes the session's records while the socket takes them.
+fn send_backlog(tcp: &mut TcpStream, conn: &mut ClientConnection) -> io::Result<()> {
+    while conn.wants_write() {
+        match conn.write_tls(tcp) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(_) => {}
+            Err(e) if waits(&e) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+impl Read for Transport {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let (tcp, conn) = match self {
+            Transport::Plain(s) => return s.read(buf),
+            Transport::Tls(t) => (&mut t.0, &mut t.1),
+        };
+        // Fill `buf` until the socket is drained: a short read then says so, as for
+        // plain TCP.
+        let mut filled = 0;
+        loop {
+            match conn.reader().read(&mut buf[filled..]) {
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(filled),
+                Err(e) => return Err(e),
+            }
+            if filled == buf.len() {
+                return Ok(filled);
+            }
+            match conn.read_tls(tcp) {
+                Ok(0) => {
+                    // The end: what was decrypted, then 0.
+                    conn.process_new_packets().map_err(io::Error::other)?;
+                    let n = conn.reader().read(&mut buf[filled..]).unwrap_or(0);
+                    return Ok(filled + n);
+                }
+                Ok(_) => {
+                    if let Err(e) = conn.process_new_packets() {
+                        let _ = send_backlog(tcp, conn);
+                        return Err(io::Error::other(e));
+                    }
+                    send_backlog(tcp, conn)?;
+                }
+                Err(e) if waits(&e) => {
+                    return if filled > 0 { Ok(filled) } else { Err(e) };
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Write for Transport {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let (tcp, conn) = match self {
+            Transport::Plain(s) => return s.write(buf),
+            Transport::Tls(t) => (&mut t.0, &mut t.1),
+        };
+        send_backlog(tcp, conn)?;
+        if conn.wants_write() && !conn.is_handshaking() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let n = conn.writer().write(&buf[..buf.len().min(64 * 1024)])?;
+        if n == 0 && !buf.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        send_backlog(tcp, conn)?;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Transport::Plain(_) => Ok(()),
+            Transport::Tls(t) => send_backlog(&mut t.0, &mut t.1),
+        }
+    }
+}
+
+impl Source for Transport {
+    fn register(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        self.tcp().register(registry, token, interests)
+    }
+
+    fn reregister(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        self.tcp().reregister(registry, token, interests)
+    }
+
+    fn deregister(&mut self, registry: &Registry) -> io::Result<()> {
+        self.tcp().deregister(registry)
+    }
+}
