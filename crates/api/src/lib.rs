@@ -58,6 +58,7 @@ pub mod routes_app;
 pub mod routes_switch;
 pub mod static_flows;
 pub mod switch_model;
+pub mod tls;
 pub mod ui;
 
 use std::io;
@@ -104,6 +105,9 @@ pub struct Settings {
     pub read_auth: bool,
     /// How long a request to a switch waits for its answer (`[api] switch_timeout`).
     pub switch_timeout: Duration,
+    /// HTTPS with these settings ([`tls::server_config`] from `[api] tls`); `None`:
+    /// plain HTTP.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 /// What every handler shares.
@@ -278,7 +282,7 @@ impl Server {
         })?;
         listener.set_nonblocking(true)?;
         let local_addr = listener.local_addr()?;
-        let (stop, mut stopped) = watch::channel(false);
+        let (stop, stopped) = watch::channel(false);
         let shared = Arc::new(Shared {
             reads_need_token: settings.read_auth || !addr.ip().is_loopback(),
             token: settings.token,
@@ -300,6 +304,7 @@ impl Server {
             .enable_time()
             .build()?;
         let app = router(shared);
+        let tls = settings.tls;
         let thread = std::thread::Builder::new()
             .name("pharos-api".into())
             .spawn(move || {
@@ -312,19 +317,12 @@ impl Server {
                             return;
                         }
                     };
-                    let mut signal = stopped.clone();
-                    let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
-                        let _ = signal.wait_for(|s| *s).await;
-                    });
-                    let cut = async move {
-                        let _ = stopped.wait_for(|s| *s).await;
-                        tokio::time::sleep(GRACE).await;
-                    };
-                    tokio::select! {
-                        r = serve => if let Err(e) = r {
-                            tracing::error!("the API stopped: {e}");
+                    match tls {
+                        Some(config) => match tls::TlsListener::new(listener, config) {
+                            Ok(l) => serve_until_stopped(l, app, stopped).await,
+                            Err(e) => tracing::error!("the API cannot serve on {local_addr}: {e}"),
                         },
-                        () = cut => tracing::warn!("the API's requests in flight were cut at shutdown"),
+                        None => serve_until_stopped(listener, app, stopped).await,
                     }
                 });
             })?;
@@ -355,6 +353,30 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+/// Serves `app` on `listener` until `stopped` turns true, then lets requests in flight
+/// finish for up to [`GRACE`].
+async fn serve_until_stopped<L>(listener: L, app: Router, stopped: watch::Receiver<bool>)
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+{
+    let mut signal = stopped.clone();
+    let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+        let _ = signal.wait_for(|s| *s).await;
+    });
+    let mut stopped = stopped;
+    let cut = async move {
+        let _ = stopped.wait_for(|s| *s).await;
+        tokio::time::sleep(GRACE).await;
+    };
+    tokio::select! {
+        r = serve => if let Err(e) = r {
+            tracing::error!("the API stopped: {e}");
+        },
+        () = cut => tracing::warn!("the API's requests in flight were cut at shutdown"),
     }
 }
 

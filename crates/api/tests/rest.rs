@@ -89,6 +89,7 @@ impl Running {
             token: Token::new(TOKEN, TokenSource::Env),
             read_auth,
             switch_timeout,
+            tls: None,
         };
         let core = Core {
             pipeline: Arc::clone(&pipeline),

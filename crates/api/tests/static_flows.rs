@@ -86,6 +86,7 @@ impl Running {
             token: Token::new(TOKEN, TokenSource::Env),
             read_auth: false,
             switch_timeout: Duration::from_secs(5),
+            tls: None,
         };
         let core = Core {
             pipeline: Arc::clone(&pipeline),

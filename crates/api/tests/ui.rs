@@ -39,6 +39,7 @@ impl Running {
             token: Token::new(TOKEN, TokenSource::Env),
             read_auth,
             switch_timeout: std::time::Duration::from_secs(5),
+            tls: None,
         };
         let core = Core {
             pipeline: Arc::clone(&pipeline),

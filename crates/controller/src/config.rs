@@ -398,6 +398,19 @@ pub struct ApiConfig {
     /// added) waits for the answer before it is a 504.
     #[serde(with = "duration")]
     pub switch_timeout: Duration,
+    /// HTTPS (`tls = { cert = "...", key = "..." }`): the API serves TLS 1.2 and 1.3 with
+    /// this certificate chain and private key (PEM) instead of plain HTTP.
+    pub tls: Option<ApiTlsConfig>,
+}
+
+/// `[api] tls`: the API's certificate chain and private key, PEM files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiTlsConfig {
+    /// The certificate, then any intermediate certificates.
+    pub cert: PathBuf,
+    /// Its private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
 }
 
 /// The API's default address: loopback only, port 8080 (as ONOS's 8181 and Floodlight's
@@ -411,6 +424,7 @@ impl Default for ApiConfig {
             token_file: None,
             read_auth: false,
             switch_timeout: Duration::from_secs(5),
+            tls: None,
         }
     }
 }

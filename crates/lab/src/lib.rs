@@ -40,6 +40,7 @@
 pub mod cmd;
 pub mod frame;
 pub mod names;
+pub mod pki;
 pub mod probe;
 pub mod state;
 pub mod topo;
@@ -185,8 +186,8 @@ impl fmt::Display for OfVersion {
     }
 }
 
-/// Checks a controller target `tcp:HOST:PORT` (HOST an IPv4 address or a bracketed IPv6
-/// one); returns its port.
+/// Checks a controller target `tcp:HOST:PORT` or `ssl:HOST:PORT` (HOST an IPv4 address
+/// or a bracketed IPv6 one); returns its port.
 pub fn parse_controller(s: &str) -> Result<u16, LabError> {
     let bad = |why: &str| {
         LabError::Invalid(format!(
@@ -195,7 +196,8 @@ pub fn parse_controller(s: &str) -> Result<u16, LabError> {
     };
     let rest = s
         .strip_prefix("tcp:")
-        .ok_or_else(|| bad("only tcp: is supported"))?;
+        .or_else(|| s.strip_prefix("ssl:"))
+        .ok_or_else(|| bad("only tcp: and ssl: are supported"))?;
     let (host, port) = rest.rsplit_once(':').ok_or_else(|| bad("no port"))?;
     let host = host
         .strip_prefix('[')
@@ -209,8 +211,8 @@ pub fn parse_controller(s: &str) -> Result<u16, LabError> {
     }
 }
 
-/// The address of a controller target `tcp:HOST:PORT` (checked as [`parse_controller`]
-/// does).
+/// The address of a controller target `tcp:HOST:PORT` or `ssl:HOST:PORT` (checked as
+/// [`parse_controller`] does).
 pub fn controller_addr(s: &str) -> Result<std::net::SocketAddr, LabError> {
     let port = parse_controller(s)?;
     let host = s["tcp:".len()..s.len() - port.to_string().len() - 1]
@@ -222,10 +224,26 @@ pub fn controller_addr(s: &str) -> Result<std::net::SocketAddr, LabError> {
     Ok(std::net::SocketAddr::new(ip, port))
 }
 
+/// The controller target of a lab: with TLS, `tcp:HOST:PORT` becomes `ssl:HOST:PORT`;
+/// without, `ssl:` is refused (the switches would have no certificates).
+fn tls_target(controller: &str, tls: bool) -> Result<String, LabError> {
+    match (tls, ControlTarget::parse(controller)?) {
+        (true, ControlTarget::Connect(_)) => Ok(format!("ssl:{}", &controller[4..])),
+        (true, _) => Err(LabError::Invalid(format!(
+            "--tls needs a controller the switches connect to (tcp:HOST:PORT), not {controller}"
+        ))),
+        (false, _) if controller.starts_with("ssl:") => Err(LabError::Invalid(format!(
+            "{controller}: a lab over TLS is made with --tls (and --controller tcp:HOST:PORT)"
+        ))),
+        (false, _) => Ok(controller.to_string()),
+    }
+}
+
 /// Where a lab's switches have their OpenFlow channel (`--controller`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ControlTarget {
-    /// `tcp:HOST:PORT`: every switch connects to the controller there.
+    /// `tcp:HOST:PORT` (or `ssl:HOST:PORT`, over TLS): every switch connects to the
+    /// controller there.
     Connect(std::net::SocketAddr),
     /// `ptcp:PORT`: switch sN listens on 127.0.0.1:(PORT + N - 1) for a controller to
     /// connect (`pharos bench switch --switch-connect`).
@@ -253,10 +271,10 @@ impl ControlTarget {
                 ))),
             };
         }
-        if !s.starts_with("tcp:") {
+        if !s.starts_with("tcp:") && !s.starts_with("ssl:") {
             return Err(LabError::Invalid(format!(
                 "bad controller {s:?}: expected tcp:HOST:PORT (for example \
-                 {DEFAULT_CONTROLLER}), ptcp:PORT or none"
+                 {DEFAULT_CONTROLLER}), ssl:HOST:PORT, ptcp:PORT or none"
             )));
         }
         controller_addr(s).map(ControlTarget::Connect)
@@ -288,7 +306,41 @@ pub struct LabOptions {
     pub probe: bool,
     /// Print every command run, on standard error.
     pub verbose: bool,
+    /// The OpenFlow channel over TLS: the switches connect to `ssl:HOST:PORT` (the
+    /// controller's address) with a certificate, and check the controller's.
+    pub tls: Option<LabTls>,
 }
+
+/// Where a lab over TLS gets its certificates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LabTls {
+    /// A new private PKI in the lab directory, `pki/` ([`pki::Pki::create`]): the
+    /// controller is given its certificate and the CA there.
+    Generate,
+    /// The switches' certificate and key, and the CA the controller's certificate must
+    /// be signed by (a PKI of one's own, `ovs-pki`'s for instance).
+    Files {
+        ca_cert: PathBuf,
+        cert: PathBuf,
+        key: PathBuf,
+    },
+}
+
+/// The files a lab over TLS uses (recorded in its `state.json`; `show` lists them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct TlsFiles {
+    /// The CA the switches check the controller's certificate against.
+    pub ca_cert: PathBuf,
+    /// The switches' certificate and private key (`ovs-vsctl set-ssl`).
+    pub switch_cert: PathBuf,
+    pub switch_key: PathBuf,
+    /// The PKI the lab made (`up --tls` without files of one's own): the controller's
+    /// certificate and key are there, and `controller.toml`, its listen entry.
+    pub pki_dir: Option<PathBuf>,
+}
+
+/// The file in a lab's `pki/` holding the controller's listen entry.
+pub const CONTROLLER_TOML: &str = "controller.toml";
 
 /// A probe interface of a lab made with [`LabOptions::probe`]: where host hM would be.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -593,6 +645,8 @@ pub struct Show {
     pub hosts: Vec<ShowHost>,
     /// Probe interfaces standing in for the hosts (`up --probe`).
     pub probes: Vec<ProbePort>,
+    /// The OpenFlow channel's TLS files, for a lab over TLS (`up --tls`).
+    pub tls: Option<TlsFiles>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -645,15 +699,16 @@ impl fmt::Display for Show {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Connections are counted to a controller the switches connect to; a lab with no
         // controller, or whose switches listen, has none to count.
-        let connected = if self.controller.starts_with("tcp:") {
-            format!(
-                ", {}/{} switches connected",
-                self.connected,
-                self.switches.len()
-            )
-        } else {
-            String::new()
-        };
+        let connected =
+            if self.controller.starts_with("tcp:") || self.controller.starts_with("ssl:") {
+                format!(
+                    ", {}/{} switches connected",
+                    self.connected,
+                    self.switches.len()
+                )
+            } else {
+                String::new()
+            };
         writeln!(
             f,
             "{}: {}, OpenFlow {}, controller {}{connected}{}{}",
@@ -679,6 +734,25 @@ impl fmt::Display for Show {
             self.switches.first().map(|s| s.bridge.as_str()).unwrap_or("BRIDGE"),
             d = self.dir.display(),
         )?;
+        if let Some(t) = &self.tls {
+            writeln!(
+                f,
+                "TLS: switches' certificate {} (key {}), CA {}",
+                t.switch_cert.display(),
+                t.switch_key.display(),
+                t.ca_cert.display()
+            )?;
+            if let Some(d) = &t.pki_dir {
+                writeln!(
+                    f,
+                    "controller: pharos run --config {} (certificate {}, key {}, client_ca {})",
+                    d.join(CONTROLLER_TOML).display(),
+                    d.join(pki::CONTROLLER_CERT).display(),
+                    d.join(pki::CONTROLLER_KEY).display(),
+                    t.ca_cert.display()
+                )?;
+            }
+        }
         writeln!(f, "switches:")?;
         for s in &self.switches {
             writeln!(
@@ -792,6 +866,8 @@ impl Lab {
         validate_lab_name(&opts.name)?;
         let names = Names::new(&opts.name);
         names::check(&names, &opts.topo)?;
+        let mut opts = opts;
+        opts.controller = tls_target(&opts.controller, opts.tls.is_some())?;
         if let ControlTarget::Listen(p) = ControlTarget::parse(&opts.controller)? {
             if u32::from(p) + (opts.topo.switches.len() as u32).saturating_sub(1)
                 > u32::from(u16::MAX)
@@ -836,7 +912,7 @@ impl Lab {
             let _ = fs::remove_dir(&lab.dir);
             return Err(e);
         }
-        match lab.build() {
+        match lab.build(opts.tls.as_ref()) {
             Ok(()) => Ok(lab),
             Err(e) => match teardown(&lab.dir, &lab.state, &lab.tools, lab.verbose) {
                 Ok(_) => Err(e),
@@ -1040,8 +1116,24 @@ impl Lab {
         v
     }
 
-    fn build(&mut self) -> Result<(), LabError> {
+    fn build(&mut self, tls: Option<&LabTls>) -> Result<(), LabError> {
+        if let Some(tls) = tls {
+            self.state.tls = Some(self.prepare_tls(tls)?);
+            self.save()?;
+        }
         self.start_daemons()?;
+        if let Some(t) = &self.state.tls {
+            // One certificate for every switch: Open vSwitch has one SSL configuration
+            // per ovs-vswitchd, used by every `ssl:` controller connection.
+            self.run(
+                self.vsctl()
+                    .arg("set-ssl")
+                    .arg(&t.switch_key)
+                    .arg(&t.switch_cert)
+                    .arg(&t.ca_cert)
+                    .label("ovs-vsctl set-ssl"),
+            )?;
+        }
         if self.state.probe {
             self.make_veths()?;
             self.configure_probes()?;
@@ -1053,6 +1145,70 @@ impl Lab {
         self.make_bridges()?;
         self.state.complete = true;
         self.save()
+    }
+
+    /// The lab's TLS files: a new PKI in `pki/` (with the controller's listen entry in
+    /// `pki/controller.toml`), or the files given, checked readable.
+    fn prepare_tls(&self, tls: &LabTls) -> Result<TlsFiles, LabError> {
+        match tls {
+            LabTls::Generate => {
+                let addr = controller_addr(&self.state.controller)?;
+                let ip = addr.ip().to_string();
+                let mut names: Vec<&str> = pki::DEFAULT_CONTROLLER_NAMES.to_vec();
+                if !names.contains(&ip.as_str()) {
+                    names.push(&ip);
+                }
+                let dir = self.dir.join("pki");
+                let p = pki::Pki::create(&dir, &names)?;
+                let toml = dir.join(CONTROLLER_TOML);
+                let listen = if addr.ip().is_loopback() || addr.ip().is_unspecified() {
+                    addr
+                } else {
+                    // The controller listens on every address; its switches reach it here.
+                    std::net::SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), addr.port())
+                };
+                let text = format!(
+                    "# The OpenFlow listener for {}: pharos run --config {}\n{}",
+                    title(&self.state.name),
+                    toml.display(),
+                    p.listen_toml(listen)
+                );
+                fs::write(&toml, text)
+                    .map_err(|e| LabError::io(format!("write {}", toml.display()), e))?;
+                Ok(TlsFiles {
+                    ca_cert: p.ca_cert,
+                    switch_cert: p.switch_cert,
+                    switch_key: p.switch_key,
+                    pki_dir: Some(dir),
+                })
+            }
+            LabTls::Files { ca_cert, cert, key } => {
+                let check = |what: &str, p: &Path| -> Result<PathBuf, LabError> {
+                    let text = fs::read_to_string(p).map_err(|e| {
+                        LabError::Invalid(format!("cannot read {what} {}: {e}", p.display()))
+                    })?;
+                    if !text.contains("-----BEGIN ") {
+                        return Err(LabError::Invalid(format!(
+                            "{what} {} is not PEM (no -----BEGIN line)",
+                            p.display()
+                        )));
+                    }
+                    fs::canonicalize(p)
+                        .map_err(|e| LabError::io(format!("resolve {}", p.display()), e))
+                };
+                Ok(TlsFiles {
+                    ca_cert: check("the CA certificate (--tls-ca)", ca_cert)?,
+                    switch_cert: check("the switches' certificate (--tls-cert)", cert)?,
+                    switch_key: check("the switches' key (--tls-key)", key)?,
+                    pki_dir: None,
+                })
+            }
+        }
+    }
+
+    /// The TLS files of a lab over TLS.
+    pub fn tls(&self) -> Option<&TlsFiles> {
+        self.state.tls.as_ref()
     }
 
     fn start_daemons(&mut self) -> Result<(), LabError> {
@@ -1934,6 +2090,7 @@ impl Lab {
             links,
             hosts,
             probes,
+            tls: self.state.tls.clone(),
         }
     }
 }
@@ -2336,6 +2493,37 @@ mod tests {
     }
 
     #[test]
+    fn tls_turns_tcp_into_ssl_and_ssl_needs_tls() {
+        assert_eq!(
+            tls_target("tcp:127.0.0.1:6653", true).unwrap(),
+            "ssl:127.0.0.1:6653"
+        );
+        assert_eq!(
+            tls_target("tcp:[::1]:6653", true).unwrap(),
+            "ssl:[::1]:6653"
+        );
+        assert_eq!(
+            tls_target("tcp:127.0.0.1:6653", false).unwrap(),
+            "tcp:127.0.0.1:6653"
+        );
+        for (target, tls) in [
+            ("ptcp:6653", true),
+            ("none", true),
+            ("ssl:127.0.0.1:6653", false),
+        ] {
+            assert!(
+                matches!(tls_target(target, tls), Err(LabError::Invalid(_))),
+                "{target} tls={tls}"
+            );
+        }
+        assert_eq!(parse_controller("ssl:127.0.0.1:6654").unwrap(), 6654);
+        assert_eq!(
+            ControlTarget::parse("ssl:127.0.0.1:6654").unwrap(),
+            ControlTarget::Connect("127.0.0.1:6654".parse().unwrap())
+        );
+    }
+
+    #[test]
     fn control_targets() {
         assert_eq!(ControlTarget::parse("none").unwrap(), ControlTarget::None);
         assert_eq!(
@@ -2354,10 +2542,10 @@ mod tests {
             let e = ControlTarget::parse(bad).unwrap_err().to_string();
             assert!(e.contains("bad controller"), "{bad}: {e}");
         }
-        let e = ControlTarget::parse("ssl:1.2.3.4:6653")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("ptcp:PORT or none"), "{e}");
+        // ssl: is a target (a lab over TLS, see tls_turns_tcp_into_ssl_and_ssl_needs_tls);
+        // other schemes are not.
+        let e = ControlTarget::parse("unix:/tmp/x").unwrap_err().to_string();
+        assert!(e.contains("ssl:HOST:PORT, ptcp:PORT or none"), "{e}");
     }
 
     #[test]
@@ -2377,7 +2565,7 @@ mod tests {
             "tcp:127.0.0.1",
             "tcp:localhost:6653",
             "tcp:1.2.3.4:0",
-            "ssl:1.2.3.4:6653",
+            "udp:1.2.3.4:6653",
             "tcp:1.2.3.4:x",
         ] {
             let e = parse_controller(bad).unwrap_err().to_string();

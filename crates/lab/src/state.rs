@@ -64,6 +64,9 @@ pub struct State {
     /// (deleting the veth in `veths` deletes them).
     #[serde(default)]
     pub probes: Vec<String>,
+    /// The OpenFlow channel is over TLS with these files (`up --tls`).
+    #[serde(default)]
+    pub tls: Option<crate::TlsFiles>,
 }
 
 /// Host hN re-attached to switch sM (on a new port after sM's highest).
@@ -92,6 +95,7 @@ impl State {
             moves: vec![],
             probe: false,
             probes: vec![],
+            tls: None,
         }
     }
 

@@ -75,6 +75,11 @@ pb-lab-2 in the root namespace (veth peers of s1's ports 1 and 2) to send and ca
 --controller ptcp:6653 instead has s1 listen on 127.0.0.1:6653 for the bench to connect. \
 pharos lab show lists the probes (--json: \"probes\").
 
+Over TLS: `pharos lab up --topo linear,3 --tls` makes a private CA and the controller's and \
+switches' certificates in $PHAROS_LAB_DIR/NAME/pki, points the switches at ssl:HOST:PORT with \
+ovs-vsctl set-ssl, and writes the controller's listen entry to pki/controller.toml: run \
+`pharos run --config` with it. --tls-cert, --tls-key and --tls-ca use certificates of your own.
+
 Names: with --name NAME (default lab; a lowercase letter then up to 3 lowercase letters or \
 digits), switch sN is bridge NAME-sN, its port P the interface NAME-sN-ethP, host hM the \
 network namespace NAME-hM with interface hM-eth0 inside. Labs of different names coexist. \
@@ -136,13 +141,13 @@ struct UpArgs {
     #[arg(long = "of", default_value = "1.3", value_name = "VERSION")]
     of: String,
     /// Where the switches' OpenFlow channel goes: tcp:HOST:PORT (they connect to a
-    /// controller there), ptcp:PORT (switch sN listens on 127.0.0.1:PORT+N-1, for
+    /// controller there; ssl:HOST:PORT, or --tls, over TLS), ptcp:PORT (switch sN listens on 127.0.0.1:PORT+N-1, for
     /// `pharos bench switch --switch-connect`), or none (no controller: with fail_mode
     /// secure they forward nothing until flows are installed)
     #[arg(
         long,
         default_value = lab::DEFAULT_CONTROLLER,
-        value_name = "tcp:HOST:PORT|ptcp:PORT|none"
+        value_name = "tcp:HOST:PORT|ssl:HOST:PORT|ptcp:PORT|none"
     )]
     controller: String,
     /// Probe interfaces instead of hosts: each host's switch port gets a veth whose other
@@ -150,6 +155,21 @@ struct UpArgs {
     /// `pharos bench switch --data-port` to send and capture on; no namespaces are made
     #[arg(long)]
     probe: bool,
+    /// The OpenFlow channel over TLS: makes a private CA, the controller's and the
+    /// switches' certificates in the lab directory (pki/), points the switches at
+    /// ssl:HOST:PORT (the --controller address) with `ovs-vsctl set-ssl`, and writes the
+    /// controller's listen entry to pki/controller.toml (pharos run --config it)
+    #[arg(long)]
+    tls: bool,
+    /// With --tls, the switches' certificate (PEM) instead of a new PKI's
+    #[arg(long, value_name = "FILE", requires_all = ["tls_key", "tls_ca"])]
+    tls_cert: Option<PathBuf>,
+    /// With --tls, the switches' private key (PEM)
+    #[arg(long, value_name = "FILE", requires_all = ["tls_cert", "tls_ca"])]
+    tls_key: Option<PathBuf>,
+    /// With --tls, the CA the controller's certificate must be signed by (PEM)
+    #[arg(long, value_name = "FILE", requires_all = ["tls_cert", "tls_key"])]
+    tls_ca: Option<PathBuf>,
     #[command(flatten)]
     common: NameArg,
 }
@@ -495,14 +515,28 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
     for sig in [SIGINT, SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&interrupted))?;
     }
+    let tls = match (&a.tls_cert, &a.tls_key, &a.tls_ca) {
+        (Some(cert), Some(key), Some(ca)) => Some(lab::LabTls::Files {
+            ca_cert: ca.clone(),
+            cert: cert.clone(),
+            key: key.clone(),
+        }),
+        _ if a.tls || a.controller.starts_with("ssl:") => Some(lab::LabTls::Generate),
+        _ => None,
+    };
+    let controller = match a.controller.strip_prefix("ssl:") {
+        Some(rest) if tls.is_some() => format!("tcp:{rest}"),
+        _ => a.controller.clone(),
+    };
     let lab = Lab::up(LabOptions {
         name: a.common.name.clone(),
         dir: dir.clone(),
         topo,
         of,
-        controller: a.controller.clone(),
+        controller,
         probe: a.probe,
         verbose: a.common.verbose,
+        tls,
     })?;
     if interrupted.load(Ordering::SeqCst) {
         eprintln!("pharos: interrupted: removing lab {}", a.common.name);
@@ -523,7 +557,7 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
         lab::span("h", t.hosts.len()),
         lab::plural(links, "switch link", "switch links"),
         of,
-        a.controller,
+        lab.controller(),
     );
     if lab.is_probe() {
         let probes: Vec<String> = lab
@@ -542,7 +576,23 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
             lab.dir().display()
         );
     }
+    let new_pki = lab.tls().and_then(|t| t.pki_dir.clone());
     match lab.control_target() {
+        lab::ControlTarget::Connect(_) if new_pki.is_some() => {
+            // A new CA: no controller can be running with its certificates yet.
+            let d = new_pki.unwrap_or_default();
+            outln!(
+                "TLS: a new CA and certificates in {d}; the switches connect over ssl: and \
+                 retry every second until the controller runs with them:\n  pharos run \
+                 --config {}\n  (or its [[listen]] entry in your settings file: certificate \
+                 {}, key {}, client_ca {})",
+                d.join(lab::CONTROLLER_TOML).display(),
+                d.join(lab::pki::CONTROLLER_CERT).display(),
+                d.join(lab::pki::CONTROLLER_KEY).display(),
+                d.join(lab::pki::CA_CERT).display(),
+                d = d.display(),
+            );
+        }
         lab::ControlTarget::Connect(_) => report_connections(&lab, Some(&interrupted))?,
         lab::ControlTarget::Listen(_) => {
             let addrs: Vec<String> = lab

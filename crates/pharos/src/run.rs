@@ -439,6 +439,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         None => None,
     };
+    // HTTPS: the certificate and key are read before anything listens, as the token is.
+    let api_tls = match (&config.api.listen, &config.api.tls) {
+        (Some(_), Some(t)) => match api::tls::server_config(&t.cert, &t.key) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                pipeline.stop();
+                let e = ConfigError::new(e.key, e.reason);
+                let e = match &args.config {
+                    Some(path) => match config::read_file(path) {
+                        Ok(text) => e.in_file(path, &text),
+                        Err(_) => e,
+                    },
+                    None => e,
+                };
+                return Ok(refuse(&e));
+            }
+        },
+        _ => None,
+    };
     fd_limit_for(config.max_connections);
     let handle = match Controller::start(&config.net(), Arc::clone(&pipeline)) {
         Ok(h) => Arc::new(h),
@@ -454,6 +473,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 token,
                 read_auth: config.api.read_auth,
                 switch_timeout: config.api.switch_timeout,
+                tls: api_tls,
             };
             let core = api::Core {
                 pipeline: Arc::clone(&pipeline),
@@ -461,7 +481,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             match api::Server::start(settings, core) {
                 Ok(server) => {
-                    tracing::info!("REST API on http://{}/api/v1", server.local_addr());
+                    let scheme = if config.api.tls.is_some() {
+                        "https"
+                    } else {
+                        "http"
+                    };
+                    tracing::info!("REST API on {scheme}://{}/api/v1", server.local_addr());
                     Some(server)
                 }
                 Err(e) => {

@@ -526,6 +526,7 @@ impl Ctl {
                 token: api::auth::Token::new(token, api::auth::TokenSource::Env),
                 read_auth: false,
                 switch_timeout: Duration::from_secs(5),
+                tls: None,
             };
             match api::Server::start(settings, core.clone()) {
                 Ok(s) => break s,
