@@ -1704,7 +1704,9 @@ impl Pipeline {
             return;
         }
         let any = plan.apps[app].app.as_any();
-        let s = &mut slots[app];
+        // The callback downcasts the state itself: the boxed state, not the slot (a
+        // `&mut Slot` would coerce to `dyn Any` too, and never downcast).
+        let s = &mut *slots[app].state;
         let c = &mut ctx;
         let id = plan.reply_ids[app];
         self.timed(plan, timing, id, app, Some(info.dpid), "reply", || {
