@@ -67,7 +67,7 @@ pub struct Params {
     /// 86400).
     #[serde(deserialize_with = "controller::config::seconds::deserialize")]
     pub host_timeout: f64,
-    /// Hosts tracked at most (default 100,000, about 21 MB; at most 10,000,000): new
+    /// Hosts tracked at most (default 100,000, about 24 MB; at most 10,000,000): new
     /// hosts beyond are refused, so a host spraying source MACs cannot take the
     /// controller's memory.
     pub max_hosts: usize,

@@ -7,9 +7,11 @@
 //! match, a bucket elsewhere: misses one after the other that nothing can start early,
 //! as its layout is private (`HostTable::find` was 15% of the worker's time, most of it
 //! waiting on those loads). Here an entry is 16 bytes (the 48-bit address and the slot)
-//! in a linearly probed array (line-aligned, in huge pages when large) at most half full, so a look-up reads one line (rarely
-//! two), shared with the neighbouring addresses ([`Hint`]'s `home`), and [`Hint::prefetch`] can ask for that line for a PACKET_IN still in the read
-//! buffer (`Builder::prefetch_packet_in`), before the handlers take the table's lock.
+//! in a linearly probed array (line-aligned, in huge pages when large) at most half
+//! full, so a look-up reads one line (rarely two), shared with the neighbouring
+//! addresses ([`Hint`]'s `home`), and [`Hint::prefetch`] can ask for that line for a
+//! PACKET_IN still in the read buffer (`Builder::prefetch_packet_in`), before the
+//! handlers take the table's lock.
 //!
 //! The [`Hint`] is what the prefetch needs, outside the table's lock: the array's
 //! address and size, in atomics the table updates when it grows, and the seeded

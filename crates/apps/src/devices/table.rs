@@ -38,7 +38,7 @@ type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// New hosts beyond this many are refused (a host spraying source MACs must not
-    /// take the controller's memory). Default 100,000 (about 21 MB, BENCHMARKS.md).
+    /// take the controller's memory). Default 100,000 (about 24 MB, BENCHMARKS.md).
     pub max_hosts: usize,
     /// Addresses kept per host and per family (IPv4, IPv6); the least recently seen
     /// goes when a new one comes. Default 8.

@@ -115,8 +115,9 @@ impl Floods {
         self.planned_at = Some(version);
     }
 
-    /// Asks the CPU for the line [`Floods::is_repeat`] will read for the frame hashed
-    /// `hash` (the sets of 64 switches do not stay in cache under load). Only a hint.
+    /// Asks the CPU for the line the repeat check (`is_repeat`) will read for the frame
+    /// hashed `hash` (the sets of 64 switches do not stay in cache under load). Only a
+    /// hint.
     #[inline]
     pub fn prefetch(&self, hash: u64) {
         let Some(set) = self.recent.get((hash as usize) % RECENT_SETS) else {
