@@ -197,7 +197,7 @@ impl MacTable {
 /// A table's slot array, line-aligned: on the heap while small, a mapping of its own
 /// in 2 MiB pages from [`HUGE_SLOTS`] up. Derefs to the slots.
 #[derive(Debug)]
-struct Slots {
+pub(crate) struct Slots {
     /// The first slot (dangling when `len` is 0) and the count, for `Deref`.
     ptr: *mut u64,
     len: usize,
@@ -234,7 +234,7 @@ impl Default for Slots {
 
 impl Slots {
     /// `n` empty slots, `n` a multiple of [`LINE`].
-    fn zeroed(n: usize) -> Slots {
+    pub(crate) fn zeroed(n: usize) -> Slots {
         debug_assert!(n % LINE == 0);
         if n >= HUGE_SLOTS {
             if let Some(mut r) = huge::Region::zeroed(n) {

@@ -67,7 +67,7 @@ pub struct Params {
     /// 86400).
     #[serde(deserialize_with = "controller::config::seconds::deserialize")]
     pub host_timeout: f64,
-    /// Hosts tracked at most (default 100,000, about 21 MB; at most 10,000,000): new
+    /// Hosts tracked at most (default 100,000, about 24 MB; at most 10,000,000): new
     /// hosts beyond are refused, so a host spraying source MACs cannot take the
     /// controller's memory.
     pub max_hosts: usize,
@@ -226,6 +226,19 @@ impl App for DeviceManager {
         b.require_into(&self.topology);
         b.on_switch_added(|app, ctx, _| app.moves.joined(ctx.now()));
         b.on_packet_in(Order::advise(10), DeviceManager::packet_in);
+        // The table's lines for the sender and the destination (looked up ahead for
+        // routing), for a PACKET_IN still in the read buffer (`mac_index`).
+        b.prefetch_packet_in(|app, _, p| {
+            let f = p.data();
+            if let (Some(dst), Some(src)) = (f.get(..6), f.get(6..12)) {
+                for m in [src, dst] {
+                    let m = MacAddr(m.try_into().expect("six bytes"));
+                    if !m.is_multicast() {
+                        app.devices.prefetch(m);
+                    }
+                }
+            }
+        });
         b.on_port_status(DeviceManager::port_status);
         b.counter(
             "hosts_added",
@@ -389,6 +402,7 @@ impl Sender {
     /// Reads the sender of `frame`: `None` for frames that are not a host's (too short
     /// for Ethernet, LLDP). Addresses the table would not keep (0.0.0.0, ::,
     /// multicast) are left to it to drop.
+    #[inline]
     pub fn of(frame: &[u8]) -> Option<Sender> {
         Sender::of_arp_or_ipv4(frame).unwrap_or_else(|| Sender::of_any(frame))
     }

@@ -41,6 +41,7 @@
 
 pub mod app;
 pub mod host_log;
+pub mod mac_index;
 pub mod moves;
 pub mod service;
 pub mod table;

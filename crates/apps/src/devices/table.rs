@@ -28,6 +28,8 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::{Duration, Instant};
 
+use super::mac_index::{Hint, MacIndex};
+
 use openflow::MacAddr;
 
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
@@ -36,7 +38,7 @@ type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// New hosts beyond this many are refused (a host spraying source MACs must not
-    /// take the controller's memory). Default 100,000 (about 21 MB, BENCHMARKS.md).
+    /// take the controller's memory). Default 100,000 (about 24 MB, BENCHMARKS.md).
     pub max_hosts: usize,
     /// Addresses kept per host and per family (IPv4, IPv6); the least recently seen
     /// goes when a new one comes. Default 8.
@@ -201,7 +203,7 @@ pub struct HostTable {
     /// Free slots, reused last-freed first.
     free: Vec<u32>,
     /// MAC → first slot of its chain of VLANs.
-    by_mac: Map<MacAddr, u32>,
+    by_mac: MacIndex,
     /// Address → slot. Two maps, not one keyed by `IpAddr`: an IPv4 entry then takes 8
     /// bytes, not 24.
     by_ipv4: Map<Ipv4Addr, u32>,
@@ -247,7 +249,7 @@ impl HostTable {
         HostTable {
             slots: Vec::new(),
             free: Vec::new(),
-            by_mac: Map::default(),
+            by_mac: MacIndex::default(),
             by_ipv4: Map::default(),
             by_ipv6: Map::default(),
             len: 0,
@@ -257,6 +259,12 @@ impl HostTable {
             ip_moves: Map::default(),
             contested: 0,
         }
+    }
+
+    /// What a prefetch of a look-up in this table needs, for use without its lock
+    /// ([`Hint::prefetch`]; see `mac_index`). Stays this table's (a clone has its own).
+    pub fn prefetch_hint(&self) -> std::sync::Arc<Hint> {
+        self.by_mac.hint()
     }
 
     /// Claims of a contested address refused so far (module doc).
@@ -362,7 +370,7 @@ impl HostTable {
 
     /// The hosts with this MAC, one per VLAN it was seen on, in no particular order.
     pub fn by_mac(&self, mac: MacAddr) -> impl Iterator<Item = &Host> + '_ {
-        let mut next = self.by_mac.get(&mac).copied().unwrap_or(NONE);
+        let mut next = self.by_mac.get(mac).unwrap_or(NONE);
         std::iter::from_fn(move || {
             let h = self.slots.get(next as usize)?.as_ref()?;
             next = h.next_same_mac;
@@ -514,7 +522,7 @@ impl HostTable {
     }
 
     fn find(&self, mac: MacAddr, vlan: Option<u16>) -> Option<u32> {
-        let mut slot = *self.by_mac.get(&mac)?;
+        let mut slot = self.by_mac.get(mac)?;
         while slot != NONE {
             let h = self.host(slot);
             if h.vlan == vlan {
@@ -577,10 +585,10 @@ impl HostTable {
         self.free.push(slot);
         self.len -= 1;
         // Unlink from the MAC's chain.
-        let head = self.by_mac.get(&host.mac).copied();
+        let head = self.by_mac.get(host.mac);
         if head == Some(slot) {
             if host.next_same_mac == NONE {
-                self.by_mac.remove(&host.mac);
+                self.by_mac.remove(host.mac);
             } else {
                 self.by_mac.insert(host.mac, host.next_same_mac);
             }

@@ -50,7 +50,7 @@ fn check(t: &HostTable) {
 
     // Every live slot is on exactly one chain, its MAC's, once per VLAN.
     let mut chained = BTreeSet::new();
-    for (&m, &head) in &t.by_mac {
+    for (m, head) in t.by_mac.iter() {
         let mut vlans = BTreeSet::new();
         let mut at = head;
         while at != NONE {
