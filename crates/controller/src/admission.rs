@@ -14,7 +14,7 @@
 //! host (a lab) all get in without a reset and a reconnect backoff each. Only what is
 //! over the waiting caps (in all and per IP), or waits longer than `max_wait`, is
 //! closed (reset, counted as refused): a flood fills its own address's queue and is
-//! refused past it, at a bounded cost per second (see [`REFUSE_BATCH`]).
+//! refused past it, at a bounded cost per second (a batch of refusals, then a pause).
 //!
 //! A switch whose dpid is already connected replaces the old connection: the new one
 //! goes to the old one's worker, behind a "close as replaced" order, so switch-removed
