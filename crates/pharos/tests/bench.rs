@@ -122,14 +122,18 @@ impl Drop for Run {
     }
 }
 
-fn run_pharos() -> Run {
+/// `pharos run` with the learning switch; `handshake` is the `[handshake]` table's body.
+fn run_pharos(handshake: &str) -> Run {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
     let addr = format!("127.0.0.1:{port}");
-    let dir = std::env::temp_dir().join(format!("pharos-bench-join-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("pharos-bench-join-{}-{port}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("pharos.toml");
+    std::fs::write(&config, format!("[handshake]\n{handshake}\n")).unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_pharos"))
         .args([
             "run",
@@ -140,6 +144,8 @@ fn run_pharos() -> Run {
             "--listen",
             &addr,
         ])
+        .arg("--config")
+        .arg(&config)
         .env_remove("RUST_LOG")
         .env("XDG_STATE_HOME", &dir)
         .env("XDG_CONFIG_HOME", &dir)
@@ -186,7 +192,8 @@ fn join(addr: &str, extra: &[&str]) -> serde_json::Value {
 
 #[test]
 fn refused_switches_connect_again_with_backoff_and_the_report_says_how_long_they_took() {
-    let pharos = run_pharos();
+    // Waiting turned off: admission refuses what is past its per-address cap at once.
+    let pharos = run_pharos("max_waiting_per_ip = 0");
     // 400 at once from one address: admission refuses those past its per-address cap.
     // Giving up at once, some never get in.
     let once = join(&pharos.1, &["--no-retry"]);
@@ -208,4 +215,15 @@ fn refused_switches_connect_again_with_backoff_and_the_report_says_how_long_they
     assert_eq!(spread["connected"], 400, "{spread}");
     assert_eq!(spread["join"]["source_addrs"], 10);
     assert_eq!(spread["join"]["retried"], 0, "{spread}");
+}
+
+#[test]
+fn with_waiting_on_400_switches_from_one_address_get_in_without_a_retry() {
+    // The default: past the per-address cap of handshakes (64), a connection waits its
+    // turn instead of being refused, so even a bench that never retries gets all in.
+    let pharos = run_pharos("");
+    let once = join(&pharos.1, &["--no-retry"]);
+    assert_eq!(once["connected"], 400, "{once}");
+    assert_eq!(once["join"]["retried"], 0, "{once}");
+    assert_eq!(once["join"]["attempts"], 400, "{once}");
 }
