@@ -287,7 +287,11 @@ impl Read for TlsStream {
                 self.check_first_byte()?;
             }
             match self.session.read_tls(&mut self.tcp) {
-                Ok(_) => {}
+                // Bytes that arrived between the peek (which saw none) and this read
+                // are the first ones, unchecked: rustls judges them, and later reads
+                // (a client's second flight starts with 0x14, ChangeCipherSpec) must
+                // not be taken for the first byte.
+                Ok(_) => self.checked = true,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
