@@ -1,0 +1,1 @@
+//! The OpenFlow agent and the switch's loop (owned by helper `agent`).
