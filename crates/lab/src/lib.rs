@@ -309,7 +309,23 @@ pub struct LabOptions {
     /// The OpenFlow channel over TLS: the switches connect to `ssl:HOST:PORT` (the
     /// controller's address) with a certificate, and check the controller's.
     pub tls: Option<LabTls>,
+    /// Which switches the lab runs.
+    pub switch: SwitchKind,
 }
+
+/// The switches of a lab.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum SwitchKind {
+    /// Open vSwitch bridges on its userspace datapath, in one `ovs-vswitchd` of the lab.
+    #[default]
+    Ovs,
+    /// `pharos switch`, one process per switch, run from this executable (the `pharos`
+    /// binary) with the lab's ports, datapath ids and controller.
+    Pharos { exe: PathBuf },
+}
+
+/// The process name (`/proc/PID/comm`) of a Pharos switch of a lab.
+const PHAROS_SWITCH_COMM: &str = "pharos";
 
 /// Where a lab over TLS gets its certificates.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -636,8 +652,10 @@ pub struct Show {
     pub controller: String,
     /// Whether `up` finished building it.
     pub complete: bool,
-    /// Whether the lab's ovs-vswitchd runs.
+    /// Whether the lab's switches run (its ovs-vswitchd, or any of its Pharos switches).
     pub running: bool,
+    /// `ovs` (Open vSwitch) or `pharos` (`pharos switch`, one process per switch).
+    pub switch: String,
     /// OpenFlow connections established by the lab's ovs-vswitchd to the controller.
     pub connected: usize,
     pub switches: Vec<ShowSwitch>,
@@ -721,19 +739,27 @@ impl fmt::Display for Show {
             } else {
                 " (INCOMPLETE: pharos lab down, then up again)"
             },
-            if self.running {
-                ""
-            } else {
-                " (ovs-vswitchd NOT RUNNING)"
+            match (self.running, self.switch.as_str()) {
+                (true, _) => "",
+                (false, "pharos") => " (Pharos switches NOT RUNNING)",
+                (false, _) => " (ovs-vswitchd NOT RUNNING)",
             },
         )?;
-        writeln!(
-            f,
-            "OVS: export OVS_RUNDIR={d} OVS_LOGDIR={d} OVS_DBDIR={d}; ovs-ofctl -O {} dump-flows {}",
-            self.of_protocol,
-            self.switches.first().map(|s| s.bridge.as_str()).unwrap_or("BRIDGE"),
-            d = self.dir.display(),
-        )?;
+        if self.switch == "pharos" {
+            writeln!(
+                f,
+                "Pharos switches: one `pharos switch` each, logs {}/sN.log",
+                self.dir.display()
+            )?;
+        } else {
+            writeln!(
+                f,
+                "OVS: export OVS_RUNDIR={d} OVS_LOGDIR={d} OVS_DBDIR={d}; ovs-ofctl -O {} dump-flows {}",
+                self.of_protocol,
+                self.switches.first().map(|s| s.bridge.as_str()).unwrap_or("BRIDGE"),
+                d = self.dir.display(),
+            )?;
+        }
         if let Some(t) = &self.tls {
             writeln!(
                 f,
@@ -842,8 +868,8 @@ pub fn list(dir: &Path) -> Result<Vec<ListEntry>, LabError> {
         let running = state
             .daemons
             .iter()
-            .find(|d| d.name == "ovs-vswitchd")
-            .is_some_and(|d| daemon_pid(&path, d).is_some());
+            .filter(|d| d.name == "ovs-vswitchd" || d.name == PHAROS_SWITCH_COMM)
+            .any(|d| daemon_pid(&path, d).is_some());
         out.push(ListEntry {
             name: state.name,
             dir: path,
@@ -889,6 +915,30 @@ impl Lab {
         }
         let dir = fs::canonicalize(&dir)
             .map_err(|e| LabError::io(format!("resolve {}", dir.display()), e))?;
+        if let SwitchKind::Pharos { exe } = &opts.switch {
+            if opts.tls.is_some() {
+                return Err(LabError::Invalid(
+                    "--switch pharos does not speak TLS yet: leave out --tls (or use Open \
+                     vSwitch, the default)"
+                        .into(),
+                ));
+            }
+            if matches!(
+                ControlTarget::parse(&opts.controller)?,
+                ControlTarget::Listen(_)
+            ) {
+                return Err(LabError::Invalid(
+                    "--switch pharos connects to its controller; it does not listen (ptcp:) yet"
+                        .into(),
+                ));
+            }
+            if !is_executable(exe) {
+                return Err(LabError::Invalid(format!(
+                    "--switch pharos: {} is not an executable",
+                    exe.display()
+                )));
+            }
+        }
         let mut state = State::new(
             &opts.name,
             &opts.topo.spec,
@@ -896,6 +946,9 @@ impl Lab {
             &opts.controller,
         );
         state.probe = opts.probe;
+        if let SwitchKind::Pharos { exe } = &opts.switch {
+            state.pharos_switch = Some(exe.clone());
+        }
         state.claim(&dir)?;
         let mut lab = Lab {
             state,
@@ -1120,6 +1173,9 @@ impl Lab {
         if let Some(tls) = tls {
             self.state.tls = Some(self.prepare_tls(tls)?);
             self.save()?;
+        }
+        if self.state.pharos_switch.is_some() {
+            return self.build_pharos();
         }
         self.start_daemons()?;
         if let Some(t) = &self.state.tls {
@@ -1522,6 +1578,160 @@ impl Lab {
         self.check_interfaces(None)
     }
 
+    /// A lab of Pharos switches: hosts (or probes) and veths as for Open vSwitch, then one
+    /// `pharos switch` per switch instead of the daemons and bridges.
+    fn build_pharos(&mut self) -> Result<(), LabError> {
+        if self.state.probe {
+            self.make_veths()?;
+            self.configure_probes()?;
+        } else {
+            self.make_namespaces()?;
+            self.make_veths()?;
+            self.configure_hosts()?;
+        }
+        let nums: Vec<u32> = self.topo.switches.iter().map(|s| s.num).collect();
+        // Intent first: `down` stops every switch recorded, whichever were started.
+        self.state.daemons = nums
+            .iter()
+            .map(|&n| Daemon {
+                name: PHAROS_SWITCH_COMM.into(),
+                pidfile: self.pharos_pidfile(n),
+            })
+            .collect();
+        self.save()?;
+        for &n in &nums {
+            self.spawn_pharos_switch(n)?;
+        }
+        self.wait_pharos_switches(&nums)?;
+        self.state.complete = true;
+        self.save()
+    }
+
+    fn pharos_pidfile(&self, num: u32) -> PathBuf {
+        self.dir.join(format!("s{num}.pid"))
+    }
+
+    fn pharos_log(&self, num: u32) -> PathBuf {
+        self.dir.join(format!("s{num}.log"))
+    }
+
+    /// The pid of Pharos switch `num`, if it runs.
+    fn pharos_switch_pid(&self, num: u32) -> Option<i32> {
+        daemon_pid(
+            &self.dir,
+            &Daemon {
+                name: PHAROS_SWITCH_COMM.into(),
+                pidfile: self.pharos_pidfile(num),
+            },
+        )
+    }
+
+    /// The command line of Pharos switch `num`: its datapath id, its ports (numbered as
+    /// Open vSwitch's would be), the controller and its OpenFlow version.
+    fn pharos_switch_args(&self, num: u32) -> Vec<std::ffi::OsString> {
+        let s = self.topo.switch(num).expect("switch exists");
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "switch".into(),
+            "--name".into(),
+            format!("{}-s{num}", self.state.name).into(),
+            "--dpid".into(),
+            format!("{:016x}", s.dpid).into(),
+            "--of".into(),
+            self.of.for_switch(num).as_str().into(),
+            "--pidfile".into(),
+            self.pharos_pidfile(num).into(),
+        ];
+        if let ControlTarget::Connect(_) = self.control_target() {
+            args.push("--controller".into());
+            args.push(self.state.controller.clone().into());
+        }
+        for (port, _, _) in self.topo.ports(num) {
+            args.push("--port".into());
+            args.push(format!("{port}={}", self.names.switch_iface(num, port)).into());
+        }
+        args
+    }
+
+    /// Starts Pharos switch `num` in the background (its own process group, so a Ctrl-C
+    /// of `pharos lab up` does not reach it), its output appended to `sN.log`.
+    fn spawn_pharos_switch(&self, num: u32) -> Result<(), LabError> {
+        use std::os::unix::process::CommandExt as _;
+        let exe = self
+            .state
+            .pharos_switch
+            .clone()
+            .ok_or_else(|| LabError::Other("not a lab of Pharos switches".into()))?;
+        let log_path = self.pharos_log(num);
+        let open_log = || {
+            fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log_path)
+                .map_err(|e| LabError::io(format!("open {}", log_path.display()), e))
+        };
+        let (out, err) = (open_log()?, open_log()?);
+        let _ = fs::remove_file(self.pharos_pidfile(num));
+        let args = self.pharos_switch_args(num);
+        if self.verbose {
+            let line: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
+            eprintln!("+ {} {} &", exe.display(), line.join(" "));
+        }
+        let child = std::process::Command::new(&exe)
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0)
+            .spawn()
+            .map_err(|e| LabError::io(format!("start {} switch", exe.display()), e))?;
+        // Not waited for: the switch outlives `pharos lab up`, and is stopped by its pid.
+        drop(child);
+        Ok(())
+    }
+
+    /// Waits for each of switches `nums` to write its pid file (which it does once its
+    /// ports are open); an error with the end of its log if one exits or takes too long.
+    fn wait_pharos_switches(&self, nums: &[u32]) -> Result<(), LabError> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for &n in nums {
+            loop {
+                if self.pharos_switch_pid(n).is_some() {
+                    break;
+                }
+                if Instant::now() >= deadline {
+                    let log = fs::read_to_string(self.pharos_log(n)).unwrap_or_default();
+                    let tail: Vec<&str> = log.lines().rev().take(8).collect();
+                    let tail: Vec<&str> = tail.into_iter().rev().collect();
+                    return Err(LabError::Other(format!(
+                        "Pharos switch s{n} did not start (no live pid in {} within 10 s); \
+                         the end of {}:\n{}",
+                        self.pharos_pidfile(n).display(),
+                        self.pharos_log(n).display(),
+                        tail.join("\n")
+                    )));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops Pharos switch `num` if it runs.
+    fn stop_pharos_switch(&self, num: u32) -> Result<(), LabError> {
+        if let Some(pid) = self.pharos_switch_pid(num) {
+            if self.verbose {
+                eprintln!("+ kill {pid} (s{num})");
+            }
+            if !stop_pid(pid, Duration::from_secs(3)) {
+                return Err(LabError::Other(format!(
+                    "Pharos switch s{num} (pid {pid}) did not stop"
+                )));
+            }
+        }
+        let _ = fs::remove_file(self.pharos_pidfile(num));
+        Ok(())
+    }
+
     /// Checks that every port of the lab's bridges (or of one) came up with the port number
     /// asked for: ovs-vsctl succeeds even when a bridge or port fails to come up.
     fn check_interfaces(&self, only: Option<u32>) -> Result<(), LabError> {
@@ -1609,13 +1819,42 @@ impl Lab {
     /// OpenFlow connections established by this lab's ovs-vswitchd to the controller's
     /// port, right now (read from /proc: the database's `is_connected` lags by seconds).
     pub fn connections(&self) -> usize {
-        let Some(pid) = self.vswitchd_pid() else {
-            return 0;
-        };
         let Ok(port) = parse_controller(&self.state.controller) else {
             return 0;
         };
+        if self.state.pharos_switch.is_some() {
+            return self
+                .topo
+                .switches
+                .iter()
+                .filter_map(|s| self.pharos_switch_pid(s.num))
+                .map(|pid| established_to_port(pid, port))
+                .sum();
+        }
+        let Some(pid) = self.vswitchd_pid() else {
+            return 0;
+        };
         established_to_port(pid, port)
+    }
+
+    /// Whether the lab's switches run: its ovs-vswitchd, or any of its Pharos switches.
+    pub fn running(&self) -> bool {
+        if self.state.pharos_switch.is_some() {
+            return self
+                .topo
+                .switches
+                .iter()
+                .any(|s| self.pharos_switch_pid(s.num).is_some());
+        }
+        self.vswitchd_pid().is_some()
+    }
+
+    /// Which switches the lab runs.
+    pub fn switch_kind(&self) -> SwitchKind {
+        match &self.state.pharos_switch {
+            Some(exe) => SwitchKind::Pharos { exe: exe.clone() },
+            None => SwitchKind::Ovs,
+        }
     }
 
     /// Waits until every switch has its OpenFlow connection or `timeout` passes; returns
@@ -1866,6 +2105,11 @@ impl Lab {
                 )))
             }
         };
+        if self.state.pharos_switch.is_some() {
+            self.stop_pharos_switch(num)?;
+            self.spawn_pharos_switch(num)?;
+            return self.wait_pharos_switches(&[num]);
+        }
         if self.vswitchd_pid().is_none() {
             return Err(LabError::Other(format!(
                 "the lab's ovs-vswitchd is not running (see {}); pharos lab down, then up",
@@ -1898,7 +2142,8 @@ impl Lab {
                 )))
             }
         };
-        if self.vswitchd_pid().is_none() {
+        let pharos = self.state.pharos_switch.is_some();
+        if !pharos && self.vswitchd_pid().is_none() {
             return Err(LabError::Other(format!(
                 "the lab's ovs-vswitchd is not running (see {}); pharos lab down, then up",
                 self.dir.join("ovs-vswitchd.log").display()
@@ -1917,17 +2162,26 @@ impl Lab {
             self.save()?;
         }
         // 1. Unplug: the port leaves the old bridge, the veth pair goes (its host end
-        //    with it).
-        self.run(
-            self.vsctl()
-                .args([
-                    "--if-exists",
-                    "del-port",
-                    &self.names.bridge(old.switch),
-                    &old_iface,
-                ])
-                .label(format!("ovs-vsctl del-port {old_iface}")),
-        )?;
+        //    with it). A Pharos switch is stopped (its ports are fixed for its life) and
+        //    started again with its new ports below.
+        if pharos {
+            self.stop_pharos_switch(old.switch)?;
+            if s != old.switch {
+                self.stop_pharos_switch(s)?;
+            }
+        }
+        if !pharos {
+            self.run(
+                self.vsctl()
+                    .args([
+                        "--if-exists",
+                        "del-port",
+                        &self.names.bridge(old.switch),
+                        &old_iface,
+                    ])
+                    .label(format!("ovs-vsctl del-port {old_iface}")),
+            )?;
+        }
         if iface_exists(&old_iface) {
             self.run(self.ip().args(["link", "del", &old_iface]))?;
         }
@@ -1944,6 +2198,20 @@ impl Lab {
         self.run(self.ip().args(["link", "set", &new_iface, "up"]))?;
         self.configure_host(&host)?;
         // 3. Plug it into the new switch on the new port.
+        if pharos {
+            self.topo = topo;
+            self.state.moves.push(Move { host: h, switch: s });
+            self.save()?;
+            let mut restart = vec![old.switch];
+            if s != old.switch {
+                restart.push(s);
+            }
+            for &n in &restart {
+                self.spawn_pharos_switch(n)?;
+            }
+            self.wait_pharos_switches(&restart)?;
+            return Ok(port);
+        }
         let br = self.names.bridge(s);
         self.run(
             self.vsctl()
@@ -2017,7 +2285,12 @@ impl Lab {
             .iter()
             .map(|s| ShowSwitch {
                 name: s.name(),
-                bridge: self.names.bridge(s.num),
+                // A Pharos switch has no bridge.
+                bridge: if self.state.pharos_switch.is_some() {
+                    String::new()
+                } else {
+                    self.names.bridge(s.num)
+                },
                 dpid: format!("{:016x}", s.dpid),
                 of: self.of.for_switch(s.num).as_str().into(),
                 ports: self
@@ -2084,7 +2357,12 @@ impl Lab {
             of_protocol: self.of.ovs_protocol().into(),
             controller: self.state.controller.clone(),
             complete: self.state.complete,
-            running: self.vswitchd_pid().is_some(),
+            running: self.running(),
+            switch: if self.state.pharos_switch.is_some() {
+                "pharos".into()
+            } else {
+                "ovs".into()
+            },
             connected: self.connections(),
             switches,
             links,

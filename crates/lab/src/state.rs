@@ -67,6 +67,10 @@ pub struct State {
     /// The OpenFlow channel is over TLS with these files (`up --tls`).
     #[serde(default)]
     pub tls: Option<crate::TlsFiles>,
+    /// The switches are Pharos switches run from this executable (`up --switch pharos`),
+    /// one process per switch recorded in `daemons`; `None`: Open vSwitch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pharos_switch: Option<PathBuf>,
 }
 
 /// Host hN re-attached to switch sM (on a new port after sM's highest).
@@ -96,6 +100,7 @@ impl State {
             probe: false,
             probes: vec![],
             tls: None,
+            pharos_switch: None,
         }
     }
 
@@ -199,6 +204,13 @@ pub enum Step {
 /// out.
 pub fn plan_teardown(state: &State) -> Vec<Step> {
     let mut plan = Vec::new();
+    // Pharos switches go first, while their ports still exist (they would log every
+    // interface vanishing under them otherwise).
+    if state.pharos_switch.is_some() && !state.daemons.is_empty() {
+        plan.push(Step::StopDaemons(
+            state.daemons.iter().rev().cloned().collect(),
+        ));
+    }
     let has_vswitchd = state.daemons.iter().any(|d| d.name == "ovs-vswitchd");
     if !state.bridges.is_empty() && has_vswitchd {
         plan.push(Step::DelBridges(state.bridges.clone()));
@@ -213,7 +225,7 @@ pub fn plan_teardown(state: &State) -> Vec<Step> {
     if !state.etc_netns.is_empty() {
         plan.push(Step::RemoveEtcNetns(state.etc_netns.clone()));
     }
-    if !state.daemons.is_empty() {
+    if state.pharos_switch.is_none() && !state.daemons.is_empty() {
         plan.push(Step::StopDaemons(
             state.daemons.iter().rev().cloned().collect(),
         ));
@@ -329,6 +341,31 @@ mod tests {
                 Step::DelLeftoverTaps(vec!["t1-s1".into(), "t1-s2".into(), "t1-dp".into()]),
             ]
         );
+    }
+
+    #[test]
+    fn pharos_switches_stop_before_their_ports_go() {
+        let mut s = State::new("t1", "linear,2", "1.3", "tcp:127.0.0.1:6653");
+        s.pharos_switch = Some("/usr/bin/pharos".into());
+        s.daemons = (1..=2)
+            .map(|n| Daemon {
+                name: "pharos".into(),
+                pidfile: format!("/x/s{n}.pid").into(),
+            })
+            .collect();
+        s.veths = vec!["t1-s1-eth1".into()];
+        s.netns = vec!["t1-h1".into()];
+        assert_eq!(
+            plan_teardown(&s),
+            vec![
+                Step::StopDaemons(vec![s.daemons[1].clone(), s.daemons[0].clone()]),
+                Step::DelVeths(s.veths.clone()),
+                Step::DelNetns(s.netns.clone()),
+            ]
+        );
+        // Written by a pharos that knew only Open vSwitch: no key, Open vSwitch.
+        let text = String::from_utf8(full().to_json()).unwrap();
+        assert!(!text.contains("pharos_switch"), "{text}");
     }
 
     #[test]

@@ -170,6 +170,10 @@ struct UpArgs {
     /// With --tls, the CA the controller's certificate must be signed by (PEM)
     #[arg(long, value_name = "FILE", requires_all = ["tls_cert", "tls_key"])]
     tls_ca: Option<PathBuf>,
+    /// Which switches: ovs (Open vSwitch bridges on its userspace datapath) or pharos
+    /// (`pharos switch`, one process per switch, logs in the lab directory as sN.log)
+    #[arg(long, default_value = "ovs", value_name = "ovs|pharos", value_parser = ["ovs", "pharos"])]
+    switch: String,
     #[command(flatten)]
     common: NameArg,
 }
@@ -475,7 +479,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     let state = match (l.complete, l.running) {
                         (true, true) => "running",
                         (false, _) => "incomplete (pharos lab down)",
-                        (true, false) => "OVS not running (pharos lab down)",
+                        (true, false) => "switches not running (pharos lab down)",
                     };
                     outln!(
                         "{:<5} {:<12} {:<3} {:<22} {state}",
@@ -502,6 +506,24 @@ fn secs(s: f64) -> anyhow::Result<Duration> {
         Ok(Duration::from_secs_f64(s))
     } else {
         anyhow::bail!("bad --timeout {s}: seconds, more than 0 and at most 3600")
+    }
+}
+
+/// What the switches of `lab` are, for `up`'s summary.
+fn switches_line(lab: &Lab) -> String {
+    match lab.switch_kind() {
+        lab::SwitchKind::Ovs => format!("bridges {}-sN", lab.name()),
+        lab::SwitchKind::Pharos { .. } => {
+            "Pharos switches (pharos switch, one process each)".into()
+        }
+    }
+}
+
+/// What the lab directory holds besides the state.
+fn logs_of(lab: &Lab) -> &'static str {
+    match lab.switch_kind() {
+        lab::SwitchKind::Ovs => "OVS",
+        lab::SwitchKind::Pharos { .. } => "switch logs (sN.log)",
     }
 }
 
@@ -537,6 +559,13 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
         probe: a.probe,
         verbose: a.common.verbose,
         tls,
+        switch: match a.switch.as_str() {
+            "pharos" => lab::SwitchKind::Pharos {
+                exe: std::env::current_exe()
+                    .map_err(|e| anyhow::anyhow!("cannot tell where this pharos is: {e}"))?,
+            },
+            _ => lab::SwitchKind::Ovs,
+        },
     })?;
     if interrupted.load(Ordering::SeqCst) {
         eprintln!("pharos: interrupted: removing lab {}", a.common.name);
@@ -566,13 +595,17 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
             .map(|p| format!("{} ({}:{})", p.interface, p.switch, p.port))
             .collect();
         outln!(
-            "  bridges {name}-sN, probe interfaces {}; state and OVS in {}",
+            "  {}, probe interfaces {}; state and {} in {}",
+            switches_line(&lab),
             probes.join(", "),
+            logs_of(&lab),
             lab.dir().display()
         );
     } else {
         outln!(
-            "  bridges {name}-sN, namespaces {name}-hM, hosts 10.0.0.M/8; state and OVS in {}",
+            "  {}, namespaces {name}-hM, hosts 10.0.0.M/8; state and {} in {}",
+            switches_line(&lab),
+            logs_of(&lab),
             lab.dir().display()
         );
     }
