@@ -670,6 +670,8 @@ pub struct Show {
 #[derive(Debug, Clone, Serialize)]
 pub struct ShowSwitch {
     pub name: String,
+    /// The Open vSwitch bridge, or for a Pharos switch the name `ovs-ofctl` reaches it by
+    /// (its management socket is `BRIDGE.mgmt` in the lab directory, as a bridge's is).
     pub bridge: String,
     /// 16 hex digits.
     pub dpid: String,
@@ -748,8 +750,11 @@ impl fmt::Display for Show {
         if self.switch == "pharos" {
             writeln!(
                 f,
-                "Pharos switches: one `pharos switch` each, logs {}/sN.log",
-                self.dir.display()
+                "Pharos switches: one `pharos switch` each, logs {d}/sN.log; export OVS_RUNDIR={d}; \
+                 ovs-ofctl -O {} dump-flows {}",
+                self.of_protocol,
+                self.switches.first().map(|s| s.bridge.as_str()).unwrap_or("BRIDGE"),
+                d = self.dir.display(),
             )?;
         } else {
             writeln!(
@@ -1640,6 +1645,15 @@ impl Lab {
             self.of.for_switch(num).as_str().into(),
             "--pidfile".into(),
             self.pharos_pidfile(num).into(),
+            // Where Open vSwitch's bridge has its management socket, so that
+            // `ovs-ofctl dump-flows BRIDGE` with OVS_RUNDIR set to the lab directory
+            // reaches either kind of switch.
+            "--listen".into(),
+            {
+                let mut l = std::ffi::OsString::from("punix:");
+                l.push(self.dir.join(format!("{}.mgmt", self.names.bridge(num))));
+                l
+            },
         ];
         if let ControlTarget::Connect(_) = self.control_target() {
             args.push("--controller".into());
@@ -2285,12 +2299,7 @@ impl Lab {
             .iter()
             .map(|s| ShowSwitch {
                 name: s.name(),
-                // A Pharos switch has no bridge.
-                bridge: if self.state.pharos_switch.is_some() {
-                    String::new()
-                } else {
-                    self.names.bridge(s.num)
-                },
+                bridge: self.names.bridge(s.num),
                 dpid: format!("{:016x}", s.dpid),
                 of: self.of.for_switch(s.num).as_str().into(),
                 ports: self
