@@ -558,12 +558,15 @@ impl Drop for KeepOnPanic {
 /// single,4: pingall, flows, a second pingall on the flows, and a capture of the whole
 /// session decoding cleanly.
 fn single(test: &str, name: &str, of: Of) {
+    single_on(test, Lab::new(name, of, true))
+}
+
+fn single_on(test: &str, mut lab: Lab) {
     let _serial = serial();
     if !enabled(test) {
         return;
     }
     let t0 = Instant::now();
-    let mut lab = Lab::new(name, of, true);
     let topo = bring_up(&lab, "single,4");
     assert_eq!((topo.switches.len(), topo.hosts.len()), (1, 4));
     pingall_and_flows(&lab, &topo);
@@ -575,12 +578,15 @@ fn single(test: &str, name: &str, of: Of) {
 /// linear,3: pingall, flows, iperf3, Pharos restarted, s2 restarted, and the capture
 /// of it all (two controller lifetimes, a switch re-created) decoding cleanly.
 fn linear(test: &str, name: &str, of: Of) {
+    linear_on(test, Lab::new(name, of, true))
+}
+
+fn linear_on(test: &str, mut lab: Lab) {
     let _serial = serial();
     if !enabled(test) {
         return;
     }
     let t0 = Instant::now();
-    let mut lab = Lab::new(name, of, true);
     let topo = bring_up(&lab, "linear,3");
     assert_eq!((topo.switches.len(), topo.hosts.len()), (3, 3));
     pingall_and_flows(&lab, &topo);
@@ -594,12 +600,15 @@ fn linear(test: &str, name: &str, of: Of) {
 
 /// tree,2,2: pingall, flows, a second pingall on the flows.
 fn tree(test: &str, name: &str, of: Of) {
+    tree_on(test, Lab::new(name, of, false))
+}
+
+fn tree_on(test: &str, lab: Lab) {
     let _serial = serial();
     if !enabled(test) {
         return;
     }
     let t0 = Instant::now();
-    let lab = Lab::new(name, of, false);
     let topo = bring_up(&lab, "tree,2,2");
     assert_eq!((topo.switches.len(), topo.hosts.len()), (3, 4));
     pingall_and_flows(&lab, &topo);
@@ -635,6 +644,56 @@ fn tree_of10() {
 #[test]
 fn tree_of13() {
     tree("tree_of13", "e2f", Of::V13);
+}
+
+// The same checks on Pharos's own switch (`pharos lab up --switch pharos`, issue 17).
+
+#[test]
+fn single_of10_pharos_switch() {
+    single_on(
+        "single_of10_pharos_switch",
+        Lab::new("e2g", Of::V10, true).pharos_switch(),
+    );
+}
+
+#[test]
+fn single_of13_pharos_switch() {
+    single_on(
+        "single_of13_pharos_switch",
+        Lab::new("e2h", Of::V13, true).pharos_switch(),
+    );
+}
+
+#[test]
+fn linear_of10_pharos_switch() {
+    linear_on(
+        "linear_of10_pharos_switch",
+        Lab::new("e2i", Of::V10, true).pharos_switch(),
+    );
+}
+
+#[test]
+fn linear_of13_pharos_switch() {
+    linear_on(
+        "linear_of13_pharos_switch",
+        Lab::new("e2j", Of::V13, true).pharos_switch(),
+    );
+}
+
+#[test]
+fn tree_of10_pharos_switch() {
+    tree_on(
+        "tree_of10_pharos_switch",
+        Lab::new("e2k", Of::V10, false).pharos_switch(),
+    );
+}
+
+#[test]
+fn tree_of13_pharos_switch() {
+    tree_on(
+        "tree_of13_pharos_switch",
+        Lab::new("e2l", Of::V13, false).pharos_switch(),
+    );
 }
 
 /// The skip is recorded where scripts/test counts it: this test binary, run again on

@@ -717,6 +717,8 @@ pub struct Lab {
     background: Vec<Child>,
     /// `down` already ran and succeeded.
     down_done: bool,
+    /// `--switch`: `ovs` or `pharos`.
+    pub switch: &'static str,
 }
 
 /// How long one `pharos lab` command may take before the test calls it hung.
@@ -744,7 +746,14 @@ impl Lab {
             capture,
             background: Vec::new(),
             down_done: false,
+            switch: "ovs",
         }
+    }
+
+    /// This lab's switches are Pharos switches (`pharos lab up --switch pharos`).
+    pub fn pharos_switch(mut self) -> Lab {
+        self.switch = "pharos";
+        self
     }
 
     /// `PHAROS_LAB_DIR`.
@@ -785,6 +794,8 @@ impl Lab {
                 self.of.flag(),
                 "--controller",
                 &target,
+                "--switch",
+                self.switch,
             ],
         );
         out.expect_ok();
