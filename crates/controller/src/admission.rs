@@ -55,6 +55,67 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// read(2) calls per readiness event of a handshaking peer; one that keeps sending
 /// (echo requests, say) is revisited next turn instead of holding the thread.
 const READ_BUDGET: usize = 16;
+/// An address whose failed handshakes (decayed, see [`Strikes`]) reach this score gets
+/// no waiting place: past its handshake slots it is refused at accept.
+const FAILING_SCORE: f64 = 64.0;
+/// Failed handshakes count half as much after this long.
+const STRIKE_HALF_LIFE: Duration = Duration::from_secs(10);
+
+/// Failed handshakes per source address (and, once it is failing, connections refused
+/// for it), each weighing less with time (halved every [`STRIKE_HALF_LIFE`]); a
+/// completed handshake takes one away.
+///
+/// Waiting is for switches that will complete their handshake once a slot frees: a lab
+/// of a thousand switches on one host. An address whose handshakes keep failing (a
+/// flood of silent or garbage connections, or connections already reset by the time
+/// their turn came) would only fill its queue with more of the same, each costing an
+/// accept, a registration, a HELLO, a read and a close on the core the workers need;
+/// once its score reaches [`FAILING_SCORE`] it waits no more, and what its slots cannot
+/// take is refused in batches at accept (then left in the kernel's backlog), which
+/// costs a fraction of that.
+#[derive(Debug, Default)]
+struct Strikes {
+    by_ip: HashMap<IpAddr, (f64, Instant)>,
+}
+
+impl Strikes {
+    fn decayed(score: f64, since: Instant, now: Instant) -> f64 {
+        let halvings =
+            now.saturating_duration_since(since).as_secs_f64() / STRIKE_HALF_LIFE.as_secs_f64();
+        score * 0.5f64.powf(halvings)
+    }
+
+    /// The address's score now.
+    fn score(&self, ip: IpAddr, now: Instant) -> f64 {
+        self.by_ip
+            .get(&ip)
+            .map_or(0.0, |&(s, t)| Strikes::decayed(s, t, now))
+    }
+
+    /// One more failed handshake from `ip`.
+    fn fail(&mut self, ip: IpAddr, now: Instant) {
+        let e = self.by_ip.entry(ip).or_insert((0.0, now));
+        *e = (Strikes::decayed(e.0, e.1, now) + 1.0, now);
+    }
+
+    /// A handshake from `ip` completed.
+    fn succeed(&mut self, ip: IpAddr, now: Instant) {
+        if let Some(e) = self.by_ip.get_mut(&ip) {
+            *e = ((Strikes::decayed(e.0, e.1, now) - 1.0).max(0.0), now);
+        }
+    }
+
+    /// Whether `ip` has lost its waiting places.
+    fn failing(&self, ip: IpAddr, now: Instant) -> bool {
+        self.score(ip, now) >= FAILING_SCORE
+    }
+
+    /// Forgets addresses whose score has decayed below one failure.
+    fn prune(&mut self, now: Instant) {
+        self.by_ip
+            .retain(|_, &mut (s, t)| Strikes::decayed(s, t, now) >= 1.0);
+    }
+}
 
 /// Settings of the admission tier.
 #[derive(Debug, Clone)]
@@ -136,6 +197,8 @@ pub struct Admission {
     backoff: Duration,
     /// Pending connections whose read budget ran out: read again next turn.
     again: Vec<usize>,
+    /// Failed handshakes per source address.
+    strikes: Strikes,
     /// When the next counters report is printed.
     next_report: Instant,
     /// Total PACKET_INs at the previous report, for the rate.
@@ -191,6 +254,7 @@ impl Admission {
                 paused_until: None,
                 backoff: MIN_BACKOFF,
                 again: Vec::new(),
+                strikes: Strikes::default(),
             },
             waker,
         ))
@@ -321,7 +385,18 @@ impl Admission {
             };
             self.backoff = MIN_BACKOFF;
             lock(&self.counters).accepted += 1;
-            let refuse = match self.place(peer.ip()) {
+            // From an address whose handshakes keep failing, only a connection that
+            // has already begun like a switch is worth a handshake: the rest (silent,
+            // reset while in the backlog, garbage) are refused for the price of a
+            // peek, and count towards the refusal batch that pauses accepting.
+            let place = if self.strikes.failing(peer.ip(), now) && !opens_like_a_switch(&stream) {
+                // Another failure: the address stays failing while it keeps this up.
+                self.strikes.fail(peer.ip(), now);
+                Place::Refuse("failing_address")
+            } else {
+                self.place(peer.ip(), now)
+            };
+            let refuse = match place {
                 Place::Start => {
                     let token = self.take_token();
                     self.admit(listener, stream, peer, token, now);
@@ -358,7 +433,7 @@ impl Admission {
 
     /// Where a new connection from `ip` goes: into its handshake now, into the waiting
     /// queue of its IP, or out.
-    fn place(&self, ip: IpAddr) -> Place {
+    fn place(&self, ip: IpAddr, now: Instant) -> Place {
         let hs = &self.cfg.handshake;
         if self.open_connections() >= self.cfg.max_connections {
             return Place::Refuse("max_connections");
@@ -380,7 +455,9 @@ impl Admission {
             return Place::Wait;
         };
         // With queueing turned off (a cap of 0) the reason stays the full slot's.
-        if ip_waiting >= hs.max_waiting_per_ip {
+        if hs.max_waiting_per_ip > 0 && self.strikes.failing(ip, now) {
+            Place::Refuse("failing_address")
+        } else if ip_waiting >= hs.max_waiting_per_ip {
             Place::Refuse(if hs.max_waiting_per_ip == 0 {
                 full
             } else {
@@ -452,6 +529,16 @@ impl Admission {
             if let Some(w) = token.and_then(|t| self.waiting.remove(&t).map(|w| (t, w))) {
                 lock(&self.counters).waiting = self.waiting.len();
                 let (token, w) = w;
+                if self.strikes.failing(ip, now) && !opens_like_a_switch(&w.stream) {
+                    // Queued before its address was found failing, and no better.
+                    self.strikes.fail(ip, now);
+                    let mut c = lock(&self.counters);
+                    c.refused.add("failing_address");
+                    drop(c);
+                    debug!(peer = %w.peer, "waiting connection refused: its address keeps failing");
+                    let _ = socket2::SockRef::from(&w.stream).set_linger(Some(Duration::ZERO));
+                    continue;
+                }
                 self.admit(w.listener, w.stream, w.peer, token, now);
             }
         }
@@ -563,6 +650,9 @@ impl Admission {
         let Some(mut p) = self.remove(token) else {
             return;
         };
+        if reason != "shutdown" {
+            self.strikes.fail(p.peer.ip(), Instant::now());
+        }
         lock(&self.counters).handshake_failures.add(reason);
         let waiting_for = if p.stream.tls_handshaking() {
             "the TLS handshake"
@@ -603,10 +693,11 @@ impl Admission {
     }
 
     /// Gives a proven switch to a worker.
-    fn handoff(&mut self, token: usize, est: Established, _now: Instant) {
+    fn handoff(&mut self, token: usize, est: Established, now: Instant) {
         let Some(p) = self.remove(token) else {
             return;
         };
+        self.strikes.succeed(p.peer.ip(), now);
         let mut est = est;
         let flows = est.flows.take();
         let (info, leftover) = est.into_info(p.peer);
@@ -679,6 +770,7 @@ impl Admission {
                     self.turns.retain(|&i| i != ip);
                 }
             }
+            self.strikes.fail(ip, now);
             let mut c = lock(&self.counters);
             c.refused.add("wait_timeout");
             c.waiting = self.waiting.len();
@@ -710,6 +802,7 @@ impl Admission {
         self.last_packet_ins = t.packet_ins;
         self.last_report = now;
         self.next_report = now + self.cfg.counters_interval;
+        self.strikes.prune(now);
         let msgs_in: u64 = t.msgs_in.values().sum();
         let msgs_out: u64 = t.msgs_out.values().sum();
         let activity = activity(t);
@@ -734,8 +827,19 @@ impl Admission {
     }
 }
 
-/// What moved since the start: connections accepted and refused, handshakes failed,
-/// messages, drops.
+/// Whether the peer's first bytes, already received, are an OpenFlow HELLO (any
+/// version) or a TLS handshake record: what a switch sends as soon as it connects.
+/// Nothing received yet, an error (reset) or anything else: false. One `recv` with
+/// `MSG_PEEK`: nothing is taken from the stream.
+fn opens_like_a_switch(stream: &TcpStream) -> bool {
+    let mut b = [0u8; 2];
+    match stream.peek(&mut b) {
+        Ok(2) => (matches!(b[0], 1..=6) && b[1] == 0) || b[0] == 0x16,
+        Ok(1) => matches!(b[0], 1..=6 | 0x16),
+        _ => false,
+    }
+}
+
 /// Where [`Admission::place`] puts a new connection.
 enum Place {
     /// Its handshake starts now.
@@ -746,6 +850,8 @@ enum Place {
     Refuse(&'static str),
 }
 
+/// What moved since the start: connections accepted and refused, handshakes failed,
+/// messages, drops.
 fn activity(t: &crate::counters::TotalSnapshot) -> u64 {
     let sum = |m: &std::collections::BTreeMap<String, u64>| m.values().sum::<u64>();
     t.accepted
@@ -818,5 +924,97 @@ mod report_tests {
         let mut refused = left.clone();
         refused.refused.insert("max_pending".into(), 3);
         assert!(!is_idle(&refused, activity(&left)));
+    }
+}
+
+#[cfg(test)]
+mod strike_tests {
+    use super::*;
+    use std::io::Write as _;
+
+    #[test]
+    fn failures_add_up_decay_and_are_paid_back_by_handshakes() {
+        let ip: IpAddr = "192.0.2.1".parse().unwrap();
+        let other: IpAddr = "192.0.2.2".parse().unwrap();
+        let t0 = Instant::now();
+        let mut s = Strikes::default();
+        for _ in 0..63 {
+            s.fail(ip, t0);
+        }
+        assert!(
+            !s.failing(ip, t0),
+            "63 failures are not yet a failing address"
+        );
+        s.fail(ip, t0);
+        assert!(s.failing(ip, t0));
+        assert!(!s.failing(other, t0), "one address's failures are its own");
+        // Halved after a half-life: no longer failing, still remembered.
+        let later = t0 + STRIKE_HALF_LIFE;
+        assert!((s.score(ip, later) - 32.0).abs() < 1e-6);
+        assert!(!s.failing(ip, later));
+        // A completed handshake takes one away; never below zero.
+        s.succeed(ip, later);
+        assert!((s.score(ip, later) - 31.0).abs() < 1e-6);
+        s.succeed(other, later);
+        assert_eq!(s.score(other, later), 0.0);
+        // Forgotten once below one failure's weight.
+        s.prune(later + STRIKE_HALF_LIFE * 4);
+        assert_eq!(s.by_ip.len(), 1);
+        s.prune(later + STRIKE_HALF_LIFE * 6);
+        assert!(s.by_ip.is_empty());
+    }
+
+    /// A pair of connected sockets: ours (accepted, as mio's) and the peer's.
+    fn pair() -> (TcpStream, std::net::TcpStream) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let peer = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (ours, _) = l.accept().unwrap();
+        ours.set_nonblocking(true).unwrap();
+        (TcpStream::from_std(ours), peer)
+    }
+
+    /// Waits until `stream` has something to read (or an error to give).
+    fn settle() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    #[test]
+    fn a_switch_opens_with_a_hello_or_a_tls_record_and_nothing_else_does() {
+        let sent = |bytes: &[u8]| {
+            let (ours, mut peer) = pair();
+            peer.write_all(bytes).unwrap();
+            settle();
+            let yes = opens_like_a_switch(&ours);
+            // Peeked, not taken: the handshake still reads every byte.
+            let mut b = vec![0u8; bytes.len()];
+            let mut std_ours: std::net::TcpStream = ours.into();
+            std_ours.set_nonblocking(false).unwrap();
+            std::io::Read::read_exact(&mut std_ours, &mut b).unwrap();
+            assert_eq!(b, bytes);
+            yes
+        };
+        assert!(sent(&[1, 0, 0, 8, 0, 0, 0, 1]), "a 1.0 HELLO");
+        assert!(
+            sent(&[4, 0, 0, 16, 0, 0, 0, 1, 0, 1, 0, 8, 0, 0, 0, 0x12]),
+            "a 1.3 HELLO"
+        );
+        assert!(
+            sent(&[0x16, 3, 1, 0, 5, 1, 0, 0, 1, 0]),
+            "a TLS ClientHello record"
+        );
+        assert!(!sent(b"GET / HTTP/1.1\r\n\r\n"), "not OpenFlow");
+        assert!(
+            !sent(&[4, 10, 0, 8, 0, 0, 0, 1]),
+            "OpenFlow, but not a HELLO"
+        );
+        // Nothing yet, and a peer that reset.
+        let (ours, peer) = pair();
+        assert!(!opens_like_a_switch(&ours), "silent");
+        socket2::SockRef::from(&peer)
+            .set_linger(Some(Duration::ZERO))
+            .unwrap();
+        drop(peer);
+        settle();
+        assert!(!opens_like_a_switch(&ours), "reset");
     }
 }

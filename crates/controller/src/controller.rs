@@ -430,6 +430,39 @@ fn bind_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
     )?;
     socket.set_reuse_address(true)?;
     socket.bind(&addr.into())?;
+    set_defer_accept(&socket, DEFER_ACCEPT_SECS)?;
     socket.listen(LISTEN_BACKLOG)?;
     Ok(socket.into())
+}
+
+/// How long the kernel holds a new connection that has sent nothing before handing it
+/// to accept (`TCP_DEFER_ACCEPT`, in seconds; the kernel rounds up to its SYN-ACK
+/// retransmissions: one, after a second).
+///
+/// A switch sends its HELLO (or its TLS ClientHello) as soon as it connects (OpenFlow
+/// 1.3.0 §6.3.1: both sides "immediately"), so it is accepted with its first bytes
+/// already there: admission can tell it from a silent connection with one peek (see
+/// `admission::opens_like_a_switch`). A silent connection costs the controller nothing
+/// for that second, and one reset meanwhile (a flood keeping a bounded number of
+/// connections) never reaches accept at all. A peer that waits for our HELLO first is
+/// accepted a second late, not refused.
+const DEFER_ACCEPT_SECS: libc::c_int = 1;
+
+fn set_defer_accept(socket: &socket2::Socket, secs: libc::c_int) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid socket descriptor, and a pointer to a c_int with its size.
+    let r = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            (&secs as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }

@@ -338,7 +338,15 @@ fn handshake_deadline_and_per_ip_cap() {
         ..NetConfig::default()
     };
     let h = Controller::start(&cfg, Arc::new(Recorder::default())).unwrap();
-    let mut silent: Vec<Peer> = (0..4).map(|_| Peer::connect(&h)).collect();
+    // Each says HELLO as it connects (so the listener hands them over at once, in
+    // order), then nothing more.
+    let mut silent: Vec<Peer> = (0..4)
+        .map(|_| {
+            let mut p = Peer::connect(&h);
+            p.send(of10::Message::Hello(Default::default()), 1);
+            p
+        })
+        .collect();
     // The first two are in their handshake: our HELLO comes at once.
     assert_eq!(silent[0].recv_raw()[1], 0);
     assert_eq!(silent[1].recv_raw()[1], 0);
@@ -595,4 +603,35 @@ fn listeners_queue_thousands_of_connections_not_std_s_128() {
         .parse()
         .unwrap();
     assert_eq!(backlog, somaxconn.min(4096), "{text}");
+}
+
+#[test]
+fn listeners_hand_over_a_connection_once_it_has_spoken_or_after_a_second() {
+    use std::io::Write as _;
+    let listener = super::bind_listener("127.0.0.1:0".parse().unwrap()).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let silent = std::net::TcpStream::connect(addr).unwrap();
+    let mut speaking = std::net::TcpStream::connect(addr).unwrap();
+    speaking.write_all(&[4, 0, 0, 8, 0, 0, 0, 1]).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut accepted = Vec::new();
+    while let Ok((_, peer)) = listener.accept() {
+        accepted.push(peer);
+    }
+    assert_eq!(
+        accepted,
+        vec![speaking.local_addr().unwrap()],
+        "only the connection that sent its HELLO is handed over at once"
+    );
+    // The silent one is not lost: it comes a second or so later.
+    let end = Instant::now() + Duration::from_secs(5);
+    let late = loop {
+        if let Ok((_, peer)) = listener.accept() {
+            break peer;
+        }
+        assert!(Instant::now() < end, "the silent connection never came");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(late, silent.local_addr().unwrap());
 }

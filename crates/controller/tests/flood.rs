@@ -113,3 +113,66 @@ fn a_thousand_switches_connecting_at_once_from_one_address_all_get_in_without_a_
         sw.ping(T).unwrap();
     }
 }
+
+/// The sum of a counter map.
+fn total(m: &std::collections::BTreeMap<String, u64>) -> u64 {
+    m.values().sum()
+}
+
+#[test]
+fn an_address_whose_handshakes_keep_failing_gets_in_only_with_a_hello() {
+    use std::io::Write as _;
+    let config = test_config();
+    let ctl = Running::start(&config, Vec::new());
+    // 80 connections that open with garbage: the first 64 handshakes fail, which makes
+    // the address failing; the others, queued behind them, are refused at their turn.
+    let mut garbage: Vec<TcpStream> = (0..80)
+        .map(|_| {
+            let mut s = TcpStream::connect(ctl.addr).unwrap();
+            s.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+            s
+        })
+        .collect();
+    let failing = |t: &controller::counters::TotalSnapshot| {
+        t.refused.get("failing_address").copied().unwrap_or(0)
+    };
+    assert!(
+        eventually(T, || {
+            let t = ctl.handle().counters().total;
+            total(&t.handshake_failures) + failing(&t) == 80
+        }),
+        "{:?}",
+        ctl.handle().counters().total
+    );
+    let t = ctl.handle().counters().total;
+    let failures = total(&t.handshake_failures);
+    let refused = failing(&t);
+    assert!(failures >= 64, "{t:?}");
+    // Now garbage and silence from that address are refused at accept, without a
+    // handshake (the silent ones once the listener stops deferring them, a second on).
+    garbage.extend((0..10).map(|_| {
+        let mut s = TcpStream::connect(ctl.addr).unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+        s
+    }));
+    let silent: Vec<TcpStream> = (0..10)
+        .map(|_| TcpStream::connect(ctl.addr).unwrap())
+        .collect();
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            failing(&ctl.handle().counters().total) == refused + 20
+        }),
+        "{:?}",
+        ctl.handle().counters().total
+    );
+    let t = ctl.handle().counters().total;
+    assert_eq!(
+        total(&t.handshake_failures),
+        failures,
+        "refused at accept, not failed in a handshake: {t:?}"
+    );
+    // A switch from the same address, which says HELLO as it connects, gets in.
+    let mut sw = Emu::connect_and_handshake(ctl.addr, Spec::v13(7), T).expect("the switch gets in");
+    sw.ping(T).unwrap();
+    drop((garbage, silent));
+}

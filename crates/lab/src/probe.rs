@@ -4,9 +4,11 @@
 //!
 //! The probe connects from this machine, as the lab's switches do (their ovs-vswitchd
 //! runs here), so a controller that limits connections per source address treats it as
-//! it treats them. It reads for a moment and closes; it speaks no OpenFlow.
+//! it treats them. It sends a HELLO, as a switch does the moment it connects (a
+//! controller may hold a connection that has said nothing: Pharos's listeners defer
+//! accepting it for a second), reads for a moment and closes.
 
-use std::io::{ErrorKind, Read};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
@@ -47,6 +49,10 @@ pub fn probe(addr: SocketAddr, wait: Duration) -> Seen {
     if let Err(e) = stream.set_read_timeout(Some(wait)) {
         return Seen::Failed(e.to_string());
     }
+    // An OpenFlow 1.0 HELLO (version 1, type 0, length 8, xid 0): every controller
+    // answers it with its own, whichever versions it speaks. A write error is left to
+    // the read to report.
+    let _ = stream.write_all(&[1, 0, 0, 8, 0, 0, 0, 0]);
     let mut buf = [0u8; 64];
     match stream.read(&mut buf) {
         Ok(0) => Seen::ClosedAtOnce { reset: false },
@@ -60,7 +66,6 @@ pub fn probe(addr: SocketAddr, wait: Duration) -> Seen {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
     use std::net::TcpListener;
 
     const WAIT: Duration = Duration::from_secs(2);
@@ -114,6 +119,20 @@ mod tests {
             std::thread::sleep(WAIT);
         });
         assert_eq!(probe(addr, WAIT), Seen::Spoke { bytes: 8 });
+    }
+
+    #[test]
+    fn the_probe_says_hello_first() {
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        let addr = serve_once(move |mut s| {
+            let mut b = [0u8; 8];
+            s.set_read_timeout(Some(WAIT)).unwrap();
+            let _ = s.read_exact(&mut b);
+            let _ = tx.send(b.to_vec());
+            let _ = s.write_all(&[4, 0, 0, 8, 0, 0, 0, 1]);
+        });
+        assert_eq!(probe(addr, WAIT), Seen::Spoke { bytes: 8 });
+        assert_eq!(rx.recv().unwrap(), vec![1, 0, 0, 8, 0, 0, 0, 0]);
     }
 
     #[test]
