@@ -930,7 +930,6 @@ mod report_tests {
 #[cfg(test)]
 mod strike_tests {
     use super::*;
-    use std::io::Write as _;
 
     #[test]
     fn failures_add_up_decay_and_are_paid_back_by_handshakes() {
