@@ -60,6 +60,10 @@ const READ_BUDGET: usize = 16;
 const FAILING_SCORE: f64 = 64.0;
 /// Failed handshakes count half as much after this long.
 const STRIKE_HALF_LIFE: Duration = Duration::from_secs(10);
+/// Handshakes a failing address may start per second (and at once, after a lull): a
+/// flood of connections that open like switches (TLS ClientHellos, whose answer costs a
+/// signature each) gets no more of the workers' core than this.
+const FAILING_STARTS_PER_SEC: f64 = 32.0;
 
 /// Failed handshakes per source address (and, once it is failing, connections refused
 /// for it), each weighing less with time (halved every [`STRIKE_HALF_LIFE`]); a
@@ -76,6 +80,8 @@ const STRIKE_HALF_LIFE: Duration = Duration::from_secs(10);
 #[derive(Debug, Default)]
 struct Strikes {
     by_ip: HashMap<IpAddr, (f64, Instant)>,
+    /// Handshake starts left to each failing address, and when that was counted.
+    starts: HashMap<IpAddr, (f64, Instant)>,
 }
 
 impl Strikes {
@@ -110,10 +116,33 @@ impl Strikes {
         self.score(ip, now) >= FAILING_SCORE
     }
 
+    /// Whether `ip` may start a handshake now: always, unless it is failing, then at
+    /// most [`FAILING_STARTS_PER_SEC`] a second (a token bucket of as many).
+    fn take_start(&mut self, ip: IpAddr, now: Instant) -> bool {
+        if !self.failing(ip, now) {
+            return true;
+        }
+        let e = self
+            .starts
+            .entry(ip)
+            .or_insert((FAILING_STARTS_PER_SEC, now));
+        let refill = now.saturating_duration_since(e.1).as_secs_f64() * FAILING_STARTS_PER_SEC;
+        let tokens = (e.0 + refill).min(FAILING_STARTS_PER_SEC);
+        if tokens >= 1.0 {
+            *e = (tokens - 1.0, now);
+            true
+        } else {
+            *e = (tokens, now);
+            false
+        }
+    }
+
     /// Forgets addresses whose score has decayed below one failure.
     fn prune(&mut self, now: Instant) {
         self.by_ip
             .retain(|_, &mut (s, t)| Strikes::decayed(s, t, now) >= 1.0);
+        let by_ip = &self.by_ip;
+        self.starts.retain(|ip, _| by_ip.contains_key(ip));
     }
 }
 
@@ -394,7 +423,12 @@ impl Admission {
                 self.strikes.fail(peer.ip(), now);
                 Place::Refuse("failing_address")
             } else {
-                self.place(peer.ip(), now)
+                match self.place(peer.ip(), now) {
+                    Place::Start if !self.strikes.take_start(peer.ip(), now) => {
+                        Place::Refuse("failing_address")
+                    }
+                    p => p,
+                }
             };
             let refuse = match place {
                 Place::Start => {
@@ -529,9 +563,13 @@ impl Admission {
             if let Some(w) = token.and_then(|t| self.waiting.remove(&t).map(|w| (t, w))) {
                 lock(&self.counters).waiting = self.waiting.len();
                 let (token, w) = w;
-                if self.strikes.failing(ip, now) && !opens_like_a_switch(&w.stream) {
-                    // Queued before its address was found failing, and no better.
-                    self.strikes.fail(ip, now);
+                let looks_bad = self.strikes.failing(ip, now) && !opens_like_a_switch(&w.stream);
+                if looks_bad || !self.strikes.take_start(ip, now) {
+                    // Queued before its address was found failing, and no better (or
+                    // its address has started its handshakes for this second).
+                    if looks_bad {
+                        self.strikes.fail(ip, now);
+                    }
                     let mut c = lock(&self.counters);
                     c.refused.add("failing_address");
                     drop(c);
@@ -961,6 +999,26 @@ mod strike_tests {
         assert_eq!(s.by_ip.len(), 1);
         s.prune(later + STRIKE_HALF_LIFE * 6);
         assert!(s.by_ip.is_empty());
+    }
+
+    #[test]
+    fn a_failing_address_starts_a_bounded_number_of_handshakes_a_second() {
+        let ip: IpAddr = "192.0.2.1".parse().unwrap();
+        let t0 = Instant::now();
+        let mut s = Strikes::default();
+        assert!((0..1000).all(|_| s.take_start(ip, t0)), "not failing: no bound");
+        for _ in 0..100 {
+            s.fail(ip, t0);
+        }
+        let n = FAILING_STARTS_PER_SEC as usize;
+        let started = (0..1000).filter(|_| s.take_start(ip, t0)).count();
+        assert_eq!(started, n, "a burst of one second's worth");
+        let later = t0 + Duration::from_millis(500);
+        let started = (0..1000).filter(|_| s.take_start(ip, later)).count();
+        assert_eq!(started, n / 2, "then the rate");
+        // Forgotten with its strikes.
+        s.prune(t0 + STRIKE_HALF_LIFE * 8);
+        assert!(s.starts.is_empty() && s.by_ip.is_empty());
     }
 
     /// A pair of connected sockets: ours (accepted, as mio's) and the peer's.
