@@ -1,0 +1,1 @@
+//! The traffic generator and receiver of `pharos bench datapath` (to come).
