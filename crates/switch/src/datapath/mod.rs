@@ -46,6 +46,7 @@ mod sys;
 
 pub mod gen;
 pub mod netns;
+pub mod testbed;
 
 use std::cell::Cell;
 use std::io;

@@ -1,0 +1,192 @@
+//! The Linux baselines of `pharos bench datapath` (issue 17), until the bench command
+//! exists: the Linux bridge and Linux IP forwarding between two veth pairs, measured
+//! with the data path's own generator; plus the transmit-method comparison behind the
+//! port's design (TPACKET_V3 transmit ring vs `sendmmsg(2)`).
+//!
+//! Root and iproute2 needed; every namespace is deleted at the end.
+//!
+//! ```text
+//! cargo run --release -p pharos-switch --example datapath_baselines -- [SECONDS]
+//! ```
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use ofswitch::datapath::gen::{probe_frame, run, Addresses, GenConfig, GenReport};
+use ofswitch::datapath::testbed::Testbed;
+
+const SIZES: [usize; 7] = [64, 128, 256, 512, 1024, 1280, 1518];
+
+fn main() -> io::Result<()> {
+    let secs: f64 = std::env::args()
+        .nth(1)
+        .map(|s| s.parse().expect("SECONDS"))
+        .unwrap_or(2.0);
+    let duration = Duration::from_secs_f64(secs);
+
+    transmit_methods(duration)?;
+    for (name, which) in [("Linux bridge", 0), ("Linux IP forwarding", 1)] {
+        let mut bed = Testbed::new()?;
+        let addrs = if which == 0 {
+            bed.linux_bridge()?
+        } else {
+            bed.ip_forwarding()?
+        };
+        println!("\n## {name}: throughput, one flow, as fast as the generator sends\n");
+        header();
+        let mut max64 = 0.0;
+        for size in SIZES {
+            let cfg = GenConfig {
+                size,
+                duration,
+                ..GenConfig::default()
+            };
+            let r = run(&mut bed.tx, &mut bed.rx, &addrs, &cfg);
+            if size == 64 {
+                max64 = r.received_pps;
+            }
+            row(&r);
+        }
+        println!("\n## {name}: 64-byte frames against offered load (fraction of {max64:.0} pps)\n");
+        header();
+        for fraction in [0.01, 0.1, 0.5, 0.9, 1.0] {
+            let cfg = GenConfig {
+                size: 64,
+                rate_pps: (max64 * fraction) as u64,
+                duration,
+                batch: 16,
+                ..GenConfig::default()
+            };
+            let r = run(&mut bed.tx, &mut bed.rx, &addrs, &cfg);
+            row(&r);
+        }
+        println!("\n## {name}: 64-byte frames, 1,000 flows (source addresses), full speed\n");
+        header();
+        let cfg = GenConfig {
+            size: 64,
+            duration,
+            flows: 1000,
+            ..GenConfig::default()
+        };
+        row(&run(&mut bed.tx, &mut bed.rx, &addrs, &cfg));
+    }
+    Ok(())
+}
+
+fn header() {
+    println!("| size | offered pps | received pps | Mbit/s | loss | p50 µs | p90 µs | p99 µs | p99.9 µs | max µs |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+}
+
+fn row(r: &GenReport) {
+    let us = |ns: u64| ns as f64 / 1000.0;
+    println!(
+        "| {} | {:.0} | {:.0} | {:.0} | {:.2}% | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+        r.size,
+        r.offered_pps,
+        r.received_pps,
+        r.received_mbps(),
+        r.loss * 100.0,
+        us(r.latency_ns[0]),
+        us(r.latency_ns[1]),
+        us(r.latency_ns[2]),
+        us(r.latency_ns[3]),
+        us(r.latency_ns[4]),
+    );
+}
+
+/// Frames per second one thread pushes into a veth (whose peer drops them: addressed
+/// to another host), through the port's transmit ring and through `sendmmsg(2)` on a
+/// plain packet socket with the same queueing bypass, 64 frames per call either way.
+fn transmit_methods(duration: Duration) -> io::Result<()> {
+    let mut bed = Testbed::new()?;
+    let addrs = Addresses {
+        src_mac: [2, 0, 0, 0, 9, 1],
+        dst_mac: [2, 0, 0, 0, 9, 2],
+        src_ip: [10, 9, 0, 1],
+        dst_ip: [10, 9, 0, 2],
+        src_port: 1,
+        dst_port: 2,
+    };
+    println!("## Transmit method: frames/s one thread sends into a veth, 64 per system call\n");
+    println!("| size | TPACKET_V3 ring | sendmmsg |");
+    println!("|---:|---:|---:|");
+    for size in [64, 1518] {
+        let frame = probe_frame(&addrs, size);
+        let start = Instant::now();
+        let mut sent = 0u64;
+        while start.elapsed() < duration {
+            for _ in 0..64 {
+                if bed.tx.send(&frame) {
+                    sent += 1;
+                }
+            }
+            bed.tx.flush()?;
+        }
+        let ring = sent as f64 / start.elapsed().as_secs_f64();
+        let mmsg = bed
+            .gen
+            .enter(|| sendmmsg_rate(&frame, duration))?
+            .map_err(|e| io::Error::other(format!("sendmmsg: {e}")))?;
+        println!("| {size} | {ring:.0} | {mmsg:.0} |");
+    }
+    Ok(())
+}
+
+fn sendmmsg_rate(frame: &[u8], duration: Duration) -> io::Result<f64> {
+    // SAFETY: plain socket calls; the iovecs and headers outlive each sendmmsg call.
+    unsafe {
+        let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let one: libc::c_int = 1;
+        libc::setsockopt(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_QDISC_BYPASS,
+            &one as *const _ as *const libc::c_void,
+            4,
+        );
+        let name = std::ffi::CString::new("g1").unwrap();
+        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_ifindex = libc::if_nametoindex(name.as_ptr()) as i32;
+        if libc::bind(
+            fd,
+            &sll as *const _ as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        ) < 0
+        {
+            let e = io::Error::last_os_error();
+            libc::close(fd);
+            return Err(e);
+        }
+        let mut iov: Vec<libc::iovec> = (0..64)
+            .map(|_| libc::iovec {
+                iov_base: frame.as_ptr() as *mut libc::c_void,
+                iov_len: frame.len(),
+            })
+            .collect();
+        let mut msgs: Vec<libc::mmsghdr> = iov
+            .iter_mut()
+            .map(|v| {
+                let mut m: libc::mmsghdr = std::mem::zeroed();
+                m.msg_hdr.msg_iov = v;
+                m.msg_hdr.msg_iovlen = 1;
+                m
+            })
+            .collect();
+        let start = Instant::now();
+        let mut sent = 0u64;
+        while start.elapsed() < duration {
+            let n = libc::sendmmsg(fd, msgs.as_mut_ptr(), 64, 0);
+            if n > 0 {
+                sent += n as u64;
+            }
+        }
+        let rate = sent as f64 / start.elapsed().as_secs_f64();
+        libc::close(fd);
+        Ok(rate)
+    }
+}
