@@ -28,11 +28,14 @@
 //!
 //! ## Offloads
 //!
-//! Frames a local stack sends through a veth may carry only a partial TCP/UDP checksum
-//! (checksum offload) or be one large segment (GSO/TSO): a switch that forwards them
-//! as received sends bad frames. Turn these offloads off on the hosts' interfaces
-//! (`ethtool -K <if> tx off tso off gso off`), as with Open vSwitch's userspace data
-//! path. Frames larger than the ring holds are counted in `rx_errors` and skipped.
+//! Frames a local stack sends through a veth carry only a partial TCP/UDP checksum
+//! (checksum offload: the kernel flags them `TP_STATUS_CSUMNOTREADY`): the port
+//! completes the checksum in place before the switch sees the frame, as a NIC would.
+//! A stack may also hand a veth one large TCP segment (TSO/GSO, up to 64 KiB): it
+//! cannot leave through another port, and is counted in `tx_errors` there. Turn
+//! segmentation offloads off on the hosts' interfaces (`ethtool -K <if> tso off gso
+//! off`), as with Open vSwitch's userspace data path. Frames larger than the receive
+//! ring holds are counted in `rx_errors` and skipped.
 //!
 //! ## Readiness
 //!
@@ -41,6 +44,7 @@
 //! returns `max` (or while [`Port::rx_ready`] is true): no new wakeup comes for frames
 //! already handed over.
 
+mod csum;
 mod ring;
 mod sys;
 

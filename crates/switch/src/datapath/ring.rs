@@ -150,8 +150,11 @@ impl RxRing {
                     ptr::write(tag.add(1), tpid as u8);
                     ptr::write(tag.add(2), (tci >> 8) as u8);
                     ptr::write(tag.add(3), tci as u8);
-                    std::slice::from_raw_parts(start, snaplen as usize + 4)
+                    std::slice::from_raw_parts_mut(start, snaplen as usize + 4)
                 };
+                if status & libc::TP_STATUS_CSUMNOTREADY != 0 {
+                    super::csum::complete(frame);
+                }
                 f(Rx::Frame(
                     frame,
                     RxMeta {
@@ -161,8 +164,12 @@ impl RxRing {
                 ));
             } else {
                 // SAFETY: [mac, mac + snaplen) lies in our block (checked above).
-                let frame =
-                    unsafe { std::slice::from_raw_parts(frame_start.add(mac), snaplen as usize) };
+                let frame = unsafe {
+                    std::slice::from_raw_parts_mut(frame_start.add(mac), snaplen as usize)
+                };
+                if status & libc::TP_STATUS_CSUMNOTREADY != 0 {
+                    super::csum::complete(frame);
+                }
                 f(Rx::Frame(frame, meta));
             }
             n += 1;
