@@ -1,19 +1,25 @@
 //! The Linux baselines of `pharos bench datapath` (issue 17), until the bench command
 //! exists: the Linux bridge and Linux IP forwarding between two veth pairs, measured
-//! with the data path's own generator; plus the transmit-method comparison behind the
-//! port's design (TPACKET_V3 transmit ring vs `sendmmsg(2)`).
+//! with the data path's own generator; plus the data path alone (frames from one port
+//! to the other, no tables: the ceiling of `pharos switch`) and the transmit-method
+//! comparison behind the port's design (TPACKET_V3 transmit ring vs `sendmmsg(2)`).
 //!
 //! Root and iproute2 needed; every namespace is deleted at the end.
 //!
 //! ```text
-//! cargo run --release -p pharos-switch --example datapath_baselines -- [SECONDS]
+//! cargo run --release -p pharos-switch --example datapath_baselines -- [SECONDS [--no-tx]]
 //! ```
 
 use std::io;
 use std::time::{Duration, Instant};
 
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use ofswitch::datapath::gen::{probe_frame, run, Addresses, GenConfig, GenReport};
-use ofswitch::datapath::testbed::Testbed;
+use ofswitch::datapath::testbed::{Testbed, G1_MAC, G2_MAC};
+use ofswitch::datapath::{wait_readable, Port, PortConfig, PortCounters, RingVersion};
 
 const SIZES: [usize; 7] = [64, 128, 256, 512, 1024, 1280, 1518];
 
@@ -24,13 +30,47 @@ fn main() -> io::Result<()> {
         .unwrap_or(2.0);
     let duration = Duration::from_secs_f64(secs);
 
-    transmit_methods(duration)?;
-    for (name, which) in [("Linux bridge", 0), ("Linux IP forwarding", 1)] {
+    if std::env::args().nth(2).as_deref() != Some("--no-tx") {
+        transmit_methods(duration)?;
+    }
+    for (name, which) in [
+        ("Linux bridge", 0),
+        ("Linux IP forwarding", 1),
+        ("Port to port, TPACKET_V3 (no tables)", 2),
+        ("Port to port, TPACKET_V2 (no tables)", 3),
+    ] {
         let mut bed = Testbed::new()?;
-        let addrs = if which == 0 {
-            bed.linux_bridge()?
-        } else {
-            bed.ip_forwarding()?
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut forwarder = None;
+        let addrs = match which {
+            0 => bed.linux_bridge()?,
+            1 => bed.ip_forwarding()?,
+            _ => {
+                let config = PortConfig {
+                    version: if which == 2 {
+                        RingVersion::V3
+                    } else {
+                        RingVersion::V2
+                    },
+                    ..PortConfig::default()
+                };
+                let (d1, d2) = bed.dut.enter(|| -> io::Result<(Port, Port)> {
+                    Ok((
+                        Port::open_with("d1", &config)?,
+                        Port::open_with("d2", &config)?,
+                    ))
+                })??;
+                let stop = stop.clone();
+                forwarder = Some(std::thread::spawn(move || forward(d1, d2, &stop)));
+                Addresses {
+                    src_mac: G1_MAC,
+                    dst_mac: G2_MAC,
+                    src_ip: [10, 0, 1, 2],
+                    dst_ip: [10, 0, 1, 3],
+                    src_port: 5000,
+                    dst_port: 6000,
+                }
+            }
         };
         println!("\n## {name}: throughput, one flow, as fast as the generator sends\n");
         header();
@@ -69,8 +109,28 @@ fn main() -> io::Result<()> {
             ..GenConfig::default()
         };
         row(&run(&mut bed.tx, &mut bed.rx, &addrs, &cfg));
+        stop.store(true, Ordering::Relaxed);
+        if let Some(f) = forwarder {
+            let (a, b) = f.join().expect("forwarder");
+            println!("\nforwarder: d1 {a:?}\nforwarder: d2 {b:?}");
+        }
     }
     Ok(())
+}
+
+/// The data path alone: every frame read on `d1` is sent on `d2`, one thread, the
+/// loop a switch runs minus its tables. Returns the ports' counters.
+fn forward(mut d1: Port, mut d2: Port, stop: &AtomicBool) -> (PortCounters, PortCounters) {
+    while !stop.load(Ordering::Relaxed) {
+        if !d1.rx_ready() {
+            wait_readable(d1.as_raw_fd(), 10);
+        }
+        d1.recv_batch(256, |f| {
+            d2.send(f);
+        });
+        let _ = d2.flush();
+    }
+    (d1.counters(), d2.counters())
 }
 
 fn header() {

@@ -61,7 +61,13 @@ use openflow::MacAddr;
 pub use ring::RxMeta;
 pub use sys::{realtime_ns, wait_readable};
 
-use ring::{Rx, RxRing, TxFull, TxRing};
+use ring::{Rx, RxRing, RxRingV2, TxFull, TxLayout, TxRing};
+
+/// The receive ring, by version.
+enum RxKind {
+    V2(RxRingV2),
+    V3(RxRing),
+}
 use sys::Mapping;
 
 /// A port's counters (port statistics).
@@ -84,9 +90,23 @@ pub struct PortCounters {
     pub tx_errors: u64,
 }
 
+/// The layout of a port's rings (packet(7)'s `PACKET_VERSION`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RingVersion {
+    /// TPACKET_V2: fixed slots, each frame handed over (and woken for) as it comes:
+    /// lowest latency at low rates, one wakeup per batch read under load.
+    V2,
+    /// TPACKET_V3: frames packed into blocks handed over when full or when the retire
+    /// timer fires: fewer wakeups and denser memory, but a lone frame waits for the
+    /// timer (up to `retire_ms`).
+    V3,
+}
+
 /// The sizes of a port's rings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PortConfig {
+    /// The rings' layout.
+    pub version: RingVersion,
     /// Receive block size in bytes (a multiple of the page size). A 64-byte frame
     /// takes 144 bytes of a block, a 1514-byte one 1600.
     pub block_size: usize,
@@ -104,6 +124,7 @@ impl Default for PortConfig {
     /// 2,600 full-size ones), 1 ms retire timer, 1,024 transmit slots.
     fn default() -> Self {
         PortConfig {
+            version: RingVersion::V3,
             block_size: 128 * 1024,
             block_nr: 32,
             retire_ms: 1,
@@ -122,7 +143,7 @@ pub struct Port {
     mtu: usize,
     /// Its hardware address when opened.
     mac: MacAddr,
-    rx: RxRing,
+    rx: RxKind,
     tx: TxRing,
     /// Counters kept here (packets and bytes, ring-full and size refusals).
     counters: PortCounters,
@@ -201,8 +222,11 @@ impl Port {
 
         let sol = libc::SOL_PACKET;
         // enum tpacket_versions: TPACKET_V1, TPACKET_V2, TPACKET_V3.
-        const TPACKET_V3: libc::c_int = 2;
-        sys::setsockopt(s, sol, libc::PACKET_VERSION, &TPACKET_V3, "PACKET_VERSION")?;
+        let version: libc::c_int = match config.version {
+            RingVersion::V2 => 1,
+            RingVersion::V3 => 2,
+        };
+        sys::setsockopt(s, sol, libc::PACKET_VERSION, &version, "PACKET_VERSION")?;
         sys::setsockopt(s, sol, libc::PACKET_LOSS, &1i32, "PACKET_LOSS")?;
         sys::setsockopt(
             s,
@@ -219,15 +243,32 @@ impl Port {
             "PACKET_IGNORE_OUTGOING (Linux 4.20)",
         )?;
 
-        // Receive ring: frame size is meaningless for V3 (frames are packed in blocks)
-        // but the kernel checks frame_nr == block_nr * block_size / frame_size.
-        let rx_frame = 2048usize.min(config.block_size);
+        // Receive ring. V3: the frame size is meaningless (frames are packed in
+        // blocks) but the kernel checks frame_nr == block_nr * block_size / frame_size.
+        // V2: slots hold the header (frame at offset 66 or so) and a full-size frame.
+        let rx_frame = match config.version {
+            RingVersion::V3 => 2048usize.min(config.block_size),
+            RingVersion::V2 => (80 + mtu + 18).next_power_of_two(),
+        };
+        if rx_frame > config.block_size {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "block_size {} is smaller than a slot ({rx_frame})",
+                    config.block_size
+                ),
+            ));
+        }
+        let rx_frame_nr = config.block_size / rx_frame * config.block_nr;
         let rx_req = libc::tpacket_req3 {
             tp_block_size: config.block_size as u32,
             tp_block_nr: config.block_nr as u32,
             tp_frame_size: rx_frame as u32,
-            tp_frame_nr: (config.block_size / rx_frame * config.block_nr) as u32,
-            tp_retire_blk_tov: config.retire_ms,
+            tp_frame_nr: rx_frame_nr as u32,
+            tp_retire_blk_tov: match config.version {
+                RingVersion::V3 => config.retire_ms,
+                RingVersion::V2 => 0,
+            },
             tp_sizeof_priv: 0,
             tp_feature_req_word: 0,
         };
@@ -235,7 +276,11 @@ impl Port {
 
         // Transmit ring: slots hold the header plus MTU + Ethernet + VLAN header, in a
         // power of two (so slots tile pages); blocks of at least a page.
-        let tx_frame = (ring::TX_DATA_OFFSET + mtu + 18).next_power_of_two();
+        let tx_layout = match config.version {
+            RingVersion::V2 => TxLayout::V2,
+            RingVersion::V3 => TxLayout::V3,
+        };
+        let tx_frame = (tx_layout.data + mtu + 18).next_power_of_two();
         let tx_block = tx_frame.max(page).max(64 * 1024);
         let per_block = tx_block / tx_frame;
         let tx_block_nr = config.tx_frames.div_ceil(per_block);
@@ -254,8 +299,20 @@ impl Port {
         let rx_len = config.block_size * config.block_nr;
         let tx_len = tx_block * tx_block_nr;
         let mapping = Mapping::map(s, rx_len + tx_len)?;
-        let rx = RxRing::new(mapping.base, config.block_size, config.block_nr);
-        let tx = TxRing::new(mapping.base.wrapping_add(rx_len), tx_frame, tx_frame_nr);
+        let rx = match config.version {
+            RingVersion::V3 => RxKind::V3(RxRing::new(
+                mapping.base,
+                config.block_size,
+                config.block_nr,
+            )),
+            RingVersion::V2 => RxKind::V2(RxRingV2::new(mapping.base, rx_frame, rx_frame_nr)),
+        };
+        let tx = TxRing::new(
+            mapping.base.wrapping_add(rx_len),
+            tx_frame,
+            tx_frame_nr,
+            tx_layout,
+        );
 
         // Until the receiver frees them, sent frames are charged to the socket's send
         // buffer: make it hold the whole ring so `send(2)` never stops half-way.
@@ -369,7 +426,7 @@ impl Port {
     pub fn recv_batch_meta(&mut self, max: usize, mut f: impl FnMut(&[u8], RxMeta)) -> usize {
         let counters = &mut self.counters;
         let mut delivered = 0;
-        self.rx.walk(max, |rx| match rx {
+        let each = |rx: Rx<'_>| match rx {
             Rx::Frame(frame, meta) => {
                 counters.rx_packets += 1;
                 counters.rx_bytes += frame.len() as u64;
@@ -377,13 +434,20 @@ impl Port {
                 f(frame, meta);
             }
             Rx::Truncated => counters.rx_errors += 1,
-        });
+        };
+        match &mut self.rx {
+            RxKind::V3(ring) => ring.walk(max, each),
+            RxKind::V2(ring) => ring.walk(max, each),
+        };
         delivered
     }
 
     /// Whether frames are waiting in the receive ring (no system call).
     pub fn rx_ready(&self) -> bool {
-        self.rx.ready()
+        match &self.rx {
+            RxKind::V3(ring) => ring.ready(),
+            RxKind::V2(ring) => ring.ready(),
+        }
     }
 
     /// Queues a frame for sending; `false` if the transmit ring is full (the frame is

@@ -18,10 +18,6 @@ use libc::{tpacket3_hdr, tpacket_block_desc};
 pub(super) const TX_DATA_OFFSET: usize =
     libc::TPACKET3_HDRLEN - std::mem::size_of::<libc::sockaddr_ll>();
 
-/// The first byte after a receive frame's header and its `sockaddr_ll`: the bytes from
-/// here to `tp_mac` are free, room to put back a VLAN tag the kernel took off.
-const RX_HEADROOM_START: usize = libc::TPACKET3_HDRLEN;
-
 /// One received frame's metadata besides its bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RxMeta {
@@ -50,6 +46,126 @@ pub(super) enum Rx<'a> {
     Frame(&'a [u8], RxMeta),
     /// A frame the ring could not hold whole (`tp_snaplen < tp_len`): skipped.
     Truncated,
+}
+
+/// The fields of a receive frame's header both ring versions have.
+struct FrameHdr {
+    snaplen: u32,
+    len: u32,
+    status: u32,
+    mac: usize,
+    sec: u32,
+    nsec: u32,
+    tci: u16,
+    tpid: u16,
+}
+
+/// The frame whose header starts at `start` (with `room` bytes from `start` ours, and
+/// the bytes from `headroom_start` to the frame's start free), made whole: a VLAN tag
+/// the kernel took off put back, a checksum left to offload completed.
+///
+/// # Safety
+///
+/// `[start, start + room)` is memory of the ring this process owns now, and stays so
+/// for `'a`.
+unsafe fn frame<'a>(start: *mut u8, room: usize, headroom_start: usize, h: &FrameHdr) -> Rx<'a> {
+    let meta = RxMeta {
+        timestamp_ns: h.sec as u64 * 1_000_000_000 + h.nsec as u64,
+        wire_len: h.len,
+    };
+    let snaplen = h.snaplen as usize;
+    if h.snaplen < h.len || h.mac + snaplen > room || snaplen < 14 {
+        return Rx::Truncated;
+    }
+    let frame = if h.status & libc::TP_STATUS_VLAN_VALID != 0 && h.mac >= headroom_start + 4 {
+        // The kernel took the 802.1Q tag off (skb_vlan_untag runs before the packet
+        // taps): put it back between the addresses and the EtherType, in the free
+        // bytes before the frame, so the switch sees the frame as it was on the wire.
+        let tpid = if h.status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
+            h.tpid
+        } else {
+            0x8100
+        };
+        // SAFETY: [mac - 4, mac + snaplen) is ours (checked above; mac - 4 is past the
+        // header and its sockaddr_ll).
+        unsafe {
+            let at = start.add(h.mac - 4);
+            ptr::copy(start.add(h.mac), at, 12);
+            let tag = at.add(12);
+            ptr::write(tag, (tpid >> 8) as u8);
+            ptr::write(tag.add(1), tpid as u8);
+            ptr::write(tag.add(2), (h.tci >> 8) as u8);
+            ptr::write(tag.add(3), h.tci as u8);
+            std::slice::from_raw_parts_mut(at, snaplen + 4)
+        }
+    } else {
+        // SAFETY: [mac, mac + snaplen) is ours (checked above).
+        unsafe { std::slice::from_raw_parts_mut(start.add(h.mac), snaplen) }
+    };
+    if h.status & libc::TP_STATUS_CSUMNOTREADY != 0 {
+        super::csum::complete(frame);
+    }
+    let wire_len = h.len + (frame.len() - snaplen) as u32;
+    Rx::Frame(frame, RxMeta { wire_len, ..meta })
+}
+
+/// A TPACKET_V2 receive ring: fixed slots, each handed over (and woken for) alone.
+pub(super) struct RxRingV2 {
+    pub(super) base: *mut u8,
+    pub(super) frame_size: usize,
+    pub(super) frame_nr: usize,
+    /// The next slot to read.
+    next: usize,
+}
+
+impl RxRingV2 {
+    pub(super) fn new(base: *mut u8, frame_size: usize, frame_nr: usize) -> RxRingV2 {
+        RxRingV2 {
+            base,
+            frame_size,
+            frame_nr,
+            next: 0,
+        }
+    }
+
+    fn hdr(&self, i: usize) -> *mut libc::tpacket2_hdr {
+        self.base.wrapping_add(i * self.frame_size) as *mut libc::tpacket2_hdr
+    }
+
+    pub(super) fn ready(&self) -> bool {
+        // SAFETY: a slot header in the mapping; the kernel writes its status word.
+        let status = unsafe { ptr::read_volatile(addr_of!((*self.hdr(self.next)).tp_status)) };
+        status & libc::TP_STATUS_USER != 0
+    }
+
+    pub(super) fn walk(&mut self, max: usize, mut f: impl FnMut(Rx<'_>)) -> usize {
+        let mut n = 0;
+        while n < max && self.ready() {
+            fence(Ordering::Acquire);
+            let hdr = self.hdr(self.next);
+            // SAFETY: the slot is ours (TP_STATUS_USER seen, acquire fence after).
+            let h = unsafe {
+                FrameHdr {
+                    snaplen: ptr::read(addr_of!((*hdr).tp_snaplen)),
+                    len: ptr::read(addr_of!((*hdr).tp_len)),
+                    status: ptr::read(addr_of!((*hdr).tp_status)),
+                    mac: ptr::read(addr_of!((*hdr).tp_mac)) as usize,
+                    sec: ptr::read(addr_of!((*hdr).tp_sec)),
+                    nsec: ptr::read(addr_of!((*hdr).tp_nsec)),
+                    tci: ptr::read(addr_of!((*hdr).tp_vlan_tci)),
+                    tpid: ptr::read(addr_of!((*hdr).tp_vlan_tpid)),
+                }
+            };
+            // SAFETY: the whole slot is ours until its status is written back.
+            f(unsafe { frame(hdr as *mut u8, self.frame_size, libc::TPACKET2_HDRLEN, &h) });
+            fence(Ordering::Release);
+            // SAFETY: handing the slot back.
+            unsafe { ptr::write_volatile(addr_of_mut!((*hdr).tp_status), libc::TP_STATUS_KERNEL) };
+            self.next = (self.next + 1) % self.frame_nr;
+            n += 1;
+        }
+        n
+    }
 }
 
 impl RxRing {
@@ -123,55 +239,26 @@ impl RxRing {
                     ptr::read(addr_of!((*hdr).hv1.tp_vlan_tpid)),
                 )
             };
-            let meta = RxMeta {
-                timestamp_ns: sec as u64 * 1_000_000_000 + nsec as u64,
-                wire_len: len,
+            let h = FrameHdr {
+                snaplen,
+                len,
+                status,
+                mac,
+                sec,
+                nsec,
+                tci: tci as u16,
+                tpid,
             };
-            let frame_start = hdr as *mut u8;
-            let fits = self.next + mac + snaplen as usize <= self.block_size;
-            if snaplen < len || !fits || snaplen < 12 {
-                f(Rx::Truncated);
-            } else if status & libc::TP_STATUS_VLAN_VALID != 0 && mac >= RX_HEADROOM_START + 4 {
-                // The kernel took the 802.1Q tag off (skb_vlan_untag runs before the
-                // packet taps): put it back between the addresses and the EtherType, in
-                // the free bytes before the frame, so the switch sees the wire frame.
-                let tpid = if status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
-                    tpid
-                } else {
-                    0x8100
-                };
-                // SAFETY: [mac - 4, mac + snaplen) lies in our block (checked above and
-                // mac - 4 >= the end of the header and its sockaddr_ll).
-                let frame = unsafe {
-                    let start = frame_start.add(mac - 4);
-                    ptr::copy(frame_start.add(mac), start, 12);
-                    let tag = start.add(12);
-                    ptr::write(tag, (tpid >> 8) as u8);
-                    ptr::write(tag.add(1), tpid as u8);
-                    ptr::write(tag.add(2), (tci >> 8) as u8);
-                    ptr::write(tag.add(3), tci as u8);
-                    std::slice::from_raw_parts_mut(start, snaplen as usize + 4)
-                };
-                if status & libc::TP_STATUS_CSUMNOTREADY != 0 {
-                    super::csum::complete(frame);
-                }
-                f(Rx::Frame(
-                    frame,
-                    RxMeta {
-                        wire_len: len + 4,
-                        ..meta
-                    },
-                ));
-            } else {
-                // SAFETY: [mac, mac + snaplen) lies in our block (checked above).
-                let frame = unsafe {
-                    std::slice::from_raw_parts_mut(frame_start.add(mac), snaplen as usize)
-                };
-                if status & libc::TP_STATUS_CSUMNOTREADY != 0 {
-                    super::csum::complete(frame);
-                }
-                f(Rx::Frame(frame, meta));
-            }
+            // SAFETY: the header lies in our block, `block_size - next` bytes from its
+            // start are ours too.
+            f(unsafe {
+                frame(
+                    hdr as *mut u8,
+                    self.block_size - self.next,
+                    libc::TPACKET3_HDRLEN,
+                    &h,
+                )
+            });
             n += 1;
             self.left -= 1;
             if self.left == 0 {
@@ -199,12 +286,39 @@ impl RxRing {
     }
 }
 
+/// The layout of a transmit slot's header, by ring version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct TxLayout {
+    status: usize,
+    len: usize,
+    snaplen: usize,
+    /// Where the frame starts (`tp_hdrlen - sizeof(struct sockaddr_ll)` in the
+    /// kernel's `tpacket_parse_header`).
+    pub(super) data: usize,
+}
+
+impl TxLayout {
+    pub(super) const V3: TxLayout = TxLayout {
+        status: std::mem::offset_of!(tpacket3_hdr, tp_status),
+        len: std::mem::offset_of!(tpacket3_hdr, tp_len),
+        snaplen: std::mem::offset_of!(tpacket3_hdr, tp_snaplen),
+        data: TX_DATA_OFFSET,
+    };
+    pub(super) const V2: TxLayout = TxLayout {
+        status: std::mem::offset_of!(libc::tpacket2_hdr, tp_status),
+        len: std::mem::offset_of!(libc::tpacket2_hdr, tp_len),
+        snaplen: std::mem::offset_of!(libc::tpacket2_hdr, tp_snaplen),
+        data: libc::TPACKET2_HDRLEN - std::mem::size_of::<libc::sockaddr_ll>(),
+    };
+}
+
 /// The transmit ring: `frame_nr` slots of `frame_size` bytes, filled in order; the
 /// kernel sends them in the same order on `send(2)`.
 pub(super) struct TxRing {
     pub(super) base: *mut u8,
     pub(super) frame_size: usize,
     pub(super) frame_nr: usize,
+    layout: TxLayout,
     /// The next slot to fill (the kernel's own head follows the same sequence).
     head: usize,
     /// Slots marked SEND_REQUEST since the last successful `send(2)`.
@@ -220,11 +334,17 @@ pub(super) enum TxFull {
 }
 
 impl TxRing {
-    pub(super) fn new(base: *mut u8, frame_size: usize, frame_nr: usize) -> TxRing {
+    pub(super) fn new(
+        base: *mut u8,
+        frame_size: usize,
+        frame_nr: usize,
+        layout: TxLayout,
+    ) -> TxRing {
         TxRing {
             base,
             frame_size,
             frame_nr,
+            layout,
             head: 0,
             pending: 0,
         }
@@ -232,7 +352,7 @@ impl TxRing {
 
     /// The largest frame a slot holds.
     pub(super) fn max_frame(&self) -> usize {
-        self.frame_size - TX_DATA_OFFSET
+        self.frame_size - self.layout.data
     }
 
     /// Copies `frame` into the next free slot and marks it for sending.
@@ -240,37 +360,35 @@ impl TxRing {
         if frame.len() > self.max_frame() {
             return Err(TxFull::TooBig);
         }
-        let slot = self.base.wrapping_add(self.head * self.frame_size);
-        let hdr = slot as *mut tpacket3_hdr;
-        // SAFETY: the slot lies in the mapping; the kernel writes its status word when it
-        // is done with it, hence the volatile read.
-        let status = unsafe { ptr::read_volatile(addr_of!((*hdr).tp_status)) };
-        if status != libc::TP_STATUS_AVAILABLE {
+        if self.status(self.head) != libc::TP_STATUS_AVAILABLE {
             // SENDING or SEND_REQUEST: the kernel still has it (WRONG_FORMAT cannot stay:
             // PACKET_LOSS makes the kernel skip a bad slot and hand it back).
             return Err(TxFull::Ring);
         }
         fence(Ordering::Acquire);
-        // SAFETY: the slot is ours (AVAILABLE seen); the frame fits (checked above).
+        let slot = self.slot(self.head);
+        let l = self.layout;
+        // SAFETY: the slot is ours (AVAILABLE seen); the frame fits (checked above);
+        // the header fields are aligned u32s at offsets of the version's header.
         unsafe {
-            ptr::copy_nonoverlapping(frame.as_ptr(), slot.add(TX_DATA_OFFSET), frame.len());
-            ptr::write(addr_of_mut!((*hdr).tp_len), frame.len() as u32);
-            ptr::write(addr_of_mut!((*hdr).tp_snaplen), frame.len() as u32);
+            ptr::copy_nonoverlapping(frame.as_ptr(), slot.add(l.data), frame.len());
+            ptr::write(slot.add(l.len) as *mut u32, frame.len() as u32);
+            ptr::write(slot.add(l.snaplen) as *mut u32, frame.len() as u32);
             fence(Ordering::Release);
-            ptr::write_volatile(addr_of_mut!((*hdr).tp_status), libc::TP_STATUS_SEND_REQUEST);
+            ptr::write_volatile(slot.add(l.status) as *mut u32, libc::TP_STATUS_SEND_REQUEST);
         }
         self.head = (self.head + 1) % self.frame_nr;
         self.pending += 1;
         Ok(())
     }
 
-    fn slot(&self, i: usize) -> *mut tpacket3_hdr {
-        self.base.wrapping_add(i * self.frame_size) as *mut tpacket3_hdr
+    fn slot(&self, i: usize) -> *mut u8 {
+        self.base.wrapping_add(i * self.frame_size)
     }
 
     fn status(&self, i: usize) -> u32 {
         // SAFETY: a slot header in the mapping; the kernel writes the status word.
-        unsafe { ptr::read_volatile(addr_of!((*self.slot(i)).tp_status)) }
+        unsafe { ptr::read_volatile(self.slot(i).add(self.layout.status) as *const u32) }
     }
 
     fn prev(&self, i: usize) -> usize {
@@ -294,11 +412,14 @@ impl TxRing {
         while n < self.frame_nr && self.status(self.prev(self.head)) == libc::TP_STATUS_SEND_REQUEST
         {
             self.head = self.prev(self.head);
-            let hdr = self.slot(self.head);
+            let slot = self.slot(self.head);
             // SAFETY: a slot in the mapping that we marked and the kernel has not taken.
             unsafe {
-                bytes += ptr::read(addr_of!((*hdr).tp_len)) as u64;
-                ptr::write_volatile(addr_of_mut!((*hdr).tp_status), libc::TP_STATUS_AVAILABLE);
+                bytes += ptr::read(slot.add(self.layout.len) as *const u32) as u64;
+                ptr::write_volatile(
+                    slot.add(self.layout.status) as *mut u32,
+                    libc::TP_STATUS_AVAILABLE,
+                );
             }
             n += 1;
         }

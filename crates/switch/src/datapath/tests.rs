@@ -4,7 +4,48 @@
 use std::time::{Duration, Instant};
 
 use super::netns::Netns;
-use super::{wait_readable, Port, PortConfig};
+use super::{wait_readable, Port, PortConfig, RingVersion};
+
+/// Every test runs on both ring versions.
+macro_rules! on_both_versions {
+    ($($name:ident),* $(,)?) => {
+        mod v2 {
+            $(#[test] fn $name() { super::$name(super::RingVersion::V2) })*
+        }
+        mod v3 {
+            $(#[test] fn $name() { super::$name(super::RingVersion::V3) })*
+        }
+    };
+}
+
+on_both_versions!(
+    a_frame_sent_on_one_end_arrives_intact_on_the_other,
+    full_size_frames_arrive_intact_and_larger_ones_are_refused,
+    a_batch_of_1000_frames_arrives_whole_and_in_order,
+    a_port_does_not_receive_its_own_transmissions,
+    a_vlan_tag_the_kernel_strips_is_put_back,
+    link_down_and_up_are_seen,
+    sending_on_a_down_interface_fails_and_drops_the_queue,
+    the_port_is_promiscuous_while_open,
+    a_full_receive_ring_counts_drops,
+    unknown_interfaces_and_bad_sizes_are_errors,
+    sending_and_receiving_allocate_nothing_per_frame,
+    a_checksum_left_to_offload_is_completed,
+);
+
+fn open_v(v: RingVersion, ifname: &str) -> Port {
+    try_open(v, ifname).unwrap()
+}
+
+fn try_open(v: RingVersion, ifname: &str) -> std::io::Result<Port> {
+    Port::open_with(
+        ifname,
+        &PortConfig {
+            version: v,
+            ..PortConfig::default()
+        },
+    )
+}
 
 /// The EtherType of the tests' frames (IEEE local experimental), so frames the stack
 /// might send on its own are never counted.
@@ -66,12 +107,11 @@ fn send_all(port: &mut Port, frames: &[Vec<u8>]) {
     port.flush().unwrap();
 }
 
-#[test]
-fn a_frame_sent_on_one_end_arrives_intact_on_the_other() {
+fn a_frame_sent_on_one_end_arrives_intact_on_the_other(v: RingVersion) {
     let ns = veth_pair();
     ns.enter(|| {
-        let mut a = Port::open("a").unwrap();
-        let mut b = Port::open("b").unwrap();
+        let mut a = open_v(v, "a");
+        let mut b = open_v(v, "b");
         assert_eq!(a.name(), "a");
         assert_eq!(a.mac().0, [0x02, 0, 0, 0, 0, 0x0a]);
         assert_eq!(b.mac().0, [0x02, 0, 0, 0, 0, 0x0b]);
@@ -95,12 +135,11 @@ fn a_frame_sent_on_one_end_arrives_intact_on_the_other() {
     .unwrap();
 }
 
-#[test]
-fn full_size_frames_arrive_intact_and_larger_ones_are_refused() {
+fn full_size_frames_arrive_intact_and_larger_ones_are_refused(v: RingVersion) {
     let ns = veth_pair();
     ns.enter(|| {
-        let mut a = Port::open("a").unwrap();
-        let mut b = Port::open("b").unwrap();
+        let mut a = open_v(v, "a");
+        let mut b = open_v(v, "b");
         let frames: Vec<Vec<u8>> = (0..50).map(|i| frame(i, 1514)).collect();
         send_all(&mut a, &frames);
         assert_eq!(recv_test_frames(&mut b, 50, Duration::from_secs(2)), frames);
@@ -113,12 +152,11 @@ fn full_size_frames_arrive_intact_and_larger_ones_are_refused() {
     .unwrap();
 }
 
-#[test]
-fn a_batch_of_1000_frames_arrives_whole_and_in_order() {
+fn a_batch_of_1000_frames_arrives_whole_and_in_order(v: RingVersion) {
     let ns = veth_pair();
     ns.enter(|| {
-        let mut a = Port::open("a").unwrap();
-        let mut b = Port::open("b").unwrap();
+        let mut a = open_v(v, "a");
+        let mut b = open_v(v, "b");
         let frames: Vec<Vec<u8>> = (0..1000)
             .map(|i| frame(i, 64 + (i as usize % 200)))
             .collect();
@@ -138,12 +176,11 @@ fn a_batch_of_1000_frames_arrives_whole_and_in_order() {
     .unwrap();
 }
 
-#[test]
-fn a_port_does_not_receive_its_own_transmissions() {
+fn a_port_does_not_receive_its_own_transmissions(v: RingVersion) {
     let ns = veth_pair();
     ns.enter(|| {
-        let mut a = Port::open("a").unwrap();
-        let mut b = Port::open("b").unwrap();
+        let mut a = open_v(v, "a");
+        let mut b = open_v(v, "b");
         let frames: Vec<Vec<u8>> = (0..100).map(|i| frame(i, 64)).collect();
         send_all(&mut a, &frames);
         assert_eq!(
@@ -194,12 +231,11 @@ fn plain_send(ifname: &str, frame: &[u8]) {
     }
 }
 
-#[test]
-fn a_vlan_tag_the_kernel_strips_is_put_back() {
+fn a_vlan_tag_the_kernel_strips_is_put_back(v: RingVersion) {
     let ns = veth_pair();
     ns.enter(|| {
-        let mut a = Port::open("a").unwrap();
-        let mut b = Port::open("b").unwrap();
+        let mut a = open_v(v, "a");
+        let mut b = open_v(v, "b");
         let mut tagged = frame(7, 68);
         // dst, src, 802.1Q TPID, PCP 5 + VID 100, then the inner EtherType.
         tagged.splice(12..12, [0x81, 0x00, 0xa0, 0x64]);
@@ -220,10 +256,9 @@ fn a_vlan_tag_the_kernel_strips_is_put_back() {
     .unwrap();
 }
 
-#[test]
-fn link_down_and_up_are_seen() {
+fn link_down_and_up_are_seen(v: RingVersion) {
     let ns = veth_pair();
-    let a = ns.enter(|| Port::open("a").unwrap()).unwrap();
+    let a = ns.enter(|| open_v(v, "a")).unwrap();
     assert!(a.link_up());
     // The peer going down takes the carrier away.
     ns.ip("link set dev b down\n").unwrap();
@@ -238,10 +273,9 @@ fn link_down_and_up_are_seen() {
     assert!(!a.link_up());
 }
 
-#[test]
-fn sending_on_a_down_interface_fails_and_drops_the_queue() {
+fn sending_on_a_down_interface_fails_and_drops_the_queue(v: RingVersion) {
     let ns = veth_pair();
-    let mut a = ns.enter(|| Port::open("a").unwrap()).unwrap();
+    let mut a = ns.enter(|| open_v(v, "a")).unwrap();
     ns.ip("link set dev a down\n").unwrap();
     assert!(a.send(&frame(1, 64)));
     assert!(a.flush().is_err());
@@ -250,7 +284,7 @@ fn sending_on_a_down_interface_fails_and_drops_the_queue() {
     assert_eq!((c.tx_packets, c.tx_dropped), (0, 1));
     // The stale frame is not sent when the link comes back.
     ns.ip("link set dev a up\n").unwrap();
-    let mut b = ns.enter(|| Port::open("b").unwrap()).unwrap();
+    let mut b = ns.enter(|| open_v(v, "b")).unwrap();
     let f = frame(2, 64);
     send_all(&mut a, std::slice::from_ref(&f));
     assert_eq!(
@@ -259,8 +293,7 @@ fn sending_on_a_down_interface_fails_and_drops_the_queue() {
     );
 }
 
-#[test]
-fn the_port_is_promiscuous_while_open() {
+fn the_port_is_promiscuous_while_open(v: RingVersion) {
     let ns = veth_pair();
     // The membership raises the interface's promiscuity count (`ip -d link`), not the
     // PROMISC flag a user sets.
@@ -272,19 +305,20 @@ fn the_port_is_promiscuous_while_open() {
         String::from_utf8_lossy(&out.stdout).contains("promiscuity 1")
     };
     assert!(!promisc());
-    let a = ns.enter(|| Port::open("a").unwrap()).unwrap();
+    let a = ns.enter(|| open_v(v, "a")).unwrap();
     assert!(promisc());
     drop(a);
     assert!(!promisc());
 }
 
-#[test]
-fn a_full_receive_ring_counts_drops() {
+fn a_full_receive_ring_counts_drops(v: RingVersion) {
     let ns = veth_pair();
     ns.enter(|| {
-        let mut a = Port::open("a").unwrap();
-        // Two 4 KiB blocks: about 56 small frames, then the kernel drops.
+        let mut a = open_v(v, "a");
+        // Two 4 KiB blocks: about 56 small frames (V3) or 4 slots (V2), then the
+        // kernel drops.
         let small = PortConfig {
+            version: v,
             block_size: 4096,
             block_nr: 2,
             retire_ms: 1,
@@ -302,14 +336,14 @@ fn a_full_receive_ring_counts_drops() {
     .unwrap();
 }
 
-#[test]
-fn unknown_interfaces_and_bad_sizes_are_errors() {
+fn unknown_interfaces_and_bad_sizes_are_errors(v: RingVersion) {
     let ns = veth_pair();
     ns.enter(|| {
-        assert!(Port::open("nosuch0").is_err());
-        assert!(Port::open("").is_err());
-        assert!(Port::open("lo").is_err(), "loopback is not Ethernet");
+        assert!(try_open(v, "nosuch0").is_err());
+        assert!(try_open(v, "").is_err());
+        assert!(try_open(v, "lo").is_err(), "loopback is not Ethernet");
         let bad = PortConfig {
+            version: v,
             block_size: 1000,
             ..PortConfig::default()
         };
@@ -318,12 +352,11 @@ fn unknown_interfaces_and_bad_sizes_are_errors() {
     .unwrap();
 }
 
-#[test]
-fn sending_and_receiving_allocate_nothing_per_frame() {
+fn sending_and_receiving_allocate_nothing_per_frame(v: RingVersion) {
     let ns = veth_pair();
     ns.enter(|| {
-        let mut a = Port::open("a").unwrap();
-        let mut b = Port::open("b").unwrap();
+        let mut a = open_v(v, "a");
+        let mut b = open_v(v, "b");
         let frames: Vec<Vec<u8>> = (0..100).map(|i| frame(i, 64)).collect();
         let mut received = 0usize;
         let mut bytes = 0usize;
@@ -354,14 +387,13 @@ fn sending_and_receiving_allocate_nothing_per_frame() {
     .unwrap();
 }
 
-#[test]
-fn a_checksum_left_to_offload_is_completed() {
+fn a_checksum_left_to_offload_is_completed(v: RingVersion) {
     let ns = veth_pair();
     ns.ip("addr add 10.9.0.1/24 dev a\n\
          neigh add 10.9.0.2 lladdr 02:00:00:00:00:0b dev a nud permanent\n")
         .unwrap();
     ns.enter(|| {
-        let mut b = Port::open("b").unwrap();
+        let mut b = open_v(v, "b");
         // The stack sends with checksum offload on (veth's default): only the
         // pseudo-header's sum is in the frame.
         let socket = std::net::UdpSocket::bind("10.9.0.1:0").unwrap();
