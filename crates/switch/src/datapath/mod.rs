@@ -3,12 +3,22 @@
 //! A [`Port`] is one packet socket bound to one interface, with two rings mapped into
 //! this process:
 //!
-//! - **receive**: a TPACKET_V3 ring of blocks. The kernel fills a block with as many
-//!   frames as fit and hands the whole block over when it is full or when the retire
-//!   timer fires (1 ms by default), so under load one wakeup brings hundreds of frames
-//!   and [`Port::recv_batch`] reads them in place, with no system call and no copy.
-//!   The price is latency at low rates: a lone frame waits for the retire timer (up to
-//!   [`PortConfig::retire_ms`]).
+//! - **receive**: a ring the kernel copies each frame into, read in place by
+//!   [`Port::recv_batch`] with no system call and no copy. Two layouts
+//!   ([`RingVersion`]):
+//!   - TPACKET_V2 (the default): fixed slots, each handed over, and woken for, as its
+//!     frame arrives. Under load one wakeup still brings every frame that came
+//!     meanwhile.
+//!   - TPACKET_V3: frames packed into blocks, a block handed over when full or when
+//!     its retire timer fires (1 ms at least), so a lone frame waits for the timer.
+//!
+//!   V2 is the default because it was as fast and much quicker to deliver. Port to
+//!   port on veth pairs (the `datapath_baselines` example, `--rings`, a shared 2-core
+//!   machine): median latency 18-57 µs with V2 against 440-980 µs with V3 at 1 and 20
+//!   kpps, and the same 64-byte throughput within the noise (95-109 against 95-128
+//!   kpps). The issue this switch answers measures latency at every load; a switch
+//!   port adding half a millisecond per hop at low load would lose that test to the
+//!   Linux bridge (8 µs) whatever its throughput.
 //! - **transmit**: a TPACKET_V3 transmit ring (fixed slots, as TPACKET_V2's). [`Port::send`]
 //!   copies the frame into the next free slot; [`Port::flush`] is one `send(2)` that
 //!   makes the kernel transmit every slot queued since the last one. Chosen over
@@ -39,10 +49,13 @@
 //!
 //! ## Readiness
 //!
-//! The descriptor ([`AsRawFd`]) becomes readable when the kernel hands a block over.
-//! With an edge-triggered poller (mio), keep calling [`Port::recv_batch`] while it
-//! returns `max` (or while [`Port::rx_ready`] is true): no new wakeup comes for frames
-//! already handed over.
+//! The descriptor ([`AsRawFd`]) becomes readable when the kernel hands a frame (V2) or
+//! a block (V3) over. With an edge-triggered poller (mio), keep calling
+//! [`Port::recv_batch`] while it returns `max` (or while [`Port::rx_ready`] is true):
+//! no new wakeup comes for frames already handed over. When the interface goes down the
+//! kernel also flags an error on the socket (an error event in mio, every wakeup until
+//! cleared): [`Port::take_error`] clears it; [`Port::link_up`] says whether the link
+//! is up.
 
 mod csum;
 mod ring;
@@ -107,24 +120,26 @@ pub enum RingVersion {
 pub struct PortConfig {
     /// The rings' layout.
     pub version: RingVersion,
-    /// Receive block size in bytes (a multiple of the page size). A 64-byte frame
-    /// takes 144 bytes of a block, a 1514-byte one 1600.
+    /// Receive block size in bytes (a multiple of the page size). With V3 a 64-byte
+    /// frame takes 144 bytes of a block, a 1514-byte one 1600; with V2 every frame
+    /// takes a slot (2 KiB with MTU 1500).
     pub block_size: usize,
     /// Receive blocks.
     pub block_nr: usize,
-    /// How long the kernel keeps a block that is not full before handing it over, in
-    /// milliseconds (the receive latency at low rates).
+    /// V3: how long the kernel keeps a block that is not full before handing it over,
+    /// in milliseconds (the receive latency at low rates). Unused by V2.
     pub retire_ms: u32,
     /// Transmit slots (rounded up to fill whole blocks of the transmit ring).
     pub tx_frames: usize,
 }
 
 impl Default for PortConfig {
-    /// 4 MiB of receive ring (32 blocks of 128 KiB: about 29,000 64-byte frames or
-    /// 2,600 full-size ones), 1 ms retire timer, 1,024 transmit slots.
+    /// TPACKET_V2, 4 MiB of receive ring (2,048 slots with MTU 1500; with V3, 32
+    /// blocks of 128 KiB: about 29,000 64-byte frames or 2,600 full-size ones, and a
+    /// 1 ms retire timer), 1,024 transmit slots.
     fn default() -> Self {
         PortConfig {
-            version: RingVersion::V3,
+            version: RingVersion::V2,
             block_size: 128 * 1024,
             block_nr: 32,
             retire_ms: 1,
@@ -440,6 +455,17 @@ impl Port {
             RxKind::V2(ring) => ring.walk(max, each),
         };
         delivered
+    }
+
+    /// Takes the error the kernel flagged on the socket (`SO_ERROR`; `ENETDOWN` after
+    /// the interface went down), so a poller stops reporting it.
+    pub fn take_error(&self) -> Option<io::Error> {
+        match sys::getsockopt::<libc::c_int>(self.fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_ERROR)
+        {
+            Ok(0) => None,
+            Ok(e) => Some(io::Error::from_raw_os_error(e)),
+            Err(e) => Some(e),
+        }
     }
 
     /// Whether frames are waiting in the receive ring (no system call).

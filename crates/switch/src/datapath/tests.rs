@@ -260,6 +260,7 @@ fn link_down_and_up_are_seen(v: RingVersion) {
     let ns = veth_pair();
     let a = ns.enter(|| open_v(v, "a")).unwrap();
     assert!(a.link_up());
+    assert!(a.take_error().is_none());
     // The peer going down takes the carrier away.
     ns.ip("link set dev b down\n").unwrap();
     assert!(!a.link_up());
@@ -271,6 +272,12 @@ fn link_down_and_up_are_seen(v: RingVersion) {
     assert!(a.link_up());
     ns.ip("link set dev a down\n").unwrap();
     assert!(!a.link_up());
+    // The kernel flagged it on the socket too, once.
+    assert_eq!(
+        a.take_error().and_then(|e| e.raw_os_error()),
+        Some(libc::ENETDOWN)
+    );
+    assert!(a.take_error().is_none());
 }
 
 fn sending_on_a_down_interface_fails_and_drops_the_queue(v: RingVersion) {
