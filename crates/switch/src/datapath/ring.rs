@@ -1,8 +1,9 @@
-//! The walk over a TPACKET_V3 receive ring and the slots of its transmit ring.
+//! The walks over TPACKET_V2 and TPACKET_V3 receive rings and the slots of the
+//! transmit ring.
 //!
 //! The kernel and this process share the rings' memory; ownership of each piece moves
-//! through a status word: a receive *block* belongs to the kernel while its
-//! `block_status` lacks `TP_STATUS_USER`, a transmit *slot* belongs to this process while
+//! through a status word: a receive *block* (V3) or *slot* (V2) belongs to the kernel
+//! while its status lacks `TP_STATUS_USER`, a transmit *slot* belongs to this process while
 //! its `tp_status` is `TP_STATUS_AVAILABLE`. Status words are read with an acquire fence
 //! after them and written with a release fence before them, so the frame bytes are never
 //! read before the kernel finished writing them, nor handed back before we finished.
@@ -222,6 +223,12 @@ impl RxRing {
                 }
                 self.left = num;
                 self.next = first as usize;
+            }
+            if self.next + std::mem::size_of::<tpacket3_hdr>() > self.block_size {
+                // An offset out of the block: never from a sane kernel; drop the rest
+                // of the block rather than read outside it.
+                self.release_block();
+                continue;
             }
             let block = self.base.wrapping_add(self.block * self.block_size);
             let hdr = block.wrapping_add(self.next) as *mut tpacket3_hdr;
