@@ -2,12 +2,13 @@
 //! exists: the Linux bridge and Linux IP forwarding between two veth pairs, measured
 //! with the data path's own generator; plus the data path alone (frames from one port
 //! to the other, no tables: the ceiling of `pharos switch`) and the transmit-method
-//! comparison behind the port's design (TPACKET_V3 transmit ring vs `sendmmsg(2)`).
+//! comparison behind the port's design (`sendmmsg(2)` vs transmit rings) and the ring
+//! versions compared (`--rings`).
 //!
 //! Root and iproute2 needed; every namespace is deleted at the end.
 //!
 //! ```text
-//! cargo run --release -p pharos-switch --example datapath_baselines -- [SECONDS [--no-tx | --rings]]
+//! cargo run --release -p pharos-switch --example datapath_baselines -- [SECONDS [--no-tx | --tx | --rings]]
 //! ```
 
 use std::io;
@@ -19,7 +20,7 @@ use std::sync::Arc;
 
 use ofswitch::datapath::gen::{probe_frame, run, Addresses, GenConfig, GenReport};
 use ofswitch::datapath::testbed::{Testbed, G1_MAC, G2_MAC};
-use ofswitch::datapath::{wait_readable, Port, PortConfig, PortCounters, RingVersion};
+use ofswitch::datapath::{wait_readable, Port, PortConfig, PortCounters, RingVersion, TxMethod};
 
 const SIZES: [usize; 7] = [64, 128, 256, 512, 1024, 1280, 1518];
 
@@ -32,6 +33,7 @@ fn main() -> io::Result<()> {
 
     match std::env::args().nth(2).as_deref() {
         Some("--rings") => return compare_rings(duration),
+        Some("--tx") => return transmit_methods(duration),
         Some("--no-tx") => {}
         _ => transmit_methods(duration)?,
     }
@@ -213,10 +215,10 @@ fn row(r: &GenReport) {
 }
 
 /// Frames per second one thread pushes into a veth (whose peer drops them: addressed
-/// to another host), through the port's transmit ring and through `sendmmsg(2)` on a
-/// plain packet socket with the same queueing bypass, 64 frames per call either way.
+/// to another host) through a port, with each transmit method, 64 frames per flush,
+/// interleaved three times.
 fn transmit_methods(duration: Duration) -> io::Result<()> {
-    let mut bed = Testbed::new()?;
+    let bed = Testbed::new()?;
     let addrs = Addresses {
         src_mac: [2, 0, 0, 0, 9, 1],
         dst_mac: [2, 0, 0, 0, 9, 2],
@@ -225,85 +227,39 @@ fn transmit_methods(duration: Duration) -> io::Result<()> {
         src_port: 1,
         dst_port: 2,
     };
-    println!("## Transmit method: frames/s one thread sends into a veth, 64 per system call\n");
-    println!("| size | TPACKET_V3 ring | sendmmsg |");
-    println!("|---:|---:|---:|");
-    for size in [64, 1518] {
+    println!("## Transmit method: frames/s one thread sends into a veth, 64 per flush\n");
+    println!("| size | sendmmsg | V2 transmit ring | V3 transmit ring |");
+    println!("|---:|---:|---:|---:|");
+    for size in [64, 1518, 64, 1518, 64, 1518] {
         let frame = probe_frame(&addrs, size);
-        let start = Instant::now();
-        let mut sent = 0u64;
-        while start.elapsed() < duration {
-            for _ in 0..64 {
-                if bed.tx.send(&frame) {
-                    sent += 1;
+        let mut rates = Vec::new();
+        for (version, tx) in [
+            (RingVersion::V2, TxMethod::Sendmmsg),
+            (RingVersion::V2, TxMethod::Ring),
+            (RingVersion::V3, TxMethod::Ring),
+        ] {
+            let config = PortConfig {
+                version,
+                tx,
+                ..PortConfig::default()
+            };
+            let mut port = bed.gen.enter(|| Port::open_with("g1", &config))??;
+            let start = Instant::now();
+            let mut sent = 0u64;
+            while start.elapsed() < duration {
+                for _ in 0..64 {
+                    if port.send(&frame) {
+                        sent += 1;
+                    }
                 }
+                port.flush()?;
             }
-            bed.tx.flush()?;
+            rates.push(sent as f64 / start.elapsed().as_secs_f64());
         }
-        let ring = sent as f64 / start.elapsed().as_secs_f64();
-        let mmsg = bed
-            .gen
-            .enter(|| sendmmsg_rate(&frame, duration))?
-            .map_err(|e| io::Error::other(format!("sendmmsg: {e}")))?;
-        println!("| {size} | {ring:.0} | {mmsg:.0} |");
+        println!(
+            "| {size} | {:.0} | {:.0} | {:.0} |",
+            rates[0], rates[1], rates[2]
+        );
     }
     Ok(())
-}
-
-fn sendmmsg_rate(frame: &[u8], duration: Duration) -> io::Result<f64> {
-    // SAFETY: plain socket calls; the iovecs and headers outlive each sendmmsg call.
-    unsafe {
-        let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let one: libc::c_int = 1;
-        libc::setsockopt(
-            fd,
-            libc::SOL_PACKET,
-            libc::PACKET_QDISC_BYPASS,
-            &one as *const _ as *const libc::c_void,
-            4,
-        );
-        let name = std::ffi::CString::new("g1").unwrap();
-        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_ifindex = libc::if_nametoindex(name.as_ptr()) as i32;
-        if libc::bind(
-            fd,
-            &sll as *const _ as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_ll>() as u32,
-        ) < 0
-        {
-            let e = io::Error::last_os_error();
-            libc::close(fd);
-            return Err(e);
-        }
-        let mut iov: Vec<libc::iovec> = (0..64)
-            .map(|_| libc::iovec {
-                iov_base: frame.as_ptr() as *mut libc::c_void,
-                iov_len: frame.len(),
-            })
-            .collect();
-        let mut msgs: Vec<libc::mmsghdr> = iov
-            .iter_mut()
-            .map(|v| {
-                let mut m: libc::mmsghdr = std::mem::zeroed();
-                m.msg_hdr.msg_iov = v;
-                m.msg_hdr.msg_iovlen = 1;
-                m
-            })
-            .collect();
-        let start = Instant::now();
-        let mut sent = 0u64;
-        while start.elapsed() < duration {
-            let n = libc::sendmmsg(fd, msgs.as_mut_ptr(), 64, 0);
-            if n > 0 {
-                sent += n as u64;
-            }
-        }
-        let rate = sent as f64 / start.elapsed().as_secs_f64();
-        libc::close(fd);
-        Ok(rate)
-    }
 }

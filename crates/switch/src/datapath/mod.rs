@@ -19,17 +19,25 @@
 //!   kpps). The issue this switch answers measures latency at every load; a switch
 //!   port adding half a millisecond per hop at low load would lose that test to the
 //!   Linux bridge (8 µs) whatever its throughput.
-//! - **transmit**: a TPACKET_V3 transmit ring (fixed slots, as TPACKET_V2's). [`Port::send`]
-//!   copies the frame into the next free slot; [`Port::flush`] is one `send(2)` that
-//!   makes the kernel transmit every slot queued since the last one. Chosen over
-//!   `sendmmsg(2)` batches: no `mmsghdr`/`iovec` to build, one system call per batch
-//!   either way, and the kernel builds each skb over the ring's pages instead of
-//!   copying the frame once more.
+//! - **transmit** ([`TxMethod`]): [`Port::send`] copies the frame into a batch,
+//!   [`Port::flush`] hands the batch to the kernel in one system call:
+//!   - `sendmmsg(2)` (the default): a fixed buffer of slots with their `mmsghdr`s and
+//!     `iovec`s built once at open.
+//!   - a transmit ring (of the receive ring's version): shared slots, one `send(2)`
+//!     per flush, the kernel's skbs built over the ring's pages.
+//!
+//!   `sendmmsg` is the default because it was faster on veth: 435-575 against
+//!   380-400 kframes/s at 64 bytes, 400-406 against 350-420 at 1518, one thread, 64
+//!   frames per flush, interleaved (`datapath_baselines -- 1 --tx`, shared machine).
+//!   The ring saves a copy but hands the receiver an skb whose payload is in page
+//!   fragments, which a veth peer's stack then pulls; and a ring slot stays taken
+//!   until the receiver frees the skb.
 //!
 //! The socket also sets `PACKET_IGNORE_OUTGOING` (a port does not read back the frames
 //! it sends, nor any other frame leaving the interface), `PACKET_QDISC_BYPASS` (frames go
 //! straight to the driver: a switch port has no use for a queueing discipline, and veth
-//! has none by default), `PACKET_LOSS` (a malformed slot is skipped, not a stuck ring),
+//! has none by default), `PACKET_LOSS` (a malformed ring slot is skipped, not a stuck
+//! ring),
 //! and joins `PACKET_MR_PROMISC`, which the kernel undoes when the socket closes.
 //!
 //! The kernel takes an 802.1Q tag off a received frame before packet sockets see it
@@ -58,6 +66,7 @@
 //! is up.
 
 mod csum;
+mod mmsg;
 mod ring;
 mod sys;
 
@@ -74,7 +83,14 @@ use openflow::MacAddr;
 pub use ring::RxMeta;
 pub use sys::{realtime_ns, wait_readable};
 
+use mmsg::MmsgTx;
 use ring::{Rx, RxRing, RxRingV2, TxFull, TxLayout, TxRing};
+
+/// The transmit path, by method.
+enum TxKind {
+    Mmsg(MmsgTx),
+    Ring(TxRing),
+}
 
 /// The receive ring, by version.
 enum RxKind {
@@ -94,7 +110,8 @@ pub struct PortCounters {
     pub tx_bytes: u64,
     /// Frames the kernel dropped because the receive ring was full.
     pub rx_dropped: u64,
-    /// Frames refused by [`Port::send`] because the transmit ring was full.
+    /// Frames refused by [`Port::send`] because the batch (or transmit ring) was full,
+    /// dropped by the device on a flush, or dropped because the interface was down.
     pub tx_dropped: u64,
     /// Frames too large for the receive ring (skipped).
     pub rx_errors: u64,
@@ -115,11 +132,23 @@ pub enum RingVersion {
     V3,
 }
 
+/// How a port transmits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxMethod {
+    /// Frames copied into a buffer of slots, one `sendmmsg(2)` per flush.
+    Sendmmsg,
+    /// A transmit ring (of the port's [`RingVersion`]): frames copied into shared
+    /// slots, one `send(2)` per flush, the kernel's skbs built over the ring's pages.
+    Ring,
+}
+
 /// The sizes of a port's rings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PortConfig {
     /// The rings' layout.
     pub version: RingVersion,
+    /// The transmit path.
+    pub tx: TxMethod,
     /// Receive block size in bytes (a multiple of the page size). With V3 a 64-byte
     /// frame takes 144 bytes of a block, a 1514-byte one 1600; with V2 every frame
     /// takes a slot (2 KiB with MTU 1500).
@@ -129,17 +158,19 @@ pub struct PortConfig {
     /// V3: how long the kernel keeps a block that is not full before handing it over,
     /// in milliseconds (the receive latency at low rates). Unused by V2.
     pub retire_ms: u32,
-    /// Transmit slots (rounded up to fill whole blocks of the transmit ring).
+    /// Frames queued between flushes at most (a transmit ring's slots are rounded up to
+    /// fill whole blocks).
     pub tx_frames: usize,
 }
 
 impl Default for PortConfig {
     /// TPACKET_V2, 4 MiB of receive ring (2,048 slots with MTU 1500; with V3, 32
     /// blocks of 128 KiB: about 29,000 64-byte frames or 2,600 full-size ones, and a
-    /// 1 ms retire timer), 1,024 transmit slots.
+    /// 1 ms retire timer), sendmmsg with batches of up to 1,024 frames.
     fn default() -> Self {
         PortConfig {
             version: RingVersion::V2,
+            tx: TxMethod::Sendmmsg,
             block_size: 128 * 1024,
             block_nr: 32,
             retire_ms: 1,
@@ -159,7 +190,7 @@ pub struct Port {
     /// Its hardware address when opened.
     mac: MacAddr,
     rx: RxKind,
-    tx: TxRing,
+    tx: TxKind,
     /// Counters kept here (packets and bytes, ring-full and size refusals).
     counters: PortCounters,
     /// The kernel's ring-full drops, summed (PACKET_STATISTICS resets on each read, so
@@ -289,31 +320,51 @@ impl Port {
         };
         sys::setsockopt(s, sol, libc::PACKET_RX_RING, &rx_req, "PACKET_RX_RING")?;
 
-        // Transmit ring: slots hold the header plus MTU + Ethernet + VLAN header, in a
-        // power of two (so slots tile pages); blocks of at least a page.
+        // Transmit: ring slots hold the header plus MTU + Ethernet header + VLAN tag,
+        // in a power of two (so slots tile pages), in blocks of at least a page;
+        // sendmmsg's slots hold just the frame.
         let tx_layout = match config.version {
             RingVersion::V2 => TxLayout::V2,
             RingVersion::V3 => TxLayout::V3,
         };
-        let tx_frame = (tx_layout.data + mtu + 18).next_power_of_two();
-        let tx_block = tx_frame.max(page).max(64 * 1024);
-        let per_block = tx_block / tx_frame;
-        let tx_block_nr = config.tx_frames.div_ceil(per_block);
-        let tx_frame_nr = tx_block_nr * per_block;
-        let tx_req = libc::tpacket_req3 {
-            tp_block_size: tx_block as u32,
-            tp_block_nr: tx_block_nr as u32,
-            tp_frame_size: tx_frame as u32,
-            tp_frame_nr: tx_frame_nr as u32,
-            tp_retire_blk_tov: 0,
-            tp_sizeof_priv: 0,
-            tp_feature_req_word: 0,
-        };
-        sys::setsockopt(s, sol, libc::PACKET_TX_RING, &tx_req, "PACKET_TX_RING")?;
-
         let rx_len = config.block_size * config.block_nr;
-        let tx_len = tx_block * tx_block_nr;
-        let mapping = Mapping::map(s, rx_len + tx_len)?;
+        let (mapping, tx, tx_len) = match config.tx {
+            TxMethod::Ring => {
+                let tx_frame = (tx_layout.data + mtu + 18).next_power_of_two();
+                let tx_block = tx_frame.max(page).max(64 * 1024);
+                let per_block = tx_block / tx_frame;
+                let tx_block_nr = config.tx_frames.div_ceil(per_block);
+                let tx_frame_nr = tx_block_nr * per_block;
+                let tx_req = libc::tpacket_req3 {
+                    tp_block_size: tx_block as u32,
+                    tp_block_nr: tx_block_nr as u32,
+                    tp_frame_size: tx_frame as u32,
+                    tp_frame_nr: tx_frame_nr as u32,
+                    tp_retire_blk_tov: 0,
+                    tp_sizeof_priv: 0,
+                    tp_feature_req_word: 0,
+                };
+                sys::setsockopt(s, sol, libc::PACKET_TX_RING, &tx_req, "PACKET_TX_RING")?;
+                let tx_len = tx_block * tx_block_nr;
+                let mapping = Mapping::map(s, rx_len + tx_len)?;
+                let ring = TxRing::new(
+                    mapping.base.wrapping_add(rx_len),
+                    tx_frame,
+                    tx_frame_nr,
+                    tx_layout,
+                );
+                (mapping, TxKind::Ring(ring), tx_len)
+            }
+            TxMethod::Sendmmsg => {
+                let slot = mtu + 18;
+                let mapping = Mapping::map(s, rx_len)?;
+                (
+                    mapping,
+                    TxKind::Mmsg(MmsgTx::new(config.tx_frames, slot)),
+                    config.tx_frames * (slot + 512),
+                )
+            }
+        };
         let rx = match config.version {
             RingVersion::V3 => RxKind::V3(RxRing::new(
                 mapping.base,
@@ -322,15 +373,9 @@ impl Port {
             )),
             RingVersion::V2 => RxKind::V2(RxRingV2::new(mapping.base, rx_frame, rx_frame_nr)),
         };
-        let tx = TxRing::new(
-            mapping.base.wrapping_add(rx_len),
-            tx_frame,
-            tx_frame_nr,
-            tx_layout,
-        );
 
         // Until the receiver frees them, sent frames are charged to the socket's send
-        // buffer: make it hold the whole ring so `send(2)` never stops half-way.
+        // buffer: make it hold a whole batch so one flush is not cut short.
         let sndbuf = i32::try_from(tx_len * 2).unwrap_or(i32::MAX);
         if sys::setsockopt(
             s,
@@ -485,7 +530,11 @@ impl Port {
             self.counters.tx_errors += 1;
             return false;
         }
-        match self.tx.push(frame) {
+        let pushed = match &mut self.tx {
+            TxKind::Mmsg(tx) => tx.push(frame),
+            TxKind::Ring(tx) => tx.push(frame),
+        };
+        match pushed {
             Ok(()) => {
                 self.counters.tx_packets += 1;
                 self.counters.tx_bytes += frame.len() as u64;
@@ -505,53 +554,69 @@ impl Port {
     /// Frames queued by [`Port::send`] that the kernel may not have taken yet (0 when
     /// it took them all; otherwise an upper bound). Flush again while it is not 0.
     pub fn tx_pending(&self) -> usize {
-        self.tx.pending
+        match &self.tx {
+            TxKind::Mmsg(tx) => tx.pending(),
+            TxKind::Ring(tx) => tx.pending,
+        }
     }
 
     /// Hands queued frames to the kernel. Frames it could not take now (its send
-    /// buffer or the device queue full: `ENOBUFS`, `EAGAIN`) stay queued for the next
-    /// flush. When the interface is down the queued frames are dropped (counted in
-    /// `tx_dropped`) and the error returned.
+    /// buffer full: `EAGAIN`) stay queued for the next flush; frames the device drops
+    /// (`ENOBUFS`) are counted in `tx_dropped`. When the interface is down the queued
+    /// frames are dropped (counted in `tx_dropped`) and the error returned.
     pub fn flush(&mut self) -> io::Result<()> {
-        if self.tx.pending == 0 {
+        if self.tx_pending() == 0 {
             return Ok(());
         }
-        let mut result = self.send_ring();
+        let mut result = self.flush_once();
         if let Err(e) = &result {
             // The kernel reports a link that went down as an error on the socket, once,
-            // even when the link is back up by now: then the ring was not walked; try
-            // again.
+            // even when the link is back up by now (nothing was sent): try again.
             if e.raw_os_error() == Some(libc::ENETDOWN) && self.link_up() {
-                result = self.send_ring();
+                result = self.flush_once();
             }
         }
-        match result {
-            Ok(()) => {}
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOBUFS)) => {}
-            Err(e) => {
-                // The kernel stopped before the first slot still marked: take back
-                // every slot it has not taken, so no stale frame leaves when the link
-                // comes back.
-                let (n, bytes) = self.tx.discard_pending();
-                self.counters.tx_dropped += n as u64;
-                self.counters.tx_packets -= n as u64;
-                self.counters.tx_bytes -= bytes;
-                return Err(e);
-            }
+        if let Err(e) = result {
+            // Take back every frame the kernel has not taken, so no stale frame leaves
+            // when the link comes back.
+            let (n, bytes) = match &mut self.tx {
+                TxKind::Mmsg(tx) => tx.discard(),
+                TxKind::Ring(tx) => tx.discard_pending(),
+            };
+            self.counters.tx_dropped += n as u64;
+            self.counters.tx_packets -= n as u64;
+            self.counters.tx_bytes -= bytes;
+            return Err(e);
         }
-        self.tx.settle();
         Ok(())
     }
 
-    /// One `send(2)`: the kernel sends every slot marked, in order, from its head.
-    fn send_ring(&mut self) -> io::Result<()> {
-        // SAFETY: send(2) with no buffer: the kernel reads the transmit ring.
-        let rc =
-            unsafe { libc::send(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT) };
-        if rc < 0 {
-            return Err(io::Error::last_os_error());
+    fn flush_once(&mut self) -> io::Result<()> {
+        let fd = self.fd.as_raw_fd();
+        match &mut self.tx {
+            TxKind::Mmsg(tx) => {
+                let (flushed, result) = tx.flush(fd);
+                self.counters.tx_dropped += flushed.dropped;
+                self.counters.tx_packets -= flushed.dropped;
+                self.counters.tx_bytes -= flushed.dropped_bytes;
+                result
+            }
+            TxKind::Ring(tx) => {
+                // One send(2) with no buffer: the kernel sends every slot marked, in
+                // order, from its head. A full send buffer or device queue (EAGAIN,
+                // ENOBUFS) leaves the slot it stopped at marked, for the next flush.
+                // SAFETY: send(2) with no buffer: the kernel reads the transmit ring.
+                let rc = unsafe { libc::send(fd, std::ptr::null(), 0, libc::MSG_DONTWAIT) };
+                if rc < 0 {
+                    let e = io::Error::last_os_error();
+                    if !matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOBUFS)) {
+                        return Err(e);
+                    }
+                }
+                tx.settle();
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     pub fn counters(&self) -> PortCounters {

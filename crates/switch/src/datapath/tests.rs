@@ -4,21 +4,30 @@
 use std::time::{Duration, Instant};
 
 use super::netns::Netns;
-use super::{wait_readable, Port, PortConfig, RingVersion};
+use super::{wait_readable, Port, PortConfig, RingVersion, TxMethod};
 
-/// Every test runs on both ring versions.
-macro_rules! on_both_versions {
+/// A port's receive ring and transmit method.
+type Cfg = (RingVersion, TxMethod);
+
+/// Every test runs on the default (V2 ring, sendmmsg) and on both transmit rings.
+macro_rules! on_every_layout {
     ($($name:ident),* $(,)?) => {
-        mod v2 {
-            $(#[test] fn $name() { super::$name(super::RingVersion::V2) })*
+        mod v2_sendmmsg {
+            use super::{RingVersion, TxMethod};
+            $(#[test] fn $name() { super::$name((RingVersion::V2, TxMethod::Sendmmsg)) })*
         }
-        mod v3 {
-            $(#[test] fn $name() { super::$name(super::RingVersion::V3) })*
+        mod v2_ring {
+            use super::{RingVersion, TxMethod};
+            $(#[test] fn $name() { super::$name((RingVersion::V2, TxMethod::Ring)) })*
+        }
+        mod v3_ring {
+            use super::{RingVersion, TxMethod};
+            $(#[test] fn $name() { super::$name((RingVersion::V3, TxMethod::Ring)) })*
         }
     };
 }
 
-on_both_versions!(
+on_every_layout!(
     a_frame_sent_on_one_end_arrives_intact_on_the_other,
     full_size_frames_arrive_intact_and_larger_ones_are_refused,
     a_batch_of_1000_frames_arrives_whole_and_in_order,
@@ -33,15 +42,16 @@ on_both_versions!(
     a_checksum_left_to_offload_is_completed,
 );
 
-fn open_v(v: RingVersion, ifname: &str) -> Port {
+fn open_v(v: Cfg, ifname: &str) -> Port {
     try_open(v, ifname).unwrap()
 }
 
-fn try_open(v: RingVersion, ifname: &str) -> std::io::Result<Port> {
+fn try_open(v: Cfg, ifname: &str) -> std::io::Result<Port> {
     Port::open_with(
         ifname,
         &PortConfig {
-            version: v,
+            version: v.0,
+            tx: v.1,
             ..PortConfig::default()
         },
     )
@@ -107,7 +117,7 @@ fn send_all(port: &mut Port, frames: &[Vec<u8>]) {
     port.flush().unwrap();
 }
 
-fn a_frame_sent_on_one_end_arrives_intact_on_the_other(v: RingVersion) {
+fn a_frame_sent_on_one_end_arrives_intact_on_the_other(v: Cfg) {
     let ns = veth_pair();
     ns.enter(|| {
         let mut a = open_v(v, "a");
@@ -135,7 +145,7 @@ fn a_frame_sent_on_one_end_arrives_intact_on_the_other(v: RingVersion) {
     .unwrap();
 }
 
-fn full_size_frames_arrive_intact_and_larger_ones_are_refused(v: RingVersion) {
+fn full_size_frames_arrive_intact_and_larger_ones_are_refused(v: Cfg) {
     let ns = veth_pair();
     ns.enter(|| {
         let mut a = open_v(v, "a");
@@ -152,7 +162,7 @@ fn full_size_frames_arrive_intact_and_larger_ones_are_refused(v: RingVersion) {
     .unwrap();
 }
 
-fn a_batch_of_1000_frames_arrives_whole_and_in_order(v: RingVersion) {
+fn a_batch_of_1000_frames_arrives_whole_and_in_order(v: Cfg) {
     let ns = veth_pair();
     ns.enter(|| {
         let mut a = open_v(v, "a");
@@ -176,7 +186,7 @@ fn a_batch_of_1000_frames_arrives_whole_and_in_order(v: RingVersion) {
     .unwrap();
 }
 
-fn a_port_does_not_receive_its_own_transmissions(v: RingVersion) {
+fn a_port_does_not_receive_its_own_transmissions(v: Cfg) {
     let ns = veth_pair();
     ns.enter(|| {
         let mut a = open_v(v, "a");
@@ -231,7 +241,7 @@ fn plain_send(ifname: &str, frame: &[u8]) {
     }
 }
 
-fn a_vlan_tag_the_kernel_strips_is_put_back(v: RingVersion) {
+fn a_vlan_tag_the_kernel_strips_is_put_back(v: Cfg) {
     let ns = veth_pair();
     ns.enter(|| {
         let mut a = open_v(v, "a");
@@ -256,7 +266,7 @@ fn a_vlan_tag_the_kernel_strips_is_put_back(v: RingVersion) {
     .unwrap();
 }
 
-fn link_down_and_up_are_seen(v: RingVersion) {
+fn link_down_and_up_are_seen(v: Cfg) {
     let ns = veth_pair();
     let a = ns.enter(|| open_v(v, "a")).unwrap();
     assert!(a.link_up());
@@ -280,7 +290,7 @@ fn link_down_and_up_are_seen(v: RingVersion) {
     assert!(a.take_error().is_none());
 }
 
-fn sending_on_a_down_interface_fails_and_drops_the_queue(v: RingVersion) {
+fn sending_on_a_down_interface_fails_and_drops_the_queue(v: Cfg) {
     let ns = veth_pair();
     let mut a = ns.enter(|| open_v(v, "a")).unwrap();
     ns.ip("link set dev a down\n").unwrap();
@@ -300,7 +310,7 @@ fn sending_on_a_down_interface_fails_and_drops_the_queue(v: RingVersion) {
     );
 }
 
-fn the_port_is_promiscuous_while_open(v: RingVersion) {
+fn the_port_is_promiscuous_while_open(v: Cfg) {
     let ns = veth_pair();
     // The membership raises the interface's promiscuity count (`ip -d link`), not the
     // PROMISC flag a user sets.
@@ -318,14 +328,15 @@ fn the_port_is_promiscuous_while_open(v: RingVersion) {
     assert!(!promisc());
 }
 
-fn a_full_receive_ring_counts_drops(v: RingVersion) {
+fn a_full_receive_ring_counts_drops(v: Cfg) {
     let ns = veth_pair();
     ns.enter(|| {
         let mut a = open_v(v, "a");
         // Two 4 KiB blocks: about 56 small frames (V3) or 4 slots (V2), then the
         // kernel drops.
         let small = PortConfig {
-            version: v,
+            version: v.0,
+            tx: v.1,
             block_size: 4096,
             block_nr: 2,
             retire_ms: 1,
@@ -343,14 +354,15 @@ fn a_full_receive_ring_counts_drops(v: RingVersion) {
     .unwrap();
 }
 
-fn unknown_interfaces_and_bad_sizes_are_errors(v: RingVersion) {
+fn unknown_interfaces_and_bad_sizes_are_errors(v: Cfg) {
     let ns = veth_pair();
     ns.enter(|| {
         assert!(try_open(v, "nosuch0").is_err());
         assert!(try_open(v, "").is_err());
         assert!(try_open(v, "lo").is_err(), "loopback is not Ethernet");
         let bad = PortConfig {
-            version: v,
+            version: v.0,
+            tx: v.1,
             block_size: 1000,
             ..PortConfig::default()
         };
@@ -359,7 +371,7 @@ fn unknown_interfaces_and_bad_sizes_are_errors(v: RingVersion) {
     .unwrap();
 }
 
-fn sending_and_receiving_allocate_nothing_per_frame(v: RingVersion) {
+fn sending_and_receiving_allocate_nothing_per_frame(v: Cfg) {
     let ns = veth_pair();
     ns.enter(|| {
         let mut a = open_v(v, "a");
@@ -394,7 +406,7 @@ fn sending_and_receiving_allocate_nothing_per_frame(v: RingVersion) {
     .unwrap();
 }
 
-fn a_checksum_left_to_offload_is_completed(v: RingVersion) {
+fn a_checksum_left_to_offload_is_completed(v: Cfg) {
     let ns = veth_pair();
     ns.ip("addr add 10.9.0.1/24 dev a\n\
          neigh add 10.9.0.2 lladdr 02:00:00:00:00:0b dev a nud permanent\n")
