@@ -64,6 +64,28 @@
 //! kernel also flags an error on the socket (an error event in mio, every wakeup until
 //! cleared): [`Port::take_error`] clears it; [`Port::link_up`] says whether the link
 //! is up.
+//!
+//! ```no_run
+//! use std::os::fd::AsRawFd;
+//!
+//! use ofswitch::datapath::{wait_readable, Port};
+//!
+//! # fn main() -> std::io::Result<()> {
+//! // A two-port wire: every frame read on one port leaves by the other. (With mio,
+//! // register `SourceFd(&p1.as_raw_fd())`, which needs mio's `os-ext` feature.)
+//! let mut p1 = Port::open("veth1")?;
+//! let mut p2 = Port::open("veth2")?;
+//! loop {
+//!     wait_readable(p1.as_raw_fd(), 100);
+//!     // As if edge-triggered: read until a batch comes back short.
+//!     while p1.recv_batch(256, |frame| {
+//!         p2.send(frame);
+//!     }) == 256
+//!     {}
+//!     p2.flush()?;
+//! }
+//! # }
+//! ```
 
 mod csum;
 mod mmsg;

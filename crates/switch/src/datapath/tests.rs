@@ -28,6 +28,8 @@ macro_rules! on_every_layout {
 }
 
 on_every_layout!(
+    a_port_opened_on_a_down_interface_works_once_it_is_up,
+    a_deleted_interface_fails_sends_and_reads_nothing,
     a_frame_sent_on_one_end_arrives_intact_on_the_other,
     full_size_frames_arrive_intact_and_larger_ones_are_refused,
     a_batch_of_1000_frames_arrives_whole_and_in_order,
@@ -444,4 +446,37 @@ fn a_checksum_left_to_offload_is_completed(v: Cfg) {
         );
     })
     .unwrap();
+}
+
+fn a_port_opened_on_a_down_interface_works_once_it_is_up(v: Cfg) {
+    let ns = veth_pair();
+    ns.ip("link set dev a down\n").unwrap();
+    let mut a = ns.enter(|| open_v(v, "a")).unwrap();
+    assert!(!a.link_up());
+    ns.ip("link set dev a up\n").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !a.link_up() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut b = ns.enter(|| open_v(v, "b")).unwrap();
+    let f = frame(1, 64);
+    send_all(&mut a, std::slice::from_ref(&f));
+    assert_eq!(
+        recv_test_frames(&mut b, 1, Duration::from_secs(2)),
+        vec![f.clone()]
+    );
+    send_all(&mut b, std::slice::from_ref(&f));
+    assert_eq!(recv_test_frames(&mut a, 1, Duration::from_secs(2)), vec![f]);
+}
+
+fn a_deleted_interface_fails_sends_and_reads_nothing(v: Cfg) {
+    let ns = veth_pair();
+    let mut a = ns.enter(|| open_v(v, "a")).unwrap();
+    ns.ip("link del dev a\n").unwrap();
+    assert!(!a.link_up());
+    assert!(a.send(&frame(1, 64)));
+    assert!(a.flush().is_err());
+    assert_eq!(a.tx_pending(), 0);
+    assert_eq!(a.counters().tx_dropped, 1);
+    assert_eq!(a.recv_batch(16, |_| {}), 0);
 }
