@@ -1,5 +1,6 @@
-//! The Linux baselines of `pharos bench datapath` (issue 17), until the bench command
-//! exists: the Linux bridge and Linux IP forwarding between two veth pairs, measured
+//! The baselines of `pharos bench datapath` (issue 17), until the bench command exists:
+//! the Linux bridge, Linux IP forwarding and Open vSwitch's userspace data path between
+//! two veth pairs, measured
 //! with the data path's own generator; plus the data path alone (frames from one port
 //! to the other, no tables: the ceiling of `pharos switch`) and the transmit-method
 //! comparison behind the port's design (`sendmmsg(2)` vs transmit rings) and the ring
@@ -40,6 +41,10 @@ fn main() -> io::Result<()> {
     for (name, which) in [
         ("Linux bridge", 0),
         ("Linux IP forwarding", 1),
+        (
+            "Open vSwitch userspace (one flow in_port=1 actions=output:2)",
+            4,
+        ),
         ("Port to port, TPACKET_V3 (no tables)", 2),
         ("Port to port, TPACKET_V2 (no tables)", 3),
     ] {
@@ -49,6 +54,20 @@ fn main() -> io::Result<()> {
         let addrs = match which {
             0 => bed.linux_bridge()?,
             1 => bed.ip_forwarding()?,
+            4 => {
+                let addrs = bed.ovs_userspace()?;
+                // Until the flow is in OVS's data path, frames are dropped: wait for one.
+                let probe = probe_frame(&addrs, 64);
+                let deadline = Instant::now() + Duration::from_secs(10);
+                let mut through = false;
+                while !through && Instant::now() < deadline {
+                    bed.tx.send(&probe);
+                    bed.tx.flush()?;
+                    wait_readable(bed.rx.as_raw_fd(), 50);
+                    bed.rx.recv_batch(64, |f| through |= f == &probe[..]);
+                }
+                addrs
+            }
             _ => {
                 let config = PortConfig {
                     version: if which == 2 {

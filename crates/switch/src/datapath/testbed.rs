@@ -36,6 +36,8 @@ pub struct Testbed {
     pub tx: Port,
     /// The generator's receiving port (`g2`).
     pub rx: Port,
+    /// Open vSwitch's daemons when it is the device under test (stopped first).
+    ovs: Option<OvsDaemons>,
     /// The device under test's namespace (`d1`, `d2`).
     pub dut: Netns,
     /// The generator's namespace (dropped last: the ports close first).
@@ -64,7 +66,13 @@ impl Testbed {
         let (tx, rx) = gen.enter(|| -> io::Result<(Port, Port)> {
             Ok((Port::open("g1")?, Port::open("g2")?))
         })??;
-        Ok(Testbed { tx, rx, dut, gen })
+        Ok(Testbed {
+            tx,
+            rx,
+            ovs: None,
+            dut,
+            gen,
+        })
     }
 
     /// The Linux bridge between `d1` and `d2`, taught where `g2` is (one frame from
@@ -119,6 +127,183 @@ impl Testbed {
     }
 }
 
+impl Testbed {
+    /// Open vSwitch's userspace data path (dpif-netdev, as `pharos lab` runs it:
+    /// `datapath_type=dummy`, its ports read through packet sockets) between `d1` and
+    /// `d2`, with one flow `in_port=1 actions=output:2`. Its daemons run inside the
+    /// device-under-test namespace from a private directory and are stopped (by their
+    /// pids) when the test bed is dropped.
+    pub fn ovs_userspace(&mut self) -> io::Result<Addresses> {
+        let ovs = OvsDaemons::start(&self.dut)?;
+        ovs.vsctl(&[
+            "add-br",
+            "br0",
+            "--",
+            "set",
+            "bridge",
+            "br0",
+            "datapath_type=dummy",
+            "fail_mode=secure",
+            "--",
+            "add-port",
+            "br0",
+            "d1",
+            "--",
+            "set",
+            "interface",
+            "d1",
+            "ofport_request=1",
+            "--",
+            "add-port",
+            "br0",
+            "d2",
+            "--",
+            "set",
+            "interface",
+            "d2",
+            "ofport_request=2",
+        ])?;
+        ovs.ofctl(&["add-flow", "br0", "in_port=1,actions=output:2"])?;
+        self.ovs = Some(ovs);
+        Ok(Addresses {
+            src_mac: G1_MAC,
+            dst_mac: G2_MAC,
+            src_ip: [10, 0, 1, 2],
+            dst_ip: [10, 0, 1, 3],
+            src_port: 5000,
+            dst_port: 6000,
+        })
+    }
+}
+
+/// `ovsdb-server` and `ovs-vswitchd` started in a namespace from a private directory.
+struct OvsDaemons {
+    dir: std::path::PathBuf,
+}
+
+const OVS_SCHEMA: [&str; 2] = [
+    "/usr/share/openvswitch/vswitch.ovsschema",
+    "/usr/local/share/openvswitch/vswitch.ovsschema",
+];
+
+impl OvsDaemons {
+    fn start(ns: &Netns) -> io::Result<OvsDaemons> {
+        let dir = std::env::temp_dir().join(format!("{}-ovs", ns.name()));
+        std::fs::create_dir_all(&dir)?;
+        let ovs = OvsDaemons { dir };
+        let d = |f: &str| ovs.dir.join(f).display().to_string();
+        let schema = OVS_SCHEMA
+            .iter()
+            .find(|p| std::path::Path::new(p).is_file())
+            .ok_or_else(|| io::Error::other("Open vSwitch's vswitch.ovsschema not found"))?;
+        ovs.run(&["ovsdb-tool", "create", &d("conf.db"), schema], None)?;
+        ovs.run(
+            &[
+                "ovsdb-server",
+                &d("conf.db"),
+                &format!("--remote=punix:{}", d("db.sock")),
+                &format!("--pidfile={}", d("ovsdb-server.pid")),
+                &format!("--log-file={}", d("ovsdb-server.log")),
+                "--detach",
+                "--no-chdir",
+                "-vconsole:off",
+            ],
+            Some(ns),
+        )?;
+        ovs.vsctl(&["--no-wait", "init"])?;
+        ovs.run(
+            &[
+                "ovs-vswitchd",
+                &format!("unix:{}", d("db.sock")),
+                &format!("--pidfile={}", d("ovs-vswitchd.pid")),
+                &format!("--log-file={}", d("ovs-vswitchd.log")),
+                "--enable-dummy",
+                "--detach",
+                "--no-chdir",
+                "-vconsole:off",
+            ],
+            Some(ns),
+        )?;
+        Ok(ovs)
+    }
+
+    fn vsctl(&self, args: &[&str]) -> io::Result<()> {
+        let db = format!("--db=unix:{}", self.dir.join("db.sock").display());
+        let mut all = vec!["ovs-vsctl", &db, "--timeout=10"];
+        all.extend_from_slice(args);
+        self.run(&all, None)
+    }
+
+    fn ofctl(&self, args: &[&str]) -> io::Result<()> {
+        let mut all = vec!["ovs-ofctl"];
+        all.extend_from_slice(args);
+        self.run(&all, None)
+    }
+
+    /// Runs an OVS program with this directory as its run, log and database directory
+    /// (inside `ns` when given).
+    fn run(&self, argv: &[&str], ns: Option<&Netns>) -> io::Result<()> {
+        let mut cmd = match ns {
+            Some(ns) => {
+                let mut c = std::process::Command::new("ip");
+                c.args(["netns", "exec", ns.name()]).args(argv);
+                c
+            }
+            None => {
+                let mut c = std::process::Command::new(argv[0]);
+                c.args(&argv[1..]);
+                c
+            }
+        };
+        let out = cmd
+            .env("OVS_RUNDIR", &self.dir)
+            .env("OVS_LOGDIR", &self.dir)
+            .env("OVS_DBDIR", &self.dir)
+            .stdin(std::process::Stdio::null())
+            .output()?;
+        if !out.status.success() {
+            return Err(io::Error::other(format!(
+                "{}: {}",
+                argv.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for OvsDaemons {
+    /// Stops each daemon by the pid it wrote (SIGTERM, then SIGKILL after 2 s), then
+    /// removes the directory.
+    fn drop(&mut self) {
+        for name in ["ovs-vswitchd", "ovsdb-server"] {
+            let Ok(text) = std::fs::read_to_string(self.dir.join(format!("{name}.pid"))) else {
+                continue;
+            };
+            let Ok(pid) = text.trim().parse::<libc::pid_t>() else {
+                continue;
+            };
+            // Only the daemon this test bed started: check the pid is still it.
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if comm.trim() != name {
+                continue;
+            }
+            // SAFETY: signals to a pid checked above.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+            while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                if std::time::Instant::now() > deadline {
+                    // SAFETY: as above.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -146,6 +331,26 @@ mod tests {
             assert!((15_000.0..25_000.0).contains(&r.offered_pps), "{r:?}");
             assert!(r.latency_ns[0] > 0 && r.latency_ns[0] < 5_000_000, "{r:?}");
         }
+    }
+
+    #[test]
+    fn open_vswitch_userspace_forwards_by_its_flow() {
+        let mut bed = Testbed::new().unwrap();
+        let addrs = bed.ovs_userspace().unwrap();
+        // The flow may take a moment to reach the data path: wait for a probe.
+        let probe = crate::datapath::gen::probe_frame(&addrs, 64);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut through = false;
+        while !through && std::time::Instant::now() < deadline {
+            bed.tx.send(&probe);
+            bed.tx.flush().unwrap();
+            crate::datapath::wait_readable(std::os::fd::AsRawFd::as_raw_fd(&bed.rx), 50);
+            bed.rx.recv_batch(64, |f| through |= f == &probe[..]);
+        }
+        assert!(through, "no probe crossed Open vSwitch");
+        let r = run(&mut bed.tx, &mut bed.rx, &addrs, &light(64));
+        assert!(r.sent > 4000, "{r:?}");
+        assert!(r.received as f64 >= r.sent as f64 * 0.99, "{r:?}");
     }
 
     #[test]
