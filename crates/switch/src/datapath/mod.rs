@@ -12,13 +12,15 @@
 //!   - TPACKET_V3: frames packed into blocks, a block handed over when full or when
 //!     its retire timer fires (1 ms at least), so a lone frame waits for the timer.
 //!
-//!   V2 is the default because it was as fast and much quicker to deliver. Port to
-//!   port on veth pairs (the `datapath_baselines` example, `--rings`, a shared 2-core
-//!   machine): median latency 18-57 µs with V2 against 440-980 µs with V3 at 1 and 20
-//!   kpps, and the same 64-byte throughput within the noise (95-109 against 95-128
-//!   kpps). The issue this switch answers measures latency at every load; a switch
-//!   port adding half a millisecond per hop at low load would lose that test to the
-//!   Linux bridge (8 µs) whatever its throughput.
+//!   V2 is the default for its latency; V3 forwards a little more under overload.
+//!   Port to port on veth pairs (the `datapath_baselines` example, `--rings`: 9
+//!   interleaved rounds on a shared 2-core machine): median latency 16-57 µs with V2
+//!   against 260-980 µs with V3 at 1 and 20 kpps, the V3 retire timer's doing; 64-byte
+//!   throughput under overload 98-160 kpps with V2 against 117-192 kpps with V3 (V3
+//!   ahead in 6 rounds of 9, by 6-35%). A switch port adding half a millisecond per hop
+//!   at low load would lose the issue's latency test to the Linux bridge (5-8 µs);
+//!   choose V3 where only throughput counts.
+//!
 //! - **transmit** ([`TxMethod`]): [`Port::send`] copies the frame into a batch,
 //!   [`Port::flush`] hands the batch to the kernel in one system call:
 //!   - `sendmmsg(2)` (the default): a fixed buffer of slots with their `mmsghdr`s and
