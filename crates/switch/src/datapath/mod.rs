@@ -478,26 +478,28 @@ impl Port {
         self.mac
     }
 
-    /// Whether the link is up: administratively up and running (`IFF_UP` and
-    /// `IFF_RUNNING`, i.e. carrier; a veth loses it when its peer goes down). One
-    /// ioctl; call it from a timer, not per frame.
+    /// Whether the link is up: administratively up (`IFF_UP`) with carrier (the
+    /// driver's link state, `ETHTOOL_GLINK`, read as it is now; `IFF_RUNNING`, which
+    /// the kernel updates a moment later, where the driver has no ethtool). A veth
+    /// loses its carrier when its peer goes down. Two ioctls; call it from a timer,
+    /// not per frame.
     pub fn link_up(&self) -> bool {
+        let fd = self.fd.as_raw_fd();
         let Ok(mut req) = sys::ifreq(&self.name) else {
             return false;
         };
-        if sys::ifioctl(
-            self.fd.as_raw_fd(),
-            libc::SIOCGIFFLAGS as _,
-            &mut req,
-            "SIOCGIFFLAGS",
-        )
-        .is_err()
-        {
+        if sys::ifioctl(fd, libc::SIOCGIFFLAGS as _, &mut req, "SIOCGIFFLAGS").is_err() {
             return false;
         }
         // SAFETY: SIOCGIFFLAGS wrote the flags member.
         let flags = unsafe { req.ifr_ifru.ifru_flags } as libc::c_int;
-        flags & libc::IFF_UP != 0 && flags & libc::IFF_RUNNING != 0
+        if flags & libc::IFF_UP == 0 {
+            return false;
+        }
+        match sys::carrier(fd, &self.name) {
+            Some(carrier) => carrier,
+            None => flags & libc::IFF_RUNNING != 0,
+        }
     }
 
     /// Calls `f` with each frame received and waiting, at most `max` of them, and

@@ -42,6 +42,27 @@ pub(super) fn ifioctl(
     Ok(())
 }
 
+/// The driver's link state (`SIOCETHTOOL` `ETHTOOL_GLINK`: `netif_carrier_ok` for
+/// most drivers, veth included); `None` when the driver does not say.
+pub(super) fn carrier(fd: RawFd, ifname: &str) -> Option<bool> {
+    /// `struct ethtool_value`.
+    #[repr(C)]
+    struct EthtoolValue {
+        cmd: u32,
+        data: u32,
+    }
+    const ETHTOOL_GLINK: u32 = 0x0000_000a;
+    let mut value = EthtoolValue {
+        cmd: ETHTOOL_GLINK,
+        data: 0,
+    };
+    let mut req = ifreq(ifname).ok()?;
+    req.ifr_ifru.ifru_data = &mut value as *mut EthtoolValue as *mut libc::c_char;
+    // SAFETY: `req` names the interface and points at `value`, which outlives the call.
+    let rc = unsafe { libc::ioctl(fd, libc::SIOCETHTOOL as _, &mut req as *mut libc::ifreq) };
+    (rc == 0).then_some(value.data != 0)
+}
+
 fn name_of(req: &libc::ifreq) -> String {
     let bytes: Vec<u8> = req
         .ifr_name
