@@ -215,8 +215,12 @@ pub struct Port {
     mac: MacAddr,
     rx: RxKind,
     tx: TxKind,
-    /// Counters kept here (packets and bytes, ring-full and size refusals).
-    counters: PortCounters,
+    /// Receive counters kept here (packets, bytes, truncated frames); only the rx_*
+    /// fields are used.
+    rx_counters: PortCounters,
+    /// Transmit counters kept here; only the tx_* fields are used (apart from the
+    /// receive side's, so [`recv_batch_among`] can send on the port it reads).
+    tx_counters: PortCounters,
     /// The kernel's ring-full drops, summed (PACKET_STATISTICS resets on each read, so
     /// `counters(&self)` adds what it reads here).
     kernel_drops: Cell<u64>,
@@ -452,7 +456,8 @@ impl Port {
             mac: MacAddr(mac),
             rx,
             tx,
-            counters: PortCounters::default(),
+            rx_counters: PortCounters::default(),
+            tx_counters: PortCounters::default(),
             kernel_drops: Cell::new(0),
             _mapping: mapping,
             fd,
@@ -510,7 +515,7 @@ impl Port {
 
     /// [`Port::recv_batch`] with each frame's kernel timestamp and wire length.
     pub fn recv_batch_meta(&mut self, max: usize, mut f: impl FnMut(&[u8], RxMeta)) -> usize {
-        let counters = &mut self.counters;
+        let counters = &mut self.rx_counters;
         let mut delivered = 0;
         let each = |rx: Rx<'_>| match rx {
             Rx::Frame(frame, meta) => {
@@ -550,31 +555,7 @@ impl Port {
     /// Queues a frame for sending; `false` if the transmit ring is full (the frame is
     /// dropped and counted).
     pub fn send(&mut self, frame: &[u8]) -> bool {
-        // Larger than the interface takes (MTU + Ethernet header + one VLAN tag): the
-        // kernel would refuse it; count it here instead.
-        if frame.len() > self.mtu + 18 || frame.len() < 14 {
-            self.counters.tx_errors += 1;
-            return false;
-        }
-        let pushed = match &mut self.tx {
-            TxKind::Mmsg(tx) => tx.push(frame),
-            TxKind::Ring(tx) => tx.push(frame),
-        };
-        match pushed {
-            Ok(()) => {
-                self.counters.tx_packets += 1;
-                self.counters.tx_bytes += frame.len() as u64;
-                true
-            }
-            Err(TxFull::Ring) => {
-                self.counters.tx_dropped += 1;
-                false
-            }
-            Err(TxFull::TooBig) => {
-                self.counters.tx_errors += 1;
-                false
-            }
-        }
+        send_on(&mut self.tx, &mut self.tx_counters, self.mtu, frame)
     }
 
     /// Frames queued by [`Port::send`] that the kernel may not have taken yet (0 when
@@ -609,9 +590,9 @@ impl Port {
                 TxKind::Mmsg(tx) => tx.discard(),
                 TxKind::Ring(tx) => tx.discard_pending(),
             };
-            self.counters.tx_dropped += n as u64;
-            self.counters.tx_packets -= n as u64;
-            self.counters.tx_bytes -= bytes;
+            self.tx_counters.tx_dropped += n as u64;
+            self.tx_counters.tx_packets -= n as u64;
+            self.tx_counters.tx_bytes -= bytes;
             return Err(e);
         }
         Ok(())
@@ -622,9 +603,9 @@ impl Port {
         match &mut self.tx {
             TxKind::Mmsg(tx) => {
                 let (flushed, result) = tx.flush(fd);
-                self.counters.tx_dropped += flushed.dropped;
-                self.counters.tx_packets -= flushed.dropped;
-                self.counters.tx_bytes -= flushed.dropped_bytes;
+                self.tx_counters.tx_dropped += flushed.dropped;
+                self.tx_counters.tx_packets -= flushed.dropped;
+                self.tx_counters.tx_bytes -= flushed.dropped_bytes;
                 result
             }
             TxKind::Ring(tx) => {
@@ -655,8 +636,128 @@ impl Port {
                 .set(self.kernel_drops.get() + stats.tp_drops as u64);
         }
         PortCounters {
-            rx_dropped: self.counters.rx_dropped + self.kernel_drops.get(),
-            ..self.counters
+            rx_dropped: self.kernel_drops.get(),
+            tx_packets: self.tx_counters.tx_packets,
+            tx_bytes: self.tx_counters.tx_bytes,
+            tx_dropped: self.tx_counters.tx_dropped,
+            tx_errors: self.tx_counters.tx_errors,
+            ..self.rx_counters
+        }
+    }
+}
+
+/// Queues `frame` on a port's transmit path (the body of [`Port::send`]).
+fn send_on(tx: &mut TxKind, counters: &mut PortCounters, mtu: usize, frame: &[u8]) -> bool {
+    // Larger than the interface takes (MTU + Ethernet header + one VLAN tag): the
+    // kernel would refuse it; count it here instead.
+    if frame.len() > mtu + 18 || frame.len() < 14 {
+        counters.tx_errors += 1;
+        return false;
+    }
+    let pushed = match tx {
+        TxKind::Mmsg(tx) => tx.push(frame),
+        TxKind::Ring(tx) => tx.push(frame),
+    };
+    match pushed {
+        Ok(()) => {
+            counters.tx_packets += 1;
+            counters.tx_bytes += frame.len() as u64;
+            true
+        }
+        Err(TxFull::Ring) => {
+            counters.tx_dropped += 1;
+            false
+        }
+        Err(TxFull::TooBig) => {
+            counters.tx_errors += 1;
+            false
+        }
+    }
+}
+
+/// Reads up to `max` frames from `ports[from]` and calls `f` with each and an
+/// [`Outputs`] that sends on any port of `ports`, `from` included: a switch forwards
+/// a frame straight from the receive ring into the other ports' batches, with one
+/// copy and no allocation. (With `ports[from].recv_batch` the closure could not
+/// borrow the other ports.) Returns how many frames were read.
+///
+/// # Panics
+///
+/// If `from` is not an index of `ports`.
+pub fn recv_batch_among(
+    ports: &mut [Port],
+    from: usize,
+    max: usize,
+    mut f: impl FnMut(&[u8], &mut Outputs<'_>),
+) -> usize {
+    assert!(from < ports.len(), "port index {from} of {}", ports.len());
+    let base = ports.as_mut_ptr();
+    let mut outputs = Outputs {
+        base,
+        len: ports.len(),
+        _ports: std::marker::PhantomData,
+    };
+    // SAFETY: `from` is in bounds; the receive side (ring and counters) of
+    // ports[from] is borrowed here, and `Outputs` only ever borrows the transmit
+    // sides (`tx`, `tx_counters`) and reads `mtu`: disjoint fields, no `&mut Port`
+    // is made while both live. `ports` stays mutably borrowed for the whole call.
+    let (rx, counters) = unsafe {
+        let port = base.add(from);
+        (
+            &mut *std::ptr::addr_of_mut!((*port).rx),
+            &mut *std::ptr::addr_of_mut!((*port).rx_counters),
+        )
+    };
+    let mut delivered = 0;
+    let each = |rx: Rx<'_>| match rx {
+        Rx::Frame(frame, _) => {
+            counters.rx_packets += 1;
+            counters.rx_bytes += frame.len() as u64;
+            delivered += 1;
+            f(frame, &mut outputs);
+        }
+        Rx::Truncated => counters.rx_errors += 1,
+    };
+    match rx {
+        RxKind::V3(ring) => ring.walk(max, each),
+        RxKind::V2(ring) => ring.walk(max, each),
+    };
+    delivered
+}
+
+/// The transmit sides of a set of ports, during [`recv_batch_among`].
+pub struct Outputs<'a> {
+    base: *mut Port,
+    len: usize,
+    _ports: std::marker::PhantomData<&'a mut [Port]>,
+}
+
+impl Outputs<'_> {
+    /// How many ports there are.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// [`Port::send`] on port `i`; `false` (and nothing sent) when `i` is out of range.
+    pub fn send(&mut self, i: usize, frame: &[u8]) -> bool {
+        if i >= self.len {
+            return false;
+        }
+        // SAFETY: `i` is in bounds; only the transmit side of ports[i] is borrowed
+        // (see `recv_batch_among`), and only for this call.
+        unsafe {
+            let port = self.base.add(i);
+            let mtu = std::ptr::read(std::ptr::addr_of!((*port).mtu));
+            send_on(
+                &mut *std::ptr::addr_of_mut!((*port).tx),
+                &mut *std::ptr::addr_of_mut!((*port).tx_counters),
+                mtu,
+                frame,
+            )
         }
     }
 }

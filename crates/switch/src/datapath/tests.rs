@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::netns::Netns;
-use super::{wait_readable, Port, PortConfig, RingVersion, TxMethod};
+use super::{recv_batch_among, wait_readable, Port, PortConfig, RingVersion, TxMethod};
 
 /// A port's receive ring and transmit method.
 type Cfg = (RingVersion, TxMethod);
@@ -28,6 +28,7 @@ macro_rules! on_every_layout {
 }
 
 on_every_layout!(
+    frames_are_forwarded_among_ports_straight_from_the_ring,
     a_port_opened_on_a_down_interface_works_once_it_is_up,
     a_deleted_interface_fails_sends_and_reads_nothing,
     a_frame_sent_on_one_end_arrives_intact_on_the_other,
@@ -479,4 +480,57 @@ fn a_deleted_interface_fails_sends_and_reads_nothing(v: Cfg) {
     assert_eq!(a.tx_pending(), 0);
     assert_eq!(a.counters().tx_dropped, 1);
     assert_eq!(a.recv_batch(16, |_| {}), 0);
+}
+
+fn frames_are_forwarded_among_ports_straight_from_the_ring(v: Cfg) {
+    // Two wires: a <-> b and c <-> d. The "switch" holds [a, c].
+    let ns = veth_pair();
+    ns.ip("link add name c type veth peer name d\nlink set dev c up\nlink set dev d up\n")
+        .unwrap();
+    ns.enter(|| {
+        let mut ports = vec![open_v(v, "a"), open_v(v, "c")];
+        let mut b = open_v(v, "b");
+        let mut d = open_v(v, "d");
+        let frames: Vec<Vec<u8>> = (0..300).map(|i| frame(i, 60 + i as usize)).collect();
+        send_all(&mut b, &frames);
+        let mut read = 0;
+        let mut refused = 0;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let info = allocation_counter::measure(|| {
+            while read < frames.len() && Instant::now() < deadline {
+                wait_readable(std::os::fd::AsRawFd::as_raw_fd(&ports[0]), 5);
+                read += recv_batch_among(&mut ports, 0, 64, |f, out| {
+                    if !is_test_frame(f) {
+                        return;
+                    }
+                    assert_eq!(out.len(), 2);
+                    // Out of the other port, and back out of the one it came in on.
+                    assert!(out.send(1, f));
+                    assert!(out.send(0, f));
+                    if !out.send(2, f) {
+                        refused += 1;
+                    }
+                });
+                for p in ports.iter_mut() {
+                    p.flush().unwrap();
+                }
+            }
+        });
+        assert_eq!(info.count_total, 0, "{info:?}");
+        assert_eq!(refused, 300);
+        assert_eq!(
+            recv_test_frames(&mut d, 300, Duration::from_secs(2)),
+            frames
+        );
+        assert_eq!(
+            recv_test_frames(&mut b, 300, Duration::from_secs(2)),
+            frames
+        );
+        let (ca, cc) = (ports[0].counters(), ports[1].counters());
+        assert_eq!(
+            (ca.rx_packets, ca.tx_packets, cc.tx_packets),
+            (300, 300, 300)
+        );
+    })
+    .unwrap();
 }
