@@ -1,0 +1,407 @@
+//! The traffic generator and receiver of `pharos bench datapath`: UDP/IPv4 frames of a
+//! given size sent on one port at a given rate (or as fast as the port takes them),
+//! each carrying a sequence number and a send timestamp, received on another port,
+//! and summed up as offered and received rates, loss and latency percentiles.
+//!
+//! Sizes are Ethernet frame sizes *with* the 4-byte FCS, as RFC 2544 and the paper
+//! count them (64 to 1518); the frames written are 4 bytes shorter (the FCS is the
+//! NIC's, and veth has none). Latency is the receiving socket's kernel timestamp
+//! minus the sender's CLOCK_REALTIME stamp taken as the frame is queued, so it
+//! includes the generator's own batching (at most one batch) but not the receive
+//! ring's block retire delay.
+//!
+//! The payload after the UDP header: sequence number (u32), send time (u64, ns),
+//! run tag (u32): 16 bytes, which fit the 18 bytes a 64-byte frame leaves.
+
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::{realtime_ns, wait_readable, Port};
+
+/// Ethernet (14) + IPv4 (20) + UDP (8).
+const HEADERS: usize = 42;
+/// Sequence number, timestamp, run tag.
+const PAYLOAD: usize = 16;
+
+/// Addresses of the generated frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Addresses {
+    pub src_mac: [u8; 6],
+    pub dst_mac: [u8; 6],
+    /// The first source address; flow `k` uses this plus `k`.
+    pub src_ip: [u8; 4],
+    pub dst_ip: [u8; 4],
+    pub src_port: u16,
+    pub dst_port: u16,
+}
+
+/// One run of the generator.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GenConfig {
+    /// Ethernet frame size with FCS, 64..=1518.
+    pub size: usize,
+    /// Frames per second; 0: as fast as the port takes them.
+    pub rate_pps: u64,
+    /// How long to send.
+    pub duration: Duration,
+    /// Distinct flows (source addresses `src_ip + k`), cycled frame by frame.
+    pub flows: u32,
+    /// Frames queued per flush at most.
+    pub batch: usize,
+    /// How long the receiver keeps reading after the sender stops.
+    pub drain: Duration,
+}
+
+impl Default for GenConfig {
+    fn default() -> Self {
+        GenConfig {
+            size: 64,
+            rate_pps: 0,
+            duration: Duration::from_secs(2),
+            flows: 1,
+            batch: 64,
+            drain: Duration::from_millis(200),
+        }
+    }
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GenReport {
+    pub size: usize,
+    /// Frames the generator queued and the kernel took.
+    pub sent: u64,
+    /// Frames of this run received.
+    pub received: u64,
+    /// Received frames whose sequence number was below one seen before.
+    pub reordered: u64,
+    /// The sending time.
+    pub duration: Duration,
+    pub offered_pps: f64,
+    pub received_pps: f64,
+    /// 1 - received / sent.
+    pub loss: f64,
+    /// Latency percentiles in nanoseconds: 50, 90, 99, 99.9, and the maximum.
+    pub latency_ns: [u64; 5],
+}
+
+impl GenReport {
+    /// Received throughput in megabits per second of frames (FCS included, preamble and
+    /// inter-frame gap not).
+    pub fn received_mbps(&self) -> f64 {
+        self.received_pps * self.size as f64 * 8.0 / 1e6
+    }
+}
+
+/// A frame template: headers written once, the per-frame fields patched in place.
+struct Template {
+    buf: [u8; 1518],
+    len: usize,
+    src_ip: u32,
+}
+
+impl Template {
+    fn new(a: &Addresses, size: usize, tag: u32) -> Template {
+        let len = size.clamp(64, 1518) - 4;
+        let mut buf = [0u8; 1518];
+        buf[0..6].copy_from_slice(&a.dst_mac);
+        buf[6..12].copy_from_slice(&a.src_mac);
+        buf[12..14].copy_from_slice(&[0x08, 0x00]);
+        let ip_len = (len - 14) as u16;
+        buf[14] = 0x45;
+        buf[16..18].copy_from_slice(&ip_len.to_be_bytes());
+        buf[20..22].copy_from_slice(&[0x40, 0x00]); // DF
+        buf[22] = 64; // TTL
+        buf[23] = 17; // UDP
+        buf[26..30].copy_from_slice(&a.src_ip);
+        buf[30..34].copy_from_slice(&a.dst_ip);
+        buf[34..36].copy_from_slice(&a.src_port.to_be_bytes());
+        buf[36..38].copy_from_slice(&a.dst_port.to_be_bytes());
+        buf[38..40].copy_from_slice(&(ip_len - 20).to_be_bytes());
+        // UDP checksum 0: none (RFC 768), so patching needs no UDP sum.
+        buf[HEADERS + 12..HEADERS + 16].copy_from_slice(&tag.to_be_bytes());
+        for (i, b) in buf[HEADERS + PAYLOAD..len].iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        Template {
+            buf,
+            len,
+            src_ip: u32::from_be_bytes(a.src_ip),
+        }
+    }
+
+    /// The frame for sequence number `seq` of flow `flow`, stamped now.
+    fn frame(&mut self, seq: u32, flow: u32) -> &[u8] {
+        let b = &mut self.buf;
+        b[26..30].copy_from_slice(&self.src_ip.wrapping_add(flow).to_be_bytes());
+        b[24..26].copy_from_slice(&[0, 0]);
+        let sum = ipv4_checksum(&b[14..34]);
+        b[24..26].copy_from_slice(&sum.to_be_bytes());
+        b[HEADERS..HEADERS + 4].copy_from_slice(&seq.to_be_bytes());
+        b[HEADERS + 4..HEADERS + 12].copy_from_slice(&realtime_ns().to_be_bytes());
+        &self.buf[..self.len]
+    }
+}
+
+/// One generator frame of `size` (with FCS) from `addrs`, outside any run (its run
+/// tag is 0, so no receiver counts it): to check a path before measuring it.
+pub fn probe_frame(addrs: &Addresses, size: usize) -> Vec<u8> {
+    Template::new(addrs, size, 0).frame(0, 0).to_vec()
+}
+
+fn ipv4_checksum(header: &[u8]) -> u16 {
+    let mut sum: u32 = header
+        .chunks(2)
+        .map(|c| u16::from_be_bytes([c[0], c[1]]) as u32)
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Latency histogram: 16 linear sub-buckets per power of two (relative error under
+/// 1/16), fixed size, no allocation per sample.
+pub struct Histogram {
+    counts: [u64; 64 * 16],
+    total: u64,
+    max: u64,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram {
+            counts: [0; 64 * 16],
+            total: 0,
+            max: 0,
+        }
+    }
+}
+
+impl Histogram {
+    fn index(v: u64) -> usize {
+        if v < 16 {
+            return v as usize;
+        }
+        let msb = 63 - v.leading_zeros() as usize;
+        let sub = ((v >> (msb - 4)) & 15) as usize;
+        (msb - 3) * 16 + sub
+    }
+
+    /// The smallest value of bucket `i` (the reported value: errs low by < 1/16).
+    fn value(i: usize) -> u64 {
+        if i < 16 {
+            return i as u64;
+        }
+        let msb = i / 16 + 3;
+        let sub = (i % 16) as u64;
+        (16 + sub) << (msb - 4)
+    }
+
+    pub fn record(&mut self, v: u64) {
+        self.counts[Self::index(v)] += 1;
+        self.total += 1;
+        self.max = self.max.max(v);
+    }
+
+    /// The value at quantile `q` (0..=1); 0 when empty.
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.total == 0 {
+            return 0;
+        }
+        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        if rank == self.total {
+            return self.max;
+        }
+        let mut seen = 0;
+        for (i, c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return Self::value(i).min(self.max);
+            }
+        }
+        self.max
+    }
+}
+
+/// What the receiver counted.
+#[derive(Default)]
+struct RxTally {
+    received: u64,
+    reordered: u64,
+    histogram: Histogram,
+}
+
+/// Sends on `tx` and receives on `rx` (two threads) for one run.
+pub fn run(tx: &mut Port, rx: &mut Port, addrs: &Addresses, cfg: &GenConfig) -> GenReport {
+    let tag = (realtime_ns() as u32) | 1;
+    let stop = AtomicBool::new(false);
+    let (sent, duration, tally) = std::thread::scope(|s| {
+        let receiver = s.spawn(|| receive(rx, tag, &stop));
+        let (sent, duration) = send(tx, addrs, cfg, tag);
+        std::thread::sleep(cfg.drain);
+        stop.store(true, Ordering::Relaxed);
+        (sent, duration, receiver.join().expect("receiver thread"))
+    });
+    let secs = duration.as_secs_f64().max(1e-9);
+    let h = &tally.histogram;
+    GenReport {
+        size: cfg.size,
+        sent,
+        received: tally.received,
+        reordered: tally.reordered,
+        duration,
+        offered_pps: sent as f64 / secs,
+        received_pps: tally.received as f64 / secs,
+        loss: if sent == 0 {
+            0.0
+        } else {
+            1.0 - tally.received as f64 / sent as f64
+        },
+        latency_ns: [
+            h.quantile(0.5),
+            h.quantile(0.9),
+            h.quantile(0.99),
+            h.quantile(0.999),
+            h.max,
+        ],
+    }
+}
+
+/// The sender: paces batches to `rate_pps` (or fills the ring as fast as it drains),
+/// returns the frames sent and the sending time.
+fn send(tx: &mut Port, addrs: &Addresses, cfg: &GenConfig, tag: u32) -> (u64, Duration) {
+    let mut t = Template::new(addrs, cfg.size, tag);
+    let flows = cfg.flows.max(1);
+    let batch = cfg.batch.max(1) as u64;
+    let start = Instant::now();
+    let mut sent: u64 = 0;
+    let mut flow = 0u32;
+    loop {
+        let elapsed = start.elapsed();
+        if elapsed >= cfg.duration {
+            break;
+        }
+        let due = if cfg.rate_pps == 0 {
+            sent + batch
+        } else {
+            (elapsed.as_nanos() as u64).saturating_mul(cfg.rate_pps) / 1_000_000_000
+        };
+        let n = due.saturating_sub(sent).min(batch);
+        if n == 0 {
+            // Ahead of the schedule: wait (sleep when a whole batch is far away).
+            let next_ns = (sent + 1) * 1_000_000_000 / cfg.rate_pps.max(1);
+            let wait = Duration::from_nanos(next_ns).saturating_sub(elapsed);
+            if wait > Duration::from_micros(200) {
+                std::thread::sleep(wait - Duration::from_micros(100));
+            } else {
+                std::hint::spin_loop();
+            }
+            continue;
+        }
+        let mut queued = 0;
+        while queued < n {
+            let frame = t.frame(sent as u32, flow);
+            if tx.send(frame) {
+                queued += 1;
+                sent += 1;
+                flow = if flow + 1 == flows { 0 } else { flow + 1 };
+            } else {
+                // Ring full: hand the kernel what is queued, retry.
+                let _ = tx.flush();
+                std::hint::spin_loop();
+            }
+        }
+        let _ = tx.flush();
+    }
+    let duration = start.elapsed();
+    while tx.tx_pending() > 0 && start.elapsed() < duration + Duration::from_millis(100) {
+        let _ = tx.flush();
+    }
+    (sent, duration)
+}
+
+/// The receiver: reads until `stop`, counting this run's frames.
+fn receive(rx: &mut Port, tag: u32, stop: &AtomicBool) -> RxTally {
+    let mut t = RxTally::default();
+    let mut max_seq: Option<u32> = None;
+    loop {
+        let stopping = stop.load(Ordering::Relaxed);
+        if !rx.rx_ready() {
+            if stopping {
+                break;
+            }
+            wait_readable(rx.as_raw_fd(), 2);
+        }
+        rx.recv_batch_meta(512, |f, meta| {
+            if f.len() < HEADERS + PAYLOAD
+                || f[12..14] != [0x08, 0x00]
+                || f[23] != 17
+                || f[HEADERS + 12..HEADERS + 16] != tag.to_be_bytes()
+            {
+                return;
+            }
+            let seq = u32::from_be_bytes(f[HEADERS..HEADERS + 4].try_into().unwrap());
+            let sent_at = u64::from_be_bytes(f[HEADERS + 4..HEADERS + 12].try_into().unwrap());
+            t.received += 1;
+            match max_seq {
+                Some(m) if seq < m => t.reordered += 1,
+                _ => max_seq = Some(seq),
+            }
+            // The kernel's stamp, unless it is not a realtime one (then now).
+            let at = if meta.timestamp_ns >= sent_at && meta.timestamp_ns - sent_at < 10_000_000_000
+            {
+                meta.timestamp_ns
+            } else {
+                realtime_ns()
+            };
+            t.histogram.record(at.saturating_sub(sent_at));
+        });
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_quantiles_are_within_a_sixteenth() {
+        let mut h = Histogram::default();
+        for v in 1..=100_000u64 {
+            h.record(v * 10);
+        }
+        for (q, want) in [(0.5, 500_000.0), (0.9, 900_000.0), (0.99, 990_000.0)] {
+            let got = h.quantile(q) as f64;
+            assert!(
+                (got - want).abs() / want < 1.0 / 16.0,
+                "q{q}: {got} vs {want}"
+            );
+        }
+        assert_eq!(h.quantile(1.0), 1_000_000);
+        assert_eq!(Histogram::default().quantile(0.5), 0);
+    }
+
+    #[test]
+    fn frames_have_the_size_asked_and_a_valid_ip_checksum() {
+        let a = Addresses {
+            src_mac: [2, 0, 0, 0, 0, 1],
+            dst_mac: [2, 0, 0, 0, 0, 2],
+            src_ip: [10, 0, 1, 2],
+            dst_ip: [10, 0, 2, 2],
+            src_port: 1000,
+            dst_port: 2000,
+        };
+        for size in [64, 128, 1518] {
+            let mut t = Template::new(&a, size, 7);
+            let f = t.frame(5, 3).to_vec();
+            assert_eq!(f.len(), size - 4);
+            assert_eq!(ipv4_checksum(&f[14..34]), 0, "a valid header sums to 0");
+            assert_eq!(&f[26..30], &[10, 0, 1, 5]);
+            let key = packet::FlowKey::extract(&f).unwrap();
+            assert_eq!(key.error, None);
+            assert_eq!(key.tp_dst(), Some(2000));
+        }
+    }
+}
