@@ -1006,7 +1006,10 @@ mod strike_tests {
         let ip: IpAddr = "192.0.2.1".parse().unwrap();
         let t0 = Instant::now();
         let mut s = Strikes::default();
-        assert!((0..1000).all(|_| s.take_start(ip, t0)), "not failing: no bound");
+        assert!(
+            (0..1000).all(|_| s.take_start(ip, t0)),
+            "not failing: no bound"
+        );
         for _ in 0..100 {
             s.fail(ip, t0);
         }

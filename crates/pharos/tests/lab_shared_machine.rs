@@ -86,11 +86,23 @@ fn a_switch_refused_over_the_per_address_cap_is_told_so() {
     out.expect_ok();
     assert!(out.stdout.contains("1/1 switches connected"), "{out}");
 
-    // Idle connections from 127.0.0.1 fill the per-address handshake slots (the long
-    // deadline keeps them there).
+    // Connections from 127.0.0.1 that say HELLO and then nothing fill the per-address
+    // handshake slots (the long deadline keeps them there). A HELLO, so that they are
+    // handed over at once, as the switch's is: the listener holds back a silent one
+    // for a second.
     let flood: Vec<TcpStream> = (0..CAP)
-        .map(|_| TcpStream::connect(addr).unwrap())
+        .map(|_| {
+            let mut s = TcpStream::connect(addr).unwrap();
+            std::io::Write::write_all(&mut s, &[4, 0, 0, 8, 0, 0, 0, 1]).unwrap();
+            s
+        })
         .collect();
+    // Their HELLOs answered: in their handshakes, holding the slots.
+    for s in &flood {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut b = [0u8; 8];
+        std::io::Read::read_exact(&mut &*s, &mut b).expect("the controller's HELLO");
+    }
     let out = lab.lab("restart", &["s1"]);
     out.expect_ok();
     assert!(
