@@ -1,13 +1,35 @@
-//! Flow tables (owned by helper `table`; this file gives the interface the agent codes
-//! against).
+//! Flow tables: what a frame matches and what is done to it.
+//!
+//! ```text
+//! key.rs         the packed lookup key (twelve 64-bit words) built from a frame,
+//!                and a flow's match as a value and a mask over it
+//! exact.rs       the hash table keyed by masked keys (hashes only the words a
+//!                mask uses; no allocation on lookup)
+//! classifier.rs  tuple-space search: one hash table per mask, by priority
+//! actions.rs     the copy-on-write frame, field writes with checksum fixes,
+//!                1.3's action set
+//! pipeline.rs    flows and tables, FLOW_MOD semantics, the walk through the tables
+//! ```
 
-use std::time::{Duration, Instant};
+mod actions;
+mod classifier;
+mod exact;
+pub mod key;
+mod pipeline;
+#[doc(hidden)]
+pub mod testutil;
+
+#[cfg(test)]
+mod tests;
+
+pub use classifier::Classifier;
+pub use pipeline::Pipeline;
+
+use std::time::Duration;
 
 use openflow::model::{FlowModCommand, PortNo};
-use openflow::ofctl::{Flow, FlowAction, FlowEntry};
+use openflow::ofctl::Flow;
 use openflow::Version;
-
-use crate::Sink;
 
 /// How a pipeline is built.
 #[derive(Debug, Clone, Copy)]
@@ -27,7 +49,8 @@ pub struct PipelineConfig {
 pub struct FlowModRequest<'a> {
     pub command: FlowModCommand,
     pub flow: &'a Flow,
-    /// Delete and (1.3) modify only flows with an output to this port.
+    /// Delete only flows with an output to this port (ignored by add and modify, as
+    /// both specs say).
     pub out_port: Option<PortNo>,
     /// Delete only flows with a group action for this group (1.3).
     pub out_group: Option<u32>,
@@ -89,68 +112,4 @@ pub struct TableStats {
     pub lookups: u64,
     pub matched: u64,
     pub max_entries: u32,
-}
-
-/// The switch's flow tables.
-pub struct Pipeline {
-    _private: (),
-}
-
-impl Pipeline {
-    pub fn new(_config: PipelineConfig) -> Pipeline {
-        unimplemented!("helper table")
-    }
-
-    /// Applies a FLOW_MOD. Flows it removes (delete) are appended to `removed`.
-    pub fn flow_mod(
-        &mut self,
-        _req: &FlowModRequest<'_>,
-        _now: Instant,
-        _removed: &mut Vec<RemovedFlow>,
-    ) -> Result<(), FlowModError> {
-        unimplemented!("helper table")
-    }
-
-    /// Runs a frame received on `in_port` through the tables; outputs go to `sink`.
-    /// No allocation.
-    pub fn process(&mut self, _in_port: u32, _frame: &[u8], _now: Instant, _sink: &mut impl Sink) {
-        unimplemented!("helper table")
-    }
-
-    /// Applies an action list to a frame (PACKET_OUT); an output to `PortNo::Table` runs
-    /// the frame through the tables.
-    pub fn execute(
-        &mut self,
-        _actions: &[FlowAction],
-        _in_port: u32,
-        _frame: &[u8],
-        _now: Instant,
-        _sink: &mut impl Sink,
-    ) {
-        unimplemented!("helper table")
-    }
-
-    /// Removes flows whose idle or hard timeout has passed, appending them to `removed`.
-    pub fn expire(&mut self, _now: Instant, _removed: &mut Vec<RemovedFlow>) {
-        unimplemented!("helper table")
-    }
-
-    /// The flows a statistics request selects, with their counters.
-    pub fn flows(&self, _filter: &StatsFilter<'_>, _now: Instant) -> Vec<FlowEntry> {
-        unimplemented!("helper table")
-    }
-
-    /// Per-table counters, for table statistics.
-    pub fn table_stats(&self) -> Vec<TableStats> {
-        unimplemented!("helper table")
-    }
-
-    /// Flows in all tables.
-    pub fn len(&self) -> usize {
-        unimplemented!("helper table")
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }

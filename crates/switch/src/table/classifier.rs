@@ -1,0 +1,166 @@
+//! Tuple-space search: one exact-match hash table per distinct mask (a subtable),
+//! visited in descending order of the highest priority each holds, stopping as soon as
+//! no later subtable can hold a flow of higher priority than the best one found.
+//!
+//! A lookup costs one hash probe per subtable visited, whatever the number of flows: a
+//! thousand rules over a handful of masks cost a handful of probes. In 1.0 the subtable
+//! of the no-wildcard mask is probed first and wins outright (exact-match flows take
+//! precedence over wildcard ones, spec 1.0.0 §3.4).
+
+use std::collections::BTreeMap;
+
+use super::exact::KeyMap;
+use super::key::{Key, MatchKey};
+
+/// Flows whose masked values are equal, highest priority first.
+type Bucket = Vec<(u16, u32)>;
+
+struct Subtable {
+    /// The mask every flow here uses.
+    mask: Key,
+    /// The masked value -> the flows with it.
+    map: KeyMap<Bucket>,
+    /// How many flows have each priority (the highest is `max_priority`).
+    priorities: BTreeMap<u16, u32>,
+    /// The highest priority of a flow here: the lookup stops before this subtable when
+    /// it has already found a flow at least this high.
+    max_priority: u16,
+}
+
+impl Subtable {
+    fn new(mask: Key) -> Subtable {
+        Subtable {
+            mask,
+            map: KeyMap::new(mask),
+            priorities: BTreeMap::new(),
+            max_priority: 0,
+        }
+    }
+}
+
+/// One flow table's matching structure: flow ids by match and priority.
+pub struct Classifier {
+    subtables: Vec<Subtable>,
+    /// Indices into `subtables` by descending `max_priority`.
+    order: Vec<usize>,
+    /// 1.0: the no-wildcard mask, whose subtable is probed first and wins.
+    exact_mask: Option<Key>,
+    /// The index of that subtable in `subtables`, when it exists.
+    exact: Option<usize>,
+}
+
+impl Classifier {
+    /// `exact_mask`: the mask whose flows take precedence over all others (1.0), if any.
+    pub fn new(exact_mask: Option<Key>) -> Classifier {
+        Classifier {
+            subtables: Vec::new(),
+            order: Vec::new(),
+            exact_mask,
+            exact: None,
+        }
+    }
+
+    /// How many subtables (distinct masks) there are.
+    pub fn subtables(&self) -> usize {
+        self.subtables.len()
+    }
+
+    /// The flow with exactly this match and priority.
+    pub fn find(&self, m: &MatchKey, priority: u16) -> Option<u32> {
+        let s = self.subtables.iter().find(|s| s.mask == m.mask)?;
+        let b = s.map.get_masked(&m.value)?;
+        b.iter().find(|&&(p, _)| p == priority).map(|&(_, id)| id)
+    }
+
+    pub fn insert(&mut self, m: &MatchKey, priority: u16, id: u32) {
+        let i = match self.subtables.iter().position(|s| s.mask == m.mask) {
+            Some(i) => i,
+            None => {
+                self.subtables.push(Subtable::new(m.mask));
+                self.subtables.len() - 1
+            }
+        };
+        let s = &mut self.subtables[i];
+        let bucket = s.map.get_or_insert_with(&m.value, Vec::new);
+        let at = bucket.partition_point(|&(p, _)| p >= priority);
+        bucket.insert(at, (priority, id));
+        *s.priorities.entry(priority).or_insert(0) += 1;
+        s.max_priority = s.max_priority.max(priority);
+        self.reorder();
+    }
+
+    pub fn remove(&mut self, m: &MatchKey, priority: u16, id: u32) {
+        let Some(i) = self.subtables.iter().position(|s| s.mask == m.mask) else {
+            return;
+        };
+        let s = &mut self.subtables[i];
+        let mut now_empty = false;
+        if let Some(bucket) = s.map.get_mut(&m.value) {
+            if let Some(at) = bucket.iter().position(|&(_, f)| f == id) {
+                bucket.remove(at);
+            } else {
+                return;
+            }
+            now_empty = bucket.is_empty();
+        }
+        if now_empty {
+            s.map.remove(&m.value);
+        }
+        if let Some(n) = s.priorities.get_mut(&priority) {
+            *n -= 1;
+            if *n == 0 {
+                s.priorities.remove(&priority);
+            }
+        }
+        match s.priorities.keys().next_back() {
+            Some(&p) => s.max_priority = p,
+            None => {
+                self.subtables.swap_remove(i);
+            }
+        }
+        self.reorder();
+    }
+
+    fn reorder(&mut self) {
+        self.order.clear();
+        self.order.extend(0..self.subtables.len());
+        let subs = &self.subtables;
+        self.order
+            .sort_by(|&a, &b| subs[b].max_priority.cmp(&subs[a].max_priority));
+        self.exact = match self.exact_mask {
+            Some(m) => self.subtables.iter().position(|s| s.mask == m),
+            None => None,
+        };
+    }
+
+    /// The id of the highest-priority flow matching `key` (in 1.0, an exact-match flow
+    /// first). Among flows of equal priority that overlap, which one wins is not defined
+    /// (as in the spec).
+    #[inline]
+    pub fn lookup(&self, key: &Key) -> Option<u32> {
+        if let Some(e) = self.exact {
+            if let Some(b) = self.subtables[e].map.get_masked(key) {
+                return Some(b[0].1);
+            }
+        }
+        let mut best: Option<(u16, u32)> = None;
+        for &i in &self.order {
+            let s = &self.subtables[i];
+            if let Some((p, _)) = best {
+                if p >= s.max_priority {
+                    break;
+                }
+            }
+            if Some(i) == self.exact {
+                continue;
+            }
+            if let Some(b) = s.map.get_masked(key) {
+                let top = b[0];
+                if best.is_none_or(|(p, _)| top.0 > p) {
+                    best = Some(top);
+                }
+            }
+        }
+        best.map(|(_, id)| id)
+    }
+}
