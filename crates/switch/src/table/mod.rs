@@ -20,6 +20,8 @@ mod pipeline;
 pub mod testutil;
 
 #[cfg(test)]
+mod prop_tests;
+#[cfg(test)]
 mod tests;
 
 pub use classifier::Classifier;
