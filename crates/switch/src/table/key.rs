@@ -79,7 +79,22 @@ pub fn port_value(p: PortNo) -> u32 {
 impl Key {
     /// The key of `frame` arriving on `in_port`, metadata 0. Fields the frame does not
     /// have (or that were cut short) are 0. No allocation.
+    ///
+    /// The common frames (untagged or singly tagged, IPv4 with TCP, UDP, SCTP or ICMP,
+    /// or an EtherType with nothing matched above it) are read here in one short pass;
+    /// the rest (IPv6 and its extension headers, ARP, MPLS, stacked or cut tags) go
+    /// through [`FlowKey::extract`]. Both give the same key (a property test checks it
+    /// on arbitrary bytes).
+    #[inline]
     pub fn from_frame(frame: &[u8], in_port: u32) -> Key {
+        match Key::fast(frame, in_port) {
+            Some(k) => k,
+            None => Key::from_frame_full(frame, in_port),
+        }
+    }
+
+    /// [`Key::from_frame`] through [`FlowKey::extract`] for every frame.
+    pub fn from_frame_full(frame: &[u8], in_port: u32) -> Key {
         let mut k = Key::default();
         k.0[W_PORT] = u64::from(in_port);
         let Ok(f) = FlowKey::extract(frame) else {
@@ -87,6 +102,96 @@ impl Key {
         };
         k.fill(&f);
         k
+    }
+
+    /// The fast path of [`Key::from_frame`]; `None` for frames it leaves to
+    /// [`FlowKey::extract`].
+    #[inline(always)]
+    fn fast(b: &[u8], in_port: u32) -> Option<Key> {
+        if b.len() < 14 {
+            return None;
+        }
+        let be16 = |at: usize| u16::from_be_bytes([b[at], b[at + 1]]);
+        let mac_at = |at: usize| {
+            u64::from_be_bytes([
+                0,
+                0,
+                b[at],
+                b[at + 1],
+                b[at + 2],
+                b[at + 3],
+                b[at + 4],
+                b[at + 5],
+            ])
+        };
+        let is_tag = |t: u16| matches!(t, 0x8100 | 0x88a8 | 0x9100);
+        let mut t = be16(12);
+        let mut l3 = 14;
+        let (mut tci, mut pcp) = (0u64, 0u64);
+        if is_tag(t) {
+            if b.len() < 18 {
+                return None;
+            }
+            let tag = be16(14);
+            tci = TCI_PRESENT | u64::from(tag & 0x0fff);
+            pcp = u64::from(tag >> 13);
+            t = be16(16);
+            l3 = 18;
+            if is_tag(t) {
+                return None;
+            }
+        }
+        if matches!(t, 0x86dd | 0x0806 | 0x8847 | 0x8848) {
+            return None;
+        }
+        let eth_type = if t < 0x0600 { DL_TYPE_NOT_ETH_TYPE } else { t };
+        let mut w = [0u64; WORDS];
+        w[W_PORT] = u64::from(in_port) | u64::from(eth_type) << 32 | tci << 48;
+        w[W_DST] = mac_at(0) | pcp << 48;
+        w[W_SRC] = mac_at(6);
+        if t != 0x0800 {
+            return Some(Key(w));
+        }
+        // IPv4, as FlowKey reads it: a header of at least 20 bytes, all present, a
+        // total length covering it, version 4; otherwise no IP fields at all.
+        let ip = &b[l3..];
+        if ip.len() < 20 {
+            return Some(Key(w));
+        }
+        let hl = usize::from(ip[0] & 0x0f) * 4;
+        let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+        if hl < 20 || total < hl || ip.len() < hl || ip[0] >> 4 != 4 {
+            return Some(Key(w));
+        }
+        let proto = ip[9];
+        w[W_DST] |= u64::from(ip[1] >> 2) << 56;
+        w[W_SRC] |= u64::from(proto) << 48 | u64::from(ip[1] & 3) << 56;
+        w[W_V4] = u64::from(u32::from_be_bytes([ip[12], ip[13], ip[14], ip[15]])) << 32
+            | u64::from(u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]));
+        if u16::from_be_bytes([ip[6], ip[7]]) & 0x1fff != 0 {
+            // A later fragment: no transport header.
+            return Some(Key(w));
+        }
+        let l4 = &ip[hl..total.min(ip.len())];
+        let need = match proto {
+            6 => 20,
+            17 => 8,
+            132 => 12,
+            1 => 4,
+            _ => return Some(Key(w)),
+        };
+        if l4.len() >= need {
+            let (s, d) = if proto == 1 {
+                (u64::from(l4[0]), u64::from(l4[1]))
+            } else {
+                (
+                    u64::from(u16::from_be_bytes([l4[0], l4[1]])),
+                    u64::from(u16::from_be_bytes([l4[2], l4[3]])),
+                )
+            };
+            w[W_TP] = s << 48 | d << 32;
+        }
+        Some(Key(w))
     }
 
     /// Fills the frame fields (all but in_port and metadata) from a parsed frame.
@@ -317,4 +422,139 @@ pub fn exact_v10_mask() -> Key {
     k.0[W_V4] = u64::MAX;
     k.0[W_TP] = 0xffff_ffff_0000_0000;
     k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::testutil::{frame, Ip4};
+    use proptest::prelude::*;
+
+    fn frames() -> impl Strategy<Value = Vec<u8>> {
+        let ip = (
+            any::<[u8; 4]>(),
+            any::<[u8; 4]>(),
+            prop_oneof![
+                Just(1u8),
+                Just(6),
+                Just(17),
+                Just(132),
+                Just(50),
+                any::<u8>()
+            ],
+            any::<u16>(),
+            any::<u16>(),
+            any::<u8>(),
+        );
+        let valid = (
+            any::<[u8; 6]>(),
+            any::<[u8; 6]>(),
+            proptest::option::of((0u16..4096, 0u8..8)),
+            ip,
+        )
+            .prop_map(|(s, d, vlan, (src, dst, proto, sport, dport, tos))| {
+                frame(
+                    s,
+                    d,
+                    vlan,
+                    &Ip4 {
+                        src: src.into(),
+                        dst: dst.into(),
+                        proto,
+                        sport,
+                        dport,
+                        tos,
+                        ttl: 9,
+                    },
+                )
+            });
+        // Valid frames cut anywhere and with bytes overwritten (lengths, versions,
+        // fragment fields, EtherTypes: whatever lands there), and plain noise.
+        let mangled = (
+            valid.clone(),
+            any::<usize>(),
+            proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
+        )
+            .prop_map(|(mut f, cut, pokes)| {
+                for (at, v) in pokes {
+                    let n = f.len();
+                    f[at % n] = v;
+                }
+                let n = f.len();
+                f.truncate(cut % (n + 1));
+                f
+            });
+        // The IPv4 header's length, version and fragment fields set to edge values.
+        let ip_fields = (
+            valid.clone(),
+            prop_oneof![
+                Just(0x45u8),
+                Just(0x46),
+                Just(0x44),
+                Just(0x55),
+                Just(0x4f),
+                any::<u8>()
+            ],
+            0usize..80,
+            prop_oneof![
+                Just(0u16),
+                Just(0x2000),
+                Just(0x1000),
+                Just(0x0001),
+                Just(0x4000),
+                any::<u16>()
+            ],
+        )
+            .prop_map(|(mut f, ver_ihl, total, frag)| {
+                let l3 = if f[12] == 0x81 { 18 } else { 14 };
+                f[l3] = ver_ihl;
+                f[l3 + 2..l3 + 4].copy_from_slice(&(total as u16).to_be_bytes());
+                f[l3 + 6..l3 + 8].copy_from_slice(&frag.to_be_bytes());
+                f
+            });
+        let tagged_types = (
+            any::<[u8; 12]>(),
+            prop_oneof![
+                Just(0x8100u16),
+                Just(0x88a8),
+                Just(0x0800),
+                Just(0x86dd),
+                Just(0x0806),
+                Just(0x0400),
+                Just(0x88cc)
+            ],
+            proptest::collection::vec(any::<u8>(), 0..80),
+        )
+            .prop_map(|(macs, t, rest)| {
+                let mut f = macs.to_vec();
+                f.extend_from_slice(&t.to_be_bytes());
+                f.extend_from_slice(&rest);
+                f
+            });
+        prop_oneof![
+            valid,
+            mangled,
+            ip_fields,
+            tagged_types,
+            proptest::collection::vec(any::<u8>(), 0..100)
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        #[test]
+        fn the_fast_key_is_flowkeys_key(f in frames(), port in any::<u32>()) {
+            prop_assert_eq!(Key::from_frame(&f, port), Key::from_frame_full(&f, port));
+        }
+    }
+
+    #[test]
+    fn common_frames_take_the_fast_path() {
+        let f = frame([1; 6], [2; 6], Some((5, 1)), &Ip4::default());
+        assert!(Key::fast(&f, 1).is_some());
+        let mut arp = f.clone();
+        arp[16..18].copy_from_slice(&0x0806u16.to_be_bytes());
+        assert!(Key::fast(&arp, 1).is_none());
+    }
 }

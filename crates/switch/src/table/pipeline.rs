@@ -434,6 +434,13 @@ impl Pipeline {
         self.scratch.push(buf);
     }
 
+    /// The flow id table `table`'s classifier picks for `key`, with no side effect (the
+    /// lookup alone, for benchmarks and tests).
+    #[doc(hidden)]
+    pub fn classify(&self, table: u8, key: &Key) -> Option<u32> {
+        self.tables[usize::from(table)].classifier.lookup(key)
+    }
+
     /// Removes flows whose idle or hard timeout has passed, appending them to `removed`.
     pub fn expire(&mut self, now: Instant, removed: &mut Vec<RemovedFlow>) {
         for id in 0..self.flows.len() {
