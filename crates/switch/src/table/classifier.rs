@@ -9,17 +9,14 @@
 
 use std::collections::BTreeMap;
 
-use super::exact::KeyMap;
+use super::exact::FlowMap;
 use super::key::{Key, MatchKey};
-
-/// Flows whose masked values are equal, highest priority first.
-type Bucket = Vec<(u16, u32)>;
 
 struct Subtable {
     /// The mask every flow here uses.
     mask: Key,
     /// The masked value -> the flows with it.
-    map: KeyMap<Bucket>,
+    map: FlowMap,
     /// How many flows have each priority (the highest is `max_priority`).
     priorities: BTreeMap<u16, u32>,
     /// The highest priority of a flow here: the lookup stops before this subtable when
@@ -31,7 +28,7 @@ impl Subtable {
     fn new(mask: Key) -> Subtable {
         Subtable {
             mask,
-            map: KeyMap::new(mask),
+            map: FlowMap::new(mask),
             priorities: BTreeMap::new(),
             max_priority: 0,
         }
@@ -68,8 +65,7 @@ impl Classifier {
     /// The flow with exactly this match and priority.
     pub fn find(&self, m: &MatchKey, priority: u16) -> Option<u32> {
         let s = self.subtables.iter().find(|s| s.mask == m.mask)?;
-        let b = s.map.get_masked(&m.value)?;
-        b.iter().find(|&&(p, _)| p == priority).map(|&(_, id)| id)
+        s.map.find_flow(&m.value, priority)
     }
 
     pub fn insert(&mut self, m: &MatchKey, priority: u16, id: u32) {
@@ -81,9 +77,7 @@ impl Classifier {
             }
         };
         let s = &mut self.subtables[i];
-        let bucket = s.map.get_or_insert_with(&m.value, Vec::new);
-        let at = bucket.partition_point(|&(p, _)| p >= priority);
-        bucket.insert(at, (priority, id));
+        s.map.insert(&m.value, priority, id);
         *s.priorities.entry(priority).or_insert(0) += 1;
         s.max_priority = s.max_priority.max(priority);
         self.reorder();
@@ -94,17 +88,8 @@ impl Classifier {
             return;
         };
         let s = &mut self.subtables[i];
-        let mut now_empty = false;
-        if let Some(bucket) = s.map.get_mut(&m.value) {
-            if let Some(at) = bucket.iter().position(|&(_, f)| f == id) {
-                bucket.remove(at);
-            } else {
-                return;
-            }
-            now_empty = bucket.is_empty();
-        }
-        if now_empty {
-            s.map.remove(&m.value);
+        if !s.map.remove(&m.value, id) {
+            return;
         }
         if let Some(n) = s.priorities.get_mut(&priority) {
             *n -= 1;
@@ -138,11 +123,24 @@ impl Classifier {
     /// (as in the spec).
     #[inline]
     pub fn lookup(&self, key: &Key) -> Option<u32> {
-        if let Some(e) = self.exact {
-            if let Some(b) = self.subtables[e].map.get_masked(key) {
-                return Some(b[0].1);
-            }
-        }
+        self.exact(key).or_else(|| self.wildcard(key))
+    }
+
+    /// 1.0: the exact-match flow for `key`, if any.
+    #[inline]
+    pub fn exact(&self, key: &Key) -> Option<u32> {
+        let e = self.exact?;
+        self.subtables[e].map.best(key).map(|(_, id)| id)
+    }
+
+    /// Subtables other than 1.0's exact-match one.
+    pub fn wildcard_subtables(&self) -> usize {
+        self.subtables.len() - usize::from(self.exact.is_some())
+    }
+
+    /// The best flow for `key` among all but 1.0's exact-match flows.
+    #[inline]
+    pub fn wildcard(&self, key: &Key) -> Option<u32> {
         let mut best: Option<(u16, u32)> = None;
         for &i in &self.order {
             let s = &self.subtables[i];
@@ -154,8 +152,7 @@ impl Classifier {
             if Some(i) == self.exact {
                 continue;
             }
-            if let Some(b) = s.map.get_masked(key) {
-                let top = b[0];
+            if let Some(top) = s.map.best(key) {
                 if best.is_none_or(|(p, _)| top.0 > p) {
                     best = Some(top);
                 }

@@ -6,12 +6,14 @@
 //! exact.rs       the hash table keyed by masked keys (hashes only the words a
 //!                mask uses; no allocation on lookup)
 //! classifier.rs  tuple-space search: one hash table per mask, by priority
+//! cache.rs       a microflow cache in front of tables with many masks
 //! actions.rs     the copy-on-write frame, field writes with checksum fixes,
 //!                1.3's action set
 //! pipeline.rs    flows and tables, FLOW_MOD semantics, the walk through the tables
 //! ```
 
 mod actions;
+mod cache;
 mod classifier;
 mod exact;
 pub mod key;

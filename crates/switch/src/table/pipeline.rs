@@ -8,6 +8,7 @@ use openflow::ofctl::{Flow, FlowAction, FlowCounters, FlowEntry};
 use openflow::Version;
 
 use super::actions::{self, set_kind, ActionSet, Frame};
+use super::cache::{self, FlowCache};
 use super::classifier::Classifier;
 use super::key::{exact_v10_mask, Key, MatchKey};
 use super::{
@@ -16,19 +17,54 @@ use super::{
 };
 use crate::{Egress, Sink, ToController};
 
-/// A flow in its table.
+/// A flow in its table: what FLOW_MODs, statistics and timeouts read.
 struct Stored {
     /// The flow as added (table set, cookie mask cleared), what stats report.
     flow: Flow,
     /// Its match, packed.
     mk: MatchKey,
+    created: Instant,
+}
+
+/// What a frame reads and writes of the flow it hits, in one cache line, apart from
+/// the rest ([`Stored`]) so that a table of many flows keeps its hot part small.
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+struct Hot {
+    packets: u64,
+    bytes: u64,
+    /// When a frame last hit the flow, in milliseconds since the pipeline's epoch.
+    used_ms: u64,
+    cookie: u64,
+    /// The flow's only action, when `simple` and `has_action`.
+    action: FlowAction,
+    has_action: bool,
+    /// At most one action and no other instruction: `action` says it all, and the
+    /// frame never reads [`Stored`].
+    simple: bool,
     /// 1.3's table-miss flow (priority 0, no field matched): its output to the
     /// controller is a PACKET_IN with reason "no match".
     miss: bool,
-    created: Instant,
-    used: Instant,
-    packets: u64,
-    bytes: u64,
+}
+
+impl Hot {
+    fn new(f: &Flow, miss: bool) -> Hot {
+        let simple = f.actions.len() <= 1 && !f.has_instructions();
+        Hot {
+            packets: 0,
+            bytes: 0,
+            used_ms: 0,
+            cookie: f.cookie,
+            action: f
+                .actions
+                .first()
+                .copied()
+                .unwrap_or(FlowAction::SetQueue { queue: 0 }),
+            has_action: simple && !f.actions.is_empty(),
+            simple,
+            miss,
+        }
+    }
 }
 
 struct Table {
@@ -46,6 +82,12 @@ pub struct Pipeline {
     tables: Vec<Table>,
     /// Every flow, by id (a flow's id is its index; freed slots are reused).
     flows: Vec<Option<Stored>>,
+    /// The per-frame part of each flow, by id.
+    hot: Vec<Hot>,
+    /// The origin of `Hot::used_ms`.
+    epoch: Instant,
+    /// Recent lookups of tables with several wildcard subtables.
+    cache: FlowCache,
     free: Vec<u32>,
     /// Scratch frame buffers (one per frame in flight: a PACKET_OUT to TABLE has two).
     scratch: Vec<Vec<u8>>,
@@ -78,6 +120,9 @@ impl Pipeline {
             v10,
             tables,
             flows: Vec::new(),
+            hot: Vec::new(),
+            epoch: Instant::now(),
+            cache: FlowCache::new(),
             free: Vec::new(),
             scratch: vec![actions::scratch(), actions::scratch()],
         }
@@ -111,6 +156,7 @@ impl Pipeline {
                 for id in ids {
                     let s = self.flows[id as usize].as_mut().expect("selected flow");
                     s.flow.actions = f.actions.clone();
+                    let h = &mut self.hot[id as usize];
                     if !self.v10 {
                         s.flow.clear_actions = f.clear_actions;
                         s.flow.write_actions = f.write_actions.clone();
@@ -118,10 +164,16 @@ impl Pipeline {
                         s.flow.goto_table = f.goto_table;
                         s.flow.meter = f.meter;
                         if f.flags.reset_counts {
-                            s.packets = 0;
-                            s.bytes = 0;
+                            h.packets = 0;
+                            h.bytes = 0;
                         }
                     }
+                    *h = Hot {
+                        packets: h.packets,
+                        bytes: h.bytes,
+                        used_ms: h.used_ms,
+                        ..Hot::new(&s.flow, h.miss)
+                    };
                 }
                 Ok(())
             }
@@ -139,13 +191,13 @@ impl Pipeline {
                 let table = (!all).then_some(f.table);
                 let ids = self.select(table, &mk, strict.then_some(f.priority), Some(out), f);
                 for id in ids {
-                    let s = self.remove(id);
+                    let (s, h) = self.remove(id);
                     removed.push(RemovedFlow {
                         duration: now.saturating_duration_since(s.created),
                         flow: s.flow,
                         reason: RemovedReason::Delete,
-                        packets: s.packets,
-                        bytes: s.bytes,
+                        packets: h.packets,
+                        bytes: h.bytes,
                     });
                 }
                 Ok(())
@@ -211,7 +263,7 @@ impl Pipeline {
         // spec 1.0.0 §4.6); 1.3 copies them unless reset_counts (spec 1.3.5 §6.4).
         let (packets, bytes) = match existing {
             Some(id) => {
-                let old = self.remove(id);
+                let (_, old) = self.remove(id);
                 if self.v10 || f.flags.reset_counts {
                     (0, 0)
                 } else {
@@ -222,28 +274,33 @@ impl Pipeline {
         };
         let mut flow = f.clone();
         flow.cookie_mask = 0;
+        let hot = Hot {
+            packets,
+            bytes,
+            used_ms: self.ms(now),
+            ..Hot::new(&flow, !self.v10 && f.priority == 0 && mk.is_catch_all())
+        };
         let stored = Stored {
-            miss: !self.v10 && f.priority == 0 && mk.is_catch_all(),
             flow,
             mk,
             created: now,
-            used: now,
-            packets,
-            bytes,
         };
         let id = match self.free.pop() {
             Some(id) => {
                 self.flows[id as usize] = Some(stored);
+                self.hot[id as usize] = hot;
                 id
             }
             None => {
                 self.flows.push(Some(stored));
+                self.hot.push(hot);
                 (self.flows.len() - 1) as u32
             }
         };
         let table = &mut self.tables[t];
         table.classifier.insert(&mk, f.priority, id);
         table.count += 1;
+        self.cache.invalidate();
         Ok(())
     }
 
@@ -294,13 +351,41 @@ impl Pipeline {
         }
     }
 
-    fn remove(&mut self, id: u32) -> Stored {
+    fn remove(&mut self, id: u32) -> (Stored, Hot) {
         let s = self.flows[id as usize].take().expect("a stored flow");
         let t = &mut self.tables[usize::from(s.flow.table)];
         t.classifier.remove(&s.mk, s.flow.priority, id);
         t.count -= 1;
+        self.cache.invalidate();
         self.free.push(id);
-        s
+        (s, self.hot[id as usize])
+    }
+
+    /// Table `t`'s flow for `key`: 1.0's exact-match flows first, then the cache when
+    /// the table has enough subtables for it to pay, then the classifier.
+    #[inline]
+    fn lookup(&mut self, t: usize, key: &Key) -> Option<u32> {
+        let c = &self.tables[t].classifier;
+        if let Some(id) = c.exact(key) {
+            return Some(id);
+        }
+        if c.wildcard_subtables() <= 2 {
+            return c.wildcard(key);
+        }
+        let h = cache::hash(key, t as u8);
+        if let Some(id) = self.cache.get(t as u8, key, h) {
+            return (id != cache::NONE).then_some(id);
+        }
+        let found = c.wildcard(key);
+        self.cache
+            .put(t as u8, key, h, found.unwrap_or(cache::NONE));
+        found
+    }
+
+    /// `now` in milliseconds since the epoch.
+    #[inline]
+    fn ms(&self, now: Instant) -> u64 {
+        now.saturating_duration_since(self.epoch).as_millis() as u64
     }
 
     /// Runs a frame received on `in_port` through the tables; outputs go to `sink`.
@@ -325,10 +410,12 @@ impl Pipeline {
         let mut set = ActionSet::default();
         let mut t = usize::from(first);
         let len = f.bytes().len() as u64;
+        let now_ms = self.ms(now);
         loop {
+            let found = self.lookup(t, &key);
             let table = &mut self.tables[t];
             table.lookups += 1;
-            let Some(id) = table.classifier.lookup(&key) else {
+            let Some(id) = found else {
                 if v10 {
                     let c = Egress::Controller {
                         max_len: 0xffff,
@@ -342,22 +429,32 @@ impl Pipeline {
                 return;
             };
             table.matched += 1;
-            let s = self.flows[id as usize].as_mut().expect("a classified flow");
-            s.packets += 1;
-            s.bytes += len;
-            s.used = now;
-            let s = &*s;
+            let h = &mut self.hot[id as usize];
+            h.packets += 1;
+            h.bytes += len;
+            h.used_ms = now_ms;
             let ctx = Ctx {
                 in_port,
                 table_id: t as u8,
-                cookie: s.flow.cookie,
-                reason: if s.miss {
+                cookie: h.cookie,
+                reason: if h.miss {
                     ToController::NoMatch
                 } else {
                     ToController::Action
                 },
                 v10,
             };
+            if h.simple {
+                // One action or none, no instruction: the end of the pipeline.
+                if h.has_action && !apply_list(std::slice::from_ref(&h.action), f, &ctx, sink) {
+                    return;
+                }
+                if !v10 {
+                    apply_set(&set, f, &ctx, sink);
+                }
+                return;
+            }
+            let s = self.flows[id as usize].as_ref().expect("a classified flow");
             let before = f.generation();
             if !apply_list(&s.flow.actions, f, &ctx, sink) {
                 return;
@@ -443,27 +540,28 @@ impl Pipeline {
 
     /// Removes flows whose idle or hard timeout has passed, appending them to `removed`.
     pub fn expire(&mut self, now: Instant, removed: &mut Vec<RemovedFlow>) {
+        let now_ms = self.ms(now);
         for id in 0..self.flows.len() {
             let Some(s) = &self.flows[id] else { continue };
-            let secs = |t: u16| Duration::from_secs(t.into());
-            let reason = if s.flow.hard_timeout > 0
-                && now.saturating_duration_since(s.created) >= secs(s.flow.hard_timeout)
+            let (idle, hard) = (s.flow.idle_timeout, s.flow.hard_timeout);
+            let reason = if hard > 0
+                && now.saturating_duration_since(s.created) >= Duration::from_secs(hard.into())
             {
                 RemovedReason::HardTimeout
-            } else if s.flow.idle_timeout > 0
-                && now.saturating_duration_since(s.used) >= secs(s.flow.idle_timeout)
+            } else if idle > 0
+                && now_ms.saturating_sub(self.hot[id].used_ms) >= u64::from(idle) * 1000
             {
                 RemovedReason::IdleTimeout
             } else {
                 continue;
             };
-            let s = self.remove(id as u32);
+            let (s, h) = self.remove(id as u32);
             removed.push(RemovedFlow {
                 duration: now.saturating_duration_since(s.created),
                 flow: s.flow,
                 reason,
-                packets: s.packets,
-                bytes: s.bytes,
+                packets: h.packets,
+                bytes: h.bytes,
             });
         }
     }
@@ -478,20 +576,21 @@ impl Pipeline {
         let table = filter.table.filter(|t| *t != 0xff);
         self.flows
             .iter()
-            .flatten()
-            .filter(|s| table.is_none_or(|t| t == s.flow.table))
-            .filter(|s| s.mk.covered_by(&mk))
-            .filter(|s| (s.flow.cookie ^ filter.cookie) & filter.cookie_mask == 0)
-            .filter(|s| out.selects(&s.flow))
-            .map(|s| {
+            .zip(&self.hot)
+            .filter_map(|(s, h)| Some((s.as_ref()?, h)))
+            .filter(|(s, _)| table.is_none_or(|t| t == s.flow.table))
+            .filter(|(s, _)| s.mk.covered_by(&mk))
+            .filter(|(s, _)| (s.flow.cookie ^ filter.cookie) & filter.cookie_mask == 0)
+            .filter(|(s, _)| out.selects(&s.flow))
+            .map(|(s, h)| {
                 let d = now.saturating_duration_since(s.created);
                 FlowEntry {
                     flow: s.flow.clone(),
                     counters: Some(FlowCounters {
                         duration_sec: d.as_secs() as u32,
                         duration_nsec: d.subsec_nanos(),
-                        packet_count: s.packets,
-                        byte_count: s.bytes,
+                        packet_count: h.packets,
+                        byte_count: h.bytes,
                     }),
                 }
             })
