@@ -68,6 +68,14 @@ impl Classifier {
         s.map.find_flow(&m.value, priority)
     }
 
+    /// Whether a flow of `priority` overlaps `m` (some frame matches both).
+    pub fn overlaps(&self, m: &MatchKey, priority: u16) -> bool {
+        self.subtables
+            .iter()
+            .filter(|s| s.priorities.contains_key(&priority))
+            .any(|s| s.map.overlaps(&m.value, &m.mask, priority))
+    }
+
     pub fn insert(&mut self, m: &MatchKey, priority: u16, id: u32) {
         let i = match self.subtables.iter().position(|s| s.mask == m.mask) {
             Some(i) => i,

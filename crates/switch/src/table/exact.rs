@@ -164,6 +164,26 @@ impl FlowMap {
             .map(|&(_, id)| id)
     }
 
+    /// Whether a flow of `priority` here takes some frame that `value` under `mask`
+    /// (a match of any mask) takes too. When this table's mask is within `mask`, one
+    /// probe answers; otherwise every entry is compared.
+    pub fn overlaps(&self, value: &Key, mask: &Key, priority: u16) -> bool {
+        let has = |e: usize| self.flows[e].iter().any(|&(p, _)| p == priority);
+        let within = (0..WORDS).all(|i| self.mask.0[i] & !mask.0[i] == 0);
+        if within {
+            return self.entry_of(value).is_some_and(has);
+        }
+        let s = self.stride();
+        (0..self.flows.len()).any(|e| {
+            let stored = &self.data[e * s + HEAD..e * s + s];
+            let agree = stored.iter().enumerate().all(|(j, w)| {
+                let i = self.words[j] as usize;
+                (w ^ value.0[i]) & mask.0[i] & self.mask.0[i] == 0
+            });
+            agree && has(e)
+        })
+    }
+
     fn set_top(&mut self, e: usize) {
         let (p, id) = self.flows[e][0];
         let s = self.stride();

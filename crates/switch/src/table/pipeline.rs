@@ -128,6 +128,11 @@ impl Pipeline {
         }
     }
 
+    /// How the pipeline was built.
+    pub fn config(&self) -> &PipelineConfig {
+        &self.config
+    }
+
     /// Applies a FLOW_MOD. Flows it removes (delete) are appended to `removed`.
     pub fn flow_mod(
         &mut self,
@@ -246,15 +251,8 @@ impl Pipeline {
         let t = usize::from(f.table);
         let mk = MatchKey::from_match(&f.matching);
         let existing = self.tables[t].classifier.find(&mk, f.priority);
-        if f.flags.check_overlap {
-            let overlap = self.flows.iter().flatten().any(|s| {
-                usize::from(s.flow.table) == t
-                    && s.flow.priority == f.priority
-                    && s.mk.overlaps(&mk)
-            });
-            if overlap {
-                return Err(FlowModError::Overlap);
-            }
+        if f.flags.check_overlap && self.tables[t].classifier.overlaps(&mk, f.priority) {
+            return Err(FlowModError::Overlap);
         }
         if existing.is_none() && self.tables[t].count >= self.config.max_flows {
             return Err(FlowModError::TableFull(self.config.max_flows));

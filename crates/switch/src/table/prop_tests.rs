@@ -375,3 +375,29 @@ proptest! {
         check(Version::V1_3, ops, pkts)?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// check_overlap's answer (probes and scans of the subtables) against comparing the
+    /// new match with every flow of its priority.
+    #[test]
+    fn overlap_check_agrees_with_pairwise_comparison(
+        rules in proptest::collection::vec((rule_match(true), 1u16..4), 0..60),
+        probes in proptest::collection::vec((rule_match(true), 1u16..4), 1..20),
+    ) {
+        use super::key::MatchKey;
+        let mut c = Classifier::new(None);
+        let mut live: Vec<(MatchKey, u16)> = Vec::new();
+        for (id, (m, prio)) in rules.iter().enumerate() {
+            let mk = MatchKey::from_match(m);
+            c.insert(&mk, *prio, id as u32);
+            live.push((mk, *prio));
+        }
+        for (m, prio) in &probes {
+            let mk = MatchKey::from_match(m);
+            let want = live.iter().any(|(l, p)| p == prio && l.overlaps(&mk));
+            prop_assert_eq!(c.overlaps(&mk, *prio), want, "{:?} at {}", m, prio);
+        }
+    }
+}
