@@ -38,6 +38,7 @@ pub struct Frame<'a> {
 const ETH_VLAN: [u16; 3] = [0x8100, 0x88a8, 0x9100];
 
 impl<'a> Frame<'a> {
+    #[inline]
     pub fn new(orig: &'a [u8], buf: &'a mut [u8]) -> Frame<'a> {
         Frame {
             orig,
@@ -49,6 +50,7 @@ impl<'a> Frame<'a> {
         }
     }
 
+    #[inline]
     pub fn bytes(&self) -> &[u8] {
         if self.owned {
             &self.buf[self.start..self.end]
@@ -58,6 +60,7 @@ impl<'a> Frame<'a> {
     }
 
     /// How many writes the frame has had.
+    #[inline]
     pub fn generation(&self) -> u32 {
         self.generation
     }

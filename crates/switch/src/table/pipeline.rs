@@ -383,7 +383,8 @@ impl Pipeline {
     /// `now` in milliseconds since the epoch.
     #[inline]
     fn ms(&self, now: Instant) -> u64 {
-        now.saturating_duration_since(self.epoch).as_millis() as u64
+        let d = now.saturating_duration_since(self.epoch);
+        d.as_secs() * 1000 + u64::from(d.subsec_millis())
     }
 
     /// Runs a frame received on `in_port` through the tables; outputs go to `sink`.
