@@ -1,7 +1,7 @@
 //! The pipeline: flows stored in a slab, one [`Classifier`] per table, FLOW_MOD
 //! semantics of 1.0 and 1.3, and the walk of a frame through the tables.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use openflow::model::{FlowModCommand, PortNo};
 use openflow::ofctl::{Flow, FlowAction, FlowCounters, FlowEntry};
@@ -26,19 +26,25 @@ struct Stored {
     created: Instant,
 }
 
-/// What a frame reads and writes of the flow it hits, in one cache line, apart from
-/// the rest ([`Stored`]) so that a table of many flows keeps its hot part small.
+/// What a frame reads and writes of the flow it hits, and what the timeout scan reads,
+/// in one cache line apart from the rest ([`Stored`]): a table of many flows keeps its
+/// hot part small, and `expire` walks these lines in order without touching the rest.
 #[derive(Clone, Copy)]
 #[repr(align(64))]
 struct Hot {
     packets: u64,
     bytes: u64,
-    /// When a frame last hit the flow, in milliseconds since the pipeline's epoch.
+    /// When a frame last hit the flow (or it was added), in milliseconds since the
+    /// pipeline's epoch.
     used_ms: u64,
     cookie: u64,
-    /// The flow's only action, when `simple` and `has_action`.
-    action: FlowAction,
-    has_action: bool,
+    /// When the hard timeout ends, in milliseconds since the epoch (`u64::MAX`: no hard
+    /// timeout, or a free slot).
+    hard_deadline_ms: u64,
+    /// The flow's only action, when `simple`.
+    action: Option<FlowAction>,
+    /// The idle timeout in seconds (0: none, or a free slot).
+    idle_s: u16,
     /// At most one action and no other instruction: `action` says it all, and the
     /// frame never reads [`Stored`].
     simple: bool,
@@ -48,19 +54,37 @@ struct Hot {
 }
 
 impl Hot {
-    fn new(f: &Flow, miss: bool) -> Hot {
+    /// A free slot: never hit, never expiring.
+    const FREE: Hot = Hot {
+        packets: 0,
+        bytes: 0,
+        used_ms: 0,
+        cookie: 0,
+        hard_deadline_ms: u64::MAX,
+        action: None,
+        idle_s: 0,
+        simple: false,
+        miss: false,
+    };
+
+    /// A flow added at `now_ms`.
+    fn new(f: &Flow, miss: bool, now_ms: u64) -> Hot {
         let simple = f.actions.len() <= 1 && !f.has_instructions();
         Hot {
             packets: 0,
             bytes: 0,
-            used_ms: 0,
+            used_ms: now_ms,
             cookie: f.cookie,
-            action: f
-                .actions
-                .first()
-                .copied()
-                .unwrap_or(FlowAction::SetQueue { queue: 0 }),
-            has_action: simple && !f.actions.is_empty(),
+            hard_deadline_ms: match f.hard_timeout {
+                0 => u64::MAX,
+                t => now_ms + u64::from(t) * 1000,
+            },
+            action: if simple {
+                f.actions.first().copied()
+            } else {
+                None
+            },
+            idle_s: f.idle_timeout,
             simple,
             miss,
         }
@@ -173,11 +197,13 @@ impl Pipeline {
                             h.bytes = 0;
                         }
                     }
+                    // Only the instructions change (counters and timeouts stay).
                     *h = Hot {
                         packets: h.packets,
                         bytes: h.bytes,
                         used_ms: h.used_ms,
-                        ..Hot::new(&s.flow, h.miss)
+                        hard_deadline_ms: h.hard_deadline_ms,
+                        ..Hot::new(&s.flow, h.miss, 0)
                     };
                 }
                 Ok(())
@@ -275,8 +301,11 @@ impl Pipeline {
         let hot = Hot {
             packets,
             bytes,
-            used_ms: self.ms(now),
-            ..Hot::new(&flow, !self.v10 && f.priority == 0 && mk.is_catch_all())
+            ..Hot::new(
+                &flow,
+                !self.v10 && f.priority == 0 && mk.is_catch_all(),
+                self.ms(now),
+            )
         };
         let stored = Stored {
             flow,
@@ -356,7 +385,8 @@ impl Pipeline {
         t.count -= 1;
         self.cache.invalidate();
         self.free.push(id);
-        (s, self.hot[id as usize])
+        let h = std::mem::replace(&mut self.hot[id as usize], Hot::FREE);
+        (s, h)
     }
 
     /// Table `t`'s flow for `key`: 1.0's exact-match flows first, then the cache when
@@ -445,8 +475,10 @@ impl Pipeline {
             };
             if h.simple {
                 // One action or none, no instruction: the end of the pipeline.
-                if h.has_action && !apply_list(std::slice::from_ref(&h.action), f, &ctx, sink) {
-                    return;
+                if let Some(a) = &h.action {
+                    if !apply_list(std::slice::from_ref(a), f, &ctx, sink) {
+                        return;
+                    }
                 }
                 if !v10 {
                     apply_set(&set, f, &ctx, sink);
@@ -540,20 +572,19 @@ impl Pipeline {
     /// Removes flows whose idle or hard timeout has passed, appending them to `removed`.
     pub fn expire(&mut self, now: Instant, removed: &mut Vec<RemovedFlow>) {
         let now_ms = self.ms(now);
-        for id in 0..self.flows.len() {
-            let Some(s) = &self.flows[id] else { continue };
-            let (idle, hard) = (s.flow.idle_timeout, s.flow.hard_timeout);
-            let reason = if hard > 0
-                && now.saturating_duration_since(s.created) >= Duration::from_secs(hard.into())
-            {
+        for id in 0..self.hot.len() {
+            let h = &self.hot[id];
+            let reason = if h.hard_deadline_ms <= now_ms {
                 RemovedReason::HardTimeout
-            } else if idle > 0
-                && now_ms.saturating_sub(self.hot[id].used_ms) >= u64::from(idle) * 1000
+            } else if h.idle_s > 0 && now_ms.saturating_sub(h.used_ms) >= u64::from(h.idle_s) * 1000
             {
                 RemovedReason::IdleTimeout
             } else {
                 continue;
             };
+            if self.flows[id].is_none() {
+                continue;
+            }
             let (s, h) = self.remove(id as u32);
             removed.push(RemovedFlow {
                 duration: now.saturating_duration_since(s.created),
