@@ -14,7 +14,9 @@
 //! * `lookup/...`: the classifier alone on prebuilt keys (no frame parsing, no
 //!   actions, no microflow cache), same tables: `lookup/wildcard_1000` is the cost of
 //!   a frame the cache does not know;
-//! * `key/from_frame`: building the packed key from a UDP frame.
+//! * `key/from_frame`: building the packed key from a UDP frame;
+//! * `expire/128k`: the timeout scan over 131,072 flows with idle timeouts, none due
+//!   (the agent runs it every ~100 ms).
 //!
 //! `process` is the whole per-frame path: key from the frame, lookup, counters, the
 //! flow's `output` to a counting sink. The targets: 128 K exact flows lose at
@@ -317,6 +319,30 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    g.finish();
+
+    let mut g = c.benchmark_group("expire");
+    let mut p = v10(EXACT);
+    for i in 0..EXACT as u32 {
+        let f = Flow {
+            priority: 100,
+            idle_timeout: 60,
+            matching: exact_match(i),
+            ..Flow::default()
+        };
+        let req = FlowModRequest {
+            command: FlowModCommand::Add,
+            flow: &f,
+            out_port: None,
+            out_group: None,
+        };
+        p.flow_mod(&req, Instant::now(), &mut Vec::new()).unwrap();
+    }
+    let mut removed = Vec::new();
+    g.bench_function("128k", |b| {
+        b.iter(|| p.expire(Instant::now(), &mut removed));
+    });
+    assert!(removed.is_empty());
     g.finish();
 
     let mut g = c.benchmark_group("key");

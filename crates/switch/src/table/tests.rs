@@ -780,3 +780,46 @@ fn a_mask_on_an_address_matches_its_prefix() {
         vec![Egress::Port(3)]
     );
 }
+
+/// An IPv6 UDP frame with a valid checksum.
+fn udp6(src: std::net::Ipv6Addr, dst: std::net::Ipv6Addr) -> Vec<u8> {
+    use packet::checksum::{transport, PseudoHeader};
+    let mut u = vec![0u8; 8];
+    u[0..2].copy_from_slice(&1000u16.to_be_bytes());
+    u[2..4].copy_from_slice(&2000u16.to_be_bytes());
+    u[4..6].copy_from_slice(&16u16.to_be_bytes());
+    u.extend_from_slice(b"pharos!!");
+    let c = transport(&PseudoHeader::V6 { src, dst }, 17, &u);
+    u[6..8].copy_from_slice(&c.to_be_bytes());
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x86, 0xdd];
+    f.extend_from_slice(&[0x60, 0, 0, 0, 0, 16, 17, 64]);
+    f.extend_from_slice(&src.octets());
+    f.extend_from_slice(&dst.octets());
+    f.extend_from_slice(&u);
+    f
+}
+
+#[test]
+fn ipv6_matches_and_address_writes_fix_the_udp_checksum() {
+    use packet::checksum::{verify_transport, PseudoHeader};
+    let (a, b) = (
+        "2001:db8::1".parse().unwrap(),
+        "2001:db8::2".parse().unwrap(),
+    );
+    let mut p = v13(1);
+    add(&mut p, "priority=1,udp6,ipv6_dst=2001:db8::/64,actions=set_field:2001:db8:ffff::9->ipv6_src,mod_tp_dst:53,output:2");
+    let mut r = Recorder::default();
+    p.process(1, &udp6(a, b), Instant::now(), &mut r);
+    assert_eq!(r.egresses(), vec![Egress::Port(2)]);
+    let o = &r.out[0].2;
+    let src: std::net::Ipv6Addr = "2001:db8:ffff::9".parse().unwrap();
+    assert_eq!(&o[22..38], &src.octets());
+    assert_eq!(&o[56..58], &53u16.to_be_bytes());
+    assert!(verify_transport(
+        &PseudoHeader::V6 { src, dst: b },
+        17,
+        &o[54..]
+    ));
+    let other: std::net::Ipv6Addr = "2001:db9::2".parse().unwrap();
+    assert_eq!(run(&mut p, 1, &udp6(a, other)), vec![]);
+}
