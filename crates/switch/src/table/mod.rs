@@ -10,7 +10,48 @@
 //! actions.rs     the copy-on-write frame, field writes with checksum fixes,
 //!                1.3's action set
 //! pipeline.rs    flows and tables, FLOW_MOD semantics, the walk through the tables
+//! testutil.rs    frames and sinks for tests and the bench (hidden)
 //! ```
+//!
+//! ## A frame's way
+//!
+//! [`Pipeline::process`] builds the packed key (a short parse for untagged or singly
+//! tagged IPv4 and plain EtherTypes, [`packet::FlowKey::extract`] for the rest), looks
+//! it up (1.0: the exact-match table first, spec 1.0.0 §3.4; then the microflow cache
+//! when the table has more than two wildcard masks; then the tuple-space classifier),
+//! counts, and applies the flow's actions to a copy-on-write frame: the received bytes
+//! go out as they are until an action writes, then a scratch copy with headroom for
+//! pushed tags is written instead. Nothing is allocated per frame (tested:
+//! `tests/table_no_alloc.rs`). 1.3 walks the tables with goto-table, applying
+//! apply-actions at once, gathering write-actions in the action set (executed in the
+//! spec's order at the end) and write-metadata into the key; a later table matches the
+//! frame as the earlier actions left it. A 1.0 miss goes to the controller (the agent
+//! applies `miss_send_len`); a 1.3 miss without a table-miss flow is dropped.
+//!
+//! ## FLOW_MOD semantics
+//!
+//! * Add replaces a flow of identical match and priority (in the same table): 1.0
+//!   clears its counters, 1.3 keeps them unless `reset_counts` (spec 1.3.5 §6.4).
+//!   `check_overlap` refuses a flow of the same priority some frame would match with
+//!   an existing one. A table at `max_flows` refuses a new flow (replacing needs no
+//!   room). Every error leaves the tables unchanged.
+//! * Modify (non-strict: every flow the request's match covers; strict: identical
+//!   match and priority) replaces the instructions, keeps counters (1.3: cleared with
+//!   `reset_counts`) and timeouts; 1.0 adds the flow when none is selected, 1.3 does
+//!   nothing. The cookie under `cookie_mask` selects too (1.3).
+//! * Delete and delete-strict select likewise, plus `out_port` / `out_group`; table
+//!   0xff is every table (1.3). Deleted flows are returned for FLOW_REMOVED.
+//! * Refused: groups and meters (`Unsupported`), goto-table backwards (`BadGoto`) or
+//!   to a missing table, output to TABLE/NORMAL/ANY in a flow.
+//!
+//! ## Not done
+//!
+//! Groups, meters and queues (set-queue and enqueue send out the port, no queueing);
+//! MPLS and PBB actions; TTL copy actions; the SCTP checksum (CRC32c) after a port
+//! write; behind IPv6 extension headers, port writes are skipped and an address write
+//! leaves the transport checksum as it was; 1.0 emergency flows; per-table features
+//! (every table matches every field); `OFPC_INVALID_TTL_TO_CONTROLLER` (a dec-TTL
+//! that reaches zero drops the frame).
 
 mod actions;
 mod cache;
