@@ -39,6 +39,12 @@ fn fold_mul(a: u64, b: u64) -> u64 {
 /// Words of an entry before its key words: the hash, then the best flow.
 const HEAD: usize = 2;
 
+/// One cache line of entry words: entries are whole lines (one for masks of up to six
+/// words, two above), so a hit reads one line, never two halves.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u64; 8]);
+
 /// Flows by masked value: for each value, its flows as (priority, id), highest
 /// priority first.
 pub struct FlowMap {
@@ -48,8 +54,9 @@ pub struct FlowMap {
     n: usize,
     /// `EMPTY`, or the hash's high 32 bits above the entry index.
     slots: Vec<u64>,
-    /// Entries of `HEAD + n` words: hash, best flow (`priority << 32 | id`), key words.
-    data: Vec<u64>,
+    /// Entries of `stride()` words: hash, best flow (`priority << 32 | id`), key
+    /// words, padding to the line.
+    data: Vec<Line>,
     /// Each entry's flows, highest priority first (the first is also in `data`).
     flows: Vec<Vec<(u16, u32)>>,
 }
@@ -80,8 +87,28 @@ impl FlowMap {
         self.flows.len()
     }
 
+    /// Words per entry.
+    #[inline(always)]
     fn stride(&self) -> usize {
-        HEAD + self.n
+        (HEAD + self.n).next_multiple_of(8)
+    }
+
+    /// The entries' words.
+    #[inline(always)]
+    fn words(&self) -> &[u64] {
+        // SAFETY: `Line` is `repr(C)` over `[u64; 8]`: the lines are `8 * len` words,
+        // contiguous and aligned for `u64`, borrowed as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.data.as_ptr().cast::<u64>(), self.data.len() * 8) }
+    }
+
+    fn words_mut(&mut self) -> &mut [u64] {
+        // SAFETY: as in `words`, borrowed mutably as long as `self` is.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                self.data.as_mut_ptr().cast::<u64>(),
+                self.data.len() * 8,
+            )
+        }
     }
 
     /// The hash of `key` under the mask (`key` need not be masked): one independent
@@ -107,7 +134,7 @@ impl FlowMap {
     #[inline(always)]
     fn same(&self, e: usize, key: &Key) -> bool {
         let at = e * self.stride() + HEAD;
-        let stored = &self.data[at..at + self.n];
+        let stored = &self.words()[at..at + self.n];
         let mut d = 0;
         for (j, s) in stored.iter().enumerate() {
             let i = self.words[j] as usize;
@@ -148,7 +175,7 @@ impl FlowMap {
         match self.find(key, h) {
             (i, true) => {
                 let e = (self.slots[i] & 0xffff_ffff) as usize;
-                let top = self.data[e * self.stride() + 1];
+                let top = self.words()[e * self.stride() + 1];
                 Some(((top >> 32) as u16, top as u32))
             }
             _ => None,
@@ -175,7 +202,7 @@ impl FlowMap {
         }
         let s = self.stride();
         (0..self.flows.len()).any(|e| {
-            let stored = &self.data[e * s + HEAD..e * s + s];
+            let stored = &self.words()[e * s + HEAD..e * s + HEAD + self.n];
             let agree = stored.iter().enumerate().all(|(j, w)| {
                 let i = self.words[j] as usize;
                 (w ^ value.0[i]) & mask.0[i] & self.mask.0[i] == 0
@@ -187,7 +214,7 @@ impl FlowMap {
     fn set_top(&mut self, e: usize) {
         let (p, id) = self.flows[e][0];
         let s = self.stride();
-        self.data[e * s + 1] = u64::from(p) << 32 | u64::from(id);
+        self.words_mut()[e * s + 1] = u64::from(p) << 32 | u64::from(id);
     }
 
     /// Adds a flow (after the others of its priority).
@@ -201,11 +228,14 @@ impl FlowMap {
             (self.slots[i] & 0xffff_ffff) as usize
         } else {
             let e = self.flows.len();
-            self.data.push(h);
-            self.data.push(0);
-            for j in 0..self.n {
-                let w = self.words[j] as usize;
-                self.data.push(value.0[w] & self.mask.0[w]);
+            let s = self.stride();
+            self.data.resize(self.data.len() + s / 8, Line([0; 8]));
+            let (words, n, mask) = (self.words, self.n, self.mask);
+            let entry = &mut self.words_mut()[e * s..e * s + s];
+            entry[0] = h;
+            for j in 0..n {
+                let w = words[j] as usize;
+                entry[HEAD + j] = value.0[w] & mask.0[w];
             }
             self.flows.push(Vec::new());
             self.slots[i] = (h >> 32) << 32 | e as u64;
@@ -224,7 +254,7 @@ impl FlowMap {
         let m = cap - 1;
         let s = self.stride();
         for e in 0..self.flows.len() {
-            let h = self.data[e * s];
+            let h = self.words()[e * s];
             let mut i = h as usize & m;
             while self.slots[i] != EMPTY {
                 i = (i + 1) & m;
@@ -267,7 +297,7 @@ impl FlowMap {
             if sl == EMPTY {
                 break;
             }
-            let home = self.data[(sl & 0xffff_ffff) as usize * s] as usize & m;
+            let home = self.words()[(sl & 0xffff_ffff) as usize * s] as usize & m;
             let stays = if i <= j {
                 i < home && home <= j
             } else {
@@ -284,15 +314,15 @@ impl FlowMap {
         self.flows.swap_remove(e);
         if e != last {
             let (dst, src) = (e * s, last * s);
-            self.data.copy_within(src..src + s, dst);
-            let h = self.data[dst];
+            self.words_mut().copy_within(src..src + s, dst);
+            let h = self.words()[dst];
             let mut k = h as usize & m;
             while self.slots[k] == EMPTY || self.slots[k] & 0xffff_ffff != last as u64 {
                 k = (k + 1) & m;
             }
             self.slots[k] = (self.slots[k] & !0xffff_ffff) | e as u64;
         }
-        self.data.truncate(last * s);
+        self.data.truncate(last * s / 8);
     }
 }
 
