@@ -340,9 +340,18 @@ mod tests {
 
     #[test]
     fn insert_find_remove_agree_with_a_std_map_under_churn() {
-        let mut mask = Key::default();
-        mask.0[0] = 0xffff;
-        mask.0[3] = u64::MAX;
+        // Two words (one-line entries) and eleven (two-line entries).
+        let mut narrow = Key::default();
+        narrow.0[0] = 0xffff;
+        narrow.0[3] = u64::MAX;
+        let mut wide = Key([u64::MAX; WORDS]);
+        wide.0[0] = 0xffff;
+        wide.0[5] = 0;
+        churn(narrow);
+        churn(wide);
+    }
+
+    fn churn(mask: Key) {
         let mut m = FlowMap::new(mask);
         // (a, b) -> {(priority, id)}
         let mut reference: BTreeMap<(u64, u64), Vec<(u16, u32)>> = BTreeMap::new();
