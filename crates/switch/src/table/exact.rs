@@ -2,17 +2,18 @@
 //! their value under one mask, hashed and compared on the words that mask uses only, so
 //! a lookup with a frame's key needs no masked copy and no allocation.
 //!
-//! Open addressing with linear probing over a power-of-two array of slots; a slot holds
-//! 32 bits of the hash (a tag compared before the key) and the index of its entry. An
-//! entry is a few words in one dense array: the hash, the best flow (priority and id)
-//! and the masked key words, so a hit reads one slot and one entry, about two cache
-//! lines; the other flows with the same value (other priorities) sit in a side list
-//! only insertions and removals touch. Deletion shifts later slots of the cluster back
-//! (no tombstones), so a table that churns stays as fast as a fresh one. The load
-//! factor stays at or below one half.
+//! Open addressing with linear probing, the entries in the buckets themselves: a
+//! bucket is one cache line (two for masks of more than five words) holding the hash,
+//! the best flow (priority and id), the index of the value's list of flows and the
+//! masked key words. A hit reads the home bucket and, now and then, its neighbour: one
+//! cache line where a table of indices would cost two. The other flows with the same
+//! value (other priorities) sit in a side list only insertions and removals touch.
+//! Deletion shifts later buckets of the cluster back (no tombstones), so a table that
+//! churns stays as fast as a fresh one. The load factor stays at or below one half.
 
 use super::key::{Key, WORDS};
 
+/// A bucket's list index when the bucket is empty.
 const EMPTY: u64 = u64::MAX;
 const SEEDS: [u64; WORDS] = [
     0x243f_6a88_85a3_08d3,
@@ -36,11 +37,12 @@ fn fold_mul(a: u64, b: u64) -> u64 {
     (p as u64) ^ ((p >> 64) as u64)
 }
 
-/// Words of an entry before its key words: the hash, then the best flow.
-const HEAD: usize = 2;
+/// Words of a bucket before its key words: the hash, the best flow
+/// (`priority << 32 | id`), the index of the value's flow list (`EMPTY`: a free
+/// bucket).
+const HEAD: usize = 3;
 
-/// One cache line of entry words: entries are whole lines (one for masks of up to six
-/// words, two above), so a hit reads one line, never two halves.
+/// One cache line of bucket words: buckets are whole lines.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Line([u64; 8]);
@@ -52,13 +54,14 @@ pub struct FlowMap {
     /// The indices of the words `mask` uses, `n` of them.
     words: [u8; WORDS],
     n: usize,
-    /// `EMPTY`, or the hash's high 32 bits above the entry index.
-    slots: Vec<u64>,
-    /// Entries of `stride()` words: hash, best flow (`priority << 32 | id`), key
-    /// words, padding to the line.
+    /// `buckets` buckets of `stride()` words each.
     data: Vec<Line>,
-    /// Each entry's flows, highest priority first (the first is also in `data`).
-    flows: Vec<Vec<(u16, u32)>>,
+    buckets: usize,
+    /// Values held.
+    len: usize,
+    /// Flow lists by index (`free_lists` holds the unused indices).
+    lists: Vec<Vec<(u16, u32)>>,
+    free_lists: Vec<u32>,
 }
 
 impl FlowMap {
@@ -71,29 +74,45 @@ impl FlowMap {
                 n += 1;
             }
         }
-        FlowMap {
+        let mut m = FlowMap {
             mask,
             words,
             n,
-            slots: vec![EMPTY; 8],
             data: Vec::new(),
-            flows: Vec::new(),
-        }
+            buckets: 0,
+            len: 0,
+            lists: Vec::new(),
+            free_lists: Vec::new(),
+        };
+        m.data = m.empty_buckets(8);
+        m.buckets = 8;
+        m
     }
 
     /// Distinct values.
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.flows.len()
+        self.len
     }
 
-    /// Words per entry.
+    /// Words per bucket.
     #[inline(always)]
     fn stride(&self) -> usize {
         (HEAD + self.n).next_multiple_of(8)
     }
 
-    /// The entries' words.
+    fn empty_buckets(&self, buckets: usize) -> Vec<Line> {
+        let mut free = [0u64; 8];
+        free[2] = EMPTY;
+        let lines = self.stride() / 8;
+        let mut v = vec![Line([0; 8]); buckets * lines];
+        for b in 0..buckets {
+            v[b * lines] = Line(free);
+        }
+        v
+    }
+
+    /// The buckets' words.
     #[inline(always)]
     fn words(&self) -> &[u64] {
         // SAFETY: `Line` is `repr(C)` over `[u64; 8]`: the lines are `8 * len` words,
@@ -109,6 +128,13 @@ impl FlowMap {
                 self.data.len() * 8,
             )
         }
+    }
+
+    /// Bucket `b`'s words.
+    #[inline(always)]
+    fn bucket(&self, b: usize) -> &[u64] {
+        let s = self.stride();
+        &self.words()[b * s..b * s + s]
     }
 
     /// The hash of `key` under the mask (`key` need not be masked): one independent
@@ -131,198 +157,191 @@ impl FlowMap {
         fold_mul(h ^ SEEDS[WORDS - 1], MUL)
     }
 
-    #[inline(always)]
-    fn same(&self, e: usize, key: &Key) -> bool {
-        let at = e * self.stride() + HEAD;
-        let stored = &self.words()[at..at + self.n];
-        let mut d = 0;
-        for (j, s) in stored.iter().enumerate() {
-            let i = self.words[j] as usize;
-            d |= s ^ (key.0[i] & self.mask.0[i]);
-        }
-        d == 0
-    }
-
-    /// The slot holding `key`'s entry, or the empty slot ending its probe.
+    /// The bucket holding `key`'s value, or the free bucket ending its probe.
     #[inline(always)]
     fn find(&self, key: &Key, hash: u64) -> (usize, bool) {
-        let m = self.slots.len() - 1;
-        let tag = hash >> 32;
-        let mut i = hash as usize & m;
+        let m = self.buckets - 1;
+        let mut b = hash as usize & m;
         loop {
-            let s = self.slots[i];
-            if s == EMPTY {
-                return (i, false);
+            let e = self.bucket(b);
+            if e[2] == EMPTY {
+                return (b, false);
             }
-            if s >> 32 == tag && self.same((s & 0xffff_ffff) as usize, key) {
-                return (i, true);
+            if e[0] == hash {
+                let mut d = 0;
+                for (j, s) in e[HEAD..HEAD + self.n].iter().enumerate() {
+                    let i = self.words[j] as usize;
+                    d |= s ^ (key.0[i] & self.mask.0[i]);
+                }
+                if d == 0 {
+                    return (b, true);
+                }
             }
-            i = (i + 1) & m;
-        }
-    }
-
-    fn entry_of(&self, key: &Key) -> Option<usize> {
-        match self.find(key, self.hash(key)) {
-            (i, true) => Some((self.slots[i] & 0xffff_ffff) as usize),
-            _ => None,
+            b = (b + 1) & m;
         }
     }
 
     /// The highest-priority flow for a frame's key (masked here), as (priority, id).
     #[inline]
     pub fn best(&self, key: &Key) -> Option<(u16, u32)> {
-        let h = self.hash(key);
-        match self.find(key, h) {
-            (i, true) => {
-                let e = (self.slots[i] & 0xffff_ffff) as usize;
-                let top = self.words()[e * self.stride() + 1];
+        match self.find(key, self.hash(key)) {
+            (b, true) => {
+                let top = self.bucket(b)[1];
                 Some(((top >> 32) as u16, top as u32))
             }
             _ => None,
         }
     }
 
+    /// The flow list of a value's bucket.
+    fn list_of(&self, b: usize) -> &Vec<(u16, u32)> {
+        &self.lists[self.bucket(b)[2] as usize]
+    }
+
     /// The flow with exactly this value and priority.
     pub fn find_flow(&self, value: &Key, priority: u16) -> Option<u32> {
-        let e = self.entry_of(value)?;
-        self.flows[e]
-            .iter()
-            .find(|&&(p, _)| p == priority)
-            .map(|&(_, id)| id)
+        match self.find(value, self.hash(value)) {
+            (b, true) => self
+                .list_of(b)
+                .iter()
+                .find(|&&(p, _)| p == priority)
+                .map(|&(_, id)| id),
+            _ => None,
+        }
     }
 
     /// Whether a flow of `priority` here takes some frame that `value` under `mask`
     /// (a match of any mask) takes too. When this table's mask is within `mask`, one
-    /// probe answers; otherwise every entry is compared.
+    /// probe answers; otherwise every bucket is compared.
     pub fn overlaps(&self, value: &Key, mask: &Key, priority: u16) -> bool {
-        let has = |e: usize| self.flows[e].iter().any(|&(p, _)| p == priority);
+        let has = |b: usize| self.list_of(b).iter().any(|&(p, _)| p == priority);
         let within = (0..WORDS).all(|i| self.mask.0[i] & !mask.0[i] == 0);
         if within {
-            return self.entry_of(value).is_some_and(has);
+            return match self.find(value, self.hash(value)) {
+                (b, true) => has(b),
+                _ => false,
+            };
         }
-        let s = self.stride();
-        (0..self.flows.len()).any(|e| {
-            let stored = &self.words()[e * s + HEAD..e * s + HEAD + self.n];
-            let agree = stored.iter().enumerate().all(|(j, w)| {
-                let i = self.words[j] as usize;
-                (w ^ value.0[i]) & mask.0[i] & self.mask.0[i] == 0
-            });
-            agree && has(e)
+        (0..self.buckets).any(|b| {
+            let e = self.bucket(b);
+            let agree = e[2] != EMPTY
+                && e[HEAD..HEAD + self.n].iter().enumerate().all(|(j, w)| {
+                    let i = self.words[j] as usize;
+                    (w ^ value.0[i]) & mask.0[i] & self.mask.0[i] == 0
+                });
+            agree && has(b)
         })
     }
 
-    fn set_top(&mut self, e: usize) {
-        let (p, id) = self.flows[e][0];
+    /// Copies bucket `b`'s best flow from its list.
+    fn set_top(&mut self, b: usize) {
+        let (p, id) = self.list_of(b)[0];
         let s = self.stride();
-        self.words_mut()[e * s + 1] = u64::from(p) << 32 | u64::from(id);
+        self.words_mut()[b * s + 1] = u64::from(p) << 32 | u64::from(id);
     }
 
     /// Adds a flow (after the others of its priority).
     pub fn insert(&mut self, value: &Key, priority: u16, id: u32) {
-        if (self.flows.len() + 1) * 2 > self.slots.len() {
+        if (self.len + 1) * 2 > self.buckets {
             self.grow();
         }
         let h = self.hash(value);
-        let (i, found) = self.find(value, h);
-        let e = if found {
-            (self.slots[i] & 0xffff_ffff) as usize
-        } else {
-            let e = self.flows.len();
-            let s = self.stride();
-            self.data.resize(self.data.len() + s / 8, Line([0; 8]));
-            let (words, n, mask) = (self.words, self.n, self.mask);
-            let entry = &mut self.words_mut()[e * s..e * s + s];
-            entry[0] = h;
+        let (b, found) = self.find(value, h);
+        if !found {
+            let list = match self.free_lists.pop() {
+                Some(l) => l,
+                None => {
+                    self.lists.push(Vec::new());
+                    (self.lists.len() - 1) as u32
+                }
+            };
+            let (words, n, mask, s) = (self.words, self.n, self.mask, self.stride());
+            let e = &mut self.words_mut()[b * s..b * s + s];
+            e[0] = h;
+            e[2] = u64::from(list);
             for j in 0..n {
                 let w = words[j] as usize;
-                entry[HEAD + j] = value.0[w] & mask.0[w];
+                e[HEAD + j] = value.0[w] & mask.0[w];
             }
-            self.flows.push(Vec::new());
-            self.slots[i] = (h >> 32) << 32 | e as u64;
-            e
-        };
-        let list = &mut self.flows[e];
+            self.len += 1;
+        }
+        let l = self.bucket(b)[2] as usize;
+        let list = &mut self.lists[l];
         let at = list.partition_point(|&(p, _)| p >= priority);
         list.insert(at, (priority, id));
-        self.set_top(e);
+        self.set_top(b);
     }
 
     fn grow(&mut self) {
-        let cap = self.slots.len() * 2;
-        self.slots.clear();
-        self.slots.resize(cap, EMPTY);
-        let m = cap - 1;
+        let buckets = self.buckets * 2;
+        let fresh = self.empty_buckets(buckets);
+        let old = std::mem::replace(&mut self.data, fresh);
+        let old_buckets = self.buckets;
+        self.buckets = buckets;
         let s = self.stride();
-        for e in 0..self.flows.len() {
-            let h = self.words()[e * s];
-            let mut i = h as usize & m;
-            while self.slots[i] != EMPTY {
-                i = (i + 1) & m;
+        let m = buckets - 1;
+        // SAFETY: as in `words`.
+        let old_words =
+            unsafe { std::slice::from_raw_parts(old.as_ptr().cast::<u64>(), old.len() * 8) };
+        for b in 0..old_buckets {
+            let e = &old_words[b * s..b * s + s];
+            if e[2] == EMPTY {
+                continue;
             }
-            self.slots[i] = (h >> 32) << 32 | e as u64;
+            let mut to = e[0] as usize & m;
+            while self.bucket(to)[2] != EMPTY {
+                to = (to + 1) & m;
+            }
+            self.words_mut()[to * s..to * s + s].copy_from_slice(e);
         }
     }
 
     /// Removes a flow; false if it is not here.
     pub fn remove(&mut self, value: &Key, id: u32) -> bool {
-        let h = self.hash(value);
-        let (i, found) = self.find(value, h);
+        let (b, found) = self.find(value, self.hash(value));
         if !found {
             return false;
         }
-        let e = (self.slots[i] & 0xffff_ffff) as usize;
-        let list = &mut self.flows[e];
+        let l = self.bucket(b)[2] as usize;
+        let list = &mut self.lists[l];
         let Some(at) = list.iter().position(|&(_, f)| f == id) else {
             return false;
         };
         list.remove(at);
         if !list.is_empty() {
-            self.set_top(e);
+            self.set_top(b);
             return true;
         }
-        self.remove_entry(i, e);
+        self.free_lists.push(l as u32);
+        self.len -= 1;
+        self.remove_bucket(b);
         true
     }
 
-    /// Frees slot `i` and entry `e`.
-    fn remove_entry(&mut self, mut i: usize, e: usize) {
-        let m = self.slots.len() - 1;
+    /// Frees bucket `hole`, shifting back the later buckets of its cluster whose home
+    /// is not cyclically in (hole, bucket].
+    fn remove_bucket(&mut self, mut hole: usize) {
+        let m = self.buckets - 1;
         let s = self.stride();
-        // Backward-shift deletion: move each later slot of the cluster whose home is
-        // not cyclically in (hole, slot] into the hole.
-        let mut j = i;
+        let mut j = hole;
         loop {
             j = (j + 1) & m;
-            let sl = self.slots[j];
-            if sl == EMPTY {
+            let e = self.bucket(j);
+            if e[2] == EMPTY {
                 break;
             }
-            let home = self.words()[(sl & 0xffff_ffff) as usize * s] as usize & m;
-            let stays = if i <= j {
-                i < home && home <= j
+            let home = e[0] as usize & m;
+            let stays = if hole <= j {
+                hole < home && home <= j
             } else {
-                i < home || home <= j
+                hole < home || home <= j
             };
             if !stays {
-                self.slots[i] = sl;
-                i = j;
+                self.words_mut().copy_within(j * s..j * s + s, hole * s);
+                hole = j;
             }
         }
-        self.slots[i] = EMPTY;
-        // Move the last entry into `e`, and repoint its slot.
-        let last = self.flows.len() - 1;
-        self.flows.swap_remove(e);
-        if e != last {
-            let (dst, src) = (e * s, last * s);
-            self.words_mut().copy_within(src..src + s, dst);
-            let h = self.words()[dst];
-            let mut k = h as usize & m;
-            while self.slots[k] == EMPTY || self.slots[k] & 0xffff_ffff != last as u64 {
-                k = (k + 1) & m;
-            }
-            self.slots[k] = (self.slots[k] & !0xffff_ffff) | e as u64;
-        }
-        self.data.truncate(last * s / 8);
+        self.words_mut()[hole * s + 2] = EMPTY;
     }
 }
 
