@@ -38,8 +38,9 @@ impl Subtable {
 /// One flow table's matching structure: flow ids by match and priority.
 pub struct Classifier {
     subtables: Vec<Subtable>,
-    /// Indices into `subtables` by descending `max_priority`.
-    order: Vec<usize>,
+    /// The wildcard subtables (all but 1.0's exact one) as (`max_priority`, index),
+    /// by descending priority: what a lookup walks, in one small array.
+    order: Vec<(u16, u32)>,
     /// 1.0: the no-wildcard mask, whose subtable is probed first and wins.
     exact_mask: Option<Key>,
     /// The index of that subtable in `subtables`, when it exists.
@@ -115,15 +116,17 @@ impl Classifier {
     }
 
     fn reorder(&mut self) {
-        self.order.clear();
-        self.order.extend(0..self.subtables.len());
-        let subs = &self.subtables;
-        self.order
-            .sort_by(|&a, &b| subs[b].max_priority.cmp(&subs[a].max_priority));
         self.exact = match self.exact_mask {
             Some(m) => self.subtables.iter().position(|s| s.mask == m),
             None => None,
         };
+        self.order.clear();
+        for (i, s) in self.subtables.iter().enumerate() {
+            if Some(i) != self.exact {
+                self.order.push((s.max_priority, i as u32));
+            }
+        }
+        self.order.sort_by(|a, b| b.0.cmp(&a.0));
     }
 
     /// The id of the highest-priority flow matching `key` (in 1.0, an exact-match flow
@@ -143,24 +146,20 @@ impl Classifier {
 
     /// Subtables other than 1.0's exact-match one.
     pub fn wildcard_subtables(&self) -> usize {
-        self.subtables.len() - usize::from(self.exact.is_some())
+        self.order.len()
     }
 
     /// The best flow for `key` among all but 1.0's exact-match flows.
     #[inline]
     pub fn wildcard(&self, key: &Key) -> Option<u32> {
         let mut best: Option<(u16, u32)> = None;
-        for &i in &self.order {
-            let s = &self.subtables[i];
+        for &(max, i) in &self.order {
             if let Some((p, _)) = best {
-                if p >= s.max_priority {
+                if p >= max {
                     break;
                 }
             }
-            if Some(i) == self.exact {
-                continue;
-            }
-            if let Some(top) = s.map.best(key) {
+            if let Some(top) = self.subtables[i as usize].map.best(key) {
                 if best.is_none_or(|(p, _)| top.0 > p) {
                     best = Some(top);
                 }
