@@ -126,7 +126,7 @@ impl Classifier {
                 self.order.push((s.max_priority, i as u32));
             }
         }
-        self.order.sort_by(|a, b| b.0.cmp(&a.0));
+        self.order.sort_by_key(|&(max, _)| std::cmp::Reverse(max));
     }
 
     /// The id of the highest-priority flow matching `key` (in 1.0, an exact-match flow
