@@ -436,7 +436,9 @@ impl Pipeline {
     ) {
         let v10 = self.v10;
         let mut key = Key::from_frame(f.bytes(), in_port);
-        let mut set = ActionSet::default();
+        // 1.3's action set, made on the first write-actions (it is a few hundred
+        // bytes: most frames never need one).
+        let mut set: Option<ActionSet> = None;
         let mut t = usize::from(first);
         let len = f.bytes().len() as u64;
         let now_ms = self.ms(now);
@@ -480,8 +482,8 @@ impl Pipeline {
                         return;
                     }
                 }
-                if !v10 {
-                    apply_set(&set, f, &ctx, sink);
+                if let Some(set) = &set {
+                    apply_set(set, f, &ctx, sink);
                 }
                 return;
             }
@@ -494,11 +496,12 @@ impl Pipeline {
                 return;
             }
             if s.flow.clear_actions {
-                set = ActionSet::default();
+                set = None;
             }
             if let Some(w) = &s.flow.write_actions {
+                let set = set.get_or_insert_with(ActionSet::default);
                 for a in w {
-                    write_action(&mut set, a);
+                    write_action(set, a);
                 }
             }
             if let Some(m) = s.flow.write_metadata {
@@ -516,7 +519,9 @@ impl Pipeline {
                     t = usize::from(g);
                 }
                 None => {
-                    apply_set(&set, f, &ctx, sink);
+                    if let Some(set) = &set {
+                        apply_set(set, f, &ctx, sink);
+                    }
                     return;
                 }
             }
