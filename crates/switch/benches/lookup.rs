@@ -11,6 +11,8 @@
 //! * `process/wildcard_1000`: 1,000 wildcard flows over 10 distinct masks with random
 //!   priorities, frames cycling over 1,000 that hit them at random (the microflow
 //!   cache answers after the first round);
+//! * `process/v13_goto3`: 1.3, three tables: goto, write-actions and goto, then a
+//!   table-miss flow with no action (the action set's output runs);
 //! * `lookup/...`: the classifier alone on prebuilt keys (no frame parsing, no
 //!   actions, no microflow cache), same tables: `lookup/wildcard_1000` is the cost of
 //!   a frame the cache does not know;
@@ -230,6 +232,26 @@ fn cases(only: &str) -> Vec<Case> {
     let mut wild_1000 = v10(EXACT);
     let hot = wildcard_1000(&mut wild_1000);
 
+    let mut v13 = Pipeline::new(PipelineConfig {
+        version: Version::V1_3,
+        tables: 3,
+        max_flows: 1000,
+    });
+    for text in [
+        "table=0,priority=1,in_port=1,actions=goto_table:1",
+        "table=1,priority=1,udp,actions=write_actions(output:2),goto_table:2",
+        "table=2,priority=0,actions=drop",
+    ] {
+        let f = openflow::ofctl::parse_flow(text).unwrap();
+        let req = FlowModRequest {
+            command: FlowModCommand::Add,
+            flow: &f,
+            out_port: None,
+            out_group: None,
+        };
+        v13.flow_mod(&req, Instant::now(), &mut Vec::new()).unwrap();
+    }
+
     let mut all_cases = vec![
         Case {
             name: "exact_1",
@@ -258,6 +280,11 @@ fn cases(only: &str) -> Vec<Case> {
                 0
             }),
             frames: all,
+        },
+        Case {
+            name: "v13_goto3",
+            pipeline: v13,
+            frames: one.clone(),
         },
         Case {
             name: "wildcard_1",
