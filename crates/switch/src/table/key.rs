@@ -256,36 +256,6 @@ impl Key {
     pub fn metadata(&self) -> u64 {
         self.0[W_META]
     }
-
-    /// `self & mask`.
-    pub fn masked(&self, mask: &Key) -> Key {
-        let mut k = *self;
-        for (a, m) in k.0.iter_mut().zip(mask.0.iter()) {
-            *a &= m;
-        }
-        k
-    }
-
-    /// Whether this key, masked, equals `value` (a flow's value, already masked).
-    #[inline]
-    pub fn matches(&self, value: &Key, mask: &Key) -> bool {
-        let mut diff = 0;
-        for i in 0..WORDS {
-            diff |= (self.0[i] & mask.0[i]) ^ value.0[i];
-        }
-        diff == 0
-    }
-
-    /// A bit set of the words that are not zero (for a mask: the words a match uses).
-    pub fn used_words(&self) -> u16 {
-        let mut b = 0;
-        for (i, w) in self.0.iter().enumerate() {
-            if *w != 0 {
-                b |= 1 << i;
-            }
-        }
-        b
-    }
 }
 
 /// A match as a value and a mask (value already masked).
