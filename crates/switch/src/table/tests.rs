@@ -823,3 +823,68 @@ fn ipv6_matches_and_address_writes_fix_the_udp_checksum() {
     let other: std::net::Ipv6Addr = "2001:db9::2".parse().unwrap();
     assert_eq!(run(&mut p, 1, &udp6(a, other)), vec![]);
 }
+
+#[test]
+fn v10_holds_128k_exact_flows_and_refuses_one_more() {
+    use openflow::ofctl::{Masked, VlanMatch};
+    use openflow::MacAddr;
+    const N: u32 = 128 * 1024;
+    let mut p = Pipeline::new(PipelineConfig {
+        version: Version::V1_0,
+        tables: 1,
+        max_flows: N as usize,
+    });
+    let host = |i: u32| {
+        let b = i.to_be_bytes();
+        [2, 0, b[0], b[1], b[2], b[3]]
+    };
+    let exact = |i: u32| FlowMatch {
+        in_port: Some(PortNo::Physical(1)),
+        eth_src: Some(Masked::exact(MacAddr(host(i)))),
+        eth_dst: Some(Masked::exact(MacAddr(host(i + 1)))),
+        eth_type: Some(0x0800),
+        vlan: Some(VlanMatch::Untagged),
+        ip_dscp: Some(0),
+        ip_proto: Some(17),
+        ipv4_src: Some(Masked::exact(Ipv4Addr::new(10, 0, 0, 1))),
+        ipv4_dst: Some(Masked::exact(Ipv4Addr::new(10, 0, 0, 2))),
+        tp_src: Some(1000),
+        tp_dst: Some(2000),
+        ..FlowMatch::default()
+    };
+    let mut removed = Vec::new();
+    let mut add = |p: &mut Pipeline, i: u32| {
+        let f = Flow {
+            matching: exact(i),
+            actions: vec![FlowAction::Output {
+                port: PortNo::Physical(i % 1000 + 2),
+            }],
+            ..Flow::default()
+        };
+        let req = FlowModRequest {
+            command: FlowModCommand::Add,
+            flow: &f,
+            out_port: None,
+            out_group: None,
+        };
+        p.flow_mod(&req, Instant::now(), &mut removed)
+    };
+    for i in 0..N {
+        add(&mut p, i).unwrap();
+    }
+    assert_eq!(
+        add(&mut p, N).unwrap_err(),
+        FlowModError::TableFull(N as usize)
+    );
+    assert_eq!(p.len(), N as usize);
+    for i in [0, 1, 4095, 65_536, N - 1] {
+        let f = frame(host(i), host(i + 1), None, &Ip4::default());
+        assert_eq!(
+            run(&mut p, 1, &f),
+            vec![Egress::Port(i % 1000 + 2)],
+            "flow {i}"
+        );
+    }
+    let f = frame(host(N), host(N + 1), None, &Ip4::default());
+    assert_eq!(run(&mut p, 1, &f), vec![NO_MATCH]);
+}
