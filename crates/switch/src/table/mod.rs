@@ -1,13 +1,80 @@
-//! Flow tables (owned by helper `table`; this file gives the interface the agent codes
-//! against).
+//! Flow tables: what a frame matches and what is done to it.
+//!
+//! ```text
+//! key.rs         the packed lookup key (twelve 64-bit words) built from a frame,
+//!                and a flow's match as a value and a mask over it
+//! exact.rs       the hash table keyed by masked keys (hashes only the words a
+//!                mask uses; no allocation on lookup)
+//! classifier.rs  tuple-space search: one hash table per mask, by priority
+//! cache.rs       a microflow cache in front of tables with many masks
+//! actions.rs     the copy-on-write frame, field writes with checksum fixes,
+//!                1.3's action set
+//! pipeline.rs    flows and tables, FLOW_MOD semantics, the walk through the tables
+//! testutil.rs    frames and sinks for tests and the bench (hidden)
+//! ```
+//!
+//! ## A frame's way
+//!
+//! [`Pipeline::process`] builds the packed key (a short parse for untagged or singly
+//! tagged IPv4 and plain EtherTypes, [`packet::FlowKey::extract`] for the rest), looks
+//! it up (1.0: the exact-match table first, spec 1.0.0 §3.4; then the microflow cache
+//! when the table has more than two wildcard masks; then the tuple-space classifier),
+//! counts, and applies the flow's actions to a copy-on-write frame: the received bytes
+//! go out as they are until an action writes, then a scratch copy with headroom for
+//! pushed tags is written instead. Nothing is allocated per frame (tested:
+//! `tests/table_no_alloc.rs`). 1.3 walks the tables with goto-table, applying
+//! apply-actions at once, gathering write-actions in the action set (executed in the
+//! spec's order at the end) and write-metadata into the key; a later table matches the
+//! frame as the earlier actions left it. A 1.0 miss goes to the controller (the agent
+//! applies `miss_send_len`); a 1.3 miss without a table-miss flow is dropped.
+//!
+//! ## FLOW_MOD semantics
+//!
+//! * Add replaces a flow of identical match and priority (in the same table): 1.0
+//!   clears its counters, 1.3 keeps them unless `reset_counts` (spec 1.3.5 §6.4).
+//!   `check_overlap` refuses a flow of the same priority some frame would match with
+//!   an existing one. A table at `max_flows` refuses a new flow (replacing needs no
+//!   room). Every error leaves the tables unchanged.
+//! * Modify (non-strict: every flow the request's match covers; strict: identical
+//!   match and priority) replaces the instructions, keeps counters (1.3: cleared with
+//!   `reset_counts`) and timeouts; 1.0 adds the flow when none is selected, 1.3 does
+//!   nothing. The cookie under `cookie_mask` selects too (1.3).
+//! * Delete and delete-strict select likewise, plus `out_port` / `out_group`; table
+//!   0xff is every table (1.3). Deleted flows are returned for FLOW_REMOVED.
+//! * Refused: groups and meters (`Unsupported`), goto-table backwards (`BadGoto`) or
+//!   to a missing table, output to TABLE/NORMAL/ANY in a flow.
+//!
+//! ## Not done
+//!
+//! Groups, meters and queues (set-queue and enqueue send out the port, no queueing);
+//! MPLS and PBB actions; TTL copy actions; the SCTP checksum (CRC32c) after a port
+//! write; behind IPv6 extension headers, port writes are skipped and an address write
+//! leaves the transport checksum as it was; 1.0 emergency flows; per-table features
+//! (every table matches every field); `OFPC_INVALID_TTL_TO_CONTROLLER` (a dec-TTL
+//! that reaches zero drops the frame).
 
-use std::time::{Duration, Instant};
+mod actions;
+mod cache;
+mod classifier;
+mod exact;
+pub mod key;
+mod pipeline;
+#[doc(hidden)]
+pub mod testutil;
+
+#[cfg(test)]
+mod prop_tests;
+#[cfg(test)]
+mod tests;
+
+pub use classifier::Classifier;
+pub use pipeline::Pipeline;
+
+use std::time::Duration;
 
 use openflow::model::{FlowModCommand, PortNo};
-use openflow::ofctl::{Flow, FlowAction, FlowEntry};
+use openflow::ofctl::Flow;
 use openflow::Version;
-
-use crate::Sink;
 
 /// How a pipeline is built.
 #[derive(Debug, Clone, Copy)]
@@ -27,7 +94,8 @@ pub struct PipelineConfig {
 pub struct FlowModRequest<'a> {
     pub command: FlowModCommand,
     pub flow: &'a Flow,
-    /// Delete and (1.3) modify only flows with an output to this port.
+    /// Delete only flows with an output to this port (ignored by add and modify, as
+    /// both specs say).
     pub out_port: Option<PortNo>,
     /// Delete only flows with a group action for this group (1.3).
     pub out_group: Option<u32>,
@@ -89,68 +157,4 @@ pub struct TableStats {
     pub lookups: u64,
     pub matched: u64,
     pub max_entries: u32,
-}
-
-/// The switch's flow tables.
-pub struct Pipeline {
-    _private: (),
-}
-
-impl Pipeline {
-    pub fn new(_config: PipelineConfig) -> Pipeline {
-        unimplemented!("helper table")
-    }
-
-    /// Applies a FLOW_MOD. Flows it removes (delete) are appended to `removed`.
-    pub fn flow_mod(
-        &mut self,
-        _req: &FlowModRequest<'_>,
-        _now: Instant,
-        _removed: &mut Vec<RemovedFlow>,
-    ) -> Result<(), FlowModError> {
-        unimplemented!("helper table")
-    }
-
-    /// Runs a frame received on `in_port` through the tables; outputs go to `sink`.
-    /// No allocation.
-    pub fn process(&mut self, _in_port: u32, _frame: &[u8], _now: Instant, _sink: &mut impl Sink) {
-        unimplemented!("helper table")
-    }
-
-    /// Applies an action list to a frame (PACKET_OUT); an output to `PortNo::Table` runs
-    /// the frame through the tables.
-    pub fn execute(
-        &mut self,
-        _actions: &[FlowAction],
-        _in_port: u32,
-        _frame: &[u8],
-        _now: Instant,
-        _sink: &mut impl Sink,
-    ) {
-        unimplemented!("helper table")
-    }
-
-    /// Removes flows whose idle or hard timeout has passed, appending them to `removed`.
-    pub fn expire(&mut self, _now: Instant, _removed: &mut Vec<RemovedFlow>) {
-        unimplemented!("helper table")
-    }
-
-    /// The flows a statistics request selects, with their counters.
-    pub fn flows(&self, _filter: &StatsFilter<'_>, _now: Instant) -> Vec<FlowEntry> {
-        unimplemented!("helper table")
-    }
-
-    /// Per-table counters, for table statistics.
-    pub fn table_stats(&self) -> Vec<TableStats> {
-        unimplemented!("helper table")
-    }
-
-    /// Flows in all tables.
-    pub fn len(&self) -> usize {
-        unimplemented!("helper table")
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
