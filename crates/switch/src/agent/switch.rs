@@ -1,0 +1,1 @@
+//! The switch's loop.
