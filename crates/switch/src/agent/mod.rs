@@ -43,5 +43,5 @@ pub use errors::{Kind, Refusal};
 pub use fabric::{Drops, Fabric};
 pub use handler::{Agent, AgentConfig};
 pub use ports::{config as port_config, PortIo, PortSlot};
-// pub use switch::{Switch, SwitchConfig, Target};
+pub use switch::{Switch, SwitchConfig, Target};
 pub use tables::Tables;

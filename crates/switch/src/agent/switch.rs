@@ -1,1 +1,432 @@
-//! The switch's loop.
+//! The switch's loop: one thread polling (mio, edge-triggered epoll) its ports and its
+//! controller connections, running each to completion.
+//!
+//! A turn: controller messages first (a FLOW_MOD read in this turn is in the tables
+//! before any frame of this turn is looked up), then up to [`SwitchConfig::batch`]
+//! frames from each port with frames waiting, each through the tables to the ports'
+//! transmit queues and the controllers' output buffers; then every port with frames
+//! queued is flushed once, and every controller's output written once. Timers run
+//! between turns: flow expiry, link state, echo keepalive, reconnection.
+//!
+//! A port's frames are copied from its receive ring into a batch buffer before they go
+//! through the tables: the tables' outputs need every port (flood, back out of the
+//! input port), including the one whose ring the frame is in.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+
+use super::handler::{Agent, AgentConfig};
+use super::ports::PortIo;
+use super::tables::Tables;
+use crate::datapath::Port;
+use crate::table::Pipeline;
+
+/// Tokens at and above this are controller connections; below, ports.
+const CONTROLLER_BASE: usize = 1 << 20;
+
+/// Bytes read from a controller per read call.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Reads per controller per turn before the others get a turn.
+const READS_PER_TURN: usize = 4;
+
+/// A controller to connect to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub addr: SocketAddr,
+}
+
+impl std::str::FromStr for Target {
+    type Err = String;
+
+    /// `tcp:HOST:PORT`, `tcp:HOST` (port 6653) or `HOST:PORT`. `ssl:` is refused
+    /// (not yet).
+    fn from_str(s: &str) -> Result<Target, String> {
+        if s.starts_with("ssl:") {
+            return Err(format!(
+                "{s}: ssl: controllers are not supported yet (tcp: only)"
+            ));
+        }
+        let rest = s.strip_prefix("tcp:").unwrap_or(s);
+        let with_port = if rest.contains(':') && !rest.ends_with(']') {
+            rest.to_string()
+        } else {
+            format!("{rest}:6653")
+        };
+        let addr = with_port
+            .to_socket_addrs()
+            .map_err(|e| format!("{s}: {e}"))?
+            .next()
+            .ok_or_else(|| format!("{s}: no address"))?;
+        Ok(Target { addr })
+    }
+}
+
+/// How a switch runs.
+#[derive(Debug, Clone)]
+pub struct SwitchConfig {
+    pub agent: AgentConfig,
+    pub controllers: Vec<Target>,
+    /// Frames read from one port per turn.
+    pub batch: usize,
+    /// Echo request after this much silence from a controller; the connection is
+    /// closed after three times as much.
+    pub echo_interval: Duration,
+    /// How often flows are checked for expiry.
+    pub expire_interval: Duration,
+    /// How often link states are read.
+    pub link_interval: Duration,
+    /// First wait before reconnecting; doubled after each failure up to
+    /// `backoff_max`, reset by a completed handshake.
+    pub backoff_min: Duration,
+    pub backoff_max: Duration,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            agent: AgentConfig::default(),
+            controllers: Vec::new(),
+            batch: 64,
+            echo_interval: Duration::from_secs(5),
+            expire_interval: Duration::from_millis(100),
+            link_interval: Duration::from_millis(500),
+            backoff_min: Duration::from_millis(100),
+            backoff_max: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A controller connection's socket side.
+#[derive(Debug)]
+struct Conn {
+    target: SocketAddr,
+    stream: Option<TcpStream>,
+    /// The connect has not completed yet.
+    connecting: bool,
+    /// Whether bytes may be waiting (an edge was seen and not read to WouldBlock).
+    readable: bool,
+    backoff: Duration,
+    /// When to try again, while there is no stream.
+    next_attempt: Instant,
+}
+
+/// A switch: its agent (tables, ports, controllers) and its loop.
+pub struct Switch<P: PortIo = Port, T: Tables = Pipeline> {
+    pub agent: Agent<P, T>,
+    config: SwitchConfig,
+    poll: Poll,
+    conns: Vec<Conn>,
+    /// Ports that may have frames waiting (edge seen, not read empty).
+    hot: Vec<bool>,
+    /// The frames of one batch, back to back, and where each ends.
+    arena: Vec<u8>,
+    ends: Vec<usize>,
+    read_buf: Box<[u8]>,
+    next_expire: Instant,
+    next_links: Instant,
+    next_keepalive: Instant,
+}
+
+impl<P: PortIo, T: Tables> Switch<P, T> {
+    /// A switch on `ports` (OpenFlow number and I/O each).
+    pub fn new(config: SwitchConfig, ports: Vec<(u32, P)>) -> io::Result<Switch<P, T>> {
+        let now = Instant::now();
+        let poll = Poll::new()?;
+        for (i, (_, p)) in ports.iter().enumerate() {
+            poll.registry()
+                .register(&mut SourceFd(&p.raw_fd()), Token(i), Interest::READABLE)?;
+        }
+        let n_ports = ports.len();
+        let agent = Agent::new(config.agent.clone(), ports, config.controllers.len(), now);
+        let conns = config
+            .controllers
+            .iter()
+            .map(|t| Conn {
+                target: t.addr,
+                stream: None,
+                connecting: false,
+                readable: false,
+                backoff: config.backoff_min,
+                next_attempt: now,
+            })
+            .collect();
+        Ok(Switch {
+            agent,
+            poll,
+            conns,
+            // Frames may wait from before the registration: read every port once.
+            hot: vec![true; n_ports],
+            arena: Vec::with_capacity(config.batch * 2048),
+            ends: Vec::with_capacity(config.batch),
+            read_buf: vec![0u8; READ_CHUNK].into_boxed_slice(),
+            next_expire: now,
+            next_links: now,
+            next_keepalive: now,
+            config,
+        })
+    }
+
+    /// Runs until `stop` is set (checked at least every 100 ms).
+    pub fn run(&mut self, stop: &AtomicBool) -> io::Result<()> {
+        let mut events = Events::with_capacity(256);
+        while !stop.load(Ordering::Relaxed) {
+            self.turn(&mut events)?;
+        }
+        for j in 0..self.conns.len() {
+            self.write(j);
+            self.drop_conn(j, Instant::now(), "the switch is stopping");
+        }
+        Ok(())
+    }
+
+    /// One turn of the loop: wait for something (at most until the next timer), then
+    /// serve what is ready.
+    pub fn turn(&mut self, events: &mut Events) -> io::Result<()> {
+        let now = Instant::now();
+        self.connect_due(now);
+        let busy = self.hot.iter().any(|&h| h) || self.conns.iter().any(|c| c.readable);
+        let timeout = if busy {
+            Duration::ZERO
+        } else {
+            let mut next = self.next_expire.min(self.next_links).min(self.next_keepalive);
+            for c in &self.conns {
+                if c.stream.is_none() {
+                    next = next.min(c.next_attempt);
+                }
+            }
+            next.saturating_duration_since(now)
+                .min(Duration::from_millis(100))
+        };
+        match self.poll.poll(events, Some(timeout)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        let now = Instant::now();
+        for ev in events.iter() {
+            let t = ev.token().0;
+            if t < CONTROLLER_BASE {
+                if let Some(h) = self.hot.get_mut(t) {
+                    *h = true;
+                }
+                continue;
+            }
+            let j = t - CONTROLLER_BASE;
+            if j >= self.conns.len() || self.conns[j].stream.is_none() {
+                continue;
+            }
+            if self.conns[j].connecting {
+                self.finish_connect(j, now);
+            }
+            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                self.conns[j].readable = true;
+            }
+        }
+        // 1. Controllers first: their changes are in the tables before this turn's frames.
+        for j in 0..self.conns.len() {
+            if self.conns[j].readable && !self.conns[j].connecting {
+                self.read(j, now);
+            }
+        }
+        // 2. Frames, a batch per port.
+        for i in 0..self.hot.len() {
+            if self.hot[i] {
+                self.hot[i] = self.port_batch(i, now);
+            }
+        }
+        for p in &mut self.agent.fabric.ports {
+            if p.dirty {
+                p.dirty = false;
+                if let Err(e) = p.io.flush() {
+                    tracing::warn!(port = p.port_no, error = %e, "flush failed");
+                }
+            }
+        }
+        // 3. Timers.
+        if now >= self.next_expire {
+            self.agent.expire(now);
+            self.next_expire = now + self.config.expire_interval;
+        }
+        if now >= self.next_links {
+            self.agent.check_links();
+            self.next_links = now + self.config.link_interval;
+        }
+        if now >= self.next_keepalive {
+            for (j, why) in self.agent.keepalive(now, self.config.echo_interval) {
+                self.drop_conn(j, now, &why.to_string());
+            }
+            self.next_keepalive = now + Duration::from_secs(1).min(self.config.echo_interval);
+        }
+        // 4. Output to controllers.
+        for j in 0..self.conns.len() {
+            self.write(j);
+        }
+        Ok(())
+    }
+
+    /// Reads and forwards one batch from port `i`; whether frames may remain.
+    fn port_batch(&mut self, i: usize, now: Instant) -> bool {
+        let batch = self.config.batch;
+        self.arena.clear();
+        self.ends.clear();
+        let arena = &mut self.arena;
+        let ends = &mut self.ends;
+        let n = self.agent.fabric.ports[i].io.recv_batch(batch, |f| {
+            arena.extend_from_slice(f);
+            ends.push(arena.len());
+        });
+        let mut start = 0;
+        for k in 0..self.ends.len() {
+            let end = self.ends[k];
+            self.agent.frame_in(i, &self.arena[start..end], now);
+            start = end;
+        }
+        n >= batch
+    }
+
+    fn connect_due(&mut self, now: Instant) {
+        for j in 0..self.conns.len() {
+            let c = &mut self.conns[j];
+            if c.stream.is_some() || now < c.next_attempt {
+                continue;
+            }
+            match TcpStream::connect(c.target) {
+                Ok(mut s) => {
+                    let token = Token(CONTROLLER_BASE + j);
+                    if let Err(e) = self.poll.registry().register(
+                        &mut s,
+                        token,
+                        Interest::READABLE | Interest::WRITABLE,
+                    ) {
+                        tracing::warn!(controller = %c.target, error = %e, "cannot poll the connection");
+                        self.retry_later(j, now);
+                        continue;
+                    }
+                    c.stream = Some(s);
+                    c.connecting = true;
+                }
+                Err(e) => {
+                    tracing::debug!(controller = %c.target, error = %e, "connect failed");
+                    self.retry_later(j, now);
+                }
+            }
+        }
+    }
+
+    fn finish_connect(&mut self, j: usize, now: Instant) {
+        let c = &mut self.conns[j];
+        let Some(s) = c.stream.as_ref() else { return };
+        match (s.take_error(), s.peer_addr()) {
+            (Ok(None), Ok(_)) => {
+                c.connecting = false;
+                let _ = s.set_nodelay(true);
+                tracing::info!(controller = %c.target, "connected");
+                self.agent.connected(j, now);
+            }
+            (Ok(Some(e)), _) | (Err(e), _) => {
+                tracing::debug!(controller = %c.target, error = %e, "connect failed");
+                self.drop_conn(j, now, "connect failed");
+            }
+            // Not connected yet (a spurious event).
+            (Ok(None), Err(e)) if e.kind() == io::ErrorKind::NotConnected => {}
+            (Ok(None), Err(e)) => {
+                tracing::debug!(controller = %c.target, error = %e, "connect failed");
+                self.drop_conn(j, now, "connect failed");
+            }
+        }
+    }
+
+    fn read(&mut self, j: usize, now: Instant) {
+        for _ in 0..READS_PER_TURN {
+            let Some(s) = self.conns[j].stream.as_mut() else {
+                return;
+            };
+            match s.read(&mut self.read_buf) {
+                Ok(0) => {
+                    self.drop_conn(j, now, "the controller closed the connection");
+                    return;
+                }
+                Ok(n) => {
+                    self.agent.fabric.channels[j]
+                        .rx
+                        .extend_from_slice(&self.read_buf[..n]);
+                    if let Err(why) = self.agent.receive(j, now) {
+                        self.write(j);
+                        self.drop_conn(j, now, &why.to_string());
+                        return;
+                    }
+                    if self.agent.fabric.channels[j].is_ready() {
+                        self.conns[j].backoff = self.config.backoff_min;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.conns[j].readable = false;
+                    return;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.drop_conn(j, now, &e.to_string());
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Writes what controller `j`'s output holds, as far as the socket takes it.
+    fn write(&mut self, j: usize) {
+        let out = &mut self.agent.fabric.channels[j].out;
+        let c = &mut self.conns[j];
+        let Some(s) = c.stream.as_mut() else { return };
+        if c.connecting || out.is_empty() {
+            return;
+        }
+        let mut written = 0;
+        let result = loop {
+            if written == out.len() {
+                break Ok(());
+            }
+            match s.write(&out[written..]) {
+                Ok(0) => break Err(io::Error::from(io::ErrorKind::WriteZero)),
+                Ok(n) => written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        out.drain(..written);
+        if let Err(e) = result {
+            self.drop_conn(j, Instant::now(), &e.to_string());
+        }
+    }
+
+    fn retry_later(&mut self, j: usize, now: Instant) {
+        let c = &mut self.conns[j];
+        c.next_attempt = now + c.backoff;
+        c.backoff = (c.backoff * 2).min(self.config.backoff_max);
+    }
+
+    fn drop_conn(&mut self, j: usize, now: Instant, why: &str) {
+        if let Some(mut s) = self.conns[j].stream.take() {
+            let _ = self.poll.registry().deregister(&mut s);
+            if !self.conns[j].connecting {
+                tracing::info!(controller = %self.conns[j].target, why, "disconnected");
+            }
+        }
+        self.conns[j].connecting = false;
+        self.conns[j].readable = false;
+        self.agent.closed(j);
+        self.retry_later(j, now);
+    }
+
+    /// Whether controller `j` is connected with a version agreed.
+    pub fn is_connected(&self, j: usize) -> bool {
+        self.agent.fabric.channels[j].is_ready()
+    }
+}
