@@ -194,7 +194,7 @@ impl Channel {
     /// Handles the controller's HELLO (`frame`, whatever its version): the version
     /// both speak, or why there is none. 1.3.3 §6.3.1: with bitmaps on both sides, the
     /// highest version in both; otherwise the smaller of the two header versions, if
-    /// this side speaks it.
+    /// this side speaks it. A peer's bitmap is honoured even when this side sent none.
     pub fn negotiate(&self, frame: &[u8]) -> Result<Version, String> {
         let State::Hello { offered, .. } = self.state else {
             return Err("HELLO out of turn".into());
@@ -207,9 +207,10 @@ impl Channel {
         );
         let hello = Hello::parse_lenient(&mut body.clone());
         let pick = |v: u8| Version::from_wire(v).ok().filter(|v| offered.allows(*v));
-        let ours_bitmap = offered != Versions::V10;
+        // A bitmap says what the peer speaks even when ours had none (1.0 only): a
+        // version outside it would only fail on the peer's side.
         let chosen = match hello.versions() {
-            Some(list) if ours_bitmap => list.into_iter().rev().find_map(pick),
+            Some(list) => list.into_iter().rev().find_map(pick),
             _ => pick(theirs.min(offered.highest().wire())),
         };
         chosen.ok_or_else(|| {

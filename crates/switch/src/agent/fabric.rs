@@ -47,7 +47,7 @@ impl<P: PortIo> Fabric<P> {
         }
     }
 
-    fn to_port(&mut self, port_no: u32, frame: &[u8]) {
+    fn out_port(&mut self, port_no: u32, frame: &[u8]) {
         match self.index(port_no) {
             Some(i) => self.ports[i].send(frame),
             None => self.drops.no_such_port += 1,
@@ -64,7 +64,7 @@ impl<P: PortIo> Fabric<P> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn to_controllers(
+    fn packet_in(
         &mut self,
         in_port: u32,
         frame: &[u8],
@@ -107,8 +107,8 @@ impl<P: PortIo> Sink for Fabric<P> {
     #[inline]
     fn emit(&mut self, egress: Egress, in_port: u32, frame: &[u8]) {
         match egress {
-            Egress::Port(p) => self.to_port(p, frame),
-            Egress::InPort => self.to_port(in_port, frame),
+            Egress::Port(p) => self.out_port(p, frame),
+            Egress::InPort => self.out_port(in_port, frame),
             Egress::Flood => self.flood(in_port, frame, true),
             Egress::All => self.flood(in_port, frame, false),
             Egress::Local => self.drops.local += 1,
@@ -117,7 +117,7 @@ impl<P: PortIo> Sink for Fabric<P> {
                 reason,
                 table_id,
                 cookie,
-            } => self.to_controllers(in_port, frame, max_len, reason, table_id, cookie),
+            } => self.packet_in(in_port, frame, max_len, reason, table_id, cookie),
         }
     }
 }

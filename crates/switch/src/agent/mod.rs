@@ -35,6 +35,8 @@ pub mod switch;
 mod tables;
 
 #[cfg(test)]
+mod fake;
+#[cfg(test)]
 mod tests;
 
 pub use buffers::{BufferError, Buffers};

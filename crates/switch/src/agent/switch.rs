@@ -195,7 +195,10 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
         let timeout = if busy {
             Duration::ZERO
         } else {
-            let mut next = self.next_expire.min(self.next_links).min(self.next_keepalive);
+            let mut next = self
+                .next_expire
+                .min(self.next_links)
+                .min(self.next_keepalive);
             for c in &self.conns {
                 if c.stream.is_none() {
                     next = next.min(c.next_attempt);
