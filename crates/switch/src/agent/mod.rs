@@ -37,6 +37,8 @@ mod tables;
 #[cfg(test)]
 mod fake;
 #[cfg(test)]
+mod loop_tests;
+#[cfg(test)]
 mod tests;
 
 pub use buffers::{BufferError, Buffers};
