@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use ofswitch::agent::{AgentConfig, Switch, SwitchConfig, Target, Versions};
+use ofswitch::agent::{AgentConfig, ListenAddr, Switch, SwitchConfig, Target, Versions};
 use ofswitch::datapath::Port;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use tracing_subscriber::EnvFilter;
@@ -25,7 +25,8 @@ const EXIT_USAGE: u8 = 2;
 /// Run a software OpenFlow switch on Linux interfaces until Ctrl-C or SIGTERM
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Datapath id: decimal, 0x-prefixed hex, or hex with colons (00:00:00:00:00:00:00:01)
+    /// Datapath id: 16 hex digits (as Open vSwitch writes it), 0x-prefixed hex, hex with
+    /// colons (00:00:00:00:00:00:00:01), or a decimal number of up to 15 digits
     #[arg(long, value_name = "ID", value_parser = parse_dpid)]
     pub dpid: u64,
     /// The switch's name (its description's dp_desc, and the logs) [default: s<dpid>]
@@ -35,9 +36,17 @@ pub struct Args {
     #[arg(long = "port", value_name = "N=IFNAME", required = true, value_parser = parse_port)]
     pub ports: Vec<(u32, String)>,
     /// A controller to connect to: tcp:HOST:PORT or tcp:HOST (port 6653); repeat for
-    /// several
-    #[arg(long = "controller", value_name = "tcp:HOST:PORT", required = true)]
+    /// several (none: the switch forwards by the flows it is given through --listen)
+    #[arg(long = "controller", value_name = "tcp:HOST:PORT")]
     pub controllers: Vec<Target>,
+    /// Accept connections (ovs-ofctl, passive controllers): punix:PATH or
+    /// ptcp:PORT[:IP]; repeat for several. They are answered but sent no PACKET_IN,
+    /// FLOW_REMOVED or PORT_STATUS
+    #[arg(long = "listen", value_name = "punix:PATH|ptcp:PORT")]
+    pub listen: Vec<ListenAddr>,
+    /// Write the process id to FILE once the ports are open (removed at exit)
+    #[arg(long, value_name = "FILE")]
+    pub pidfile: Option<std::path::PathBuf>,
     /// OpenFlow versions offered: 1.0, 1.3 or both (with both, the first controller's
     /// version is kept for the tables)
     #[arg(long = "of", value_name = "1.0|1.3|both", default_value = "both")]
@@ -67,6 +76,9 @@ fn parse_dpid(s: &str) -> Result<u64, String> {
             return Err(format!("{s:?}: more than 8 bytes"));
         }
         u64::from_str_radix(&hex, 16).map_err(bad)
+    } else if s.len() == 16 || s.bytes().any(|b| b.is_ascii_alphabetic()) {
+        // Open vSwitch's form (`other-config:datapath-id`): exactly 16 hex digits.
+        u64::from_str_radix(s, 16).map_err(bad)
     } else {
         s.parse().map_err(bad)
     }
@@ -138,17 +150,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             max_flows: args.max_flows,
         },
         controllers: args.controllers.clone(),
+        listen: args.listen.clone(),
         ..SwitchConfig::default()
     };
     let mut switch: Switch = Switch::new(config, ports).context("starting the switch")?;
+    if let Some(path) = &args.pidfile {
+        std::fs::write(path, format!("{}\n", std::process::id()))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     tracing::info!(
         switch = %name,
         dpid = format_args!("{:016x}", args.dpid),
         ports = args.ports.len(),
         controllers = ?args.controllers.iter().map(|t| t.addr.to_string()).collect::<Vec<_>>(),
+        listen = ?args.listen.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "pharos switch running; Ctrl-C or SIGTERM to stop"
     );
-    switch.run(&stop).context("the switch's loop")?;
+    let result = switch.run(&stop).context("the switch's loop");
+    if let Some(path) = &args.pidfile {
+        let _ = std::fs::remove_file(path);
+    }
+    result?;
     tracing::info!(switch = %name, "stopped");
     Ok(ExitCode::SUCCESS)
 }
@@ -162,6 +184,13 @@ mod tests {
         assert_eq!(parse_dpid("17"), Ok(17));
         assert_eq!(parse_dpid("0x11"), Ok(17));
         assert_eq!(parse_dpid("00:00:00:00:00:00:00:11"), Ok(17));
+        assert_eq!(
+            parse_dpid("0000000000000011"),
+            Ok(17),
+            "Open vSwitch's form"
+        );
+        assert_eq!(parse_dpid("000000000000000a"), Ok(10));
+        assert_eq!(parse_dpid("1a"), Ok(26));
         assert!(parse_dpid("00:00:00:00:00:00:00:00:11").is_err());
         assert!(parse_dpid("x").is_err());
     }

@@ -111,6 +111,9 @@ pub struct Channel {
     next_xid: u32,
     /// PACKET_INs dropped because the controller did not take its output.
     pub packet_in_dropped: u64,
+    /// A service connection (accepted on a listening socket, `ovs-ofctl`): answered,
+    /// but sent no asynchronous message.
+    pub service: bool,
 }
 
 impl Channel {
@@ -125,6 +128,7 @@ impl Channel {
             echo_sent: None,
             next_xid: 1,
             packet_in_dropped: 0,
+            service: false,
         }
     }
 
@@ -134,6 +138,7 @@ impl Channel {
         self.out.clear();
         self.miss_send_len = DEFAULT_MISS_SEND_LEN;
         self.config_flags = 0;
+        self.service = false;
         self.last_rx = now;
         self.echo_sent = None;
         self.state = State::Hello {
@@ -169,6 +174,12 @@ impl Channel {
 
     pub fn is_ready(&self) -> bool {
         matches!(self.state, State::Ready(_))
+    }
+
+    /// The version, when ready and not a service connection: whether asynchronous
+    /// messages go to it.
+    pub fn async_version(&self) -> Option<Version> {
+        self.version().filter(|_| !self.service)
     }
 
     /// A fresh xid for a message the switch starts (echo requests).
@@ -266,7 +277,7 @@ impl Channel {
         frame: &[u8],
         len: usize,
     ) -> bool {
-        let Some(version) = self.version() else {
+        let Some(version) = self.async_version() else {
             return false;
         };
         if self.out.len() > OUT_HIGH_WATER {

@@ -76,7 +76,7 @@ impl<P: PortIo> Fabric<P> {
         let blocked = self
             .index(in_port)
             .is_some_and(|i| self.ports[i].config & config::NO_PACKET_IN != 0);
-        if blocked || !self.channels.iter().any(Channel::is_ready) {
+        if blocked || !self.channels.iter().any(|c| c.async_version().is_some()) {
             self.drops.packet_in += 1;
             return;
         }

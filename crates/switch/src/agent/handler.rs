@@ -163,6 +163,12 @@ impl<P: PortIo, T: Tables> Agent<P, T> {
         }
     }
 
+    /// A new connection slot (an accepted connection); its index.
+    pub fn add_channel(&mut self, now: Instant) -> usize {
+        self.fabric.channels.push(Channel::new(now));
+        self.fabric.channels.len() - 1
+    }
+
     /// Controller `ch` is connected: its HELLO is queued.
     pub fn connected(&mut self, ch: usize, now: Instant) {
         let offered = self.offered();
@@ -516,7 +522,7 @@ impl<P: PortIo, T: Tables> Agent<P, T> {
     fn flows_removed(&mut self, removed: &[RemovedFlow]) {
         for r in removed.iter().filter(|r| r.flow.flags.send_flow_rem) {
             for ch in &mut self.fabric.channels {
-                if let Some(v) = ch.version() {
+                if let Some(v) = ch.async_version() {
                     if let Some(msg) = reply::flow_removed(v, r) {
                         ch.send(&msg, 0);
                     }
@@ -531,7 +537,7 @@ impl<P: PortIo, T: Tables> Agent<P, T> {
             ports, channels, ..
         } = &mut self.fabric;
         for ch in channels.iter_mut() {
-            if let Some(v) = ch.version() {
+            if let Some(v) = ch.async_version() {
                 ch.send(&reply::port_status(v, &ports[i]), 0);
             }
         }

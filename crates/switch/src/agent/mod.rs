@@ -47,5 +47,5 @@ pub use errors::{Kind, Refusal};
 pub use fabric::{Drops, Fabric};
 pub use handler::{Agent, AgentConfig};
 pub use ports::{config as port_config, PortIo, PortSlot};
-pub use switch::{Switch, SwitchConfig, Target};
+pub use switch::{ListenAddr, Switch, SwitchConfig, Target};
 pub use tables::Tables;

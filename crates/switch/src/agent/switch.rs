@@ -14,10 +14,12 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
+use mio::event::Source;
+use mio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
@@ -29,6 +31,9 @@ use crate::table::Pipeline;
 
 /// Tokens at and above this are controller connections; below, ports.
 const CONTROLLER_BASE: usize = 1 << 20;
+
+/// Tokens at and above this are listening sockets (and above any connection's).
+const LISTENER_BASE: usize = 1 << 30;
 
 /// Bytes read from a controller per read call.
 const READ_CHUNK: usize = 64 * 1024;
@@ -68,11 +73,54 @@ impl std::str::FromStr for Target {
     }
 }
 
+/// Where a switch accepts connections from controllers and tools (`ovs-ofctl`), as
+/// Open vSwitch's `punix:` and `ptcp:` do. Such connections are served like a
+/// controller's but are not sent asynchronous messages (PACKET_IN, FLOW_REMOVED,
+/// PORT_STATUS), as Open vSwitch's service connections are not, and are not
+/// reconnected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListenAddr {
+    Unix(PathBuf),
+    Tcp(SocketAddr),
+}
+
+impl std::str::FromStr for ListenAddr {
+    type Err = String;
+
+    /// `punix:PATH`, or `ptcp:PORT[:IP]` (IP 0.0.0.0 by default).
+    fn from_str(s: &str) -> Result<ListenAddr, String> {
+        if let Some(path) = s.strip_prefix("punix:") {
+            if path.is_empty() {
+                return Err(format!("{s}: no path"));
+            }
+            return Ok(ListenAddr::Unix(PathBuf::from(path)));
+        }
+        if let Some(rest) = s.strip_prefix("ptcp:") {
+            let (port, ip) = rest.split_once(':').unwrap_or((rest, "0.0.0.0"));
+            let port: u16 = port.parse().map_err(|e| format!("{s}: port: {e}"))?;
+            let ip: std::net::IpAddr = ip.parse().map_err(|e| format!("{s}: address: {e}"))?;
+            return Ok(ListenAddr::Tcp(SocketAddr::new(ip, port)));
+        }
+        Err(format!("{s:?}: expected punix:PATH or ptcp:PORT[:IP]"))
+    }
+}
+
+impl std::fmt::Display for ListenAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ListenAddr::Unix(p) => write!(f, "punix:{}", p.display()),
+            ListenAddr::Tcp(a) => write!(f, "ptcp:{}:{}", a.port(), a.ip()),
+        }
+    }
+}
+
 /// How a switch runs.
 #[derive(Debug, Clone)]
 pub struct SwitchConfig {
     pub agent: AgentConfig,
     pub controllers: Vec<Target>,
+    /// Where to accept connections (`ovs-ofctl`, passive controllers).
+    pub listen: Vec<ListenAddr>,
     /// Frames read from one port per turn.
     pub batch: usize,
     /// Echo request after this much silence from a controller; the connection is
@@ -93,6 +141,7 @@ impl Default for SwitchConfig {
         SwitchConfig {
             agent: AgentConfig::default(),
             controllers: Vec::new(),
+            listen: Vec::new(),
             batch: 64,
             echo_interval: Duration::from_secs(5),
             expire_interval: Duration::from_millis(100),
@@ -103,18 +152,76 @@ impl Default for SwitchConfig {
     }
 }
 
-/// A controller connection's socket side.
+/// A connection's socket.
+#[derive(Debug)]
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    fn source(&mut self) -> &mut dyn Source {
+        match self {
+            Stream::Tcp(s) => s,
+            Stream::Unix(s) => s,
+        }
+    }
+
+    fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+
+    fn write_some(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+}
+
+/// How a connection came to be.
+#[derive(Debug)]
+enum Origin {
+    /// The switch connects to this controller, and reconnects.
+    Active {
+        target: SocketAddr,
+        backoff: Duration,
+        /// When to try again, while there is no stream.
+        next_attempt: Instant,
+    },
+    /// Accepted on a listening socket; the slot is free again once it closes.
+    Passive,
+}
+
+/// A connection's socket side (its protocol side is the agent's channel of the same
+/// index).
 #[derive(Debug)]
 struct Conn {
-    target: SocketAddr,
-    stream: Option<TcpStream>,
+    origin: Origin,
+    stream: Option<Stream>,
     /// The connect has not completed yet.
     connecting: bool,
     /// Whether bytes may be waiting (an edge was seen and not read to WouldBlock).
     readable: bool,
-    backoff: Duration,
-    /// When to try again, while there is no stream.
-    next_attempt: Instant,
+}
+
+impl Conn {
+    fn name(&self) -> String {
+        match &self.origin {
+            Origin::Active { target, .. } => target.to_string(),
+            Origin::Passive => "a passive connection".into(),
+        }
+    }
+}
+
+/// A listening socket.
+#[derive(Debug)]
+enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener, PathBuf),
 }
 
 /// A switch: its agent (tables, ports, controllers) and its loop.
@@ -123,6 +230,7 @@ pub struct Switch<P: PortIo = Port, T: Tables = Pipeline> {
     config: SwitchConfig,
     poll: Poll,
     conns: Vec<Conn>,
+    listeners: Vec<Listener>,
     /// Ports that may have frames waiting (edge seen, not read empty).
     hot: Vec<bool>,
     /// The frames of one batch, back to back, and where each ends.
@@ -149,18 +257,45 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
             .controllers
             .iter()
             .map(|t| Conn {
-                target: t.addr,
+                origin: Origin::Active {
+                    target: t.addr,
+                    backoff: config.backoff_min,
+                    next_attempt: now,
+                },
                 stream: None,
                 connecting: false,
                 readable: false,
-                backoff: config.backoff_min,
-                next_attempt: now,
             })
             .collect();
+        let mut listeners = Vec::new();
+        for (k, l) in config.listen.iter().enumerate() {
+            let token = Token(LISTENER_BASE + k);
+            let mut listener = match l {
+                ListenAddr::Tcp(a) => Listener::Tcp(TcpListener::bind(*a)?),
+                ListenAddr::Unix(path) => {
+                    // A socket file left by an earlier run is replaced.
+                    if std::fs::symlink_metadata(path)
+                        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()))
+                    {
+                        let _ = std::fs::remove_file(path);
+                    }
+                    let l = UnixListener::bind(path).map_err(|e| {
+                        io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+                    })?;
+                    Listener::Unix(l, path.clone())
+                }
+            };
+            match &mut listener {
+                Listener::Tcp(l) => poll.registry().register(l, token, Interest::READABLE)?,
+                Listener::Unix(l, _) => poll.registry().register(l, token, Interest::READABLE)?,
+            }
+            listeners.push(listener);
+        }
         Ok(Switch {
             agent,
             poll,
             conns,
+            listeners,
             // Frames may wait from before the registration: read every port once.
             hot: vec![true; n_ports],
             arena: Vec::with_capacity(config.batch * 2048),
@@ -183,6 +318,11 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
             self.write(j);
             self.drop_conn(j, Instant::now(), "the switch is stopping");
         }
+        for l in &self.listeners {
+            if let Listener::Unix(_, path) = l {
+                let _ = std::fs::remove_file(path);
+            }
+        }
         Ok(())
     }
 
@@ -200,8 +340,8 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
                 .min(self.next_links)
                 .min(self.next_keepalive);
             for c in &self.conns {
-                if c.stream.is_none() {
-                    next = next.min(c.next_attempt);
+                if let (None, Origin::Active { next_attempt, .. }) = (&c.stream, &c.origin) {
+                    next = next.min(*next_attempt);
                 }
             }
             next.saturating_duration_since(now)
@@ -215,6 +355,10 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
         let now = Instant::now();
         for ev in events.iter() {
             let t = ev.token().0;
+            if t >= LISTENER_BASE {
+                self.accept(t - LISTENER_BASE, now);
+                continue;
+            }
             if t < CONTROLLER_BASE {
                 if let Some(h) = self.hot.get_mut(t) {
                     *h = true;
@@ -297,18 +441,27 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
     fn connect_due(&mut self, now: Instant) {
         for j in 0..self.conns.len() {
             let c = &mut self.conns[j];
-            if c.stream.is_some() || now < c.next_attempt {
+            let Origin::Active {
+                target,
+                next_attempt,
+                ..
+            } = c.origin
+            else {
+                continue;
+            };
+            if c.stream.is_some() || now < next_attempt {
                 continue;
             }
-            match TcpStream::connect(c.target) {
-                Ok(mut s) => {
+            match TcpStream::connect(target) {
+                Ok(s) => {
+                    let mut s = Stream::Tcp(s);
                     let token = Token(CONTROLLER_BASE + j);
                     if let Err(e) = self.poll.registry().register(
-                        &mut s,
+                        s.source(),
                         token,
                         Interest::READABLE | Interest::WRITABLE,
                     ) {
-                        tracing::warn!(controller = %c.target, error = %e, "cannot poll the connection");
+                        tracing::warn!(controller = %target, error = %e, "cannot poll the connection");
                         self.retry_later(j, now);
                         continue;
                     }
@@ -316,31 +469,87 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
                     c.connecting = true;
                 }
                 Err(e) => {
-                    tracing::debug!(controller = %c.target, error = %e, "connect failed");
+                    tracing::debug!(controller = %target, error = %e, "connect failed");
                     self.retry_later(j, now);
                 }
             }
         }
     }
 
+    /// Accepts what waits on listener `k`, each connection in a free passive slot.
+    fn accept(&mut self, k: usize, now: Instant) {
+        loop {
+            let accepted = match &self.listeners[k] {
+                Listener::Tcp(l) => l.accept().map(|(s, _)| {
+                    let _ = s.set_nodelay(true);
+                    Stream::Tcp(s)
+                }),
+                Listener::Unix(l, _) => l.accept().map(|(s, _)| Stream::Unix(s)),
+            };
+            let mut stream = match accepted {
+                Ok(s) => s,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    return;
+                }
+            };
+            let j = match self
+                .conns
+                .iter()
+                .position(|c| matches!(c.origin, Origin::Passive) && c.stream.is_none())
+            {
+                Some(j) => j,
+                None => {
+                    self.conns.push(Conn {
+                        origin: Origin::Passive,
+                        stream: None,
+                        connecting: false,
+                        readable: false,
+                    });
+                    self.agent.add_channel(now)
+                }
+            };
+            let token = Token(CONTROLLER_BASE + j);
+            if let Err(e) = self.poll.registry().register(
+                stream.source(),
+                token,
+                Interest::READABLE | Interest::WRITABLE,
+            ) {
+                tracing::warn!(error = %e, "cannot poll an accepted connection");
+                continue;
+            }
+            tracing::debug!(connection = j, "accepted");
+            self.conns[j].stream = Some(stream);
+            self.conns[j].readable = true;
+            self.agent.connected(j, now);
+            self.agent.fabric.channels[j].service = true;
+        }
+    }
+
     fn finish_connect(&mut self, j: usize, now: Instant) {
         let c = &mut self.conns[j];
-        let Some(s) = c.stream.as_ref() else { return };
+        let Some(Stream::Tcp(s)) = c.stream.as_ref() else {
+            c.connecting = false;
+            return;
+        };
+        let name = c.name();
         match (s.take_error(), s.peer_addr()) {
             (Ok(None), Ok(_)) => {
                 c.connecting = false;
                 let _ = s.set_nodelay(true);
-                tracing::info!(controller = %c.target, "connected");
+                tracing::info!(controller = %name, "connected");
                 self.agent.connected(j, now);
             }
             (Ok(Some(e)), _) | (Err(e), _) => {
-                tracing::debug!(controller = %c.target, error = %e, "connect failed");
+                tracing::debug!(controller = %name, error = %e, "connect failed");
                 self.drop_conn(j, now, "connect failed");
             }
             // Not connected yet (a spurious event).
             (Ok(None), Err(e)) if e.kind() == io::ErrorKind::NotConnected => {}
             (Ok(None), Err(e)) => {
-                tracing::debug!(controller = %c.target, error = %e, "connect failed");
+                tracing::debug!(controller = %name, error = %e, "connect failed");
                 self.drop_conn(j, now, "connect failed");
             }
         }
@@ -351,7 +560,7 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
             let Some(s) = self.conns[j].stream.as_mut() else {
                 return;
             };
-            match s.read(&mut self.read_buf) {
+            match s.read_some(&mut self.read_buf) {
                 Ok(0) => {
                     self.drop_conn(j, now, "the controller closed the connection");
                     return;
@@ -366,7 +575,9 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
                         return;
                     }
                     if self.agent.fabric.channels[j].is_ready() {
-                        self.conns[j].backoff = self.config.backoff_min;
+                        if let Origin::Active { backoff, .. } = &mut self.conns[j].origin {
+                            *backoff = self.config.backoff_min;
+                        }
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -395,7 +606,7 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
             if written == out.len() {
                 break Ok(());
             }
-            match s.write(&out[written..]) {
+            match s.write_some(&out[written..]) {
                 Ok(0) => break Err(io::Error::from(io::ErrorKind::WriteZero)),
                 Ok(n) => written += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(()),
@@ -410,16 +621,24 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
     }
 
     fn retry_later(&mut self, j: usize, now: Instant) {
-        let c = &mut self.conns[j];
-        c.next_attempt = now + c.backoff;
-        c.backoff = (c.backoff * 2).min(self.config.backoff_max);
+        let max = self.config.backoff_max;
+        if let Origin::Active {
+            backoff,
+            next_attempt,
+            ..
+        } = &mut self.conns[j].origin
+        {
+            *next_attempt = now + *backoff;
+            *backoff = (*backoff * 2).min(max);
+        }
     }
 
     fn drop_conn(&mut self, j: usize, now: Instant, why: &str) {
         if let Some(mut s) = self.conns[j].stream.take() {
-            let _ = self.poll.registry().deregister(&mut s);
+            let _ = self.poll.registry().deregister(s.source());
             if !self.conns[j].connecting {
-                tracing::info!(controller = %self.conns[j].target, why, "disconnected");
+                let name = self.conns[j].name();
+                tracing::info!(connection = %name, why, "disconnected");
             }
         }
         self.conns[j].connecting = false;
