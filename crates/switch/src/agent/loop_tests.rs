@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use openflow::header::Version;
 use openflow::ofctl::{parse_flow, FlowModCommand};
-use openflow::{of10, MacAddr, Message};
+use openflow::{of10, of13, MacAddr, Message};
 
 use super::fake::FakeTables;
 use super::*;
@@ -188,4 +188,105 @@ fn the_loop_forwards_by_the_flows_sends_packet_ins_and_reconnects() {
 
     stop.store(true, Ordering::Relaxed);
     thread.join().unwrap();
+}
+
+#[test]
+fn a_service_connection_on_a_unix_socket_is_answered_but_sent_no_packet_in() {
+    let dir = std::env::temp_dir().join(format!("pharos-switch-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s1.mgmt");
+    let (a1, b1) = UnixDatagram::pair().unwrap();
+    a1.set_nonblocking(true).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = Arc::clone(&stop);
+    let listen = ListenAddr::Unix(path.clone());
+    let thread = std::thread::spawn(move || {
+        let ports = vec![(
+            1,
+            SockPort {
+                name: "p1".into(),
+                sock: a1,
+                buf: vec![0; 65536],
+            },
+        )];
+        let config = SwitchConfig {
+            agent: AgentConfig {
+                versions: Versions::V13,
+                ..AgentConfig::default()
+            },
+            listen: vec![listen],
+            ..SwitchConfig::default()
+        };
+        let mut sw: Switch<SockPort, FakeTables> = Switch::new(config, ports).unwrap();
+        sw.run(&stop2).unwrap();
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut c = loop {
+        match std::os::unix::net::UnixStream::connect(&path) {
+            Ok(c) => break c,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    c.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut buf = Vec::new();
+    let read = |c: &mut std::os::unix::net::UnixStream, buf: &mut Vec<u8>| loop {
+        if let Some(n) = openflow::frame_len(buf).unwrap() {
+            let m = Message::decode(&buf[..n]).unwrap().1;
+            buf.drain(..n);
+            return Some(m);
+        }
+        let mut chunk = [0u8; 4096];
+        match c.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    };
+    assert!(matches!(
+        read(&mut c, &mut buf),
+        Some(Message::V13(of13::Message::Hello(_)))
+    ));
+    let hello = Message::V13(of13::Message::Hello(
+        openflow::common::Hello::with_versions(&[4]),
+    ));
+    c.write_all(&hello.to_bytes(1).unwrap()).unwrap();
+    // A table miss on port 1 (1.3 without a table-miss flow: dropped anyway) and an
+    // output to the controller from a PACKET_OUT: neither reaches this connection.
+    b1.send(&[0u8; 60]).unwrap();
+    c.write_all(
+        &Message::V13(of13::Message::FeaturesRequest)
+            .to_bytes(2)
+            .unwrap(),
+    )
+    .unwrap();
+    let Some(Message::V13(of13::Message::FeaturesReply(f))) = read(&mut c, &mut buf) else {
+        panic!("no FEATURES_REPLY")
+    };
+    assert_eq!(f.datapath_id, 1);
+    let po = Message::V13(of13::Message::PacketOut(of13::PacketOut {
+        buffer_id: openflow::model::NO_BUFFER,
+        in_port: of13::OFPP_CONTROLLER,
+        actions: vec![of13::Action::Output {
+            port: of13::OFPP_CONTROLLER,
+            max_len: 0xffff,
+        }],
+        data: vec![0u8; 60],
+    }));
+    c.write_all(&po.to_bytes(3).unwrap()).unwrap();
+    c.write_all(
+        &Message::V13(of13::Message::BarrierRequest)
+            .to_bytes(4)
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        read(&mut c, &mut buf),
+        Some(Message::V13(of13::Message::BarrierReply)),
+        "the barrier reply, and no PACKET_IN before it"
+    );
+    stop.store(true, Ordering::Relaxed);
+    thread.join().unwrap();
+    assert!(!path.exists(), "the socket file is removed at exit");
+    let _ = std::fs::remove_dir_all(&dir);
 }
