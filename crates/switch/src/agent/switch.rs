@@ -372,7 +372,10 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
             if self.conns[j].connecting {
                 self.finish_connect(j, now);
             }
-            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+            // (A failed connect has just dropped the stream: nothing to read then.)
+            if self.conns[j].stream.is_some()
+                && (ev.is_readable() || ev.is_read_closed() || ev.is_error())
+            {
                 self.conns[j].readable = true;
             }
         }
@@ -558,6 +561,7 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
     fn read(&mut self, j: usize, now: Instant) {
         for _ in 0..READS_PER_TURN {
             let Some(s) = self.conns[j].stream.as_mut() else {
+                self.conns[j].readable = false;
                 return;
             };
             match s.read_some(&mut self.read_buf) {
