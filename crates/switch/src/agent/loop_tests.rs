@@ -290,3 +290,33 @@ fn a_service_connection_on_a_unix_socket_is_answered_but_sent_no_packet_in() {
     assert!(!path.exists(), "the socket file is removed at exit");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_refused_controller_is_retried_with_backoff_not_in_a_spin() {
+    let addr = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let config = SwitchConfig {
+        agent: AgentConfig {
+            versions: Versions::V10,
+            ..AgentConfig::default()
+        },
+        controllers: vec![Target { addr }],
+        backoff_min: Duration::from_millis(50),
+        backoff_max: Duration::from_millis(400),
+        ..SwitchConfig::default()
+    };
+    let mut sw: Switch<SockPort, FakeTables> = Switch::new(config, Vec::new()).unwrap();
+    let mut events = mio::Events::with_capacity(64);
+    let start = Instant::now();
+    let mut turns = 0;
+    while start.elapsed() < Duration::from_millis(800) {
+        sw.turn(&mut events).unwrap();
+        turns += 1;
+    }
+    // Timers wake the loop every 100 ms at most, retries at 50, 100, 200, 400 ms:
+    // a few dozen turns, not the thousands of a loop spinning on a dead socket.
+    assert!(turns < 60, "{turns} turns in 800 ms");
+    assert!(!sw.is_connected(0));
+}

@@ -26,6 +26,11 @@ pub trait PortIo {
     fn counters(&self) -> PortCounters;
     /// Readable when frames wait (polled by the switch's loop).
     fn raw_fd(&self) -> RawFd;
+    /// Takes an error the socket reports (an interface gone down), so that polling
+    /// stops reporting it.
+    fn take_error(&self) -> Option<io::Error> {
+        None
+    }
 }
 
 impl PortIo for Port {

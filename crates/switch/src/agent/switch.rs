@@ -363,6 +363,12 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
                 if let Some(h) = self.hot.get_mut(t) {
                     *h = true;
                 }
+                if ev.is_error() {
+                    let p = &self.agent.fabric.ports[t];
+                    if let Some(e) = p.io.take_error() {
+                        tracing::debug!(port = p.port_no, error = %e, "port error");
+                    }
+                }
                 continue;
             }
             let j = t - CONTROLLER_BASE;
