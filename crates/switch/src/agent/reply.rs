@@ -163,7 +163,7 @@ pub fn flow_removed(v: Version, r: &RemovedFlow) -> Option<Message> {
 pub fn desc(v: Version, name: &str) -> Message {
     let d = DescStats {
         mfr_desc: FixedStr::new("Pharos").unwrap_or_default(),
-        hw_desc: FixedStr::new("pharos switch (AF_PACKET TPACKET_V3)").unwrap_or_default(),
+        hw_desc: FixedStr::new("pharos switch (AF_PACKET)").unwrap_or_default(),
         sw_desc: FixedStr::new(env!("CARGO_PKG_VERSION")).unwrap_or_default(),
         serial_num: FixedStr::new("None").unwrap_or_default(),
         dp_desc: FixedStr::new(&name[..name.len().min(255)]).unwrap_or_default(),
