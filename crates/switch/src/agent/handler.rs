@@ -497,6 +497,10 @@ impl<P: PortIo, T: Tables> Agent<P, T> {
                 }
             }
             StatsReq::PortDesc => vec![reply::port_desc(&self.fabric.ports)],
+            StatsReq::TableFeatures => vec![reply::table_features(
+                self.config.tables.max(1),
+                self.config.max_flows,
+            )],
             StatsReq::Queue => vec![reply::queue_stats(v)],
             StatsReq::Empty(kind) => vec![reply::empty_v13(kind)],
         };

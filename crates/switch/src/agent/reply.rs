@@ -496,3 +496,103 @@ pub fn async_config() -> Message {
         flow_removed_mask: [0b1111, 0],
     }))
 }
+
+/// 1.3 TABLE_FEATURES: each table's name, size, the instructions, actions and fields
+/// it takes, and the tables its goto-table may name (every later one). `ovs-ofctl`
+/// asks for them before a FLOW_MOD, and refuses a reply without the eight properties
+/// 1.3.3 §7.3.5.5.2 requires.
+pub fn table_features(tables: u8, max_flows: usize) -> Message {
+    use of13::table_features::{FeatureId, OxmId, TableFeatureProp as P, TableFeatures};
+    use of13::{OxmField as F, OxmHeader};
+    let ids = |list: &[u16]| -> Vec<FeatureId> {
+        list.iter()
+            .map(|&id_type| FeatureId::Standard { id_type })
+            .collect()
+    };
+    let oxms = |list: &[F]| -> Vec<OxmId> {
+        list.iter()
+            .map(|&f| {
+                let width = f.kind().map_or(0, |k| k.width()) as u8;
+                OxmId::new(OxmHeader::basic(f, false, width))
+            })
+            .collect()
+    };
+    // GOTO_TABLE, WRITE_METADATA, WRITE_ACTIONS, APPLY_ACTIONS, CLEAR_ACTIONS.
+    let instructions = [1, 2, 3, 4, 5];
+    // OUTPUT, PUSH_VLAN, POP_VLAN, DEC_NW_TTL, SET_FIELD.
+    let actions = [0, 17, 18, 24, 25];
+    let matched = [
+        F::InPort,
+        F::Metadata,
+        F::EthDst,
+        F::EthSrc,
+        F::EthType,
+        F::VlanVid,
+        F::VlanPcp,
+        F::IpDscp,
+        F::IpEcn,
+        F::IpProto,
+        F::Ipv4Src,
+        F::Ipv4Dst,
+        F::TcpSrc,
+        F::TcpDst,
+        F::UdpSrc,
+        F::UdpDst,
+        F::Icmpv4Type,
+        F::Icmpv4Code,
+        F::ArpOp,
+        F::ArpSpa,
+        F::ArpTpa,
+    ];
+    let set = [
+        F::EthDst,
+        F::EthSrc,
+        F::VlanVid,
+        F::VlanPcp,
+        F::IpDscp,
+        F::Ipv4Src,
+        F::Ipv4Dst,
+        F::TcpSrc,
+        F::TcpDst,
+        F::UdpSrc,
+        F::UdpDst,
+    ];
+    let features = (0..tables)
+        .map(|t| TableFeatures {
+            table_id: t,
+            name: FixedStr::new(&format!("table{t}")).unwrap_or_default(),
+            metadata_match: u64::MAX,
+            metadata_write: u64::MAX,
+            config: 0,
+            max_entries: max_flows.min(u32::MAX as usize) as u32,
+            properties: vec![
+                P::Instructions {
+                    ids: ids(&instructions),
+                },
+                P::NextTables {
+                    table_ids: (t + 1..tables).collect(),
+                },
+                P::WriteActions { ids: ids(&actions) },
+                P::ApplyActions { ids: ids(&actions) },
+                P::Match {
+                    oxm_ids: oxms(&matched),
+                },
+                P::Wildcards {
+                    oxm_ids: oxms(&matched),
+                },
+                P::WriteSetfield {
+                    oxm_ids: oxms(&set),
+                },
+                P::ApplySetfield {
+                    oxm_ids: oxms(&set),
+                },
+            ],
+        })
+        .collect();
+    Message::V13(of13::Message::MultipartReply(
+        of13::multipart::MultipartReply {
+            flags: 0,
+            body: of13::multipart::MultipartReplyBody::TableFeatures { tables: features },
+        },
+    ))
+}

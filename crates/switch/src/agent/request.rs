@@ -41,6 +41,8 @@ pub enum StatsReq {
     Port(Option<u32>),
     /// 1.3 only.
     PortDesc,
+    /// 1.3 only: the tables' features (their names and sizes).
+    TableFeatures,
     /// Queue statistics: the switch has no queues, the reply is empty.
     Queue,
     /// 1.3 group and meter statistics, features: empty replies (no groups or
@@ -337,6 +339,9 @@ impl Request {
                     B::GroupDesc => StatsReq::Empty(T::GroupDesc),
                     B::Meter { .. } => StatsReq::Empty(T::Meter),
                     B::MeterConfig { .. } => StatsReq::Empty(T::MeterConfig),
+                    // A request that would set features is refused (1.3.3 §7.3.5.5: the
+                    // switch may); an empty one asks for the current ones.
+                    B::TableFeatures { tables } if tables.is_empty() => StatsReq::TableFeatures,
                     B::Experimenter(_) => {
                         return Request::Refuse(Refusal::bad_request(
                             brc::BAD_VENDOR,

@@ -805,6 +805,34 @@ fn a_large_flow_dump_is_split_with_the_more_flag() {
     assert_eq!(total, 1500);
 }
 
+#[test]
+fn table_features_carry_the_eight_properties_ovs_ofctl_requires() {
+    let mut a = agent(Versions::V13, 1);
+    ready(&mut a, 0, Version::V1_3);
+    let req = of13::multipart::MultipartRequest::new(
+        of13::multipart::MultipartRequestBody::TableFeatures { tables: Vec::new() },
+    );
+    feed(
+        &mut a,
+        0,
+        &Message::V13(of13::Message::MultipartRequest(req)),
+        4,
+    );
+    let r = take(&mut a, 0);
+    let Message::V13(of13::Message::MultipartReply(m)) = &r[0].1 else {
+        panic!("{r:?}")
+    };
+    let of13::multipart::MultipartReplyBody::TableFeatures { tables } = &m.body else {
+        panic!("{m:?}")
+    };
+    assert_eq!(tables.len(), 4);
+    for t in tables {
+        // INSTRUCTIONS, NEXT_TABLES, WRITE_ACTIONS, APPLY_ACTIONS, MATCH, WILDCARDS,
+        // WRITE_SETFIELD, APPLY_SETFIELD (1.3.3 §7.3.5.5.2).
+        assert_eq!(t.properties.len(), 8, "table {}", t.table_id);
+    }
+}
+
 // ---- keepalive ----------------------------------------------------------------------
 
 #[test]
