@@ -39,6 +39,8 @@ mod fake;
 #[cfg(test)]
 mod loop_tests;
 #[cfg(test)]
+mod pipeline_tests;
+#[cfg(test)]
 mod tests;
 
 pub use buffers::{BufferError, Buffers};

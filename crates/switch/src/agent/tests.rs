@@ -90,16 +90,21 @@ fn agent(versions: Versions, controllers: usize) -> TestAgent {
 }
 
 fn agent_with(config: AgentConfig, controllers: usize) -> TestAgent {
+    agent_on(config, controllers)
+}
+
+/// An agent on three test ports, on tables of type `T`.
+pub(super) fn agent_on<T: Tables>(config: AgentConfig, controllers: usize) -> Agent<TestPort, T> {
     let ports = (1..=3).map(|n| (n, TestPort::new(n))).collect();
     Agent::new(config, ports, controllers, Instant::now())
 }
 
-fn now() -> Instant {
+pub(super) fn now() -> Instant {
     Instant::now()
 }
 
 /// Everything queued for controller `ch`, decoded (and removed).
-fn take(a: &mut TestAgent, ch: usize) -> Vec<(u32, Message)> {
+pub(super) fn take<T: Tables>(a: &mut Agent<TestPort, T>, ch: usize) -> Vec<(u32, Message)> {
     let out = std::mem::take(&mut a.fabric.channels[ch].out);
     let mut at = 0;
     let mut msgs = Vec::new();
@@ -113,16 +118,20 @@ fn take(a: &mut TestAgent, ch: usize) -> Vec<(u32, Message)> {
     msgs
 }
 
-fn feed_bytes(a: &mut TestAgent, ch: usize, bytes: &[u8]) -> Result<(), CloseReason> {
+pub(super) fn feed_bytes<T: Tables>(
+    a: &mut Agent<TestPort, T>,
+    ch: usize,
+    bytes: &[u8],
+) -> Result<(), CloseReason> {
     a.fabric.channels[ch].rx.extend_from_slice(bytes);
     a.receive(ch, now())
 }
 
-fn feed(a: &mut TestAgent, ch: usize, msg: &Message, xid: u32) {
+pub(super) fn feed<T: Tables>(a: &mut Agent<TestPort, T>, ch: usize, msg: &Message, xid: u32) {
     feed_bytes(a, ch, &msg.to_bytes(xid).unwrap()).expect("the connection stays");
 }
 
-fn hello(v: Version) -> Vec<u8> {
+pub(super) fn hello(v: Version) -> Vec<u8> {
     match v {
         Version::V1_0 => Message::V10(of10::Message::Hello(Default::default())),
         Version::V1_3 => Message::V13(of13::Message::Hello(
@@ -134,18 +143,18 @@ fn hello(v: Version) -> Vec<u8> {
 }
 
 /// Connects controller `ch` and completes the handshake in `v`.
-fn ready(a: &mut TestAgent, ch: usize, v: Version) {
+pub(super) fn ready<T: Tables>(a: &mut Agent<TestPort, T>, ch: usize, v: Version) {
     a.connected(ch, now());
     take(a, ch);
     feed_bytes(a, ch, &hello(v)).unwrap();
     assert_eq!(a.fabric.channels[ch].version(), Some(v));
 }
 
-fn flow_mod(v: Version, text: &str, command: FlowModCommand) -> Message {
+pub(super) fn flow_mod(v: Version, text: &str, command: FlowModCommand) -> Message {
     parse_flow(text).unwrap().to_message(v, command).unwrap()
 }
 
-fn error_of(m: &Message) -> (u16, u16) {
+pub(super) fn error_of(m: &Message) -> (u16, u16) {
     match m {
         Message::V10(of10::Message::Error(ErrorBody::Standard { err_type, code, .. }))
         | Message::V13(of13::Message::Error(ErrorBody::Standard { err_type, code, .. })) => {
@@ -156,7 +165,7 @@ fn error_of(m: &Message) -> (u16, u16) {
 }
 
 /// An Ethernet/IPv4/UDP frame of `len` bytes.
-fn frame(len: usize, dst: u8) -> Vec<u8> {
+pub(super) fn frame(len: usize, dst: u8) -> Vec<u8> {
     let mut f = vec![0u8; len];
     f[..6].copy_from_slice(&[2, 0, 0, 0, 0, dst]);
     f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 0x99]);
@@ -492,7 +501,7 @@ fn deleting_flows_sends_flow_removed_to_every_controller_for_those_that_asked() 
 
 // ---- packet in, buffers, packet out ----------------------------------------------------
 
-fn packet_in_10(m: &Message) -> &of10::PacketIn {
+pub(super) fn packet_in_10(m: &Message) -> &of10::PacketIn {
     match m {
         Message::V10(of10::Message::PacketIn(p)) => p,
         other => panic!("not a PACKET_IN: {other:?}"),
