@@ -35,10 +35,11 @@ pub struct Args {
     /// A port: its OpenFlow number and the interface (repeat for each port)
     #[arg(long = "port", value_name = "N=IFNAME", required = true, value_parser = parse_port)]
     pub ports: Vec<(u32, String)>,
-    /// A controller to connect to: tcp:HOST:PORT or tcp:HOST (port 6653); repeat for
-    /// several (none: the switch forwards by the flows it is given through --listen)
-    #[arg(long = "controller", value_name = "tcp:HOST:PORT")]
-    pub controllers: Vec<Target>,
+    /// A controller: tcp:HOST:PORT or tcp:HOST (port 6653) to connect to, or
+    /// ptcp:PORT[:IP] / punix:PATH to wait for it; repeat for several (none: the switch
+    /// forwards by the flows it is given through --listen)
+    #[arg(long = "controller", value_name = "tcp:HOST:PORT", value_parser = parse_controller)]
+    pub controllers: Vec<Controller>,
     /// Accept connections (ovs-ofctl, passive controllers): punix:PATH or
     /// ptcp:PORT[:IP]; repeat for several. They are answered but sent no PACKET_IN,
     /// FLOW_REMOVED or PORT_STATUS
@@ -81,6 +82,21 @@ fn parse_dpid(s: &str) -> Result<u64, String> {
         u64::from_str_radix(s, 16).map_err(bad)
     } else {
         s.parse().map_err(bad)
+    }
+}
+
+/// A `--controller`: one to connect to, or a socket to wait for one on.
+#[derive(Debug, Clone)]
+pub enum Controller {
+    Connect(Target),
+    Listen(ListenAddr),
+}
+
+fn parse_controller(s: &str) -> Result<Controller, String> {
+    if s.starts_with("ptcp:") || s.starts_with("punix:") {
+        s.parse().map(Controller::Listen)
+    } else {
+        s.parse().map(Controller::Connect)
     }
 }
 
@@ -149,7 +165,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             tables: args.tables,
             max_flows: args.max_flows,
         },
-        controllers: args.controllers.clone(),
+        controllers: args
+            .controllers
+            .iter()
+            .filter_map(|c| match c {
+                Controller::Connect(t) => Some(t.clone()),
+                Controller::Listen(_) => None,
+            })
+            .collect(),
+        listen_controllers: args
+            .controllers
+            .iter()
+            .filter_map(|c| match c {
+                Controller::Listen(l) => Some(l.clone()),
+                Controller::Connect(_) => None,
+            })
+            .collect(),
         listen: args.listen.clone(),
         ..SwitchConfig::default()
     };
@@ -162,7 +193,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         switch = %name,
         dpid = format_args!("{:016x}", args.dpid),
         ports = args.ports.len(),
-        controllers = ?args.controllers.iter().map(|t| t.addr.to_string()).collect::<Vec<_>>(),
+        controllers = ?args
+            .controllers
+            .iter()
+            .map(|c| match c {
+                Controller::Connect(t) => t.addr.to_string(),
+                Controller::Listen(l) => l.to_string(),
+            })
+            .collect::<Vec<_>>(),
         listen = ?args.listen.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "pharos switch running; Ctrl-C or SIGTERM to stop"
     );

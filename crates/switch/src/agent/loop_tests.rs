@@ -320,3 +320,66 @@ fn a_refused_controller_is_retried_with_backoff_not_in_a_spin() {
     assert!(turns < 60, "{turns} turns in 800 ms");
     assert!(!sw.is_connected(0));
 }
+
+#[test]
+fn a_controller_that_connects_to_a_listening_switch_gets_packet_ins() {
+    let addr = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let (a1, b1) = UnixDatagram::pair().unwrap();
+    a1.set_nonblocking(true).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = Arc::clone(&stop);
+    let thread = std::thread::spawn(move || {
+        let ports = vec![(
+            1,
+            SockPort {
+                name: "p1".into(),
+                sock: a1,
+                buf: vec![0; 65536],
+            },
+        )];
+        let config = SwitchConfig {
+            agent: AgentConfig {
+                versions: Versions::V10,
+                ..AgentConfig::default()
+            },
+            listen_controllers: vec![ListenAddr::Tcp(addr)],
+            ..SwitchConfig::default()
+        };
+        let mut sw: Switch<SockPort, FakeTables> = Switch::new(config, ports).unwrap();
+        sw.run(&stop2).unwrap();
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut c = loop {
+        match TcpStream::connect(addr) {
+            Ok(c) => break c,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut buf = Vec::new();
+    assert!(matches!(
+        read_msg(&mut c, &mut buf),
+        Message::V10(of10::Message::Hello(_))
+    ));
+    send(
+        &mut c,
+        &Message::V10(of10::Message::Hello(Default::default())),
+        1,
+    );
+    send(&mut c, &Message::V10(of10::Message::BarrierRequest), 2);
+    assert_eq!(
+        read_msg(&mut c, &mut buf),
+        Message::V10(of10::Message::BarrierReply)
+    );
+    b1.send(&[0u8; 60]).unwrap();
+    assert!(matches!(
+        read_msg(&mut c, &mut buf),
+        Message::V10(of10::Message::PacketIn(_))
+    ));
+    stop.store(true, Ordering::Relaxed);
+    thread.join().unwrap();
+}

@@ -119,8 +119,12 @@ impl std::fmt::Display for ListenAddr {
 pub struct SwitchConfig {
     pub agent: AgentConfig,
     pub controllers: Vec<Target>,
-    /// Where to accept connections (`ovs-ofctl`, passive controllers).
+    /// Where to accept service connections (`ovs-ofctl`): answered, sent no
+    /// asynchronous message.
     pub listen: Vec<ListenAddr>,
+    /// Where to accept controllers (Open vSwitch's `set-controller ptcp:`): served as
+    /// the `controllers` are, asynchronous messages included.
+    pub listen_controllers: Vec<ListenAddr>,
     /// Frames read from one port per turn.
     pub batch: usize,
     /// Echo request after this much silence from a controller; the connection is
@@ -142,6 +146,7 @@ impl Default for SwitchConfig {
             agent: AgentConfig::default(),
             controllers: Vec::new(),
             listen: Vec::new(),
+            listen_controllers: Vec::new(),
             batch: 64,
             echo_interval: Duration::from_secs(5),
             expire_interval: Duration::from_millis(100),
@@ -219,9 +224,17 @@ impl Conn {
 
 /// A listening socket.
 #[derive(Debug)]
-enum Listener {
+enum Socket {
     Tcp(TcpListener),
     Unix(UnixListener, PathBuf),
+}
+
+/// A listening socket and what it accepts.
+#[derive(Debug)]
+struct Listener {
+    socket: Socket,
+    /// Service connections (no asynchronous messages) rather than controllers.
+    service: bool,
 }
 
 /// A switch: its agent (tables, ports, controllers) and its loop.
@@ -268,10 +281,15 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
             })
             .collect();
         let mut listeners = Vec::new();
-        for (k, l) in config.listen.iter().enumerate() {
+        let all = config
+            .listen
+            .iter()
+            .map(|l| (l, true))
+            .chain(config.listen_controllers.iter().map(|l| (l, false)));
+        for (k, (l, service)) in all.enumerate() {
             let token = Token(LISTENER_BASE + k);
-            let mut listener = match l {
-                ListenAddr::Tcp(a) => Listener::Tcp(TcpListener::bind(*a)?),
+            let mut socket = match l {
+                ListenAddr::Tcp(a) => Socket::Tcp(TcpListener::bind(*a)?),
                 ListenAddr::Unix(path) => {
                     // A socket file left by an earlier run is replaced.
                     if std::fs::symlink_metadata(path)
@@ -282,14 +300,14 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
                     let l = UnixListener::bind(path).map_err(|e| {
                         io::Error::new(e.kind(), format!("{}: {e}", path.display()))
                     })?;
-                    Listener::Unix(l, path.clone())
+                    Socket::Unix(l, path.clone())
                 }
             };
-            match &mut listener {
-                Listener::Tcp(l) => poll.registry().register(l, token, Interest::READABLE)?,
-                Listener::Unix(l, _) => poll.registry().register(l, token, Interest::READABLE)?,
+            match &mut socket {
+                Socket::Tcp(l) => poll.registry().register(l, token, Interest::READABLE)?,
+                Socket::Unix(l, _) => poll.registry().register(l, token, Interest::READABLE)?,
             }
-            listeners.push(listener);
+            listeners.push(Listener { socket, service });
         }
         Ok(Switch {
             agent,
@@ -319,7 +337,7 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
             self.drop_conn(j, Instant::now(), "the switch is stopping");
         }
         for l in &self.listeners {
-            if let Listener::Unix(_, path) = l {
+            if let Socket::Unix(_, path) = &l.socket {
                 let _ = std::fs::remove_file(path);
             }
         }
@@ -488,12 +506,12 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
     /// Accepts what waits on listener `k`, each connection in a free passive slot.
     fn accept(&mut self, k: usize, now: Instant) {
         loop {
-            let accepted = match &self.listeners[k] {
-                Listener::Tcp(l) => l.accept().map(|(s, _)| {
+            let accepted = match &self.listeners[k].socket {
+                Socket::Tcp(l) => l.accept().map(|(s, _)| {
                     let _ = s.set_nodelay(true);
                     Stream::Tcp(s)
                 }),
-                Listener::Unix(l, _) => l.accept().map(|(s, _)| Stream::Unix(s)),
+                Socket::Unix(l, _) => l.accept().map(|(s, _)| Stream::Unix(s)),
             };
             let mut stream = match accepted {
                 Ok(s) => s,
@@ -533,7 +551,7 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
             self.conns[j].stream = Some(stream);
             self.conns[j].readable = true;
             self.agent.connected(j, now);
-            self.agent.fabric.channels[j].service = true;
+            self.agent.fabric.channels[j].service = self.listeners[k].service;
         }
     }
 
