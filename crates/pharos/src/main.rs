@@ -13,6 +13,7 @@ mod ctl;
 mod lab;
 mod ofp;
 mod run;
+mod switch;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -32,6 +33,7 @@ enum Command {
     Lab(lab::Args),
     Ofp(ofp::Args),
     Run(run::Args),
+    Switch(switch::Args),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
         Command::Lab(args) => lab::run(args),
         Command::Ofp(args) => ofp::run(args),
         Command::Run(args) => run::run(args),
+        Command::Switch(args) => switch::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,244 @@
+//! `pharos switch`: a software OpenFlow switch (crate `pharos-switch`) on Linux
+//! interfaces, connected to one or more controllers.
+//!
+//! ```text
+//! pharos switch --dpid 1 --port 1=veth1 --port 2=veth2 --controller tcp:127.0.0.1:6653
+//! ```
+//!
+//! The switch runs on this thread until SIGINT or SIGTERM, which stop it within 100 ms
+//! (connections closed, ports released). A refused argument ends the process with exit
+//! status 2 and a message naming it.
+
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use ofswitch::agent::{AgentConfig, ListenAddr, Switch, SwitchConfig, Target, Versions};
+use ofswitch::datapath::Port;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use tracing_subscriber::EnvFilter;
+
+/// Exit status for refused arguments.
+const EXIT_USAGE: u8 = 2;
+
+/// Run a software OpenFlow switch on Linux interfaces until Ctrl-C or SIGTERM
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Datapath id: 16 hex digits (as Open vSwitch writes it), 0x-prefixed hex, hex with
+    /// colons (00:00:00:00:00:00:00:01), or a decimal number of up to 15 digits
+    #[arg(long, value_name = "ID", value_parser = parse_dpid)]
+    pub dpid: u64,
+    /// The switch's name (its description's dp_desc, and the logs) [default: s<dpid>]
+    #[arg(long)]
+    pub name: Option<String>,
+    /// A port: its OpenFlow number and the interface (repeat for each port)
+    #[arg(long = "port", value_name = "N=IFNAME", required = true, value_parser = parse_port)]
+    pub ports: Vec<(u32, String)>,
+    /// A controller: tcp:HOST:PORT or tcp:HOST (port 6653) to connect to, or
+    /// ptcp:PORT[:IP] / punix:PATH to wait for it; repeat for several (none: the switch
+    /// forwards by the flows it is given through --listen)
+    #[arg(long = "controller", value_name = "tcp:HOST:PORT", value_parser = parse_controller)]
+    pub controllers: Vec<Controller>,
+    /// Accept connections (ovs-ofctl, passive controllers): punix:PATH or
+    /// ptcp:PORT[:IP]; repeat for several. They are answered but sent no PACKET_IN,
+    /// FLOW_REMOVED or PORT_STATUS
+    #[arg(long = "listen", value_name = "punix:PATH|ptcp:PORT")]
+    pub listen: Vec<ListenAddr>,
+    /// Write the process id to FILE once the ports are open (removed at exit)
+    #[arg(long, value_name = "FILE")]
+    pub pidfile: Option<std::path::PathBuf>,
+    /// OpenFlow versions offered: 1.0, 1.3 or both (with both, the first controller's
+    /// version is kept for the tables)
+    #[arg(long = "of", value_name = "1.0|1.3|both", default_value = "both")]
+    pub versions: Versions,
+    /// Flows per table before an add is refused (table full)
+    #[arg(long, value_name = "N", default_value_t = 1 << 20)]
+    pub max_flows: usize,
+    /// Tables in OpenFlow 1.3
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=254))]
+    pub tables: u8,
+    /// Packet buffers for PACKET_IN (0: the whole frame in every PACKET_IN)
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub buffers: u32,
+    /// Log filter: a level (error, warn, info, debug, trace) or tracing directives;
+    /// overrides RUST_LOG [default: info]
+    #[arg(long, value_name = "FILTER")]
+    pub log_level: Option<String>,
+}
+
+fn parse_dpid(s: &str) -> Result<u64, String> {
+    let bad = |e: std::num::ParseIntError| format!("{s:?}: {e}");
+    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u64::from_str_radix(hex, 16).map_err(bad)
+    } else if s.contains(':') {
+        let hex: String = s.split(':').collect();
+        if hex.len() > 16 {
+            return Err(format!("{s:?}: more than 8 bytes"));
+        }
+        u64::from_str_radix(&hex, 16).map_err(bad)
+    } else if s.len() == 16 || s.bytes().any(|b| b.is_ascii_alphabetic()) {
+        // Open vSwitch's form (`other-config:datapath-id`): exactly 16 hex digits.
+        u64::from_str_radix(s, 16).map_err(bad)
+    } else {
+        s.parse().map_err(bad)
+    }
+}
+
+/// A `--controller`: one to connect to, or a socket to wait for one on.
+#[derive(Debug, Clone)]
+pub enum Controller {
+    Connect(Target),
+    Listen(ListenAddr),
+}
+
+fn parse_controller(s: &str) -> Result<Controller, String> {
+    if s.starts_with("ptcp:") || s.starts_with("punix:") {
+        s.parse().map(Controller::Listen)
+    } else {
+        s.parse().map(Controller::Connect)
+    }
+}
+
+fn parse_port(s: &str) -> Result<(u32, String), String> {
+    let (n, ifname) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?}: expected N=IFNAME (1=veth0)"))?;
+    let n: u32 = n
+        .trim()
+        .parse()
+        .map_err(|e| format!("{s:?}: port number: {e}"))?;
+    if !(1..0xff00).contains(&n) {
+        return Err(format!("{s:?}: port numbers are 1 to 65279"));
+    }
+    if ifname.is_empty() || ifname.len() > 15 {
+        return Err(format!("{s:?}: an interface name has 1 to 15 bytes"));
+    }
+    Ok((n, ifname.to_string()))
+}
+
+/// `pharos switch`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let filter = match &args.log_level {
+        Some(f) => EnvFilter::try_new(f),
+        None => EnvFilter::try_from_default_env().or_else(|_| EnvFilter::try_new("info")),
+    };
+    let filter = match filter {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("pharos switch: --log-level: {e}");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr)
+        .init();
+    let mut seen = std::collections::HashSet::new();
+    for (n, ifname) in &args.ports {
+        if !seen.insert(*n) {
+            eprintln!("pharos switch: --port {n}={ifname}: port {n} is given twice");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .context("installing signal handlers")?;
+    }
+    let mut ports = Vec::with_capacity(args.ports.len());
+    for (n, ifname) in &args.ports {
+        let port = Port::open(ifname).with_context(|| format!("opening port {n} on {ifname}"))?;
+        ports.push((*n, port));
+    }
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("s{}", args.dpid));
+    let config = SwitchConfig {
+        agent: AgentConfig {
+            dpid: args.dpid,
+            name: name.clone(),
+            versions: args.versions,
+            n_buffers: args.buffers,
+            tables: args.tables,
+            max_flows: args.max_flows,
+        },
+        controllers: args
+            .controllers
+            .iter()
+            .filter_map(|c| match c {
+                Controller::Connect(t) => Some(t.clone()),
+                Controller::Listen(_) => None,
+            })
+            .collect(),
+        listen_controllers: args
+            .controllers
+            .iter()
+            .filter_map(|c| match c {
+                Controller::Listen(l) => Some(l.clone()),
+                Controller::Connect(_) => None,
+            })
+            .collect(),
+        listen: args.listen.clone(),
+        ..SwitchConfig::default()
+    };
+    let mut switch: Switch = Switch::new(config, ports).context("starting the switch")?;
+    if let Some(path) = &args.pidfile {
+        std::fs::write(path, format!("{}\n", std::process::id()))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    tracing::info!(
+        switch = %name,
+        dpid = format_args!("{:016x}", args.dpid),
+        ports = args.ports.len(),
+        controllers = ?args
+            .controllers
+            .iter()
+            .map(|c| match c {
+                Controller::Connect(t) => t.addr.to_string(),
+                Controller::Listen(l) => l.to_string(),
+            })
+            .collect::<Vec<_>>(),
+        listen = ?args.listen.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "pharos switch running; Ctrl-C or SIGTERM to stop"
+    );
+    let result = switch.run(&stop).context("the switch's loop");
+    if let Some(path) = &args.pidfile {
+        let _ = std::fs::remove_file(path);
+    }
+    result?;
+    tracing::info!(switch = %name, "stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dpids_in_every_form() {
+        assert_eq!(parse_dpid("17"), Ok(17));
+        assert_eq!(parse_dpid("0x11"), Ok(17));
+        assert_eq!(parse_dpid("00:00:00:00:00:00:00:11"), Ok(17));
+        assert_eq!(
+            parse_dpid("0000000000000011"),
+            Ok(17),
+            "Open vSwitch's form"
+        );
+        assert_eq!(parse_dpid("000000000000000a"), Ok(10));
+        assert_eq!(parse_dpid("1a"), Ok(26));
+        assert!(parse_dpid("00:00:00:00:00:00:00:00:11").is_err());
+        assert!(parse_dpid("x").is_err());
+    }
+
+    #[test]
+    fn ports_need_a_number_and_a_name() {
+        assert_eq!(parse_port("2=veth0"), Ok((2, "veth0".into())));
+        assert!(parse_port("veth0").is_err());
+        assert!(parse_port("0=veth0").is_err());
+        assert!(parse_port("1=").is_err());
+        assert!(parse_port("1=a-very-long-interface-name").is_err());
+    }
+}

@@ -1,0 +1,221 @@
+//! `pharos switch` end to end: `pharos run --apps learning_switch` and `pharos switch`
+//! on veth pairs to two host namespaces; the hosts ping each other, in OpenFlow 1.0
+//! and 1.3, and the switch stops cleanly on SIGTERM.
+//!
+//! Needs root (network namespaces); `PHAROS_SKIP_LAB=1` skips it, recorded as the lab
+//! tests' skips are. Every namespace and interface it makes is removed by a guard, even
+//! when the test fails.
+
+#[path = "common/proc.rs"]
+mod proc_kit;
+
+use std::io::Write as _;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use proc_kit::{free_port, Pharos};
+
+fn skipped(test: &str) -> bool {
+    if std::env::var("PHAROS_SKIP_LAB").is_ok_and(|v| v == "1") {
+        let line = format!("SKIPPED {test}: PHAROS_SKIP_LAB=1");
+        let _ = writeln!(std::io::stderr(), "{line}");
+        if let Some(path) = std::env::var_os("PHAROS_SKIP_LOG") {
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .expect("PHAROS_SKIP_LOG opens");
+            f.write_all(format!("{line}\n").as_bytes()).unwrap();
+        }
+        return true;
+    }
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root (network namespaces): run it as root, or set PHAROS_SKIP_LAB=1"
+    );
+    false
+}
+
+fn ip(args: &[&str]) -> bool {
+    Command::new("ip")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn must(args: &[&str]) {
+    assert!(ip(args), "ip {} failed", args.join(" "));
+}
+
+/// Two host namespaces, each with a veth whose other end stays in this namespace for
+/// the switch; removed on drop.
+struct Net {
+    hosts: [String; 2],
+    switch_ifaces: [String; 2],
+}
+
+impl Net {
+    fn new(tag: &str) -> Net {
+        let id = std::process::id() % 100_000;
+        let net = Net {
+            hosts: [format!("psw{tag}{id}a"), format!("psw{tag}{id}b")],
+            switch_ifaces: [format!("ps{tag}{id}p1"), format!("ps{tag}{id}p2")],
+        };
+        net.remove();
+        for i in 0..2 {
+            let (ns, sw) = (&net.hosts[i], &net.switch_ifaces[i]);
+            let host_if = format!("ps{tag}{id}h{}", i + 1);
+            must(&["netns", "add", ns]);
+            must(&["link", "add", sw, "type", "veth", "peer", "name", &host_if]);
+            must(&["link", "set", &host_if, "netns", ns]);
+            let addr = format!("10.0.0.{}/24", i + 1);
+            must(&["-n", ns, "addr", "add", &addr, "dev", &host_if]);
+            must(&["-n", ns, "link", "set", &host_if, "up"]);
+            must(&["-n", ns, "link", "set", "lo", "up"]);
+            must(&["link", "set", sw, "up"]);
+        }
+        net
+    }
+
+    fn remove(&self) {
+        for (ns, sw) in self.hosts.iter().zip(&self.switch_ifaces) {
+            // Deleting the namespace deletes the veth in it, and so its peer.
+            ip(&["netns", "del", ns]);
+            ip(&["link", "del", sw]);
+        }
+    }
+
+    fn ping(&self, count: &str) -> bool {
+        Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &self.hosts[0],
+                "ping",
+                "-c",
+                count,
+                "-i",
+                "0.2",
+            ])
+            .args(["-W", "1", "10.0.0.2"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// `pharos switch` as a child; killed on drop if still running.
+struct SwitchProc {
+    child: Child,
+    log: std::path::PathBuf,
+}
+
+impl SwitchProc {
+    fn start(of: &str, port: u16, net: &Net) -> SwitchProc {
+        let log = std::env::temp_dir().join(format!(
+            "pharos-switch-test-{}-{of}.log",
+            std::process::id()
+        ));
+        let file = std::fs::File::create(&log).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_pharos"))
+            .args(["switch", "--dpid", "0x1", "--of", of])
+            .args(["--controller", &format!("tcp:127.0.0.1:{port}")])
+            .args(["--port", &format!("1={}", net.switch_ifaces[0])])
+            .args(["--port", &format!("2={}", net.switch_ifaces[1])])
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(file)
+            .spawn()
+            .expect("pharos switch starts");
+        SwitchProc { child, log }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for SwitchProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+fn hosts_ping_through_the_switch(of: &str, tag: &str) {
+    let net = Net::new(tag);
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let _controller = Pharos::run(
+        &[
+            "--apps",
+            "learning_switch",
+            "--listen",
+            &listen,
+            "--api",
+            "off",
+        ],
+        &[],
+    );
+    let mut switch = SwitchProc::start(of, port, &net);
+    // The first pings may go while the switch connects and the controller learns.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !net.ping("1") {
+        assert!(
+            switch.child.try_wait().unwrap().is_none(),
+            "pharos switch exited:\n{}",
+            switch.log()
+        );
+        assert!(
+            Instant::now() < deadline,
+            "no ping through the switch (OpenFlow {of}) within 20 s; its log:\n{}",
+            switch.log()
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
+    assert!(net.ping("5"), "5 pings in a row (OpenFlow {of})");
+    // SIGTERM stops it cleanly: exit status 0, within the 100 ms the loop promises
+    // (plus a margin for a loaded machine).
+    // SAFETY: kill on our own child's pid.
+    unsafe { libc::kill(switch.child.id() as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        if let Some(s) = switch.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "pharos switch ignored SIGTERM");
+        thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "exit {status:?}; log:\n{}", switch.log());
+    assert!(switch.log().contains("stopped"), "{}", switch.log());
+}
+
+#[test]
+fn hosts_ping_through_a_pharos_switch_on_openflow_10() {
+    if skipped("hosts_ping_through_a_pharos_switch_on_openflow_10") {
+        return;
+    }
+    hosts_ping_through_the_switch("1.0", "0");
+}
+
+#[test]
+fn hosts_ping_through_a_pharos_switch_on_openflow_13() {
+    if skipped("hosts_ping_through_a_pharos_switch_on_openflow_13") {
+        return;
+    }
+    hosts_ping_through_the_switch("1.3", "3");
+}
