@@ -141,8 +141,11 @@ struct AppsLab {
 impl AppsLab {
     /// The lab `spec` named `name`, its switches connected to a controller running
     /// [`APPS`] (each switch at the version `of` gives it).
-    fn start(name: &str, of: Of, spec: &str) -> AppsLab {
-        let lab = Lab::with_apps(name, of, apps_by_name(APPS), false);
+    fn start(name: &str, of: Of, spec: &str, switch: Switch) -> AppsLab {
+        let mut lab = Lab::with_apps(name, of, apps_by_name(APPS), false);
+        if switch == Switch::Pharos {
+            lab = lab.pharos_switch();
+        }
         let events: EventLog = Arc::default();
         let sink = Arc::clone(&events);
         topology_of(&lab).subscribe(Box::new(move |e| {
@@ -1010,7 +1013,20 @@ enum Extra {
 /// Every lab's checks (discovery, pingall, idle), then `extras`, on lab `spec` for each
 /// (name, version) at once, one thread each, so that their idle periods overlap; fails
 /// naming each version that failed.
+/// Which switches a lab runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Switch {
+    /// Open vSwitch (the default).
+    Ovs,
+    /// `pharos switch` (`pharos lab up --switch pharos`, issue 17).
+    Pharos,
+}
+
 fn acceptance_versions(test: &str, spec: &str, labs: &[(&str, Of)], extras: &[Extra]) {
+    acceptance_on(test, spec, labs, extras, Switch::Ovs)
+}
+
+fn acceptance_on(test: &str, spec: &str, labs: &[(&str, Of)], extras: &[Extra], switch: Switch) {
     if !enabled(test) {
         return;
     }
@@ -1021,7 +1037,7 @@ fn acceptance_versions(test: &str, spec: &str, labs: &[(&str, Of)], extras: &[Ex
             .map(|&(name, of)| {
                 (
                     of,
-                    scope.spawn(move || one_lab(test, name, of, spec, extras)),
+                    scope.spawn(move || one_lab(test, name, of, spec, extras, switch)),
                 )
             })
             .collect();
@@ -1044,11 +1060,11 @@ fn acceptance_versions(test: &str, spec: &str, labs: &[(&str, Of)], extras: &[Ex
 }
 
 /// One lab's part of [`acceptance`].
-fn one_lab(test: &str, name: &str, of: Of, spec: &str, extras: &[Extra]) {
+fn one_lab(test: &str, name: &str, of: Of, spec: &str, extras: &[Extra], switch: Switch) {
     let t0 = Instant::now();
     let lock = serial();
     let waited = t0.elapsed();
-    let mut lab = AppsLab::start(name, of, spec);
+    let mut lab = AppsLab::start(name, of, spec, switch);
     let up = t0.elapsed() - waited;
     let found = lab.discovery_exact("after up");
     let pinged = lab.pingall_ok("on a fresh lab");
@@ -1150,6 +1166,30 @@ fn fattree4() {
         "fattree,4",
         &[("wf0", Of::V10), ("wf3", Of::V13)],
         FATTREE,
+    );
+}
+
+// The default apps on Pharos's own switches (issue 17): the same checks.
+
+#[test]
+fn ring4_pharos_switch() {
+    acceptance_on(
+        "ring4_pharos_switch",
+        "ring,4",
+        &[("pr0", Of::V10), ("pr3", Of::V13)],
+        RING,
+        Switch::Pharos,
+    );
+}
+
+#[test]
+fn fattree4_pharos_switch() {
+    acceptance_on(
+        "fattree4_pharos_switch",
+        "fattree,4",
+        &[("pf0", Of::V10), ("pf3", Of::V13)],
+        FATTREE,
+        Switch::Pharos,
     );
 }
 
