@@ -928,15 +928,6 @@ impl Lab {
                         .into(),
                 ));
             }
-            if matches!(
-                ControlTarget::parse(&opts.controller)?,
-                ControlTarget::Listen(_)
-            ) {
-                return Err(LabError::Invalid(
-                    "--switch pharos connects to its controller; it does not listen (ptcp:) yet"
-                        .into(),
-                ));
-            }
             if !is_executable(exe) {
                 return Err(LabError::Invalid(format!(
                     "--switch pharos: {} is not an executable",
@@ -1655,9 +1646,14 @@ impl Lab {
                 l
             },
         ];
-        if let ControlTarget::Connect(_) = self.control_target() {
+        if let Some(target) = self
+            .control_target()
+            .ovs_target(&self.state.controller, num)
+        {
+            // The same targets Open vSwitch is given: tcp:HOST:PORT, or ptcp:PORT:IP for
+            // switch sN to wait for its controller on.
             args.push("--controller".into());
-            args.push(self.state.controller.clone().into());
+            args.push(target.into());
         }
         for (port, _, _) in self.topo.ports(num) {
             args.push("--port".into());
