@@ -414,6 +414,40 @@ pub struct InsertRun {
     pub flows_active: usize,
     /// Probes of the new flows captured before the BARRIER_REPLY was read.
     pub probes_before_barrier: usize,
+    /// Probes that show the BARRIER_REPLY ahead of the data path: adding or modifying,
+    /// those sent after the reply was read that did not come out although a probe sent
+    /// later did ([`lost_after`]); deleting, those sent after the reply that still came
+    /// out. A switch whose reply means "in the data path" has none, whatever the probe
+    /// rate; the order of the reply and the last flow's first probe
+    /// ([`InsertRun::barrier_first`]) depends on the rate the probes sample at.
+    pub barrier_violations: usize,
+}
+
+/// Probes of `stream` sent at or after `t_ns` that were not captured, among those sent
+/// before the latest probe of the stream that was: the order a veth keeps means each
+/// was dropped by the switch, not still in flight.
+pub fn lost_after(records: &Records, stream: u32, t_ns: i64) -> usize {
+    let out: std::collections::HashSet<u64> = records
+        .rx
+        .iter()
+        .filter(|r| r.stream == stream)
+        .map(|r| r.seq)
+        .collect();
+    let Some(latest) = records
+        .rx
+        .iter()
+        .filter(|r| r.stream == stream)
+        .map(|r| r.user_tx_ns)
+        .max()
+    else {
+        return 0;
+    };
+    records
+        .tx
+        .iter()
+        .filter(|t| t.stream == stream && t.user_ns >= t_ns && t.user_ns < latest)
+        .filter(|t| !out.contains(&t.seq))
+        .count()
 }
 
 impl InsertRun {
@@ -563,6 +597,7 @@ pub fn run_once(
         all_flows_ns: (seen == n).then(|| first.iter().max().copied().unwrap_or(0) - t0),
         flows_active: seen,
         probes_before_barrier,
+        barrier_violations: lost_after(&records, stream_id, reply_ns),
     })
 }
 
@@ -630,6 +665,7 @@ fn finish_delete(
         all_flows_ns: stopped.then(|| rel(last.iter().copied().max().unwrap_or(t0))),
         flows_active: still,
         probes_before_barrier: after.iter().filter(|r| r.rx_ns >= reply_ns).count(),
+        barrier_violations: after.iter().filter(|r| r.user_tx_ns >= reply_ns).count(),
     })
 }
 
@@ -761,6 +797,14 @@ pub fn summarise(cfg: &InsertConfig, runs: &[InsertRun], cut: bool) -> TestOutpu
         "the BARRIER_REPLY came before the last new flow forwarded a probe in {first} of {total} runs \
          (after it in {after}; {never} runs never saw the last flow forward)"
     ));
+    let violated: Vec<&InsertRun> = runs.iter().filter(|r| r.barrier_violations > 0).collect();
+    out.findings.push(format!(
+        "the BARRIER_REPLY was ahead of the data path in {} of {} runs: probes sent after it \
+         were dropped by a new flow, or forwarded by a deleted one ({} probes in all)",
+        violated.len(),
+        runs.len(),
+        violated.iter().map(|r| r.barrier_violations).sum::<usize>()
+    ));
     let del: Vec<&InsertRun> = runs.iter().filter(|r| r.op == Op::Delete).collect();
     if !del.is_empty() {
         let stale = del
@@ -868,6 +912,7 @@ pub fn summarise(cfg: &InsertConfig, runs: &[InsertRun], cut: bool) -> TestOutpu
         "points": points,
         "runs": runs,
         "barrier_first_runs": first,
+        "barrier_violation_runs": violated.len(),
         "delete_runs": del.len(),
         "barrier_after_runs": after,
         "never_active_runs": never,
@@ -891,7 +936,51 @@ mod tests {
             all_flows_ns: last_ms.map(|m| m * 1_000_000),
             flows_active: if last_ms.is_some() { flows } else { 0 },
             probes_before_barrier: 0,
+            barrier_violations: 0,
         }
+    }
+
+    #[test]
+    fn probes_lost_after_the_barrier_are_counted_but_not_those_still_in_flight() {
+        use super::super::probe::{RxRecord, TsSource, TxRecord};
+        // Probes 0..10 of stream 7 sent 1 µs apart; the barrier reply read at 4 µs.
+        let tx = (0..10u64)
+            .map(|seq| TxRecord {
+                stream: 7,
+                seq,
+                template: 0,
+                user_ns: seq as i64 * 1000,
+                kernel_ns: None,
+                source: TsSource::User,
+            })
+            .collect();
+        let rx = |seqs: &[u64]| -> Vec<RxRecord> {
+            seqs.iter()
+                .map(|&seq| RxRecord {
+                    stream: 7,
+                    seq,
+                    template: 0,
+                    user_tx_ns: seq as i64 * 1000,
+                    port: 0,
+                    rx_ns: seq as i64 * 1000 + 500,
+                    source: TsSource::User,
+                    len: 64,
+                    bytes: None,
+                })
+                .collect()
+        };
+        let mut records = Records {
+            ports: vec!["eg".into()],
+            tx,
+            rx: rx(&[2, 3, 6, 7]),
+            other_frames: 0,
+        };
+        // 4 and 5 were sent after the reply and dropped (7, sent later, came out); 8 and
+        // 9 may still be on their way; 0 and 1 went before the reply.
+        assert_eq!(lost_after(&records, 7, 4000), 2);
+        records.rx = rx(&[4, 5, 6, 7]);
+        assert_eq!(lost_after(&records, 7, 4000), 0);
+        assert_eq!(lost_after(&records, 8, 4000), 0, "another stream");
     }
 
     #[test]
