@@ -1186,14 +1186,7 @@ impl Lab {
                     .label("ovs-vsctl set-ssl"),
             )?;
         }
-        if self.state.probe {
-            self.make_veths()?;
-            self.configure_probes()?;
-        } else {
-            self.make_namespaces()?;
-            self.make_veths()?;
-            self.configure_hosts()?;
-        }
+        self.make_hosts_and_links()?;
         self.make_bridges()?;
         self.state.complete = true;
         self.save()
@@ -1574,17 +1567,23 @@ impl Lab {
         self.check_interfaces(None)
     }
 
-    /// A lab of Pharos switches: hosts (or probes) and veths as for Open vSwitch, then one
-    /// `pharos switch` per switch instead of the daemons and bridges.
-    fn build_pharos(&mut self) -> Result<(), LabError> {
+    /// The hosts (namespaces) or the probe interfaces, and every veth: the same for
+    /// either kind of switch.
+    fn make_hosts_and_links(&mut self) -> Result<(), LabError> {
         if self.state.probe {
             self.make_veths()?;
-            self.configure_probes()?;
+            self.configure_probes()
         } else {
             self.make_namespaces()?;
             self.make_veths()?;
-            self.configure_hosts()?;
+            self.configure_hosts()
         }
+    }
+
+    /// A lab of Pharos switches: hosts (or probes) and veths as for Open vSwitch, then one
+    /// `pharos switch` per switch instead of the daemons and bridges.
+    fn build_pharos(&mut self) -> Result<(), LabError> {
+        self.make_hosts_and_links()?;
         let nums: Vec<u32> = self.topo.switches.iter().map(|s| s.num).collect();
         // Intent first: `down` stops every switch recorded, whichever were started.
         self.state.daemons = nums
