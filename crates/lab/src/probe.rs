@@ -90,8 +90,12 @@ mod tests {
             .local_addr()
             .unwrap();
         assert_eq!(probe(free, WAIT), Seen::Refused);
-        // Accepted and closed at once, as a controller refusing a connection does.
-        let addr = serve_once(drop);
+        // Accepted, the probe's HELLO read, and closed (unread, the HELLO would make the
+        // close a reset).
+        let addr = serve_once(|mut s| {
+            let mut b = [0u8; 8];
+            let _ = s.read_exact(&mut b);
+        });
         assert_eq!(probe(addr, WAIT), Seen::ClosedAtOnce { reset: false });
         // Accepted and reset (SO_LINGER 0), as Pharos refuses one over its caps.
         let addr = serve_once(|s| {
