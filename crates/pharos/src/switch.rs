@@ -29,19 +29,20 @@ pub struct Args {
     /// colons (00:00:00:00:00:00:00:01), or a decimal number of up to 15 digits
     #[arg(long, value_name = "ID", value_parser = parse_dpid)]
     pub dpid: u64,
-    /// The switch's name (its description's dp_desc, and the logs) [default: s<dpid>]
+    /// The switch's name (its description's dp_desc, and the logs); by default "s" and
+    /// the datapath id
     #[arg(long)]
     pub name: Option<String>,
     /// A port: its OpenFlow number and the interface (repeat for each port)
     #[arg(long = "port", value_name = "N=IFNAME", required = true, value_parser = parse_port)]
     pub ports: Vec<(u32, String)>,
     /// A controller: tcp:HOST:PORT or tcp:HOST (port 6653) to connect to, or
-    /// ptcp:PORT[:IP] / punix:PATH to wait for it; repeat for several (none: the switch
+    /// ptcp:PORT, ptcp:PORT:IP or punix:PATH to wait for it; repeat for several (none: the switch
     /// forwards by the flows it is given through --listen)
     #[arg(long = "controller", value_name = "tcp:HOST:PORT", value_parser = parse_controller)]
     pub controllers: Vec<Controller>,
     /// Accept connections (ovs-ofctl, passive controllers): punix:PATH or
-    /// ptcp:PORT[:IP]; repeat for several. They are answered but sent no PACKET_IN,
+    /// ptcp:PORT or ptcp:PORT:IP; repeat for several. They are answered but sent no PACKET_IN,
     /// FLOW_REMOVED or PORT_STATUS
     #[arg(long = "listen", value_name = "punix:PATH|ptcp:PORT")]
     pub listen: Vec<ListenAddr>,
