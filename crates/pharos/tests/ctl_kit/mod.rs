@@ -155,7 +155,13 @@ pub struct Out {
 /// `XDG_RUNTIME_DIR` unset unless `env` sets them, in an empty working directory (so no
 /// `./pharos-api-token` is found by chance).
 pub fn ctl_env(api: &str, args: &[&str], env: &[(&str, &str)]) -> Out {
-    let cwd = std::env::temp_dir();
+    // Not the temporary directory itself: a `pharos run` started there (by hand, say)
+    // leaves its generated token in it as `pharos-api-token`. One per call, removed
+    // after it.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let cwd = std::env::temp_dir().join(format!("pharos-ctl-cwd-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&cwd).expect("an empty working directory");
     let mut c = Command::new(env!("CARGO_BIN_EXE_pharos"));
     c.arg("ctl");
     if !api.is_empty() {
@@ -163,7 +169,7 @@ pub fn ctl_env(api: &str, args: &[&str], env: &[(&str, &str)]) -> Out {
     }
     let out = c
         .args(args)
-        .current_dir(cwd)
+        .current_dir(&cwd)
         .env_remove("PHAROS_API")
         .env_remove("PHAROS_API_TOKEN")
         .env_remove("XDG_RUNTIME_DIR")
@@ -171,6 +177,7 @@ pub fn ctl_env(api: &str, args: &[&str], env: &[(&str, &str)]) -> Out {
         .stdin(Stdio::null())
         .output()
         .expect("pharos ctl runs");
+    let _ = std::fs::remove_dir(&cwd);
     Out {
         code: out.status.code(),
         stdout: String::from_utf8(out.stdout).expect("UTF-8 output"),
