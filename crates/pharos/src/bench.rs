@@ -49,6 +49,7 @@ enum Command {
     Api(ApiArgs),
     Compare(CompareArgs),
     Switch(Box<switch_cmd::SwitchArgs>),
+    Datapath(crate::bench_datapath::DatapathArgs),
 }
 
 /// Load a controller's REST API with a steady rate of GET requests and report latency
@@ -408,6 +409,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Api(a) => api_load(a),
         Command::Compare(a) => Ok(bench::compare::main(&a.args)),
         Command::Switch(a) => switch_cmd::run(*a),
+        Command::Datapath(a) => crate::bench_datapath::run_cmd(a),
     }
 }
 

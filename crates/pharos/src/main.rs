@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod bench_datapath;
 mod ctl;
 mod lab;
 mod ofp;

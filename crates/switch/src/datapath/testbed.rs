@@ -38,6 +38,8 @@ pub struct Testbed {
     pub rx: Port,
     /// Open vSwitch's daemons when it is the device under test (stopped first).
     ovs: Option<OvsDaemons>,
+    /// `pharos switch` when it is the device under test (stopped first).
+    pharos: Option<PharosSwitch>,
     /// The device under test's namespace (`d1`, `d2`).
     pub dut: Netns,
     /// The generator's namespace (dropped last: the ports close first).
@@ -70,6 +72,7 @@ impl Testbed {
             tx,
             rx,
             ovs: None,
+            pharos: None,
             dut,
             gen,
         })
@@ -173,6 +176,150 @@ impl Testbed {
             src_port: 5000,
             dst_port: 6000,
         })
+    }
+}
+
+impl Testbed {
+    /// `pharos switch` (the executable `exe`) between `d1` (port 1) and `d2` (port 2),
+    /// speaking OpenFlow 1.3, with one flow `in_port=1 actions=output:2` installed with
+    /// `ovs-ofctl` through its management socket (a unix socket: reachable from outside
+    /// the namespace). Stopped when the test bed is dropped.
+    pub fn pharos_switch(&mut self, exe: &std::path::Path) -> io::Result<Addresses> {
+        let dir = std::env::temp_dir().join(format!("{}-pharos", self.dut.name()));
+        std::fs::create_dir_all(&dir)?;
+        let mgmt = dir.join("sw.mgmt");
+        let pidfile = dir.join("sw.pid");
+        let _ = std::fs::remove_file(&pidfile);
+        let log = std::fs::File::create(dir.join("sw.log"))?;
+        let child = std::process::Command::new("ip")
+            .args(["netns", "exec", self.dut.name()])
+            .arg(exe)
+            .args([
+                "switch",
+                "--dpid",
+                "1",
+                "--port",
+                "1=d1",
+                "--port",
+                "2=d2",
+                "--of",
+                "1.3",
+                "--log-level",
+                "warn",
+            ])
+            .arg("--listen")
+            .arg(format!("punix:{}", mgmt.display()))
+            .arg("--pidfile")
+            .arg(&pidfile)
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()?;
+        let sw = PharosSwitch { child, dir };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !pidfile.exists() {
+            if std::time::Instant::now() > deadline {
+                let log = std::fs::read_to_string(sw.dir.join("sw.log")).unwrap_or_default();
+                return Err(io::Error::other(format!(
+                    "pharos switch did not start within 10 s: {}",
+                    log.trim()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let target = format!("unix:{}", mgmt.display());
+        let out = std::process::Command::new("ovs-ofctl")
+            .args([
+                "-O",
+                "OpenFlow13",
+                "add-flow",
+                &target,
+                "in_port=1,actions=output:2",
+            ])
+            .stdin(std::process::Stdio::null())
+            .output()?;
+        if !out.status.success() {
+            return Err(io::Error::other(format!(
+                "ovs-ofctl add-flow {target}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        self.pharos = Some(sw);
+        Ok(Addresses {
+            src_mac: G1_MAC,
+            dst_mac: G2_MAC,
+            src_ip: [10, 0, 1, 2],
+            dst_ip: [10, 0, 1, 3],
+            src_port: 5000,
+            dst_port: 6000,
+        })
+    }
+
+    /// The processes of the device under test (`pharos switch`, or `ovs-vswitchd`),
+    /// for pinning; none for the kernel's bridge and forwarding.
+    pub fn dut_pids(&self) -> Vec<i32> {
+        let mut pids = Vec::new();
+        if let Some(sw) = &self.pharos {
+            if let Ok(t) = std::fs::read_to_string(sw.dir.join("sw.pid")) {
+                pids.extend(t.trim().parse::<i32>().ok());
+            }
+        }
+        if let Some(ovs) = &self.ovs {
+            if let Ok(t) = std::fs::read_to_string(ovs.dir.join("ovs-vswitchd.pid")) {
+                pids.extend(t.trim().parse::<i32>().ok());
+            }
+        }
+        pids
+    }
+
+    /// Steers the receive processing of `d1` and `d2` (where the bridge and IP
+    /// forwarding do their work, and where a switch's packet sockets are fed) to `cpu`
+    /// with RPS, instead of the core of the thread that sent into the veth: the
+    /// generator's.
+    pub fn steer_dut_receive(&self, cpu: usize) -> io::Result<()> {
+        let mask = format!("{:x}", 1u64 << cpu);
+        self.dut.exec(
+            "sh",
+            &[
+                "-c",
+                &format!(
+                    "echo {mask} > /sys/class/net/d1/queues/rx-0/rps_cpus && \
+                     echo {mask} > /sys/class/net/d2/queues/rx-0/rps_cpus"
+                ),
+            ],
+        )
+    }
+}
+
+/// `pharos switch` run by the test bed.
+struct PharosSwitch {
+    child: std::process::Child,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for PharosSwitch {
+    /// SIGTERM to the switch (it removes its pid file and socket), SIGKILL after 2 s,
+    /// then the directory goes.
+    fn drop(&mut self) {
+        if let Ok(t) = std::fs::read_to_string(self.dir.join("sw.pid")) {
+            if let Ok(pid) = t.trim().parse::<libc::pid_t>() {
+                // SAFETY: a signal to the switch this test bed started (its pid file).
+                unsafe { libc::kill(pid, libc::SIGTERM) };
+            }
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(_)) | Err(_) => break,
+                Ok(None) if std::time::Instant::now() > deadline => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    break;
+                }
+                Ok(None) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

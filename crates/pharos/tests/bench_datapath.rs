@@ -1,0 +1,103 @@
+//! `pharos bench datapath` end to end (issue 17): a short run against a Pharos switch
+//! and the Linux bridge, each between its own veth pairs in namespaces; both forward,
+//! the JSON has the paper's first two tests for each, and the ratio of the two in the
+//! same run; nothing is left behind.
+//!
+//! Needs root, iproute2 and Open vSwitch's `ovs-ofctl` (the Pharos switch's flow);
+//! `PHAROS_SKIP_LAB=1` skips it, recorded as the lab tests' skips are. Figures here are
+//! not benchmarks: the run is short and the machine busy.
+
+use std::io::Write as _;
+use std::process::Command;
+
+fn skipped(test: &str) -> bool {
+    if std::env::var("PHAROS_SKIP_LAB").is_ok_and(|v| v == "1") {
+        let line = format!("SKIPPED {test}: PHAROS_SKIP_LAB=1");
+        let _ = writeln!(std::io::stderr(), "{line}");
+        if let Some(path) = std::env::var_os("PHAROS_SKIP_LOG") {
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .expect("PHAROS_SKIP_LOG opens");
+            f.write_all(format!("{line}\n").as_bytes()).unwrap();
+        }
+        return true;
+    }
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root (network namespaces): run it as root, or set PHAROS_SKIP_LAB=1"
+    );
+    false
+}
+
+/// The namespaces the test bed makes (`pdp-gen-PID-N`, `pdp-dut-PID-N`).
+fn testbed_namespaces() -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with("pdp-"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_pharos_switch_and_the_linux_bridge_measured_in_one_run() {
+    if skipped("a_pharos_switch_and_the_linux_bridge_measured_in_one_run") {
+        return;
+    }
+    let before = testbed_namespaces();
+    let out = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        .args([
+            "bench",
+            "datapath",
+            "--dut",
+            "pharos,bridge",
+            "--seconds",
+            "0.3",
+        ])
+        .args(["--sizes", "64,1518", "--loads", "0.5", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    let results = json["results"].as_array().unwrap();
+    let duts: Vec<&str> = results.iter().map(|r| r["dut"].as_str().unwrap()).collect();
+    assert_eq!(duts, ["pharos", "bridge"]);
+    for r in results {
+        let sizes: Vec<u64> = r["sizes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["size"].as_u64().unwrap())
+            .collect();
+        assert_eq!(sizes, [64, 1518], "{r}");
+        for p in r["sizes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(r["loads"].as_array().unwrap())
+        {
+            assert!(
+                p["received_pps"].as_f64().unwrap() > 0.0,
+                "{} forwarded nothing: {p}",
+                r["dut"]
+            );
+            let lat = p["latency_us"].as_array().unwrap();
+            assert!(lat[0].as_f64().unwrap() > 0.0, "{p}");
+        }
+        let load = &r["loads"][0];
+        assert_eq!(load["load"].as_f64(), Some(0.5), "{r}");
+    }
+    let ratio = json["ratios_64_byte_throughput"]["pharos / bridge"]
+        .as_f64()
+        .expect("the ratio of the two in this run");
+    assert!(ratio > 0.0, "{json}");
+    // The test bed removed its namespaces (and the switch with them).
+    assert_eq!(testbed_namespaces(), before);
+}
