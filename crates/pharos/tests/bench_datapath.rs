@@ -1,7 +1,7 @@
 //! `pharos bench datapath` end to end (issue 17): a short run against a Pharos switch
 //! and the Linux bridge, each between its own veth pairs in namespaces; both forward,
-//! the JSON has the paper's first two tests for each, and the ratio of the two in the
-//! same run; nothing is left behind.
+//! the JSON has the paper's first two tests for each and the table test for the switch,
+//! and the ratio of the two in the same run; nothing is left behind.
 //!
 //! Needs root, iproute2 and Open vSwitch's `ovs-ofctl` (the Pharos switch's flow);
 //! `PHAROS_SKIP_LAB=1` skips it, recorded as the lab tests' skips are. Figures here are
@@ -59,7 +59,9 @@ fn a_pharos_switch_and_the_linux_bridge_measured_in_one_run() {
             "--seconds",
             "0.3",
         ])
-        .args(["--sizes", "64,1518", "--loads", "0.5", "--json"])
+        .args([
+            "--sizes", "64,1518", "--loads", "0.5", "--tables", "1,64", "--json",
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -93,6 +95,22 @@ fn a_pharos_switch_and_the_linux_bridge_measured_in_one_run() {
         }
         let load = &r["loads"][0];
         assert_eq!(load["load"].as_f64(), Some(0.5), "{r}");
+        // The table test: the switch with 1 and 64 exact flows (and as many flows of
+        // traffic, all forwarded by them); the bridge has no flow table.
+        let tables = r["tables"].as_array().unwrap();
+        if r["dut"] == "pharos" {
+            let flows: Vec<u64> = tables
+                .iter()
+                .map(|t| t["flows"].as_u64().unwrap())
+                .collect();
+            assert_eq!(flows, [1, 64], "{r}");
+            for t in tables {
+                assert!(t["point"]["received_pps"].as_f64().unwrap() > 0.0, "{t}");
+            }
+            assert_eq!(tables[0]["of_smallest"].as_f64(), Some(1.0));
+        } else {
+            assert!(tables.is_empty(), "{r}");
+        }
     }
     let ratio = json["ratios_64_byte_throughput"]["pharos / bridge"]
         .as_f64()

@@ -10,9 +10,12 @@
 //! their work, and where a switch's packet sockets are fed) steered there with RPS, so
 //! that every kind gets one core, whichever way it forwards.
 //!
-//! This first version runs the paper's first two tests: throughput of one flow against
-//! frame size, and 64-byte throughput and latency against offered load, under and over
-//! the capacity measured.
+//! It runs the paper's first three tests: throughput of one flow against frame size;
+//! 64-byte throughput and latency against offered load, under and over the capacity
+//! measured; and, for the switches, 64-byte throughput with 1 to 128 K exact-match
+//! flows and as many distinct flows of traffic (each frame a different source address
+//! from the last, cycling through all of them). Not yet: wildcard against exact and a
+//! traffic mix, and the fairness test.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -54,6 +57,9 @@ pub struct DatapathArgs {
     /// The core the device under test runs on
     #[arg(long, default_value_t = 0)]
     dut_cpu: usize,
+    /// Exact-match table sizes of the table test (switches only; empty: skip it)
+    #[arg(long, value_delimiter = ',', default_value = "1,8192,65536,131072")]
+    tables: Vec<u32>,
     /// JSON instead of tables
     #[arg(long)]
     json: bool,
@@ -67,6 +73,16 @@ struct DutResult {
     sizes: Vec<Point>,
     /// 64-byte frames at fractions of the capacity measured in `sizes`.
     loads: Vec<Point>,
+    /// 64-byte throughput with N exact flows and N flows of traffic (switches only).
+    tables: Vec<TablePoint>,
+}
+
+#[derive(Debug, Serialize)]
+struct TablePoint {
+    flows: u32,
+    point: Point,
+    /// Received pps against the smallest table's.
+    of_smallest: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -208,11 +224,74 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
         );
         loads.push(Point::of(&r, Some(load)));
     }
+    let mut tables: Vec<TablePoint> = Vec::new();
+    if matches!(dut, "pharos" | "ovs") {
+        for &n in &a.tables {
+            let file = exact_flows_file(&addrs, n)?;
+            let replaced = bed.replace_flows(&file);
+            let _ = std::fs::remove_file(&file);
+            replaced.with_context(|| format!("{n} exact flows into {dut}"))?;
+            wait_forwarding(&mut bed, &addrs)
+                .with_context(|| format!("{dut} with {n} exact flows"))?;
+            let r = run(
+                &mut bed.tx,
+                &mut bed.rx,
+                &addrs,
+                &GenConfig {
+                    size: 64,
+                    duration,
+                    flows: n,
+                    ..GenConfig::default()
+                },
+            );
+            let first = tables
+                .first()
+                .map_or(r.received_pps, |t| t.point.received_pps);
+            tables.push(TablePoint {
+                flows: n,
+                of_smallest: r.received_pps / first,
+                point: Point::of(&r, None),
+            });
+        }
+    }
     Ok(DutResult {
         dut: dut.to_string(),
         sizes,
         loads,
+        tables,
     })
+}
+
+/// A file of `n` flows in `ovs-ofctl add-flows` syntax, each matching exactly (every
+/// field of OpenFlow 1.0's match) the generator's frames of one source address, out of
+/// port 2.
+fn exact_flows_file(a: &Addresses, n: u32) -> anyhow::Result<PathBuf> {
+    use std::io::Write as _;
+    let path =
+        std::env::temp_dir().join(format!("pharos-datapath-flows-{}-{n}", std::process::id()));
+    let mac = |m: &[u8; 6]| {
+        m.iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(":")
+    };
+    let src = u32::from_be_bytes(a.src_ip);
+    let dst = std::net::Ipv4Addr::from(a.dst_ip);
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
+    for k in 0..n {
+        writeln!(
+            f,
+            "priority=100,in_port=1,dl_src={},dl_dst={},vlan_tci=0x0000,udp,nw_src={},nw_dst={dst},\
+             nw_tos=0,tp_src={},tp_dst={},actions=output:2",
+            mac(&a.src_mac),
+            mac(&a.dst_mac),
+            std::net::Ipv4Addr::from(src.wrapping_add(k)),
+            a.src_port,
+            a.dst_port
+        )?;
+    }
+    f.flush()?;
+    Ok(path)
 }
 
 fn name(dut: &str) -> &str {
@@ -272,6 +351,24 @@ pub fn run_cmd(a: DatapathArgs) -> anyhow::Result<ExitCode> {
                 name(dut)
             );
             table(&r.loads);
+            if !r.tables.is_empty() {
+                println!(
+                    "\n## {}: 64-byte frames, N exact flows and N flows of traffic\n",
+                    name(dut)
+                );
+                println!("| flows | received pps | of the smallest table's | p50 µs | p99 µs |");
+                println!("|---:|---:|---:|---:|---:|");
+                for t in &r.tables {
+                    println!(
+                        "| {} | {:.0} | {:.3} | {:.1} | {:.1} |",
+                        t.flows,
+                        t.point.received_pps,
+                        t.of_smallest,
+                        t.point.latency_us[0],
+                        t.point.latency_us[2]
+                    );
+                }
+            }
         }
         results.push(r);
     }

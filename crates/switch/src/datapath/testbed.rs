@@ -255,6 +255,40 @@ impl Testbed {
         })
     }
 
+    /// Replaces the flows of the switch under test (`pharos switch` or Open vSwitch) with
+    /// those of `file`, in `ovs-ofctl add-flows` syntax; an error for the kernel's
+    /// bridge and forwarding, which have no flows.
+    pub fn replace_flows(&self, file: &std::path::Path) -> io::Result<()> {
+        let file = file
+            .to_str()
+            .ok_or_else(|| io::Error::other("a UTF-8 path"))?;
+        if let Some(sw) = &self.pharos {
+            let target = format!("unix:{}", sw.dir.join("sw.mgmt").display());
+            for args in [
+                vec!["-O", "OpenFlow13", "del-flows", &target],
+                vec!["-O", "OpenFlow13", "add-flows", &target, file],
+            ] {
+                let out = std::process::Command::new("ovs-ofctl")
+                    .args(&args)
+                    .stdin(std::process::Stdio::null())
+                    .output()?;
+                if !out.status.success() {
+                    return Err(io::Error::other(format!(
+                        "ovs-ofctl {}: {}",
+                        args.join(" "),
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    )));
+                }
+            }
+            return Ok(());
+        }
+        if let Some(ovs) = &self.ovs {
+            ovs.ofctl(&["del-flows", "br0"])?;
+            return ovs.ofctl(&["add-flows", "br0", file]);
+        }
+        Err(io::Error::other("the device under test has no flow table"))
+    }
+
     /// The processes of the device under test (`pharos switch`, or `ovs-vswitchd`),
     /// for pinning; none for the kernel's bridge and forwarding.
     pub fn dut_pids(&self) -> Vec<i32> {
