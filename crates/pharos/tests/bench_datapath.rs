@@ -7,31 +7,12 @@
 //! `PHAROS_SKIP_LAB=1` skips it, recorded as the lab tests' skips are. Figures here are
 //! not benchmarks: the run is short and the machine busy.
 
-use std::io::Write as _;
+#[path = "common/proc.rs"]
+mod proc_kit;
+
 use std::process::Command;
 
-fn skipped(test: &str) -> bool {
-    if std::env::var("PHAROS_SKIP_LAB").is_ok_and(|v| v == "1") {
-        let line = format!("SKIPPED {test}: PHAROS_SKIP_LAB=1");
-        let _ = writeln!(std::io::stderr(), "{line}");
-        if let Some(path) = std::env::var_os("PHAROS_SKIP_LOG") {
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .expect("PHAROS_SKIP_LOG opens");
-            f.write_all(format!("{line}\n").as_bytes()).unwrap();
-        }
-        return true;
-    }
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (network namespaces): run it as root, or set PHAROS_SKIP_LAB=1"
-    );
-    false
-}
+use proc_kit::skipped;
 
 /// The namespaces the test bed makes (`pdp-gen-PID-N`, `pdp-dut-PID-N`).
 fn testbed_namespaces() -> Vec<String> {

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use ofswitch::datapath::gen::{probe_frame, run, Addresses, GenConfig, GenReport};
-use ofswitch::datapath::testbed::{Testbed, G1_MAC, G2_MAC};
+use ofswitch::datapath::testbed::{Testbed, SWITCHED};
 use ofswitch::datapath::{wait_readable, Port, PortConfig, PortCounters, RingVersion, TxMethod};
 
 const SIZES: [usize; 7] = [64, 128, 256, 512, 1024, 1280, 1518];
@@ -85,14 +85,7 @@ fn main() -> io::Result<()> {
                 })??;
                 let stop = stop.clone();
                 forwarder = Some(std::thread::spawn(move || forward(d1, d2, &stop)));
-                Addresses {
-                    src_mac: G1_MAC,
-                    dst_mac: G2_MAC,
-                    src_ip: [10, 0, 1, 2],
-                    dst_ip: [10, 0, 1, 3],
-                    src_port: 5000,
-                    dst_port: 6000,
-                }
+                SWITCHED
             }
         };
         println!("\n## {name}: throughput, one flow, as fast as the generator sends\n");
@@ -177,14 +170,7 @@ fn compare_rings(duration: Duration) -> io::Result<()> {
             let stop = Arc::new(AtomicBool::new(false));
             let s2 = stop.clone();
             let forwarder = std::thread::spawn(move || forward(d1, d2, &s2));
-            let addrs = Addresses {
-                src_mac: G1_MAC,
-                dst_mac: G2_MAC,
-                src_ip: [10, 0, 1, 2],
-                dst_ip: [10, 0, 1, 3],
-                src_port: 5000,
-                dst_port: 6000,
-            };
+            let addrs = SWITCHED;
             let at = |rate_pps| GenConfig {
                 size: 64,
                 rate_pps,

@@ -10,6 +10,34 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// Whether a test that needs root and network namespaces is to be skipped: only when
+/// `PHAROS_SKIP_LAB=1`, and then recorded (on stderr, and in the file `PHAROS_SKIP_LOG`
+/// names, which scripts/test counts and CI refuses). Otherwise it must be root: the test
+/// fails rather than passing unrun.
+pub fn skipped(test: &str) -> bool {
+    use std::io::Write as _;
+    if std::env::var("PHAROS_SKIP_LAB").is_ok_and(|v| v == "1") {
+        let line = format!("SKIPPED {test}: PHAROS_SKIP_LAB=1");
+        let _ = writeln!(std::io::stderr(), "{line}");
+        if let Some(path) = std::env::var_os("PHAROS_SKIP_LOG") {
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .expect("PHAROS_SKIP_LOG opens");
+            f.write_all(format!("{line}\n").as_bytes()).unwrap();
+        }
+        return true;
+    }
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root (network namespaces): run it as root, or set PHAROS_SKIP_LAB=1"
+    );
+    false
+}
+
 /// A port nobody listens on right now.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")

@@ -23,6 +23,17 @@ pub const D1_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x02];
 pub const G2_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x02, 0x01];
 pub const D2_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x02, 0x02];
 
+/// What the generator sends through a device that forwards by Ethernet address (the
+/// bridge, a switch): from `g1` to `g2`, one subnet.
+pub const SWITCHED: Addresses = Addresses {
+    src_mac: G1_MAC,
+    dst_mac: G2_MAC,
+    src_ip: [10, 0, 1, 2],
+    dst_ip: [10, 0, 1, 3],
+    src_port: 5000,
+    dst_port: 6000,
+};
+
 fn mac(m: &[u8; 6]) -> String {
     m.iter()
         .map(|b| format!("{b:02x}"))
@@ -91,14 +102,7 @@ impl Testbed {
         hello[12..14].copy_from_slice(&[0x88, 0xb5]);
         self.rx.send(&hello);
         self.rx.flush()?;
-        Ok(Addresses {
-            src_mac: G1_MAC,
-            dst_mac: G2_MAC,
-            src_ip: [10, 0, 1, 2],
-            dst_ip: [10, 0, 1, 3],
-            src_port: 5000,
-            dst_port: 6000,
-        })
+        Ok(SWITCHED)
     }
 
     /// Linux IP forwarding from `d1` (10.0.1.1/24) to `d2` (10.0.2.1/24), with a
@@ -168,14 +172,7 @@ impl Testbed {
         ])?;
         ovs.ofctl(&["add-flow", "br0", "in_port=1,actions=output:2"])?;
         self.ovs = Some(ovs);
-        Ok(Addresses {
-            src_mac: G1_MAC,
-            dst_mac: G2_MAC,
-            src_ip: [10, 0, 1, 2],
-            dst_ip: [10, 0, 1, 3],
-            src_port: 5000,
-            dst_port: 6000,
-        })
+        Ok(SWITCHED)
     }
 }
 
@@ -245,14 +242,7 @@ impl Testbed {
             )));
         }
         self.pharos = Some(sw);
-        Ok(Addresses {
-            src_mac: G1_MAC,
-            dst_mac: G2_MAC,
-            src_ip: [10, 0, 1, 2],
-            dst_ip: [10, 0, 1, 3],
-            src_port: 5000,
-            dst_port: 6000,
-        })
+        Ok(SWITCHED)
     }
 
     /// Replaces the flows of the switch under test (`pharos switch` or Open vSwitch) with
