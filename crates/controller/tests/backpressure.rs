@@ -486,7 +486,12 @@ fn switches_that_stop_reading_are_paused_lose_nothing_and_resume() {
         }
         if let Some(line) = logs()
             .lines()
-            .find(|l| l.contains(&format!("peer={}", dead.peer)) && l.contains("disconnected"))
+            // Its dpid as well as its port: another test's switch may have had that port.
+            .find(|l| {
+                l.contains(&format!("peer={}", dead.peer))
+                    && l.contains(&format!("dpid={:016x}", dead.dpid))
+                    && l.contains("disconnected")
+            })
         {
             assert!(line.contains("stalled"), "{line}");
             assert!(line.contains("queued_bytes="), "{line}");

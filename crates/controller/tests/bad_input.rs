@@ -57,6 +57,9 @@ fn close_reason(peer: SocketAddr) -> Option<String> {
 /// set up (`handshake`: after its handshake), and checks that only the bad one is
 /// closed, with a logged reason.
 fn only_the_bad_one_closes(bad: Spec, handshake: bool, misbehave: impl FnOnce(&mut Emu)) -> String {
+    // An address of its own, so that its `peer=` field cannot be another test's.
+    let dpid = bad.dpid as u8;
+    let bad = bad.from(std::net::IpAddr::from([127, 66, 0, dpid]));
     let ctl = start(&config());
     let mut healthy = Emu::connect_and_handshake(ctl.addr, Spec::v13(0x600d), T).unwrap();
     assert_served(&mut healthy);
@@ -295,7 +298,12 @@ fn a_switch_that_stops_reading_is_paused_then_dropped_as_stalled() {
     let ctl = start(&config);
     let healthy = Emu::connect_and_handshake(ctl.addr, Spec::v10(0x600d), T).unwrap();
     let bg = healthy.in_background();
-    let sw = Emu::connect_and_handshake(ctl.addr, Spec::v10(0x510), T).unwrap();
+    let sw = Emu::connect_and_handshake(
+        ctl.addr,
+        Spec::v10(0x510).from([127, 66, 0, 0x10].into()),
+        T,
+    )
+    .unwrap();
     sw.shrink_receive_buffer();
     let peer = sw.local_addr();
     // A writer thread sends PACKET_INs until the controller closes the connection (the

@@ -14,7 +14,7 @@
 mod tables;
 
 use std::io::{self, ErrorKind, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use openflow::of13::multipart::{MultipartReply, MultipartReplyBody, MultipartRequestBody};
@@ -47,6 +47,10 @@ pub struct Spec {
     pub answer_echo: bool,
     /// Answer BARRIER_REQUEST.
     pub answer_barrier: bool,
+    /// The local address to connect from (`None`: the kernel's choice). Tests that
+    /// find a connection in the shared log by its `peer=` field give it an address of
+    /// its own: ports alone repeat across the controllers of one test binary.
+    pub source: Option<IpAddr>,
 }
 
 impl Spec {
@@ -62,6 +66,7 @@ impl Spec {
             answer_features: true,
             answer_echo: true,
             answer_barrier: true,
+            source: None,
         }
     }
 
@@ -81,6 +86,14 @@ impl Spec {
             hello_version: 0x06,
             bitmap: Some(0b111_1110),
             ..Spec::v13(dpid)
+        }
+    }
+
+    /// The same switch, connecting from `ip` (a loopback address such as 127.66.0.1).
+    pub fn from(self, ip: IpAddr) -> Spec {
+        Spec {
+            source: Some(ip),
+            ..self
         }
     }
 
@@ -152,7 +165,19 @@ impl Emu {
 
     /// Connects and sends nothing at all.
     pub fn connect_silent(addr: SocketAddr, spec: Spec) -> io::Result<Emu> {
-        let stream = TcpStream::connect(addr)?;
+        let stream = match spec.source {
+            None => TcpStream::connect(addr)?,
+            Some(ip) => {
+                let socket = socket2::Socket::new(
+                    socket2::Domain::for_address(addr),
+                    socket2::Type::STREAM,
+                    None,
+                )?;
+                socket.bind(&SocketAddr::new(ip, 0).into())?;
+                socket.connect(&addr.into())?;
+                socket.into()
+            }
+        };
         // Best effort: a controller that refuses (resets) the connection at once can
         // make this fail, and the caller is the one to find out, by reading.
         let _ = stream.set_nodelay(true);
