@@ -1,7 +1,7 @@
 //! `pharos bench datapath` end to end (issue 17): a short run against a Pharos switch
 //! and the Linux bridge, each between its own veth pairs in namespaces; both forward,
-//! the JSON has the paper's first two tests for each and the table test for the switch,
-//! and the ratio of the two in the same run; nothing is left behind.
+//! the JSON has the paper's tests for each (the table and mix tests for the switch
+//! only), and the ratio of the two in the same run; nothing is left behind.
 //!
 //! Needs root, iproute2 and Open vSwitch's `ovs-ofctl` (the Pharos switch's flow);
 //! `PHAROS_SKIP_LAB=1` skips it, recorded as the lab tests' skips are. Figures here are
@@ -42,6 +42,14 @@ fn a_pharos_switch_and_the_linux_bridge_measured_in_one_run() {
         ])
         .args([
             "--sizes", "64,1518", "--loads", "0.5", "--tables", "1,64", "--json",
+        ])
+        .args([
+            "--wildcards",
+            "4",
+            "--exact-shares",
+            "1,0",
+            "--fair-loads",
+            "1.2",
         ])
         .output()
         .unwrap();
@@ -92,8 +100,48 @@ fn a_pharos_switch_and_the_linux_bridge_measured_in_one_run() {
         } else {
             assert!(tables.is_empty(), "{r}");
         }
+        // The mix: 4 wildcard rules cover 256 flows of traffic; all of it matched by
+        // exact rules, then none (the wildcard rules alone forward it).
+        let mix = r["mix"].as_array().unwrap();
+        if r["dut"] == "pharos" {
+            let shares: Vec<(f64, u64)> = mix
+                .iter()
+                .map(|m| {
+                    (
+                        m["exact_share"].as_f64().unwrap(),
+                        m["exact_rules"].as_u64().unwrap(),
+                    )
+                })
+                .collect();
+            assert_eq!(shares, [(1.0, 256), (0.0, 0)], "{r}");
+            for m in mix {
+                assert!(m["point"]["received_pps"].as_f64().unwrap() > 0.0, "{m}");
+                assert!(m["ns_per_frame"].as_f64().unwrap() > 0.0, "{m}");
+            }
+        } else {
+            assert!(mix.is_empty(), "{r}");
+        }
+        // Fairness: two streams, one at 0.1 of the capacity, one at 1.2, both sent and
+        // both forwarded (in part), their loss difference reported.
+        let fair = r["fairness"].as_array().unwrap();
+        assert_eq!(fair.len(), 1, "{r}");
+        let f = &fair[0];
+        assert_eq!(f["load"].as_f64(), Some(1.2), "{f}");
+        let (steady, heavy) = (&f["steady"], &f["heavy"]);
+        for p in [steady, heavy] {
+            assert!(p["received_pps"].as_f64().unwrap() > 0.0, "{f}");
+        }
+        assert!(
+            heavy["offered_pps"].as_f64().unwrap() > 5.0 * steady["offered_pps"].as_f64().unwrap(),
+            "{f}"
+        );
+        let diff = steady["loss"].as_f64().unwrap() - heavy["loss"].as_f64().unwrap();
+        assert!(
+            (f["loss_difference"].as_f64().unwrap() - diff).abs() < 1e-9,
+            "{f}"
+        );
     }
-    let ratio = json["ratios_64_byte_throughput"]["pharos / bridge"]
+    let ratio = json["ratios"]["pharos / bridge"]
         .as_f64()
         .expect("the ratio of the two in this run");
     assert!(ratio > 0.0, "{json}");

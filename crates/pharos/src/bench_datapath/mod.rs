@@ -14,8 +14,18 @@
 //! 64-byte throughput and latency against offered load, under and over the capacity
 //! measured; and, for the switches, 64-byte throughput with 1 to 128 K exact-match
 //! flows and as many distinct flows of traffic (each frame a different source address
-//! from the last, cycling through all of them). Not yet: wildcard against exact and a
-//! traffic mix, and the fairness test.
+//! from the last, cycling through all of them).
+//!
+//! Then the paper's last two: wildcard against exact with a traffic mix (switches
+//! only), and fairness. For the mix, 1,000 wildcard rules (each a /26 of source
+//! addresses, spread over ten different sets of fields, so ten masks) cover 64,000
+//! flows of traffic, and exact rules of a higher priority take a share of those flows
+//! (1, 0.75, 0.5, 0.25, 0): the frames of that share match exactly, the others a
+//! wildcard rule, interleaved frame by frame. For fairness, two streams enter the same
+//! port (the paper's first scenario): one at a tenth of the 64-byte capacity, the
+//! other raised until the device is overloaded; the figure is the difference of their
+//! loss probabilities. Switches hold 64 K exact flows meanwhile, as in the paper. Not
+//! done: the paper's second scenario (the two streams on two input ports).
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -24,7 +34,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use ofswitch::datapath::gen::{probe_frame, run, Addresses, GenConfig, GenReport};
+use ofswitch::datapath::gen::{probe_frame, run, run_streams, Addresses, GenConfig, GenReport};
 use ofswitch::datapath::testbed::Testbed;
 use ofswitch::datapath::wait_readable;
 use serde::Serialize;
@@ -60,6 +70,16 @@ pub struct DatapathArgs {
     /// Exact-match table sizes of the table test (switches only; empty: skip it)
     #[arg(long, value_delimiter = ',', default_value = "1,8192,65536,131072")]
     tables: Vec<u32>,
+    /// Wildcard rules of the mix test, each covering 64 flows of traffic (0: skip it)
+    #[arg(long, default_value_t = 1000)]
+    wildcards: u32,
+    /// Shares of the mix test's traffic matching exact rules (the rest: wildcard ones)
+    #[arg(long, value_delimiter = ',', default_value = "1,0.75,0.5,0.25,0")]
+    exact_shares: Vec<f64>,
+    /// The overloading stream's loads in the fairness test, as fractions of the 64-byte
+    /// capacity (the other stream stays at 0.1; empty: skip the test)
+    #[arg(long, value_delimiter = ',', default_value = "0.4,0.6,0.9,1.2,1.5")]
+    fair_loads: Vec<f64>,
     /// JSON instead of tables
     #[arg(long)]
     json: bool,
@@ -75,6 +95,36 @@ struct DutResult {
     loads: Vec<Point>,
     /// 64-byte throughput with N exact flows and N flows of traffic (switches only).
     tables: Vec<TablePoint>,
+    /// 64-byte throughput against the share of traffic matching exact rules, the rest
+    /// matching wildcard ones (switches only).
+    mix: Vec<MixPoint>,
+    /// Two streams on one port, one at 0.1 of the capacity, one overloading.
+    fairness: Vec<FairPoint>,
+}
+
+#[derive(Debug, Serialize)]
+struct MixPoint {
+    /// The share of frames that match an exact rule.
+    exact_share: f64,
+    exact_rules: u32,
+    wildcard_rules: u32,
+    point: Point,
+    /// Nanoseconds of the device's core per frame forwarded (1e9 / received pps: the
+    /// device is saturated on its one core).
+    ns_per_frame: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct FairPoint {
+    /// The overloading stream's load, as a fraction of the capacity.
+    load: f64,
+    /// The steady stream (0.1 of the capacity).
+    steady: Point,
+    /// The overloading one.
+    heavy: Point,
+    /// Loss probability of the steady stream minus the heavy one's (positive: the heavy
+    /// stream got more than its share).
+    loss_difference: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -143,7 +193,16 @@ fn pin_process(pid: i32, cpu: usize) -> anyhow::Result<()> {
 /// Sends a probe until one comes out (a flow reaches a switch's data path a moment after
 /// it is added), for up to 10 s.
 fn wait_forwarding(bed: &mut Testbed, addrs: &Addresses) -> anyhow::Result<()> {
-    let probe = probe_frame(addrs, 64);
+    wait_forwarding_flow(bed, addrs, 0)
+}
+
+/// [`wait_forwarding`] with a probe of flow `flow` (source address `src_ip + flow`).
+fn wait_forwarding_flow(bed: &mut Testbed, addrs: &Addresses, flow: u32) -> anyhow::Result<()> {
+    let mut from = *addrs;
+    from.src_ip = u32::from_be_bytes(addrs.src_ip)
+        .wrapping_add(flow)
+        .to_be_bytes();
+    let probe = probe_frame(&from, 64);
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         bed.tx.send(&probe);
@@ -258,12 +317,138 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
             });
         }
     }
+    let mut mix: Vec<MixPoint> = Vec::new();
+    if matches!(dut, "pharos" | "ovs") && a.wildcards > 0 {
+        // The traffic's first source address aligned to 64, so that each /26 rule
+        // covers 64 flows of traffic.
+        let src = u32::from_be_bytes(addrs.src_ip);
+        let first_flow = src.next_multiple_of(64) - src;
+        let flows = a.wildcards * 64;
+        for &share in &a.exact_shares {
+            let (file, exact_rules) = mix_flows_file(&addrs, first_flow, a.wildcards, share)?;
+            let replaced = bed.replace_flows(&file);
+            let _ = std::fs::remove_file(&file);
+            replaced.with_context(|| format!("the mix flows into {dut}"))?;
+            wait_forwarding_flow(&mut bed, &addrs, first_flow)
+                .with_context(|| format!("{dut} with the mix flows"))?;
+            let r = run(
+                &mut bed.tx,
+                &mut bed.rx,
+                &addrs,
+                &GenConfig {
+                    size: 64,
+                    duration,
+                    flows,
+                    first_flow,
+                    ..GenConfig::default()
+                },
+            );
+            mix.push(MixPoint {
+                exact_share: share,
+                exact_rules,
+                wildcard_rules: a.wildcards,
+                ns_per_frame: 1e9 / r.received_pps.max(1.0),
+                point: Point::of(&r, None),
+            });
+        }
+    }
+    let mut fairness = Vec::new();
+    if !a.fair_loads.is_empty() {
+        if matches!(dut, "pharos" | "ovs") {
+            let file = exact_flows_file(&addrs, 65536)?;
+            let replaced = bed.replace_flows(&file);
+            let _ = std::fs::remove_file(&file);
+            replaced.with_context(|| format!("64 K exact flows into {dut}"))?;
+            wait_forwarding(&mut bed, &addrs)
+                .with_context(|| format!("{dut} with 64 K exact flows"))?;
+        }
+        let steady = GenConfig {
+            size: 64,
+            rate_pps: ((capacity * 0.1) as u64).max(1),
+            duration,
+            batch: 16,
+            ..GenConfig::default()
+        };
+        for &load in &a.fair_loads {
+            let heavy = GenConfig {
+                rate_pps: ((capacity * load) as u64).max(1),
+                first_flow: 1,
+                ..steady
+            };
+            let r = run_streams(&mut bed.tx, &mut bed.rx, &addrs, &[steady, heavy]);
+            fairness.push(FairPoint {
+                load,
+                loss_difference: r[0].loss - r[1].loss,
+                steady: Point::of(&r[0], Some(0.1)),
+                heavy: Point::of(&r[1], Some(load)),
+            });
+        }
+    }
     Ok(DutResult {
         dut: dut.to_string(),
         sizes,
         loads,
         tables,
+        mix,
+        fairness,
     })
+}
+
+/// A file of flows for the mix test, in `ovs-ofctl add-flows` syntax: `wildcards`
+/// rules of priority 100, rule `j` matching the /26 of source addresses from
+/// `src_ip + first_flow + 64 j` plus one of ten sets of other fields (each matching the
+/// generator's frames, so that the rules use ten masks), out of port 2; and, at
+/// priority 200, one exact rule (every field of OpenFlow 1.0's match) for each flow
+/// `k` of the traffic with `k % 100 < exact_share * 100`, also out of port 2. Returns
+/// the path and the number of exact rules.
+fn mix_flows_file(
+    a: &Addresses,
+    first_flow: u32,
+    wildcards: u32,
+    exact_share: f64,
+) -> anyhow::Result<(PathBuf, u32)> {
+    use std::io::Write as _;
+    use std::net::Ipv4Addr;
+    let path = std::env::temp_dir().join(format!("pharos-datapath-mix-{}", std::process::id()));
+    let base = u32::from_be_bytes(a.src_ip).wrapping_add(first_flow);
+    let dst = Ipv4Addr::from(a.dst_ip);
+    let dst24 = Ipv4Addr::from(u32::from_be_bytes(a.dst_ip) & 0xffff_ff00);
+    let (sp, dp) = (a.src_port, a.dst_port);
+    let (smac, dmac) = (colon_mac(&a.src_mac), colon_mac(&a.dst_mac));
+    let extras = [
+        String::new(),
+        format!(",tp_dst={dp}"),
+        format!(",tp_src={sp}"),
+        format!(",nw_dst={dst}"),
+        format!(",dl_src={smac}"),
+        format!(",dl_dst={dmac}"),
+        ",in_port=1".to_string(),
+        ",nw_tos=0".to_string(),
+        format!(",tp_src={sp},tp_dst={dp}"),
+        format!(",nw_dst={dst24}/24"),
+    ];
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
+    for j in 0..wildcards {
+        writeln!(
+            f,
+            "priority=100,udp,nw_src={}/26{},actions=output:2",
+            Ipv4Addr::from(base.wrapping_add(64 * j)),
+            extras[j as usize % extras.len()]
+        )?;
+    }
+    let percent = (exact_share * 100.0).round() as u32;
+    let mut exact = 0;
+    for k in (0..wildcards * 64).filter(|k| k % 100 < percent) {
+        writeln!(
+            f,
+            "priority=200,in_port=1,dl_src={smac},dl_dst={dmac},vlan_tci=0x0000,udp,\
+             nw_src={},nw_dst={dst},nw_tos=0,tp_src={sp},tp_dst={dp},actions=output:2",
+            Ipv4Addr::from(base.wrapping_add(k)),
+        )?;
+        exact += 1;
+    }
+    f.flush()?;
+    Ok((path, exact))
 }
 
 /// A file of `n` flows in `ovs-ofctl add-flows` syntax, each matching exactly (every
@@ -273,12 +458,7 @@ fn exact_flows_file(a: &Addresses, n: u32) -> anyhow::Result<PathBuf> {
     use std::io::Write as _;
     let path =
         std::env::temp_dir().join(format!("pharos-datapath-flows-{}-{n}", std::process::id()));
-    let mac = |m: &[u8; 6]| {
-        m.iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<Vec<_>>()
-            .join(":")
-    };
+    let mac = colon_mac;
     let src = u32::from_be_bytes(a.src_ip);
     let dst = std::net::Ipv4Addr::from(a.dst_ip);
     let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
@@ -296,6 +476,13 @@ fn exact_flows_file(a: &Addresses, n: u32) -> anyhow::Result<PathBuf> {
     }
     f.flush()?;
     Ok(path)
+}
+
+fn colon_mac(m: &[u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 fn name(dut: &str) -> &str {
@@ -373,6 +560,51 @@ pub fn run_cmd(a: DatapathArgs) -> anyhow::Result<ExitCode> {
                     );
                 }
             }
+            if !r.mix.is_empty() {
+                println!(
+                    "\n## {}: 64-byte frames, {} wildcard rules (ten masks) and exact rules for a \
+                     share of {} flows of traffic\n",
+                    name(dut),
+                    a.wildcards,
+                    a.wildcards * 64
+                );
+                println!(
+                    "| exact share | exact rules | received pps | ns per frame | p50 µs | p99 µs |"
+                );
+                println!("|---:|---:|---:|---:|---:|---:|");
+                for m in &r.mix {
+                    println!(
+                        "| {:.2} | {} | {:.0} | {:.0} | {:.1} | {:.1} |",
+                        m.exact_share,
+                        m.exact_rules,
+                        m.point.received_pps,
+                        m.ns_per_frame,
+                        m.point.latency_us[0],
+                        m.point.latency_us[2]
+                    );
+                }
+            }
+            if !r.fairness.is_empty() {
+                println!(
+                    "\n## {}: fairness, two 64-byte streams into one port (loads of the capacity)\n",
+                    name(dut)
+                );
+                println!(
+                    "| heavy load | steady offered pps | heavy offered pps | steady loss | heavy loss | difference |"
+                );
+                println!("|---:|---:|---:|---:|---:|---:|");
+                for f in &r.fairness {
+                    println!(
+                        "| {:.2} | {:.0} | {:.0} | {:.4} | {:.4} | {:+.4} |",
+                        f.load,
+                        f.steady.offered_pps,
+                        f.heavy.offered_pps,
+                        f.steady.loss,
+                        f.heavy.loss,
+                        f.loss_difference
+                    );
+                }
+            }
         }
         results.push(r);
     }
@@ -383,13 +615,48 @@ pub fn run_cmd(a: DatapathArgs) -> anyhow::Result<ExitCode> {
             .and_then(|r| r.sizes.iter().find(|p| p.size == 64))
             .map(|p| p.received_pps)
     };
-    let ratios: Vec<(String, f64)> = match base("pharos") {
+    let mut ratios: Vec<(String, f64)> = match base("pharos") {
         Some(ours) => ["ovs", "bridge", "ip"]
             .iter()
             .filter_map(|d| base(d).map(|b| (format!("pharos / {d}"), ours / b)))
             .collect(),
         None => Vec::new(),
     };
+    for r in &results {
+        if let [first, .., last] = &r.tables[..] {
+            ratios.push((
+                format!(
+                    "{}: {} exact flows / {} (throughput)",
+                    r.dut, last.flows, first.flows
+                ),
+                last.of_smallest,
+            ));
+        }
+        let share = |s: f64| r.mix.iter().find(|m| m.exact_share == s);
+        if let (Some(exact), Some(wild)) = (share(1.0), share(0.0)) {
+            ratios.push((
+                format!(
+                    "{}: cost of a frame matching one of {} wildcard rules / an exact one (ns per frame)",
+                    r.dut, wild.wildcard_rules
+                ),
+                wild.ns_per_frame / exact.ns_per_frame,
+            ));
+        }
+        if let Some(worst) = r
+            .fairness
+            .iter()
+            .map(|f| f.loss_difference.abs())
+            .reduce(f64::max)
+        {
+            ratios.push((
+                format!(
+                    "{}: largest fairness difference of loss probabilities",
+                    r.dut
+                ),
+                worst,
+            ));
+        }
+    }
     if a.json {
         let ratios: serde_json::Map<String, serde_json::Value> = ratios
             .iter()
@@ -400,11 +667,11 @@ pub fn run_cmd(a: DatapathArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_string_pretty(&serde_json::json!({
                 "seconds": a.seconds,
                 "results": results,
-                "ratios_64_byte_throughput": ratios,
+                "ratios": ratios,
             }))?
         );
     } else if !ratios.is_empty() {
-        println!("\n## 64-byte throughput, ratios in this run\n");
+        println!("\n## Ratios in this run\n");
         for (k, v) in &ratios {
             println!("- {k}: {v:.3}");
         }

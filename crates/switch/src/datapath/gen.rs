@@ -45,8 +45,11 @@ pub struct GenConfig {
     pub rate_pps: u64,
     /// How long to send.
     pub duration: Duration,
-    /// Distinct flows (source addresses `src_ip + k`), cycled frame by frame.
+    /// Distinct flows (source addresses `src_ip + first_flow + k`, `k < flows`), cycled
+    /// frame by frame.
     pub flows: u32,
+    /// The first flow's offset from `src_ip`.
+    pub first_flow: u32,
     /// Frames queued per flush at most.
     pub batch: usize,
     /// How long the receiver keeps reading after the sender stops.
@@ -60,6 +63,7 @@ impl Default for GenConfig {
             rate_pps: 0,
             duration: Duration::from_secs(2),
             flows: 1,
+            first_flow: 0,
             batch: 64,
             drain: Duration::from_millis(200),
         }
@@ -235,97 +239,168 @@ struct RxTally {
 
 /// Sends on `tx` and receives on `rx` (two threads) for one run.
 pub fn run(tx: &mut Port, rx: &mut Port, addrs: &Addresses, cfg: &GenConfig) -> GenReport {
-    let tag = (realtime_ns() as u32) | 1;
+    run_streams(tx, rx, addrs, std::slice::from_ref(cfg))[0]
+}
+
+/// Sends several streams at once on `tx` (one thread, each stream on its own schedule,
+/// merged frame by frame in due-time order) and receives them on `rx`, each counted
+/// apart by its own run tag: the paper's fairness test. The frame size, duration,
+/// batch and drain are the first stream's; each stream has its own rate and flows
+/// (give them different `first_flow`s to tell them apart on the wire too). One report
+/// per stream.
+pub fn run_streams(
+    tx: &mut Port,
+    rx: &mut Port,
+    addrs: &Addresses,
+    streams: &[GenConfig],
+) -> Vec<GenReport> {
+    let Some(first) = streams.first() else {
+        return Vec::new();
+    };
+    let base = (realtime_ns() as u32) | 1;
+    // Odd, distinct, never 0 (a probe's tag).
+    let tags: Vec<u32> = (0..streams.len() as u32)
+        .map(|i| base.wrapping_add(2 * i) | 1)
+        .collect();
     let stop = AtomicBool::new(false);
-    let (sent, duration, tally) = std::thread::scope(|s| {
-        let receiver = s.spawn(|| receive(rx, tag, &stop));
-        let (sent, duration) = send(tx, addrs, cfg, tag);
-        std::thread::sleep(cfg.drain);
+    let (sent, duration, tallies) = std::thread::scope(|s| {
+        let receiver = s.spawn(|| receive(rx, &tags, &stop));
+        let (sent, duration) = send(tx, addrs, first, streams, &tags);
+        std::thread::sleep(first.drain);
         stop.store(true, Ordering::Relaxed);
         (sent, duration, receiver.join().expect("receiver thread"))
     });
     let secs = duration.as_secs_f64().max(1e-9);
-    let h = &tally.histogram;
-    GenReport {
-        size: cfg.size,
-        sent,
-        received: tally.received,
-        reordered: tally.reordered,
-        duration,
-        offered_pps: sent as f64 / secs,
-        received_pps: tally.received as f64 / secs,
-        loss: if sent == 0 {
-            0.0
-        } else {
-            1.0 - tally.received as f64 / sent as f64
-        },
-        latency_ns: [
-            h.quantile(0.5),
-            h.quantile(0.9),
-            h.quantile(0.99),
-            h.quantile(0.999),
-            h.max,
-        ],
-    }
+    sent.iter()
+        .zip(&tallies)
+        .map(|(&sent, tally)| {
+            let h = &tally.histogram;
+            GenReport {
+                size: first.size,
+                sent,
+                received: tally.received,
+                reordered: tally.reordered,
+                duration,
+                offered_pps: sent as f64 / secs,
+                received_pps: tally.received as f64 / secs,
+                loss: if sent == 0 {
+                    0.0
+                } else {
+                    1.0 - tally.received as f64 / sent as f64
+                },
+                latency_ns: [
+                    h.quantile(0.5),
+                    h.quantile(0.9),
+                    h.quantile(0.99),
+                    h.quantile(0.999),
+                    h.max,
+                ],
+            }
+        })
+        .collect()
 }
 
-/// The sender: paces batches to `rate_pps` (or fills the ring as fast as it drains),
-/// returns the frames sent and the sending time.
-fn send(tx: &mut Port, addrs: &Addresses, cfg: &GenConfig, tag: u32) -> (u64, Duration) {
-    let mut t = Template::new(addrs, cfg.size, tag);
-    let flows = cfg.flows.max(1);
-    let batch = cfg.batch.max(1) as u64;
+/// One stream's sending state.
+struct Sending {
+    template: Template,
+    sent: u64,
+    flow: u32,
+}
+
+/// When frame number `n` of a stream of `rate_pps` is due, in ns from the start (rate
+/// 0: at once).
+fn due_ns(n: u64, rate_pps: u64) -> u64 {
+    n.saturating_mul(1_000_000_000)
+        .checked_div(rate_pps)
+        .unwrap_or(0)
+}
+
+/// The sender: every frame of every stream has its due time (rate 0: at once); frames
+/// go out in due-time order across streams, up to `common.batch` at a time, as soon as
+/// they are due (or, at rate 0, as fast as the ring drains). Merging by due time keeps
+/// each stream as smooth as it would be alone: a stream sent in bursts beside a smooth
+/// one would lose more of its frames in a drop-tail queue for being bursty, not for
+/// being larger. Returns the frames sent per stream and the sending time.
+fn send(
+    tx: &mut Port,
+    addrs: &Addresses,
+    common: &GenConfig,
+    streams: &[GenConfig],
+    tags: &[u32],
+) -> (Vec<u64>, Duration) {
+    let mut state: Vec<Sending> = tags
+        .iter()
+        .map(|&tag| Sending {
+            template: Template::new(addrs, common.size, tag),
+            sent: 0,
+            flow: 0,
+        })
+        .collect();
+    let batch = common.batch.max(1);
     let start = Instant::now();
-    let mut sent: u64 = 0;
-    let mut flow = 0u32;
     loop {
         let elapsed = start.elapsed();
-        if elapsed >= cfg.duration {
+        if elapsed >= common.duration {
             break;
         }
-        let due = if cfg.rate_pps == 0 {
-            sent + batch
-        } else {
-            (elapsed.as_nanos() as u64).saturating_mul(cfg.rate_pps) / 1_000_000_000
-        };
-        let n = due.saturating_sub(sent).min(batch);
-        if n == 0 {
-            // Ahead of the schedule: wait (sleep when a whole batch is far away).
-            let next_ns = (sent + 1) * 1_000_000_000 / cfg.rate_pps.max(1);
-            let wait = Duration::from_nanos(next_ns).saturating_sub(elapsed);
-            if wait > Duration::from_micros(200) {
-                std::thread::sleep(wait - Duration::from_micros(100));
-            } else {
-                std::hint::spin_loop();
-            }
-            continue;
-        }
+        let now_ns = elapsed.as_nanos() as u64;
         let mut queued = 0;
-        while queued < n {
-            let frame = t.frame(sent as u32, flow);
+        // The next frame due over all streams (ties: the stream that sent least).
+        let next = |state: &[Sending]| {
+            streams
+                .iter()
+                .zip(state)
+                .enumerate()
+                .min_by_key(|(_, (cfg, st))| (due_ns(st.sent, cfg.rate_pps), st.sent))
+                .map(|(i, (cfg, st))| (i, due_ns(st.sent, cfg.rate_pps)))
+        };
+        while queued < batch {
+            let Some((i, due)) = next(&state) else { break };
+            if due > now_ns {
+                break;
+            }
+            let (cfg, st) = (&streams[i], &mut state[i]);
+            let frame = st
+                .template
+                .frame(st.sent as u32, cfg.first_flow.wrapping_add(st.flow));
             if tx.send(frame) {
                 queued += 1;
-                sent += 1;
-                flow = if flow + 1 == flows { 0 } else { flow + 1 };
+                st.sent += 1;
+                st.flow = if st.flow + 1 >= cfg.flows.max(1) {
+                    0
+                } else {
+                    st.flow + 1
+                };
             } else {
                 // Ring full: hand the kernel what is queued, retry.
                 let _ = tx.flush();
                 std::hint::spin_loop();
             }
         }
-        let _ = tx.flush();
+        if queued > 0 {
+            let _ = tx.flush();
+            continue;
+        }
+        // Nothing due yet: wait (sleep when the next frame is far away).
+        let Some((_, due)) = next(&state) else { break };
+        let wait = Duration::from_nanos(due).saturating_sub(start.elapsed());
+        if wait > Duration::from_micros(200) {
+            std::thread::sleep(wait - Duration::from_micros(100));
+        } else {
+            std::hint::spin_loop();
+        }
     }
     let duration = start.elapsed();
     while tx.tx_pending() > 0 && start.elapsed() < duration + Duration::from_millis(100) {
         let _ = tx.flush();
     }
-    (sent, duration)
+    (state.iter().map(|s| s.sent).collect(), duration)
 }
 
-/// The receiver: reads until `stop`, counting this run's frames.
-fn receive(rx: &mut Port, tag: u32, stop: &AtomicBool) -> RxTally {
-    let mut t = RxTally::default();
-    let mut max_seq: Option<u32> = None;
+/// The receiver: reads until `stop`, counting the frames of each run tag in `tags`.
+fn receive(rx: &mut Port, tags: &[u32], stop: &AtomicBool) -> Vec<RxTally> {
+    let mut tallies: Vec<RxTally> = tags.iter().map(|_| RxTally::default()).collect();
+    let mut max_seq: Vec<Option<u32>> = vec![None; tags.len()];
     loop {
         let stopping = stop.load(Ordering::Relaxed);
         if !rx.rx_ready() {
@@ -335,19 +410,20 @@ fn receive(rx: &mut Port, tag: u32, stop: &AtomicBool) -> RxTally {
             wait_readable(rx.as_raw_fd(), 2);
         }
         rx.recv_batch_meta(512, |f, meta| {
-            if f.len() < HEADERS + PAYLOAD
-                || f[12..14] != [0x08, 0x00]
-                || f[23] != 17
-                || f[HEADERS + 12..HEADERS + 16] != tag.to_be_bytes()
-            {
+            if f.len() < HEADERS + PAYLOAD || f[12..14] != [0x08, 0x00] || f[23] != 17 {
                 return;
             }
+            let tag = u32::from_be_bytes(f[HEADERS + 12..HEADERS + 16].try_into().unwrap());
+            let Some(i) = tags.iter().position(|&t| t == tag) else {
+                return;
+            };
+            let t = &mut tallies[i];
             let seq = u32::from_be_bytes(f[HEADERS..HEADERS + 4].try_into().unwrap());
             let sent_at = u64::from_be_bytes(f[HEADERS + 4..HEADERS + 12].try_into().unwrap());
             t.received += 1;
-            match max_seq {
+            match max_seq[i] {
                 Some(m) if seq < m => t.reordered += 1,
-                _ => max_seq = Some(seq),
+                _ => max_seq[i] = Some(seq),
             }
             // The kernel's stamp, unless it is not a realtime one (then now).
             let at = if meta.timestamp_ns >= sent_at && meta.timestamp_ns - sent_at < 10_000_000_000
@@ -359,7 +435,7 @@ fn receive(rx: &mut Port, tag: u32, stop: &AtomicBool) -> RxTally {
             t.histogram.record(at.saturating_sub(sent_at));
         });
     }
-    t
+    tallies
 }
 
 #[cfg(test)]

@@ -505,6 +505,28 @@ mod tests {
     }
 
     #[test]
+    fn two_streams_on_one_port_are_paced_and_counted_apart() {
+        let mut bed = Testbed::new().unwrap();
+        let addrs = bed.linux_bridge().unwrap();
+        let slow = light(64);
+        let fast = GenConfig {
+            rate_pps: 60_000,
+            first_flow: 1,
+            ..light(64)
+        };
+        let r = super::super::gen::run_streams(&mut bed.tx, &mut bed.rx, &addrs, &[slow, fast]);
+        assert_eq!(r.len(), 2);
+        for (got, want) in r.iter().zip([20_000.0, 60_000.0]) {
+            assert!(got.sent > 0 && got.received == got.sent, "{got:?}");
+            assert!(
+                (got.offered_pps - want).abs() < want * 0.2,
+                "offered {} for {want}: {got:?}",
+                got.offered_pps
+            );
+        }
+    }
+
+    #[test]
     fn open_vswitch_userspace_forwards_by_its_flow() {
         let mut bed = Testbed::new().unwrap();
         let addrs = bed.ovs_userspace().unwrap();
