@@ -22,10 +22,10 @@
 //! flows of traffic, and exact rules of a higher priority take a share of those flows
 //! (1, 0.75, 0.5, 0.25, 0): the frames of that share match exactly, the others a
 //! wildcard rule, interleaved frame by frame. For fairness, two streams enter the same
-//! port (the paper's first scenario): one at a tenth of the 64-byte capacity, the
-//! other raised until the device is overloaded; the figure is the difference of their
-//! loss probabilities. Switches hold 64 K exact flows meanwhile, as in the paper. Not
-//! done: the paper's second scenario (the two streams on two input ports).
+//! port (the paper's first scenario), then two ports (its second): one at a tenth of
+//! the 64-byte capacity, the other raised until the device is overloaded; the figure
+//! is the difference of their loss probabilities. Switches hold 64 K exact flows
+//! meanwhile, as in the paper.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -34,7 +34,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use ofswitch::datapath::gen::{probe_frame, run, run_streams, Addresses, GenConfig, GenReport};
+use ofswitch::datapath::gen::{
+    probe_frame, run, run_streams, Addresses, GenConfig, GenReport, Stream,
+};
 use ofswitch::datapath::testbed::Testbed;
 use ofswitch::datapath::wait_readable;
 use serde::Serialize;
@@ -116,6 +118,9 @@ struct MixPoint {
 
 #[derive(Debug, Serialize)]
 struct FairPoint {
+    /// Input ports: 1, both streams on the same port (the paper's first scenario); 2,
+    /// each on its own (the second).
+    inputs: u8,
     /// The overloading stream's load, as a fraction of the capacity.
     load: f64,
     /// The steady stream (0.1 of the capacity).
@@ -193,11 +198,17 @@ fn pin_process(pid: i32, cpu: usize) -> anyhow::Result<()> {
 /// Sends a probe until one comes out (a flow reaches a switch's data path a moment after
 /// it is added), for up to 10 s.
 fn wait_forwarding(bed: &mut Testbed, addrs: &Addresses) -> anyhow::Result<()> {
-    wait_forwarding_flow(bed, addrs, 0)
+    wait_forwarding_from(bed, addrs, 0, false)
 }
 
-/// [`wait_forwarding`] with a probe of flow `flow` (source address `src_ip + flow`).
-fn wait_forwarding_flow(bed: &mut Testbed, addrs: &Addresses, flow: u32) -> anyhow::Result<()> {
+/// [`wait_forwarding`] with a probe of flow `flow` (source address `src_ip + flow`),
+/// sent on the generator's second port `g3` if `third`.
+fn wait_forwarding_from(
+    bed: &mut Testbed,
+    addrs: &Addresses,
+    flow: u32,
+    third: bool,
+) -> anyhow::Result<()> {
     let mut from = *addrs;
     from.src_ip = u32::from_be_bytes(addrs.src_ip)
         .wrapping_add(flow)
@@ -205,8 +216,9 @@ fn wait_forwarding_flow(bed: &mut Testbed, addrs: &Addresses, flow: u32) -> anyh
     let probe = probe_frame(&from, 64);
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
-        bed.tx.send(&probe);
-        bed.tx.flush()?;
+        let tx = if third { &mut bed.tx3 } else { &mut bed.tx };
+        tx.send(&probe);
+        tx.flush()?;
         wait_readable(bed.rx.as_raw_fd(), 50);
         let mut through = false;
         // The UDP payload (after Ethernet, IPv4 and UDP headers): IP forwarding rewrites
@@ -329,7 +341,7 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
             let replaced = bed.replace_flows(&file);
             let _ = std::fs::remove_file(&file);
             replaced.with_context(|| format!("the mix flows into {dut}"))?;
-            wait_forwarding_flow(&mut bed, &addrs, first_flow)
+            wait_forwarding_from(&mut bed, &addrs, first_flow, false)
                 .with_context(|| format!("{dut} with the mix flows"))?;
             let r = run(
                 &mut bed.tx,
@@ -354,13 +366,19 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
     }
     let mut fairness = Vec::new();
     if !a.fair_loads.is_empty() {
+        let addrs3 = bed
+            .addrs3
+            .context("the test bed's second input has no addresses")?;
         if matches!(dut, "pharos" | "ovs") {
-            let file = exact_flows_file(&addrs, 65536)?;
+            // 64 K exact flows as in the paper: half for each input.
+            let file = exact_flows_file_of(&[(&addrs, 32768, 1), (&addrs3, 32768, 3)])?;
             let replaced = bed.replace_flows(&file);
             let _ = std::fs::remove_file(&file);
             replaced.with_context(|| format!("64 K exact flows into {dut}"))?;
             wait_forwarding(&mut bed, &addrs)
                 .with_context(|| format!("{dut} with 64 K exact flows"))?;
+            wait_forwarding_from(&mut bed, &addrs3, 0, true)
+                .with_context(|| format!("{dut} with 64 K exact flows, from its third port"))?;
         }
         let steady = GenConfig {
             size: 64,
@@ -369,19 +387,37 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
             batch: 16,
             ..GenConfig::default()
         };
-        for &load in &a.fair_loads {
-            let heavy = GenConfig {
-                rate_pps: ((capacity * load) as u64).max(1),
-                first_flow: 1,
-                ..steady
-            };
-            let r = run_streams(&mut bed.tx, &mut bed.rx, &addrs, &[steady, heavy]);
-            fairness.push(FairPoint {
-                load,
-                loss_difference: r[0].loss - r[1].loss,
-                steady: Point::of(&r[0], Some(0.1)),
-                heavy: Point::of(&r[1], Some(load)),
-            });
+        for inputs in [1, 2] {
+            for &load in &a.fair_loads {
+                let heavy = GenConfig {
+                    rate_pps: ((capacity * load) as u64).max(1),
+                    // On one port, the heavy stream is told apart by its source address.
+                    first_flow: if inputs == 1 { 1 } else { 0 },
+                    ..steady
+                };
+                let (port, from) = if inputs == 1 { (0, addrs) } else { (1, addrs3) };
+                let streams = [
+                    Stream {
+                        port: 0,
+                        addrs,
+                        cfg: steady,
+                    },
+                    Stream {
+                        port,
+                        addrs: from,
+                        cfg: heavy,
+                    },
+                ];
+                let Testbed { tx, tx3, rx, .. } = &mut bed;
+                let r = run_streams(&mut [tx, tx3], rx, &streams);
+                fairness.push(FairPoint {
+                    inputs,
+                    load,
+                    loss_difference: r[0].loss - r[1].loss,
+                    steady: Point::of(&r[0], Some(0.1)),
+                    heavy: Point::of(&r[1], Some(load)),
+                });
+            }
         }
     }
     Ok(DutResult {
@@ -455,24 +491,31 @@ fn mix_flows_file(
 /// field of OpenFlow 1.0's match) the generator's frames of one source address, out of
 /// port 2.
 fn exact_flows_file(a: &Addresses, n: u32) -> anyhow::Result<PathBuf> {
+    exact_flows_file_of(&[(a, n, 1)])
+}
+
+/// [`exact_flows_file`] for several inputs: `n` flows of `a`'s frames entering port
+/// `in_port`, for each `(a, n, in_port)`.
+fn exact_flows_file_of(sets: &[(&Addresses, u32, u16)]) -> anyhow::Result<PathBuf> {
     use std::io::Write as _;
+    let n: u32 = sets.iter().map(|s| s.1).sum();
     let path =
         std::env::temp_dir().join(format!("pharos-datapath-flows-{}-{n}", std::process::id()));
-    let mac = colon_mac;
-    let src = u32::from_be_bytes(a.src_ip);
-    let dst = std::net::Ipv4Addr::from(a.dst_ip);
     let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
-    for k in 0..n {
-        writeln!(
-            f,
-            "priority=100,in_port=1,dl_src={},dl_dst={},vlan_tci=0x0000,udp,nw_src={},nw_dst={dst},\
-             nw_tos=0,tp_src={},tp_dst={},actions=output:2",
-            mac(&a.src_mac),
-            mac(&a.dst_mac),
-            std::net::Ipv4Addr::from(src.wrapping_add(k)),
-            a.src_port,
-            a.dst_port
-        )?;
+    for &(a, n, in_port) in sets {
+        let (smac, dmac) = (colon_mac(&a.src_mac), colon_mac(&a.dst_mac));
+        let src = u32::from_be_bytes(a.src_ip);
+        let dst = std::net::Ipv4Addr::from(a.dst_ip);
+        for k in 0..n {
+            writeln!(
+                f,
+                "priority=100,in_port={in_port},dl_src={smac},dl_dst={dmac},vlan_tci=0x0000,udp,\
+                 nw_src={},nw_dst={dst},nw_tos=0,tp_src={},tp_dst={},actions=output:2",
+                std::net::Ipv4Addr::from(src.wrapping_add(k)),
+                a.src_port,
+                a.dst_port
+            )?;
+        }
     }
     f.flush()?;
     Ok(path)
@@ -586,16 +629,18 @@ pub fn run_cmd(a: DatapathArgs) -> anyhow::Result<ExitCode> {
             }
             if !r.fairness.is_empty() {
                 println!(
-                    "\n## {}: fairness, two 64-byte streams into one port (loads of the capacity)\n",
+                    "\n## {}: fairness, two 64-byte streams into one port, then into two \
+                     (loads of the capacity)\n",
                     name(dut)
                 );
                 println!(
-                    "| heavy load | steady offered pps | heavy offered pps | steady loss | heavy loss | difference |"
+                    "| inputs | heavy load | steady offered pps | heavy offered pps | steady loss | heavy loss | difference |"
                 );
-                println!("|---:|---:|---:|---:|---:|---:|");
+                println!("|---:|---:|---:|---:|---:|---:|---:|");
                 for f in &r.fairness {
                     println!(
-                        "| {:.2} | {:.0} | {:.0} | {:.4} | {:.4} | {:+.4} |",
+                        "| {} | {:.2} | {:.0} | {:.0} | {:.4} | {:.4} | {:+.4} |",
+                        f.inputs,
                         f.load,
                         f.steady.offered_pps,
                         f.heavy.offered_pps,
@@ -642,19 +687,22 @@ pub fn run_cmd(a: DatapathArgs) -> anyhow::Result<ExitCode> {
                 wild.ns_per_frame / exact.ns_per_frame,
             ));
         }
-        if let Some(worst) = r
-            .fairness
-            .iter()
-            .map(|f| f.loss_difference.abs())
-            .reduce(f64::max)
-        {
-            ratios.push((
-                format!(
-                    "{}: largest fairness difference of loss probabilities",
-                    r.dut
-                ),
-                worst,
-            ));
+        for inputs in [1, 2] {
+            if let Some(worst) = r
+                .fairness
+                .iter()
+                .filter(|f| f.inputs == inputs)
+                .map(|f| f.loss_difference.abs())
+                .reduce(f64::max)
+            {
+                ratios.push((
+                    format!(
+                        "{}: largest difference of loss probabilities, {inputs} input(s)",
+                        r.dut
+                    ),
+                    worst,
+                ));
+            }
         }
     }
     if a.json {

@@ -239,24 +239,41 @@ struct RxTally {
 
 /// Sends on `tx` and receives on `rx` (two threads) for one run.
 pub fn run(tx: &mut Port, rx: &mut Port, addrs: &Addresses, cfg: &GenConfig) -> GenReport {
-    run_streams(tx, rx, addrs, std::slice::from_ref(cfg))[0]
+    let stream = Stream {
+        port: 0,
+        addrs: *addrs,
+        cfg: *cfg,
+    };
+    run_streams(&mut [tx], rx, &[stream])[0]
 }
 
-/// Sends several streams at once on `tx` (one thread, each stream on its own schedule,
-/// merged frame by frame in due-time order) and receives them on `rx`, each counted
-/// apart by its own run tag: the paper's fairness test. The frame size, duration,
-/// batch and drain are the first stream's; each stream has its own rate and flows
-/// (give them different `first_flow`s to tell them apart on the wire too). One report
-/// per stream.
-pub fn run_streams(
-    tx: &mut Port,
-    rx: &mut Port,
-    addrs: &Addresses,
-    streams: &[GenConfig],
-) -> Vec<GenReport> {
-    let Some(first) = streams.first() else {
+/// One stream of [`run_streams`]: sent on `txs[port]`, from `addrs`, as `cfg` says.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stream {
+    pub port: usize,
+    pub addrs: Addresses,
+    pub cfg: GenConfig,
+}
+
+/// Sends several streams at once, each on its port of `txs` (one thread, each stream
+/// on its own schedule, merged frame by frame in due-time order), and receives them on
+/// `rx`, each counted apart by its own run tag: the paper's fairness test. The frame
+/// size, duration, batch and drain are the first stream's; each stream has its own
+/// rate and flows (on one port, give them different `first_flow`s to tell them apart
+/// on the wire too). One report per stream.
+///
+/// # Panics
+///
+/// If a stream's port is not in `txs`.
+pub fn run_streams(txs: &mut [&mut Port], rx: &mut Port, streams: &[Stream]) -> Vec<GenReport> {
+    let Some(first) = streams.first().map(|s| s.cfg) else {
         return Vec::new();
     };
+    let first = &first;
+    assert!(
+        streams.iter().all(|s| s.port < txs.len()),
+        "a stream's port is not among the generator's"
+    );
     let base = (realtime_ns() as u32) | 1;
     // Odd, distinct, never 0 (a probe's tag).
     let tags: Vec<u32> = (0..streams.len() as u32)
@@ -265,7 +282,7 @@ pub fn run_streams(
     let stop = AtomicBool::new(false);
     let (sent, duration, tallies) = std::thread::scope(|s| {
         let receiver = s.spawn(|| receive(rx, &tags, &stop));
-        let (sent, duration) = send(tx, addrs, first, streams, &tags);
+        let (sent, duration) = send(txs, first, streams, &tags);
         std::thread::sleep(first.drain);
         stop.store(true, Ordering::Relaxed);
         (sent, duration, receiver.join().expect("receiver thread"))
@@ -322,16 +339,16 @@ fn due_ns(n: u64, rate_pps: u64) -> u64 {
 /// one would lose more of its frames in a drop-tail queue for being bursty, not for
 /// being larger. Returns the frames sent per stream and the sending time.
 fn send(
-    tx: &mut Port,
-    addrs: &Addresses,
+    txs: &mut [&mut Port],
     common: &GenConfig,
-    streams: &[GenConfig],
+    streams: &[Stream],
     tags: &[u32],
 ) -> (Vec<u64>, Duration) {
-    let mut state: Vec<Sending> = tags
+    let mut state: Vec<Sending> = streams
         .iter()
-        .map(|&tag| Sending {
-            template: Template::new(addrs, common.size, tag),
+        .zip(tags)
+        .map(|(stream, &tag)| Sending {
+            template: Template::new(&stream.addrs, common.size, tag),
             sent: 0,
             flow: 0,
         })
@@ -351,15 +368,16 @@ fn send(
                 .iter()
                 .zip(state)
                 .enumerate()
-                .min_by_key(|(_, (cfg, st))| (due_ns(st.sent, cfg.rate_pps), st.sent))
-                .map(|(i, (cfg, st))| (i, due_ns(st.sent, cfg.rate_pps)))
+                .min_by_key(|(_, (s, st))| (due_ns(st.sent, s.cfg.rate_pps), st.sent))
+                .map(|(i, (s, st))| (i, due_ns(st.sent, s.cfg.rate_pps)))
         };
         while queued < batch {
             let Some((i, due)) = next(&state) else { break };
             if due > now_ns {
                 break;
             }
-            let (cfg, st) = (&streams[i], &mut state[i]);
+            let (cfg, st) = (&streams[i].cfg, &mut state[i]);
+            let tx = &mut *txs[streams[i].port];
             let frame = st
                 .template
                 .frame(st.sent as u32, cfg.first_flow.wrapping_add(st.flow));
@@ -378,7 +396,11 @@ fn send(
             }
         }
         if queued > 0 {
-            let _ = tx.flush();
+            for tx in txs.iter_mut() {
+                if tx.tx_pending() > 0 {
+                    let _ = tx.flush();
+                }
+            }
             continue;
         }
         // Nothing due yet: wait (sleep when the next frame is far away).
@@ -391,8 +413,10 @@ fn send(
         }
     }
     let duration = start.elapsed();
-    while tx.tx_pending() > 0 && start.elapsed() < duration + Duration::from_millis(100) {
-        let _ = tx.flush();
+    for tx in txs.iter_mut() {
+        while tx.tx_pending() > 0 && start.elapsed() < duration + Duration::from_millis(100) {
+            let _ = tx.flush();
+        }
     }
     (state.iter().map(|s| s.sent).collect(), duration)
 }

@@ -1,14 +1,17 @@
 //! The test bed of `pharos bench datapath`, as the paper built it with two machines:
-//! a generator namespace with two veth ends (`g1` sends, `g2` receives) wired to a
-//! device-under-test namespace (`d1`, `d2`), where the switch under test forwards
-//! from `d1` to `d2`. [`Testbed::new`] builds the wiring; [`Testbed::linux_bridge`]
-//! and [`Testbed::ip_forwarding`] make the two Linux baselines; a software switch is
-//! measured by opening its ports on `d1` and `d2` inside [`Testbed::dut`].
+//! a generator namespace with three veth ends (`g1` and `g3` send, `g2` receives) wired
+//! to a device-under-test namespace (`d1`, `d2`, `d3`), where the device under test
+//! forwards from `d1` and from `d3` to `d2`. `g3` is the paper's second input link, for
+//! the fairness test's second scenario; every other test sends on `g1` only.
+//! [`Testbed::new`] builds the wiring; [`Testbed::linux_bridge`],
+//! [`Testbed::ip_forwarding`], [`Testbed::ovs_userspace`] and
+//! [`Testbed::pharos_switch`] make the devices under test; another switch is measured
+//! by opening its ports on `d1`, `d2` (and `d3`) inside [`Testbed::dut`].
 //!
 //! ```text
 //!   generator ns                 DUT ns
 //!   g1 (tx) ----- veth -----  d1 \
-//!                                 (bridge | IP forwarding | switch)
+//!   g3 (tx) ----- veth -----  d3 -  (bridge | IP forwarding | switch)
 //!   g2 (rx) ----- veth -----  d2 /
 //! ```
 
@@ -22,6 +25,8 @@ pub const G1_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x01];
 pub const D1_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x02];
 pub const G2_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x02, 0x01];
 pub const D2_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x02, 0x02];
+pub const G3_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x03, 0x01];
+pub const D3_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x03, 0x02];
 
 /// What the generator sends through a device that forwards by Ethernet address (the
 /// bridge, a switch): from `g1` to `g2`, one subnet.
@@ -32,6 +37,13 @@ pub const SWITCHED: Addresses = Addresses {
     dst_ip: [10, 0, 1, 3],
     src_port: 5000,
     dst_port: 6000,
+};
+
+/// [`SWITCHED`]'s counterpart sent on `g3`.
+pub const SWITCHED_3: Addresses = Addresses {
+    src_mac: G3_MAC,
+    src_ip: [10, 0, 1, 4],
+    ..SWITCHED
 };
 
 fn mac(m: &[u8; 6]) -> String {
@@ -47,6 +59,10 @@ pub struct Testbed {
     pub tx: Port,
     /// The generator's receiving port (`g2`).
     pub rx: Port,
+    /// The generator's second sending port (`g3`).
+    pub tx3: Port,
+    /// The addresses to send on `g3` with (set with the device under test).
+    pub addrs3: Option<Addresses>,
     /// Open vSwitch's daemons when it is the device under test (stopped first).
     ovs: Option<OvsDaemons>,
     /// `pharos switch` when it is the device under test (stopped first).
@@ -65,23 +81,30 @@ impl Testbed {
         gen.ip(&format!(
             "link add name g1 type veth peer name d1 netns {dut}\n\
              link add name g2 type veth peer name d2 netns {dut}\n\
+             link add name g3 type veth peer name d3 netns {dut}\n\
              link set dev g1 address {g1} up\n\
-             link set dev g2 address {g2} up\n",
+             link set dev g2 address {g2} up\n\
+             link set dev g3 address {g3} up\n",
             dut = dut.name(),
             g1 = mac(&G1_MAC),
             g2 = mac(&G2_MAC),
+            g3 = mac(&G3_MAC),
         ))?;
         dut.ip(&format!(
-            "link set dev d1 address {} up\nlink set dev d2 address {} up\n",
+            "link set dev d1 address {} up\nlink set dev d2 address {} up\n\
+             link set dev d3 address {} up\n",
             mac(&D1_MAC),
-            mac(&D2_MAC)
+            mac(&D2_MAC),
+            mac(&D3_MAC)
         ))?;
-        let (tx, rx) = gen.enter(|| -> io::Result<(Port, Port)> {
-            Ok((Port::open("g1")?, Port::open("g2")?))
+        let (tx, rx, tx3) = gen.enter(|| -> io::Result<(Port, Port, Port)> {
+            Ok((Port::open("g1")?, Port::open("g2")?, Port::open("g3")?))
         })??;
         Ok(Testbed {
             tx,
             rx,
+            tx3,
+            addrs3: None,
             ovs: None,
             pharos: None,
             dut,
@@ -95,6 +118,7 @@ impl Testbed {
         self.dut.ip("link add name br0 type bridge\n\
              link set dev d1 master br0\n\
              link set dev d2 master br0\n\
+             link set dev d3 master br0\n\
              link set dev br0 up\n")?;
         let mut hello = [0u8; 60];
         hello[0..6].copy_from_slice(&G1_MAC);
@@ -102,15 +126,18 @@ impl Testbed {
         hello[12..14].copy_from_slice(&[0x88, 0xb5]);
         self.rx.send(&hello);
         self.rx.flush()?;
+        self.addrs3 = Some(SWITCHED_3);
         Ok(SWITCHED)
     }
 
-    /// Linux IP forwarding from `d1` (10.0.1.1/24) to `d2` (10.0.2.1/24), with a
-    /// permanent neighbour entry for the receiver (10.0.2.2 at `g2`'s address).
+    /// Linux IP forwarding from `d1` (10.0.1.1/24) and `d3` (10.0.3.1/24) to `d2`
+    /// (10.0.2.1/24), with a permanent neighbour entry for the receiver (10.0.2.2 at
+    /// `g2`'s address).
     pub fn ip_forwarding(&mut self) -> io::Result<Addresses> {
         self.dut.ip(&format!(
             "addr add 10.0.1.1/24 dev d1\n\
              addr add 10.0.2.1/24 dev d2\n\
+             addr add 10.0.3.1/24 dev d3\n\
              neigh add 10.0.2.2 lladdr {} dev d2 nud permanent\n",
             mac(&G2_MAC)
         ))?;
@@ -121,8 +148,17 @@ impl Testbed {
                 "net.ipv4.ip_forward=1",
                 "net.ipv4.conf.all.rp_filter=0",
                 "net.ipv4.conf.d1.rp_filter=0",
+                "net.ipv4.conf.d3.rp_filter=0",
             ],
         )?;
+        self.addrs3 = Some(Addresses {
+            src_mac: G3_MAC,
+            dst_mac: D3_MAC,
+            src_ip: [10, 0, 3, 2],
+            dst_ip: [10, 0, 2, 2],
+            src_port: 5000,
+            dst_port: 6000,
+        });
         Ok(Addresses {
             src_mac: G1_MAC,
             dst_mac: D1_MAC,
@@ -137,7 +173,8 @@ impl Testbed {
 impl Testbed {
     /// Open vSwitch's userspace data path (dpif-netdev, as `pharos lab` runs it:
     /// `datapath_type=dummy`, its ports read through packet sockets) between `d1` and
-    /// `d2`, with one flow `in_port=1 actions=output:2`. Its daemons run inside the
+    /// `d2` (and `d3`, port 3), with the flows `in_port=1 actions=output:2` and
+    /// `in_port=3 actions=output:2`. Its daemons run inside the
     /// device-under-test namespace from a private directory and are stopped (by their
     /// pids) when the test bed is dropped.
     pub fn ovs_userspace(&mut self) -> io::Result<Addresses> {
@@ -169,16 +206,29 @@ impl Testbed {
             "interface",
             "d2",
             "ofport_request=2",
+            "--",
+            "add-port",
+            "br0",
+            "d3",
+            "--",
+            "set",
+            "interface",
+            "d3",
+            "ofport_request=3",
         ])?;
-        ovs.ofctl(&["add-flow", "br0", "in_port=1,actions=output:2"])?;
+        for flow in FLOWS {
+            ovs.ofctl(&["add-flow", "br0", flow])?;
+        }
         self.ovs = Some(ovs);
+        self.addrs3 = Some(SWITCHED_3);
         Ok(SWITCHED)
     }
 }
 
 impl Testbed {
-    /// `pharos switch` (the executable `exe`) between `d1` (port 1) and `d2` (port 2),
-    /// speaking OpenFlow 1.3, with one flow `in_port=1 actions=output:2` installed with
+    /// `pharos switch` (the executable `exe`) between `d1` (port 1), `d2` (port 2) and
+    /// `d3` (port 3), speaking OpenFlow 1.3, with the flows `in_port=1
+    /// actions=output:2` and `in_port=3 actions=output:2` installed with
     /// `ovs-ofctl` through its management socket (a unix socket: reachable from outside
     /// the namespace). Stopped when the test bed is dropped.
     pub fn pharos_switch(&mut self, exe: &std::path::Path) -> io::Result<Addresses> {
@@ -199,6 +249,8 @@ impl Testbed {
                 "1=d1",
                 "--port",
                 "2=d2",
+                "--port",
+                "3=d3",
                 "--of",
                 "1.3",
                 "--log-level",
@@ -225,22 +277,19 @@ impl Testbed {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         let target = format!("unix:{}", mgmt.display());
-        let out = std::process::Command::new("ovs-ofctl")
-            .args([
-                "-O",
-                "OpenFlow13",
-                "add-flow",
-                &target,
-                "in_port=1,actions=output:2",
-            ])
-            .stdin(std::process::Stdio::null())
-            .output()?;
-        if !out.status.success() {
-            return Err(io::Error::other(format!(
-                "ovs-ofctl add-flow {target}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
+        for flow in FLOWS {
+            let out = std::process::Command::new("ovs-ofctl")
+                .args(["-O", "OpenFlow13", "add-flow", &target, flow])
+                .stdin(std::process::Stdio::null())
+                .output()?;
+            if !out.status.success() {
+                return Err(io::Error::other(format!(
+                    "ovs-ofctl add-flow {target} {flow}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )));
+            }
         }
+        self.addrs3 = Some(SWITCHED_3);
         self.pharos = Some(sw);
         Ok(SWITCHED)
     }
@@ -296,7 +345,7 @@ impl Testbed {
         pids
     }
 
-    /// Steers the receive processing of `d1` and `d2` (where the bridge and IP
+    /// Steers the receive processing of `d1`, `d2` and `d3` (where the bridge and IP
     /// forwarding do their work, and where a switch's packet sockets are fed) to `cpu`
     /// with RPS, instead of the core of the thread that sent into the veth: the
     /// generator's.
@@ -307,13 +356,16 @@ impl Testbed {
             &[
                 "-c",
                 &format!(
-                    "echo {mask} > /sys/class/net/d1/queues/rx-0/rps_cpus && \
-                     echo {mask} > /sys/class/net/d2/queues/rx-0/rps_cpus"
+                    "for d in d1 d2 d3; do \
+                     echo {mask} > /sys/class/net/$d/queues/rx-0/rps_cpus || exit 1; done"
                 ),
             ],
         )
     }
 }
+
+/// The switches' first flows: `d1` and `d3` to `d2`.
+const FLOWS: [&str; 2] = ["in_port=1,actions=output:2", "in_port=3,actions=output:2"];
 
 /// `pharos switch` run by the test bed.
 struct PharosSwitch {
@@ -479,7 +531,7 @@ impl Drop for OvsDaemons {
 mod tests {
     use std::time::Duration;
 
-    use super::super::gen::{run, GenConfig};
+    use super::super::gen::{run, run_streams, GenConfig, GenReport, Stream};
     use super::*;
 
     fn light(size: usize) -> GenConfig {
@@ -508,15 +560,57 @@ mod tests {
     fn two_streams_on_one_port_are_paced_and_counted_apart() {
         let mut bed = Testbed::new().unwrap();
         let addrs = bed.linux_bridge().unwrap();
-        let slow = light(64);
-        let fast = GenConfig {
-            rate_pps: 60_000,
-            first_flow: 1,
-            ..light(64)
+        let slow = Stream {
+            port: 0,
+            addrs,
+            cfg: light(64),
         };
-        let r = super::super::gen::run_streams(&mut bed.tx, &mut bed.rx, &addrs, &[slow, fast]);
-        assert_eq!(r.len(), 2);
-        for (got, want) in r.iter().zip([20_000.0, 60_000.0]) {
+        let fast = Stream {
+            cfg: GenConfig {
+                rate_pps: 60_000,
+                first_flow: 1,
+                ..light(64)
+            },
+            ..slow
+        };
+        let r = run_streams(&mut [&mut bed.tx], &mut bed.rx, &[slow, fast]);
+        assert_paced(&r, [20_000.0, 60_000.0]);
+    }
+
+    /// The fairness test's second scenario: one stream on `g1`, one on `g3`, both
+    /// forwarded to `g2`, by the bridge and by IP forwarding.
+    #[test]
+    fn two_streams_on_two_ports_both_reach_the_receiver() {
+        for ip in [false, true] {
+            let mut bed = Testbed::new().unwrap();
+            let addrs = if ip {
+                bed.ip_forwarding().unwrap()
+            } else {
+                bed.linux_bridge().unwrap()
+            };
+            let first = Stream {
+                port: 0,
+                addrs,
+                cfg: light(64),
+            };
+            let second = Stream {
+                port: 1,
+                addrs: bed.addrs3.expect("the second port's addresses"),
+                cfg: GenConfig {
+                    rate_pps: 40_000,
+                    ..light(64)
+                },
+            };
+            let Testbed { tx, tx3, rx, .. } = &mut bed;
+            let r = run_streams(&mut [tx, tx3], rx, &[first, second]);
+            assert_paced(&r, [20_000.0, 40_000.0]);
+        }
+    }
+
+    /// Every stream of `r` was sent at its rate (within 20%) and all of it received.
+    fn assert_paced<const N: usize>(r: &[GenReport], rates: [f64; N]) {
+        assert_eq!(r.len(), N);
+        for (got, want) in r.iter().zip(rates) {
             assert!(got.sent > 0 && got.received == got.sent, "{got:?}");
             assert!(
                 (got.offered_pps - want).abs() < want * 0.2,
