@@ -187,7 +187,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut switch: Switch = Switch::new(config, ports).context("starting the switch")?;
     if let Some(path) = &args.pidfile {
-        std::fs::write(path, format!("{}\n", std::process::id()))
+        // Written aside and renamed into place: whoever waits for the file finds the
+        // whole pid in it, never an empty file.
+        let tmp = path.with_extension("pid.tmp");
+        std::fs::write(&tmp, format!("{}\n", std::process::id()))
+            .and_then(|()| std::fs::rename(&tmp, path))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     tracing::info!(

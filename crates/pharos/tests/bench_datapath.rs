@@ -60,7 +60,13 @@ fn a_pharos_switch_and_the_linux_bridge_measured_in_one_run() {
     let results = json["results"].as_array().unwrap();
     let duts: Vec<&str> = results.iter().map(|r| r["dut"].as_str().unwrap()).collect();
     assert_eq!(duts, ["pharos", "bridge"]);
+    // On two or more cores, each device under test gets a core of its own.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     for r in results {
+        if cores >= 2 {
+            assert_eq!(r["dut_cpu"].as_u64(), Some(0), "{r}");
+            assert_eq!(r["gen_cpu"].as_u64(), Some(1), "{r}");
+        }
         let sizes: Vec<u64> = r["sizes"]
             .as_array()
             .unwrap()

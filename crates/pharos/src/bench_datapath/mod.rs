@@ -60,8 +60,9 @@ pub struct DatapathArgs {
         default_value = "64,128,256,512,1024,1280,1518"
     )]
     sizes: Vec<usize>,
-    /// Offered loads of the 64-byte test, as fractions of the measured capacity
-    #[arg(long, value_delimiter = ',', default_value = "0.1,0.5,0.9,1.0,1.5")]
+    /// Offered loads of the 64-byte test, as fractions of the measured capacity (no
+    /// value: skip the test)
+    #[arg(long, value_delimiter = ',', num_args = 0.., default_value = "0.1,0.5,0.9,1.0,1.5")]
     loads: Vec<f64>,
     /// The core the generator runs on (the device under test gets --dut-cpu)
     #[arg(long, default_value_t = 1)]
@@ -69,18 +70,19 @@ pub struct DatapathArgs {
     /// The core the device under test runs on
     #[arg(long, default_value_t = 0)]
     dut_cpu: usize,
-    /// Exact-match table sizes of the table test (switches only; empty: skip it)
-    #[arg(long, value_delimiter = ',', default_value = "1,8192,65536,131072")]
+    /// Exact-match table sizes of the table test (switches only; no value: skip it)
+    #[arg(long, value_delimiter = ',', num_args = 0.., default_value = "1,8192,65536,131072")]
     tables: Vec<u32>,
     /// Wildcard rules of the mix test, each covering 64 flows of traffic (0: skip it)
     #[arg(long, default_value_t = 1000)]
     wildcards: u32,
-    /// Shares of the mix test's traffic matching exact rules (the rest: wildcard ones)
-    #[arg(long, value_delimiter = ',', default_value = "1,0.75,0.5,0.25,0")]
+    /// Shares of the mix test's traffic matching exact rules (the rest: wildcard ones;
+    /// no value: skip the test)
+    #[arg(long, value_delimiter = ',', num_args = 0.., default_value = "1,0.75,0.5,0.25,0")]
     exact_shares: Vec<f64>,
     /// The overloading stream's loads in the fairness test, as fractions of the 64-byte
-    /// capacity (the other stream stays at 0.1; empty: skip the test)
-    #[arg(long, value_delimiter = ',', default_value = "0.4,0.6,0.9,1.2,1.5")]
+    /// capacity (the other stream stays at 0.1; no value: skip the test)
+    #[arg(long, value_delimiter = ',', num_args = 0.., default_value = "0.4,0.6,0.9,1.2,1.5")]
     fair_loads: Vec<f64>,
     /// JSON instead of tables
     #[arg(long)]
@@ -91,6 +93,10 @@ pub struct DatapathArgs {
 #[derive(Debug, Serialize)]
 struct DutResult {
     dut: String,
+    /// The core the device under test ran on (its processes pinned, its interfaces'
+    /// receive processing steered there), and the generator's; `None`: one core shared.
+    dut_cpu: Option<usize>,
+    gen_cpu: Option<usize>,
     /// Throughput of one flow, as fast as the generator sends, per frame size.
     sizes: Vec<Point>,
     /// 64-byte frames at fractions of the capacity measured in `sizes`.
@@ -165,6 +171,19 @@ impl Point {
             latency_us: r.latency_ns.map(|n| n as f64 / 1e3),
         }
     }
+}
+
+/// The machine's online cores (not `available_parallelism`, which counts the cores
+/// this thread may run on: one, once the generator is pinned).
+fn online_cpus() -> usize {
+    // SAFETY: sysconf reads a constant.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n).unwrap_or(1).max(1)
+}
+
+/// Whether the generator and the device under test get cores of their own.
+fn separate_cores(a: &DatapathArgs) -> bool {
+    online_cpus() > a.gen_cpu.max(a.dut_cpu) && a.gen_cpu != a.dut_cpu
 }
 
 /// Pins the calling thread to `cpu`.
@@ -242,10 +261,14 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
         "pharos" => bed.pharos_switch(exe).context("pharos switch")?,
         other => bail!("unknown device under test {other:?}: expected pharos, ovs, bridge or ip"),
     };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cores > a.gen_cpu.max(a.dut_cpu) && a.gen_cpu != a.dut_cpu {
+    let separate = separate_cores(a);
+    if separate {
         bed.steer_dut_receive(a.dut_cpu)?;
-        for pid in bed.dut_pids() {
+        let pids = bed.dut_pids();
+        if pids.is_empty() && matches!(dut, "pharos" | "ovs") {
+            bail!("{dut}: no process id to pin to core {}", a.dut_cpu);
+        }
+        for pid in pids {
             pin_process(pid, a.dut_cpu)?;
         }
     }
@@ -422,6 +445,8 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
     }
     Ok(DutResult {
         dut: dut.to_string(),
+        dut_cpu: separate.then_some(a.dut_cpu),
+        gen_cpu: separate.then_some(a.gen_cpu),
         sizes,
         loads,
         tables,
@@ -567,9 +592,19 @@ pub fn run_cmd(a: DatapathArgs) -> anyhow::Result<ExitCode> {
         bail!("--sizes: {s} is not a frame size from 64 to 1518");
     }
     let exe: PathBuf = std::env::current_exe().context("where this pharos is")?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cores > a.gen_cpu {
+    if online_cpus() > a.gen_cpu {
         pin_self(a.gen_cpu).context("pinning the generator")?;
+    }
+    if !a.json {
+        if separate_cores(&a) {
+            println!(
+                "Device under test on core {} (its processes pinned, its interfaces' receive \
+                 processing steered there with RPS); generator on core {}.",
+                a.dut_cpu, a.gen_cpu
+            );
+        } else {
+            println!("One core for the device under test and the generator.");
+        }
     }
     let mut results = Vec::new();
     for dut in &a.dut {
