@@ -34,9 +34,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use ofswitch::datapath::gen::{
-    probe_frame, run, run_streams, Addresses, GenConfig, GenReport, Stream,
-};
+use ofswitch::datapath::gen::{probe_frame, run_streams, Addresses, GenConfig, GenReport, Stream};
 use ofswitch::datapath::testbed::Testbed;
 use ofswitch::datapath::wait_readable;
 use serde::Serialize;
@@ -117,8 +115,8 @@ struct MixPoint {
     exact_rules: u32,
     wildcard_rules: u32,
     point: Point,
-    /// Nanoseconds of the device's core per frame forwarded (1e9 / received pps: the
-    /// device is saturated on its one core).
+    /// 1e9 / received pps: the device's core time per frame, when the generator
+    /// saturates it (loss above 0).
     ns_per_frame: f64,
 }
 
@@ -184,6 +182,22 @@ fn online_cpus() -> usize {
 /// Whether the generator and the device under test get cores of their own.
 fn separate_cores(a: &DatapathArgs) -> bool {
     online_cpus() > a.gen_cpu.max(a.dut_cpu) && a.gen_cpu != a.dut_cpu
+}
+
+/// One generator run of `streams` (the first sent on `g1`, the others as they say).
+fn measured_run(bed: &mut Testbed, streams: &[Stream]) -> Vec<GenReport> {
+    let Testbed { tx, tx3, rx, .. } = bed;
+    run_streams(&mut [tx, tx3], rx, streams)
+}
+
+/// One stream from `g1` measured into a [`Point`].
+fn point(bed: &mut Testbed, addrs: &Addresses, cfg: GenConfig, load: Option<f64>) -> Point {
+    let stream = Stream {
+        port: 0,
+        addrs: *addrs,
+        cfg,
+    };
+    Point::of(&measured_run(bed, &[stream])[0], load)
 }
 
 /// Pins the calling thread to `cpu`.
@@ -262,8 +276,10 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
         other => bail!("unknown device under test {other:?}: expected pharos, ovs, bridge or ip"),
     };
     let separate = separate_cores(a);
+    let dut_cpu = separate.then_some(a.dut_cpu);
     if separate {
         bed.steer_dut_receive(a.dut_cpu)?;
+        bed.steer_generator_receive(a.gen_cpu)?;
         let pids = bed.dut_pids();
         if pids.is_empty() && matches!(dut, "pharos" | "ovs") {
             bail!("{dut}: no process id to pin to core {}", a.dut_cpu);
@@ -277,50 +293,50 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
     let mut sizes = Vec::new();
     let mut capacity = 0.0;
     for &size in &a.sizes {
-        let r = run(
-            &mut bed.tx,
-            &mut bed.rx,
+        let p = point(
+            &mut bed,
             &addrs,
-            &GenConfig {
+            GenConfig {
                 size,
                 duration,
                 ..GenConfig::default()
             },
+            None,
         );
         if size == 64 {
-            capacity = r.received_pps;
+            capacity = p.received_pps;
         }
-        sizes.push(Point::of(&r, None));
+        sizes.push(p);
     }
     if capacity == 0.0 {
-        let r = run(
-            &mut bed.tx,
-            &mut bed.rx,
+        let p = point(
+            &mut bed,
             &addrs,
-            &GenConfig {
+            GenConfig {
                 size: 64,
                 duration,
                 ..GenConfig::default()
             },
+            None,
         );
-        capacity = r.received_pps;
+        capacity = p.received_pps;
     }
     let mut loads = Vec::new();
     for &load in &a.loads {
         let rate = (capacity * load).max(1.0) as u64;
-        let r = run(
-            &mut bed.tx,
-            &mut bed.rx,
+        let p = point(
+            &mut bed,
             &addrs,
-            &GenConfig {
+            GenConfig {
                 size: 64,
                 rate_pps: rate,
                 duration,
                 batch: 16,
                 ..GenConfig::default()
             },
+            Some(load),
         );
-        loads.push(Point::of(&r, Some(load)));
+        loads.push(p);
     }
     let mut tables: Vec<TablePoint> = Vec::new();
     if matches!(dut, "pharos" | "ovs") {
@@ -331,24 +347,24 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
             replaced.with_context(|| format!("{n} exact flows into {dut}"))?;
             wait_forwarding(&mut bed, &addrs)
                 .with_context(|| format!("{dut} with {n} exact flows"))?;
-            let r = run(
-                &mut bed.tx,
-                &mut bed.rx,
+            let p = point(
+                &mut bed,
                 &addrs,
-                &GenConfig {
+                GenConfig {
                     size: 64,
                     duration,
                     flows: n,
                     ..GenConfig::default()
                 },
+                None,
             );
             let first = tables
                 .first()
-                .map_or(r.received_pps, |t| t.point.received_pps);
+                .map_or(p.received_pps, |t| t.point.received_pps);
             tables.push(TablePoint {
                 flows: n,
-                of_smallest: r.received_pps / first,
-                point: Point::of(&r, None),
+                of_smallest: p.received_pps / first,
+                point: p,
             });
         }
     }
@@ -366,24 +382,24 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
             replaced.with_context(|| format!("the mix flows into {dut}"))?;
             wait_forwarding_from(&mut bed, &addrs, first_flow, false)
                 .with_context(|| format!("{dut} with the mix flows"))?;
-            let r = run(
-                &mut bed.tx,
-                &mut bed.rx,
+            let p = point(
+                &mut bed,
                 &addrs,
-                &GenConfig {
+                GenConfig {
                     size: 64,
                     duration,
                     flows,
                     first_flow,
                     ..GenConfig::default()
                 },
+                None,
             );
             mix.push(MixPoint {
                 exact_share: share,
                 exact_rules,
                 wildcard_rules: a.wildcards,
-                ns_per_frame: 1e9 / r.received_pps.max(1.0),
-                point: Point::of(&r, None),
+                ns_per_frame: 1e9 / p.received_pps.max(1.0),
+                point: p,
             });
         }
     }
@@ -431,8 +447,7 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
                         cfg: heavy,
                     },
                 ];
-                let Testbed { tx, tx3, rx, .. } = &mut bed;
-                let r = run_streams(&mut [tx, tx3], rx, &streams);
+                let r = measured_run(&mut bed, &streams);
                 fairness.push(FairPoint {
                     inputs,
                     load,
@@ -445,7 +460,7 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
     }
     Ok(DutResult {
         dut: dut.to_string(),
-        dut_cpu: separate.then_some(a.dut_cpu),
+        dut_cpu,
         gen_cpu: separate.then_some(a.gen_cpu),
         sizes,
         loads,

@@ -23,7 +23,13 @@ use super::Port;
 
 pub const G1_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x01];
 pub const D1_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x02];
+/// The receiver's address: where the generator's frames go. `g2` itself has another
+/// ([`G2_DEV_MAC`]) and reads in promiscuous mode, so that the frames it receives are
+/// not for its host: the kernel drops them before IP (which would route each to
+/// nowhere, allocating and freeing a route entry per frame, on whichever core does
+/// `g2`'s receive processing) and only the generator's packet socket sees them.
 pub const G2_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x02, 0x01];
+pub const G2_DEV_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x02, 0x03];
 pub const D2_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x02, 0x02];
 pub const G3_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x03, 0x01];
 pub const D3_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x03, 0x02];
@@ -87,7 +93,7 @@ impl Testbed {
              link set dev g3 address {g3} up\n",
             dut = dut.name(),
             g1 = mac(&G1_MAC),
-            g2 = mac(&G2_MAC),
+            g2 = mac(&G2_DEV_MAC),
             g3 = mac(&G3_MAC),
         ))?;
         dut.ip(&format!(
@@ -343,6 +349,20 @@ impl Testbed {
             }
         }
         pids
+    }
+
+    /// Steers the receive processing of `g2` (the generator receiving what the device
+    /// under test sent, otherwise done by the core that sent it: the device under
+    /// test's) to `cpu`.
+    pub fn steer_generator_receive(&self, cpu: usize) -> io::Result<()> {
+        let mask = format!("{:x}", 1u64 << cpu);
+        self.gen.exec(
+            "sh",
+            &[
+                "-c",
+                &format!("echo {mask} > /sys/class/net/g2/queues/rx-0/rps_cpus"),
+            ],
+        )
     }
 
     /// Steers the receive processing of `d1`, `d2` and `d3` (where the bridge and IP
