@@ -31,6 +31,7 @@ fn a_pharos_switch_and_the_linux_bridge_measured_in_one_run() {
         return;
     }
     let before = testbed_namespaces();
+    let plots = std::env::temp_dir().join(format!("pharos-dp-plots-{}", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_pharos"))
         .args([
             "bench",
@@ -51,6 +52,8 @@ fn a_pharos_switch_and_the_linux_bridge_measured_in_one_run() {
             "--fair-loads",
             "1.2",
         ])
+        .arg("--plots")
+        .arg(&plots)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -155,6 +158,23 @@ fn a_pharos_switch_and_the_linux_bridge_measured_in_one_run() {
         .as_f64()
         .expect("the ratio of the two in this run");
     assert!(ratio > 0.0, "{json}");
+    // The paper's figures, drawn.
+    for name in [
+        "datapath-sizes",
+        "datapath-latency",
+        "datapath-tables",
+        "datapath-mix",
+        "datapath-fairness-1",
+        "datapath-fairness-2",
+    ] {
+        let svg = std::fs::read_to_string(plots.join(format!("{name}.svg")))
+            .unwrap_or_else(|e| panic!("{name}.svg: {e}"));
+        assert!(
+            svg.contains("<svg") && svg.contains("polyline"),
+            "{name}.svg"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&plots);
     // The test bed removed its namespaces (and the switch with them).
     assert_eq!(testbed_namespaces(), before);
 }

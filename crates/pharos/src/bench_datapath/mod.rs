@@ -34,6 +34,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+use bench::oflops::report::{Plot, Point as PlotPoint, Series};
 use ofswitch::datapath::gen::{probe_frame, run_streams, Addresses, GenConfig, GenReport, Stream};
 use ofswitch::datapath::testbed::Testbed;
 use ofswitch::datapath::wait_readable;
@@ -85,6 +86,9 @@ pub struct DatapathArgs {
     /// JSON instead of tables
     #[arg(long)]
     json: bool,
+    /// Also draw the results as SVG plots into this directory
+    #[arg(long)]
+    plots: Option<PathBuf>,
 }
 
 /// One device under test's results.
@@ -599,6 +603,115 @@ fn table(points: &[Point]) {
     }
 }
 
+/// The paper's figures: throughput against frame size, latency against offered load,
+/// throughput against table size and against the traffic mix, fairness.
+fn plots(results: &[DutResult]) -> Vec<Plot> {
+    let xy = |x: f64, y: f64| PlotPoint {
+        x,
+        y,
+        lo: None,
+        hi: None,
+    };
+    let plot = |name: &str, title: &str, x: &str, y: &str, log: (bool, bool), series| Plot {
+        name: name.to_string(),
+        title: title.to_string(),
+        x_label: x.to_string(),
+        y_label: y.to_string(),
+        log_x: log.0,
+        log_y: log.1,
+        series,
+    };
+    let per_dut = |f: &dyn Fn(&DutResult) -> Vec<PlotPoint>| -> Vec<Series> {
+        results
+            .iter()
+            .map(|r| Series {
+                name: r.dut.clone(),
+                points: f(r),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect()
+    };
+    let mut out = vec![
+        plot(
+            "datapath-sizes",
+            "Throughput of one flow against frame size",
+            "frame size (bytes)",
+            "received (kframes/s)",
+            (false, false),
+            per_dut(&|r| {
+                r.sizes
+                    .iter()
+                    .map(|p| xy(p.size as f64, p.received_pps / 1e3))
+                    .collect()
+            }),
+        ),
+        plot(
+            "datapath-latency",
+            "64-byte latency (p50) against offered load",
+            "offered (kframes/s)",
+            "latency p50 (µs)",
+            (false, true),
+            per_dut(&|r| {
+                r.loads
+                    .iter()
+                    .map(|p| xy(p.offered_pps / 1e3, p.latency_us[0]))
+                    .collect()
+            }),
+        ),
+        plot(
+            "datapath-tables",
+            "64-byte throughput against exact-match flows (as many flows of traffic)",
+            "exact flows",
+            "received (kframes/s)",
+            (true, false),
+            per_dut(&|r| {
+                r.tables
+                    .iter()
+                    .map(|t| xy(f64::from(t.flows), t.point.received_pps / 1e3))
+                    .collect()
+            }),
+        ),
+        plot(
+            "datapath-mix",
+            "64-byte throughput against the share of traffic matching exact rules",
+            "share matching exact rules (the rest: wildcard)",
+            "received (kframes/s)",
+            (false, false),
+            per_dut(&|r| {
+                r.mix
+                    .iter()
+                    .map(|m| xy(m.exact_share, m.point.received_pps / 1e3))
+                    .collect()
+            }),
+        ),
+    ];
+    for inputs in [1u8, 2] {
+        out.push(plot(
+            &format!("datapath-fairness-{inputs}"),
+            &format!(
+                "Loss difference (steady - heavy), {}",
+                if inputs == 1 {
+                    "one input"
+                } else {
+                    "two inputs"
+                }
+            ),
+            "heavy stream's load (of the capacity)",
+            "loss difference",
+            (false, false),
+            per_dut(&|r| {
+                r.fairness
+                    .iter()
+                    .filter(|f| f.inputs == inputs)
+                    .map(|f| xy(f.load, f.loss_difference))
+                    .collect()
+            }),
+        ));
+    }
+    out.retain(|p| !p.series.is_empty());
+    out
+}
+
 pub fn run_cmd(a: DatapathArgs) -> anyhow::Result<ExitCode> {
     if a.seconds <= 0.0 || !a.seconds.is_finite() {
         bail!("--seconds must be above 0, got {}", a.seconds);
@@ -752,6 +865,16 @@ pub fn run_cmd(a: DatapathArgs) -> anyhow::Result<ExitCode> {
                     ),
                     worst,
                 ));
+            }
+        }
+    }
+    if let Some(dir) = &a.plots {
+        for plot in plots(&results) {
+            let path = plot
+                .write_svg(dir)
+                .with_context(|| format!("plotting {}", plot.name))?;
+            if !a.json {
+                println!("plot: {}", path.display());
             }
         }
     }
