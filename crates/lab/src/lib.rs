@@ -921,13 +921,6 @@ impl Lab {
         let dir = fs::canonicalize(&dir)
             .map_err(|e| LabError::io(format!("resolve {}", dir.display()), e))?;
         if let SwitchKind::Pharos { exe } = &opts.switch {
-            if opts.tls.is_some() {
-                return Err(LabError::Invalid(
-                    "--switch pharos does not speak TLS yet: leave out --tls (or use Open \
-                     vSwitch, the default)"
-                        .into(),
-                ));
-            }
             if !is_executable(exe) {
                 return Err(LabError::Invalid(format!(
                     "--switch pharos: {} is not an executable",
@@ -1653,6 +1646,17 @@ impl Lab {
             // switch sN to wait for its controller on.
             args.push("--controller".into());
             args.push(target.into());
+        }
+        if let Some(t) = &self.state.tls {
+            // The files Open vSwitch is given with set-ssl: one certificate for all.
+            for (flag, file) in [
+                ("--private-key", &t.switch_key),
+                ("--certificate", &t.switch_cert),
+                ("--ca-cert", &t.ca_cert),
+            ] {
+                args.push(flag.into());
+                args.push(file.into());
+            }
         }
         for (port, _, _) in self.topo.ports(num) {
             args.push("--port".into());

@@ -36,11 +36,22 @@ pub struct Args {
     /// A port: its OpenFlow number and the interface (repeat for each port)
     #[arg(long = "port", value_name = "N=IFNAME", required = true, value_parser = parse_port)]
     pub ports: Vec<(u32, String)>,
-    /// A controller: tcp:HOST:PORT or tcp:HOST (port 6653) to connect to, or
-    /// ptcp:PORT, ptcp:PORT:IP or punix:PATH to wait for it; repeat for several (none: the switch
+    /// A controller: tcp:HOST:PORT or tcp:HOST (port 6653) to connect to, ssl:HOST:PORT
+    /// over TLS (with --private-key, --certificate and --ca-cert), or ptcp:PORT,
+    /// ptcp:PORT:IP or punix:PATH to wait for it; repeat for several (none: the switch
     /// forwards by the flows it is given through --listen)
     #[arg(long = "controller", value_name = "tcp:HOST:PORT", value_parser = parse_controller)]
     pub controllers: Vec<Controller>,
+    /// The switch's private key for ssl: controllers (PEM)
+    #[arg(long, value_name = "FILE", requires_all = ["certificate", "ca_cert"])]
+    pub private_key: Option<std::path::PathBuf>,
+    /// The switch's certificate for ssl: controllers (PEM)
+    #[arg(long, value_name = "FILE", requires_all = ["private_key", "ca_cert"])]
+    pub certificate: Option<std::path::PathBuf>,
+    /// The CA a controller's certificate must be signed by (PEM); its name is not
+    /// checked, as Open vSwitch does not
+    #[arg(long, value_name = "FILE", requires_all = ["private_key", "certificate"])]
+    pub ca_cert: Option<std::path::PathBuf>,
     /// Accept connections (ovs-ofctl, passive controllers): punix:PATH or
     /// ptcp:PORT or ptcp:PORT:IP; repeat for several. They are answered but sent no PACKET_IN,
     /// FLOW_REMOVED or PORT_STATUS
@@ -157,7 +168,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .name
         .clone()
         .unwrap_or_else(|| format!("s{}", args.dpid));
+    let tls = match (&args.private_key, &args.certificate, &args.ca_cert) {
+        (Some(key), Some(cert), Some(ca)) => Some(
+            ofswitch::agent::client_config(&ofswitch::agent::TlsFiles {
+                ca_cert: ca.clone(),
+                certificate: cert.clone(),
+                private_key: key.clone(),
+            })
+            .map_err(anyhow::Error::msg)
+            .context("the TLS files")?,
+        ),
+        _ => None,
+    };
+    if tls.is_none() {
+        if let Some(Controller::Connect(t)) = args
+            .controllers
+            .iter()
+            .find(|c| matches!(c, Controller::Connect(t) if t.tls))
+        {
+            anyhow::bail!(
+                "ssl:{} needs --private-key, --certificate and --ca-cert",
+                t.addr
+            );
+        }
+    }
     let config = SwitchConfig {
+        tls,
         agent: AgentConfig {
             dpid: args.dpid,
             name: name.clone(),

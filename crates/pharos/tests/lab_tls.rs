@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! linear,3 over ssl:, OpenFlow 1.0 and 1.3   every switch connected, pingall 100%
+//!   (Open vSwitch, and Pharos switches)
 //! single,2 switches presenting              refused, the controller logging why:
 //!   a certificate from another CA             tls_unknown_ca (UnknownIssuer)
 //!   an expired certificate of the right CA    tls_expired_cert
@@ -53,12 +54,15 @@ fn connected(lab: &Lab) -> u64 {
     lab.show()["connected"].as_u64().unwrap_or(0)
 }
 
-fn pingall_over_ssl(name: &str, of: Of) {
+fn pingall_over_ssl(name: &str, of: Of, pharos_switch: bool) {
     let _serial = serial();
     if !enabled(name) {
         return;
     }
-    let lab = Lab::new(name, of, false);
+    let mut lab = Lab::new(name, of, false);
+    if pharos_switch {
+        lab = lab.pharos_switch();
+    }
     let port = free_port();
     let target = format!("tcp:127.0.0.1:{port}");
     let out = lab.lab(
@@ -71,6 +75,8 @@ fn pingall_over_ssl(name: &str, of: Of) {
             "--controller",
             &target,
             "--tls",
+            "--switch",
+            if pharos_switch { "pharos" } else { "ovs" },
         ],
     );
     out.expect_ok();
@@ -83,6 +89,12 @@ fn pingall_over_ssl(name: &str, of: Of) {
     assert_eq!(
         show["controller"].as_str(),
         Some(format!("ssl:127.0.0.1:{port}").as_str())
+    );
+    // Pharos switches run as processes with pid files in the lab's directory.
+    assert_eq!(
+        lab.lab_dir().join(name).join("s1.pid").exists(),
+        pharos_switch,
+        "{show}"
     );
     let pki_dir = PathBuf::from(show["tls"]["pki_dir"].as_str().expect("a pki_dir"));
     let config = pki_dir.join(lab::CONTROLLER_TOML);
@@ -120,12 +132,24 @@ fn pingall_over_ssl(name: &str, of: Of) {
 
 #[test]
 fn pingall_over_ssl_with_openflow_1_0() {
-    pingall_over_ssl("tl10", Of::V10);
+    pingall_over_ssl("tl10", Of::V10, false);
 }
 
 #[test]
 fn pingall_over_ssl_with_openflow_1_3() {
-    pingall_over_ssl("tl13", Of::V13);
+    pingall_over_ssl("tl13", Of::V13, false);
+}
+
+/// The same with Pharos switches (`--switch pharos`), which verify the controller's
+/// certificate against the lab's CA as Open vSwitch does.
+#[test]
+fn pingall_over_ssl_with_openflow_1_0_pharos_switch() {
+    pingall_over_ssl("tp10", Of::V10, true);
+}
+
+#[test]
+fn pingall_over_ssl_with_openflow_1_3_pharos_switch() {
+    pingall_over_ssl("tp13", Of::V13, true);
 }
 
 /// A PKI in `dir` made with `ca` (the controller's files, the CA) plus the switches'
@@ -261,6 +285,83 @@ fn switches_with_a_foreign_or_expired_certificate_or_none_are_refused_with_the_r
     assert!(
         ctl.log_has("switch connected", CONNECT),
         "a switch with a good certificate should connect:\n{}",
+        ctl.stderr()
+    );
+    lab.down().expect_ok();
+}
+
+/// A Pharos switch checks the controller too: told to trust another CA than the one
+/// that signed the controller's certificate, it refuses the controller (which logs
+/// that its peer refused it) and says why in its own log; told the right CA, it gets
+/// in. (The controller accepts the switch's certificate either way.)
+#[test]
+fn a_pharos_switch_refuses_a_controller_its_ca_did_not_sign() {
+    let _serial = serial();
+    if !enabled("a_pharos_switch_refuses_a_controller_its_ca_did_not_sign") {
+        return;
+    }
+    let work = harness::TempDir::new("tlsw");
+    let ca = Ca::new("the controller's CA").unwrap();
+    let good = write_pki(&work.0.join("pki"), &ca);
+    let other = write_pki(&work.0.join("other"), &Ca::new("another CA").unwrap());
+    let port = free_port();
+    let config = work.0.join("controller.toml");
+    std::fs::write(
+        &config,
+        good.listen_toml(format!("127.0.0.1:{port}").parse().unwrap()),
+    )
+    .unwrap();
+    let mut ctl = controller(&config, &work.0);
+    assert!(
+        ctl.log_has(&format!("tls=[127.0.0.1:{port}]"), Duration::from_secs(20)),
+        "{}",
+        ctl.stderr()
+    );
+    let target = format!("tcp:127.0.0.1:{port}");
+    let up = |name: &str, ca_cert: &Path| {
+        let lab = Lab::new(name, Of::V13, false).pharos_switch();
+        let args = [
+            "--topo",
+            "single,2",
+            "--controller",
+            &target,
+            "--tls-cert",
+            good.switch_cert.to_str().unwrap(),
+            "--tls-key",
+            good.switch_key.to_str().unwrap(),
+            "--tls-ca",
+            ca_cert.to_str().unwrap(),
+            "--switch",
+            "pharos",
+        ];
+        lab.lab("up", &args).expect_ok();
+        lab
+    };
+    let mut lab = up("tlsq", &other.ca_cert);
+    assert!(
+        ctl.log_has("reason=\"tls_alert_from_peer\"", CONNECT),
+        "the controller should see the switch refuse it:\n{}",
+        ctl.stderr()
+    );
+    let log_file = lab.lab_dir().join("tlsq").join("s1.log");
+    let log = || std::fs::read_to_string(&log_file).unwrap_or_default();
+    assert!(
+        wait_until(Duration::from_secs(5), || log().contains("UnknownIssuer")),
+        "the switch should log why it refused the controller ({}):\n{}",
+        log_file.display(),
+        log()
+    );
+    assert!(
+        !ctl.stderr().contains("switch connected"),
+        "{}",
+        ctl.stderr()
+    );
+    lab.down().expect_ok();
+
+    let mut lab = up("tlsr", &good.ca_cert);
+    assert!(
+        ctl.log_has("switch connected", CONNECT),
+        "with the right CA the switch should connect:\n{}",
         ctl.stderr()
     );
     lab.down().expect_ok();

@@ -104,6 +104,7 @@ fn the_loop_forwards_by_the_flows_sends_packet_ins_and_reconnects() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let target = Target {
+        tls: false,
         addr: listener.local_addr().unwrap(),
     };
     let (a1, b1) = UnixDatagram::pair().unwrap();
@@ -302,7 +303,7 @@ fn a_refused_controller_is_retried_with_backoff_not_in_a_spin() {
             versions: Versions::V10,
             ..AgentConfig::default()
         },
-        controllers: vec![Target { addr }],
+        controllers: vec![Target { addr, tls: false }],
         backoff_min: Duration::from_millis(50),
         backoff_max: Duration::from_millis(400),
         ..SwitchConfig::default()

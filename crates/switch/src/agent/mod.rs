@@ -13,6 +13,7 @@
 //! ports     PortIo (what the loop needs of a port) and the OpenFlow state of a port
 //! tables    Tables (what the agent needs of the flow tables), implemented by Pipeline
 //! switch    Switch: the loop (mio), controller connections with reconnect and backoff
+//! tls       TLS to ssl: controllers (rustls client sessions)
 //! ```
 //!
 //! A switch is one thread. Its loop reads frames and controller messages in turns; a
@@ -33,6 +34,7 @@ mod reply;
 mod request;
 pub mod switch;
 mod tables;
+pub mod tls;
 
 #[cfg(test)]
 mod fake;
@@ -51,3 +53,4 @@ pub use handler::{Agent, AgentConfig};
 pub use ports::{config as port_config, PortIo, PortSlot};
 pub use switch::{ListenAddr, Switch, SwitchConfig, Target};
 pub use tables::Tables;
+pub use tls::{client_config, TlsFiles};

@@ -16,6 +16,7 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::event::Source;
@@ -26,6 +27,7 @@ use mio::{Events, Interest, Poll, Token};
 use super::handler::{Agent, AgentConfig};
 use super::ports::PortIo;
 use super::tables::Tables;
+use super::tls::TlsStream;
 use crate::datapath::Port;
 use crate::table::Pipeline;
 
@@ -45,20 +47,20 @@ const READS_PER_TURN: usize = 4;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     pub addr: SocketAddr,
+    /// Over TLS (`ssl:`; the switch's files in [`SwitchConfig::tls`]).
+    pub tls: bool,
 }
 
 impl std::str::FromStr for Target {
     type Err = String;
 
-    /// `tcp:HOST:PORT`, `tcp:HOST` (port 6653) or `HOST:PORT`. `ssl:` is refused
-    /// (not yet).
+    /// `tcp:HOST:PORT`, `tcp:HOST` (port 6653), `HOST:PORT`, or `ssl:HOST[:PORT]`
+    /// for TLS.
     fn from_str(s: &str) -> Result<Target, String> {
-        if s.starts_with("ssl:") {
-            return Err(format!(
-                "{s}: ssl: controllers are not supported yet (tcp: only)"
-            ));
-        }
-        let rest = s.strip_prefix("tcp:").unwrap_or(s);
+        let (tls, rest) = match s.strip_prefix("ssl:") {
+            Some(rest) => (true, rest),
+            None => (false, s.strip_prefix("tcp:").unwrap_or(s)),
+        };
         let with_port = if rest.contains(':') && !rest.ends_with(']') {
             rest.to_string()
         } else {
@@ -69,7 +71,7 @@ impl std::str::FromStr for Target {
             .map_err(|e| format!("{s}: {e}"))?
             .next()
             .ok_or_else(|| format!("{s}: no address"))?;
-        Ok(Target { addr })
+        Ok(Target { addr, tls })
     }
 }
 
@@ -125,6 +127,8 @@ pub struct SwitchConfig {
     /// Where to accept controllers (Open vSwitch's `set-controller ptcp:`): served as
     /// the `controllers` are, asynchronous messages included.
     pub listen_controllers: Vec<ListenAddr>,
+    /// The TLS client configuration for `ssl:` controllers ([`super::tls::client_config`]).
+    pub tls: Option<Arc<rustls::ClientConfig>>,
     /// Frames read from one port per turn.
     pub batch: usize,
     /// Echo request after this much silence from a controller; the connection is
@@ -147,6 +151,7 @@ impl Default for SwitchConfig {
             controllers: Vec::new(),
             listen: Vec::new(),
             listen_controllers: Vec::new(),
+            tls: None,
             batch: 64,
             echo_interval: Duration::from_secs(5),
             expire_interval: Duration::from_millis(100),
@@ -162,6 +167,8 @@ impl Default for SwitchConfig {
 enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// A TLS session over TCP (boxed: a session is a few hundred bytes of state).
+    Tls(Box<TlsStream>),
 }
 
 impl Stream {
@@ -169,6 +176,15 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s,
             Stream::Unix(s) => s,
+            Stream::Tls(s) => &mut s.tcp,
+        }
+    }
+
+    fn tcp(&self) -> Option<&TcpStream> {
+        match self {
+            Stream::Tcp(s) => Some(s),
+            Stream::Tls(s) => Some(&s.tcp),
+            Stream::Unix(_) => None,
         }
     }
 
@@ -176,6 +192,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 
@@ -183,6 +200,15 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+
+    /// Sends what the TLS session holds encrypted, as far as the socket takes it.
+    fn send_backlog(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tls(s) => s.send_backlog(),
+            _ => Ok(()),
         }
     }
 }
@@ -193,6 +219,7 @@ enum Origin {
     /// The switch connects to this controller, and reconnects.
     Active {
         target: SocketAddr,
+        tls: bool,
         backoff: Duration,
         /// When to try again, while there is no stream.
         next_attempt: Instant,
@@ -259,6 +286,17 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
     /// A switch on `ports` (OpenFlow number and I/O each).
     pub fn new(config: SwitchConfig, ports: Vec<(u32, P)>) -> io::Result<Switch<P, T>> {
         let now = Instant::now();
+        if config.tls.is_none() {
+            if let Some(t) = config.controllers.iter().find(|t| t.tls) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "ssl:{} needs the switch's TLS files (certificate, key, CA)",
+                        t.addr
+                    ),
+                ));
+            }
+        }
         let poll = Poll::new()?;
         for (i, (_, p)) in ports.iter().enumerate() {
             poll.registry()
@@ -272,6 +310,7 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
             .map(|t| Conn {
                 origin: Origin::Active {
                     target: t.addr,
+                    tls: t.tls,
                     backoff: config.backoff_min,
                     next_attempt: now,
                 },
@@ -470,6 +509,7 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
             let c = &mut self.conns[j];
             let Origin::Active {
                 target,
+                tls,
                 next_attempt,
                 ..
             } = c.origin
@@ -479,9 +519,14 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
             if c.stream.is_some() || now < next_attempt {
                 continue;
             }
-            match TcpStream::connect(target) {
-                Ok(s) => {
-                    let mut s = Stream::Tcp(s);
+            let connected = TcpStream::connect(target).and_then(|s| match &self.config.tls {
+                Some(config) if tls => {
+                    TlsStream::new(s, target, config.clone()).map(|t| Stream::Tls(Box::new(t)))
+                }
+                _ => Ok(Stream::Tcp(s)),
+            });
+            match connected {
+                Ok(mut s) => {
                     let token = Token(CONTROLLER_BASE + j);
                     if let Err(e) = self.poll.registry().register(
                         s.source(),
@@ -557,7 +602,7 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
 
     fn finish_connect(&mut self, j: usize, now: Instant) {
         let c = &mut self.conns[j];
-        let Some(Stream::Tcp(s)) = c.stream.as_ref() else {
+        let Some(s) = c.stream.as_ref().and_then(Stream::tcp) else {
             c.connecting = false;
             return;
         };
@@ -626,7 +671,14 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
         let out = &mut self.agent.fabric.channels[j].out;
         let c = &mut self.conns[j];
         let Some(s) = c.stream.as_mut() else { return };
-        if c.connecting || out.is_empty() {
+        if c.connecting {
+            return;
+        }
+        if out.is_empty() {
+            // A TLS session may still hold records the socket did not take.
+            if let Err(e) = s.send_backlog() {
+                self.drop_conn(j, Instant::now(), &e.to_string());
+            }
             return;
         }
         let mut written = 0;

@@ -1,0 +1,216 @@
+//! TLS to controllers (`ssl:` targets), with rustls and its *ring* provider: the
+//! switch presents its certificate (`--certificate`, `--private-key`) and accepts a
+//! controller whose certificate is signed by `--ca-cert`, in TLS 1.2 or 1.3.
+//!
+//! As Open vSwitch does, the controller's certificate is checked against the CA, its
+//! validity dates and its signature, but not against the address connected to: a lab's
+//! or an operator's PKI names its controller as it likes, and the CA is the trust.
+//!
+//! [`TlsStream`] is a client session over a non-blocking socket: reads decrypt what
+//! the socket has (and answer the handshake), writes hand plaintext to the session
+//! (buffered by it until the handshake is done) and send what records the socket takes.
+//! Bytes can wait decrypted in the session while the socket is empty: the loop reads
+//! until `WouldBlock`, which this returns only once the socket said so.
+
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mio::net::TcpStream;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{
+    CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore,
+    SignatureScheme,
+};
+
+/// Plaintext handed to the session per write.
+const MAX_WRITE: usize = 64 * 1024;
+
+/// The switch's TLS files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The CA a controller's certificate must be signed by (PEM).
+    pub ca_cert: PathBuf,
+    /// The switch's certificate (PEM, the chain if any).
+    pub certificate: PathBuf,
+    /// The switch's private key (PEM).
+    pub private_key: PathBuf,
+}
+
+/// The client configuration of `files`: a clear error naming the file at fault.
+pub fn client_config(files: &TlsFiles) -> Result<Arc<ClientConfig>, String> {
+    let read_certs = |p: &Path, what: &str| -> Result<Vec<CertificateDer<'static>>, String> {
+        let certs: Vec<_> = CertificateDer::pem_file_iter(p)
+            .map_err(|e| format!("{what} {}: {e}", p.display()))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("{what} {}: {e}", p.display()))?;
+        if certs.is_empty() {
+            return Err(format!("{what} {}: no certificate in it", p.display()));
+        }
+        Ok(certs)
+    };
+    let mut roots = RootCertStore::empty();
+    for c in read_certs(&files.ca_cert, "the CA certificate")? {
+        roots
+            .add(c)
+            .map_err(|e| format!("the CA certificate {}: {e}", files.ca_cert.display()))?;
+    }
+    let chain = read_certs(&files.certificate, "the switch's certificate")?;
+    let key = PrivateKeyDer::from_pem_file(&files.private_key)
+        .map_err(|e| format!("the private key {}: {e}", files.private_key.display()))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .build()
+        .map_err(|e| format!("the CA certificate {}: {e}", files.ca_cert.display()))?;
+    let config = ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(|e| e.to_string())?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyName(webpki)))
+        .with_client_auth_cert(chain, key)
+        .map_err(|e| {
+            format!(
+                "the switch's certificate {} and key {}: {e}",
+                files.certificate.display(),
+                files.private_key.display()
+            )
+        })?;
+    Ok(Arc::new(config))
+}
+
+/// WebPKI's verification of a controller's certificate (chain to the CA, dates,
+/// signatures) without the name check (see the module doc).
+#[derive(Debug)]
+struct AnyName(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for AnyName {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// A rustls client session over a socket (see the module doc).
+#[derive(Debug)]
+pub struct TlsStream {
+    pub tcp: TcpStream,
+    session: ClientConnection,
+}
+
+impl TlsStream {
+    /// A session to the controller at `addr` over `tcp` (connecting or connected).
+    pub fn new(tcp: TcpStream, addr: SocketAddr, config: Arc<ClientConfig>) -> io::Result<Self> {
+        let name = ServerName::IpAddress(addr.ip().into());
+        let session = ClientConnection::new(config, name).map_err(io::Error::other)?;
+        Ok(TlsStream { tcp, session })
+    }
+
+    /// Sends the session's records while the socket takes them; `Ok` when it is full.
+    pub fn send_backlog(&mut self) -> io::Result<()> {
+        while self.session.wants_write() {
+            match self.session.write_tls(&mut self.tcp) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Read for TlsStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            match self.session.reader().read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // Closed without close_notify: the end all the same.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(e) => return Err(e),
+            }
+            match self.session.read_tls(&mut self.tcp) {
+                Ok(0) => return Ok(0),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            if let Err(e) = self.session.process_new_packets() {
+                // rustls queued an alert saying why: best effort.
+                let _ = self.send_backlog();
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("TLS: {e}"),
+                ));
+            }
+            // Handshake messages, and the plaintext buffered until it was done.
+            self.send_backlog()?;
+        }
+    }
+}
+
+impl Write for TlsStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.send_backlog()?;
+        if self.session.wants_write() && !self.session.is_handshaking() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let n = self
+            .session
+            .writer()
+            .write(&buf[..buf.len().min(MAX_WRITE)])?;
+        if n == 0 && !buf.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        self.send_backlog()?;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.send_backlog()
+    }
+}
