@@ -154,20 +154,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
-            .context("installing signal handlers")?;
-    }
-    let mut ports = Vec::with_capacity(args.ports.len());
-    for (n, ifname) in &args.ports {
-        let port = Port::open(ifname).with_context(|| format!("opening port {n} on {ifname}"))?;
-        ports.push((*n, port));
-    }
-    let name = args
-        .name
-        .clone()
-        .unwrap_or_else(|| format!("s{}", args.dpid));
+    // The TLS files before any port: a mistake in them is the user's to fix first.
     let tls = match (&args.private_key, &args.certificate, &args.ca_cert) {
         (Some(key), Some(cert), Some(ca)) => Some(
             ofswitch::agent::client_config(&ofswitch::agent::TlsFiles {
@@ -192,6 +179,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .context("installing signal handlers")?;
+    }
+    let mut ports = Vec::with_capacity(args.ports.len());
+    for (n, ifname) in &args.ports {
+        let port = Port::open(ifname).with_context(|| format!("opening port {n} on {ifname}"))?;
+        ports.push((*n, port));
+    }
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("s{}", args.dpid));
     let config = SwitchConfig {
         tls,
         agent: AgentConfig {

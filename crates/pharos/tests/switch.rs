@@ -195,3 +195,50 @@ fn hosts_ping_through_a_pharos_switch_on_openflow_13() {
     }
     hosts_ping_through_the_switch("1.3", "3");
 }
+
+/// `ssl:` without the switch's TLS files, or with one that is not PEM, is refused at
+/// start-up with the flag or the file named (before any port is opened: no root
+/// needed).
+#[test]
+fn ssl_controllers_need_readable_tls_files() {
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pharos"))
+            .args([
+                "switch",
+                "--dpid",
+                "1",
+                "--port",
+                "1=no-such-if0",
+                "--controller",
+                "ssl:127.0.0.1:6653",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = run(&[]);
+    assert!(
+        err.contains("ssl:127.0.0.1:6653 needs --private-key, --certificate and --ca-cert"),
+        "{err}"
+    );
+    let dir = std::env::temp_dir().join(format!("pharos-switch-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let junk = dir.join("junk.pem");
+    std::fs::write(&junk, "not a certificate\n").unwrap();
+    let junk = junk.to_str().unwrap();
+    let err = run(&[
+        "--private-key",
+        junk,
+        "--certificate",
+        junk,
+        "--ca-cert",
+        junk,
+    ]);
+    assert!(
+        err.contains("the CA certificate") && err.contains("junk.pem"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
