@@ -18,97 +18,19 @@ use std::sync::Arc;
 use mio::event::Source;
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::WebPkiServerVerifier;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{
-    CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore,
-};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection};
 
 /// The client configuration of `--tls-cert FILE --tls-key FILE --tls-ca FILE`: the
 /// switches' certificate and key, and the CA the controller's certificate must be
-/// signed by. An error names the file.
+/// signed by; `pharos switch`'s own ([`ofswitch::agent::client_config`]). An error
+/// names the file.
 pub fn client_config(cert: &Path, key_file: &Path, ca: &Path) -> Result<Arc<ClientConfig>, String> {
-    let read = |p: &Path| std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
-    let certs = |p: &Path| -> Result<Vec<CertificateDer<'static>>, String> {
-        let bytes = read(p)?;
-        let certs = CertificateDer::pem_slice_iter(&bytes)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("{} is not valid PEM: {e}", p.display()))?;
-        if certs.is_empty() {
-            return Err(format!("{} holds no certificate", p.display()));
-        }
-        Ok(certs)
-    };
-    let chain = certs(cert)?;
-    let key = PrivateKeyDer::from_pem_slice(&read(key_file)?)
-        .map_err(|e| format!("{} holds no usable private key: {e}", key_file.display()))?;
-    let mut roots = RootCertStore::empty();
-    for c in certs(ca)? {
-        roots
-            .add(c)
-            .map_err(|e| format!("{}: not a usable CA certificate: {e}", ca.display()))?;
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-        .build()
-        .map_err(|e| format!("{}: {e}", ca.display()))?;
-    let config = ClientConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-        .map_err(|e| e.to_string())?
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AnyName(webpki)))
-        .with_client_auth_cert(chain, key)
-        .map_err(|e| format!("{} and {}: {e}", cert.display(), key_file.display()))?;
-    Ok(Arc::new(config))
-}
-
-/// The WebPKI verifier, with any name accepted (see the module doc).
-#[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for AnyName {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
-            Err(rustls::Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
+    ofswitch::agent::client_config(&ofswitch::agent::TlsFiles {
+        ca_cert: ca.to_path_buf(),
+        certificate: cert.to_path_buf(),
+        private_key: key_file.to_path_buf(),
+    })
 }
 
 /// A switch's connection: plain, or a TLS client session over it.

@@ -173,6 +173,25 @@ fn write_pki(dir: &Path, ca: &Ca) -> Pki {
     p
 }
 
+/// `pharos run` listening with `pki`'s TLS files on a free port, its files in `dir`;
+/// the `--controller` target for a lab (`tcp:`, turned into `ssl:` by its TLS flags).
+fn tls_controller(dir: &Path, pki: &Pki) -> (Pharos, String) {
+    let port = free_port();
+    let config = dir.join("controller.toml");
+    std::fs::write(
+        &config,
+        pki.listen_toml(format!("127.0.0.1:{port}").parse().unwrap()),
+    )
+    .unwrap();
+    let mut ctl = controller(&config, dir);
+    assert!(
+        ctl.log_has(&format!("tls=[127.0.0.1:{port}]"), Duration::from_secs(20)),
+        "{}",
+        ctl.stderr()
+    );
+    (ctl, format!("tcp:127.0.0.1:{port}"))
+}
+
 /// `lab up --topo single,2` of `name` at `target`, with the switches' certificate and
 /// key `cert` (none: plain tcp:).
 fn up_single(name: &str, target: &str, tls: Option<(&Path, &Path, &Path)>) -> Lab {
@@ -217,20 +236,7 @@ fn switches_with_a_foreign_or_expired_certificate_or_none_are_refused_with_the_r
         .write(&expired, &expired_key)
         .unwrap();
 
-    let port = free_port();
-    let config = work.0.join("controller.toml");
-    std::fs::write(
-        &config,
-        good.listen_toml(format!("127.0.0.1:{port}").parse().unwrap()),
-    )
-    .unwrap();
-    let mut ctl = controller(&config, &work.0);
-    assert!(
-        ctl.log_has(&format!("tls=[127.0.0.1:{port}]"), Duration::from_secs(20)),
-        "{}",
-        ctl.stderr()
-    );
-    let target = format!("tcp:127.0.0.1:{port}");
+    let (mut ctl, target) = tls_controller(&work.0, &good);
     /// (lab name, the switches' certificate and key or plain tcp:, reason, detail)
     type Case<'a> = (&'a str, Option<(&'a Path, &'a Path)>, &'a str, &'a str);
     let cases: [Case; 3] = [
@@ -304,20 +310,7 @@ fn a_pharos_switch_refuses_a_controller_its_ca_did_not_sign() {
     let ca = Ca::new("the controller's CA").unwrap();
     let good = write_pki(&work.0.join("pki"), &ca);
     let other = write_pki(&work.0.join("other"), &Ca::new("another CA").unwrap());
-    let port = free_port();
-    let config = work.0.join("controller.toml");
-    std::fs::write(
-        &config,
-        good.listen_toml(format!("127.0.0.1:{port}").parse().unwrap()),
-    )
-    .unwrap();
-    let mut ctl = controller(&config, &work.0);
-    assert!(
-        ctl.log_has(&format!("tls=[127.0.0.1:{port}]"), Duration::from_secs(20)),
-        "{}",
-        ctl.stderr()
-    );
-    let target = format!("tcp:127.0.0.1:{port}");
+    let (mut ctl, target) = tls_controller(&work.0, &good);
     let up = |name: &str, ca_cert: &Path| {
         let lab = Lab::new(name, Of::V13, false).pharos_switch();
         let args = [

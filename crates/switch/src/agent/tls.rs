@@ -41,44 +41,49 @@ pub struct TlsFiles {
     pub private_key: PathBuf,
 }
 
-/// The client configuration of `files`: a clear error naming the file at fault.
+/// The client configuration of `files`: the switch's certificate and key, and the CA a
+/// controller's certificate must be signed by. An error names the file at fault.
+/// (`pharos bench controller`'s emulated switches use it too.)
 pub fn client_config(files: &TlsFiles) -> Result<Arc<ClientConfig>, String> {
-    let read_certs = |p: &Path, what: &str| -> Result<Vec<CertificateDer<'static>>, String> {
-        let certs: Vec<_> = CertificateDer::pem_file_iter(p)
-            .map_err(|e| format!("{what} {}: {e}", p.display()))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| format!("{what} {}: {e}", p.display()))?;
+    let read = |p: &Path| std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
+    let certs = |p: &Path, what: &str| -> Result<Vec<CertificateDer<'static>>, String> {
+        let bytes = read(p)?;
+        let certs = CertificateDer::pem_slice_iter(&bytes)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("{what} {} is not valid PEM: {e}", p.display()))?;
         if certs.is_empty() {
-            return Err(format!("{what} {}: no certificate in it", p.display()));
+            return Err(format!("{what} {} holds no certificate", p.display()));
         }
         Ok(certs)
     };
+    let (ca, cert, key_file) = (&files.ca_cert, &files.certificate, &files.private_key);
     let mut roots = RootCertStore::empty();
-    for c in read_certs(&files.ca_cert, "the CA certificate")? {
-        roots
-            .add(c)
-            .map_err(|e| format!("the CA certificate {}: {e}", files.ca_cert.display()))?;
+    for c in certs(ca, "the CA certificate")? {
+        roots.add(c).map_err(|e| {
+            format!(
+                "the CA certificate {}: not a usable CA certificate: {e}",
+                ca.display()
+            )
+        })?;
     }
-    let chain = read_certs(&files.certificate, "the switch's certificate")?;
-    let key = PrivateKeyDer::from_pem_file(&files.private_key)
-        .map_err(|e| format!("the private key {}: {e}", files.private_key.display()))?;
+    let chain = certs(cert, "the certificate")?;
+    let key = PrivateKeyDer::from_pem_slice(&read(key_file)?).map_err(|e| {
+        format!(
+            "the private key {} holds no usable key: {e}",
+            key_file.display()
+        )
+    })?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
         .build()
-        .map_err(|e| format!("the CA certificate {}: {e}", files.ca_cert.display()))?;
+        .map_err(|e| format!("the CA certificate {}: {e}", ca.display()))?;
     let config = ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
         .map_err(|e| e.to_string())?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(AnyName(webpki)))
         .with_client_auth_cert(chain, key)
-        .map_err(|e| {
-            format!(
-                "the switch's certificate {} and key {}: {e}",
-                files.certificate.display(),
-                files.private_key.display()
-            )
-        })?;
+        .map_err(|e| format!("{} and {}: {e}", cert.display(), key_file.display()))?;
     Ok(Arc::new(config))
 }
 
