@@ -34,7 +34,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use bench::oflops::report::{Plot, Point as PlotPoint, Series};
+use bench::oflops::report::{Plot, Point as PlotPoint, Series, Table};
 use ofswitch::datapath::gen::{probe_frame, run_streams, Addresses, GenConfig, GenReport, Stream};
 use ofswitch::datapath::testbed::Testbed;
 use ofswitch::datapath::wait_readable;
@@ -582,23 +582,141 @@ fn name(dut: &str) -> &str {
     }
 }
 
-fn table(points: &[Point]) {
-    println!(
-        "| size | load | offered pps | received pps | Mbit/s | loss | p50 µs | p99 µs | max µs |"
+/// A Markdown section: `## title`, then the table.
+fn section(title: String, t: &Table) {
+    print!("\n## {title}\n\n{}", t.markdown());
+}
+
+/// The points of a throughput or load test.
+fn points_table(points: &[Point]) -> Table {
+    let mut t = Table::new(
+        "",
+        &[
+            "size",
+            "load",
+            "offered pps",
+            "received pps",
+            "Mbit/s",
+            "loss",
+            "p50 µs",
+            "p99 µs",
+            "max µs",
+        ],
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for p in points {
-        println!(
-            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.3} | {:.1} | {:.1} | {:.1} |",
-            p.size,
+        t.row(vec![
+            p.size.to_string(),
             p.load.map_or("max".to_string(), |l| format!("{l:.2}")),
-            p.offered_pps,
-            p.received_pps,
-            p.received_mbps,
-            p.loss,
-            p.latency_us[0],
-            p.latency_us[2],
-            p.latency_us[4]
+            format!("{:.0}", p.offered_pps),
+            format!("{:.0}", p.received_pps),
+            format!("{:.0}", p.received_mbps),
+            format!("{:.3}", p.loss),
+            format!("{:.1}", p.latency_us[0]),
+            format!("{:.1}", p.latency_us[2]),
+            format!("{:.1}", p.latency_us[4]),
+        ]);
+    }
+    t
+}
+
+/// The tables of one device under test, as Markdown sections.
+fn print_result(r: &DutResult, a: &DatapathArgs) {
+    let dut = name(&r.dut);
+    section(
+        format!("{dut}: one flow, as fast as the generator sends"),
+        &points_table(&r.sizes),
+    );
+    section(
+        format!("{dut}: 64-byte frames against offered load (of the 64-byte rate above)"),
+        &points_table(&r.loads),
+    );
+    if !r.tables.is_empty() {
+        let mut t = Table::new(
+            "",
+            &[
+                "flows",
+                "received pps",
+                "of the smallest table's",
+                "p50 µs",
+                "p99 µs",
+            ],
+        );
+        for x in &r.tables {
+            t.row(vec![
+                x.flows.to_string(),
+                format!("{:.0}", x.point.received_pps),
+                format!("{:.3}", x.of_smallest),
+                format!("{:.1}", x.point.latency_us[0]),
+                format!("{:.1}", x.point.latency_us[2]),
+            ]);
+        }
+        section(
+            format!("{dut}: 64-byte frames, N exact flows and N flows of traffic"),
+            &t,
+        );
+    }
+    if !r.mix.is_empty() {
+        let mut t = Table::new(
+            "",
+            &[
+                "exact share",
+                "exact rules",
+                "received pps",
+                "ns per frame",
+                "p50 µs",
+                "p99 µs",
+            ],
+        );
+        for m in &r.mix {
+            t.row(vec![
+                format!("{:.2}", m.exact_share),
+                m.exact_rules.to_string(),
+                format!("{:.0}", m.point.received_pps),
+                format!("{:.0}", m.ns_per_frame),
+                format!("{:.1}", m.point.latency_us[0]),
+                format!("{:.1}", m.point.latency_us[2]),
+            ]);
+        }
+        section(
+            format!(
+                "{dut}: 64-byte frames, {} wildcard rules (ten masks) and exact rules for a \
+                 share of {} flows of traffic",
+                a.wildcards,
+                a.wildcards * 64
+            ),
+            &t,
+        );
+    }
+    if !r.fairness.is_empty() {
+        let mut t = Table::new(
+            "",
+            &[
+                "inputs",
+                "heavy load",
+                "steady offered pps",
+                "heavy offered pps",
+                "steady loss",
+                "heavy loss",
+                "difference",
+            ],
+        );
+        for f in &r.fairness {
+            t.row(vec![
+                f.inputs.to_string(),
+                format!("{:.2}", f.load),
+                format!("{:.0}", f.steady.offered_pps),
+                format!("{:.0}", f.heavy.offered_pps),
+                format!("{:.4}", f.steady.loss),
+                format!("{:.4}", f.heavy.loss),
+                format!("{:+.4}", f.loss_difference),
+            ]);
+        }
+        section(
+            format!(
+                "{dut}: fairness, two 64-byte streams into one port, then into two (loads of \
+                 the capacity)"
+            ),
+            &t,
         );
     }
 }
@@ -738,81 +856,7 @@ pub fn run_cmd(a: DatapathArgs) -> anyhow::Result<ExitCode> {
     for dut in &a.dut {
         let r = measure(dut, &a, &exe)?;
         if !a.json {
-            println!(
-                "\n## {}: one flow, as fast as the generator sends\n",
-                name(dut)
-            );
-            table(&r.sizes);
-            println!(
-                "\n## {}: 64-byte frames against offered load (of the 64-byte rate above)\n",
-                name(dut)
-            );
-            table(&r.loads);
-            if !r.tables.is_empty() {
-                println!(
-                    "\n## {}: 64-byte frames, N exact flows and N flows of traffic\n",
-                    name(dut)
-                );
-                println!("| flows | received pps | of the smallest table's | p50 µs | p99 µs |");
-                println!("|---:|---:|---:|---:|---:|");
-                for t in &r.tables {
-                    println!(
-                        "| {} | {:.0} | {:.3} | {:.1} | {:.1} |",
-                        t.flows,
-                        t.point.received_pps,
-                        t.of_smallest,
-                        t.point.latency_us[0],
-                        t.point.latency_us[2]
-                    );
-                }
-            }
-            if !r.mix.is_empty() {
-                println!(
-                    "\n## {}: 64-byte frames, {} wildcard rules (ten masks) and exact rules for a \
-                     share of {} flows of traffic\n",
-                    name(dut),
-                    a.wildcards,
-                    a.wildcards * 64
-                );
-                println!(
-                    "| exact share | exact rules | received pps | ns per frame | p50 µs | p99 µs |"
-                );
-                println!("|---:|---:|---:|---:|---:|---:|");
-                for m in &r.mix {
-                    println!(
-                        "| {:.2} | {} | {:.0} | {:.0} | {:.1} | {:.1} |",
-                        m.exact_share,
-                        m.exact_rules,
-                        m.point.received_pps,
-                        m.ns_per_frame,
-                        m.point.latency_us[0],
-                        m.point.latency_us[2]
-                    );
-                }
-            }
-            if !r.fairness.is_empty() {
-                println!(
-                    "\n## {}: fairness, two 64-byte streams into one port, then into two \
-                     (loads of the capacity)\n",
-                    name(dut)
-                );
-                println!(
-                    "| inputs | heavy load | steady offered pps | heavy offered pps | steady loss | heavy loss | difference |"
-                );
-                println!("|---:|---:|---:|---:|---:|---:|---:|");
-                for f in &r.fairness {
-                    println!(
-                        "| {} | {:.2} | {:.0} | {:.0} | {:.4} | {:.4} | {:+.4} |",
-                        f.inputs,
-                        f.load,
-                        f.steady.offered_pps,
-                        f.heavy.offered_pps,
-                        f.steady.loss,
-                        f.heavy.loss,
-                        f.loss_difference
-                    );
-                }
-            }
+            print_result(&r, &a);
         }
         results.push(r);
     }

@@ -282,18 +282,8 @@ impl Testbed {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        let target = format!("unix:{}", mgmt.display());
         for flow in FLOWS {
-            let out = std::process::Command::new("ovs-ofctl")
-                .args(["-O", "OpenFlow13", "add-flow", &target, flow])
-                .stdin(std::process::Stdio::null())
-                .output()?;
-            if !out.status.success() {
-                return Err(io::Error::other(format!(
-                    "ovs-ofctl add-flow {target} {flow}: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                )));
-            }
+            sw.ofctl(&["add-flow", flow])?;
         }
         self.addrs3 = Some(SWITCHED_3);
         self.pharos = Some(sw);
@@ -308,24 +298,8 @@ impl Testbed {
             .to_str()
             .ok_or_else(|| io::Error::other("a UTF-8 path"))?;
         if let Some(sw) = &self.pharos {
-            let target = format!("unix:{}", sw.dir.join("sw.mgmt").display());
-            for args in [
-                vec!["-O", "OpenFlow13", "del-flows", &target],
-                vec!["-O", "OpenFlow13", "add-flows", &target, file],
-            ] {
-                let out = std::process::Command::new("ovs-ofctl")
-                    .args(&args)
-                    .stdin(std::process::Stdio::null())
-                    .output()?;
-                if !out.status.success() {
-                    return Err(io::Error::other(format!(
-                        "ovs-ofctl {}: {}",
-                        args.join(" "),
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    )));
-                }
-            }
-            return Ok(());
+            sw.ofctl(&["del-flows"])?;
+            return sw.ofctl(&["add-flows", file]);
         }
         if let Some(ovs) = &self.ovs {
             ovs.ofctl(&["del-flows", "br0"])?;
@@ -391,6 +365,32 @@ const FLOWS: [&str; 2] = ["in_port=1,actions=output:2", "in_port=3,actions=outpu
 struct PharosSwitch {
     child: std::process::Child,
     dir: std::path::PathBuf,
+}
+
+impl PharosSwitch {
+    /// `ovs-ofctl -O OpenFlow13 COMMAND unix:MGMT ARGS...` against the switch.
+    fn ofctl(&self, args: &[&str]) -> io::Result<()> {
+        let target = format!("unix:{}", self.dir.join("sw.mgmt").display());
+        let mut argv = vec!["ovs-ofctl", "-O", "OpenFlow13", args[0], &target];
+        argv.extend_from_slice(&args[1..]);
+        let mut cmd = std::process::Command::new(argv[0]);
+        cmd.args(&argv[1..]);
+        checked(&mut cmd, &argv)
+    }
+}
+
+/// Runs `cmd` (`argv`, for the error) with no input; an error with its stderr if it
+/// fails.
+fn checked(cmd: &mut std::process::Command, argv: &[&str]) -> io::Result<()> {
+    let out = cmd.stdin(std::process::Stdio::null()).output()?;
+    if !out.status.success() {
+        return Err(io::Error::other(format!(
+            "{}: {}",
+            argv.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
 }
 
 impl Drop for PharosSwitch {
@@ -498,20 +498,10 @@ impl OvsDaemons {
                 c
             }
         };
-        let out = cmd
-            .env("OVS_RUNDIR", &self.dir)
+        cmd.env("OVS_RUNDIR", &self.dir)
             .env("OVS_LOGDIR", &self.dir)
-            .env("OVS_DBDIR", &self.dir)
-            .stdin(std::process::Stdio::null())
-            .output()?;
-        if !out.status.success() {
-            return Err(io::Error::other(format!(
-                "{}: {}",
-                argv.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(())
+            .env("OVS_DBDIR", &self.dir);
+        checked(&mut cmd, argv)
     }
 }
 
