@@ -19,15 +19,26 @@
 //! always. The random generator is seeded (`--seed`): a run is repeated exactly by
 //! its seed, up to the controller's own timing.
 //!
+//! Over TLS ([`FuzzConfig::tls`]) every connection, the well-behaved ones too, first
+//! completes a TLS handshake as a switch with a certificate would; the mutated messages
+//! then travel inside the session, so they reach the controller's decryption and the
+//! same OpenFlow parsing as on a clear port. One connection in eight instead writes TLS
+//! records the session never made straight onto its socket (application-data headers,
+//! now and then with a lying type or length, around random bytes): the controller must
+//! close that connection for failing decryption and serve the others.
+//!
 //! Loopback only unless the caller allows another address: the fuzzer's traffic is an
 //! attack.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use openflow::{frame_len, of10, of13, Message, Version};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use serde::Serialize;
 
 use crate::flood::{answer_handshake, hello};
@@ -56,6 +67,9 @@ pub struct FuzzConfig {
     pub answer_within: Duration,
     /// The whole run's bound.
     pub max_time: Duration,
+    /// Speak TLS with this client configuration (the controller's port must be a TLS
+    /// one); clear text if `None`.
+    pub tls: Option<Arc<ClientConfig>>,
 }
 
 impl FuzzConfig {
@@ -73,6 +87,7 @@ impl FuzzConfig {
             keep: None,
             answer_within: Duration::from_secs(2),
             max_time: Duration::from_secs(600),
+            tls: None,
         }
     }
 }
@@ -290,16 +305,125 @@ fn mutate(rng: &mut Rng, seeds: &Seeds, other: &Seeds) -> Vec<u8> {
     m
 }
 
+/// What one fuzzing connection sends after its handshake.
+#[derive(Debug, Clone)]
+struct Stream {
+    version: Version,
+    /// Written straight onto the socket under a TLS session (records it never made),
+    /// not through it.
+    raw: bool,
+    bytes: Vec<u8>,
+}
+
+/// Wraps `bytes` in TLS records of random sizes that no session made: mostly
+/// application-data headers of the right length (their contents fail decryption), now
+/// and then a header with another type, or a length that lies.
+fn raw_records(rng: &mut Rng, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 16 + 5);
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let n = (1 + rng.below(512)).min(rest.len());
+        let kind = match rng.below(16) {
+            0 => rng.below(256) as u8,
+            1 => 21, // an alert
+            2 => 22, // a handshake message, after the handshake
+            _ => 23,
+        };
+        let len = if rng.below(16) == 0 {
+            rng.below(0x1_0000) as u16
+        } else {
+            n as u16
+        };
+        out.extend_from_slice(&[kind, 3, 3]);
+        out.extend_from_slice(&len.to_be_bytes());
+        out.extend_from_slice(&rest[..n]);
+        rest = &rest[n..];
+    }
+    out
+}
+
+/// A connection to the controller: clear, or a TLS client session over it.
+enum Conn {
+    Plain(TcpStream),
+    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+}
+
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+impl Conn {
+    /// Connects (reads time out after 100 ms) and, with `tls`, completes the TLS
+    /// handshake within `within`.
+    fn connect(
+        addr: SocketAddr,
+        tls: Option<&Arc<ClientConfig>>,
+        within: Duration,
+    ) -> io::Result<Conn> {
+        let mut s = TcpStream::connect_timeout(&addr, within)?;
+        s.set_nodelay(true)?;
+        s.set_read_timeout(Some(Duration::from_millis(100)))?;
+        let Some(config) = tls else {
+            return Ok(Conn::Plain(s));
+        };
+        let mut c =
+            ClientConnection::new(Arc::clone(config), ServerName::IpAddress(addr.ip().into()))
+                .map_err(io::Error::other)?;
+        let deadline = Instant::now() + within;
+        while c.is_handshaking() {
+            match c.complete_io(&mut s) {
+                Ok(_) => {}
+                Err(e) if timed_out(&e) && Instant::now() < deadline => {}
+                Err(e) => return Err(io::Error::new(e.kind(), format!("TLS handshake: {e}"))),
+            }
+        }
+        Ok(Conn::Tls(Box::new(StreamOwned::new(c, s))))
+    }
+
+    fn tcp(&mut self) -> &mut TcpStream {
+        match self {
+            Conn::Plain(s) => s,
+            Conn::Tls(t) => &mut t.sock,
+        }
+    }
+}
+
+impl Read for Conn {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Conn::Plain(s) => s.read(buf),
+            Conn::Tls(t) => t.read(buf),
+        }
+    }
+}
+
+impl Write for Conn {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Conn::Plain(s) => s.write(buf),
+            Conn::Tls(t) => t.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Conn::Plain(s) => s.flush(),
+            Conn::Tls(t) => t.flush(),
+        }
+    }
+}
+
 /// A switch's side of a connection: connected, handshake done, or why not.
 fn handshaken(
     addr: SocketAddr,
+    tls: Option<&Arc<ClientConfig>>,
     version: Version,
     dpid: u64,
     within: Duration,
-) -> io::Result<TcpStream> {
-    let mut s = TcpStream::connect_timeout(&addr, within)?;
-    s.set_nodelay(true)?;
-    s.set_read_timeout(Some(Duration::from_millis(100)))?;
+) -> io::Result<Conn> {
+    let mut s = Conn::connect(addr, tls, within)?;
     let mut h = hello();
     if version == Version::V1_0 {
         // A 1.0 HELLO: only 1.0 is common.
@@ -314,11 +438,7 @@ fn handshaken(
         match s.read(&mut buf) {
             Ok(0) => return Err(io::Error::other("closed during the handshake")),
             Ok(n) => inbuf.extend_from_slice(&buf[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) => {}
+            Err(e) if timed_out(&e) => {}
             Err(e) => return Err(e),
         }
         let done = answer_handshake(&mut inbuf, dpid, &mut out);
@@ -338,7 +458,7 @@ fn handshaken(
 
 /// Sends an ECHO_REQUEST on a well-behaved switch's connection and waits for its reply
 /// (answering the controller's own echo requests meanwhile): how long it took.
-fn echo(s: &mut TcpStream, version: Version, within: Duration) -> Result<Duration, String> {
+fn echo(s: &mut Conn, version: Version, within: Duration) -> Result<Duration, String> {
     let data = b"fuzz".to_vec();
     let req = match version {
         Version::V1_0 => Message::V10(of10::Message::EchoRequest { data }),
@@ -354,14 +474,7 @@ fn echo(s: &mut TcpStream, version: Version, within: Duration) -> Result<Duratio
         match s.read(&mut buf) {
             Ok(0) => return Err("the controller closed the connection".into()),
             Ok(n) => inbuf.extend_from_slice(&buf[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                continue
-            }
+            Err(e) if timed_out(&e) => continue,
             Err(e) => return Err(format!("read: {e}")),
         }
         let mut used = 0;
@@ -385,40 +498,54 @@ fn echo(s: &mut TcpStream, version: Version, within: Duration) -> Result<Duratio
 
 /// One fuzzing connection: handshake, `stream` sent, the controller's answers read.
 /// Returns (handshake done, closed by the controller).
-fn fuzz_one(addr: SocketAddr, version: Version, dpid: u64, stream: &[u8]) -> (bool, bool) {
-    let Ok(mut s) = handshaken(addr, version, dpid, Duration::from_secs(5)) else {
+fn fuzz_one(
+    addr: SocketAddr,
+    tls: Option<&Arc<ClientConfig>>,
+    dpid: u64,
+    stream: &Stream,
+) -> (bool, bool) {
+    let Ok(mut s) = handshaken(addr, tls, stream.version, dpid, Duration::from_secs(5)) else {
         return (false, false);
     };
-    let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
+    let _ = s.tcp().set_read_timeout(Some(Duration::from_millis(20)));
+    // Closed: the end of the stream, or an error that is not a timeout (a reset, a
+    // TLS alert or a session ended without one).
+    let closed_by = |r: io::Result<usize>| match r {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !timed_out(&e),
+    };
     let mut closed = false;
     let mut buf = [0u8; 65536];
-    for chunk in stream.chunks(1024) {
-        if s.write_all(chunk).is_err() {
-            closed = true;
-            break;
-        }
-        if let Ok(0) = s.read(&mut buf) {
+    for chunk in stream.bytes.chunks(1024) {
+        let sent = if stream.raw {
+            s.tcp().write_all(chunk)
+        } else {
+            s.write_all(chunk)
+        };
+        if sent.is_err() || closed_by(s.read(&mut buf)) {
             closed = true;
             break;
         }
     }
     if !closed {
         // What the controller makes of the end of the stream.
-        let _ = s.set_read_timeout(Some(Duration::from_millis(100)));
-        closed = matches!(s.read(&mut buf), Ok(0)) || matches!(s.read(&mut buf), Ok(0));
+        let _ = s.tcp().set_read_timeout(Some(Duration::from_millis(100)));
+        closed = closed_by(s.read(&mut buf)) || closed_by(s.read(&mut buf));
     }
     (true, closed)
 }
 
 /// The well-behaved switches: one per version, dpids far from the fuzzers'.
-struct Witnesses(Vec<(Version, TcpStream)>);
+struct Witnesses(Vec<(Version, Conn)>);
 
 impl Witnesses {
-    fn connect(addr: SocketAddr) -> Result<Witnesses, String> {
+    fn connect(addr: SocketAddr, tls: Option<&Arc<ClientConfig>>) -> Result<Witnesses, String> {
         let mut w = Vec::new();
         for (i, v) in [Version::V1_0, Version::V1_3].into_iter().enumerate() {
             let s = handshaken(
                 addr,
+                tls,
                 v,
                 0x00f0_22ed_0000_0000 + i as u64,
                 Duration::from_secs(5),
@@ -459,7 +586,7 @@ pub fn run(cfg: &FuzzConfig, mut progress: impl FnMut(&str)) -> Result<FuzzRepor
         seeds: [seeds[0].len(), seeds[1].len()],
         ..FuzzReport::default()
     };
-    let mut witnesses = Witnesses::connect(cfg.addr)?;
+    let mut witnesses = Witnesses::connect(cfg.addr, cfg.tls.as_ref())?;
     let mut rng = Rng::new(cfg.seed);
     let start = Instant::now();
     for round in 0..cfg.rounds {
@@ -467,7 +594,7 @@ pub fn run(cfg: &FuzzConfig, mut progress: impl FnMut(&str)) -> Result<FuzzRepor
             progress(&format!("--max-seconds reached after {round} rounds"));
             break;
         }
-        let streams: Vec<(Version, Vec<u8>)> = (0..cfg.connections)
+        let streams: Vec<Stream> = (0..cfg.connections)
             .map(|i| {
                 let v = version_of(i);
                 let (mine, other) = match v {
@@ -478,13 +605,21 @@ pub fn run(cfg: &FuzzConfig, mut progress: impl FnMut(&str)) -> Result<FuzzRepor
                 for _ in 0..cfg.messages {
                     bytes.extend_from_slice(&mutate(&mut rng, mine, other));
                 }
-                (v, bytes)
+                let raw = cfg.tls.is_some() && i % 8 == 7;
+                if raw {
+                    bytes = raw_records(&mut rng, &bytes);
+                }
+                Stream {
+                    version: v,
+                    raw,
+                    bytes,
+                }
             })
             .collect();
         if let Some(dir) = &cfg.keep {
             save(dir, cfg.seed, round, &streams).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
-        let results = run_round(cfg.addr, round, &streams);
+        let results = run_round(cfg, round, &streams);
         report.rounds += 1;
         report.connections += streams.len() as u64;
         report.messages += (streams.len() * cfg.messages) as u64;
@@ -527,14 +662,14 @@ pub fn run(cfg: &FuzzConfig, mut progress: impl FnMut(&str)) -> Result<FuzzRepor
     Ok(report)
 }
 
-fn run_round(addr: SocketAddr, round: u64, streams: &[(Version, Vec<u8>)]) -> Vec<(bool, bool)> {
+fn run_round(cfg: &FuzzConfig, round: u64, streams: &[Stream]) -> Vec<(bool, bool)> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = streams
             .iter()
             .enumerate()
-            .map(|(i, (v, bytes))| {
+            .map(|(i, stream)| {
                 let dpid = 0x00f0_0000_0000_0000 | (round << 16) | i as u64;
-                scope.spawn(move || fuzz_one(addr, *v, dpid, bytes))
+                scope.spawn(move || fuzz_one(cfg.addr, cfg.tls.as_ref(), dpid, stream))
             })
             .collect();
         handles
@@ -544,22 +679,29 @@ fn run_round(addr: SocketAddr, round: u64, streams: &[(Version, Vec<u8>)]) -> Ve
     })
 }
 
-/// Writes a round's streams as `DIR/seed-S-round-R-C-of10.bin` (what `replay` reads).
-fn save(dir: &Path, seed: u64, round: u64, streams: &[(Version, Vec<u8>)]) -> io::Result<PathBuf> {
+/// Writes a round's streams as `DIR/seed-S-round-R-C-of10.bin` (`-of13`; `-raw` after
+/// it for records written under a TLS session; what `replay` reads).
+fn save(dir: &Path, seed: u64, round: u64, streams: &[Stream]) -> io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    for (i, (v, bytes)) in streams.iter().enumerate() {
-        let v = if *v == Version::V1_0 { "of10" } else { "of13" };
+    for (i, st) in streams.iter().enumerate() {
+        let v = if st.version == Version::V1_0 {
+            "of10"
+        } else {
+            "of13"
+        };
+        let raw = if st.raw { "-raw" } else { "" };
         std::fs::write(
-            dir.join(format!("seed-{seed}-round-{round}-{i}-{v}.bin")),
-            bytes,
+            dir.join(format!("seed-{seed}-round-{round}-{i}-{v}{raw}.bin")),
+            &st.bytes,
         )?;
     }
     Ok(dir.to_path_buf())
 }
 
 /// Sends every `*.bin` file of `dir` (a stream saved by a run; `-of10` or `-of13` in
-/// its name says the version) through a handshaken connection, all at once, then checks
-/// the well-behaved switches. A finding if they are not served.
+/// its name says the version; `-raw`, over TLS, that it goes under the session) through
+/// a handshaken connection, all at once, then checks the well-behaved switches. A
+/// finding if they are not served.
 pub fn replay(cfg: &FuzzConfig, dir: &Path) -> Result<FuzzReport, String> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
@@ -572,20 +714,25 @@ pub fn replay(cfg: &FuzzConfig, dir: &Path) -> Result<FuzzReport, String> {
     for f in &files {
         let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
         let name = f.file_name().unwrap_or_default().to_string_lossy();
-        let v = if name.contains("of13") {
+        let version = if name.contains("of13") {
             Version::V1_3
         } else {
             Version::V1_0
         };
-        streams.push((v, bytes));
+        let raw = cfg.tls.is_some() && name.contains("-raw");
+        streams.push(Stream {
+            version,
+            raw,
+            bytes,
+        });
     }
-    let mut witnesses = Witnesses::connect(cfg.addr)?;
+    let mut witnesses = Witnesses::connect(cfg.addr, cfg.tls.as_ref())?;
     let mut report = FuzzReport {
         replayed: files.len(),
         ..FuzzReport::default()
     };
     for (round, batch) in streams.chunks(cfg.connections.max(1)).enumerate() {
-        for (done, closed) in run_round(cfg.addr, round as u64, batch) {
+        for (done, closed) in run_round(cfg, round as u64, batch) {
             report.connections += 1;
             report.handshakes += u64::from(done);
             report.closed_by_controller += u64::from(closed);

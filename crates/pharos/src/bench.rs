@@ -300,6 +300,17 @@ pub struct FuzzArgs {
     /// Bound on the whole run, in seconds
     #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     max_seconds: f64,
+    /// Fuzz a TLS port: every connection completes a TLS handshake presenting this
+    /// certificate (PEM), with --tls-key and --tls-ca, and one in eight writes forged
+    /// records under its session
+    #[arg(long, value_name = "FILE", requires_all = ["tls_key", "tls_ca"])]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The switches' private key (PEM) for --tls-cert
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
+    /// The CA certificate (PEM) the controller's certificate must be signed by
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_ca: Option<std::path::PathBuf>,
     /// Print the report as JSON
     #[arg(long)]
     json: bool,
@@ -692,6 +703,12 @@ fn fuzz(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     cfg.keep = a.keep;
     cfg.answer_within = seconds(a.answer_within, "--answer-within")?;
     cfg.max_time = seconds(a.max_seconds, "--max-seconds")?;
+    if let (Some(cert), Some(key), Some(ca)) = (&a.tls_cert, &a.tls_key, &a.tls_ca) {
+        cfg.tls = Some(
+            bench::tls::client_config(cert, key, ca)
+                .map_err(|e| anyhow::anyhow!("--tls-cert/--tls-key/--tls-ca: {e}"))?,
+        );
+    }
     let report = match &a.replay {
         Some(dir) => {
             eprintln!("pharos bench fuzz: replaying {} against {addr}", dir.display());
@@ -699,8 +716,12 @@ fn fuzz(a: FuzzArgs) -> anyhow::Result<ExitCode> {
         }
         None => {
             eprintln!(
-                "pharos bench fuzz: {} rounds of {} connections x {} messages against {addr}, seed {}",
-                cfg.rounds, cfg.connections, cfg.messages, cfg.seed
+                "pharos bench fuzz: {} rounds of {} connections x {} messages against {addr}{}, seed {}",
+                cfg.rounds,
+                cfg.connections,
+                cfg.messages,
+                if cfg.tls.is_some() { " over TLS" } else { "" },
+                cfg.seed
             );
             bench::live_fuzz::run(&cfg, |line| eprintln!("pharos bench fuzz: {line}"))
         }

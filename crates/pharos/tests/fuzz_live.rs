@@ -3,8 +3,12 @@
 //! ../shared/openflow-vectors), while two well-behaved switches must keep being served;
 //! then the corpus kept in the repository (crates/bench/fuzz-corpus/live) is replayed.
 //! The controller must close offending connections, serve the others, and never panic.
+//! The same over TLS (certificates made with rcgen, the controller's `tests/tlskit`),
+//! with forged records written under some of the sessions.
 
-use std::io::Read;
+#[path = "../../controller/tests/tlskit/mod.rs"]
+mod tlskit;
+
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -46,8 +50,8 @@ impl Drop for Run {
     }
 }
 
-fn run_pharos(port: u16) -> Run {
-    let dir = tempdir::Dir::new("fuzz-live");
+fn run_pharos(port: u16, args: &[&str]) -> Run {
+    let dir = tempdir::Dir::new(&format!("fuzz-live-{port}"));
     let log = dir.0.join("pharos.log");
     let child = Command::new(env!("CARGO_BIN_EXE_pharos"))
         .args([
@@ -57,6 +61,7 @@ fn run_pharos(port: u16) -> Run {
             "--listen",
             &format!("127.0.0.1:{port}"),
         ])
+        .args(args)
         .env_remove("RUST_LOG")
         .env("XDG_STATE_HOME", &dir.0)
         .env("XDG_CONFIG_HOME", &dir.0)
@@ -101,16 +106,10 @@ fn fuzz(port: u16, args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn a_live_controller_closes_fuzzed_connections_keeps_serving_the_others_and_replays_its_corpus() {
-    let vectors =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/openflow-vectors");
-    assert!(
-        vectors.is_dir(),
-        "{}: the seed messages (../shared beside the repository) are missing",
-        vectors.display()
-    );
+    let vectors = vectors();
     let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../bench/fuzz-corpus/live");
     let port = free_port();
-    let mut pharos = run_pharos(port);
+    let mut pharos = run_pharos(port, &[]);
 
     let r = fuzz(
         port,
@@ -159,13 +158,7 @@ fn a_live_controller_closes_fuzzed_connections_keeps_serving_the_others_and_repl
         pharos.child.try_wait().unwrap().is_none(),
         "the controller is still running"
     );
-    let _ = pharos.child.kill();
-    let _ = pharos.child.wait();
-    let mut log = String::new();
-    std::fs::File::open(&pharos.log)
-        .unwrap()
-        .read_to_string(&mut log)
-        .unwrap();
+    let log = log_of(&mut pharos);
     assert!(
         !log.contains("panicked"),
         "no panic in the controller:\n{log}"
@@ -173,5 +166,88 @@ fn a_live_controller_closes_fuzzed_connections_keeps_serving_the_others_and_repl
     assert!(
         log.contains("wrong_version") || log.contains("bad_length") || log.contains("decode"),
         "the controller said why it closed connections"
+    );
+}
+
+fn vectors() -> PathBuf {
+    let vectors =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/openflow-vectors");
+    assert!(
+        vectors.is_dir(),
+        "{}: the seed messages (../shared beside the repository) are missing",
+        vectors.display()
+    );
+    vectors
+}
+
+fn log_of(run: &mut Run) -> String {
+    let _ = run.child.kill();
+    let _ = run.child.wait();
+    std::fs::read_to_string(&run.log).unwrap()
+}
+
+#[test]
+fn over_tls_fuzzed_messages_and_forged_records_close_only_their_own_sessions() {
+    let pki = tlskit::Pki::new("fuzz-live");
+    let switch = pki.ca.issue("switch", false, false);
+    pki.write("sw-cert.pem", &switch.cert.pem());
+    pki.write("sw-key.pem", &switch.key.serialize_pem());
+    let port = free_port();
+    let mut pharos = run_pharos(
+        port,
+        &[
+            "--tls-cert",
+            &pki.path("ctl-cert.pem"),
+            "--tls-key",
+            &pki.path("ctl-key.pem"),
+            "--tls-client-ca",
+            &pki.path("ca.pem"),
+        ],
+    );
+    let vectors = vectors();
+    let rounds = 16;
+    let r = fuzz(
+        port,
+        &[
+            "--rounds",
+            &rounds.to_string(),
+            "--connections",
+            "8",
+            "--messages",
+            "64",
+            "--seed",
+            "11",
+            "--vectors",
+            vectors.to_str().unwrap(),
+            "--tls-cert",
+            &pki.path("sw-cert.pem"),
+            "--tls-key",
+            &pki.path("sw-key.pem"),
+            "--tls-ca",
+            &pki.path("ca.pem"),
+        ],
+    );
+    assert_eq!(r["rounds"], rounds);
+    assert_eq!(
+        r["handshakes"], r["connections"],
+        "every fuzzer's TLS and OpenFlow handshakes completed: {r}"
+    );
+    assert!(
+        r["closed_by_controller"].as_u64().unwrap() > rounds,
+        "bad input closes sessions: {r}"
+    );
+    assert_eq!(r["findings"], serde_json::json!([]), "{r}");
+    assert!(
+        pharos.child.try_wait().unwrap().is_none(),
+        "the controller is still running"
+    );
+    let log = log_of(&mut pharos);
+    assert!(!log.contains("panicked"), "no panic:\n{log}");
+    // One connection in eight per round wrote forged records under its session: most
+    // fail decryption at once (a few lie about their length past the stream's end).
+    let forged = log.matches("tls_error").count();
+    assert!(
+        forged >= rounds as usize / 2,
+        "forged records close sessions as tls_error ({forged} of {rounds}):\n{log}"
     );
 }
