@@ -536,18 +536,29 @@ fn fuzz_one(
     (true, closed)
 }
 
-/// The well-behaved switches: one per version, dpids far from the fuzzers'.
+/// The datapath ids of a run's connections carry its seed's low 16 bits, so that runs
+/// with other seeds side by side against one controller do not replace each other's
+/// switches (a switch that connects with a datapath id already connected replaces it).
+fn fuzzer_dpid(seed: u64, round: u64, i: usize) -> u64 {
+    0x00f0_0000_0000_0000 | (seed & 0xffff) << 32 | (round & 0xffff) << 16 | (i as u64 & 0xffff)
+}
+
+/// The well-behaved switches: one per version, dpids apart from every fuzzer's.
 struct Witnesses(Vec<(Version, Conn)>);
 
 impl Witnesses {
-    fn connect(addr: SocketAddr, tls: Option<&Arc<ClientConfig>>) -> Result<Witnesses, String> {
+    fn connect(
+        addr: SocketAddr,
+        tls: Option<&Arc<ClientConfig>>,
+        seed: u64,
+    ) -> Result<Witnesses, String> {
         let mut w = Vec::new();
         for (i, v) in [Version::V1_0, Version::V1_3].into_iter().enumerate() {
             let s = handshaken(
                 addr,
                 tls,
                 v,
-                0x00f0_22ed_0000_0000 + i as u64,
+                0x00fe_0000_0000_0000 | (seed & 0xffff) << 16 | i as u64,
                 Duration::from_secs(5),
             )
             .map_err(|e| format!("a well-behaved {v} switch could not connect: {e}"))?;
@@ -586,7 +597,7 @@ pub fn run(cfg: &FuzzConfig, mut progress: impl FnMut(&str)) -> Result<FuzzRepor
         seeds: [seeds[0].len(), seeds[1].len()],
         ..FuzzReport::default()
     };
-    let mut witnesses = Witnesses::connect(cfg.addr, cfg.tls.as_ref())?;
+    let mut witnesses = Witnesses::connect(cfg.addr, cfg.tls.as_ref(), cfg.seed)?;
     let mut rng = Rng::new(cfg.seed);
     let start = Instant::now();
     for round in 0..cfg.rounds {
@@ -668,7 +679,7 @@ fn run_round(cfg: &FuzzConfig, round: u64, streams: &[Stream]) -> Vec<(bool, boo
             .iter()
             .enumerate()
             .map(|(i, stream)| {
-                let dpid = 0x00f0_0000_0000_0000 | (round << 16) | i as u64;
+                let dpid = fuzzer_dpid(cfg.seed, round, i);
                 scope.spawn(move || fuzz_one(cfg.addr, cfg.tls.as_ref(), dpid, stream))
             })
             .collect();
@@ -726,7 +737,7 @@ pub fn replay(cfg: &FuzzConfig, dir: &Path) -> Result<FuzzReport, String> {
             bytes,
         });
     }
-    let mut witnesses = Witnesses::connect(cfg.addr, cfg.tls.as_ref())?;
+    let mut witnesses = Witnesses::connect(cfg.addr, cfg.tls.as_ref(), cfg.seed)?;
     let mut report = FuzzReport {
         replayed: files.len(),
         ..FuzzReport::default()

@@ -263,8 +263,9 @@ pub struct FloodArgs {
 /// --answer-within. If one does not, the controller stopped serving a switch that did
 /// nothing wrong: the round's inputs are written to --save (replay them with --replay)
 /// and the exit status is 1. Seeds: built by the codec, plus every *.packet file under
-/// each --vectors directory (e.g. ../shared/openflow-vectors). Repeatable by --seed.
-/// Loopback only unless --target names another address.
+/// each --vectors directory (e.g. ../shared/openflow-vectors). Repeatable by --seed;
+/// fuzzers side by side against one controller need different seeds (their switches'
+/// datapath ids carry it). Loopback only unless --target names another address.
 #[derive(Debug, clap::Args)]
 pub struct FuzzArgs {
     /// The controller, if not 127.0.0.1:6653; naming it allows a non-loopback target
