@@ -1,6 +1,8 @@
 //! `pharos switch` end to end: `pharos run --apps learning_switch` and `pharos switch`
 //! on veth pairs to two host namespaces; the hosts ping each other, in OpenFlow 1.0
-//! and 1.3, and the switch stops cleanly on SIGTERM.
+//! and 1.3, and the switch stops cleanly on SIGTERM. Groups set with Open vSwitch's
+//! `ovs-ofctl` carry the pings, are described and counted, and take their flows when
+//! deleted.
 //!
 //! Needs root (network namespaces); `PHAROS_SKIP_LAB=1` skips it, recorded as the lab
 //! tests' skips are. Every namespace and interface it makes is removed by a guard, even
@@ -100,14 +102,21 @@ struct SwitchProc {
 
 impl SwitchProc {
     fn start(of: &str, port: u16, net: &Net) -> SwitchProc {
+        SwitchProc::spawn(of, &["--controller", &format!("tcp:127.0.0.1:{port}")], net)
+    }
+
+    /// `pharos switch` on the net's two ports with `args` (its controllers or
+    /// listeners).
+    fn spawn(of: &str, args: &[&str], net: &Net) -> SwitchProc {
         let log = std::env::temp_dir().join(format!(
-            "pharos-switch-test-{}-{of}.log",
-            std::process::id()
+            "pharos-switch-test-{}-{of}-{}.log",
+            std::process::id(),
+            net.hosts[0]
         ));
         let file = std::fs::File::create(&log).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_pharos"))
             .args(["switch", "--dpid", "0x1", "--of", of])
-            .args(["--controller", &format!("tcp:127.0.0.1:{port}")])
+            .args(args)
             .args(["--port", &format!("1={}", net.switch_ifaces[0])])
             .args(["--port", &format!("2={}", net.switch_ifaces[1])])
             .env("RUST_LOG", "info")
@@ -241,4 +250,127 @@ fn ssl_controllers_need_readable_tls_files() {
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `ovs-ofctl -O OpenFlow13 ARGS...` against `target`: (success, stdout + stderr).
+fn ofctl13(target: &str, args: &[&str]) -> (bool, String) {
+    let out = Command::new("ovs-ofctl")
+        .args(["-O", "OpenFlow13"])
+        .arg(args[0])
+        .arg(target)
+        .args(&args[1..])
+        .output()
+        .expect("ovs-ofctl runs (Debian's openvswitch-common)");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// Groups as a user sets them with `ovs-ofctl`: an all group and a select group carry
+/// the two directions of a ping (the select group's weight-0 bucket never taken);
+/// `dump-groups`, `dump-group-stats` and `dump-group-features` read them back; a group
+/// that exists, a flow naming a missing group and a fast-failover group are refused
+/// with their errors; deleting the groups takes their flows, and the pings stop.
+#[test]
+fn groups_set_with_ovs_ofctl_forward_are_counted_and_take_their_flows_when_deleted() {
+    if skipped("groups_set_with_ovs_ofctl_forward_are_counted_and_take_their_flows_when_deleted") {
+        return;
+    }
+    let net = Net::new("g");
+    let sock =
+        std::env::temp_dir().join(format!("pharos-switch-groups-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&sock);
+    let target = format!("unix:{}", sock.display());
+    let mut switch = SwitchProc::spawn(
+        "1.3",
+        &["--listen", &format!("punix:{}", sock.display())],
+        &net,
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ofctl13(&target, &["show"]).0 {
+        assert!(
+            switch.child.try_wait().unwrap().is_none() && Instant::now() < deadline,
+            "pharos switch did not listen on {target}:\n{}",
+            switch.log()
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    let must = |args: &[&str]| {
+        let (ok, text) = ofctl13(&target, args);
+        assert!(ok, "ovs-ofctl {args:?}: {text}");
+        text
+    };
+    must(&["add-group", "group_id=1,type=all,bucket=output:2"]);
+    must(&[
+        "add-group",
+        "group_id=2,type=select,bucket=weight:5,output:1,bucket=weight:0,output:2",
+    ]);
+    must(&["add-flow", "in_port=1,actions=group:1"]);
+    must(&["add-flow", "in_port=2,actions=group:2"]);
+    assert!(
+        net.ping("3"),
+        "pings through the groups; log:\n{}",
+        switch.log()
+    );
+
+    let desc = must(&["dump-groups"]);
+    assert!(
+        desc.contains("group_id=1,type=all,bucket=actions=output:2"),
+        "{desc}"
+    );
+    assert!(
+        desc.contains("group_id=2,type=select,bucket=weight:5,actions=output:1,bucket=weight:0,actions=output:2"),
+        "{desc}"
+    );
+    let stats = must(&["dump-group-stats"]);
+    let line = |id: &str| {
+        stats
+            .lines()
+            .find(|l| l.contains(&format!("group_id={id},")))
+            .unwrap_or_else(|| panic!("group {id} in {stats}"))
+            .to_string()
+    };
+    for id in ["1", "2"] {
+        let l = line(id);
+        assert!(l.contains("ref_count=1"), "{l}");
+        assert!(
+            !l.contains(",packet_count=0,"),
+            "group {id} counted the pings: {l}"
+        );
+    }
+    assert!(
+        line("2").contains("bucket1:packet_count=0"),
+        "the weight-0 bucket is never taken: {stats}"
+    );
+    let features = must(&["dump-group-features"]);
+    assert!(features.contains("Types:  0x7"), "{features}");
+
+    let (ok, text) = ofctl13(
+        &target,
+        &["add-group", "group_id=1,type=all,bucket=output:1"],
+    );
+    assert!(!ok && text.contains("OFPGMFC_GROUP_EXISTS"), "{text}");
+    let (ok, text) = ofctl13(&target, &["add-flow", "priority=9,actions=group:9"]);
+    assert!(!ok && text.contains("OFPBAC_BAD_OUT_GROUP"), "{text}");
+    let (ok, text) = ofctl13(
+        &target,
+        &[
+            "add-group",
+            "group_id=3,type=ff,bucket=watch_port:1,output:1",
+        ],
+    );
+    assert!(!ok && text.contains("OFPGMFC_BAD_TYPE"), "{text}");
+
+    must(&["del-groups"]);
+    assert_eq!(must(&["dump-groups"]).lines().count(), 1, "no group left");
+    let flows = must(&["dump-flows"]);
+    assert!(
+        !flows.contains("group:"),
+        "the groups' flows went with them: {flows}"
+    );
+    assert!(!net.ping("1"), "no flow, no ping");
+    let _ = std::fs::remove_file(&sock);
 }

@@ -11,7 +11,7 @@
 //! ```text
 //! table     flow tables: the exact-match hash table, the tuple-space classifier,
 //!           priorities, timeouts, counters, 1.3's pipeline (goto-table, write
-//!           actions, table-miss), and the actions applied to a frame
+//!           actions, table-miss, groups), and the actions applied to a frame
 //! datapath  ports: Linux interfaces read and written in batches through AF_PACKET
 //!           TPACKET_V3 rings, no allocation per frame
 //! agent     the OpenFlow side: connections to controllers over the codec, the

@@ -1,12 +1,13 @@
 //! No heap allocation per frame in `Pipeline::process`: 1.0 with exact and wildcard
 //! flows (hits, a miss to the controller, field writes with checksum fixes, VLAN push
 //! and pop), and 1.3 through three tables with write-actions, metadata and the
-//! table-miss flow; also PACKET_OUT's `execute` with an output to TABLE.
+//! table-miss flow; also PACKET_OUT's `execute` with an output to TABLE, and 1.3's
+//! groups (an all group whose buckets write their copies, a select group).
 
 use std::time::Instant;
 
 use ofswitch::table::testutil::{frame, udp, Counter, Ip4};
-use ofswitch::table::{FlowModRequest, Pipeline, PipelineConfig};
+use ofswitch::table::{FlowModRequest, GroupModRequest, Pipeline, PipelineConfig};
 use openflow::model::FlowModCommand;
 use openflow::ofctl::parse_flow;
 use openflow::Version;
@@ -50,6 +51,58 @@ fn processing_frames_allocates_nothing() {
             "table=2,priority=10,dl_vlan=4,actions=write_actions(dec_ttl,mod_nw_src:10.9.9.9,output:5)",
         ],
     );
+    let mut groups = pipeline(Version::V1_3, &[]);
+    {
+        use openflow::of13::group::{GroupModCommand, GroupType};
+        use openflow::of13::{Action, Bucket};
+        let bucket = |weight, actions| Bucket {
+            weight,
+            watch_port: u32::MAX,
+            watch_group: u32::MAX,
+            actions,
+        };
+        let out = |port| Action::Output { port, max_len: 0 };
+        for (group_type, group_id, buckets) in [
+            (
+                GroupType::All,
+                1,
+                vec![
+                    bucket(0, vec![Action::DecNwTtl, out(2)]),
+                    bucket(0, vec![Action::PushVlan { ethertype: 0x8100 }, out(3)]),
+                ],
+            ),
+            (
+                GroupType::Select,
+                2,
+                vec![bucket(1, vec![out(2)]), bucket(2, vec![out(3)])],
+            ),
+        ] {
+            let req = GroupModRequest {
+                command: GroupModCommand::Add,
+                group_type,
+                group_id,
+                buckets: &buckets,
+            };
+            groups
+                .group_mod(&req, Instant::now(), &mut Vec::new())
+                .unwrap();
+        }
+        for s in [
+            "priority=2,tcp,actions=group:1",
+            "priority=1,actions=write_actions(group:2)",
+        ] {
+            let f = parse_flow(s).unwrap();
+            let req = FlowModRequest {
+                command: FlowModCommand::Add,
+                flow: &f,
+                out_port: None,
+                out_group: None,
+            };
+            groups
+                .flow_mod(&req, Instant::now(), &mut Vec::new())
+                .unwrap();
+        }
+    }
     let known = udp(1, 2);
     let rewrite = udp(5, 6);
     let unknown = udp(7, 8);
@@ -69,6 +122,8 @@ fn processing_frames_allocates_nothing() {
     let mut sink = Counter::default();
     v10.process(1, &known, now, &mut sink);
     v13.process(1, &known, now, &mut sink);
+    groups.process(1, &tcp, now, &mut sink);
+    groups.process(1, &known, now, &mut sink);
     let info = allocation_counter::measure(|| {
         for _ in 0..1000 {
             v10.process(1, &known, now, &mut sink);
@@ -78,10 +133,12 @@ fn processing_frames_allocates_nothing() {
             v13.process(1, &known, now, &mut sink);
             v13.process(1, &tcp, now, &mut sink);
             v10.execute(&actions, 2, &rewrite, now, &mut sink);
+            groups.process(1, &tcp, now, &mut sink);
+            groups.process(1, &known, now, &mut sink);
         }
     });
     assert_eq!(info.count_total, 0, "the forwarding path allocated");
     // Per turn, 1.0: 1 + 2 + 1 (miss) + 1 (miss); 1.3: 1 + 1 (table-miss); execute:
-    // the pipeline's 2 + 1. Plus the warm-up's 2.
-    assert_eq!(sink.frames, 2 + 1000 * (5 + 2 + 3));
+    // the pipeline's 2 + 1; groups: 2 buckets + 1. Plus the warm-up's 2 + 3.
+    assert_eq!(sink.frames, 2 + 3 + 1000 * (5 + 2 + 3 + 3));
 }

@@ -40,8 +40,8 @@ pub enum Kind {
     FlowModBadCommand,
     PortModBadPort,
     PortModBadHwAddr,
-    /// 1.3 GROUP_MOD: groups are not supported.
-    GroupMod,
+    /// 1.3 GROUP_MOD refused: its `OFPGMFC_*` code.
+    GroupMod(u16),
     /// 1.3 METER_MOD: meters are not supported.
     MeterMod,
 }
@@ -96,11 +96,13 @@ impl Refusal {
                 // OFPET_BAD_INSTRUCTION / OFPBIC_BAD_TABLE_ID.
                 (false, F::BadGoto(_)) => (3, 2),
                 (false, F::Unsupported(_)) => (5, 0),
+                // OFPET_BAD_ACTION / OFPBAC_BAD_OUT_GROUP.
+                (false, F::UnknownGroup(_)) => (2, bad_action::BAD_OUT_GROUP),
             },
             Kind::PortModBadPort => (if v10 { 4 } else { 7 }, 0),
             Kind::PortModBadHwAddr => (if v10 { 4 } else { 7 }, 1),
-            // OFPET_GROUP_MOD_FAILED / OFPGMFC_BAD_TYPE (1.0 has no such message).
-            Kind::GroupMod => (6, 10),
+            // OFPET_GROUP_MOD_FAILED (1.0 has no such message).
+            Kind::GroupMod(code) => (6, *code),
             // OFPET_METER_MOD_FAILED / OFPMMFC_UNKNOWN.
             Kind::MeterMod => (12, 0),
         }

@@ -11,8 +11,8 @@ use openflow::ofctl::{Flow, FlowAction, FlowCounters, FlowEntry, FlowModCommand,
 
 use super::tables::Tables;
 use crate::table::{
-    FlowModError, FlowModRequest, PipelineConfig, RemovedFlow, RemovedReason, StatsFilter,
-    TableStats,
+    FlowModError, FlowModRequest, GroupDesc, GroupModError, GroupModRequest, GroupStats,
+    PipelineConfig, RemovedFlow, RemovedReason, StatsFilter, TableStats,
 };
 use crate::{Egress, Sink, ToController};
 
@@ -176,5 +176,30 @@ impl Tables for FakeTables {
                 ..TableStats::default()
             })
             .collect()
+    }
+
+    // Groups are the pipeline's (tested with it); the fake has none.
+    fn group_mod(
+        &mut self,
+        _req: &GroupModRequest<'_>,
+        _now: Instant,
+        _removed: &mut Vec<RemovedFlow>,
+    ) -> Result<(), GroupModError> {
+        Err(GroupModError {
+            code: crate::table::groups::code::BAD_TYPE,
+            why: "no groups in the fake".into(),
+        })
+    }
+
+    fn has_group(&self, _id: u32) -> bool {
+        false
+    }
+
+    fn group_stats(&self, _id: u32, _now: Instant) -> Vec<GroupStats> {
+        Vec::new()
+    }
+
+    fn group_desc(&self) -> Vec<GroupDesc> {
+        Vec::new()
     }
 }

@@ -18,7 +18,7 @@ use super::reply;
 use super::request::{FlowModReq, FlowStatsReq, Request, StatsReq};
 use super::tables::Tables;
 use super::Channel;
-use crate::table::{FlowModRequest, PipelineConfig, RemovedFlow, StatsFilter};
+use crate::table::{FlowModRequest, GroupModRequest, PipelineConfig, RemovedFlow, StatsFilter};
 
 /// How the switch presents itself.
 #[derive(Debug, Clone)]
@@ -77,8 +77,12 @@ fn buffer_refusal(e: BufferError, id: u32) -> Refusal {
 }
 
 /// Refuses outputs the switch cannot do: NORMAL (no traditional forwarding), ANY,
-/// TABLE outside a PACKET_OUT; queues and groups (none exist).
-fn check_actions(actions: &[FlowAction], in_packet_out: bool) -> Result<(), Refusal> {
+/// TABLE outside a PACKET_OUT; queues (none exist); a group that does not exist.
+fn check_actions(
+    actions: &[FlowAction],
+    in_packet_out: bool,
+    has_group: impl Fn(u32) -> bool,
+) -> Result<(), Refusal> {
     for a in actions {
         match a {
             FlowAction::Output { port } => match port {
@@ -99,10 +103,10 @@ fn check_actions(actions: &[FlowAction], in_packet_out: bool) -> Result<(), Refu
             FlowAction::Enqueue { .. } | FlowAction::SetQueue { .. } => {
                 return Err(Refusal::bad_action(bad_action::BAD_QUEUE, "no queues"))
             }
-            FlowAction::Group { .. } => {
+            FlowAction::Group { group_id } if !has_group(*group_id) => {
                 return Err(Refusal::bad_action(
                     bad_action::BAD_OUT_GROUP,
-                    "groups are not supported",
+                    format!("no group {group_id}"),
                 ))
             }
             _ => {}
@@ -337,6 +341,7 @@ impl<P: PortIo, T: Tables> Agent<P, T> {
             // the data path reads, by this same thread: the reply can go now.
             Request::Barrier => self.send(ch, &reply::barrier(v), xid),
             Request::FlowMod(fm) => self.flow_mod(fm, now)?,
+            Request::GroupMod(gm) => self.group_mod(gm, now)?,
             Request::PacketOut {
                 buffer_id,
                 in_port,
@@ -369,9 +374,11 @@ impl<P: PortIo, T: Tables> Agent<P, T> {
             FlowModCommand::Delete | FlowModCommand::DeleteStrict
         );
         if !deleting {
-            check_actions(&fm.flow.actions, false)?;
+            let tables = self.tables();
+            let has = |g| tables.has_group(g);
+            check_actions(&fm.flow.actions, false, has)?;
             if let Some(w) = &fm.flow.write_actions {
-                check_actions(w, false)?;
+                check_actions(w, false, has)?;
             }
             if fm.flow.meter.is_some() {
                 return Err(Refusal::new(Kind::MeterMod, "meters are not supported"));
@@ -411,6 +418,22 @@ impl<P: PortIo, T: Tables> Agent<P, T> {
         Ok(())
     }
 
+    /// GROUP_MOD (1.3): the flows a deleted group takes with it are reported.
+    fn group_mod(&mut self, gm: openflow::of13::GroupMod, now: Instant) -> Result<(), Refusal> {
+        let req = GroupModRequest {
+            command: gm.command,
+            group_type: gm.group_type,
+            group_id: gm.group_id,
+            buckets: &gm.buckets,
+        };
+        self.removed.clear();
+        let mut removed = std::mem::take(&mut self.removed);
+        let result = self.tables().group_mod(&req, now, &mut removed);
+        self.flows_removed(&removed);
+        self.removed = removed;
+        result.map_err(|e| Refusal::new(Kind::GroupMod(e.code), e.why))
+    }
+
     fn packet_out(
         &mut self,
         buffer_id: Option<u32>,
@@ -419,7 +442,8 @@ impl<P: PortIo, T: Tables> Agent<P, T> {
         data: &[u8],
         now: Instant,
     ) -> Result<(), Refusal> {
-        check_actions(actions, true)?;
+        let tables = self.tables();
+        check_actions(actions, true, |g| tables.has_group(g))?;
         let frame: &[u8] = match buffer_id {
             Some(id) => {
                 self.fabric
@@ -502,6 +526,11 @@ impl<P: PortIo, T: Tables> Agent<P, T> {
                 self.config.max_flows,
             )],
             StatsReq::Queue => vec![reply::queue_stats(v)],
+            StatsReq::Group(id) => vec![reply::group_stats(self.tables().group_stats(id, now))],
+            StatsReq::GroupDesc => vec![reply::group_desc(self.tables().group_desc())],
+            StatsReq::GroupFeatures => {
+                vec![reply::group_features(crate::table::MAX_GROUPS as u32)]
+            }
             StatsReq::Empty(kind) => vec![reply::empty_v13(kind)],
         };
         for m in &msgs {

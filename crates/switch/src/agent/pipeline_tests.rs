@@ -152,3 +152,161 @@ fn in_13_a_miss_without_a_table_miss_flow_is_dropped_and_with_one_goes_up_whole(
     assert_eq!(p.data.len(), 300, "controller:65535 is OFPCML_NO_BUFFER");
     assert_eq!(p.buffer_id, openflow::model::NO_BUFFER);
 }
+
+fn group_mod_msg(
+    command: of13::group::GroupModCommand,
+    group_type: of13::group::GroupType,
+    group_id: u32,
+    ports: &[u32],
+) -> Message {
+    Message::V13(of13::Message::GroupMod(of13::GroupMod {
+        command,
+        group_type,
+        group_id,
+        buckets: ports
+            .iter()
+            .map(|p| of13::Bucket {
+                weight: u16::from(group_type == of13::group::GroupType::Select),
+                watch_port: of13::OFPP_ANY,
+                watch_group: of13::OFPG_ANY,
+                actions: vec![of13::Action::Output {
+                    port: *p,
+                    max_len: 0,
+                }],
+            })
+            .collect(),
+    }))
+}
+
+fn multipart(body: of13::multipart::MultipartRequestBody) -> Message {
+    Message::V13(of13::Message::MultipartRequest(
+        of13::multipart::MultipartRequest { flags: 0, body },
+    ))
+}
+
+#[test]
+fn groups_over_the_wire_forward_report_and_refuse_with_group_mod_failed() {
+    use of13::group::{GroupModCommand as C, GroupType as G};
+    use of13::multipart::{MultipartReplyBody as R, MultipartRequestBody as B};
+    let mut a = agent(Versions::V13, 100);
+    ready(&mut a, 0, Version::V1_3);
+
+    // The features say so.
+    feed(&mut a, 0, &Message::V13(of13::Message::FeaturesRequest), 1);
+    let Message::V13(of13::Message::FeaturesReply(f)) = &take(&mut a, 0)[0].1 else {
+        panic!()
+    };
+    assert_ne!(f.capabilities & (1 << 3), 0, "OFPC_GROUP_STATS");
+
+    feed(&mut a, 0, &group_mod_msg(C::Add, G::All, 1, &[2, 3]), 2);
+    feed(
+        &mut a,
+        0,
+        &flow_mod(
+            Version::V1_3,
+            "priority=1,send_flow_rem,in_port=1,actions=group:1",
+            FlowModCommand::Add,
+        ),
+        3,
+    );
+    assert!(take(&mut a, 0).is_empty(), "no error");
+    a.frame_in(0, &frame(60, 7), now());
+    assert_eq!(a.fabric.ports[1].io.sent.len(), 1, "out of port 2");
+    assert_eq!(a.fabric.ports[2].io.sent.len(), 1, "and port 3");
+
+    // Refusals: OFPET_GROUP_MOD_FAILED with the code; a flow or PACKET_OUT naming a
+    // missing group: OFPET_BAD_ACTION / OFPBAC_BAD_OUT_GROUP.
+    feed(&mut a, 0, &group_mod_msg(C::Add, G::All, 1, &[2]), 4);
+    feed(&mut a, 0, &group_mod_msg(C::Modify, G::All, 9, &[2]), 5);
+    feed(
+        &mut a,
+        0,
+        &group_mod_msg(C::Add, G::FastFailover, 2, &[2]),
+        6,
+    );
+    feed(
+        &mut a,
+        0,
+        &flow_mod(
+            Version::V1_3,
+            "priority=2,actions=group:9",
+            FlowModCommand::Add,
+        ),
+        7,
+    );
+    let po = Message::V13(of13::Message::PacketOut(of13::PacketOut {
+        buffer_id: openflow::model::NO_BUFFER,
+        in_port: of13::OFPP_CONTROLLER,
+        actions: vec![of13::Action::Group { group_id: 9 }],
+        data: frame(60, 7),
+    }));
+    feed(&mut a, 0, &po, 8);
+    let errors: Vec<(u32, (u16, u16))> = take(&mut a, 0)
+        .iter()
+        .map(|(x, m)| (*x, error_of(m)))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            (4, (6, 0)),
+            (5, (6, 8)),
+            (6, (6, 10)),
+            (7, (2, 9)),
+            (8, (2, 9))
+        ]
+    );
+
+    // A PACKET_OUT through the group.
+    let po = Message::V13(of13::Message::PacketOut(of13::PacketOut {
+        buffer_id: openflow::model::NO_BUFFER,
+        in_port: of13::OFPP_CONTROLLER,
+        actions: vec![of13::Action::Group { group_id: 1 }],
+        data: frame(60, 7),
+    }));
+    feed(&mut a, 0, &po, 9);
+    assert!(take(&mut a, 0).is_empty());
+    assert_eq!(a.fabric.ports[2].io.sent.len(), 2);
+
+    // Statistics, description, features.
+    feed(&mut a, 0, &multipart(B::Group { group_id: 1 }), 10);
+    feed(&mut a, 0, &multipart(B::GroupDesc), 11);
+    feed(&mut a, 0, &multipart(B::GroupFeatures), 12);
+    let r = take(&mut a, 0);
+    let bodies: Vec<&R> = r
+        .iter()
+        .map(|(_, m)| match m {
+            Message::V13(of13::Message::MultipartReply(m)) => &m.body,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let R::Group { stats } = bodies[0] else {
+        panic!("{bodies:?}")
+    };
+    assert_eq!(
+        (stats[0].group_id, stats[0].ref_count, stats[0].packet_count),
+        (1, 1, 2)
+    );
+    assert_eq!(stats[0].bucket_stats.len(), 2);
+    let R::GroupDesc { groups } = bodies[1] else {
+        panic!("{bodies:?}")
+    };
+    assert_eq!(groups.len(), 1);
+    assert_eq!((groups[0].group_type, groups[0].buckets.len()), (G::All, 2));
+    let R::GroupFeatures(f) = bodies[2] else {
+        panic!("{bodies:?}")
+    };
+    assert_eq!(f.types, 0b111, "all, select, indirect");
+
+    // Deleting the group takes its flow, with FLOW_REMOVED reason GROUP_DELETE.
+    feed(&mut a, 0, &group_mod_msg(C::Delete, G::All, 1, &[]), 13);
+    let r = take(&mut a, 0);
+    let Message::V13(of13::Message::FlowRemoved(fr)) = &r[0].1 else {
+        panic!("{r:?}")
+    };
+    assert_eq!(fr.reason, of13::FlowRemovedReason::GroupDelete);
+    feed(&mut a, 0, &multipart(B::GroupDesc), 14);
+    let r = take(&mut a, 0);
+    assert!(
+        matches!(&r[0].1, Message::V13(of13::Message::MultipartReply(m)) if matches!(&m.body, R::GroupDesc { groups } if groups.is_empty()))
+    );
+}

@@ -64,7 +64,7 @@ pub fn features<P: PortIo>(
                 n_buffers,
                 n_tables,
                 auxiliary_id: 0,
-                capabilities: caps,
+                capabilities: caps | OFPC_GROUP_STATS,
                 reserved: 0,
             })
         },
@@ -132,7 +132,10 @@ pub fn flow_removed(v: Version, r: &RemovedFlow) -> Option<Message> {
             reason: match r.reason {
                 RemovedReason::IdleTimeout => of10::FlowRemovedReason::IdleTimeout,
                 RemovedReason::HardTimeout => of10::FlowRemovedReason::HardTimeout,
-                RemovedReason::Delete => of10::FlowRemovedReason::Delete,
+                // 1.0 has no groups, so no flow of it goes with one.
+                RemovedReason::Delete | RemovedReason::GroupDelete => {
+                    of10::FlowRemovedReason::Delete
+                }
             },
             duration_sec,
             duration_nsec,
@@ -147,6 +150,7 @@ pub fn flow_removed(v: Version, r: &RemovedFlow) -> Option<Message> {
                 RemovedReason::IdleTimeout => of13::FlowRemovedReason::IdleTimeout,
                 RemovedReason::HardTimeout => of13::FlowRemovedReason::HardTimeout,
                 RemovedReason::Delete => of13::FlowRemovedReason::Delete,
+                RemovedReason::GroupDelete => of13::FlowRemovedReason::GroupDelete,
             },
             table_id: f.table,
             duration_sec,
@@ -452,11 +456,80 @@ pub fn queue_stats(v: Version) -> Message {
 }
 
 /// An empty 1.3 reply of `kind` (groups and meters: there are none).
+/// `OFPC_GROUP_STATS` (1.3).
+const OFPC_GROUP_STATS: u32 = 1 << 3;
+
+fn multipart(body: of13::multipart::MultipartReplyBody) -> Message {
+    Message::V13(of13::Message::MultipartReply(
+        of13::multipart::MultipartReply { flags: 0, body },
+    ))
+}
+
+/// GROUP statistics (1.3).
+pub fn group_stats(stats: Vec<crate::table::GroupStats>) -> Message {
+    use of13::multipart::{Counter, GroupStats, MultipartReplyBody as B};
+    multipart(B::Group {
+        stats: stats
+            .into_iter()
+            .map(|g| {
+                let (duration_sec, duration_nsec) = secs(g.duration);
+                GroupStats {
+                    group_id: g.group_id,
+                    ref_count: g.ref_count,
+                    packet_count: g.packets,
+                    byte_count: g.bytes,
+                    duration_sec,
+                    duration_nsec,
+                    bucket_stats: g
+                        .buckets
+                        .into_iter()
+                        .map(|(packet_count, byte_count)| Counter {
+                            packet_count,
+                            byte_count,
+                        })
+                        .collect(),
+                }
+            })
+            .collect(),
+    })
+}
+
+/// GROUP_DESC (1.3).
+pub fn group_desc(groups: Vec<crate::table::GroupDesc>) -> Message {
+    use of13::multipart::{GroupDesc, MultipartReplyBody as B};
+    multipart(B::GroupDesc {
+        groups: groups
+            .into_iter()
+            .map(|g| GroupDesc {
+                group_type: g.group_type,
+                group_id: g.group_id,
+                buckets: g.buckets,
+            })
+            .collect(),
+    })
+}
+
+/// GROUP_FEATURES (1.3): all, select and indirect groups, select weights, and the
+/// actions a bucket may hold (output, push/pop VLAN, dec-TTL, set-field).
+pub fn group_features(max_groups: u32) -> Message {
+    use of13::multipart::{GroupFeatures, MultipartReplyBody as B};
+    // OFPGT_ALL, OFPGT_SELECT, OFPGT_INDIRECT.
+    let types = 1 << 0 | 1 << 1 | 1 << 2;
+    // OFPGFC_SELECT_WEIGHT.
+    let capabilities = 1 << 0;
+    // OFPAT_OUTPUT, OFPAT_PUSH_VLAN, OFPAT_POP_VLAN, OFPAT_DEC_NW_TTL, OFPAT_SET_FIELD.
+    let actions = 1 << 0 | 1 << 17 | 1 << 18 | 1 << 24 | 1 << 25;
+    multipart(B::GroupFeatures(GroupFeatures {
+        types,
+        capabilities,
+        max_groups: [max_groups, max_groups, max_groups, 0],
+        actions: [actions, actions, actions, 0],
+    }))
+}
+
 pub fn empty_v13(kind: of13::multipart::MultipartType) -> Message {
     use of13::multipart::{MultipartReplyBody as B, MultipartType as T};
     let body = match kind {
-        T::Group => B::Group { stats: Vec::new() },
-        T::GroupDesc => B::GroupDesc { groups: Vec::new() },
         T::Meter => B::Meter { stats: Vec::new() },
         _ => B::MeterConfig { meters: Vec::new() },
     };

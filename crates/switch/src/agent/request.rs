@@ -45,8 +45,13 @@ pub enum StatsReq {
     TableFeatures,
     /// Queue statistics: the switch has no queues, the reply is empty.
     Queue,
-    /// 1.3 group and meter statistics, features: empty replies (no groups or
-    /// meters).
+    /// 1.3: the statistics of a group (`OFPG_ALL`: of every group).
+    Group(u32),
+    /// 1.3: every group's type and buckets.
+    GroupDesc,
+    /// 1.3: what groups this switch supports.
+    GroupFeatures,
+    /// 1.3 meter statistics and configuration: empty replies (no meters).
     Empty(of13::multipart::MultipartType),
 }
 
@@ -61,6 +66,8 @@ pub enum Request {
     SetConfig(SwitchConfig),
     Barrier,
     FlowMod(FlowModReq),
+    /// 1.3 only.
+    GroupMod(of13::GroupMod),
     PacketOut {
         buffer_id: Option<u32>,
         in_port: u32,
@@ -335,8 +342,9 @@ impl Request {
                     }
                     B::PortDesc => StatsReq::PortDesc,
                     B::Queue { .. } => StatsReq::Queue,
-                    B::Group { .. } => StatsReq::Empty(T::Group),
-                    B::GroupDesc => StatsReq::Empty(T::GroupDesc),
+                    B::Group { group_id } => StatsReq::Group(group_id),
+                    B::GroupDesc => StatsReq::GroupDesc,
+                    B::GroupFeatures => StatsReq::GroupFeatures,
                     B::Meter { .. } => StatsReq::Empty(T::Meter),
                     B::MeterConfig { .. } => StatsReq::Empty(T::MeterConfig),
                     // A request that would set features is refused (1.3.3 §7.3.5.5: the
@@ -360,9 +368,7 @@ impl Request {
             M::GetAsyncRequest => Request::GetAsync,
             M::SetAsync(_) | M::TableMod(_) => Request::Nothing,
             M::QueueGetConfigRequest(q) => Request::QueueConfig(q.port),
-            M::GroupMod(_) => {
-                Request::Refuse(Refusal::new(Kind::GroupMod, "groups are not supported"))
-            }
+            M::GroupMod(gm) => Request::GroupMod(gm),
             M::MeterMod(_) => {
                 Request::Refuse(Refusal::new(Kind::MeterMod, "meters are not supported"))
             }

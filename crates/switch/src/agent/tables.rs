@@ -7,7 +7,8 @@ use std::time::Instant;
 use openflow::ofctl::{FlowAction, FlowEntry};
 
 use crate::table::{
-    FlowModError, FlowModRequest, Pipeline, PipelineConfig, RemovedFlow, StatsFilter, TableStats,
+    FlowModError, FlowModRequest, GroupDesc, GroupModError, GroupModRequest, GroupStats, Pipeline,
+    PipelineConfig, RemovedFlow, StatsFilter, TableStats,
 };
 use crate::Sink;
 
@@ -34,6 +35,15 @@ pub trait Tables {
     fn expire(&mut self, now: Instant, removed: &mut Vec<RemovedFlow>);
     fn flows(&self, filter: &StatsFilter<'_>, now: Instant) -> Vec<FlowEntry>;
     fn table_stats(&self) -> Vec<TableStats>;
+    fn group_mod(
+        &mut self,
+        req: &GroupModRequest<'_>,
+        now: Instant,
+        removed: &mut Vec<RemovedFlow>,
+    ) -> Result<(), GroupModError>;
+    fn has_group(&self, id: u32) -> bool;
+    fn group_stats(&self, id: u32, now: Instant) -> Vec<GroupStats>;
+    fn group_desc(&self) -> Vec<GroupDesc>;
 }
 
 impl Tables for Pipeline {
@@ -76,5 +86,26 @@ impl Tables for Pipeline {
 
     fn table_stats(&self) -> Vec<TableStats> {
         Pipeline::table_stats(self)
+    }
+
+    fn group_mod(
+        &mut self,
+        req: &GroupModRequest<'_>,
+        now: Instant,
+        removed: &mut Vec<RemovedFlow>,
+    ) -> Result<(), GroupModError> {
+        Pipeline::group_mod(self, req, now, removed)
+    }
+
+    fn has_group(&self, id: u32) -> bool {
+        Pipeline::has_group(self, id)
+    }
+
+    fn group_stats(&self, id: u32, now: Instant) -> Vec<GroupStats> {
+        Pipeline::group_stats(self, id, now)
+    }
+
+    fn group_desc(&self) -> Vec<GroupDesc> {
+        Pipeline::group_desc(self)
     }
 }

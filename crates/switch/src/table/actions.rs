@@ -436,6 +436,8 @@ pub struct ActionSet {
     pub queue: Option<u32>,
     /// An `Output` or `Controller` action.
     pub output: Option<openflow::ofctl::FlowAction>,
+    /// A group action (takes precedence over `output`).
+    pub group: Option<u32>,
 }
 
 /// How many kinds of set-field there are.

@@ -10,6 +10,7 @@
 //! actions.rs     the copy-on-write frame, field writes with checksum fixes,
 //!                1.3's action set
 //! pipeline.rs    flows and tables, FLOW_MOD semantics, the walk through the tables
+//! groups.rs      1.3's group table: GROUP_MOD semantics, all/select/indirect
 //! testutil.rs    frames and sinks for tests and the bench (hidden)
 //! ```
 //!
@@ -41,12 +42,21 @@
 //!   nothing. The cookie under `cookie_mask` selects too (1.3).
 //! * Delete and delete-strict select likewise, plus `out_port` / `out_group`; table
 //!   0xff is every table (1.3). Deleted flows are returned for FLOW_REMOVED.
-//! * Refused: groups and meters (`Unsupported`), goto-table backwards (`BadGoto`) or
-//!   to a missing table, output to TABLE/NORMAL/ANY in a flow.
+//! * Refused: meters (`Unsupported`), a group that does not exist (`UnknownGroup`),
+//!   goto-table backwards (`BadGoto`) or to a missing table, output to
+//!   TABLE/NORMAL/ANY in a flow.
+//!
+//! ## Groups
+//!
+//! A group action (in apply-actions, or in the action set, where it takes precedence
+//! over an output) runs every bucket of an *all* group, one bucket of a *select* group
+//! (a hash of the frame's flow fields, weighted) or the one bucket of an *indirect*
+//! group, each bucket on its own copy of the frame. See [`groups`].
 //!
 //! ## Not done
 //!
-//! Groups, meters and queues (set-queue and enqueue send out the port, no queueing);
+//! Fast-failover groups and chained groups, meters and queues (set-queue and enqueue
+//! send out the port, no queueing);
 //! MPLS and PBB actions; TTL copy actions; the SCTP checksum (CRC32c) after a port
 //! write; behind IPv6 extension headers, port writes are skipped and an address write
 //! leaves the transport checksum as it was; 1.0 emergency flows; per-table features
@@ -57,18 +67,22 @@ mod actions;
 mod cache;
 mod classifier;
 mod exact;
+pub mod groups;
 pub mod key;
 mod pipeline;
 #[doc(hidden)]
 pub mod testutil;
 
 #[cfg(test)]
+mod group_tests;
+#[cfg(test)]
 mod prop_tests;
 #[cfg(test)]
 mod tests;
 
 pub use classifier::Classifier;
-pub use pipeline::Pipeline;
+pub use groups::{GroupDesc, GroupModError, GroupModRequest, GroupStats};
+pub use pipeline::{Pipeline, MAX_GROUPS};
 
 use std::time::Duration;
 
@@ -115,6 +129,8 @@ pub enum FlowModError {
     BadGoto(u8),
     #[error("unsupported: {0}")]
     Unsupported(&'static str),
+    #[error("no group {0}")]
+    UnknownGroup(u32),
 }
 
 /// Why a flow left its table.
@@ -123,6 +139,8 @@ pub enum RemovedReason {
     IdleTimeout,
     HardTimeout,
     Delete,
+    /// The group the flow forwarded to was deleted (1.3).
+    GroupDelete,
 }
 
 /// A flow that left its table, with its final counters (FLOW_REMOVED when its

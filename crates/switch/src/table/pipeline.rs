@@ -10,6 +10,7 @@ use openflow::Version;
 use super::actions::{self, set_kind, ActionSet, Frame};
 use super::cache::{self, FlowCache};
 use super::classifier::Classifier;
+use super::groups::{self, Change, GroupModError, GroupModRequest, Groups};
 use super::key::{exact_v10_mask, Key, MatchKey};
 use super::{
     FlowModError, FlowModRequest, PipelineConfig, RemovedFlow, RemovedReason, StatsFilter,
@@ -115,6 +116,10 @@ pub struct Pipeline {
     free: Vec<u32>,
     /// Scratch frame buffers (one per frame in flight: a PACKET_OUT to TABLE has two).
     scratch: Vec<Vec<u8>>,
+    /// The group table (1.3).
+    groups: Groups,
+    /// The scratch buffer of a group's bucket (its own copy of the frame).
+    bucket_buf: Vec<u8>,
 }
 
 /// What an action list needs to know about where it runs.
@@ -126,6 +131,15 @@ struct Ctx {
     reason: ToController,
     v10: bool,
 }
+
+/// What a group action needs: the groups, and a buffer for a bucket's copy.
+struct Env<'a> {
+    groups: &'a Groups,
+    buf: &'a mut Vec<u8>,
+}
+
+/// Groups in a switch at most.
+pub const MAX_GROUPS: usize = 65_536;
 
 impl Pipeline {
     pub fn new(config: PipelineConfig) -> Pipeline {
@@ -149,6 +163,8 @@ impl Pipeline {
             cache: FlowCache::new(),
             free: Vec::new(),
             scratch: vec![actions::scratch(), actions::scratch()],
+            groups: Groups::new(MAX_GROUPS),
+            bucket_buf: actions::scratch(),
         }
     }
 
@@ -259,7 +275,9 @@ impl Pipeline {
         let lists = std::iter::once(&f.actions).chain(f.write_actions.as_ref());
         for a in lists.flatten() {
             match a {
-                FlowAction::Group { .. } => return Err(FlowModError::Unsupported("groups")),
+                FlowAction::Group { group_id } if !self.groups.contains(*group_id) => {
+                    return Err(FlowModError::UnknownGroup(*group_id))
+                }
                 FlowAction::Output { port } | FlowAction::Enqueue { port, .. }
                     if matches!(port, PortNo::Table | PortNo::Normal | PortNo::Any) =>
                 {
@@ -475,21 +493,25 @@ impl Pipeline {
                 },
                 v10,
             };
+            let mut env = Env {
+                groups: &self.groups,
+                buf: &mut self.bucket_buf,
+            };
             if h.simple {
                 // One action or none, no instruction: the end of the pipeline.
                 if let Some(a) = &h.action {
-                    if !apply_list(std::slice::from_ref(a), f, &ctx, sink) {
+                    if !apply_list(std::slice::from_ref(a), f, &ctx, Some(&mut env), sink) {
                         return;
                     }
                 }
                 if let Some(set) = &set {
-                    apply_set(set, f, &ctx, sink);
+                    apply_set(set, f, &ctx, &mut env, sink);
                 }
                 return;
             }
             let s = self.flows[id as usize].as_ref().expect("a classified flow");
             let before = f.generation();
-            if !apply_list(&s.flow.actions, f, &ctx, sink) {
+            if !apply_list(&s.flow.actions, f, &ctx, Some(&mut env), sink) {
                 return;
             }
             if v10 {
@@ -520,7 +542,7 @@ impl Pipeline {
                 }
                 None => {
                     if let Some(set) = &set {
-                        apply_set(set, f, &ctx, sink);
+                        apply_set(set, f, &ctx, &mut env, sink);
                     }
                     return;
                 }
@@ -558,13 +580,88 @@ impl Pipeline {
                     self.scratch.push(buf2);
                 }
                 a => {
-                    if !apply_list(std::slice::from_ref(a), &mut f, &ctx, sink) {
+                    let mut env = Env {
+                        groups: &self.groups,
+                        buf: &mut self.bucket_buf,
+                    };
+                    if !apply_list(std::slice::from_ref(a), &mut f, &ctx, Some(&mut env), sink) {
                         break;
                     }
                 }
             }
         }
         self.scratch.push(buf);
+    }
+
+    /// Applies a GROUP_MOD (1.3). Deleting a group removes the flows that forward to it,
+    /// appended to `removed` (reason [`RemovedReason::GroupDelete`]).
+    pub fn group_mod(
+        &mut self,
+        req: &GroupModRequest<'_>,
+        now: Instant,
+        removed: &mut Vec<RemovedFlow>,
+    ) -> Result<(), GroupModError> {
+        if let Change::Deleted(gone) = self.groups.group_mod(req, now)? {
+            let ids: Vec<u32> = self
+                .flows
+                .iter()
+                .enumerate()
+                .filter_map(|(id, s)| {
+                    let s = s.as_ref()?;
+                    gone.iter()
+                        .any(|g| {
+                            Out {
+                                port: None,
+                                group: Some(*g),
+                            }
+                            .selects(&s.flow)
+                        })
+                        .then_some(id as u32)
+                })
+                .collect();
+            for id in ids {
+                let (s, h) = self.remove(id);
+                removed.push(RemovedFlow {
+                    duration: now.saturating_duration_since(s.created),
+                    flow: s.flow,
+                    reason: RemovedReason::GroupDelete,
+                    packets: h.packets,
+                    bytes: h.bytes,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether group `id` exists.
+    pub fn has_group(&self, id: u32) -> bool {
+        self.groups.contains(id)
+    }
+
+    /// Group statistics of `id` (`OFPG_ALL`: every group).
+    pub fn group_stats(&self, id: u32, now: Instant) -> Vec<groups::GroupStats> {
+        let refs = |g: u32| {
+            let out = Out {
+                port: None,
+                group: Some(g),
+            };
+            self.flows
+                .iter()
+                .flatten()
+                .filter(|s| out.selects(&s.flow))
+                .count() as u32
+        };
+        self.groups.stats(id, now, refs)
+    }
+
+    /// Every group's description.
+    pub fn group_desc(&self) -> Vec<groups::GroupDesc> {
+        self.groups.desc()
+    }
+
+    /// Groups in the table.
+    pub fn groups(&self) -> usize {
+        self.groups.len()
     }
 
     /// The flow id table `table`'s classifier picks for `key`, with no side effect (the
@@ -686,7 +783,14 @@ impl Out {
 }
 
 /// Applies actions in order. False when the frame is dropped (dec-TTL of a TTL of 1).
-fn apply_list(list: &[FlowAction], f: &mut Frame<'_>, ctx: &Ctx, sink: &mut impl Sink) -> bool {
+/// A group action runs its bucket(s) with `env` (a bucket's own list has none).
+fn apply_list(
+    list: &[FlowAction],
+    f: &mut Frame<'_>,
+    ctx: &Ctx,
+    mut env: Option<&mut Env<'_>>,
+    sink: &mut impl Sink,
+) -> bool {
     for a in list {
         match a {
             FlowAction::Output { port } | FlowAction::Enqueue { port, .. } => {
@@ -695,7 +799,12 @@ fn apply_list(list: &[FlowAction], f: &mut Frame<'_>, ctx: &Ctx, sink: &mut impl
             FlowAction::Controller { max_len } => {
                 output(PortNo::Controller, *max_len, f, ctx, sink)
             }
-            FlowAction::SetQueue { .. } | FlowAction::Group { .. } => {}
+            FlowAction::Group { group_id } => {
+                if let Some(env) = env.as_deref_mut() {
+                    apply_group(*group_id, f, ctx, env, sink);
+                }
+            }
+            FlowAction::SetQueue { .. } => {}
             FlowAction::PushVlan { ethertype } => f.push_vlan_13(*ethertype),
             FlowAction::PopVlan => f.pop_vlan(),
             FlowAction::Set(sf) => f.set_field(sf, ctx.v10),
@@ -737,12 +846,48 @@ fn write_action(set: &mut ActionSet, a: &FlowAction) {
         FlowAction::PopVlan => set.pop_vlan = true,
         FlowAction::Set(sf) => set.sets[set_kind(sf)] = Some(*sf),
         FlowAction::DecTtl => set.dec_ttl = true,
-        FlowAction::Group { .. } => {}
+        FlowAction::Group { group_id } => set.group = Some(*group_id),
+    }
+}
+
+/// Runs group `id` on a frame: each bucket (type all) or the one chosen (select,
+/// indirect) on its own copy of the frame as it is now, so that one bucket's writes
+/// are not another's, nor the rest of the pipeline's.
+fn apply_group(id: u32, f: &Frame<'_>, ctx: &Ctx, env: &mut Env<'_>, sink: &mut impl Sink) {
+    let Some(g) = env.groups.get(id) else {
+        // Deleted groups take their flows with them; a PACKET_OUT's is checked.
+        return;
+    };
+    let len = f.bytes().len() as u64;
+    g.packets.set(g.packets.get() + 1);
+    g.bytes.set(g.bytes.get() + len);
+    let mut run = |b: &groups::GroupBucket| {
+        b.packets.set(b.packets.get() + 1);
+        b.bytes.set(b.bytes.get() + len);
+        let mut copy = Frame::new(f.bytes(), env.buf);
+        apply_list(&b.actions, &mut copy, ctx, None, sink);
+    };
+    match g.kind {
+        groups::Kind::All => g.buckets.iter().for_each(run),
+        groups::Kind::Indirect => g.buckets.iter().take(1).for_each(run),
+        groups::Kind::Select => {
+            // The flow's fields pick the bucket: every frame of a flow takes the same.
+            let key = Key::from_frame(f.bytes(), ctx.in_port);
+            if let Some(b) = g.pick(cache::hash(&key, 0)) {
+                run(b);
+            }
+        }
     }
 }
 
 /// Executes the action set in the spec's order (1.3.5 §5.10).
-fn apply_set(set: &ActionSet, f: &mut Frame<'_>, ctx: &Ctx, sink: &mut impl Sink) {
+fn apply_set(
+    set: &ActionSet,
+    f: &mut Frame<'_>,
+    ctx: &Ctx,
+    env: &mut Env<'_>,
+    sink: &mut impl Sink,
+) {
     if set.pop_vlan {
         f.pop_vlan();
     }
@@ -755,7 +900,11 @@ fn apply_set(set: &ActionSet, f: &mut Frame<'_>, ctx: &Ctx, sink: &mut impl Sink
     for sf in set.sets.iter().flatten() {
         f.set_field(sf, false);
     }
-    if let Some(o) = &set.output {
-        apply_list(std::slice::from_ref(o), f, ctx, sink);
+    // "If both an output action and a group action are specified in an action set,
+    // the output action is ignored and the group action takes precedence."
+    if let Some(g) = set.group {
+        apply_group(g, f, ctx, env, sink);
+    } else if let Some(o) = &set.output {
+        apply_list(std::slice::from_ref(o), f, ctx, None, sink);
     }
 }

@@ -445,10 +445,10 @@ fn v13_bad_goto_and_unsupported_are_refused() {
         err(&mut p, "table=3,actions=drop"),
         FlowModError::BadTableId(3)
     );
-    assert!(matches!(
+    assert_eq!(
         err(&mut p, "actions=group:1"),
-        FlowModError::Unsupported(_)
-    ));
+        FlowModError::UnknownGroup(1)
+    );
     assert!(matches!(
         err(&mut p, "actions=normal"),
         FlowModError::Unsupported(_)
