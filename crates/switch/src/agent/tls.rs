@@ -219,3 +219,68 @@ impl Write for TlsStream {
         self.send_backlog()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+
+    fn ca(name: &str) -> (rcgen::Certificate, KeyPair) {
+        let key = KeyPair::generate().unwrap();
+        let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+        p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        p.distinguished_name.push(rcgen::DnType::CommonName, name);
+        (p.self_signed(&key).unwrap(), key)
+    }
+
+    fn leaf(
+        ca: &(rcgen::Certificate, KeyPair),
+        name: &str,
+        expired: bool,
+    ) -> CertificateDer<'static> {
+        let key = KeyPair::generate().unwrap();
+        let mut p = CertificateParams::new(vec![name.to_string()]).unwrap();
+        if expired {
+            p.not_before = rcgen::date_time_ymd(2020, 1, 1);
+            p.not_after = rcgen::date_time_ymd(2020, 12, 31);
+        }
+        p.signed_by(&key, &ca.0, &ca.1).unwrap().der().clone()
+    }
+
+    /// The controller's certificate is checked for its CA and its dates, not its name.
+    #[test]
+    fn a_controller_certificate_needs_the_ca_and_its_dates_but_not_the_address() {
+        let ours = ca("the controller's CA");
+        let mut roots = RootCertStore::empty();
+        roots.add(ours.0.der().clone()).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let v = AnyName(
+            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .unwrap(),
+        );
+        let address = ServerName::IpAddress(std::net::Ipv4Addr::new(10, 0, 0, 1).into());
+        let check = |cert: &CertificateDer<'_>| {
+            v.verify_server_cert(cert, &[], &address, &[], UnixTime::now())
+                .map(|_| ())
+        };
+        assert_eq!(check(&leaf(&ours, "controller.example", false)), Ok(()));
+        let expired = check(&leaf(&ours, "controller.example", true));
+        assert!(
+            matches!(
+                expired,
+                Err(rustls::Error::InvalidCertificate(
+                    CertificateError::Expired | CertificateError::ExpiredContext { .. }
+                ))
+            ),
+            "an expired certificate from the right CA: {expired:?}"
+        );
+        assert_eq!(
+            check(&leaf(&ca("another CA"), "controller.example", false)),
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::UnknownIssuer
+            )),
+            "another CA's certificate"
+        );
+    }
+}
