@@ -19,7 +19,8 @@ use mio::event::Source;
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 use rustls::pki_types::ServerName;
-use rustls::{ClientConfig, ClientConnection};
+pub use rustls::ClientConfig;
+use rustls::ClientConnection;
 
 /// The client configuration of `--tls-cert FILE --tls-key FILE --tls-ca FILE`: the
 /// switches' certificate and key, and the CA the controller's certificate must be

@@ -91,6 +91,36 @@ pub struct ApiArgs {
     json: bool,
 }
 
+/// The emulated switches' TLS, for `controller` and `fuzz`.
+#[derive(Debug, clap::Args)]
+pub struct TlsClientArgs {
+    /// Connect over TLS, presenting this certificate (PEM) as every switch's; with
+    /// --tls-key and --tls-ca. The controller's certificate is checked against
+    /// --tls-ca, not against a name (as Open vSwitch's ssl: connections do)
+    #[arg(long, value_name = "FILE", requires_all = ["tls_key", "tls_ca"])]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The switches' private key (PEM) for --tls-cert
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
+    /// The CA certificate (PEM) the controller's certificate must be signed by
+    /// (--tls-cert)
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_ca: Option<std::path::PathBuf>,
+}
+
+impl TlsClientArgs {
+    /// The client configuration, if TLS was asked for; an error names the file.
+    fn config(&self) -> anyhow::Result<Option<std::sync::Arc<bench::tls::ClientConfig>>> {
+        match (&self.tls_cert, &self.tls_key, &self.tls_ca) {
+            (Some(cert), Some(key), Some(ca)) => Ok(Some(
+                bench::tls::client_config(cert, key, ca)
+                    .map_err(|e| anyhow::anyhow!("--tls-cert/--tls-key/--tls-ca: {e}"))?,
+            )),
+            _ => Ok(None),
+        }
+    }
+}
+
 /// Emulate switches sending PACKET_INs to a controller and count its answers
 /// (cbench-compatible: a response is a FLOW_MOD or a PACKET_OUT)
 ///
@@ -186,18 +216,8 @@ pub struct ControllerArgs {
     /// get in)
     #[arg(long)]
     no_retry: bool,
-    /// Connect over TLS, presenting this certificate (PEM) as every switch's; with
-    /// --tls-key and --tls-ca. The controller's certificate is checked against
-    /// --tls-ca, not against a name (as Open vSwitch's ssl: connections do)
-    #[arg(long, value_name = "FILE", requires_all = ["tls_key", "tls_ca"])]
-    tls_cert: Option<std::path::PathBuf>,
-    /// The switches' private key (PEM) for --tls-cert
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
-    tls_key: Option<std::path::PathBuf>,
-    /// The CA certificate (PEM) the controller's certificate must be signed by
-    /// (--tls-cert)
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
-    tls_ca: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    tls: TlsClientArgs,
     /// Print the report as JSON
     #[arg(long)]
     json: bool,
@@ -265,7 +285,9 @@ pub struct FloodArgs {
 /// and the exit status is 1. Seeds: built by the codec, plus every *.packet file under
 /// each --vectors directory (e.g. ../shared/openflow-vectors). Repeatable by --seed;
 /// fuzzers side by side against one controller need different seeds (their switches'
-/// datapath ids carry it). Loopback only unless --target names another address.
+/// datapath ids carry it). With --tls-cert, every connection first completes a TLS
+/// handshake (a TLS port), and one in eight writes forged records under its session.
+/// Loopback only unless --target names another address.
 #[derive(Debug, clap::Args)]
 pub struct FuzzArgs {
     /// The controller, if not 127.0.0.1:6653; naming it allows a non-loopback target
@@ -301,17 +323,8 @@ pub struct FuzzArgs {
     /// Bound on the whole run, in seconds
     #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     max_seconds: f64,
-    /// Fuzz a TLS port: every connection completes a TLS handshake presenting this
-    /// certificate (PEM), with --tls-key and --tls-ca, and one in eight writes forged
-    /// records under its session
-    #[arg(long, value_name = "FILE", requires_all = ["tls_key", "tls_ca"])]
-    tls_cert: Option<std::path::PathBuf>,
-    /// The switches' private key (PEM) for --tls-cert
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
-    tls_key: Option<std::path::PathBuf>,
-    /// The CA certificate (PEM) the controller's certificate must be signed by
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
-    tls_ca: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    tls: TlsClientArgs,
     /// Print the report as JSON
     #[arg(long)]
     json: bool,
@@ -460,13 +473,7 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
         hold: seconds(a.hold, "--hold")?,
         source_addrs: a.source_addrs,
         retry: !a.no_retry,
-        tls: match (&a.tls_cert, &a.tls_key, &a.tls_ca) {
-            (Some(cert), Some(key), Some(ca)) => Some(
-                bench::tls::client_config(cert, key, ca)
-                    .map_err(|e| anyhow::anyhow!("--tls-cert/--tls-key/--tls-ca: {e}"))?,
-            ),
-            _ => None,
-        },
+        tls: a.tls.config()?,
     };
     if cfg.source_addrs > 0 && !a.addr.ip().is_loopback() {
         anyhow::bail!("--source-addrs spreads switches over loopback addresses: the controller must be on loopback too");
@@ -704,12 +711,7 @@ fn fuzz(a: FuzzArgs) -> anyhow::Result<ExitCode> {
     cfg.keep = a.keep;
     cfg.answer_within = seconds(a.answer_within, "--answer-within")?;
     cfg.max_time = seconds(a.max_seconds, "--max-seconds")?;
-    if let (Some(cert), Some(key), Some(ca)) = (&a.tls_cert, &a.tls_key, &a.tls_ca) {
-        cfg.tls = Some(
-            bench::tls::client_config(cert, key, ca)
-                .map_err(|e| anyhow::anyhow!("--tls-cert/--tls-key/--tls-ca: {e}"))?,
-        );
-    }
+    cfg.tls = a.tls.config()?;
     let report = match &a.replay {
         Some(dir) => {
             eprintln!("pharos bench fuzz: replaying {} against {addr}", dir.display());

@@ -238,14 +238,7 @@ impl Pipeline {
                 let table = (!all).then_some(f.table);
                 let ids = self.select(table, &mk, strict.then_some(f.priority), Some(out), f);
                 for id in ids {
-                    let (s, h) = self.remove(id);
-                    removed.push(RemovedFlow {
-                        duration: now.saturating_duration_since(s.created),
-                        flow: s.flow,
-                        reason: RemovedReason::Delete,
-                        packets: h.packets,
-                        bytes: h.bytes,
-                    });
+                    removed.push(self.take(id, RemovedReason::Delete, now));
                 }
                 Ok(())
             }
@@ -405,6 +398,18 @@ impl Pipeline {
         self.free.push(id);
         let h = std::mem::replace(&mut self.hot[id as usize], Hot::FREE);
         (s, h)
+    }
+
+    /// Removes flow `id`, for `reason`: what FLOW_REMOVED says of it.
+    fn take(&mut self, id: u32, reason: RemovedReason, now: Instant) -> RemovedFlow {
+        let (s, h) = self.remove(id);
+        RemovedFlow {
+            duration: now.saturating_duration_since(s.created),
+            flow: s.flow,
+            reason,
+            packets: h.packets,
+            bytes: h.bytes,
+        }
     }
 
     /// Table `t`'s flow for `key`: 1.0's exact-match flows first, then the cache when
@@ -620,14 +625,7 @@ impl Pipeline {
                 })
                 .collect();
             for id in ids {
-                let (s, h) = self.remove(id);
-                removed.push(RemovedFlow {
-                    duration: now.saturating_duration_since(s.created),
-                    flow: s.flow,
-                    reason: RemovedReason::GroupDelete,
-                    packets: h.packets,
-                    bytes: h.bytes,
-                });
+                removed.push(self.take(id, RemovedReason::GroupDelete, now));
             }
         }
         Ok(())
@@ -687,14 +685,7 @@ impl Pipeline {
             if self.flows[id].is_none() {
                 continue;
             }
-            let (s, h) = self.remove(id as u32);
-            removed.push(RemovedFlow {
-                duration: now.saturating_duration_since(s.created),
-                flow: s.flow,
-                reason,
-                packets: h.packets,
-                bytes: h.bytes,
-            });
+            removed.push(self.take(id as u32, reason, now));
         }
     }
 
