@@ -24,9 +24,17 @@
 //!
 //! Every repair saves the entries it overwrites, so the (switch, destination) pairs
 //! whose next hop changed come out exactly, for the app to move its flows.
+//!
+//! **Made when first asked.** A destination's table is computed (one breadth-first
+//! search) the first time a route or a next hop towards it is asked, and repaired from
+//! then on; a destination no route has gone to has no table and costs no repair. So a
+//! network holds the tables of the switches its traffic goes to, not all of them: 10,000
+//! switches with no hosts hold none, where all the tables would take 1.2 GB (12 bytes
+//! a pair). A switch leaving drops its own table.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::OnceLock;
 
 use controller::info::Dpid;
 
@@ -52,14 +60,15 @@ const UNREACHABLE: Entry = Entry {
     via: NONE,
 };
 
-/// The shortest-path engine. A clone is a snapshot (it copies the tables: 12 bytes
-/// per switch pair).
+/// The shortest-path engine. A clone is a snapshot (it copies the tables made so far:
+/// 12 bytes per switch and destination).
 #[derive(Debug, Clone, Default)]
 pub struct ShortestPaths {
     graph: Graph,
     /// `tables[d][s]`: the way from slot `s` to slot `d` (one destination's tree is
-    /// contiguous, as every repair works on one destination).
-    tables: Vec<Vec<Entry>>,
+    /// contiguous, as every repair works on one destination); made when a route to `d`
+    /// is first asked (see the module doc).
+    tables: Vec<OnceLock<Vec<Entry>>>,
     version: u64,
     /// Reused between repairs so they do not allocate.
     scratch: Scratch,
@@ -86,22 +95,25 @@ impl ShortestPaths {
         e
     }
 
-    /// Recomputes every table from scratch: one breadth-first search per destination.
+    /// Recomputes every table from scratch, all of them now: one breadth-first search
+    /// per destination.
     pub fn recompute_all(&mut self) {
         let n = self.graph.slots();
-        self.tables.resize(n, Vec::new());
+        self.tables.resize_with(n, OnceLock::new);
         for d in 0..n as u32 {
-            let table = &mut self.tables[d as usize];
-            table.clear();
-            table.resize(n, UNREACHABLE);
-            if self.graph.nodes[d as usize].live {
-                let s = &mut self.scratch;
-                s.begin(n);
-                table[d as usize] = own_entry(d);
-                s.queue.push(d);
-                s.spread(&self.graph, table);
-            }
+            let table = compute(&self.graph, d, &mut self.scratch);
+            self.tables[d as usize] = OnceLock::from(table);
         }
+    }
+
+    /// Destination `d`'s table, made now if no route to it was asked before.
+    fn table(&self, d: u32) -> &[Entry] {
+        self.tables[d as usize].get_or_init(|| compute(&self.graph, d, &mut Scratch::default()))
+    }
+
+    /// Destinations whose table has been made.
+    pub fn tables_made(&self) -> usize {
+        self.tables.iter().filter(|t| t.get().is_some()).count()
     }
 
     /// Hops from `src` to `dst`.
@@ -113,10 +125,15 @@ impl ShortestPaths {
         self.graph.live().count()
     }
 
-    /// Heap bytes of the routing tables.
+    /// Heap bytes of the routing tables made so far.
     pub fn table_bytes(&self) -> usize {
-        let entries: usize = self.tables.iter().map(Vec::capacity).sum();
-        entries * size_of::<Entry>() + self.tables.capacity() * size_of::<Vec<Entry>>()
+        let entries: usize = self
+            .tables
+            .iter()
+            .filter_map(OnceLock::get)
+            .map(Vec::capacity)
+            .sum();
+        entries * size_of::<Entry>() + self.tables.capacity() * size_of::<OnceLock<Vec<Entry>>>()
     }
 
     /// Whether both engines hold the same switches and the same tables.
@@ -138,19 +155,23 @@ impl ShortestPaths {
                     let Some((od, os)) = other.graph.slot(dd.0).zip(other.graph.slot(sd.0)) else {
                         return false;
                     };
-                    key(self.tables[d as usize][s as usize])
-                        == okey(other.tables[od as usize][os as usize])
+                    key(self.table(d)[s as usize]) == okey(other.table(od)[os as usize])
                 })
             })
     }
 
     fn entry(&self, src: Dpid, dst: Dpid) -> Option<Entry> {
         let (s, d) = (self.graph.slot(src.0)?, self.graph.slot(dst.0)?);
-        let e = self.tables[d as usize][s as usize];
+        if s == d {
+            // A switch to itself: no table needed (hosts on one switch make none).
+            return Some(own_entry(d));
+        }
+        let e = self.table(d)[s as usize];
         (e.dist != NONE).then_some(e)
     }
 
-    /// Runs `repair` on every destination's table and collects what changed.
+    /// Runs `repair` on every table made so far and collects what changed (a table not
+    /// made yet will be made from the graph as it is then).
     fn repair_each(
         &mut self,
         changes: &mut Vec<(u64, u64)>,
@@ -158,6 +179,9 @@ impl ShortestPaths {
     ) {
         let n = self.graph.slots();
         for (d, table) in self.tables.iter_mut().enumerate() {
+            let Some(table) = table.get_mut() else {
+                continue;
+            };
             self.scratch.begin(n);
             repair(&self.graph, table, &mut self.scratch);
             for &(x, old) in &self.scratch.saved {
@@ -195,6 +219,20 @@ fn own_entry(d: u32) -> Entry {
     }
 }
 
+/// Destination `d`'s table from scratch: a breadth-first search from `d` (nothing
+/// reaches a switch that is not live).
+fn compute(graph: &Graph, d: u32, s: &mut Scratch) -> Vec<Entry> {
+    let n = graph.slots();
+    let mut table = vec![UNREACHABLE; n];
+    if graph.nodes[d as usize].live {
+        s.begin(n);
+        table[d as usize] = own_entry(d);
+        s.queue.push(d);
+        s.spread(graph, &mut table);
+    }
+    table
+}
+
 impl RoutingEngine for ShortestPaths {
     fn switch_added(&mut self, dpid: Dpid) {
         let (slot, new) = self.graph.add_switch(dpid.0);
@@ -204,12 +242,14 @@ impl RoutingEngine for ShortestPaths {
         self.version += 1;
         let n = self.graph.slots();
         if n > self.tables.len() {
-            for table in &mut self.tables {
+            for table in self.tables.iter_mut().filter_map(OnceLock::get_mut) {
                 table.push(UNREACHABLE);
             }
-            self.tables.push(vec![UNREACHABLE; n]);
+            self.tables.push(OnceLock::new());
         }
-        self.tables[slot as usize][slot as usize] = own_entry(slot);
+        // A slot reused: in the other tables it is unreachable (its switch left without
+        // links); its own table, if one was made since, is made again when asked.
+        self.tables[slot as usize] = OnceLock::new();
     }
 
     fn switch_removed(&mut self, dpid: Dpid) -> Changes {
@@ -221,7 +261,7 @@ impl RoutingEngine for ShortestPaths {
             self.remove(link, &mut changes);
         }
         self.graph.remove_switch(slot);
-        self.tables[slot as usize].fill(UNREACHABLE);
+        self.tables[slot as usize] = OnceLock::new();
         self.version += 1;
         Changes::from_pairs(changes)
     }
@@ -256,8 +296,15 @@ impl RoutingEngine for ShortestPaths {
     }
 
     fn route(&self, src: Dpid, dst: Dpid) -> Option<Route> {
-        let table = &self.tables[self.graph.slot(dst.0)? as usize];
-        let mut s = self.graph.slot(src.0)?;
+        let (mut s, d) = (self.graph.slot(src.0)?, self.graph.slot(dst.0)?);
+        if s == d {
+            return Some(Route {
+                src,
+                dst,
+                links: Vec::new(),
+            });
+        }
+        let table = self.table(d);
         if table[s as usize].dist == NONE {
             return None;
         }

@@ -4,7 +4,8 @@
 //! ```text
 //! mod.rs     Link, Route, Changes, the RoutingEngine trait
 //! graph.rs   the switches and directed links, as dense slots with adjacency lists
-//! engine.rs  ShortestPaths: all-pairs hop-count shortest paths, repaired incrementally
+//! engine.rs  ShortestPaths: hop-count shortest paths to each destination asked for,
+//!            repaired incrementally
 //! tree.rs    SpanningTree: the ports flooding may use, so loops never cause storms
 //! flood.rs   the flood policy: tree and edge ports, repeats dropped, and what keeps
 //!            a loop whose cables are not discovered yet from storming

@@ -373,7 +373,11 @@ proptest! {
         let mut links: BTreeSet<Link> = BTreeSet::new();
         for op in ops {
             let all = dpids(&(1..=9).collect::<Vec<_>>());
+            // Asking every next hop makes the table of every switch there is now: the
+            // changes are reported for those (a table made later starts from the
+            // topology as it is then).
             let before = next_hops(&e, &all);
+            let had_table = switches.clone();
             let version = e.version();
             let pick = |i: usize| links.iter().nth(i % links.len().max(1)).copied();
             let (changes, changed) = match op {
@@ -436,7 +440,9 @@ proptest! {
             let after = next_hops(&e, &all);
             prop_assert_eq!(&after, &next_hops(&scratch, &all));
             let moved: BTreeSet<_> = before.keys().chain(after.keys())
-                .filter(|k| before.get(k) != after.get(k)).copied().collect();
+                .filter(|k| before.get(k) != after.get(k))
+                .filter(|(_, d)| had_table.contains(d))
+                .copied().collect();
             let reported: BTreeSet<_> = changes.iter().map(|(s, d)| (s.0, d.0)).collect();
             prop_assert_eq!(reported, moved);
             let fresh = SpanningTree::from_links(sw.clone(), links.iter().copied());
@@ -444,4 +450,57 @@ proptest! {
             tree_components(&t, &sw, &links.iter().copied().collect::<Vec<_>>());
         }
     }
+}
+
+/// Tables are made when a route to their destination is first asked, repaired from
+/// then on, and dropped with their switch: a network of many switches and few
+/// destinations holds few tables.
+#[test]
+fn a_destinations_table_is_made_when_first_asked_and_repaired_from_then_on() {
+    let mut e = ShortestPaths::new();
+    let (switches, links) = ring(200);
+    for l in &links {
+        e.link_added(*l);
+    }
+    assert_eq!(e.switch_count(), 200);
+    assert_eq!(e.tables_made(), 0, "no route asked, no table");
+    let empty = e.table_bytes();
+    assert!(
+        empty < 200 * 64,
+        "{empty} bytes for 200 switches and no table"
+    );
+
+    // Hosts on one switch need no table.
+    assert_eq!(e.route(Dpid(7), Dpid(7)).unwrap().links, Vec::new());
+    assert_eq!(e.next_hop(Dpid(7), Dpid(7)), None);
+    assert_eq!(e.tables_made(), 0);
+
+    let r = e.route(Dpid(1), Dpid(100)).unwrap();
+    assert_eq!(r.links.len(), 99);
+    assert_eq!(e.tables_made(), 1);
+    assert_eq!(e.table_bytes() - empty, 200 * 12);
+
+    // Cut the ring next to 1 on the short way: the made table is repaired (the
+    // change is reported), the others are still not made.
+    let changes = e.link_removed(Link::new(1, 2, 2, 1));
+    assert!(
+        changes.iter().any(|(s, d)| (s.0, d.0) == (1, 100)),
+        "{changes:?}"
+    );
+    assert_eq!(e.tables_made(), 1);
+    let scratch = ShortestPaths::from_links(switches.clone(), {
+        let mut l = links.clone();
+        l.retain(|l| *l != Link::new(1, 2, 2, 1));
+        l
+    });
+    for s in [1, 2, 50, 150, 200] {
+        assert_eq!(
+            e.route(Dpid(s), Dpid(100)).map(|r| r.links),
+            scratch.route(Dpid(s), Dpid(100)).map(|r| r.links),
+            "from {s}"
+        );
+    }
+    assert_eq!(e.tables_made(), 1);
+    e.switch_removed(Dpid(100));
+    assert_eq!(e.tables_made(), 0, "the table went with its switch");
 }
