@@ -201,83 +201,194 @@ impl Installed {
 
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
+/// A host, as routes name their ends: (MAC, VLAN).
+type Host = (MacAddr, Option<u16>);
+
+/// No slot, no node.
+const NIL: u32 = u32::MAX;
+/// A cookie's low 24 bits name the route's slot, the next 24 its generation.
+const SLOT_BITS: u32 = 24;
+const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
+/// Routes at most, whatever `max_routes` says (slots are numbered in 24 bits).
+const MAX_SLOTS: usize = 1 << SLOT_BITS;
+
+/// One installed route in the slab, and its places in its hosts' chains.
+struct Slot {
+    key: Key,
+    /// `None`: a free slot.
+    installed: Option<Installed>,
+    /// Bumped each time the slot is taken, so that a FLOW_REMOVED of a route that was
+    /// here before names no route.
+    generation: u64,
+    /// Each end's neighbours in its host's chain, as nodes (`slot << 1 | end`; end 0 is
+    /// the source host, end 1 the destination's).
+    next: [u32; 2],
+    prev: [u32; 2],
+}
+
+/// The installed routes: a slab of [`Slot`]s, found by key and by cookie (which names
+/// the slot and its generation: no map from cookies), with each host's routes chained
+/// through the slots (no list allocated per host) and the order they were installed in,
+/// for eviction. A new route costs three map operations of which one inserts a key, a
+/// removed one about as many (a host's chain head is in `by_host`).
 #[derive(Default)]
 struct Routes {
-    by_key: Map<Key, Installed>,
-    /// cookie → key, for FLOW_REMOVED.
-    by_cookie: Map<u64, Key>,
-    /// (key, cookie) of every route in the order installed, oldest first, to evict the
-    /// oldest in constant time when the map is full (taking a hash map's first key
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    by_key: Map<Key, u32>,
+    /// Each host's newest route end (a node); the chain runs through `Slot::next`.
+    by_host: Map<Host, u32>,
+    /// (slot, generation) of every route in the order installed, oldest first, to evict
+    /// the oldest in constant time when the map is full (taking a hash map's first key
     /// instead scans the emptied buckets at its front: with 100,000 routes evicted and
     /// installed per PACKET_IN, that was half the CPU time). Entries of routes removed
     /// since are skipped when met, and dropped when they outnumber the routes.
-    order: VecDeque<(Key, u64)>,
-    /// (MAC, VLAN) of a host → the keys of the routes from or to it, so that a host's
-    /// move or departure finds its routes without a scan of every route (a switch that
-    /// leaves takes all its hosts: a scan per host made that hours with 100,000 routes
-    /// and millions of hosts).
-    by_host: Map<(MacAddr, Option<u16>), Vec<Key>>,
-    /// The next cookie's low 48 bits; starts at random, so a FLOW_REMOVED of a flow
-    /// installed before a restart cannot name a route of this run.
-    next: u64,
+    order: VecDeque<(u32, u64)>,
+    /// The first generation of a new slot; random, so a FLOW_REMOVED of a flow
+    /// installed before a restart is unlikely to name a route of this run.
+    seed: u64,
 }
 
 impl Routes {
+    fn with_seed(seed: u64) -> Routes {
+        Routes {
+            seed: seed & SLOT_MASK,
+            ..Routes::default()
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    /// Whether no slot is left for a new route (the slab's own bound).
+    fn full(&self) -> bool {
+        self.free.is_empty() && self.slots.len() >= MAX_SLOTS - 1
+    }
+
+    fn get(&self, key: &Key) -> Option<&Installed> {
+        let &slot = self.by_key.get(key)?;
+        self.slots[slot as usize].installed.as_ref()
+    }
+
+    fn cookie(slot: u32, generation: u64) -> u64 {
+        COOKIE_TAG | (generation & SLOT_MASK) << SLOT_BITS | u64::from(slot)
+    }
+
+    /// The route `cookie` names, if it is still installed.
+    fn key_of_cookie(&self, cookie: u64) -> Option<Key> {
+        if cookie & !COOKIE_SEQ != COOKIE_TAG {
+            return None;
+        }
+        let s = self.slots.get((cookie & SLOT_MASK) as usize)?;
+        let generation = (cookie >> SLOT_BITS) & SLOT_MASK;
+        (s.installed.is_some() && s.generation & SLOT_MASK == generation).then_some(s.key)
+    }
+
+    /// Installs `route` for `key` (replacing the one it had).
     fn insert(&mut self, key: Key, route: Route, in_port: u32, out_port: u32) -> &Installed {
-        self.next = (self.next + 1) & COOKIE_SEQ;
-        let cookie = COOKIE_TAG | self.next;
-        self.by_cookie.insert(cookie, key);
-        if !self.by_key.contains_key(&key) {
-            for end in key.ends() {
-                self.by_host.entry(end).or_default().push(key);
+        self.remove(key);
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                let slot = self.slots.len() as u32;
+                self.slots.push(Slot {
+                    key,
+                    installed: None,
+                    generation: self.seed.wrapping_add(u64::from(slot).wrapping_mul(0x9e37)),
+                    next: [NIL; 2],
+                    prev: [NIL; 2],
+                });
+                slot
             }
+        };
+        let generation = {
+            let s = &mut self.slots[slot as usize];
+            s.generation = s.generation.wrapping_add(1);
+            s.key = key;
+            s.generation
+        };
+        for (end, host) in key.ends().enumerate() {
+            let node = slot << 1 | end as u32;
+            let old = self.by_host.insert(host, node).unwrap_or(NIL);
+            if old != NIL {
+                self.slots[(old >> 1) as usize].prev[(old & 1) as usize] = node;
+            }
+            let s = &mut self.slots[slot as usize];
+            s.next[end] = old;
+            s.prev[end] = NIL;
         }
-        self.order.push_back((key, cookie));
+        self.by_key.insert(key, slot);
+        self.order.push_back((slot, generation));
         if self.order.len() > 2 * self.by_key.len() + 64 {
-            let live = &self.by_key;
-            self.order
-                .retain(|(k, c)| live.get(k).is_some_and(|r| r.cookie == *c) || *c == cookie);
+            let slots = &self.slots;
+            self.order.retain(|&(slot, g)| {
+                let s = &slots[slot as usize];
+                s.installed.is_some() && s.generation == g || g == generation
+            });
         }
-        let r = Installed {
-            cookie,
+        let s = &mut self.slots[slot as usize];
+        s.installed.insert(Installed {
+            cookie: Routes::cookie(slot, generation),
             route,
             in_port,
             out_port,
-        };
-        self.by_key.entry(key).insert_entry(r).into_mut()
+        })
     }
 
     fn remove(&mut self, key: Key) -> Option<Installed> {
-        let r = self.by_key.remove(&key)?;
-        self.by_cookie.remove(&r.cookie);
-        for end in key.ends() {
-            if let Some(keys) = self.by_host.get_mut(&end) {
-                keys.retain(|k| *k != key);
-                if keys.is_empty() {
-                    self.by_host.remove(&end);
-                }
+        let slot = self.by_key.remove(&key)?;
+        for (end, host) in key.ends().enumerate() {
+            let s = &self.slots[slot as usize];
+            let (prev, next) = (s.prev[end], s.next[end]);
+            if prev == NIL {
+                match next {
+                    NIL => self.by_host.remove(&host),
+                    n => self.by_host.insert(host, n),
+                };
+            } else {
+                self.slots[(prev >> 1) as usize].next[(prev & 1) as usize] = next;
+            }
+            if next != NIL {
+                self.slots[(next >> 1) as usize].prev[(next & 1) as usize] = prev;
             }
         }
-        Some(r)
+        self.free.push(slot);
+        self.slots[slot as usize].installed.take()
     }
 
     /// Removes and returns the route installed first of those still installed.
     fn evict_oldest(&mut self) -> Option<(Key, Installed)> {
-        while let Some((key, cookie)) = self.order.pop_front() {
-            if self.by_key.get(&key).is_some_and(|r| r.cookie == cookie) {
+        while let Some((slot, generation)) = self.order.pop_front() {
+            let s = &self.slots[slot as usize];
+            if s.installed.is_some() && s.generation == generation {
+                let key = s.key;
                 return Some((key, self.remove(key)?));
             }
         }
         None
     }
 
+    /// The routes from or to `host`, newest first.
+    fn of_host(&self, host: Host) -> Vec<Key> {
+        let mut keys = Vec::new();
+        let mut node = self.by_host.get(&host).copied().unwrap_or(NIL);
+        while node != NIL {
+            let s = &self.slots[(node >> 1) as usize];
+            keys.push(s.key);
+            node = s.next[(node & 1) as usize];
+        }
+        keys
+    }
+
     /// Removes and returns the routes `stale` picks.
     fn take(&mut self, mut stale: impl FnMut(&Key, &Installed) -> bool) -> Vec<(Key, Installed)> {
         let keys: Vec<Key> = self
-            .by_key
+            .slots
             .iter()
+            .filter_map(|s| Some((s.key, s.installed.as_ref()?)))
             .filter(|(k, r)| stale(k, r))
-            .map(|(k, _)| *k)
+            .map(|(k, _)| k)
             .collect();
         keys.into_iter()
             .filter_map(|k| Some((k, self.remove(k)?)))
@@ -297,10 +408,7 @@ impl Routing {
         // Without randomness the cookies start at 0: only a restart's stale
         // FLOW_REMOVED could then end a route early (its next packet reinstalls it).
         let _ = getrandom::fill(&mut seed);
-        let routes = Routes {
-            next: u64::from_le_bytes(seed) & COOKIE_SEQ,
-            ..Routes::default()
-        };
+        let routes = Routes::with_seed(u64::from_le_bytes(seed));
         let net = Net {
             engine,
             tree: SpanningTree::new(),
@@ -328,7 +436,7 @@ impl Routing {
 
     /// Routes installed now.
     pub fn installed(&self) -> usize {
-        self.shared.routes().by_key.len()
+        self.shared.routes().len()
     }
 }
 
@@ -431,11 +539,12 @@ impl App for Routing {
             self.shared.topology_event(&gone);
         }
         let mut routes = self.shared.routes();
-        let next = routes.next;
-        *routes = Routes {
-            next,
-            ..Routes::default()
-        };
+        // A later start's routes take other generations: a FLOW_REMOVED of a flow
+        // deleted by this stop names none of them.
+        let seed = routes
+            .seed
+            .wrapping_add((routes.slots.len() as u64 + 1) << 12);
+        *routes = Routes::with_seed(seed);
     }
 }
 
@@ -471,7 +580,7 @@ impl Routing {
             return Flow::Stop;
         }
         // 4
-        if let Some(r) = self.shared.routes_read().by_key.get(&key) {
+        if let Some(r) = self.shared.routes_read().get(&key) {
             let mut hops = r.hops().enumerate();
             if let Some((i, hop)) = hops.find(|(_, h)| (h.dpid.0, h.in_port) == (here, in_port)) {
                 self.shared.add_flow(ctx, &key, r.cookie, hop, i == 0);
@@ -493,7 +602,7 @@ impl Routing {
         };
         let mut routes = self.shared.routes();
         let old = routes.remove(key);
-        if routes.by_key.len() >= self.shared.params.max_routes {
+        if routes.len() >= self.shared.params.max_routes || routes.full() {
             if let Some((k, r)) = routes.evict_oldest() {
                 self.shared.routes_evicted.inc();
                 self.shared.delete_flows(&k, &r, |_| true);
@@ -655,8 +764,7 @@ impl Shared {
             HostEvent::Added { .. } | HostEvent::IpAdded { .. } => return,
         };
         let mut routes = self.routes();
-        let keys = routes.by_host.get(&(host.mac, host.vlan)).cloned();
-        for key in keys.into_iter().flatten() {
+        for key in routes.of_host((host.mac, host.vlan)) {
             if let Some(r) = routes.remove(key) {
                 self.delete_flows(&key, &r, |_| true);
             }
@@ -668,7 +776,7 @@ impl Shared {
             return;
         };
         let mut routes = self.routes();
-        if let Some(key) = routes.by_cookie.get(&cookie).copied() {
+        if let Some(key) = routes.key_of_cookie(cookie) {
             routes.remove(key);
         }
     }
@@ -738,9 +846,9 @@ mod routes_tests {
         }
     }
 
-    /// The routes `by_host` names for host `n` on `vlan`, in order.
+    /// The routes the host index names for host `n` on `vlan`, in order.
     fn of(rs: &Routes, n: u8, vlan: Option<u16>) -> Vec<Key> {
-        let mut v = rs.by_host.get(&(m(n), vlan)).cloned().unwrap_or_default();
+        let mut v = rs.of_host((m(n), vlan));
         v.sort_by_key(|k| (k.src.0, k.dst.0));
         v
     }
@@ -763,7 +871,103 @@ mod routes_tests {
         // The oldest still installed goes first: the removed one is skipped.
         assert_eq!(rs.evict_oldest().map(|(k, _)| k), Some(k(2, 1, None)));
         rs.remove(k(1, 3, Some(5)));
-        assert!(rs.by_host.is_empty() && rs.by_key.is_empty() && rs.by_cookie.is_empty());
+        assert!(rs.by_host.is_empty() && rs.by_key.is_empty());
         assert_eq!(rs.evict_oldest().map(|(k, _)| k), None);
+    }
+
+    proptest::proptest! {
+        /// Against a plain model (a map of routes and the order they were installed
+        /// in): after any inserts, removals, removals by cookie and evictions, the same
+        /// routes are installed, each host's routes are the ones from or to it, and the
+        /// oldest is evicted first.
+        #[test]
+        fn the_slab_behaves_as_a_map_with_an_install_order(
+            ops in proptest::collection::vec((0u8..4, 1u8..6, 1u8..6, proptest::bool::ANY), 1..200)
+        ) {
+            use std::collections::BTreeMap;
+            let mut rs = Routes::with_seed(7);
+            // key → (cookie, install sequence)
+            let mut model: BTreeMap<(u8, u8, bool), (u64, u64)> = BTreeMap::new();
+            let key = |a: u8, b: u8, v: bool| k(a, b, v.then_some(9));
+            let r = || Route { src: Dpid(1), dst: Dpid(1), links: Vec::new() };
+            for (seq, (op, a, b, v)) in ops.into_iter().enumerate() {
+                match op {
+                    0 | 1 => {
+                        let c = rs.insert(key(a, b, v), r(), 1, 2).cookie;
+                        model.insert((a, b, v), (c, seq as u64));
+                    }
+                    2 => {
+                        let gone = rs.remove(key(a, b, v)).map(|r| r.cookie);
+                        proptest::prop_assert_eq!(gone, model.remove(&(a, b, v)).map(|m| m.0));
+                    }
+                    _ => {
+                        let oldest = model.iter().min_by_key(|(_, m)| m.1).map(|(k, _)| *k);
+                        let evicted = rs.evict_oldest().map(|(k, _)| k);
+                        proptest::prop_assert_eq!(evicted, oldest.map(|(a, b, v)| key(a, b, v)));
+                        if let Some(o) = oldest {
+                            model.remove(&o);
+                        }
+                    }
+                }
+                proptest::prop_assert_eq!(rs.len(), model.len());
+                for (&(a, b, v), &(cookie, _)) in &model {
+                    proptest::prop_assert_eq!(rs.key_of_cookie(cookie), Some(key(a, b, v)));
+                }
+                for h in 1u8..6 {
+                    for v in [false, true] {
+                        let mut want: Vec<Key> = model
+                            .keys()
+                            .filter(|&&(a, b, w)| w == v && (a == h || b == h))
+                            .map(|&(a, b, w)| key(a, b, w))
+                            .collect();
+                        want.sort_by_key(|k| (k.src.0, k.dst.0));
+                        proptest::prop_assert_eq!(of(&rs, h, v.then_some(9)), want);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A cookie names its route while it is installed, and never the route that takes
+    /// its slot after it; a host's chain survives removals at its head, middle and end.
+    #[test]
+    fn cookies_name_slots_and_generations_and_host_chains_follow_removals() {
+        let mut rs = Routes::with_seed(12345);
+        let r = || Route {
+            src: Dpid(1),
+            dst: Dpid(1),
+            links: Vec::new(),
+        };
+        let c12 = rs.insert(k(1, 2, None), r(), 1, 2).cookie;
+        assert_eq!(c12 & !COOKIE_SEQ, COOKIE_TAG);
+        assert_eq!(rs.key_of_cookie(c12), Some(k(1, 2, None)));
+        for n in 3..=6 {
+            rs.insert(k(1, n, None), r(), 1, 2);
+        }
+        assert_eq!(of(&rs, 1, None).len(), 5);
+        // The middle, the newest (head) and the oldest (tail) of host 1's chain.
+        for gone in [4, 6, 2] {
+            assert!(rs.remove(k(1, gone, None)).is_some());
+        }
+        assert_eq!(of(&rs, 1, None), [k(1, 3, None), k(1, 5, None)]);
+        assert_eq!(of(&rs, 4, None), []);
+        assert_eq!(rs.key_of_cookie(c12), None, "removed");
+        // The freed slot is taken again: the old cookie does not name the new route.
+        let c78 = rs.insert(k(7, 8, None), r(), 1, 2).cookie;
+        assert_eq!(c78 & SLOT_MASK, c12 & SLOT_MASK, "the same slot");
+        assert_ne!(c78, c12);
+        assert_eq!(rs.key_of_cookie(c12), None);
+        assert_eq!(rs.key_of_cookie(c78), Some(k(7, 8, None)));
+        assert_eq!(
+            rs.key_of_cookie(c78 & !COOKIE_TAG),
+            None,
+            "another app's cookie"
+        );
+        // Re-installing a key replaces its route (one entry in each index).
+        let again = rs.insert(k(1, 3, None), r(), 4, 2).cookie;
+        assert_eq!(rs.len(), 3);
+        assert_eq!(rs.get(&k(1, 3, None)).map(|r| r.in_port), Some(4));
+        assert_eq!(of(&rs, 1, None), [k(1, 3, None), k(1, 5, None)]);
+        assert_eq!(rs.key_of_cookie(again), Some(k(1, 3, None)));
     }
 }
