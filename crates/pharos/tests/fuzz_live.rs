@@ -4,7 +4,8 @@
 //! then the corpus kept in the repository (crates/bench/fuzz-corpus/live) is replayed.
 //! The controller must close offending connections, serve the others, and never panic.
 //! The same over TLS (certificates made with rcgen, the controller's `tests/tlskit`),
-//! with forged records written under some of the sessions.
+//! with forged records written under some of the sessions, and the corpus replayed over
+//! TLS (its `-raw` streams forged records).
 
 #[path = "../../controller/tests/tlskit/mod.rs"]
 mod tlskit;
@@ -236,6 +237,28 @@ fn over_tls_fuzzed_messages_and_forged_records_close_only_their_own_sessions() {
         r["closed_by_controller"].as_u64().unwrap() > rounds,
         "bad input closes sessions: {r}"
     );
+    assert_eq!(r["findings"], serde_json::json!([]), "{r}");
+
+    // The corpus over TLS too: its `-raw` streams are forged records.
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../bench/fuzz-corpus/live");
+    let r = fuzz(
+        port,
+        &[
+            "--replay",
+            corpus.to_str().unwrap(),
+            "--tls-cert",
+            &pki.path("sw-cert.pem"),
+            "--tls-key",
+            &pki.path("sw-key.pem"),
+            "--tls-ca",
+            &pki.path("ca.pem"),
+        ],
+    );
+    assert!(
+        r["replayed"].as_u64().unwrap() >= 18,
+        "the corpus is there: {r}"
+    );
+    assert_eq!(r["handshakes"], r["connections"], "{r}");
     assert_eq!(r["findings"], serde_json::json!([]), "{r}");
     assert!(
         pharos.child.try_wait().unwrap().is_none(),
