@@ -37,12 +37,9 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{CertificateError, RootCertStore, ServerConfig, ServerConnection};
+use tls_io::TlsIo;
 
 use crate::config::{ClientAuth, TlsSettings};
-
-/// Plaintext handed to the session per write: bounds what it holds encrypted beyond
-/// the connection's own queue to about this much when the socket is full.
-const MAX_WRITE: usize = 64 * 1024;
 
 /// The TLS record content type of a handshake message: the first byte a TLS client
 /// sends (RFC 8446 §5.1, `handshake(22)`).
@@ -226,106 +223,48 @@ pub fn refusal(e: &io::Error) -> Option<&'static str> {
     })
 }
 
-/// A rustls server session over a socket (see the module doc).
+/// A rustls server session over a socket (see the module doc): the byte stream shared
+/// with `pharos switch` ([`TlsIo`]), plus the refusal of a peer whose first byte is not
+/// a TLS handshake record, and this module's failure classes.
 #[derive(Debug)]
 pub struct TlsStream {
-    /// The socket.
-    tcp: TcpStream,
-    /// The session: handshake state, keys, and the records not yet written.
-    session: ServerConnection,
-    /// Whether the peer's first byte was checked ([`TlsFailure::PlainText`]).
-    checked: bool,
+    io: TlsIo<ServerConnection>,
 }
 
 impl TlsStream {
     /// Writes the session's encrypted records while the socket takes them; `Ok` when
     /// the socket is full (the rest waits: [`Stream::backlog`]).
     fn send_backlog(&mut self) -> io::Result<()> {
-        while self.session.wants_write() {
-            match self.session.write_tls(&mut self.tcp) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+        self.io.send_backlog()
     }
+}
 
-    /// Refuses a peer whose first byte is not a TLS handshake record, before rustls
-    /// sees it (rustls would say only "invalid content type").
-    fn check_first_byte(&mut self) -> io::Result<()> {
-        let mut b = [0u8; 1];
-        match self.tcp.peek(&mut b) {
-            Ok(1) if b[0] != HANDSHAKE_RECORD => Err(failure(TlsFailure::PlainText(b[0]))),
-            Ok(1) => {
-                self.checked = true;
-                Ok(())
-            }
-            // Nothing yet, or the end: the read that follows says which.
-            _ => Ok(()),
-        }
+/// Refuses a peer whose first byte is not a TLS handshake record, before rustls sees
+/// it (rustls would say only "invalid content type"). Nothing yet, or the end: the
+/// read that follows says which. (Bytes that arrive between the peek and that read are
+/// the first ones unchecked: rustls judges them.)
+fn check_first_byte(tcp: &mut TcpStream) -> io::Result<()> {
+    let mut b = [0u8; 1];
+    match tcp.peek(&mut b) {
+        Ok(1) if b[0] != HANDSHAKE_RECORD => Err(failure(TlsFailure::PlainText(b[0]))),
+        _ => Ok(()),
     }
 }
 
 impl Read for TlsStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
-        }
-        loop {
-            match self.session.reader().read(buf) {
-                Ok(n) => return Ok(n),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                // Closed without close_notify: the end all the same (a switch that
-                // drops the connection is not an attack on the channel).
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
-                Err(e) => return Err(e),
-            }
-            if !self.checked {
-                self.check_first_byte()?;
-            }
-            match self.session.read_tls(&mut self.tcp) {
-                // Bytes that arrived between the peek (which saw none) and this read
-                // are the first ones, unchecked: rustls judges them, and later reads
-                // (a client's second flight starts with 0x14, ChangeCipherSpec) must
-                // not be taken for the first byte.
-                Ok(_) => self.checked = true,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-            if let Err(e) = self.session.process_new_packets() {
-                // rustls queued an alert saying why: best effort.
-                let _ = self.send_backlog();
-                return Err(failure(TlsFailure::Rustls(e)));
-            }
-            // Handshake messages, a key update's answer, session tickets.
-            self.send_backlog()?;
-        }
+        self.io
+            .read_plain(buf, check_first_byte, |e| failure(TlsFailure::Rustls(e)))
     }
 }
 
 impl Write for TlsStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.send_backlog()?;
-        if self.session.wants_write() && !self.session.is_handshaking() {
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
-        let n = self
-            .session
-            .writer()
-            .write(&buf[..buf.len().min(MAX_WRITE)])?;
-        if n == 0 && !buf.is_empty() {
-            // The session's buffer is full (only while handshaking).
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
-        self.send_backlog()?;
-        Ok(n)
+        self.io.write_plain(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.send_backlog()
+        self.io.send_backlog()
     }
 }
 
@@ -343,9 +282,7 @@ impl Stream {
     pub fn tls(tcp: TcpStream, config: Arc<ServerConfig>) -> Result<Stream, rustls::Error> {
         let session = ServerConnection::new(config)?;
         Ok(Stream::Tls(Box::new(TlsStream {
-            tcp,
-            session,
-            checked: false,
+            io: TlsIo::new(tcp, session),
         })))
     }
 
@@ -365,7 +302,7 @@ impl Stream {
     pub fn tls_handshaking(&self) -> bool {
         match self {
             Stream::Plain(_) => false,
-            Stream::Tls(t) => t.session.is_handshaking(),
+            Stream::Tls(t) => t.io.session.is_handshaking(),
         }
     }
 
@@ -373,8 +310,8 @@ impl Stream {
     /// still handshaking).
     pub fn tls_summary(&self) -> Option<String> {
         let Stream::Tls(t) = self else { return None };
-        let version = t.session.protocol_version()?;
-        let suite = t.session.negotiated_cipher_suite()?;
+        let version = t.io.session.protocol_version()?;
+        let suite = t.io.session.negotiated_cipher_suite()?;
         Some(format!("{version:?} {:?}", suite.suite()))
     }
 
@@ -384,7 +321,7 @@ impl Stream {
     pub fn backlog(&self) -> bool {
         match self {
             Stream::Plain(_) => false,
-            Stream::Tls(t) => t.session.wants_write(),
+            Stream::Tls(t) => t.io.session.wants_write(),
         }
     }
 
@@ -404,11 +341,11 @@ impl Stream {
         match self {
             Stream::Plain(s) => s.shutdown(how),
             Stream::Tls(t) => {
-                if how != Shutdown::Read && !t.session.is_handshaking() {
-                    t.session.send_close_notify();
+                if how != Shutdown::Read && !t.io.session.is_handshaking() {
+                    t.io.session.send_close_notify();
                 }
                 let _ = t.send_backlog();
-                t.tcp.shutdown(how)
+                t.io.tcp.shutdown(how)
             }
         }
     }
@@ -417,14 +354,14 @@ impl Stream {
     pub fn tcp(&self) -> &TcpStream {
         match self {
             Stream::Plain(s) => s,
-            Stream::Tls(t) => &t.tcp,
+            Stream::Tls(t) => &t.io.tcp,
         }
     }
 
     fn tcp_mut(&mut self) -> &mut TcpStream {
         match self {
             Stream::Plain(s) => s,
-            Stream::Tls(t) => &mut t.tcp,
+            Stream::Tls(t) => &mut t.io.tcp,
         }
     }
 }

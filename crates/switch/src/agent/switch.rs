@@ -176,14 +176,14 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s,
             Stream::Unix(s) => s,
-            Stream::Tls(s) => &mut s.tcp,
+            Stream::Tls(s) => s.tcp_mut(),
         }
     }
 
     fn tcp(&self) -> Option<&TcpStream> {
         match self {
             Stream::Tcp(s) => Some(s),
-            Stream::Tls(s) => Some(&s.tcp),
+            Stream::Tls(s) => Some(s.tcp()),
             Stream::Unix(_) => None,
         }
     }

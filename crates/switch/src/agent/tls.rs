@@ -26,9 +26,7 @@ use rustls::{
     CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore,
     SignatureScheme,
 };
-
-/// Plaintext handed to the session per write.
-const MAX_WRITE: usize = 64 * 1024;
+use tls_io::TlsIo;
 
 /// The switch's TLS files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,11 +133,11 @@ impl ServerCertVerifier for AnyName {
     }
 }
 
-/// A rustls client session over a socket (see the module doc).
+/// A rustls client session over a socket (see the module doc): the byte stream shared
+/// with the controller's connections ([`TlsIo`]).
 #[derive(Debug)]
 pub struct TlsStream {
-    pub tcp: TcpStream,
-    session: ClientConnection,
+    io: TlsIo<ClientConnection>,
 }
 
 impl TlsStream {
@@ -147,76 +145,43 @@ impl TlsStream {
     pub fn new(tcp: TcpStream, addr: SocketAddr, config: Arc<ClientConfig>) -> io::Result<Self> {
         let name = ServerName::IpAddress(addr.ip().into());
         let session = ClientConnection::new(config, name).map_err(io::Error::other)?;
-        Ok(TlsStream { tcp, session })
+        Ok(TlsStream {
+            io: TlsIo::new(tcp, session),
+        })
+    }
+
+    /// The socket.
+    pub fn tcp(&self) -> &TcpStream {
+        &self.io.tcp
+    }
+
+    pub fn tcp_mut(&mut self) -> &mut TcpStream {
+        &mut self.io.tcp
     }
 
     /// Sends the session's records while the socket takes them; `Ok` when it is full.
     pub fn send_backlog(&mut self) -> io::Result<()> {
-        while self.session.wants_write() {
-            match self.session.write_tls(&mut self.tcp) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+        self.io.send_backlog()
     }
 }
 
 impl Read for TlsStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
-        }
-        loop {
-            match self.session.reader().read(buf) {
-                Ok(n) => return Ok(n),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                // Closed without close_notify: the end all the same.
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
-                Err(e) => return Err(e),
-            }
-            match self.session.read_tls(&mut self.tcp) {
-                Ok(0) => return Ok(0),
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-            if let Err(e) = self.session.process_new_packets() {
-                // rustls queued an alert saying why: best effort.
-                let _ = self.send_backlog();
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("TLS: {e}"),
-                ));
-            }
-            // Handshake messages, and the plaintext buffered until it was done.
-            self.send_backlog()?;
-        }
+        self.io.read_plain(
+            buf,
+            |_| Ok(()),
+            |e| io::Error::new(io::ErrorKind::InvalidData, format!("TLS: {e}")),
+        )
     }
 }
 
 impl Write for TlsStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.send_backlog()?;
-        if self.session.wants_write() && !self.session.is_handshaking() {
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
-        let n = self
-            .session
-            .writer()
-            .write(&buf[..buf.len().min(MAX_WRITE)])?;
-        if n == 0 && !buf.is_empty() {
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
-        self.send_backlog()?;
-        Ok(n)
+        self.io.write_plain(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.send_backlog()
+        self.io.send_backlog()
     }
 }
 

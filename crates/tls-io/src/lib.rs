@@ -1,0 +1,118 @@
+//! A rustls session over a non-blocking socket, as a byte stream: the controller's TLS
+//! connections (server sessions) and `pharos switch`'s `ssl:` controllers (client
+//! sessions) both read and write OpenFlow through it.
+//!
+//! Reads decrypt what the socket has (answering the handshake as it goes); writes hand
+//! plaintext to the session (which buffers it until the handshake is done) and send
+//! the records the socket takes, the rest waiting for [`TlsIo::send_backlog`].
+//! Plaintext can wait decrypted in the session while the socket is empty: a reader
+//! reads until `WouldBlock`, which [`TlsIo::read_plain`] returns only once the socket
+//! said so.
+
+use std::io::{self, Read, Write};
+use std::ops::DerefMut;
+
+use mio::net::TcpStream;
+use rustls::{ConnectionCommon, SideData};
+
+/// Plaintext handed to the session per write.
+pub const MAX_WRITE: usize = 64 * 1024;
+
+/// A session (`C`: a rustls `ServerConnection` or `ClientConnection`) over a socket.
+#[derive(Debug)]
+pub struct TlsIo<C> {
+    pub tcp: TcpStream,
+    pub session: C,
+    /// Whether a read from the socket has returned bytes (see [`TlsIo::read_plain`]).
+    pub first_read_done: bool,
+}
+
+impl<C, D> TlsIo<C>
+where
+    C: DerefMut<Target = ConnectionCommon<D>>,
+    D: SideData,
+{
+    pub fn new(tcp: TcpStream, session: C) -> TlsIo<C> {
+        TlsIo {
+            tcp,
+            session,
+            first_read_done: false,
+        }
+    }
+
+    /// Writes the session's records while the socket takes them; `Ok` when it is full
+    /// (the rest waits).
+    pub fn send_backlog(&mut self) -> io::Result<()> {
+        while self.session.wants_write() {
+            match self.session.write_tls(&mut self.tcp) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads plaintext: what the session holds, else what the socket brings, decrypted.
+    /// `Ok(0)` at the end (a close without close_notify too: a peer that drops the
+    /// connection is not an attack on the channel). Until a socket read has brought
+    /// bytes, `before_first` runs before each (the controller refuses a plain-text peer
+    /// there). A record rustls refuses ends the read with `failed`'s error, after the
+    /// alert saying why was sent, as far as the socket takes it.
+    pub fn read_plain(
+        &mut self,
+        buf: &mut [u8],
+        mut before_first: impl FnMut(&mut TcpStream) -> io::Result<()>,
+        failed: impl FnOnce(rustls::Error) -> io::Error,
+    ) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            match self.session.reader().read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(e) => return Err(e),
+            }
+            if !self.first_read_done {
+                before_first(&mut self.tcp)?;
+            }
+            match self.session.read_tls(&mut self.tcp) {
+                Ok(0) => return Ok(0),
+                Ok(_) => self.first_read_done = true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            if let Err(e) = self.session.process_new_packets() {
+                let _ = self.send_backlog();
+                return Err(failed(e));
+            }
+            // Handshake messages, a key update's answer, session tickets, and the
+            // plaintext buffered until the handshake was done.
+            self.send_backlog()?;
+        }
+    }
+
+    /// Writes plaintext (at most [`MAX_WRITE`] bytes of `buf`): `WouldBlock` while
+    /// records wait for the socket after the handshake, so that the caller keeps its
+    /// own buffer rather than the session growing one.
+    pub fn write_plain(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.send_backlog()?;
+        if self.session.wants_write() && !self.session.is_handshaking() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let n = self
+            .session
+            .writer()
+            .write(&buf[..buf.len().min(MAX_WRITE)])?;
+        if n == 0 && !buf.is_empty() {
+            // The session's buffer is full (only while handshaking).
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        self.send_backlog()?;
+        Ok(n)
+    }
+}
