@@ -206,6 +206,15 @@ fn over_tls_fuzzed_messages_and_forged_records_close_only_their_own_sessions() {
         ],
     );
     let vectors = vectors();
+    // The switches' TLS files, for every run of the fuzzer below.
+    let tls = [
+        "--tls-cert".to_string(),
+        pki.path("sw-cert.pem"),
+        "--tls-key".to_string(),
+        pki.path("sw-key.pem"),
+        "--tls-ca".to_string(),
+        pki.path("ca.pem"),
+    ];
     let rounds = 16;
     let r = fuzz(
         port,
@@ -220,13 +229,10 @@ fn over_tls_fuzzed_messages_and_forged_records_close_only_their_own_sessions() {
             "11",
             "--vectors",
             vectors.to_str().unwrap(),
-            "--tls-cert",
-            &pki.path("sw-cert.pem"),
-            "--tls-key",
-            &pki.path("sw-key.pem"),
-            "--tls-ca",
-            &pki.path("ca.pem"),
-        ],
+        ]
+        .into_iter()
+        .chain(tls.iter().map(String::as_str))
+        .collect::<Vec<_>>(),
     );
     assert_eq!(r["rounds"], rounds);
     assert_eq!(
@@ -243,16 +249,10 @@ fn over_tls_fuzzed_messages_and_forged_records_close_only_their_own_sessions() {
     let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../bench/fuzz-corpus/live");
     let r = fuzz(
         port,
-        &[
-            "--replay",
-            corpus.to_str().unwrap(),
-            "--tls-cert",
-            &pki.path("sw-cert.pem"),
-            "--tls-key",
-            &pki.path("sw-key.pem"),
-            "--tls-ca",
-            &pki.path("ca.pem"),
-        ],
+        &["--replay", corpus.to_str().unwrap()]
+            .into_iter()
+            .chain(tls.iter().map(String::as_str))
+            .collect::<Vec<_>>(),
     );
     assert!(
         r["replayed"].as_u64().unwrap() >= 18,

@@ -18,6 +18,11 @@ fn pipeline(version: Version, flows: &[&str]) -> Pipeline {
         tables: 4,
         max_flows: 100_000,
     });
+    add_flows(&mut p, flows);
+    p
+}
+
+fn add_flows(p: &mut Pipeline, flows: &[&str]) {
     let mut removed = Vec::new();
     for s in flows {
         let f = parse_flow(s).unwrap();
@@ -29,7 +34,6 @@ fn pipeline(version: Version, flows: &[&str]) -> Pipeline {
         };
         p.flow_mod(&req, Instant::now(), &mut removed).unwrap();
     }
-    p
 }
 
 #[test]
@@ -87,21 +91,13 @@ fn processing_frames_allocates_nothing() {
                 .group_mod(&req, Instant::now(), &mut Vec::new())
                 .unwrap();
         }
-        for s in [
-            "priority=2,tcp,actions=group:1",
-            "priority=1,actions=write_actions(group:2)",
-        ] {
-            let f = parse_flow(s).unwrap();
-            let req = FlowModRequest {
-                command: FlowModCommand::Add,
-                flow: &f,
-                out_port: None,
-                out_group: None,
-            };
-            groups
-                .flow_mod(&req, Instant::now(), &mut Vec::new())
-                .unwrap();
-        }
+        add_flows(
+            &mut groups,
+            &[
+                "priority=2,tcp,actions=group:1",
+                "priority=1,actions=write_actions(group:2)",
+            ],
+        );
     }
     let known = udp(1, 2);
     let rewrite = udp(5, 6);

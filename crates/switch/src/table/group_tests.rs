@@ -8,7 +8,6 @@ use openflow::model::FlowModCommand;
 use openflow::of13::group::{GroupModCommand, GroupType};
 use openflow::of13::{Action, Bucket, OFPG_ALL};
 use openflow::ofctl::parse_flow;
-use openflow::Version;
 
 use super::groups::code;
 use super::testutil::{frame, Ip4, Recorder};
@@ -16,11 +15,7 @@ use super::*;
 use crate::Egress;
 
 fn v13() -> Pipeline {
-    Pipeline::new(PipelineConfig {
-        version: Version::V1_3,
-        tables: 2,
-        max_flows: 1000,
-    })
+    super::tests::v13(2)
 }
 
 fn out(port: u32) -> Action {

@@ -17,7 +17,7 @@ fn v10() -> Pipeline {
     })
 }
 
-fn v13(tables: u8) -> Pipeline {
+pub(super) fn v13(tables: u8) -> Pipeline {
     Pipeline::new(PipelineConfig {
         version: Version::V1_3,
         tables,
