@@ -676,6 +676,49 @@ fn stop(child: &mut Child) {
     let _ = child.wait();
 }
 
+/// Starts the controller on a free port and waits until it listens. The port was free
+/// when chosen but another process may take it before the controller binds it: then
+/// (its log says `Address already in use`) another port is tried, three times at most.
+fn start_controller(
+    cfg: &CompareConfig,
+    spec: &ControllerSpec,
+    round: usize,
+    cores: Option<(usize, usize)>,
+) -> Result<(Running, u16), CompareError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let port = free_port()?;
+        let log_path = cfg.log_dir.join(format!("{}-round{round}.log", spec.name));
+        let log = File::create(&log_path)?;
+        let mut cmd = command_for(spec, port, cores.map(|c| c.0));
+        cmd.stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log);
+        let child = cmd.spawn().map_err(|source| CompareError::Spawn {
+            command: describe(&cmd),
+            source,
+        })?;
+        let mut controller = Running(child);
+        match wait_listening(&mut controller.0, port, cfg.start_timeout) {
+            Ok(()) => return Ok((controller, port)),
+            Err(why) => {
+                let text = fs::read_to_string(&log_path).unwrap_or_default();
+                if attempt < 3 && text.contains("Address already in use") {
+                    continue;
+                }
+                return Err(CompareError::NotListening {
+                    name: spec.name.clone(),
+                    port,
+                    why,
+                    log: log_path.display().to_string(),
+                    tail: tail(&text, 20),
+                });
+            }
+        }
+    }
+}
+
 fn run_one(
     cfg: &CompareConfig,
     spec: &ControllerSpec,
@@ -683,29 +726,7 @@ fn run_one(
     round: usize,
     cores: Option<(usize, usize)>,
 ) -> Result<RunResult, CompareError> {
-    let port = free_port()?;
-    let log_path = cfg.log_dir.join(format!("{}-round{round}.log", spec.name));
-    let log = File::create(&log_path)?;
-    let mut cmd = command_for(spec, port, cores.map(|c| c.0));
-    cmd.stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log);
-    let child = cmd.spawn().map_err(|source| CompareError::Spawn {
-        command: describe(&cmd),
-        source,
-    })?;
-    let mut controller = Running(child);
-    wait_listening(&mut controller.0, port, cfg.start_timeout).map_err(|why| {
-        CompareError::NotListening {
-            name: spec.name.clone(),
-            port,
-            why,
-            log: log_path.display().to_string(),
-            tail: fs::read_to_string(&log_path)
-                .map(|t| tail(&t, 20))
-                .unwrap_or_default(),
-        }
-    })?;
+    let (mut controller, port) = start_controller(cfg, spec, round, cores)?;
 
     let mut gen = command_for(generator, port, cores.map(|c| c.1));
     gen.stdin(Stdio::null())
