@@ -497,7 +497,7 @@ impl Plan {
     #[inline]
     fn skip(&self, app: usize, ctx: &mut SwitchCtx<'_>) -> bool {
         let e = &self.apps[app];
-        if e.quarantined.load(Relaxed) {
+        if crate::events::is_set(&e.quarantined) {
             return true;
         }
         ctx.app = app;
@@ -1514,7 +1514,7 @@ impl Pipeline {
             return;
         };
         for (app, call) in &plan.prefetch {
-            if plan.apps[*app].quarantined.load(Relaxed) {
+            if crate::events::is_set(&plan.apps[*app].quarantined) {
                 continue;
             }
             let s = &sw.slots[*app];

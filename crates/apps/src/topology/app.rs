@@ -381,6 +381,10 @@ impl TopologyApp {
     // 3
     fn packet_in(&self, ctx: &mut SwitchCtx, frame: &mut Vec<u8>, p: &PacketIn<&[u8]>) -> Flow {
         let (dpid, in_port) = (ctx.dpid(), p.in_port());
+        if !lldp::may_be_lldp(p.data()) {
+            self.host_traffic(ctx, in_port, p.data());
+            return Flow::Continue;
+        }
         let max_age = (self.params.max_frame_age * 1000.0) as u64;
         let d = match lldp::verify(&self.key, p.data(), self.millis(ctx.now()), max_age) {
             Ok(d) => d,

@@ -275,6 +275,21 @@ pub fn encode(
     debug_assert_eq!(n + m, FRAME_LEN);
 }
 
+/// Whether `frame` may be a discovery frame: LLDP's EtherType, or a VLAN tag that
+/// [`verify`] must look behind. The first test for every PACKET_IN, most of which are
+/// not LLDP: two bytes read, where `verify` walks the tags (and its caller reads the
+/// clock).
+#[inline]
+pub fn may_be_lldp(frame: &[u8]) -> bool {
+    match frame.get(12..14) {
+        Some(&[a, b]) => {
+            let t = EtherType::from_raw(u16::from_be_bytes([a, b]));
+            t == EtherType::Lldp || t.is_vlan()
+        }
+        _ => false,
+    }
+}
+
 /// Checks that `frame` is a discovery frame signed with `key` and sent no more than
 /// `max_age_ms` before `now_ms` (and no more than [`MAX_FUTURE_SKEW_MS`] after), and
 /// says where it was sent from.

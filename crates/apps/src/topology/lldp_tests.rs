@@ -205,6 +205,23 @@ fn not_lldp() {
     assert_eq!(verify(&KEY, &g, 3, 0), Err(Reject::NotLldp));
 }
 
+/// The first test lets through our frames, tagged or not, and turns away others by
+/// their EtherType alone.
+#[test]
+fn may_be_lldp_by_the_ethertype() {
+    let f = frame(1, 2, 3);
+    assert!(may_be_lldp(&f));
+    let mut tagged = f[..12].to_vec();
+    tagged.extend_from_slice(&[0x81, 0x00, 0x00, 0x0a]);
+    tagged.extend_from_slice(&f[12..]);
+    assert!(may_be_lldp(&tagged));
+    let mut ipv4 = f.clone();
+    ipv4[12..14].copy_from_slice(&[0x08, 0x00]);
+    assert!(!may_be_lldp(&ipv4));
+    assert!(!may_be_lldp(&f[..13]));
+    assert!(!may_be_lldp(&[]));
+}
+
 #[test]
 fn read_through_vlan_tags() {
     let f = frame(1, 2, 3);
@@ -314,6 +331,28 @@ proptest! {
     #[test]
     fn any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
         prop_assert!(verify(&KEY, &bytes, 0, u64::MAX).is_err());
+    }
+
+    /// What the first test turns away, `verify` would too: it loses no discovery frame.
+    #[test]
+    fn may_be_lldp_turns_away_only_what_verify_would(
+        dpid in any::<u64>(),
+        port in any::<u32>(),
+        tags in proptest::collection::vec(prop_oneof![Just(0x8100u16), Just(0x88a8), Just(0x9100), any::<u16>()], 0..3),
+    ) {
+        let f = frame(dpid, port, 3);
+        let mut g = f[..12].to_vec();
+        for t in tags {
+            g.extend_from_slice(&t.to_be_bytes());
+            g.extend_from_slice(&[0x00, 0x0a]);
+        }
+        g.extend_from_slice(&f[12..]);
+        if !may_be_lldp(&g) {
+            prop_assert_eq!(verify(&KEY, &g, 3, MAX_AGE), Err(Reject::NotLldp));
+        }
+        if verify(&KEY, &g, 3, MAX_AGE).is_ok() {
+            prop_assert!(may_be_lldp(&g));
+        }
     }
 
     /// Any bytes after a valid Ethernet LLDP header, to reach the LLDP parser.
