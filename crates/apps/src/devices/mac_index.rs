@@ -74,17 +74,24 @@ impl Hint {
         if base == 0 {
             return;
         }
-        let i = self.home(key(mac), self.mask.load(Relaxed));
+        let mask = self.mask.load(Relaxed);
+        let i = self.home(key(mac), mask);
         let at = base.wrapping_add(i * 16);
+        // The next line too: a probe starting at the home line's last entries, or
+        // finding it full (a run of 4 hosts), goes on there.
+        let next = base.wrapping_add(((i / LINE + 1) * LINE & mask) * 16);
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             // SAFETY: a prefetch never faults and changes no memory or register the
             // program can see, whatever the address (module doc: it may be stale).
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(at as *const i8) };
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(at as *const i8);
+                _mm_prefetch::<_MM_HINT_T0>(next as *const i8);
+            }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = at;
+        let _ = (at, next);
     }
 }
 
