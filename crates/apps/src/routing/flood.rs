@@ -115,25 +115,6 @@ impl Floods {
         self.planned_at = Some(version);
     }
 
-    /// Asks the CPU for the line the repeat check (`is_repeat`) will read for the frame
-    /// hashed `hash` (the sets of 64 switches do not stay in cache under load). Only a
-    /// hint.
-    #[inline]
-    pub fn prefetch(&self, hash: u64) {
-        let Some(set) = self.recent.get((hash as usize) % RECENT_SETS) else {
-            return;
-        };
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: a prefetch never faults and changes nothing the program can see;
-            // `set` is a live reference anyway.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>((set as *const [Recent; 2]).cast()) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = set;
-    }
-
     /// Whether the frame hashed `hash` was flooded here within [`REPEAT_WINDOW`];
     /// remembers it if not, in place of the older of its set's two (so a repeat is
     /// caught unless two other floods of the same set came in between: at most a copy
