@@ -86,7 +86,7 @@ impl Hint {
         let at = base.wrapping_add(i * 16);
         // The next line too: a probe starting at the home line's last entries, or
         // finding it full (a run of 4 hosts), goes on there.
-        let next = base.wrapping_add(((i / LINE + 1) * LINE & mask) * 16);
+        let next = base.wrapping_add((((i / LINE + 1) * LINE) & mask) * 16);
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
