@@ -9,16 +9,17 @@
 //! waiting on those loads). Here an entry is 16 bytes (the 48-bit address and the slot)
 //! in a linearly probed array (line-aligned, in huge pages when large) at most a
 //! quarter full, so a look-up reads one line (rarely two), shared with the neighbouring
-//! addresses ([`Hint`]'s `home`), and [`Hint::prefetch`] can ask for that line and the
-//! next for a PACKET_IN still in the read buffer (`Builder::prefetch_packet_in`), before
-//! the handlers take the table's lock.
+//! addresses ([`Hint`]'s `home`), and [`Hint::prefetch`] can ask for that line for a
+//! PACKET_IN still in the read buffer (`Builder::prefetch_packet_in`), before the
+//! handlers take the table's lock.
 //!
 //! Why a quarter: addresses in runs (cbench's hosts, virtual machines) fill whole
 //! lines, so at half full an address the table does not hold, which a full table meets
 //! on every PACKET_IN of a new host, probed about two lines, and the second missed
 //! cache as often as not (`MacIndex::get` was 9% of the worker with the default apps
 //! under cbench's load). At a quarter: 5% more PACKET_INs/s in six alternated pairs,
-//! for 64 bytes of index a host instead of 32 (8 MiB for the default 100,000).
+//! for 64 bytes of index a host instead of 32 (8 MiB for the default 100,000). Asking
+//! for the next line as well helped at half full and no longer does (2 of 6 pairs).
 //!
 //! The [`Hint`] is what the prefetch needs, outside the table's lock: the array's
 //! address and size, in atomics the table updates when it grows, and the seeded
@@ -81,24 +82,17 @@ impl Hint {
         if base == 0 {
             return;
         }
-        let mask = self.mask.load(Relaxed);
-        let i = self.home(key(mac), mask);
+        let i = self.home(key(mac), self.mask.load(Relaxed));
         let at = base.wrapping_add(i * 16);
-        // The next line too: a probe starting at the home line's last entries, or
-        // finding it full (a run of 4 hosts), goes on there.
-        let next = base.wrapping_add((((i / LINE + 1) * LINE) & mask) * 16);
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             // SAFETY: a prefetch never faults and changes no memory or register the
             // program can see, whatever the address (module doc: it may be stale).
-            unsafe {
-                _mm_prefetch::<_MM_HINT_T0>(at as *const i8);
-                _mm_prefetch::<_MM_HINT_T0>(next as *const i8);
-            }
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(at as *const i8) };
         }
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = (at, next);
+        let _ = at;
     }
 }
 
