@@ -850,25 +850,28 @@ impl<P: SwitchPipeline> Worker<P> {
             self.closed.pauses += c.pauses;
             self.closed.paused_ms += conn.paused_total(now).as_millis() as u64;
             self.closed.disconnects.add(reason);
+            // The messages still queued are lost with the connection: a field of the
+            // one line that tells the disconnect (a separate warning per disconnect
+            // flooded the log under churn; the count is also in
+            // `pharos_dropped_messages_total`).
+            let lost = drops;
             if is_bad_frame(reason) {
                 self.closed.bad_frames.add(reason);
-                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, "bad frame; switch disconnected");
+                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, lost, "bad frame; switch disconnected");
             } else if matches!(reason, "stalled" | "output_overflow") {
                 warn!(
                     dpid = %Dpid(dpid),
                     peer = %conn.peer,
                     reason,
                     queued_bytes = queued,
+                    lost,
                     waited_ms = conn.waited(now).as_millis() as u64,
                     "switch disconnected: it took no byte of its queue for that long"
                 );
             } else if reason == "dead_peer" {
-                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, "switch disconnected");
+                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, lost, "switch disconnected");
             } else {
-                info!(dpid = %Dpid(dpid), peer = %conn.peer, reason, "switch disconnected");
-            }
-            if drops > 0 {
-                warn!(dpid = %Dpid(dpid), drops, "queued messages lost with the connection");
+                info!(dpid = %Dpid(dpid), peer = %conn.peer, reason, lost, "switch disconnected");
             }
             let span = conn.span.clone();
             let _entered = span.enter();
