@@ -497,7 +497,7 @@ impl Plan {
     #[inline]
     fn skip(&self, app: usize, ctx: &mut SwitchCtx<'_>) -> bool {
         let e = &self.apps[app];
-        if crate::events::is_set(&e.quarantined) {
+        if crate::events::is_quarantined(&e.quarantined) {
             return true;
         }
         ctx.app = app;
@@ -1514,7 +1514,7 @@ impl Pipeline {
             return;
         };
         for (app, call) in &plan.prefetch {
-            if crate::events::is_set(&plan.apps[*app].quarantined) {
+            if crate::events::is_quarantined(&plan.apps[*app].quarantined) {
                 continue;
             }
             let s = &sw.slots[*app];

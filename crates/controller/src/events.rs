@@ -114,7 +114,7 @@ impl AppGuard {
 
     /// Whether the app is quarantined.
     pub fn is_quarantined(&self) -> bool {
-        is_set(&self.health.quarantined)
+        is_quarantined(&self.health.quarantined)
     }
 
     /// Why the app is quarantined (`None` while it runs).
@@ -147,7 +147,7 @@ static QUARANTINED_EVER: AtomicBool = AtomicBool::new(false);
 /// Whether `flag`, an app's quarantine flag, is set. Cheap while no app of this process
 /// was ever quarantined.
 #[inline]
-pub(crate) fn is_set(flag: &AtomicBool) -> bool {
+pub(crate) fn is_quarantined(flag: &AtomicBool) -> bool {
     QUARANTINED_EVER.load(Relaxed) && flag.load(Relaxed)
 }
 

@@ -854,24 +854,23 @@ impl<P: SwitchPipeline> Worker<P> {
             // one line that tells the disconnect (a separate warning per disconnect
             // flooded the log under churn; the count is also in
             // `pharos_dropped_messages_total`).
-            let lost = drops;
             if is_bad_frame(reason) {
                 self.closed.bad_frames.add(reason);
-                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, lost, "bad frame; switch disconnected");
+                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, messages_lost = drops, "bad frame; switch disconnected");
             } else if matches!(reason, "stalled" | "output_overflow") {
                 warn!(
                     dpid = %Dpid(dpid),
                     peer = %conn.peer,
                     reason,
                     queued_bytes = queued,
-                    lost,
+                    messages_lost = drops,
                     waited_ms = conn.waited(now).as_millis() as u64,
                     "switch disconnected: it took no byte of its queue for that long"
                 );
             } else if reason == "dead_peer" {
-                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, lost, "switch disconnected");
+                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, messages_lost = drops, "switch disconnected");
             } else {
-                info!(dpid = %Dpid(dpid), peer = %conn.peer, reason, lost, "switch disconnected");
+                info!(dpid = %Dpid(dpid), peer = %conn.peer, reason, messages_lost = drops, "switch disconnected");
             }
             let span = conn.span.clone();
             let _entered = span.enter();

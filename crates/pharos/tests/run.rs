@@ -182,7 +182,8 @@ fn runs_and_stops_on(sig: libc::c_int, apps: Option<&str>, flooded_to: &[u32]) {
     assert!(log.contains("shutting down"), "{log}");
     assert!(log.contains("shut down cleanly"), "{log}");
     assert!(log.contains("switch connected"), "{log}");
-    // One line per disconnect, with the queued messages it lost as a field.
+    // One line per disconnect, with the queued messages it lost as a field
+    // (`messages_lost=`).
     assert!(
         log.lines()
             .any(|l| l.contains("switch disconnected") && l.contains("lost=")),
