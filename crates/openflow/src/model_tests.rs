@@ -355,3 +355,56 @@ fn a_packet_out_too_long_for_its_header_leaves_nothing_behind() {
         assert_eq!(out, [7, 7, 7], "{v:?}");
     }
 }
+
+/// The 1.0 FLOW_MOD's shapes beside the common one (one output): no action, several
+/// (the first an output or not), into a buffer already holding a message, and the
+/// errors met after the fixed part was written, which leave nothing behind.
+#[test]
+fn flow_mod_v10_action_shapes_and_late_errors() {
+    let (m, _) = learning_flow();
+    let fixed = |len: &str| {
+        format!(
+            "010e{len} 00000009 003820f6 0001 000000000000 020000000009 0000 00 00 0000 00 00 0000 \
+             00000000 00000000 0000 0000 0000000000000000 0000 0000 0000 8000 ffffffff ffff 0000"
+        )
+    };
+    let shapes: [(&[Action], String); 3] = [
+        (&[], fixed("0048")),
+        (
+            &[
+                Action::output(PortNo::Physical(2)),
+                Action::SetVlanVid { vid: 10 },
+                Action::output(PortNo::Flood),
+            ],
+            fixed("0060") + "0000 0008 0002 ffff 0001 0008 000a 0000 0000 0008 fffb ffff",
+        ),
+        (
+            &[Action::PopVlan, Action::output(PortNo::InPort)],
+            fixed("0058") + "0003 0008 00000000 0000 0008 fff8 ffff",
+        ),
+    ];
+    for (actions, want) in shapes {
+        let mut out = vec![0xaa, 0xbb];
+        let n = FlowMod::add(m, actions)
+            .encode(Version::V1_0, 9, &mut out)
+            .unwrap();
+        let mut expected = vec![0xaa, 0xbb];
+        expected.extend(hex(&want));
+        assert_eq!(out, expected, "{actions:?}");
+        assert_eq!(n, out.len() - 2);
+    }
+    // An action 1.0 cannot express after the first, and more actions than a 16-bit
+    // length can hold: the fixed part was written, and is taken back.
+    let bad_second = [
+        Action::output(PortNo::Physical(2)),
+        Action::Group { group_id: 1 },
+    ];
+    let too_many = vec![Action::output(PortNo::Physical(2)); 8200];
+    for actions in [&bad_second[..], &too_many[..]] {
+        let mut out = vec![0xaa];
+        assert!(FlowMod::add(m, actions)
+            .encode(Version::V1_0, 9, &mut out)
+            .is_err());
+        assert_eq!(out, [0xaa], "nothing partial left behind");
+    }
+}
