@@ -410,11 +410,11 @@ impl<'a> FlowMod<'a> {
         }
     }
 
-    /// The 1.0 message (1.0.0 §5.3.3): header, match and body have a fixed size (8 + 40
-    /// + 24 bytes), written at fixed offsets straight into `out` with the first action
-    /// when it is an output (what nearly every FLOW_MOD carries): no capacity or bounds
-    /// check per field, no length patched afterwards ([`append_fixed`]). A learning
-    /// switch sends one per PACKET_IN.
+    /// The 1.0 message (1.0.0 §5.3.3): header, match and body have a fixed size (72
+    /// bytes), written at fixed offsets straight into `out` with the first action when
+    /// it is an output (what nearly every FLOW_MOD carries): no capacity or bounds check
+    /// per field, no length patched afterwards ([`append_fixed`]). A learning switch
+    /// sends one per PACKET_IN.
     fn encode_v10(&self, xid: u32, out: &mut Vec<u8>) -> EncodeResult<usize> {
         const V: Version = Version::V1_0;
         if self.cookie_mask != 0 {
