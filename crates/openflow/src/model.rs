@@ -581,8 +581,8 @@ impl<'a> PacketOut<'a> {
 
 impl PacketOut<'_> {
     /// The 1.0 message (1.0.0 §5.3.6): its 16 fixed bytes written at fixed offsets
-    /// straight into `out` ([`append_fixed`]), the lengths set at the end (the flood of the default apps
-    /// sends one per PACKET_IN).
+    /// straight into `out` ([`append_fixed`]), the lengths set at the end (the flood of
+    /// the default apps sends one per PACKET_IN).
     fn encode_v10(&self, xid: u32, out: &mut Vec<u8>) -> EncodeResult<usize> {
         let in_port = self.in_port.to_v10()?;
         let start = out.len();
