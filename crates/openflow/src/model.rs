@@ -459,28 +459,16 @@ impl<'a> FlowMod<'a> {
             }
             None => 72,
         };
+        // The length, final unless more actions follow (then patched at the end).
+        b[2..4].copy_from_slice(&(fixed as u16).to_be_bytes());
+        out.truncate(start + fixed);
         if rest.is_empty() {
-            b[2..4].copy_from_slice(&(fixed as u16).to_be_bytes());
-            out.truncate(start + fixed);
             return Ok(fixed);
         }
-        // More actions: appended, the length patched at the end.
-        out.truncate(start + fixed);
-        if let Err(e) = emit_actions_v10(rest, out) {
-            out.truncate(start);
-            return Err(e);
-        }
-        let len = out.len() - start;
-        if len > u16::MAX as usize {
-            out.truncate(start);
-            return Err(EncodeError::TooLong {
-                layer: "ofp_header",
-                length: len,
-                max: u16::MAX as usize,
-            });
-        }
-        out[start + 2..start + 4].copy_from_slice(&(len as u16).to_be_bytes());
-        Ok(len)
+        let len = LenMark::placed(start, start + 2, "ofp_header");
+        emit_actions_v10(rest, out)
+            .and_then(|()| len.finish(out))
+            .inspect_err(|_| out.truncate(start))
     }
 
     fn emit_v13(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
@@ -592,30 +580,16 @@ impl PacketOut<'_> {
         b[4..8].copy_from_slice(&xid.to_be_bytes());
         b[8..12].copy_from_slice(&self.buffer_id.unwrap_or(NO_BUFFER).to_be_bytes());
         b[12..14].copy_from_slice(&in_port.to_be_bytes());
-        if let Err(e) = emit_actions_v10(self.actions, out) {
-            out.truncate(start);
-            return Err(e);
-        }
-        let actions_len = out.len() - start - 16;
-        out.extend_from_slice(self.data);
-        let len = out.len() - start;
+        let actions_len = LenMark::placed(start + 16, start + 14, "ofp_packet_out.actions_len");
+        let len = LenMark::placed(start, start + 2, "ofp_header");
         // The same errors as the general path: the actions' length first.
-        for (layer, length) in [
-            ("ofp_packet_out.actions_len", actions_len),
-            ("ofp_header", len),
-        ] {
-            if length > u16::MAX as usize {
-                out.truncate(start);
-                return Err(EncodeError::TooLong {
-                    layer,
-                    length,
-                    max: u16::MAX as usize,
-                });
-            }
-        }
-        out[start + 2..start + 4].copy_from_slice(&(len as u16).to_be_bytes());
-        out[start + 14..start + 16].copy_from_slice(&(actions_len as u16).to_be_bytes());
-        Ok(len)
+        emit_actions_v10(self.actions, out)
+            .and_then(|()| actions_len.finish(out))
+            .and_then(|_| {
+                out.extend_from_slice(self.data);
+                len.finish(out)
+            })
+            .inspect_err(|_| out.truncate(start))
     }
 }
 

@@ -415,6 +415,13 @@ impl LenMark {
         LenMark { start, at, layer }
     }
 
+    /// A placeholder already in `out` at `at` (written with a fixed part of the
+    /// message), for a structure that began at `start`.
+    #[inline]
+    pub fn placed(start: usize, at: usize, layer: &'static str) -> Self {
+        LenMark { start, at, layer }
+    }
+
     /// Writes the bytes from `start` to the end of `out` into the placeholder and
     /// returns that length.
     #[inline]
