@@ -108,7 +108,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-use openflow::model::{FlowMod, PacketOut};
+use openflow::model::{EncodedActions, FlowMod, PacketOut};
 use openflow::view::PacketIn;
 use openflow::{EncodeError, Message, Version};
 
@@ -837,6 +837,20 @@ impl<'a> SwitchCtx<'a> {
     pub fn send_packet_out(&mut self, po: &PacketOut<'_>) -> Option<u32> {
         let xid = self.requests.next_xid();
         let r = po.encode(self.info.version, xid, self.out);
+        self.sent(r.map(|_| xid), "PACKET_OUT")
+    }
+
+    /// Sends a PACKET_OUT with actions encoded beforehand: `pre`'s but its action
+    /// number `skip`, then the PACKET_OUT's own ([`PacketOut::encode_with`]); returns
+    /// its xid, or `None` (logged, counted).
+    pub fn send_packet_out_with(
+        &mut self,
+        po: &PacketOut<'_>,
+        pre: &EncodedActions,
+        skip: Option<usize>,
+    ) -> Option<u32> {
+        let xid = self.requests.next_xid();
+        let r = po.encode_with(self.info.version, xid, pre, skip, self.out);
         self.sent(r.map(|_| xid), "PACKET_OUT")
     }
 

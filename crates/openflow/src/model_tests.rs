@@ -408,3 +408,79 @@ fn flow_mod_v10_action_shapes_and_late_errors() {
         assert_eq!(out, [0xaa], "nothing partial left behind");
     }
 }
+
+#[test]
+fn encoded_actions_send_the_same_bytes_as_the_list_for_every_skip() {
+    let ports: Vec<Action> = (1..=4)
+        .map(|n| Action::output(PortNo::Physical(n)))
+        .collect();
+    // A 1.3-only action among the outputs must not be in a 1.0 list; a 16-byte one in
+    // the middle checks that `skip` cuts at the action's end, not at 8-byte steps.
+    let mixed = [
+        Action::output(PortNo::Physical(1)),
+        Action::SetEthDst {
+            addr: MacAddr([2, 0, 0, 0, 0, 7]),
+        },
+        Action::output(PortNo::Physical(3)),
+    ];
+    let own = [Action::output(PortNo::Controller)];
+    for version in [Version::V1_0, Version::V1_3] {
+        for list in [&ports[..], &ports[..1], &mixed[..]] {
+            let pre = EncodedActions::new(version, list).unwrap();
+            assert_eq!((pre.version(), pre.len()), (Some(version), list.len()));
+            // Past the end skips nothing.
+            for skip in [None, Some(0), Some(1), Some(list.len() - 1), Some(9)] {
+                let kept: Vec<Action> = list
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| Some(i) != skip)
+                    .map(|(_, a)| *a)
+                    .collect();
+                for (mine, data) in [(&[][..], &b""[..]), (&own[..], &b"frame"[..])] {
+                    let mut with_own = kept.clone();
+                    with_own.extend_from_slice(mine);
+                    for buffer in [Some(7), None] {
+                        let po = |actions| PacketOut {
+                            buffer_id: buffer,
+                            in_port: PortNo::Physical(2),
+                            actions,
+                            data,
+                        };
+                        // Into a buffer that already holds something.
+                        let (mut a, mut b) = (vec![0xee], vec![0xee]);
+                        let n = po(mine)
+                            .encode_with(version, 5, &pre, skip, &mut a)
+                            .unwrap();
+                        let m = po(&with_own).encode(version, 5, &mut b).unwrap();
+                        assert_eq!((n, &a), (m, &b), "{version} {list:?} skip {skip:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn encoded_actions_of_another_version_are_refused_and_leave_nothing_behind() {
+    let outs = [Action::output(PortNo::Physical(1))];
+    let v13 = EncodedActions::new(Version::V1_3, &outs).unwrap();
+    let po = PacketOut::buffered(1, PortNo::Physical(2), &[]);
+    let mut out = vec![1, 2, 3];
+    let e = po
+        .encode_with(Version::V1_0, 1, &v13, None, &mut out)
+        .unwrap_err();
+    assert!(e.to_string().contains("another version"), "{e}");
+    assert_eq!(out, [1, 2, 3]);
+    // An action one version cannot express is refused when encoding, not when sent.
+    let e = EncodedActions::new(Version::V1_0, &[Action::PushVlan { ethertype: 0x8100 }]);
+    assert!(e.is_err());
+    // The empty default goes with either version: the PACKET_OUT's own actions only.
+    let empty = EncodedActions::default();
+    assert_eq!((empty.version(), empty.len()), (None, 0));
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let po = PacketOut::buffered(1, PortNo::Physical(2), &outs);
+    po.encode_with(Version::V1_0, 1, &empty, Some(0), &mut a)
+        .unwrap();
+    po.encode(Version::V1_0, 1, &mut b).unwrap();
+    assert_eq!(a, b);
+}
