@@ -13,7 +13,9 @@ use std::hint::black_box;
 use std::net::Ipv4Addr;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use openflow::model::{Action, FlowMod, Ipv4Prefix, Match, PortNo, Vlan};
+use openflow::model::{
+    Action, EncodedActions, FlowMod, Ipv4Prefix, Match, PacketOut, PortNo, Vlan,
+};
 use openflow::view::PacketIn;
 use openflow::{MacAddr, Version};
 use packet::ethernet::EthernetFrame;
@@ -100,6 +102,49 @@ fn encode(c: &mut Criterion) {
                 FlowMod::add(black_box(m), &actions)
                     .idle_timeout(5)
                     .encode(v, 1, &mut out)
+                    .unwrap()
+            })
+        });
+    }
+    // The routing app's flood of a buffered packet that came in by port 2 of a
+    // 4-port switch: out of 1, 3 and 4. As a list of actions built per packet, and
+    // from the plan's outputs encoded once (`EncodedActions`) less the in-port's.
+    let plan: Vec<Action> = (1..=4)
+        .map(|n| Action::output(PortNo::Physical(n)))
+        .collect();
+    for (v, list, encoded) in [
+        (
+            Version::V1_0,
+            "packet_out_v10_flood_list",
+            "packet_out_v10_flood_encoded",
+        ),
+        (
+            Version::V1_3,
+            "packet_out_v13_flood_list",
+            "packet_out_v13_flood_encoded",
+        ),
+    ] {
+        let mut outs = Vec::with_capacity(4);
+        g.bench_function(list, |b| {
+            b.iter(|| {
+                out.clear();
+                outs.clear();
+                let in_port = black_box(2);
+                let ports = (1..=4u32).filter(|&n| n != in_port);
+                outs.extend(ports.map(|n| Action::output(PortNo::Physical(n))));
+                PacketOut::buffered(7, PortNo::Physical(in_port), &outs)
+                    .encode(v, 1, &mut out)
+                    .unwrap()
+            })
+        });
+        let pre = EncodedActions::new(v, &plan).unwrap();
+        g.bench_function(encoded, |b| {
+            b.iter(|| {
+                out.clear();
+                let in_port = black_box(2);
+                let skip = (1..=4u32).position(|n| n == in_port);
+                PacketOut::buffered(7, PortNo::Physical(in_port), &[])
+                    .encode_with(v, 1, &pre, skip, &mut out)
                     .unwrap()
             })
         });

@@ -677,6 +677,9 @@ impl PacketOut<'_> {
     /// the default apps sends one per PACKET_IN).
     fn encode_v10(&self, xid: u32, pre: [&[u8]; 2], out: &mut Vec<u8>) -> EncodeResult<usize> {
         let in_port = self.in_port.to_v10()?;
+        if self.actions.is_empty() {
+            return self.encode_v10_encoded(xid, in_port, pre, out);
+        }
         let start = out.len();
         let b = append_fixed::<16>(out);
         b[0] = 0x01;
@@ -696,6 +699,53 @@ impl PacketOut<'_> {
                 len.finish(out)
             })
             .inspect_err(|_| out.truncate(start))
+    }
+}
+
+impl PacketOut<'_> {
+    /// [`PacketOut::encode_v10`] when every action is already encoded (`pre`): the
+    /// lengths are known before anything is written, so the message goes out as two
+    /// 8-byte words and three copies (the routing app's flood; through the general
+    /// path, `out`'s length and address were reloaded after each of its writes).
+    fn encode_v10_encoded(
+        &self,
+        xid: u32,
+        in_port: u16,
+        pre: [&[u8]; 2],
+        out: &mut Vec<u8>,
+    ) -> EncodeResult<usize> {
+        const MAX: usize = u16::MAX as usize;
+        let actions_len = pre[0].len() + pre[1].len();
+        let len = 16 + actions_len + self.data.len();
+        // The general path's errors, in its order.
+        if actions_len > MAX {
+            let layer = "ofp_packet_out.actions_len";
+            return Err(EncodeError::TooLong {
+                layer,
+                length: actions_len,
+                max: MAX,
+            });
+        }
+        if len > MAX {
+            let layer = "ofp_header";
+            return Err(EncodeError::TooLong {
+                layer,
+                length: len,
+                max: MAX,
+            });
+        }
+        // version 1, type 13 (OFPT_PACKET_OUT), length, xid; buffer_id, in_port,
+        // actions_len (1.0.0 §5.3.6).
+        let head = 0x010d_u64 << 48 | (len as u64) << 32 | u64::from(xid);
+        let buffer_id = self.buffer_id.unwrap_or(NO_BUFFER);
+        let fixed = u64::from(buffer_id) << 32 | u64::from(in_port) << 16 | actions_len as u64;
+        out.reserve(len);
+        out.extend_from_slice(&head.to_be_bytes());
+        out.extend_from_slice(&fixed.to_be_bytes());
+        out.extend_from_slice(pre[0]);
+        out.extend_from_slice(pre[1]);
+        out.extend_from_slice(self.data);
+        Ok(len)
     }
 }
 

@@ -342,10 +342,15 @@ fn port_numbers_map_between_versions() {
 #[test]
 fn a_packet_out_too_long_for_its_header_leaves_nothing_behind() {
     let data = vec![0u8; 70_000];
-    let actions = [Action::output(PortNo::Flood)];
-    for v in [Version::V1_0, Version::V1_3] {
+    let flood = [Action::output(PortNo::Flood)];
+    // With no action of its own, the 1.0 message takes a path of its own.
+    for (v, actions) in [
+        (Version::V1_0, &flood[..]),
+        (Version::V1_3, &flood[..]),
+        (Version::V1_0, &[][..]),
+    ] {
         let mut out = vec![7u8; 3];
-        let e = PacketOut::unbuffered(&data, PortNo::Physical(1), &actions)
+        let e = PacketOut::unbuffered(&data, PortNo::Physical(1), actions)
             .encode(v, 1, &mut out)
             .unwrap_err();
         assert!(
@@ -474,6 +479,24 @@ fn encoded_actions_of_another_version_are_refused_and_leave_nothing_behind() {
     // An action one version cannot express is refused when encoding, not when sent.
     let e = EncodedActions::new(Version::V1_0, &[Action::PushVlan { ethertype: 0x8100 }]);
     assert!(e.is_err());
+    // More encoded actions than 1.0's 16-bit actions_len holds: refused, nothing left.
+    let many = vec![Action::output(PortNo::Physical(1)); 8_200];
+    let many = EncodedActions::new(Version::V1_0, &many).unwrap();
+    let e = po
+        .encode_with(Version::V1_0, 1, &many, None, &mut out)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            crate::EncodeError::TooLong {
+                layer: "ofp_packet_out.actions_len",
+                length: 65_600,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(out, [1, 2, 3]);
     // The empty default goes with either version: the PACKET_OUT's own actions only.
     let empty = EncodedActions::default();
     assert_eq!((empty.version(), empty.len()), (None, 0));
