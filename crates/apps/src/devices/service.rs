@@ -65,7 +65,17 @@ struct Ahead {
 }
 
 thread_local! {
-    static AHEAD: Cell<Ahead> = Cell::new(Ahead::default());
+    // Const-initialized: no lazy-initialization check on each use (the memo is read
+    // on every PACKET_IN routing handles).
+    static AHEAD: Cell<Ahead> = const {
+        Cell::new(Ahead {
+            id: 0,
+            version: 0,
+            mac: MacAddr::ZERO,
+            vlan: None,
+            found: None,
+        })
+    };
     /// This thread's refusal counter, for the instance numbered `.0`.
     static REFUSED: Cell<Option<(u64, *const AtomicU64)>> = const { Cell::new(None) };
 }
