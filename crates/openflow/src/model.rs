@@ -700,9 +700,7 @@ impl PacketOut<'_> {
             })
             .inspect_err(|_| out.truncate(start))
     }
-}
 
-impl PacketOut<'_> {
     /// [`PacketOut::encode_v10`] when every action is already encoded (`pre`): the
     /// lengths are known before anything is written, so the message goes out as two
     /// 8-byte words and three copies (the routing app's flood; through the general

@@ -465,6 +465,20 @@ fn encoded_actions_send_the_same_bytes_as_the_list_for_every_skip() {
     }
 }
 
+/// A 1.0 PACKET_OUT with no action (a drop), byte for byte: it takes the path of
+/// pre-encoded actions, with none.
+#[test]
+fn packet_out_v10_without_actions_bytes() {
+    let mut out = vec![0xee];
+    let po = PacketOut::unbuffered(&[0xab, 0xcd], PortNo::Physical(2), &[]);
+    assert_eq!(po.encode(Version::V1_0, 5, &mut out).unwrap(), 18);
+    assert_eq!(out, hex("ee 010d0012 00000005 ffffffff 0002 0000 abcd"));
+    let mut out = Vec::new();
+    let po = PacketOut::buffered(0x0102_0304, PortNo::Any, &[]);
+    assert_eq!(po.encode(Version::V1_0, 0xa0b0_c0d0, &mut out).unwrap(), 16);
+    assert_eq!(out, hex("010d0010 a0b0c0d0 01020304 ffff 0000"));
+}
+
 #[test]
 fn encoded_actions_of_another_version_are_refused_and_leave_nothing_behind() {
     let outs = [Action::output(PortNo::Physical(1))];
