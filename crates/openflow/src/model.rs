@@ -30,7 +30,7 @@ use crate::error::{EncodeError, EncodeResult};
 use crate::header::{self, Version};
 use crate::types::MacAddr;
 use crate::view::PacketIn;
-use crate::wire::{pad_to, Fill, LenMark, Put};
+use crate::wire::{length_field, pad_to, Fill, LenMark, Put};
 
 /// `OFP_NO_BUFFER`.
 pub const NO_BUFFER: u32 = 0xffff_ffff;
@@ -712,31 +712,17 @@ impl PacketOut<'_> {
         pre: [&[u8]; 2],
         out: &mut Vec<u8>,
     ) -> EncodeResult<usize> {
-        const MAX: usize = u16::MAX as usize;
         let actions_len = pre[0].len() + pre[1].len();
         let len = 16 + actions_len + self.data.len();
         // The general path's errors, in its order.
-        if actions_len > MAX {
-            let layer = "ofp_packet_out.actions_len";
-            return Err(EncodeError::TooLong {
-                layer,
-                length: actions_len,
-                max: MAX,
-            });
-        }
-        if len > MAX {
-            let layer = "ofp_header";
-            return Err(EncodeError::TooLong {
-                layer,
-                length: len,
-                max: MAX,
-            });
-        }
+        let actions_field = length_field("ofp_packet_out.actions_len", actions_len)?;
+        let len_field = length_field("ofp_header", len)?;
         // version 1, type 13 (OFPT_PACKET_OUT), length, xid; buffer_id, in_port,
         // actions_len (1.0.0 §5.3.6).
-        let head = 0x010d_u64 << 48 | (len as u64) << 32 | u64::from(xid);
+        let head = 0x010d_u64 << 48 | u64::from(len_field) << 32 | u64::from(xid);
         let buffer_id = self.buffer_id.unwrap_or(NO_BUFFER);
-        let fixed = u64::from(buffer_id) << 32 | u64::from(in_port) << 16 | actions_len as u64;
+        let fixed =
+            u64::from(buffer_id) << 32 | u64::from(in_port) << 16 | u64::from(actions_field);
         out.reserve(len);
         out.extend_from_slice(&head.to_be_bytes());
         out.extend_from_slice(&fixed.to_be_bytes());

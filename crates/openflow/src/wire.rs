@@ -434,16 +434,21 @@ impl LenMark {
     #[inline]
     pub fn finish_with(self, out: &mut [u8], end: usize) -> EncodeResult<usize> {
         let len = end - self.start;
-        if len > u16::MAX as usize {
-            return Err(EncodeError::TooLong {
-                layer: self.layer,
-                length: len,
-                max: u16::MAX as usize,
-            });
-        }
-        out[self.at..self.at + 2].copy_from_slice(&(len as u16).to_be_bytes());
+        let field = length_field(self.layer, len)?;
+        out[self.at..self.at + 2].copy_from_slice(&field.to_be_bytes());
         Ok(len)
     }
+}
+
+/// `len` as the 16-bit length field of `layer`, or the error of a structure too long
+/// for it ([`LenMark`]'s check, for an encoder that knows its lengths up front).
+#[inline]
+pub fn length_field(layer: &'static str, len: usize) -> EncodeResult<u16> {
+    u16::try_from(len).map_err(|_| EncodeError::TooLong {
+        layer,
+        length: len,
+        max: u16::MAX as usize,
+    })
 }
 
 /// Checks that a value fits `bits` bits before it is written to a narrower wire field.
