@@ -178,3 +178,75 @@ fn a_pharos_switch_and_the_linux_bridge_measured_in_one_run() {
     // The test bed removed its namespaces (and the switch with them).
     assert_eq!(testbed_namespaces(), before);
 }
+
+/// `--switch-exe` that is missing or not executable is refused before any namespace is
+/// made, the option and the path named (no root needed).
+#[test]
+fn a_switch_exe_that_cannot_run_is_refused_up_front() {
+    let dir = std::env::temp_dir().join(format!("pharos-dp-exe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plain = dir.join("not-executable");
+    std::fs::write(&plain, "#!/bin/sh\n").unwrap();
+    for (path, why) in [
+        (dir.join("missing"), "No such file"),
+        (plain.clone(), "not an executable file"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_pharos"))
+            .args(["bench", "datapath", "--dut", "pharos", "--switch-exe"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains(&format!("--switch-exe {}", path.display())) && stderr.contains(why),
+            "{stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--switch-exe`: the executable given is the one run as the switch, with the switch's
+/// arguments, and what it forwards is measured (here a script that notes its arguments
+/// and runs this pharos in its place).
+#[test]
+fn the_switch_exe_given_is_the_one_measured() {
+    if skipped("the_switch_exe_given_is_the_one_measured") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = std::env::temp_dir().join(format!("pharos-dp-stand-in-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let noted = dir.join("args");
+    let script = dir.join("stand-in");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\nexec '{}' \"$@\"\n",
+            noted.display(),
+            env!("CARGO_BIN_EXE_pharos")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pharos"))
+        .args(["bench", "datapath", "--dut", "pharos", "--seconds", "0.2"])
+        .args(["--sizes", "64", "--loads", "--tables", "--wildcards", "0"])
+        .args(["--exact-shares", "--fair-loads", "--json", "--switch-exe"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let args = std::fs::read_to_string(&noted).expect("the stand-in was run");
+    assert!(
+        args.starts_with("switch ") && args.contains("--port 1=d1") && args.contains("--pidfile"),
+        "{args}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pps = json["results"][0]["sizes"][0]["received_pps"]
+        .as_f64()
+        .unwrap();
+    assert!(pps > 0.0, "{json}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

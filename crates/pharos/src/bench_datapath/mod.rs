@@ -83,6 +83,12 @@ pub struct DatapathArgs {
     /// capacity (the other stream stays at 0.1; no value: skip the test)
     #[arg(long, value_delimiter = ',', num_args = 0.., default_value = "0.4,0.6,0.9,1.2,1.5")]
     fair_loads: Vec<f64>,
+    /// The executable run as the Pharos switch (`PATH switch --dpid 1 --port 1=d1 ...`,
+    /// inside the device's namespace); by default this pharos. To compare two builds of
+    /// the switch in one run's conditions, or to try a stand-in data path that takes the
+    /// same arguments
+    #[arg(long, value_name = "PATH")]
+    switch_exe: Option<PathBuf>,
     /// JSON instead of tables
     #[arg(long)]
     json: bool,
@@ -837,7 +843,19 @@ pub fn run_cmd(a: DatapathArgs) -> anyhow::Result<ExitCode> {
     if let Some(s) = a.sizes.iter().find(|s| !(64..=1518).contains(*s)) {
         bail!("--sizes: {s} is not a frame size from 64 to 1518");
     }
-    let exe: PathBuf = std::env::current_exe().context("where this pharos is")?;
+    let exe: PathBuf = match &a.switch_exe {
+        Some(p) => {
+            // Checked before any namespace is made: a typo should cost nothing.
+            let meta =
+                std::fs::metadata(p).with_context(|| format!("--switch-exe {}", p.display()))?;
+            use std::os::unix::fs::PermissionsExt as _;
+            if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+                bail!("--switch-exe {}: not an executable file", p.display());
+            }
+            std::fs::canonicalize(p).with_context(|| format!("--switch-exe {}", p.display()))?
+        }
+        None => std::env::current_exe().context("where this pharos is")?,
+    };
     if online_cpus() > a.gen_cpu {
         pin_self(a.gen_cpu).context("pinning the generator")?;
     }
@@ -850,6 +868,9 @@ pub fn run_cmd(a: DatapathArgs) -> anyhow::Result<ExitCode> {
             );
         } else {
             println!("One core for the device under test and the generator.");
+        }
+        if a.switch_exe.is_some() {
+            println!("The Pharos switch run: {} switch ...", exe.display());
         }
     }
     let mut results = Vec::new();
