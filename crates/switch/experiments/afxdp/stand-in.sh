@@ -6,7 +6,9 @@
 # forwarder) to the device's core; the receiving veth's NAPI runs threaded, pinned there
 # too, so that the XDP program and its copy run on the device's core, not the sender's.
 #
-# Env: PHAROS_BIN (default: pharos on PATH), AFXDP_MODE (drv, the default, or skb).
+# Env: PHAROS_BIN (default: pharos on PATH), AFXDP_MODE (drv, the default; raw: the
+# same without libxdp's program loader; skb: generic XDP). The forwarder's log: fwd.log
+# beside the pidfile.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 pidfile=""; listen=""; cpu=0
@@ -20,10 +22,10 @@ done
 "${PHAROS_BIN:-pharos}" switch --dpid 1 --port 1=x1 --port 2=x2 --port 3=x3 --of 1.3 \
   --log-level warn --listen "$listen" --pidfile "$pidfile.real" &
 real=$!
-"$here/fwd" d1 d2 "${AFXDP_MODE:-drv}" &
+"$here/fwd" d1 d2 "${AFXDP_MODE:-drv}" 2>"${pidfile%/*}/fwd.log" &
 fwd=$!
 sleep 0.5
-if [ "${AFXDP_MODE:-drv}" = drv ]; then
+if [ "${AFXDP_MODE:-drv}" != skb ]; then
   echo 1 > /sys/class/net/d1/threaded
   sleep 0.2
   # The bench pins the forwarder to the device's core; its NAPI thread follows.
