@@ -19,7 +19,8 @@ for i in 1 2 3; do
   ip link add x$i type veth peer name y$i 2>/dev/null
   ip link set x$i up; ip link set y$i up
 done
-"${PHAROS_BIN:-pharos}" switch --dpid 1 --port 1=x1 --port 2=x2 --port 3=x3 --of 1.3 \
+# Dies with this script, however it ends.
+setpriv --pdeathsig KILL "${PHAROS_BIN:-pharos}" switch --dpid 1 --port 1=x1 --port 2=x2 --port 3=x3 --of 1.3 \
   --log-level warn --listen "$listen" --pidfile "$pidfile.real" &
 real=$!
 "$here/fwd" d1 d2 "${AFXDP_MODE:-drv}" 2>"${pidfile%/*}/fwd.log" &
@@ -27,11 +28,22 @@ fwd=$!
 sleep 0.5
 if [ "${AFXDP_MODE:-drv}" != skb ]; then
   echo 1 > /sys/class/net/d1/threaded
-  sleep 0.2
-  # The bench pins the forwarder to the device's core; its NAPI thread follows.
-  for p in $(pgrep "^napi/d1-"); do taskset -p -c "$cpu" "$p" >/dev/null; done
+  # The bench pins the forwarder to the device's core; its NAPI thread follows (it may
+  # take a moment to appear).
+  pinned=0
+  for _ in $(seq 100); do
+    for p in $(pgrep "^napi/d1-"); do taskset -p -c "$cpu" "$p" >/dev/null && pinned=1; done
+    [ $pinned = 1 ] && break
+    sleep 0.02
+  done
+  [ $pinned = 1 ] || echo "stand-in: no NAPI thread for d1 to pin" >&2
 fi
 while [ ! -e "$pidfile.real" ]; do sleep 0.05; done
 echo $fwd > "$pidfile"
-trap 'kill $fwd $real; wait; exit 0' TERM INT
-wait
+# The bench stops the device with SIGTERM to the pid in the pidfile (the forwarder), and
+# this script with SIGKILL 2 s later: the switch goes when the forwarder does.
+trap 'kill $fwd 2>/dev/null' TERM INT
+wait $fwd
+kill $real 2>/dev/null
+wait $real 2>/dev/null
+exit 0
