@@ -97,6 +97,7 @@ mod sys;
 pub mod gen;
 pub mod netns;
 pub mod testbed;
+pub mod xdp;
 
 use std::cell::Cell;
 use std::io;
