@@ -14,7 +14,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use ofswitch::agent::PortIo;
 use ofswitch::agent::{AgentConfig, ListenAddr, Switch, SwitchConfig, Target, Versions};
+use ofswitch::datapath::xdp::XdpMode;
+use ofswitch::datapath::xsk::XdpPort;
 use ofswitch::datapath::Port;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use tracing_subscriber::EnvFilter;
@@ -77,6 +80,81 @@ pub struct Args {
     /// overrides RUST_LOG [default: info]
     #[arg(long, value_name = "FILTER")]
     pub log_level: Option<String>,
+    /// How the ports reach their interfaces: af_packet (packet sockets: any interface);
+    /// af_xdp (AF_XDP sockets fed by an XDP program in the driver: much faster on veth,
+    /// one receive queue per interface, no other XDP program on it; each interface's
+    /// NAPI is made threaded and pinned to the cores the switch may run on);
+    /// af_xdp_generic (the same with XDP on socket buffers: any driver)
+    #[arg(long, value_enum, default_value_t = Datapath::Packet)]
+    pub datapath: Datapath,
+}
+
+/// `--datapath`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Datapath {
+    #[value(name = "af_packet")]
+    Packet,
+    #[value(name = "af_xdp")]
+    Xdp,
+    #[value(name = "af_xdp_generic")]
+    XdpGeneric,
+}
+
+/// The ports, opened the way `--datapath` says.
+enum Opened {
+    Packet(Vec<(u32, Port)>),
+    Xdp(Vec<(u32, XdpPort)>),
+}
+
+fn open_ports(args: &Args) -> anyhow::Result<Opened> {
+    let context = |n: &u32, ifname: &str| format!("opening port {n} on {ifname}");
+    let mode = match args.datapath {
+        Datapath::Packet => {
+            let mut ports = Vec::with_capacity(args.ports.len());
+            for (n, ifname) in &args.ports {
+                ports.push((*n, Port::open(ifname).with_context(|| context(n, ifname))?));
+            }
+            return Ok(Opened::Packet(ports));
+        }
+        Datapath::Xdp => XdpMode::Native,
+        Datapath::XdpGeneric => XdpMode::Generic,
+    };
+    let cpus = allowed_cpus();
+    let mut ports = Vec::with_capacity(args.ports.len());
+    for (n, ifname) in &args.ports {
+        let port = XdpPort::open(ifname, mode).with_context(|| context(n, ifname))?;
+        if mode == XdpMode::Native {
+            // On veth the XDP work otherwise runs on the core of whoever sent the frame.
+            match port.napi_threaded(&cpus) {
+                Ok(pid) => tracing::info!(
+                    port = n, interface = %ifname, napi_thread = pid, cpus = ?cpus,
+                    "AF_XDP port; its NAPI made threaded (/sys/class/net/{ifname}/threaded) \
+                     and pinned to the switch's cores"
+                ),
+                Err(e) => tracing::warn!(
+                    port = n, interface = %ifname, error = %e,
+                    "AF_XDP port; its NAPI could not be made threaded and pinned"
+                ),
+            }
+        }
+        ports.push((*n, port));
+    }
+    Ok(Opened::Xdp(ports))
+}
+
+/// The cores this process may run on.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data, filled by the call for this process.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: an index within the set.
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect()
 }
 
 fn parse_dpid(s: &str) -> Result<u64, String> {
@@ -184,11 +262,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         signal_hook::flag::register(sig, Arc::clone(&stop))
             .context("installing signal handlers")?;
     }
-    let mut ports = Vec::with_capacity(args.ports.len());
-    for (n, ifname) in &args.ports {
-        let port = Port::open(ifname).with_context(|| format!("opening port {n} on {ifname}"))?;
-        ports.push((*n, port));
-    }
+    let ports = open_ports(&args)?;
     let name = args
         .name
         .clone()
@@ -222,7 +296,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         listen: args.listen.clone(),
         ..SwitchConfig::default()
     };
-    let mut switch: Switch = Switch::new(config, ports).context("starting the switch")?;
+    match ports {
+        Opened::Packet(ports) => serve(Switch::new(config, ports), &args, &stop, &name),
+        Opened::Xdp(ports) => serve(Switch::new(config, ports), &args, &stop, &name),
+    }
+}
+
+/// Runs the switch until `stop`: the pid file, the loop, the pid file removed.
+fn serve<P: PortIo>(
+    switch: std::io::Result<Switch<P>>,
+    args: &Args,
+    stop: &AtomicBool,
+    name: &str,
+) -> anyhow::Result<ExitCode> {
+    let mut switch = switch.context("starting the switch")?;
     if let Some(path) = &args.pidfile {
         // Written aside and renamed into place: whoever waits for the file finds the
         // whole pid in it, never an empty file.
@@ -246,7 +333,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         listen = ?args.listen.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "pharos switch running; Ctrl-C or SIGTERM to stop"
     );
-    let result = switch.run(&stop).context("the switch's loop");
+    let result = switch.run(stop).context("the switch's loop");
     if let Some(path) = &args.pidfile {
         let _ = std::fs::remove_file(path);
     }

@@ -101,17 +101,22 @@ struct SwitchProc {
 }
 
 impl SwitchProc {
-    fn start(of: &str, port: u16, net: &Net) -> SwitchProc {
-        SwitchProc::spawn(of, &["--controller", &format!("tcp:127.0.0.1:{port}")], net)
+    fn start(of: &str, port: u16, net: &Net, extra: &[&str]) -> SwitchProc {
+        let controller = format!("tcp:127.0.0.1:{port}");
+        let mut args = vec!["--controller", &controller];
+        args.extend_from_slice(extra);
+        SwitchProc::spawn(of, &args, net)
     }
 
     /// `pharos switch` on the net's two ports with `args` (its controllers or
     /// listeners).
     fn spawn(of: &str, args: &[&str], net: &Net) -> SwitchProc {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let log = std::env::temp_dir().join(format!(
-            "pharos-switch-test-{}-{of}-{}.log",
+            "pharos-switch-test-{}-{of}-{}-{}.log",
             std::process::id(),
-            net.hosts[0]
+            net.hosts[0],
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         let file = std::fs::File::create(&log).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_pharos"))
@@ -142,6 +147,10 @@ impl Drop for SwitchProc {
 }
 
 fn hosts_ping_through_the_switch(of: &str, tag: &str) {
+    hosts_ping_through_the_switch_with(of, tag, &[]);
+}
+
+fn hosts_ping_through_the_switch_with(of: &str, tag: &str, extra: &[&str]) {
     let net = Net::new(tag);
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
@@ -156,7 +165,7 @@ fn hosts_ping_through_the_switch(of: &str, tag: &str) {
         ],
         &[],
     );
-    let mut switch = SwitchProc::start(of, port, &net);
+    let mut switch = SwitchProc::start(of, port, &net, extra);
     // The first pings may go while the switch connects and the controller learns.
     let deadline = Instant::now() + Duration::from_secs(20);
     while !net.ping("1") {
@@ -173,6 +182,9 @@ fn hosts_ping_through_the_switch(of: &str, tag: &str) {
         thread::sleep(Duration::from_millis(100));
     }
     assert!(net.ping("5"), "5 pings in a row (OpenFlow {of})");
+    if extra.contains(&"af_xdp") {
+        assert!(switch.log().contains("AF_XDP port"), "{}", switch.log());
+    }
     // SIGTERM stops it cleanly: exit status 0, within the 100 ms the loop promises
     // (plus a margin for a loaded machine).
     // SAFETY: kill on our own child's pid.
@@ -203,6 +215,54 @@ fn hosts_ping_through_a_pharos_switch_on_openflow_13() {
         return;
     }
     hosts_ping_through_the_switch("1.3", "3");
+}
+
+/// `--datapath af_xdp`: the ports on AF_XDP sockets, the XDP program in veth's driver;
+/// the hosts ping through it as through the packet sockets, and the log says so.
+#[test]
+fn hosts_ping_through_a_pharos_switch_on_af_xdp() {
+    if skipped("hosts_ping_through_a_pharos_switch_on_af_xdp") {
+        return;
+    }
+    hosts_ping_through_the_switch_with("1.3", "x", &["--datapath", "af_xdp"]);
+}
+
+/// `--datapath af_xdp` on an interface already running an XDP program: refused at start
+/// with the port and the reason, exit status 1 (root needed).
+#[test]
+fn an_af_xdp_port_on_an_interface_with_xdp_already_is_refused() {
+    if skipped("an_af_xdp_port_on_an_interface_with_xdp_already_is_refused") {
+        return;
+    }
+    let net = Net::new("y");
+    // A first switch holds the interfaces' XDP.
+    let mut first = SwitchProc::spawn("1.3", &["--datapath", "af_xdp"], &net);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !first.log().contains("AF_XDP port") {
+        assert!(first.child.try_wait().unwrap().is_none(), "{}", first.log());
+        assert!(Instant::now() < deadline, "{}", first.log());
+        thread::sleep(Duration::from_millis(50));
+    }
+    let mut second = SwitchProc::spawn("1.3", &["--datapath", "af_xdp"], &net);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = second.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the second switch ran: {}",
+            second.log()
+        );
+        thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    let log = second.log();
+    assert!(
+        log.contains("opening port 1") && log.contains("another XDP program"),
+        "{log}"
+    );
+    assert!(first.child.try_wait().unwrap().is_none(), "{}", first.log());
 }
 
 /// `ssl:` without the switch's TLS files, or with one that is not PEM, is refused at

@@ -89,6 +89,10 @@ pub struct DatapathArgs {
     /// same arguments
     #[arg(long, value_name = "PATH")]
     switch_exe: Option<PathBuf>,
+    /// The Pharos switch's data path (its --datapath): af_packet, af_xdp or
+    /// af_xdp_generic
+    #[arg(long, default_value = "af_packet")]
+    switch_datapath: String,
     /// JSON instead of tables
     #[arg(long)]
     json: bool,
@@ -238,6 +242,24 @@ fn pin_process(pid: i32, cpu: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The kernel threads doing threaded NAPI for these interfaces (`napi/IF-ID`).
+fn napi_threads(ifnames: &[&str]) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let comm = std::fs::read_to_string(e.path().join("comm")).ok()?;
+        let rest = comm.trim_end().strip_prefix("napi/")?;
+        ifnames
+            .iter()
+            .any(|i| rest.strip_prefix(i).is_some_and(|r| r.starts_with('-')))
+            .then_some(pid)
+    })
+    .collect()
+}
+
 /// Sends a probe until one comes out (a flow reaches a switch's data path a moment after
 /// it is added), for up to 10 s.
 fn wait_forwarding(bed: &mut Testbed, addrs: &Addresses) -> anyhow::Result<()> {
@@ -282,7 +304,9 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
         "bridge" => bed.linux_bridge()?,
         "ip" => bed.ip_forwarding()?,
         "ovs" => bed.ovs_userspace().context("Open vSwitch userspace")?,
-        "pharos" => bed.pharos_switch(exe).context("pharos switch")?,
+        "pharos" => bed
+            .pharos_switch_with(exe, &["--datapath", &a.switch_datapath])
+            .context("pharos switch")?,
         other => bail!("unknown device under test {other:?}: expected pharos, ovs, bridge or ip"),
     };
     let separate = separate_cores(a);
@@ -295,6 +319,11 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
             bail!("{dut}: no process id to pin to core {}", a.dut_cpu);
         }
         for pid in pids {
+            pin_process(pid, a.dut_cpu)?;
+        }
+        // Threaded NAPI of the device's interfaces (an AF_XDP switch turns it on: on veth
+        // its XDP work runs there): receive processing, so on the device's core too.
+        for pid in napi_threads(&["d1", "d2", "d3"]) {
             pin_process(pid, a.dut_cpu)?;
         }
     }

@@ -10,6 +10,7 @@ use openflow::common::PortCounters as OfCounters;
 use openflow::types::FixedStr;
 use openflow::{of10, of13, MacAddr};
 
+use crate::datapath::xsk::XdpPort;
 use crate::datapath::{Port, PortCounters};
 
 /// What the switch needs of a port's I/O: [`Port`] implements it; tests put a fake
@@ -30,6 +31,11 @@ pub trait PortIo {
     /// stops reporting it.
     fn take_error(&self) -> Option<io::Error> {
         None
+    }
+    /// Frames flushed that the kernel has not taken yet (an AF_XDP port's transmit
+    /// ring): the loop flushes again next turn.
+    fn tx_in_flight(&self) -> bool {
+        false
     }
 }
 
@@ -62,6 +68,41 @@ impl PortIo for Port {
     }
     fn take_error(&self) -> Option<io::Error> {
         Port::take_error(self)
+    }
+}
+
+impl PortIo for XdpPort {
+    fn name(&self) -> &str {
+        XdpPort::name(self)
+    }
+    fn mac(&self) -> MacAddr {
+        XdpPort::mac(self)
+    }
+    fn link_up(&self) -> bool {
+        XdpPort::link_up(self)
+    }
+    #[inline]
+    fn recv_batch(&mut self, max: usize, f: impl FnMut(&[u8])) -> usize {
+        XdpPort::recv_batch(self, max, f)
+    }
+    #[inline]
+    fn send(&mut self, frame: &[u8]) -> bool {
+        XdpPort::send(self, frame)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        XdpPort::flush(self)
+    }
+    fn counters(&self) -> PortCounters {
+        XdpPort::counters(self)
+    }
+    fn raw_fd(&self) -> RawFd {
+        self.as_raw_fd()
+    }
+    fn take_error(&self) -> Option<io::Error> {
+        XdpPort::take_error(self)
+    }
+    fn tx_in_flight(&self) -> bool {
+        XdpPort::tx_in_flight(self) > 0
     }
 }
 

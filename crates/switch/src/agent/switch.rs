@@ -388,7 +388,9 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
     pub fn turn(&mut self, events: &mut Events) -> io::Result<()> {
         let now = Instant::now();
         self.connect_due(now);
-        let busy = self.hot.iter().any(|&h| h) || self.conns.iter().any(|c| c.readable);
+        let busy = self.hot.iter().any(|&h| h)
+            || self.conns.iter().any(|c| c.readable)
+            || self.agent.fabric.ports.iter().any(|p| p.io.tx_in_flight());
         let timeout = if busy {
             Duration::ZERO
         } else {
@@ -455,7 +457,7 @@ impl<P: PortIo, T: Tables> Switch<P, T> {
             }
         }
         for p in &mut self.agent.fabric.ports {
-            if p.dirty {
+            if p.dirty || p.io.tx_in_flight() {
                 p.dirty = false;
                 if let Err(e) = p.io.flush() {
                     tracing::warn!(port = p.port_no, error = %e, "flush failed");

@@ -98,6 +98,7 @@ pub mod gen;
 pub mod netns;
 pub mod testbed;
 pub mod xdp;
+pub mod xsk;
 
 use std::cell::Cell;
 use std::io;
@@ -269,31 +270,7 @@ impl Port {
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         let s = fd.as_raw_fd();
 
-        let mut req = sys::ifreq(ifname)?;
-        sys::ifioctl(s, libc::SIOCGIFINDEX as _, &mut req, "SIOCGIFINDEX")?;
-        // SAFETY: SIOCGIFINDEX wrote the index member.
-        let ifindex = unsafe { req.ifr_ifru.ifru_ifindex };
-        let mut req = sys::ifreq(ifname)?;
-        sys::ifioctl(s, libc::SIOCGIFHWADDR as _, &mut req, "SIOCGIFHWADDR")?;
-        // SAFETY: SIOCGIFHWADDR wrote the hwaddr member.
-        let hw = unsafe { req.ifr_ifru.ifru_hwaddr };
-        if hw.sa_family != libc::ARPHRD_ETHER {
-            return Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!(
-                    "{ifname} is not an Ethernet interface (ARPHRD {})",
-                    hw.sa_family
-                ),
-            ));
-        }
-        let mut mac = [0u8; 6];
-        for (d, s) in mac.iter_mut().zip(hw.sa_data.iter()) {
-            *d = *s as u8;
-        }
-        let mut req = sys::ifreq(ifname)?;
-        sys::ifioctl(s, libc::SIOCGIFMTU as _, &mut req, "SIOCGIFMTU")?;
-        // SAFETY: SIOCGIFMTU wrote the mtu member.
-        let mtu = unsafe { req.ifr_ifru.ifru_mtu }.max(68) as usize;
+        let (ifindex, mac, mtu) = describe(s, ifname)?;
 
         let sol = libc::SOL_PACKET;
         // enum tpacket_versions: TPACKET_V1, TPACKET_V2, TPACKET_V3.
@@ -490,22 +467,7 @@ impl Port {
     /// loses its carrier when its peer goes down. Two ioctls; call it from a timer,
     /// not per frame.
     pub fn link_up(&self) -> bool {
-        let fd = self.fd.as_raw_fd();
-        let Ok(mut req) = sys::ifreq(&self.name) else {
-            return false;
-        };
-        if sys::ifioctl(fd, libc::SIOCGIFFLAGS as _, &mut req, "SIOCGIFFLAGS").is_err() {
-            return false;
-        }
-        // SAFETY: SIOCGIFFLAGS wrote the flags member.
-        let flags = unsafe { req.ifr_ifru.ifru_flags } as libc::c_int;
-        if flags & libc::IFF_UP == 0 {
-            return false;
-        }
-        match sys::carrier(fd, &self.name) {
-            Some(carrier) => carrier,
-            None => flags & libc::IFF_RUNNING != 0,
-        }
+        link_up(self.fd.as_raw_fd(), &self.name)
     }
 
     /// Calls `f` with each frame received and waiting, at most `max` of them, and
@@ -645,6 +607,56 @@ impl Port {
             ..self.rx_counters
         }
     }
+}
+
+/// [`Port::link_up`] for `ifname`, with ioctls on `fd` (any socket of its namespace).
+pub(crate) fn link_up(fd: std::os::fd::RawFd, ifname: &str) -> bool {
+    let Ok(mut req) = sys::ifreq(ifname) else {
+        return false;
+    };
+    if sys::ifioctl(fd, libc::SIOCGIFFLAGS as _, &mut req, "SIOCGIFFLAGS").is_err() {
+        return false;
+    }
+    // SAFETY: SIOCGIFFLAGS wrote the flags member.
+    let flags = unsafe { req.ifr_ifru.ifru_flags } as libc::c_int;
+    if flags & libc::IFF_UP == 0 {
+        return false;
+    }
+    match sys::carrier(fd, ifname) {
+        Some(carrier) => carrier,
+        None => flags & libc::IFF_RUNNING != 0,
+    }
+}
+
+/// An Ethernet interface's index, hardware address and MTU, read with ioctls on `s` (any
+/// socket of the interface's namespace); an error for another link type.
+pub(crate) fn describe(s: std::os::fd::RawFd, ifname: &str) -> io::Result<(i32, [u8; 6], usize)> {
+    let mut req = sys::ifreq(ifname)?;
+    sys::ifioctl(s, libc::SIOCGIFINDEX as _, &mut req, "SIOCGIFINDEX")?;
+    // SAFETY: SIOCGIFINDEX wrote the index member.
+    let ifindex = unsafe { req.ifr_ifru.ifru_ifindex };
+    let mut req = sys::ifreq(ifname)?;
+    sys::ifioctl(s, libc::SIOCGIFHWADDR as _, &mut req, "SIOCGIFHWADDR")?;
+    // SAFETY: SIOCGIFHWADDR wrote the hwaddr member.
+    let hw = unsafe { req.ifr_ifru.ifru_hwaddr };
+    if hw.sa_family != libc::ARPHRD_ETHER {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "{ifname} is not an Ethernet interface (ARPHRD {})",
+                hw.sa_family
+            ),
+        ));
+    }
+    let mut mac = [0u8; 6];
+    for (d, s) in mac.iter_mut().zip(hw.sa_data.iter()) {
+        *d = *s as u8;
+    }
+    let mut req = sys::ifreq(ifname)?;
+    sys::ifioctl(s, libc::SIOCGIFMTU as _, &mut req, "SIOCGIFMTU")?;
+    // SAFETY: SIOCGIFMTU wrote the mtu member.
+    let mtu = unsafe { req.ifr_ifru.ifru_mtu }.max(68) as usize;
+    Ok((ifindex, mac, mtu))
 }
 
 /// Queues `frame` on a port's transmit path (the body of [`Port::send`]).

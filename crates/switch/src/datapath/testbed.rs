@@ -238,6 +238,16 @@ impl Testbed {
     /// `ovs-ofctl` through its management socket (a unix socket: reachable from outside
     /// the namespace). Stopped when the test bed is dropped.
     pub fn pharos_switch(&mut self, exe: &std::path::Path) -> io::Result<Addresses> {
+        self.pharos_switch_with(exe, &[])
+    }
+
+    /// [`Testbed::pharos_switch`] with `extra` arguments for `pharos switch`
+    /// (`--datapath af_xdp`, say).
+    pub fn pharos_switch_with(
+        &mut self,
+        exe: &std::path::Path,
+        extra: &[&str],
+    ) -> io::Result<Addresses> {
         let dir = std::env::temp_dir().join(format!("{}-pharos", self.dut.name()));
         std::fs::create_dir_all(&dir)?;
         let mgmt = dir.join("sw.mgmt");
@@ -266,6 +276,7 @@ impl Testbed {
             .arg(format!("punix:{}", mgmt.display()))
             .arg("--pidfile")
             .arg(&pidfile)
+            .args(extra)
             .stdin(std::process::Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)

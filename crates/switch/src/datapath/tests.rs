@@ -534,3 +534,146 @@ fn frames_are_forwarded_among_ports_straight_from_the_ring(v: Cfg) {
     })
     .unwrap();
 }
+
+/// The AF_XDP port ([`super::xsk::XdpPort`]) against an AF_PACKET port on the other end.
+mod af_xdp {
+    use super::*;
+    use crate::datapath::xdp::XdpMode;
+    use crate::datapath::xsk::XdpPort;
+
+    fn recv_xdp(port: &mut XdpPort, want: usize, timeout: Duration) -> Vec<Vec<u8>> {
+        let deadline = Instant::now() + timeout;
+        let mut got = Vec::new();
+        while got.len() < want && Instant::now() < deadline {
+            wait_readable(std::os::fd::AsRawFd::as_raw_fd(port), 5);
+            port.recv_batch(64, |f| {
+                if is_test_frame(f) {
+                    got.push(f.to_vec());
+                }
+            });
+        }
+        got
+    }
+
+    fn send_all_xdp(port: &mut XdpPort, frames: &[Vec<u8>]) {
+        for f in frames {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !port.send(f) {
+                port.flush().unwrap();
+                assert!(Instant::now() < deadline, "no free frame to send with");
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        }
+        port.flush().unwrap();
+        // What the kernel could not take at once, as the switch's loop does.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while port.tx_in_flight() > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "frames stuck on the transmit ring"
+            );
+            std::thread::sleep(Duration::from_micros(100));
+            port.flush().unwrap();
+        }
+    }
+
+    /// 5,000 frames of 60 to 1,514 bytes each way, in chunks of 500: more than the port
+    /// has frames for receiving (2,048) or sending (2,048), so each is used again.
+    #[test]
+    fn frames_arrive_intact_and_in_order_both_ways() {
+        for mode in [XdpMode::Native, XdpMode::Generic] {
+            let ns = veth_pair();
+            ns.enter(|| {
+                let mut a = XdpPort::open("a", mode).unwrap();
+                let mut b = Port::open("b").unwrap();
+                assert_eq!(a.mac(), openflow::MacAddr([2, 0, 0, 0, 0, 0x0a]));
+                assert!(a.link_up());
+                let frames: Vec<Vec<u8>> = (0..5000)
+                    .map(|i| frame(i, 60 + (i as usize * 7) % 1455))
+                    .collect();
+                for chunk in frames.chunks(500) {
+                    send_all(&mut b, chunk);
+                    let got = recv_xdp(&mut a, chunk.len(), Duration::from_secs(5));
+                    assert!(
+                        got == chunk,
+                        "{mode:?}: b -> a: {} of {}",
+                        got.len(),
+                        chunk.len()
+                    );
+                }
+                for chunk in frames.chunks(500) {
+                    send_all_xdp(&mut a, chunk);
+                    let got = recv_test_frames(&mut b, chunk.len(), Duration::from_secs(5));
+                    assert!(
+                        got == chunk,
+                        "{mode:?}: a -> b: {} of {}",
+                        got.len(),
+                        chunk.len()
+                    );
+                }
+                let c = a.counters();
+                assert!(c.rx_packets >= 5000, "{c:?}");
+                assert_eq!(c.tx_packets, 5000, "{c:?}");
+                assert_eq!((c.tx_dropped, c.tx_errors), (0, 0), "{c:?}");
+            })
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn oversized_frames_unknown_interfaces_and_a_second_port_are_refused() {
+        let ns = veth_pair();
+        ns.enter(|| {
+            let e = XdpPort::open("pdp-none0", XdpMode::Native).err().unwrap();
+            assert!(e.to_string().contains("pdp-none0"), "{e}");
+            let mut a = XdpPort::open("a", XdpMode::Native).unwrap();
+            let e = XdpPort::open("a", XdpMode::Native).err().unwrap();
+            assert!(e.to_string().contains("another XDP program"), "{e}");
+            assert!(!a.send(&vec![0u8; a.mtu() + 19]));
+            assert!(!a.send(&[0u8; 13]));
+            assert_eq!(a.counters().tx_errors, 2);
+            assert_eq!(a.tx_pending(), 0);
+        })
+        .unwrap();
+    }
+
+    /// A veth's NAPI made threaded and pinned (in this namespace: a thread that entered
+    /// another one still sees this one's sysfs).
+    #[test]
+    fn a_veths_napi_thread_is_made_threaded_and_pinned() {
+        struct Veth(String);
+        impl Drop for Veth {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("ip")
+                    .args(["link", "del", &self.0])
+                    .status();
+            }
+        }
+        let id = std::process::id() % 100_000;
+        let (a, b) = (format!("pxn{id}a"), format!("pxn{id}b"));
+        let ok = std::process::Command::new("ip")
+            .args(["link", "add", &a, "type", "veth", "peer", "name", &b])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "ip link add (root needed)");
+        let _veth = Veth(a.clone());
+        for i in [&a, &b] {
+            let up = std::process::Command::new("ip")
+                .args(["link", "set", i, "up"])
+                .status()
+                .unwrap();
+            assert!(up.success());
+        }
+        let port = XdpPort::open(&a, XdpMode::Native).unwrap();
+        let pid = port.napi_threaded(&[0]).unwrap();
+        let threaded = std::fs::read_to_string(format!("/sys/class/net/{a}/threaded")).unwrap();
+        assert_eq!(threaded.trim(), "1");
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let cpus = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap();
+        assert_eq!(cpus.trim(), "0", "{status}");
+    }
+}
