@@ -38,6 +38,7 @@ use bench::oflops::report::{Plot, Point as PlotPoint, Series, Table};
 use ofswitch::datapath::gen::{probe_frame, run_streams, Addresses, GenConfig, GenReport, Stream};
 use ofswitch::datapath::testbed::Testbed;
 use ofswitch::datapath::wait_readable;
+use ofswitch::datapath::xsk::napi_threads;
 use serde::Serialize;
 
 /// Judge a switch's data path against the Linux bridge, IP forwarding and Open vSwitch
@@ -242,24 +243,6 @@ fn pin_process(pid: i32, cpu: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The kernel threads doing threaded NAPI for these interfaces (`napi/IF-ID`).
-fn napi_threads(ifnames: &[&str]) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| {
-        let e = e.ok()?;
-        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-        let comm = std::fs::read_to_string(e.path().join("comm")).ok()?;
-        let rest = comm.trim_end().strip_prefix("napi/")?;
-        ifnames
-            .iter()
-            .any(|i| rest.strip_prefix(i).is_some_and(|r| r.starts_with('-')))
-            .then_some(pid)
-    })
-    .collect()
-}
-
 /// Sends a probe until one comes out (a flow reaches a switch's data path a moment after
 /// it is added), for up to 10 s.
 fn wait_forwarding(bed: &mut Testbed, addrs: &Addresses) -> anyhow::Result<()> {
@@ -323,7 +306,7 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
         }
         // Threaded NAPI of the device's interfaces (an AF_XDP switch turns it on: on veth
         // its XDP work runs there): receive processing, so on the device's core too.
-        for pid in napi_threads(&["d1", "d2", "d3"]) {
+        for pid in ["d1", "d2", "d3"].into_iter().flat_map(napi_threads) {
             pin_process(pid, a.dut_cpu)?;
         }
     }

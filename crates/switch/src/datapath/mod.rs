@@ -499,12 +499,7 @@ impl Port {
     /// Takes the error the kernel flagged on the socket (`SO_ERROR`; `ENETDOWN` after
     /// the interface went down), so a poller stops reporting it.
     pub fn take_error(&self) -> Option<io::Error> {
-        match sys::getsockopt::<libc::c_int>(self.fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_ERROR)
-        {
-            Ok(0) => None,
-            Ok(e) => Some(io::Error::from_raw_os_error(e)),
-            Err(e) => Some(e),
-        }
+        sys::take_error(self.fd.as_raw_fd())
     }
 
     /// Whether frames are waiting in the receive ring (no system call).

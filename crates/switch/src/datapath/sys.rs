@@ -186,3 +186,13 @@ pub fn realtime_ns() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
+
+/// Takes the error the kernel flagged on socket `fd` (`SO_ERROR`), if any, so a poller
+/// stops reporting it.
+pub(super) fn take_error(fd: RawFd) -> Option<io::Error> {
+    match getsockopt::<libc::c_int>(fd, libc::SOL_SOCKET, libc::SO_ERROR) {
+        Ok(0) => None,
+        Ok(e) => Some(io::Error::from_raw_os_error(e)),
+        Err(e) => Some(e),
+    }
+}

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::netns::Netns;
 use super::{recv_batch_among, wait_readable, Port, PortConfig, RingVersion, TxMethod};
+use crate::agent::PortIo;
 
 /// A port's receive ring and transmit method.
 type Cfg = (RingVersion, TxMethod);
@@ -91,12 +92,13 @@ fn is_test_frame(f: &[u8]) -> bool {
     f.len() >= 18 && f[12..14] == TEST_ETHERTYPE
 }
 
-/// Receives test frames on `port` until `want` of them came or `timeout` passed.
-fn recv_test_frames(port: &mut Port, want: usize, timeout: Duration) -> Vec<Vec<u8>> {
+/// Receives test frames on `port` (either kind) until `want` of them came or `timeout`
+/// passed.
+fn recv_test_frames<P: PortIo>(port: &mut P, want: usize, timeout: Duration) -> Vec<Vec<u8>> {
     let deadline = Instant::now() + timeout;
     let mut got = Vec::new();
     while got.len() < want && Instant::now() < deadline {
-        wait_readable(std::os::fd::AsRawFd::as_raw_fd(port), 5);
+        wait_readable(port.raw_fd(), 5);
         port.recv_batch(256, |f| {
             if is_test_frame(f) {
                 got.push(f.to_vec());
@@ -106,9 +108,10 @@ fn recv_test_frames(port: &mut Port, want: usize, timeout: Duration) -> Vec<Vec<
     got
 }
 
-/// Sends every frame, flushing when the ring is full (the peer is read concurrently
-/// by the caller, or the ring is large enough).
-fn send_all(port: &mut Port, frames: &[Vec<u8>]) {
+/// Sends `frames` on `port` (either kind), flushing as often as its queue fills, then
+/// until the kernel has taken them all (an AF_XDP port's transmit ring), as the
+/// switch's loop does.
+fn send_all<P: PortIo>(port: &mut P, frames: &[Vec<u8>]) {
     for f in frames {
         let deadline = Instant::now() + Duration::from_secs(5);
         while !port.send(f) {
@@ -118,6 +121,15 @@ fn send_all(port: &mut Port, frames: &[Vec<u8>]) {
         }
     }
     port.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while port.tx_in_flight() {
+        assert!(
+            Instant::now() < deadline,
+            "frames stuck on the transmit ring"
+        );
+        std::thread::sleep(Duration::from_micros(100));
+        port.flush().unwrap();
+    }
 }
 
 fn a_frame_sent_on_one_end_arrives_intact_on_the_other(v: Cfg) {
@@ -541,42 +553,6 @@ mod af_xdp {
     use crate::datapath::xdp::XdpMode;
     use crate::datapath::xsk::XdpPort;
 
-    fn recv_xdp(port: &mut XdpPort, want: usize, timeout: Duration) -> Vec<Vec<u8>> {
-        let deadline = Instant::now() + timeout;
-        let mut got = Vec::new();
-        while got.len() < want && Instant::now() < deadline {
-            wait_readable(std::os::fd::AsRawFd::as_raw_fd(port), 5);
-            port.recv_batch(64, |f| {
-                if is_test_frame(f) {
-                    got.push(f.to_vec());
-                }
-            });
-        }
-        got
-    }
-
-    fn send_all_xdp(port: &mut XdpPort, frames: &[Vec<u8>]) {
-        for f in frames {
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while !port.send(f) {
-                port.flush().unwrap();
-                assert!(Instant::now() < deadline, "no free frame to send with");
-                std::thread::sleep(Duration::from_micros(100));
-            }
-        }
-        port.flush().unwrap();
-        // What the kernel could not take at once, as the switch's loop does.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while port.tx_in_flight() > 0 {
-            assert!(
-                Instant::now() < deadline,
-                "frames stuck on the transmit ring"
-            );
-            std::thread::sleep(Duration::from_micros(100));
-            port.flush().unwrap();
-        }
-    }
-
     /// 5,000 frames of 60 to 1,514 bytes each way, in chunks of 500: more than the port
     /// has frames for receiving (2,048) or sending (2,048), so each is used again.
     #[test]
@@ -593,7 +569,7 @@ mod af_xdp {
                     .collect();
                 for chunk in frames.chunks(500) {
                     send_all(&mut b, chunk);
-                    let got = recv_xdp(&mut a, chunk.len(), Duration::from_secs(5));
+                    let got = recv_test_frames(&mut a, chunk.len(), Duration::from_secs(5));
                     assert!(
                         got == chunk,
                         "{mode:?}: b -> a: {} of {}",
@@ -602,7 +578,7 @@ mod af_xdp {
                     );
                 }
                 for chunk in frames.chunks(500) {
-                    send_all_xdp(&mut a, chunk);
+                    send_all(&mut a, chunk);
                     let got = recv_test_frames(&mut b, chunk.len(), Duration::from_secs(5));
                     assert!(
                         got == chunk,

@@ -285,17 +285,13 @@ impl XdpPort {
         }
         rx.release();
         if !self.refill.is_empty() {
-            // As on the transmit ring: reserve again until all are given back.
-            let mut given = 0;
-            while given < self.refill.len() {
-                let mut fill = self.device.fill((self.refill.len() - given) as u32);
-                let n = fill.insert(self.refill[given..].iter().copied()) as usize;
+            let device = &mut self.device;
+            let given = place_all(&self.refill, |rest| {
+                let mut fill = device.fill(rest.len() as u32);
+                let n = fill.insert(rest.iter().copied());
                 fill.commit();
-                if n == 0 {
-                    break;
-                }
-                given += n;
-            }
+                n
+            });
             // The fill ring holds every receiving frame, so there is room for all.
             self.refill.drain(..given);
             if self.device.needs_wakeup() {
@@ -349,18 +345,13 @@ impl XdpPort {
     /// Puts the queued frames on the transmit ring and wakes the kernel to send them.
     pub fn flush(&mut self) -> io::Result<()> {
         if !self.pending.is_empty() {
-            // A reservation gives what the ring's cached view says is free, refreshed
-            // only when that is nothing: reserve again until all are on or none fit.
-            let mut put = 0;
-            while put < self.pending.len() {
-                let mut tx = self.tx.transmit((self.pending.len() - put) as u32);
-                let n = tx.insert(self.pending[put..].iter().copied()) as usize;
+            let ring = &mut self.tx;
+            let put = place_all(&self.pending, |rest| {
+                let mut tx = ring.transmit(rest.len() as u32);
+                let n = tx.insert(rest.iter().copied());
                 tx.commit();
-                if n == 0 {
-                    break;
-                }
-                put += n;
-            }
+                n
+            });
             // Frames the ring had no room for (it holds every sending frame, so only
             // after a kernel that stopped sending): dropped, their frames free again.
             for d in self.pending.drain(put..) {
@@ -446,11 +437,7 @@ impl XdpPort {
 
     /// Takes the error the kernel flagged on the socket, if any.
     pub fn take_error(&self) -> Option<io::Error> {
-        match sys::getsockopt::<libc::c_int>(self.as_raw_fd(), libc::SOL_SOCKET, libc::SO_ERROR) {
-            Ok(0) => None,
-            Ok(e) => Some(io::Error::from_raw_os_error(e)),
-            Err(e) => Some(e),
-        }
+        sys::take_error(self.as_raw_fd())
     }
 
     /// The interface's NAPI thread for this port, made threaded if it was not, pinned
@@ -460,10 +447,9 @@ impl XdpPort {
     pub fn napi_threaded(&self, cpus: &[usize]) -> io::Result<i32> {
         let path = format!("/sys/class/net/{}/threaded", self.name);
         std::fs::write(&path, "1").map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))?;
-        let prefix = format!("napi/{}-", self.name);
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
         loop {
-            if let Some(pid) = thread_named(&prefix) {
+            if let Some(&pid) = napi_threads(&self.name).first() {
                 pin(pid, cpus)?;
                 return Ok(pid);
             }
@@ -492,6 +478,40 @@ impl AsRawFd for XdpPort {
     }
 }
 
+/// Puts all of `items` on a ring through `put`, which places what fits of a slice and
+/// says how many. A reservation gives what the ring's cached view says is free,
+/// refreshed only when that is nothing, so one call may place fewer than fit: call
+/// again until all are placed or none fit. Returns how many were placed.
+fn place_all<T>(items: &[T], mut put: impl FnMut(&[T]) -> u32) -> usize {
+    let mut done = 0;
+    while done < items.len() {
+        let n = put(&items[done..]) as usize;
+        if n == 0 {
+            break;
+        }
+        done += n;
+    }
+    done
+}
+
+/// The kernel threads doing threaded NAPI for `ifname` (`napi/IFNAME-ID`).
+pub fn napi_threads(ifname: &str) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let comm = std::fs::read_to_string(e.path().join("comm")).ok()?;
+        let rest = comm
+            .trim_end()
+            .strip_prefix("napi/")?
+            .strip_prefix(ifname)?;
+        rest.starts_with('-').then_some(pid)
+    })
+    .collect()
+}
+
 /// Receive queues of `ifname` (its `queues/rx-N` entries in sysfs; 1 when unreadable).
 fn rx_queues(ifname: &str) -> usize {
     std::fs::read_dir(format!("/sys/class/net/{ifname}/queues"))
@@ -502,16 +522,6 @@ fn rx_queues(ifname: &str) -> usize {
         })
         .unwrap_or(1)
         .max(1)
-}
-
-/// The pid of the kernel thread whose name starts with `prefix`.
-fn thread_named(prefix: &str) -> Option<i32> {
-    std::fs::read_dir("/proc").ok()?.find_map(|e| {
-        let e = e.ok()?;
-        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-        let comm = std::fs::read_to_string(e.path().join("comm")).ok()?;
-        comm.trim_end().starts_with(prefix).then_some(pid)
-    })
 }
 
 fn pin(pid: i32, cpus: &[usize]) -> io::Result<()> {
