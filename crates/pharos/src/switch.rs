@@ -122,13 +122,13 @@ fn open_ports(args: &Args) -> anyhow::Result<Opened> {
     let cpus = allowed_cpus();
     let mut ports = Vec::with_capacity(args.ports.len());
     for (n, ifname) in &args.ports {
-        let port = XdpPort::open(ifname, mode).with_context(|| context(n, ifname))?;
+        let mut port = XdpPort::open(ifname, mode).with_context(|| context(n, ifname))?;
         if mode == XdpMode::Native {
             // On veth the XDP work otherwise runs on the core of whoever sent the frame.
             match port.napi_threaded(&cpus) {
                 Ok(pid) => tracing::info!(
                     port = n, interface = %ifname, napi_thread = pid, cpus = ?cpus,
-                    "AF_XDP port; its NAPI made threaded (/sys/class/net/{ifname}/threaded) \
+                    "AF_XDP port; its NAPI made threaded (/sys/class/net/{ifname}/threaded, until the switch stops) \
                      and pinned to the switch's cores"
                 ),
                 Err(e) => tracing::warn!(

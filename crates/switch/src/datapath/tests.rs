@@ -616,7 +616,7 @@ mod af_xdp {
     /// A veth's NAPI made threaded and pinned (in this namespace: a thread that entered
     /// another one still sees this one's sysfs).
     #[test]
-    fn a_veths_napi_thread_is_made_threaded_and_pinned() {
+    fn a_veths_napi_thread_is_made_threaded_and_pinned_then_put_back() {
         struct Veth(String);
         impl Drop for Veth {
             fn drop(&mut self) {
@@ -641,15 +641,27 @@ mod af_xdp {
                 .unwrap();
             assert!(up.success());
         }
-        let port = XdpPort::open(&a, XdpMode::Native).unwrap();
+        let threaded = || {
+            std::fs::read_to_string(format!("/sys/class/net/{a}/threaded"))
+                .unwrap()
+                .trim()
+                .to_string()
+        };
+        assert_eq!(threaded(), "0", "a new veth's NAPI is not threaded");
+        let mut port = XdpPort::open(&a, XdpMode::Native).unwrap();
         let pid = port.napi_threaded(&[0]).unwrap();
-        let threaded = std::fs::read_to_string(format!("/sys/class/net/{a}/threaded")).unwrap();
-        assert_eq!(threaded.trim(), "1");
+        assert_eq!(threaded(), "1");
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
         let cpus = status
             .lines()
             .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
             .unwrap();
         assert_eq!(cpus.trim(), "0", "{status}");
+        drop(port);
+        assert_eq!(
+            threaded(),
+            "0",
+            "the port puts the interface's setting back"
+        );
     }
 }

@@ -123,6 +123,9 @@ pub struct XdpPort {
     /// Received frames to give back to the fill ring.
     refill: Vec<u64>,
     counters: PortCounters,
+    /// The interface's `threaded` setting before [`XdpPort::napi_threaded`] changed
+    /// it, written back when the port closes.
+    threaded_before: Option<String>,
 }
 
 fn errno(what: &str, ifname: &str, e: xdpilone::Errno) -> io::Error {
@@ -246,6 +249,7 @@ impl XdpPort {
             pending: Vec::with_capacity((FRAMES - RX_FRAMES) as usize),
             refill: Vec::with_capacity(RX_FRAMES as usize),
             counters: PortCounters::default(),
+            threaded_before: None,
         })
     }
 
@@ -443,10 +447,16 @@ impl XdpPort {
     /// The interface's NAPI thread for this port, made threaded if it was not, pinned
     /// to `cpus` (the switch's own): on veth, native XDP otherwise runs on the sending
     /// core (module doc). Returns the thread's pid. Changes a setting of the interface
-    /// (`/sys/class/net/IF/threaded`), which outlives the port.
-    pub fn napi_threaded(&self, cpus: &[usize]) -> io::Result<i32> {
-        let path = format!("/sys/class/net/{}/threaded", self.name);
-        std::fs::write(&path, "1").map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))?;
+    /// (`/sys/class/net/IF/threaded`); the port puts it back as it was when it closes.
+    pub fn napi_threaded(&mut self, cpus: &[usize]) -> io::Result<i32> {
+        let path = threaded_path(&self.name);
+        let io_err = |e: io::Error| io::Error::new(e.kind(), format!("{path}: {e}"));
+        let before = std::fs::read_to_string(&path).map_err(io_err)?;
+        if before.trim() != "1" {
+            std::fs::write(&path, "1").map_err(io_err)?;
+            self.threaded_before
+                .get_or_insert(before.trim().to_string());
+        }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
         loop {
             if let Some(&pid) = napi_threads(&self.name).first() {
@@ -469,6 +479,22 @@ impl XdpPort {
     pub fn ifname(&self) -> &str {
         self.redirect.ifname()
     }
+}
+
+impl Drop for XdpPort {
+    fn drop(&mut self) {
+        if let Some(before) = &self.threaded_before {
+            let path = threaded_path(&self.name);
+            if let Err(e) = std::fs::write(&path, before) {
+                tracing::warn!(path, error = %e, "could not put threaded NAPI back as it was");
+            }
+        }
+    }
+}
+
+/// Where an interface's threaded NAPI is turned on and off.
+fn threaded_path(ifname: &str) -> String {
+    format!("/sys/class/net/{ifname}/threaded")
 }
 
 impl AsRawFd for XdpPort {
