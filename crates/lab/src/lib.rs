@@ -320,8 +320,12 @@ pub enum SwitchKind {
     #[default]
     Ovs,
     /// `pharos switch`, one process per switch, run from this executable (the `pharos`
-    /// binary) with the lab's ports, datapath ids and controller.
-    Pharos { exe: PathBuf },
+    /// binary) with the lab's ports, datapath ids and controller, and `--datapath
+    /// DATAPATH` when one is given (`af_xdp`...).
+    Pharos {
+        exe: PathBuf,
+        datapath: Option<String>,
+    },
 }
 
 /// The process name (`/proc/PID/comm`) of a Pharos switch of a lab.
@@ -920,7 +924,7 @@ impl Lab {
         }
         let dir = fs::canonicalize(&dir)
             .map_err(|e| LabError::io(format!("resolve {}", dir.display()), e))?;
-        if let SwitchKind::Pharos { exe } = &opts.switch {
+        if let SwitchKind::Pharos { exe, .. } = &opts.switch {
             if !is_executable(exe) {
                 return Err(LabError::Invalid(format!(
                     "--switch pharos: {} is not an executable",
@@ -935,8 +939,9 @@ impl Lab {
             &opts.controller,
         );
         state.probe = opts.probe;
-        if let SwitchKind::Pharos { exe } = &opts.switch {
+        if let SwitchKind::Pharos { exe, datapath } = &opts.switch {
             state.pharos_switch = Some(exe.clone());
+            state.pharos_datapath = datapath.clone();
         }
         state.claim(&dir)?;
         let mut lab = Lab {
@@ -1658,6 +1663,10 @@ impl Lab {
                 args.push(file.into());
             }
         }
+        if let Some(d) = &self.state.pharos_datapath {
+            args.push("--datapath".into());
+            args.push(d.into());
+        }
         for (port, _, _) in self.topo.ports(num) {
             args.push("--port".into());
             args.push(format!("{port}={}", self.names.switch_iface(num, port)).into());
@@ -1865,7 +1874,10 @@ impl Lab {
     /// Which switches the lab runs.
     pub fn switch_kind(&self) -> SwitchKind {
         match &self.state.pharos_switch {
-            Some(exe) => SwitchKind::Pharos { exe: exe.clone() },
+            Some(exe) => SwitchKind::Pharos {
+                exe: exe.clone(),
+                datapath: self.state.pharos_datapath.clone(),
+            },
             None => SwitchKind::Ovs,
         }
     }

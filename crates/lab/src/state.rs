@@ -71,6 +71,10 @@ pub struct State {
     /// one process per switch recorded in `daemons`; `None`: Open vSwitch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pharos_switch: Option<PathBuf>,
+    /// The Pharos switches' `--datapath` (`up --switch-datapath`); `None`: theirs by
+    /// default (AF_PACKET).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pharos_datapath: Option<String>,
 }
 
 /// Host hN re-attached to switch sM (on a new port after sM's highest).
@@ -101,6 +105,7 @@ impl State {
             probes: vec![],
             tls: None,
             pharos_switch: None,
+            pharos_datapath: None,
         }
     }
 

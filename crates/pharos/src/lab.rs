@@ -174,6 +174,11 @@ struct UpArgs {
     /// (`pharos switch`, one process per switch, logs in the lab directory as sN.log)
     #[arg(long, default_value = "ovs", value_name = "ovs|pharos", value_parser = ["ovs", "pharos"])]
     switch: String,
+    /// With --switch pharos: the switches' data path (`pharos switch --datapath`;
+    /// af_packet by default)
+    #[arg(long, value_name = "af_packet|af_xdp|af_xdp_generic",
+          value_parser = ["af_packet", "af_xdp", "af_xdp_generic"])]
+    switch_datapath: Option<String>,
     #[command(flatten)]
     common: NameArg,
 }
@@ -513,9 +518,10 @@ fn secs(s: f64) -> anyhow::Result<Duration> {
 fn switches_line(lab: &Lab) -> String {
     match lab.switch_kind() {
         lab::SwitchKind::Ovs => format!("bridges {}-sN", lab.name()),
-        lab::SwitchKind::Pharos { .. } => {
-            "Pharos switches (pharos switch, one process each)".into()
-        }
+        lab::SwitchKind::Pharos { datapath, .. } => format!(
+            "Pharos switches (pharos switch, one process each, on {})",
+            datapath.as_deref().unwrap_or("af_packet")
+        ),
     }
 }
 
@@ -528,6 +534,9 @@ fn logs_of(lab: &Lab) -> &'static str {
 }
 
 fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
+    if a.switch_datapath.is_some() && a.switch != "pharos" {
+        anyhow::bail!("--switch-datapath is for Pharos switches: add --switch pharos");
+    }
     let topo = Topo::parse(&a.topo)?;
     let of = OfVersion::parse(&a.of)?;
     let t0 = Instant::now();
@@ -563,6 +572,7 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
             "pharos" => lab::SwitchKind::Pharos {
                 exe: std::env::current_exe()
                     .map_err(|e| anyhow::anyhow!("cannot tell where this pharos is: {e}"))?,
+                datapath: a.switch_datapath.clone(),
             },
             _ => lab::SwitchKind::Ovs,
         },
@@ -758,6 +768,23 @@ mod tests {
         assert_eq!(a.of, "1.3");
         assert_eq!(a.controller, "tcp:127.0.0.1:6653");
         assert_eq!(a.common.name, "lab");
+    }
+
+    #[test]
+    fn a_switch_datapath_needs_pharos_switches_and_a_known_name() {
+        let Command::Up(a) = parse(&["up", "--topo", "linear,3", "--switch-datapath", "af_xdp"])
+        else {
+            panic!()
+        };
+        assert_eq!(a.switch_datapath.as_deref(), Some("af_xdp"));
+        // Refused before anything is made (the directory is not even looked at).
+        let e = up(a, PathBuf::from("/nonexistent")).unwrap_err();
+        assert!(e.to_string().contains("add --switch pharos"), "{e}");
+        let v = vec![
+            "pharos", "lab", "up", "--topo", "linear,3", "--switch", "pharos",
+        ];
+        let bad = [v.clone(), vec!["--switch-datapath", "dpdk"]].concat();
+        assert!(Cli::try_parse_from(bad).is_err());
     }
 
     #[test]

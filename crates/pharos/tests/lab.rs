@@ -696,6 +696,25 @@ fn tree_of13_pharos_switch() {
     );
 }
 
+// And with the switches' AF_XDP data path (`--switch-datapath af_xdp`): ping, iperf (TCP),
+// restarts and the capture, as on AF_PACKET.
+
+#[test]
+fn linear_of10_pharos_switch_af_xdp() {
+    linear_on(
+        "linear_of10_pharos_switch_af_xdp",
+        Lab::new("e2m", Of::V10, true).pharos_switch_on("af_xdp"),
+    );
+}
+
+#[test]
+fn linear_of13_pharos_switch_af_xdp() {
+    linear_on(
+        "linear_of13_pharos_switch_af_xdp",
+        Lab::new("e2n", Of::V13, true).pharos_switch_on("af_xdp"),
+    );
+}
+
 /// The skip is recorded where scripts/test counts it: this test binary, run again on
 /// one lab test with `PHAROS_SKIP_LAB=1`, passes it and writes one line to the file
 /// `PHAROS_SKIP_LOG` names.

@@ -719,6 +719,8 @@ pub struct Lab {
     down_done: bool,
     /// `--switch`: `ovs` or `pharos`.
     pub switch: &'static str,
+    /// Pharos switches' `--switch-datapath`, when not their default.
+    pub datapath: Option<&'static str>,
 }
 
 /// How long one `pharos lab` command may take before the test calls it hung.
@@ -747,12 +749,20 @@ impl Lab {
             background: Vec::new(),
             down_done: false,
             switch: "ovs",
+            datapath: None,
         }
     }
 
     /// This lab's switches are Pharos switches (`pharos lab up --switch pharos`).
     pub fn pharos_switch(mut self) -> Lab {
         self.switch = "pharos";
+        self
+    }
+
+    /// Pharos switches on `datapath` (`--switch pharos --switch-datapath DATAPATH`).
+    pub fn pharos_switch_on(mut self, datapath: &'static str) -> Lab {
+        self.switch = "pharos";
+        self.datapath = Some(datapath);
         self
     }
 
@@ -785,19 +795,20 @@ impl Lab {
     /// succeed.
     pub fn up(&self, topo: &str) -> Out {
         let target = self.ctl.target();
-        let out = self.lab(
-            "up",
-            &[
-                "--topo",
-                topo,
-                "--of",
-                self.of.flag(),
-                "--controller",
-                &target,
-                "--switch",
-                self.switch,
-            ],
-        );
+        let mut args = vec![
+            "--topo",
+            topo,
+            "--of",
+            self.of.flag(),
+            "--controller",
+            &target,
+            "--switch",
+            self.switch,
+        ];
+        if let Some(d) = self.datapath {
+            args.extend(["--switch-datapath", d]);
+        }
+        let out = self.lab("up", &args);
         out.expect_ok();
         out
     }
