@@ -87,6 +87,13 @@ pub struct Args {
     /// af_xdp_generic (the same with XDP on socket buffers: any driver)
     #[arg(long, value_enum, default_value_t = Datapath::Packet)]
     pub datapath: Datapath,
+    /// With --datapath af_xdp: run the switch's thread and its interfaces' NAPI threads
+    /// as real-time threads (SCHED_FIFO) at this priority, 1 to 99, so that no ordinary
+    /// thread on their cores delays them while the interfaces' rings overflow. For cores
+    /// given to the switch: a switch busy forwarding then leaves ordinary threads there
+    /// only what the kernel's real-time limit keeps for them (5% by default)
+    #[arg(long, value_name = "PRIORITY", value_parser = clap::value_parser!(i32).range(1..=99))]
+    pub rt_priority: Option<i32>,
 }
 
 /// `--datapath`.
@@ -123,7 +130,17 @@ fn open_ports(args: &Args) -> anyhow::Result<Opened> {
     let mut ports = Vec::with_capacity(args.ports.len());
     for (n, ifname) in &args.ports {
         let mut port = XdpPort::open(ifname, mode).with_context(|| context(n, ifname))?;
-        if mode == XdpMode::Native {
+        if let (XdpMode::Native, Some(priority)) = (mode, args.rt_priority) {
+            let pid = port
+                .napi_threaded(&cpus)
+                .and_then(|pid| port.napi_realtime(priority).map(|()| pid))
+                .with_context(|| format!("port {n} on {ifname}: its NAPI thread, real-time"))?;
+            tracing::info!(
+                port = n, interface = %ifname, napi_thread = pid, cpus = ?cpus, priority,
+                "AF_XDP port; its NAPI made threaded (/sys/class/net/{ifname}/threaded, until \
+                 the switch stops), pinned to the switch's cores and real-time (SCHED_FIFO)"
+            );
+        } else if mode == XdpMode::Native {
             // On veth the XDP work otherwise runs on the core of whoever sent the frame.
             match port.napi_threaded(&cpus) {
                 Ok(pid) => tracing::info!(
@@ -225,6 +242,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .init();
+    if args.rt_priority.is_some() && args.datapath != Datapath::Xdp {
+        // With AF_PACKET or generic XDP the kernel's receive work runs in softirq
+        // context, deferred under load to ksoftirqd: an ordinary thread that a
+        // real-time switch would starve.
+        eprintln!(
+            "pharos switch: --rt-priority needs --datapath af_xdp (elsewhere the kernel's \
+             receive work runs in ksoftirqd, which a real-time switch would starve)"
+        );
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
     let mut seen = std::collections::HashSet::new();
     for (n, ifname) in &args.ports {
         if !seen.insert(*n) {
@@ -310,6 +337,12 @@ fn serve<P: PortIo>(
     name: &str,
 ) -> anyhow::Result<ExitCode> {
     let mut switch = switch.context("starting the switch")?;
+    if let Some(priority) = args.rt_priority {
+        ofswitch::datapath::Sched::fifo(priority)
+            .set(0)
+            .context("--rt-priority: making the switch's thread real-time")?;
+        tracing::info!(priority, "the switch's thread is real-time (SCHED_FIFO)");
+    }
     if let Some(path) = &args.pidfile {
         // Written aside and renamed into place: whoever waits for the file finds the
         // whole pid in it, never an empty file.

@@ -185,6 +185,24 @@ fn hosts_ping_through_the_switch_with(of: &str, tag: &str, extra: &[&str]) {
     if extra.contains(&"af_xdp") {
         assert!(switch.log().contains("AF_XDP port"), "{}", switch.log());
     }
+    if let Some(i) = extra.iter().position(|a| *a == "--rt-priority") {
+        // The loop's thread (the process's only one) is real-time at that priority.
+        let out = std::process::Command::new("chrt")
+            .args(["-p", &switch.child.id().to_string()])
+            .output()
+            .expect("chrt (util-linux)");
+        let out = String::from_utf8_lossy(&out.stdout);
+        assert!(out.contains("SCHED_FIFO"), "{out}");
+        assert!(
+            out.contains(&format!("priority: {}", extra[i + 1])),
+            "{out}"
+        );
+        assert!(
+            switch.log().contains("real-time (SCHED_FIFO)"),
+            "{}",
+            switch.log()
+        );
+    }
     // SIGTERM stops it cleanly: exit status 0, within the 100 ms the loop promises
     // (plus a margin for a loaded machine).
     // SAFETY: kill on our own child's pid.
@@ -225,6 +243,42 @@ fn hosts_ping_through_a_pharos_switch_on_af_xdp() {
         return;
     }
     hosts_ping_through_the_switch_with("1.3", "x", &["--datapath", "af_xdp"]);
+}
+
+/// `--rt-priority`: the switch's thread and its NAPI threads real-time; ping as before.
+#[test]
+fn hosts_ping_through_a_real_time_pharos_switch_on_af_xdp() {
+    if skipped("hosts_ping_through_a_real_time_pharos_switch_on_af_xdp") {
+        return;
+    }
+    hosts_ping_through_the_switch_with("1.3", "r", &["--datapath", "af_xdp", "--rt-priority", "5"]);
+}
+
+/// `--rt-priority` is refused, before any port is opened, with a data path whose receive
+/// work a real-time switch would starve, and out of 1..=99.
+#[test]
+fn rt_priority_needs_af_xdp_and_a_priority_from_1_to_99() {
+    for (args, want) in [
+        (
+            vec!["--rt-priority", "5"],
+            "--rt-priority needs --datapath af_xdp",
+        ),
+        (
+            vec!["--rt-priority", "5", "--datapath", "af_xdp_generic"],
+            "--rt-priority needs --datapath af_xdp",
+        ),
+        (vec!["--rt-priority", "0", "--datapath", "af_xdp"], "0"),
+        (vec!["--rt-priority", "100", "--datapath", "af_xdp"], "100"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pharos"))
+            .args(["switch", "--dpid", "1", "--port", "1=pdp-none9"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
 }
 
 /// `--datapath af_xdp` on an interface already running an XDP program: refused at start

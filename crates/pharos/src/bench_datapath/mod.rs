@@ -94,6 +94,10 @@ pub struct DatapathArgs {
     /// af_xdp_generic
     #[arg(long, default_value = "af_packet")]
     switch_datapath: String,
+    /// The Pharos switch's --rt-priority (with --switch-datapath af_xdp): its thread and
+    /// its NAPI threads real-time at this priority
+    #[arg(long, value_name = "PRIORITY")]
+    switch_rt_priority: Option<u8>,
     /// JSON instead of tables
     #[arg(long)]
     json: bool,
@@ -288,7 +292,13 @@ fn measure(dut: &str, a: &DatapathArgs, exe: &std::path::Path) -> anyhow::Result
         "ip" => bed.ip_forwarding()?,
         "ovs" => bed.ovs_userspace().context("Open vSwitch userspace")?,
         "pharos" => bed
-            .pharos_switch_with(exe, &["--datapath", &a.switch_datapath])
+            .pharos_switch_with(
+                exe,
+                &switch_args(a)
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>(),
+            )
             .context("pharos switch")?,
         other => bail!("unknown device under test {other:?}: expected pharos, ovs, bridge or ip"),
     };
@@ -590,6 +600,15 @@ fn colon_mac(m: &[u8; 6]) -> String {
         .join(":")
 }
 
+/// The Pharos switch's options from the bench's.
+fn switch_args(a: &DatapathArgs) -> Vec<String> {
+    let mut v = vec!["--datapath".to_string(), a.switch_datapath.clone()];
+    if let Some(p) = a.switch_rt_priority {
+        v.extend(["--rt-priority".to_string(), p.to_string()]);
+    }
+    v
+}
+
 fn name(dut: &str) -> &str {
     match dut {
         "pharos" => "pharos switch (one flow in_port=1 actions=output:2)",
@@ -883,6 +902,12 @@ pub fn run_cmd(a: DatapathArgs) -> anyhow::Result<ExitCode> {
         }
         if a.switch_exe.is_some() {
             println!("The Pharos switch run: {} switch ...", exe.display());
+        }
+        if a.dut.iter().any(|d| d == "pharos") {
+            println!(
+                "The Pharos switch's options: {}.",
+                switch_args(&a).join(" ")
+            );
         }
     }
     let mut results = Vec::new();

@@ -93,6 +93,7 @@ mod csum;
 mod mmsg;
 mod ring;
 mod sys;
+pub use sys::Sched;
 
 pub mod gen;
 pub mod netns;

@@ -196,3 +196,61 @@ pub(super) fn take_error(fd: RawFd) -> Option<io::Error> {
         Err(e) => Some(e),
     }
 }
+
+/// A thread's scheduling policy and real-time priority (`sched_getscheduler`,
+/// `sched_getparam`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sched {
+    pub policy: libc::c_int,
+    pub priority: libc::c_int,
+}
+
+impl Sched {
+    /// `SCHED_FIFO` at `priority` (1 to 99).
+    pub fn fifo(priority: libc::c_int) -> Sched {
+        Sched {
+            policy: libc::SCHED_FIFO,
+            priority,
+        }
+    }
+
+    /// Thread `tid`'s (0: the calling thread).
+    pub fn of(tid: libc::pid_t) -> io::Result<Sched> {
+        // SAFETY: plain queries about a thread; `param` is written by the call.
+        let policy = unsafe { libc::sched_getscheduler(tid) };
+        if policy < 0 {
+            return Err(sched_error("reading the scheduling policy of", tid));
+        }
+        let mut param = libc::sched_param { sched_priority: 0 };
+        if unsafe { libc::sched_getparam(tid, &mut param) } < 0 {
+            return Err(sched_error("reading the scheduling priority of", tid));
+        }
+        Ok(Sched {
+            policy,
+            priority: param.sched_priority,
+        })
+    }
+
+    /// Gives thread `tid` (0: the calling thread) this policy; returns what it had.
+    pub fn set(self, tid: libc::pid_t) -> io::Result<Sched> {
+        let before = Sched::of(tid)?;
+        let param = libc::sched_param {
+            sched_priority: self.priority,
+        };
+        // SAFETY: a valid parameter for the call's duration.
+        if unsafe { libc::sched_setscheduler(tid, self.policy, &param) } < 0 {
+            return Err(sched_error("setting the scheduling policy of", tid));
+        }
+        Ok(before)
+    }
+}
+
+fn sched_error(what: &str, tid: libc::pid_t) -> io::Error {
+    let e = io::Error::last_os_error();
+    let whom = if tid == 0 {
+        "this thread".to_string()
+    } else {
+        format!("thread {tid}")
+    };
+    io::Error::new(e.kind(), format!("{what} {whom}: {e}"))
+}

@@ -552,6 +552,7 @@ mod af_xdp {
     use super::*;
     use crate::datapath::xdp::XdpMode;
     use crate::datapath::xsk::XdpPort;
+    use crate::datapath::Sched;
 
     /// 5,000 frames of 60 to 1,514 bytes each way, in chunks of 500: more than the port
     /// has frames for receiving (2,048) or sending (2,048), so each is used again.
@@ -660,7 +661,7 @@ mod af_xdp {
     /// A veth's NAPI made threaded and pinned (in this namespace: a thread that entered
     /// another one still sees this one's sysfs).
     #[test]
-    fn a_veths_napi_thread_is_made_threaded_and_pinned_then_put_back() {
+    fn a_veths_napi_thread_is_made_threaded_pinned_and_real_time_then_put_back() {
         struct Veth(String);
         impl Drop for Veth {
             fn drop(&mut self) {
@@ -701,11 +702,19 @@ mod af_xdp {
             .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
             .unwrap();
         assert_eq!(cpus.trim(), "0", "{status}");
+        let before = Sched::of(pid).unwrap();
+        assert_eq!(before.policy, libc::SCHED_OTHER);
+        port.napi_realtime(7).unwrap();
+        assert_eq!(Sched::of(pid).unwrap(), Sched::fifo(7));
         drop(port);
         assert_eq!(
             threaded(),
             "0",
             "the port puts the interface's setting back"
         );
+        // Its thread too, if it is still there.
+        if let Ok(now) = Sched::of(pid) {
+            assert_eq!(now, before);
+        }
     }
 }

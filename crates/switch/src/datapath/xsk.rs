@@ -126,6 +126,11 @@ pub struct XdpPort {
     /// The interface's `threaded` setting before [`XdpPort::napi_threaded`] changed
     /// it, written back when the port closes.
     threaded_before: Option<String>,
+    /// The interface's NAPI thread, once [`XdpPort::napi_threaded`] found it.
+    napi_thread: Option<i32>,
+    /// Its scheduling before [`XdpPort::napi_realtime`] changed it, put back when the
+    /// port closes.
+    napi_sched_before: Option<super::Sched>,
 }
 
 fn errno(what: &str, ifname: &str, e: xdpilone::Errno) -> io::Error {
@@ -250,6 +255,8 @@ impl XdpPort {
             refill: Vec::with_capacity(RX_FRAMES as usize),
             counters: PortCounters::default(),
             threaded_before: None,
+            napi_thread: None,
+            napi_sched_before: None,
         })
     }
 
@@ -461,6 +468,7 @@ impl XdpPort {
         loop {
             if let Some(&pid) = napi_threads(&self.name).first() {
                 pin(pid, cpus)?;
+                self.napi_thread = Some(pid);
                 return Ok(pid);
             }
             if std::time::Instant::now() > deadline {
@@ -476,6 +484,24 @@ impl XdpPort {
         }
     }
 
+    /// Runs the port's NAPI thread ([`XdpPort::napi_threaded`] first) as a real-time
+    /// thread, `SCHED_FIFO` at `priority`, until the port closes. With the switch's own
+    /// thread at the same priority, neither preempts the other (each runs until it has
+    /// nothing to do) and both preempt ordinary threads, such as the kernel's
+    /// housekeeping, that would otherwise hold the core for milliseconds while the
+    /// interface's ring (256 frames on veth) overflows.
+    pub fn napi_realtime(&mut self, priority: i32) -> io::Result<()> {
+        let Some(pid) = self.napi_thread else {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{}: no NAPI thread (threaded NAPI first)", self.name),
+            ));
+        };
+        let before = super::Sched::fifo(priority).set(pid)?;
+        self.napi_sched_before.get_or_insert(before);
+        Ok(())
+    }
+
     pub fn ifname(&self) -> &str {
         self.redirect.ifname()
     }
@@ -483,6 +509,12 @@ impl XdpPort {
 
 impl Drop for XdpPort {
     fn drop(&mut self) {
+        if let (Some(pid), Some(before)) = (self.napi_thread, self.napi_sched_before) {
+            // (Gone already if threaded NAPI was turned off meanwhile.)
+            if let Err(e) = before.set(pid) {
+                tracing::debug!(pid, error = %e, "could not put the NAPI thread's scheduling back");
+            }
+        }
         if let Some(before) = &self.threaded_before {
             let path = threaded_path(&self.name);
             if let Err(e) = std::fs::write(&path, before) {
