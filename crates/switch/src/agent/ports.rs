@@ -102,7 +102,8 @@ impl PortIo for XdpPort {
         XdpPort::take_error(self)
     }
     fn tx_in_flight(&self) -> bool {
-        XdpPort::tx_in_flight(self) > 0
+        // Not while the interface is down: the loop would only spin.
+        XdpPort::tx_in_flight(self) > 0 && !self.stalled()
     }
 }
 

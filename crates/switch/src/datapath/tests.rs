@@ -643,6 +643,56 @@ mod af_xdp {
         }
     }
 
+    /// Frames sent while the link is down do not keep the loop busy. With the peer
+    /// down the kernel drops them; with the port's own interface down they wait on
+    /// the transmit ring (the port cannot take them back), the failure is reported
+    /// once and the port stops counting them as in flight. Once the interface is up,
+    /// frames go through again.
+    #[test]
+    fn frames_sent_while_the_link_is_down_do_not_stay_in_flight() {
+        let ns = veth_pair();
+        let nsr = &ns;
+        ns.enter(move || {
+            let mut a = XdpPort::open("a", XdpMode::Native).unwrap();
+            let frames: Vec<Vec<u8>> = (0..100).map(|i| frame(i, 64)).collect();
+            for down in ["b", "a"] {
+                nsr.ip(&format!("link set dev {down} down\n")).unwrap();
+                for f in &frames {
+                    assert!(a.send(f));
+                }
+                let mut errors = 0;
+                for _ in 0..20 {
+                    errors += usize::from(a.flush().is_err());
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                assert!(
+                    !PortIo::tx_in_flight(&a),
+                    "{down} down: frames still in flight"
+                );
+                if down == "a" {
+                    assert_eq!(errors, 1, "the failure is reported once");
+                    assert!(a.stalled());
+                    assert_eq!(a.tx_in_flight(), frames.len());
+                } else {
+                    assert_eq!(a.tx_in_flight(), 0, "dropped by the kernel");
+                }
+                nsr.ip(&format!("link set dev {down} up\n")).unwrap();
+            }
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while !a.link_up() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let mut b = Port::open("b").unwrap();
+            let after: Vec<Vec<u8>> = (1000..1010).map(|i| frame(i, 64)).collect();
+            send_all(&mut a, &after);
+            assert!(!a.stalled());
+            // The frames that waited go first, then these.
+            let got = recv_test_frames(&mut b, frames.len() + after.len(), Duration::from_secs(2));
+            assert_eq!(got[got.len() - after.len()..], after[..]);
+        })
+        .unwrap();
+    }
+
     /// Tagged test frames received on `port` within 2 s, at most `want`.
     fn recv_vlan_frames<P: PortIo>(port: &mut P, want: usize) -> Vec<Vec<u8>> {
         let deadline = Instant::now() + Duration::from_secs(2);

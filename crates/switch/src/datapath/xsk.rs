@@ -131,6 +131,9 @@ pub struct XdpPort {
     /// Its scheduling before [`XdpPort::napi_realtime`] changed it, put back when the
     /// port closes.
     napi_sched_before: Option<super::Sched>,
+    /// The last wakeup failed for good (the interface down): what is on the transmit
+    /// ring waits for a later flush to find it up.
+    stalled: bool,
 }
 
 fn errno(what: &str, ifname: &str, e: xdpilone::Errno) -> io::Error {
@@ -257,6 +260,7 @@ impl XdpPort {
             threaded_before: None,
             napi_thread: None,
             napi_sched_before: None,
+            stalled: false,
         })
     }
 
@@ -348,12 +352,23 @@ impl XdpPort {
     }
 
     /// Frames flushed that the kernel has not sent yet: call [`XdpPort::flush`] again
-    /// later while there are any.
+    /// later while there are any, unless [`XdpPort::stalled`].
     pub fn tx_in_flight(&self) -> usize {
         self.tx.pending() as usize
     }
 
+    /// The last flush found the interface unable to send (down): the frames in flight
+    /// stay on the ring, which the port cannot take back, until a flush finds it up
+    /// again. Flushing again before then is useless.
+    pub fn stalled(&self) -> bool {
+        self.stalled
+    }
+
     /// Puts the queued frames on the transmit ring and wakes the kernel to send them.
+    /// A failure to send (the interface down) is returned once, when it starts; the
+    /// flushes after it return `Ok` until the interface sends again, while frames
+    /// queued meanwhile wait on the ring as long as it has room and are dropped
+    /// (counted) after that.
     pub fn flush(&mut self) -> io::Result<()> {
         if !self.pending.is_empty() {
             let ring = &mut self.tx;
@@ -399,6 +414,9 @@ impl XdpPort {
                     Some(libc::EAGAIN) | Some(libc::EBUSY) | Some(libc::ENOBUFS) => {}
                     _ => {
                         self.reap();
+                        if std::mem::replace(&mut self.stalled, true) {
+                            return Ok(());
+                        }
                         return Err(io::Error::new(
                             e.kind(),
                             format!("sending on {}: {e}", self.name),
@@ -406,6 +424,7 @@ impl XdpPort {
                     }
                 }
             }
+            self.stalled = false;
             if self.tx.pending() < before {
                 idle = 0;
             } else {
