@@ -130,24 +130,27 @@ fn open_ports(args: &Args) -> anyhow::Result<Opened> {
     let mut ports = Vec::with_capacity(args.ports.len());
     for (n, ifname) in &args.ports {
         let mut port = XdpPort::open(ifname, mode).with_context(|| context(n, ifname))?;
-        if let (XdpMode::Native, Some(priority)) = (mode, args.rt_priority) {
-            let pid = port
-                .napi_threaded(&cpus)
-                .and_then(|pid| port.napi_realtime(priority).map(|()| pid))
-                .with_context(|| format!("port {n} on {ifname}: its NAPI thread, real-time"))?;
-            tracing::info!(
-                port = n, interface = %ifname, napi_thread = pid, cpus = ?cpus, priority,
-                "AF_XDP port; its NAPI made threaded (/sys/class/net/{ifname}/threaded, until \
-                 the switch stops), pinned to the switch's cores and real-time (SCHED_FIFO)"
-            );
-        } else if mode == XdpMode::Native {
+        if mode == XdpMode::Native {
             // On veth the XDP work otherwise runs on the core of whoever sent the frame.
-            match port.napi_threaded(&cpus) {
+            let made = port.napi_threaded(&cpus).and_then(|pid| {
+                if let Some(priority) = args.rt_priority {
+                    port.napi_realtime(priority)?;
+                }
+                Ok(pid)
+            });
+            match made {
                 Ok(pid) => tracing::info!(
                     port = n, interface = %ifname, napi_thread = pid, cpus = ?cpus,
-                    "AF_XDP port; its NAPI made threaded (/sys/class/net/{ifname}/threaded, until the switch stops) \
-                     and pinned to the switch's cores"
+                    realtime_priority = ?args.rt_priority,
+                    "AF_XDP port; its NAPI made threaded (/sys/class/net/{ifname}/threaded, \
+                     until the switch stops) and pinned to the switch's cores"
                 ),
+                // Asked for, so not optional.
+                Err(e) if args.rt_priority.is_some() => {
+                    return Err(e).with_context(|| {
+                        format!("port {n} on {ifname}: its NAPI thread, real-time")
+                    })
+                }
                 Err(e) => tracing::warn!(
                     port = n, interface = %ifname, error = %e,
                     "AF_XDP port; its NAPI could not be made threaded and pinned"
