@@ -96,7 +96,7 @@ pub struct DatapathArgs {
     switch_datapath: String,
     /// The Pharos switch's --rt-priority (with --switch-datapath af_xdp): its thread and
     /// its NAPI threads real-time at this priority
-    #[arg(long, value_name = "PRIORITY")]
+    #[arg(long, value_name = "PRIORITY", value_parser = clap::value_parser!(u8).range(1..=99))]
     switch_rt_priority: Option<u8>,
     /// JSON instead of tables
     #[arg(long)]
