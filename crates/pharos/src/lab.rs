@@ -176,9 +176,8 @@ struct UpArgs {
     switch: String,
     /// With --switch pharos: the switches' data path (`pharos switch --datapath`;
     /// af_packet by default)
-    #[arg(long, value_name = "af_packet|af_xdp|af_xdp_generic",
-          value_parser = ["af_packet", "af_xdp", "af_xdp_generic"])]
-    switch_datapath: Option<String>,
+    #[arg(long, value_enum)]
+    switch_datapath: Option<crate::switch::Datapath>,
     #[command(flatten)]
     common: NameArg,
 }
@@ -572,7 +571,7 @@ fn up(a: UpArgs, dir: PathBuf) -> anyhow::Result<ExitCode> {
             "pharos" => lab::SwitchKind::Pharos {
                 exe: std::env::current_exe()
                     .map_err(|e| anyhow::anyhow!("cannot tell where this pharos is: {e}"))?,
-                datapath: a.switch_datapath.clone(),
+                datapath: a.switch_datapath.map(|d| d.name().to_string()),
             },
             _ => lab::SwitchKind::Ovs,
         },
@@ -776,7 +775,7 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!(a.switch_datapath.as_deref(), Some("af_xdp"));
+        assert_eq!(a.switch_datapath.map(|d| d.name()), Some("af_xdp"));
         // Refused before anything is made (the directory is not even looked at).
         let e = up(a, PathBuf::from("/nonexistent")).unwrap_err();
         assert!(e.to_string().contains("add --switch pharos"), "{e}");

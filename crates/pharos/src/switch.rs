@@ -96,7 +96,8 @@ pub struct Args {
     pub rt_priority: Option<i32>,
 }
 
-/// `--datapath`.
+/// `--datapath` (also `pharos lab up --switch-datapath` and `pharos bench datapath
+/// --switch-datapath`, which pass it on).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Datapath {
     #[value(name = "af_packet")]
@@ -105,6 +106,17 @@ pub enum Datapath {
     Xdp,
     #[value(name = "af_xdp_generic")]
     XdpGeneric,
+}
+
+impl Datapath {
+    /// Its name on the command line (`af_xdp`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Datapath::Packet => "af_packet",
+            Datapath::Xdp => "af_xdp",
+            Datapath::XdpGeneric => "af_xdp_generic",
+        }
+    }
 }
 
 /// The ports, opened the way `--datapath` says.
@@ -396,6 +408,14 @@ mod tests {
         assert_eq!(parse_dpid("1a"), Ok(26));
         assert!(parse_dpid("00:00:00:00:00:00:00:00:11").is_err());
         assert!(parse_dpid("x").is_err());
+    }
+
+    #[test]
+    fn a_datapaths_name_is_the_one_the_command_line_takes() {
+        use clap::ValueEnum as _;
+        for d in Datapath::value_variants() {
+            assert_eq!(d.to_possible_value().unwrap().get_name(), d.name());
+        }
     }
 
     #[test]

@@ -92,8 +92,8 @@ pub struct DatapathArgs {
     switch_exe: Option<PathBuf>,
     /// The Pharos switch's data path (its --datapath): af_packet, af_xdp or
     /// af_xdp_generic
-    #[arg(long, default_value = "af_packet")]
-    switch_datapath: String,
+    #[arg(long, value_enum, default_value_t = crate::switch::Datapath::Packet)]
+    switch_datapath: crate::switch::Datapath,
     /// The Pharos switch's --rt-priority (with --switch-datapath af_xdp): its thread and
     /// its NAPI threads real-time at this priority
     #[arg(long, value_name = "PRIORITY", value_parser = clap::value_parser!(u8).range(1..=99))]
@@ -602,7 +602,10 @@ fn colon_mac(m: &[u8; 6]) -> String {
 
 /// The Pharos switch's options from the bench's.
 fn switch_args(a: &DatapathArgs) -> Vec<String> {
-    let mut v = vec!["--datapath".to_string(), a.switch_datapath.clone()];
+    let mut v = vec![
+        "--datapath".to_string(),
+        a.switch_datapath.name().to_string(),
+    ];
     if let Some(p) = a.switch_rt_priority {
         v.extend(["--rt-priority".to_string(), p.to_string()]);
     }
