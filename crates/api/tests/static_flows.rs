@@ -125,6 +125,23 @@ impl Running {
         self.call("GET", path, false, None)
     }
 
+    /// Waits until the API lists switch `dpid` as connected, or panics at the deadline.
+    fn switch_listed(&self, dpid: u64) {
+        let deadline = Instant::now() + T;
+        let want = format!("00:00:00:00:00:00:00:{dpid:02x}");
+        loop {
+            let list = self.get("/api/v1/switches").json();
+            if list.as_array().unwrap().iter().any(|s| s["dpid"] == want) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "switch {want} never listed: {list:#}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// GETs static flow `name` until `done` holds, or panics at the deadline.
     fn poll(&self, name: &str, done: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + T;
@@ -208,7 +225,15 @@ fn a_static_flow_is_kept_sent_at_once_listed_replaced_and_deleted_from_its_switc
     for (spec, tag) in [(Spec::v13(1), "v13"), (Spec::v10(1), "v10")] {
         let dir = TempDir::new(&format!("crud-{tag}"));
         let c = Running::start(dir.0.join("static.json"), &[]);
-        let switch = connect(c.of_addr, spec).in_background();
+        let mut emu = connect(c.of_addr, spec);
+        // Connected, and past its initializers: listed, then an echo answered by its
+        // worker, which only takes the switch's messages once the apps' initializers
+        // (static_flows's among them) have run. A flow posted while the switch is
+        // still between the two is sent by both the app and the API (a harmless
+        // second ADD), which the log below would show.
+        c.switch_listed(1);
+        emu.ping(T).expect("the worker answers");
+        let switch = emu.in_background();
         assert_eq!(c.get("/api/v1/static_flows").json(), json!([]));
 
         let r = c.post(json!({"name": "to-h2", "dpid": "1",
