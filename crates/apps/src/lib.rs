@@ -36,6 +36,7 @@
 //! ```
 
 pub mod devices;
+pub mod key_index;
 pub mod learning_switch;
 pub mod mac_table;
 pub mod routing;

@@ -140,6 +140,15 @@ impl MacIndex {
         Arc::clone(&self.hint)
     }
 
+    /// Addresses indexed.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Entries (used or not).
     #[inline]
     fn capacity(&self) -> usize {

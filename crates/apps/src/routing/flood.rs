@@ -72,6 +72,11 @@ pub struct Floods {
     /// (no allocation per route). Not the flood's: it rides here because this is the
     /// routing app's per-switch state.
     pub(super) hops: Vec<PortHop>,
+    /// Whether each of this switch's last 32 PACKET_INs looked its route up (bit 0 the
+    /// newest): the routing app's prefetch hint asks for the route's line only while
+    /// a quarter of them did, so that a switch whose packets are flooded (their
+    /// destinations unknown) pays no hash per packet for it. Also not the flood's.
+    pub(super) lookups: u32,
     /// This switch's recent floods: the frame's hash and when, in the set its hash
     /// picks, two per set (empty until the first flood).
     recent: Vec<[Recent; 2]>,

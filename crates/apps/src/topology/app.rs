@@ -187,6 +187,9 @@ pub struct TopologyApp {
     /// hosts than the guard holds, or a flood of new source addresses). A stale `true`
     /// (a port just cleared) fails open for a moment, as a full guard does.
     hosts_full: AtomicBool,
+    /// Where the look-up of a MAC in `hosts` starts, readable without its lock: asked
+    /// for while a PACKET_IN is still in the read buffer.
+    hosts_hint: Arc<crate::devices::mac_index::Hint>,
 }
 
 /// The host-port guard under its write lock; tells `hosts_full` whether it is full when
@@ -229,6 +232,8 @@ impl TopologyApp {
 
     /// The app with this key (tests; controllers that must share one).
     pub fn with_key(params: Params, key: DiscoveryKey) -> TopologyApp {
+        // Two intervals: a neighbour that joins probes within one.
+        let hosts = HostPorts::new(Self::secs(params.lldp_interval) * 2, HOST_PORTS_CAP);
         TopologyApp {
             params,
             key,
@@ -237,11 +242,8 @@ impl TopologyApp {
             seen: Mutex::new(BTreeMap::new()),
             stats: Arc::new(Stats::default()),
             switches: Required::new(),
-            // Two intervals: a neighbour that joins probes within one.
-            hosts: RwLock::new(HostPorts::new(
-                Self::secs(params.lldp_interval) * 2,
-                HOST_PORTS_CAP,
-            )),
+            hosts_hint: hosts.hint(),
+            hosts: RwLock::new(hosts),
             hosts_full: AtomicBool::new(false),
         }
     }
@@ -313,6 +315,16 @@ impl App for TopologyApp {
         let interval = Self::secs(self.params.lldp_interval);
         b.every(interval, interval / 10, TopologyApp::probe);
         b.on_packet_in(Order::advise(0), TopologyApp::packet_in);
+        // The host-port guard's line for the source (`host_traffic`'s look-up), unless
+        // the guard is full and nothing is looked up.
+        b.prefetch_packet_in(|app, _, p| {
+            if let Some(src) = p.data().get(6..12) {
+                let src = MacAddr(src.try_into().expect("six bytes"));
+                if !src.is_multicast() && !app.hosts_full.load(Relaxed) {
+                    app.hosts_hint.prefetch(src);
+                }
+            }
+        });
         b.on_port_status(TopologyApp::port_status);
         b.on_switch_removed(TopologyApp::switch_removed);
         let sweep = interval.min(Self::secs(self.params.link_timeout) / 2);

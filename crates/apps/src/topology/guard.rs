@@ -18,11 +18,14 @@
 //! network holds at once. Marks go when their port goes down, is deleted or is added, and
 //! with their switch.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use foldhash::fast::RandomState;
 use openflow::MacAddr;
+
+use crate::devices::mac_index::{Hint, MacIndex};
 
 /// A marked port: the MACs first seen there, since when, and whether the network was
 /// settled then.
@@ -47,10 +50,11 @@ pub enum PortKind {
 /// The marks (see the module doc).
 #[derive(Debug)]
 pub struct HostPorts {
-    /// The MACs seen (each marked the port it was first seen on: `marks` says which).
-    /// A set, not a map to the port: every PACKET_IN looks its source up here, and 8
-    /// bytes an entry keep more of a large table in cache than 24.
-    first_hop: HashSet<MacAddr, RandomState>,
+    /// The MACs seen (each marked the port it was first seen on: `marks` says which;
+    /// the index's slots are unused). Every PACKET_IN looks its source up here: in the
+    /// device table's open-addressed index, whose line a PACKET_IN still in the read
+    /// buffer can ask for ([`HostPorts::hint`]), as a hash set's cannot.
+    first_hop: MacIndex,
     marks: HashMap<(u64, u32), Mark, RandomState>,
     /// When a switch last joined.
     last_join: Option<Instant>,
@@ -63,7 +67,7 @@ pub struct HostPorts {
 impl HostPorts {
     pub fn new(hold: Duration, cap: usize) -> HostPorts {
         HostPorts {
-            first_hop: HashSet::default(),
+            first_hop: MacIndex::default(),
             marks: HashMap::default(),
             last_join: None,
             hold,
@@ -78,8 +82,14 @@ impl HostPorts {
 
     /// Whether `mac` was seen already, or can mark nothing more (the guard is full):
     /// [`HostPorts::traffic`] would change nothing.
+    /// (The all-zero MAC, which no host has and the index cannot hold, marks nothing.)
     pub fn knows(&self, mac: MacAddr) -> bool {
-        self.is_full() || self.first_hop.contains(&mac)
+        self.is_full() || mac.0 == [0; 6] || self.first_hop.get(mac).is_some()
+    }
+
+    /// What a prefetch of [`HostPorts::knows`]'s look-up needs, outside the lock.
+    pub fn hint(&self) -> Arc<Hint> {
+        self.first_hop.hint()
     }
 
     /// Whether the guard remembers as many MACs as it may: no new MAC marks anything.
@@ -93,7 +103,7 @@ impl HostPorts {
         if self.knows(mac) {
             return;
         }
-        self.first_hop.insert(mac);
+        self.first_hop.insert(mac, 0);
         let settled = self
             .last_join
             .is_none_or(|j| now.saturating_duration_since(j) >= self.hold);
@@ -124,7 +134,7 @@ impl HostPorts {
     pub fn clear_port(&mut self, dpid: u64, port: u32) {
         if let Some(m) = self.marks.remove(&(dpid, port)) {
             for mac in m.macs {
-                self.first_hop.remove(&mac);
+                self.first_hop.remove(mac);
             }
         }
     }
@@ -184,6 +194,20 @@ mod tests {
         assert_eq!(h.kind(1, 2, t + HOLD * 3), PortKind::Host);
         h.joined(t + HOLD * 4);
         assert_eq!(h.kind(1, 2, t + HOLD * 4), PortKind::Host);
+    }
+
+    /// The all-zero MAC, which the index cannot hold (0 marks an empty entry), marks
+    /// nothing and leaves the others' marks alone.
+    #[test]
+    fn the_all_zero_mac_marks_nothing() {
+        let t = Instant::now();
+        let mut h = HostPorts::new(HOLD, 10);
+        h.traffic(mac(1), 1, 1, t);
+        assert!(h.knows(MacAddr([0; 6])));
+        h.traffic(MacAddr([0; 6]), 1, 2, t);
+        assert_eq!(h.kind(1, 2, t + HOLD), PortKind::Unmarked);
+        assert_eq!(h.len(), 1);
+        assert!(h.knows(mac(1)) && !h.knows(mac(2)));
     }
 
     #[test]
