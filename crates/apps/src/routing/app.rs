@@ -39,10 +39,12 @@
 //! to the controller, so a route forgotten while its flows live would blackhole that
 //! traffic for good when a link on it fails.
 //!
-//! **Locks.** `net` (engine and tree) is read by every PACKET_IN for a known host and
-//! written by topology events; `routes` is taken after `net`, never before, read to find a route
-//! a packet overtook (step 4) and written, with flows sent while holding it, to install
-//! or remove one, so a route's adds and deletes leave in the order they were decided.
+//! **Locks.** `net` (engine and tree) is read by every PACKET_IN that computes a route
+//! (step 5) and written by topology events; `routes` is taken after `net`, never
+//! before, written, with flows sent while holding it, to install or remove a route, so
+//! a route's adds and deletes leave in the order they were decided. Step 4 reads
+//! `routes` alone (and lets it go before step 5 takes `net`): a topology event that
+//! removes the route it found waits for that read, so its deletes follow the add.
 //! A flood takes no lock and reads the tree only when it changed: each switch keeps its
 //! flood plan (the ports of 2a and 2c) in its own state, computed again after a
 //! topology event (the tree's version, an atomic, says so) or a PORT_STATUS.
@@ -627,7 +629,6 @@ impl Routing {
         let Some((dst_sw, dst_port)) = attached else {
             return self.shared.flood(ctx, floods, p); // 2
         };
-        let net = self.shared.net();
         // 3
         if (dst_sw, dst_port) == (here, in_port) {
             return Flow::Stop;
@@ -644,7 +645,8 @@ impl Routing {
                 return Flow::Stop;
             }
         }
-        // 5
+        // 5 (step 4 needs no engine: `net` is taken only now)
+        let net = self.shared.net();
         let route = match net.engine.route(Dpid(here), Dpid(dst_sw)) {
             Some(r) => r,
             None if here == dst_sw => Route {
