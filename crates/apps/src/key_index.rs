@@ -205,6 +205,15 @@ impl KeyIndex {
         Some(slot)
     }
 
+    /// Forgets every key; the hint stays this index's (and names no entries until the
+    /// next insert).
+    pub fn clear(&mut self) {
+        self.hint.base.store(0, Relaxed);
+        self.hint.mask.store(0, Relaxed);
+        self.entries = Slots::default();
+        self.len = 0;
+    }
+
     /// Doubles the entries (8 at first), places every one again, and tells the hint.
     fn grow(&mut self) {
         let n = (self.entries.len() / 2 * 2).max(8);
@@ -277,5 +286,13 @@ mod tests {
         ix.hint().prefetch(h);
         assert_eq!(ix.get(h, |s| s == 5), Some(5));
         assert_eq!(ix.get(h, |s| s == 6), None, "the slot decides");
+        // Cleared: nothing to prefetch, then the same hint names the new entries.
+        let hint = Arc::clone(ix.hint());
+        ix.clear();
+        assert!(hint.is_unused() && ix.is_empty());
+        assert_eq!(ix.get(h, |s| s == 5), None);
+        ix.insert(h, 5);
+        assert_eq!(hint.base.load(Relaxed), ix.entries.as_ptr() as usize);
+        assert_eq!(ix.get(h, |s| s == 5), Some(5));
     }
 }

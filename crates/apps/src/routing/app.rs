@@ -598,7 +598,13 @@ impl App for Routing {
         let seed = routes
             .seed
             .wrapping_add((routes.slots.len() as u64 + 1) << 12);
-        *routes = Routes::with_seed(seed);
+        // The index is emptied, not replaced: `routes_hint` stays its hint.
+        let mut by_key = std::mem::take(&mut routes.by_key);
+        by_key.clear();
+        *routes = Routes {
+            by_key,
+            ..Routes::with_seed(seed)
+        };
     }
 }
 
@@ -945,6 +951,27 @@ mod routes_tests {
         rs.remove(k(1, 3, Some(5)));
         assert!(rs.by_host.is_empty() && rs.by_key.is_empty());
         assert_eq!(rs.evict_oldest().map(|(k, _)| k), None);
+    }
+
+    /// A stop empties the routes but keeps their index, so the prefetch hint the app
+    /// holds stays the index's after a restart.
+    #[test]
+    fn the_route_hint_names_the_index_through_a_stop() {
+        let app = Routing::new(Params::default());
+        let r = || Route {
+            src: Dpid(1),
+            dst: Dpid(1),
+            links: Vec::new(),
+        };
+        let hint = &app.shared.routes_hint;
+        assert!(hint.is_unused());
+        app.shared.routes().insert(k(1, 2, None), r(), 1, 2);
+        assert!(!hint.is_unused());
+        app.stop();
+        assert!(hint.is_unused() && app.shared.routes_read().len() == 0);
+        app.shared.routes().insert(k(1, 2, None), r(), 1, 2);
+        assert!(!hint.is_unused(), "the app's hint is the new routes' hint");
+        assert!(Arc::ptr_eq(hint, app.shared.routes_read().by_key.hint()));
     }
 
     proptest::proptest! {
