@@ -25,7 +25,7 @@ use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
-use crate::mac_table::Slots;
+use crate::mac_table::{prefetch_line, shift_back, Slots};
 
 /// What a prefetch of a look-up needs, readable without the owner's lock.
 #[derive(Debug)]
@@ -58,16 +58,7 @@ impl Hint {
             return;
         }
         let i = h as usize & self.mask.load(Relaxed);
-        let at = base.wrapping_add(i * 16);
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: a prefetch never faults and changes no memory or register the
-            // program can see, whatever the address (module doc: it may be stale).
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(at as *const i8) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = at;
+        prefetch_line(base.wrapping_add(i * 16));
     }
 }
 
@@ -176,31 +167,10 @@ impl KeyIndex {
     /// Removes the entry of the key hashed to `h` whose slot `is` accepts; gives its
     /// slot.
     pub fn remove(&mut self, h: u64, is: impl Fn(u32) -> bool) -> Option<u32> {
-        let mut hole = self.find(h, is)?;
+        let hole = self.find(h, is)?;
         let slot = self.slot_at(hole);
-        // Backward shift: each entry after the hole that may move into it (its home is
-        // not between the hole and itself) does, and leaves the next hole.
         let mask = self.mask();
-        let mut j = hole;
-        loop {
-            j = (j + 1) & mask;
-            let e = self.hash_at(j);
-            if e == 0 {
-                break;
-            }
-            let home = e as usize & mask;
-            let stays = if hole <= j {
-                hole < home && home <= j
-            } else {
-                hole < home || home <= j
-            };
-            if !stays {
-                let moved = self.slot_at(j);
-                self.set(hole, e, moved);
-                hole = j;
-            }
-        }
-        self.set(hole, 0, 0);
+        shift_back(&mut self.entries, hole, |e| e as usize & mask);
         self.len -= 1;
         Some(slot)
     }

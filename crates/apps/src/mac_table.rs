@@ -182,16 +182,54 @@ impl MacTable {
             return;
         }
         let at: *const u64 = &self.slots[self.home(key(mac))];
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: a prefetch is a hint that never faults and changes no memory or
-            // register the program can see; `at` points into `slots` anyway.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast()) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = at;
+        prefetch_line(at as usize);
     }
+}
+
+/// Asks the CPU for the cache line holding address `at`. Only a hint: it never
+/// faults and changes no memory or register the program can see, whatever the
+/// address (the indexes' hints may name an array just replaced), and is never
+/// dereferenced.
+#[inline]
+pub(crate) fn prefetch_line(at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: see above; a prefetch reads nothing the program sees.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(at as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
+/// Removes entry `hole` of a linearly probed index of (key, slot) pairs (`pairs[2 * i]`
+/// the key, 0 for empty; a power of two of pairs) whose keys start probing at
+/// `home(key)`: each entry after the hole that may move into it (its home is not
+/// between the hole and itself) does, and leaves the next hole (backward shift, no
+/// tombstones, so probes stay as short as the load allows).
+pub(crate) fn shift_back(pairs: &mut [u64], mut hole: usize, home: impl Fn(u64) -> usize) {
+    let mask = pairs.len() / 2 - 1;
+    let mut j = hole;
+    loop {
+        j = (j + 1) & mask;
+        let e = pairs[2 * j];
+        if e == 0 {
+            break;
+        }
+        let h = home(e);
+        let stays = if hole <= j {
+            hole < h && h <= j
+        } else {
+            hole < h || h <= j
+        };
+        if !stays {
+            pairs[2 * hole] = e;
+            pairs[2 * hole + 1] = pairs[2 * j + 1];
+            hole = j;
+        }
+    }
+    pairs[2 * hole] = 0;
+    pairs[2 * hole + 1] = 0;
 }
 
 /// A table's slot array, line-aligned: on the heap while small, a mapping of its own

@@ -1088,33 +1088,6 @@ fn answers(lab: &Lab, dpid: u64) -> Vec<(&'static str, u32)> {
         .collect()
 }
 
-/// A buffered PACKET_IN from `port` of `dpid` carrying the start of `frame`.
-fn buffered_packet_in(version: Version, port: u32, frame: &[u8], buffer_id: u32) -> Message {
-    let data = frame[..frame.len().min(128)].to_vec();
-    let total_len = frame.len() as u16;
-    match version {
-        Version::V1_0 => Message::V10(of10::Message::PacketIn(of10::PacketIn {
-            buffer_id,
-            total_len,
-            in_port: port as u16,
-            reason: of10::PacketInReason::NoMatch,
-            data,
-        })),
-        Version::V1_3 => Message::V13(of13::Message::PacketIn(of13::PacketIn {
-            buffer_id,
-            total_len,
-            reason: of13::PacketInReason::NoMatch,
-            table_id: 0,
-            cookie: u64::MAX,
-            match_: of13::Match::new(vec![of13::Oxm::basic(
-                of13::OxmField::InPort,
-                u64::from(port),
-            )]),
-            data,
-        })),
-    }
-}
-
 /// A packet the switch buffered rides on the FLOW_MOD of its own switch (the switch
 /// applies the new flow to it: 1.0.0 §5.3.3, 1.3.5 §7.3.4.1), as the learning switch
 /// answers: no PACKET_OUT, whether the route is new (step 5: the other switches' flows
@@ -1131,7 +1104,8 @@ fn a_buffered_packet_rides_on_its_switchs_flow_mod_without_a_packet_out() {
         let f = frame(1, 3, &[7; 200]);
         lab.net.clear_logs();
         let v1 = version(1);
-        lab.net.switch_sends(1, &buffered_packet_in(v1, 3, &f, 41));
+        lab.net
+            .switch_sends(1, &frames::packet_in_message(v1, 3, &f, 41));
         lab.deliver();
         assert_eq!(answers(&lab, 1), [("FLOW_MOD", 41)], "{v1}: step 5");
         for dpid in [2, 3] {
@@ -1145,14 +1119,15 @@ fn a_buffered_packet_rides_on_its_switchs_flow_mod_without_a_packet_out() {
 
         // Installed already (the switch lost its flow, or the packet overtook it).
         lab.net.clear_logs();
-        lab.net.switch_sends(1, &buffered_packet_in(v1, 3, &f, 42));
+        lab.net
+            .switch_sends(1, &frames::packet_in_message(v1, 3, &f, 42));
         assert_eq!(answers(&lab, 1), [("FLOW_MOD", 42)], "{v1}: step 4");
         assert_eq!(lab.adds(mac(1), mac(3)), [(1, 3, 2)]);
 
         // Unbuffered: the FLOW_MOD, then the packet itself.
         lab.net.clear_logs();
         lab.net
-            .switch_sends(1, &buffered_packet_in(v1, 3, &f, NO_BUFFER));
+            .switch_sends(1, &frames::packet_in_message(v1, 3, &f, NO_BUFFER));
         assert_eq!(
             answers(&lab, 1),
             [("FLOW_MOD", NO_BUFFER), ("PACKET_OUT", NO_BUFFER)],

@@ -38,7 +38,7 @@ use std::sync::Arc;
 
 use openflow::MacAddr;
 
-use crate::mac_table::Slots;
+use crate::mac_table::{prefetch_line, shift_back, Slots};
 
 fn key(mac: MacAddr) -> u64 {
     let a = mac.0;
@@ -83,16 +83,7 @@ impl Hint {
             return;
         }
         let i = self.home(key(mac), self.mask.load(Relaxed));
-        let at = base.wrapping_add(i * 16);
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: a prefetch never faults and changes no memory or register the
-            // program can see, whatever the address (module doc: it may be stale).
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(at as *const i8) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = at;
+        prefetch_line(base.wrapping_add(i * 16));
     }
 }
 
@@ -223,34 +214,14 @@ impl MacIndex {
     /// Removes `mac`; gives its slot.
     pub fn remove(&mut self, mac: MacAddr) -> Option<u32> {
         let k = key(mac);
-        let mut hole = self.find(k)?;
+        let hole = self.find(k)?;
         if self.key_at(hole) != k {
             return None;
         }
         let slot = self.slot_at(hole);
-        // Backward shift: each entry after the hole that may move into it (its home is
-        // not between the hole and itself) does, and leaves the next hole.
         let mask = self.capacity() - 1;
-        let mut j = hole;
-        loop {
-            j = (j + 1) & mask;
-            let e = self.key_at(j);
-            if e == 0 {
-                break;
-            }
-            let h = self.home(e);
-            let stays = if hole <= j {
-                hole < h && h <= j
-            } else {
-                hole < h || h <= j
-            };
-            if !stays {
-                let moved = self.slot_at(j);
-                self.set(hole, e, moved);
-                hole = j;
-            }
-        }
-        self.set(hole, 0, 0);
+        let hint = &self.hint;
+        shift_back(&mut self.entries, hole, |e| hint.home(e, mask));
         self.len -= 1;
         Some(slot)
     }

@@ -217,8 +217,23 @@ pub fn lldp(src: MacAddr) -> Vec<u8> {
 /// The PACKET_IN (unbuffered, table miss) a switch of `version` sends for `frame`
 /// received on `in_port`.
 pub fn packet_in(version: Version, in_port: u32, frame: &[u8]) -> Vec<u8> {
-    let (buffer_id, total_len, data) = (u32::MAX, frame.len() as u16, frame.to_vec());
-    let msg = match version {
+    let msg = packet_in_message(version, in_port, frame, u32::MAX);
+    let mut out = Vec::new();
+    msg.encode(1, &mut out).unwrap();
+    out
+}
+
+/// The PACKET_IN (table miss) a switch of `version` sends for `frame` received on
+/// `in_port`: with `buffer_id` [`openflow::model::NO_BUFFER`], the whole frame; with
+/// another (the switch buffered it), its first 128 bytes.
+pub fn packet_in_message(version: Version, in_port: u32, frame: &[u8], buffer_id: u32) -> Message {
+    let total_len = frame.len() as u16;
+    let data = if buffer_id == u32::MAX {
+        frame.to_vec()
+    } else {
+        frame[..frame.len().min(128)].to_vec()
+    };
+    match version {
         Version::V1_0 => Message::V10(of10::Message::PacketIn(of10::PacketIn {
             buffer_id,
             total_len,
@@ -238,8 +253,5 @@ pub fn packet_in(version: Version, in_port: u32, frame: &[u8]) -> Vec<u8> {
             )]),
             data,
         })),
-    };
-    let mut out = Vec::new();
-    msg.encode(1, &mut out).unwrap();
-    out
+    }
 }
