@@ -37,6 +37,21 @@ use crate::info::Dpid;
 use crate::tls::{refusal, Stream};
 use crate::worker::{Command, DpidRegistry, NewSwitch, WorkerHandle};
 
+/// Makes the calling thread (admission's) `SCHED_BATCH`: the scheduler then never lets
+/// its wake-ups preempt a running thread, so a worker that shares its core runs out its
+/// time slice, and the connections that arrived meanwhile are taken in one round. Under
+/// a flood of 10,000 connections/s this thread woke about 440 times a second, each time
+/// preempting the worker on its core; as a batch thread it wakes about 100 times, at
+/// half the CPU time (BENCHMARKS.md, issue 16). A handshake step may wait for the rest
+/// of a busy worker's slice (a few milliseconds); on an idle core it runs at once.
+fn yield_to_workers() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: plain system call on this thread (0), with a valid parameter.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) } != 0 {
+        debug!(error = %io::Error::last_os_error(), "admission stays SCHED_OTHER");
+    }
+}
+
 /// The waker's token (shutdown).
 pub const WAKER: Token = Token(usize::MAX);
 /// Pending connections get tokens from here up; listeners are 0.. below.
@@ -297,6 +312,7 @@ impl Admission {
     /// The loop; returns when the handle sets `stop` and wakes it.
     pub fn run(mut self) {
         let mut events = Events::with_capacity(1024);
+        yield_to_workers();
         info!("admission started");
         while !self.stop.load(Ordering::Acquire) {
             let now = Instant::now();

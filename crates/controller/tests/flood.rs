@@ -176,3 +176,50 @@ fn an_address_whose_handshakes_keep_failing_gets_in_only_with_a_hello() {
     sw.ping(T).unwrap();
     drop((garbage, silent));
 }
+
+/// Admission's thread is a batch thread (`SCHED_BATCH`): its wake-ups under a flood
+/// must not preempt a worker on the same core (see `admission::yield_to_workers`).
+#[test]
+fn the_admission_thread_does_not_preempt_the_workers() {
+    let app = apps::by_name("learning_switch", &toml::Table::new()).unwrap();
+    let ctl = Running::start(&test_config(), vec![app]);
+    let _sw = Emu::connect_and_handshake(ctl.addr, Spec::v10(1), T).unwrap();
+    // (name, policy) of this process's threads.
+    let policies = || -> Vec<(String, i32)> {
+        let tasks = std::fs::read_dir("/proc/self/task").unwrap();
+        tasks
+            .filter_map(|t| {
+                let t = t.ok()?.path();
+                let name = std::fs::read_to_string(t.join("comm")).ok()?;
+                let tid: i32 = t.file_name()?.to_str()?.parse().ok()?;
+                // SAFETY: a query of a thread of this process.
+                let policy = unsafe { libc::sched_getscheduler(tid) };
+                Some((name.trim().to_string(), policy))
+            })
+            .collect()
+    };
+    let of = |all: &[(String, i32)], prefix: &str| -> Vec<i32> {
+        all.iter()
+            .filter(|(n, _)| n.starts_with(prefix))
+            .map(|&(_, p)| p)
+            .collect()
+    };
+    // Other tests of this binary may run controllers beside this one, one perhaps
+    // still starting (its admission thread named, not yet in its loop): every
+    // admission thread is a batch thread once started, and there is one at least.
+    let all_batch = |all: &[(String, i32)]| {
+        let admission = of(all, "pharos-admissio");
+        !admission.is_empty() && admission.iter().all(|&p| p == libc::SCHED_BATCH)
+    };
+    assert!(
+        eventually(Duration::from_secs(5), || all_batch(&policies())),
+        "{:?}",
+        policies()
+    );
+    let workers = of(&policies(), "pharos-worker");
+    assert!(!workers.is_empty());
+    assert!(
+        workers.iter().all(|&p| p == libc::SCHED_OTHER),
+        "{workers:?}"
+    );
+}
