@@ -43,7 +43,10 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64,
+    Ordering::{Acquire, Relaxed},
+};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -939,7 +942,9 @@ impl Pipeline {
     pub fn is_quarantined(&self, name: &str) -> Option<bool> {
         let plan = self.current_plan();
         let i = plan.index(name)?;
-        Some(plan.apps[i].quarantined.load(Relaxed))
+        // Acquire pairs with the quarantine's Release: once this reads true, the
+        // reason is there too.
+        Some(plan.apps[i].quarantined.load(Acquire))
     }
 
     /// Why the app named `name` is quarantined: its first panic since it last started

@@ -16,7 +16,10 @@
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64,
+    Ordering::{Relaxed, Release},
+};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::app::Dpid;
@@ -161,8 +164,6 @@ pub(crate) fn quarantine(
     what: &str,
     payload: &(dyn Any + Send),
 ) {
-    QUARANTINED_EVER.store(true, Relaxed);
-    let first = !health.quarantined.swap(true, Relaxed);
     health.panics.fetch_add(1, Relaxed);
     health.all_panics.fetch_add(1, Relaxed);
     let panic = payload
@@ -177,14 +178,24 @@ pub(crate) fn quarantine(
         panic,
         "handler panicked: app quarantined on every switch"
     );
-    if first {
-        let q = Quarantine {
-            app: health.name,
-            handler: what.to_string(),
-            panic: panic.to_string(),
-            dpid,
-        };
-        *crate::counters::lock(&health.reason) = Some(q.clone());
+    // The reason is stored before the flag is raised, so whoever sees the app
+    // quarantined also finds why (a reader that saw the flag first once found no reason).
+    let first = {
+        let mut reason = crate::counters::lock(&health.reason);
+        let first = reason.is_none();
+        if first {
+            *reason = Some(Quarantine {
+                app: health.name,
+                handler: what.to_string(),
+                panic: panic.to_string(),
+                dpid,
+            });
+        }
+        first.then(|| reason.clone()).flatten()
+    };
+    QUARANTINED_EVER.store(true, Relaxed);
+    health.quarantined.store(true, Release);
+    if let Some(q) = first {
         health.events.publish(|| vec![AppEvent::Quarantined(q)]);
     }
 }
@@ -299,5 +310,40 @@ impl<E> Subscribers<E> {
             }
         }
         events
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering::Acquire;
+
+    /// Whoever sees an app quarantined finds the reason too: a test once read the
+    /// flag, then no reason, because the flag was raised before the reason was kept.
+    #[test]
+    fn a_quarantined_app_always_has_its_reason() {
+        let mut missing = 0;
+        for _ in 0..500 {
+            let guard = AppGuard::new(
+                "racy",
+                Arc::default(),
+                Arc::default(),
+                Arc::new(Subscribers::default()),
+            );
+            std::thread::scope(|s| {
+                let reader = s.spawn(|| {
+                    while !guard.health().quarantined.load(Acquire) {
+                        std::hint::spin_loop();
+                    }
+                    guard.quarantine_reason().is_some()
+                });
+                let payload: Box<dyn Any + Send> = Box::new("boom");
+                quarantine(guard.health(), Some(1), "packet-in", payload.as_ref());
+                if !reader.join().unwrap() {
+                    missing += 1;
+                }
+            });
+        }
+        assert_eq!(missing, 0, "flag seen without a reason, of 500");
     }
 }

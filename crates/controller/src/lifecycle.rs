@@ -27,7 +27,7 @@
 //! it): `POST /api/v1/apps` gives it a module and a [`LoadSpec`].
 
 use std::collections::HashSet;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::Acquire;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -470,7 +470,7 @@ impl Pipeline {
             .enumerate()
             .map(|(position, &i)| {
                 let a = &plan.apps[i];
-                let state = match (a.running, a.quarantined.load(Relaxed)) {
+                let state = match (a.running, a.quarantined.load(Acquire)) {
                     (false, _) => AppState::Stopped,
                     (true, true) => AppState::Quarantined,
                     (true, false) => AppState::Running,
