@@ -48,7 +48,7 @@ use std::os::unix::thread::JoinHandleExt as _;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
-use std::thread;
+use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
@@ -58,9 +58,9 @@ use mio::{Events, Interest, Poll, Token};
 use openflow::Version;
 use serde::Serialize;
 
-use crate::flood::{run_flood_in_background, FloodConfig};
+use crate::flood::{run_flood_in_background, FloodConfig, FloodReport};
 use crate::report::{
-    BenchReport, JoinReport, LearningReport, LoopResult, NotConnected, Summarised,
+    BenchReport, FloodEffect, JoinReport, LearningReport, LoopResult, NotConnected, Summarised,
 };
 use crate::stats::{Percentiles, Summary, SwitchRates};
 use crate::switch::{Behaviour, Counting, Phase, State, Switch, Totals};
@@ -139,6 +139,12 @@ pub struct ControllerBenchConfig {
     /// controller serves its switches while under attack. Its duration is cut short
     /// when the loops end.
     pub flood: Option<FloodConfig>,
+    /// Run the flood in alternate loops instead of through all of them
+    /// (`--flood-alternate`), in cycles of four after the warm-up: a loop for the
+    /// flood's end to settle, one measured without it, a loop for its start to settle,
+    /// one measured with it. The report pairs each measured loop without the flood with
+    /// the next one with it ([`crate::report::FloodEffect`]).
+    pub flood_alternate: bool,
     /// Wire the switches into this shape (`--topology`, see [`crate::topo`]): LLDP
     /// frames are relayed between them, port statistics answered. All switches then
     /// run on one generator thread (a relay is a hand-over between two of them).
@@ -227,6 +233,7 @@ impl ControllerBenchConfig {
             connect_timeout: Duration::from_secs(10),
             response_timeout: Duration::from_secs(1),
             flood: None,
+            flood_alternate: false,
             topology: None,
             hold: Duration::ZERO,
             source_addrs: 0,
@@ -319,6 +326,12 @@ pub fn run_controller_bench(
         return Err(BenchError::Config(format!(
             "{} warm-up loops leave none of the {} loops to measure",
             cfg.warmup, cfg.loops
+        )));
+    }
+    if cfg.flood_alternate && (cfg.flood.is_none() || cfg.loops < cfg.warmup + 4) {
+        return Err(BenchError::Config(format!(
+            "--flood-alternate needs --flood and at least 4 loops after the warm-up (one cycle of settling, without, settling, with); got {} loops, {} of warm-up",
+            cfg.loops, cfg.warmup
         )));
     }
     if cfg.macs == 0 || cfg.macs > 1 << 24 {
@@ -440,12 +453,12 @@ pub fn run_controller_bench(
 
     // 4. The loops.
     let mut loops = Vec::with_capacity(cfg.loops);
-    let flood_stop = Arc::new(AtomicBool::new(false));
-    let mut flood = None;
+    let mut flood = Flooding::default();
+    let mut flood_error = None;
     let mut measured_cpu_ns = 0u64;
     if any_ready {
-        if let Some(f) = &cfg.flood {
-            flood = Some(run_flood_in_background(f.clone(), Arc::clone(&flood_stop)));
+        if let (Some(f), false) = (&cfg.flood, cfg.flood_alternate) {
+            flood_error = flood.start(f).err();
         }
         ctl.phase.store(RUN, Ordering::SeqCst);
         let snapshot = |p: &Published| {
@@ -459,8 +472,19 @@ pub fn run_controller_bench(
         let loop_len = Duration::from_millis(cfg.loop_ms);
         let mut start = Instant::now();
         for index in 0..cfg.loops {
+            if flood_error.is_some() {
+                break;
+            }
             let warmup = index < cfg.warmup;
-            ctl.recording.store(!warmup, Ordering::SeqCst);
+            // Alternating: settle without, without, settle with, with.
+            let phase = (!warmup && cfg.flood_alternate).then(|| (index - cfg.warmup) % 4);
+            match (phase, &cfg.flood) {
+                (Some(0), _) => flood.stop(),
+                (Some(2), Some(f)) => flood_error = flood.start(f).err(),
+                _ => {}
+            }
+            let settle = matches!(phase, Some(0 | 2));
+            ctl.recording.store(!warmup && !settle, Ordering::SeqCst);
             let end = start + loop_len;
             let now = Instant::now();
             if end > now {
@@ -474,7 +498,7 @@ pub fn run_controller_bench(
             let responses = per_switch.iter().sum();
             let packet_ins = after.iter().zip(&before).map(|(a, b)| a.0 - b.0).sum();
             let cpu_ns = cpu_after.saturating_sub(cpu_before);
-            if !warmup {
+            if !warmup && !settle {
                 measured_cpu_ns += cpu_ns;
             }
             let rates: Vec<f64> = per_switch
@@ -486,6 +510,8 @@ pub fn run_controller_bench(
             let r = LoopResult {
                 number: index + 1,
                 warmup,
+                flood: phase.map(|p| p >= 2),
+                settle,
                 elapsed_ms: elapsed * 1000.0,
                 packet_ins,
                 responses,
@@ -514,17 +540,12 @@ pub fn run_controller_bench(
         thread::sleep(Duration::from_millis(10));
     }
     ctl.phase.store(STOP, Ordering::SeqCst);
-    flood_stop.store(true, Ordering::SeqCst);
-    let flood = match flood.map(|h| h.join()) {
-        None => None,
-        Some(Ok(Ok(r))) => Some(r),
-        Some(Ok(Err(e))) => return Err(BenchError::Flood(e)),
-        Some(Err(_)) => {
-            return Err(BenchError::Flood(std::io::Error::other(
-                "the flood thread panicked",
-            )))
-        }
-    };
+    flood.stop();
+    let flood = flood.finish();
+    if let Some(e) = flood_error {
+        return Err(e);
+    }
+    let flood = flood?;
 
     let mut finals = Vec::with_capacity(cfg.switches);
     for w in workers {
@@ -542,7 +563,8 @@ pub fn run_controller_bench(
     let learning = learning.map(|elapsed| (elapsed, report_learned(&published, &took_part)));
     let mut report = report(cfg, threads, counting, loops, finals, learning);
     report.flood = flood;
-    let measured: Vec<&LoopResult> = report.loops.iter().filter(|l| !l.warmup).collect();
+    report.flood_effect = cfg.flood_alternate.then(|| FloodEffect::of(&report.loops));
+    let measured: Vec<&LoopResult> = report.loops.iter().filter(|l| l.measured()).collect();
     let messages: u64 = measured.iter().map(|l| l.packet_ins + l.responses).sum();
     report.generator_cpu_s = measured_cpu_ns as f64 / 1e9;
     report.generator_cpu_ns_per_message = per_message(measured_cpu_ns, messages);
@@ -610,17 +632,17 @@ fn report(
 ) -> BenchReport {
     let rates: Vec<f64> = loops
         .iter()
-        .filter(|l| !l.warmup)
+        .filter(|l| l.measured())
         .map(|l| l.responses_per_sec)
         .collect();
     // Per switch, over the measured loops: what it was answered, per second.
     let measured_s: f64 = loops
         .iter()
-        .filter(|l| !l.warmup)
+        .filter(|l| l.measured())
         .map(|l| l.elapsed_ms / 1000.0)
         .sum();
     let mut per_switch_counts = vec![0u64; cfg.switches];
-    for l in loops.iter().filter(|l| !l.warmup) {
+    for l in loops.iter().filter(|l| l.measured()) {
         for (c, n) in per_switch_counts.iter_mut().zip(&l.per_switch) {
             *c += n;
         }
@@ -708,6 +730,59 @@ fn report(
         not_connected: Summarised::of(not_connected),
         disconnected: Summarised::of(disconnected),
         flood: None,
+        flood_effect: None,
+    }
+}
+
+/// The flood beside the loops: started once (through all of them) or at each cycle
+/// of `--flood-alternate`, its runs' reports added up.
+#[derive(Default)]
+struct Flooding {
+    running: Option<(Arc<AtomicBool>, JoinHandle<std::io::Result<FloodReport>>)>,
+    report: Option<FloodReport>,
+}
+
+impl Flooding {
+    /// Starts a run of `f` (after joining the one before, which must be stopped).
+    fn start(&mut self, f: &FloodConfig) -> Result<(), BenchError> {
+        self.join()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        self.running = Some((Arc::clone(&stop), run_flood_in_background(f.clone(), stop)));
+        Ok(())
+    }
+
+    /// Tells the running flood, if any, to stop; it is joined at the next start or at
+    /// the end, so that its closing sockets do not hold the loop up.
+    fn stop(&self) {
+        if let Some((stop, _)) = &self.running {
+            stop.store(true, Ordering::SeqCst);
+        }
+    }
+
+    fn join(&mut self) -> Result<(), BenchError> {
+        let Some((_, handle)) = self.running.take() else {
+            return Ok(());
+        };
+        let r = match handle.join() {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => return Err(BenchError::Flood(e)),
+            Err(_) => {
+                return Err(BenchError::Flood(std::io::Error::other(
+                    "the flood thread panicked",
+                )))
+            }
+        };
+        match &mut self.report {
+            Some(all) => all.add(&r),
+            None => self.report = Some(r),
+        }
+        Ok(())
+    }
+
+    /// Joins the last run (stopped) and returns every run's report added up.
+    fn finish(mut self) -> Result<Option<FloodReport>, BenchError> {
+        self.join()?;
+        Ok(self.report)
     }
 }
 

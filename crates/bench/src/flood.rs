@@ -285,6 +285,36 @@ pub struct FloodReport {
     pub fd_limited: bool,
 }
 
+impl FloodReport {
+    /// Adds `other`, a later run of the same flood, to this one: counts summed, the
+    /// rate achieved over both runs' time, the peak the higher, the end the later's.
+    pub fn add(&mut self, other: &FloodReport) {
+        self.elapsed_s += other.elapsed_s;
+        self.ended_by = other.ended_by;
+        self.attempted += other.attempted;
+        self.connected += other.connected;
+        self.failed += other.failed;
+        for (why, n) in &other.failed_by_reason {
+            *self.failed_by_reason.entry(why.clone()).or_default() += n;
+        }
+        self.abandoned += other.abandoned;
+        self.closed_by_peer += other.closed_by_peer;
+        self.closed_for_cap += other.closed_for_cap;
+        self.open_at_end += other.open_at_end;
+        self.peak_open = self.peak_open.max(other.peak_open);
+        self.handshakes_completed += other.handshakes_completed;
+        self.bytes_sent += other.bytes_sent;
+        self.bytes_received += other.bytes_received;
+        self.max_connections = self.max_connections.min(other.max_connections);
+        self.fd_limited |= other.fd_limited;
+        self.rate_achieved = if self.elapsed_s > 0.0 {
+            self.attempted as f64 / self.elapsed_s
+        } else {
+            0.0
+        };
+    }
+}
+
 /// Runs a flood to completion on this thread: until `cfg.duration` has passed or `stop`
 /// is set. See the module doc for the bounds and the accounting.
 ///

@@ -62,6 +62,12 @@ pub struct LoopResult {
     pub number: usize,
     /// A warm-up loop: shown, left out of the overall figures.
     pub warmup: bool,
+    /// With the flood in alternate loops (`--flood-alternate`): whether the flood ran
+    /// during this loop (`None`: no alternation).
+    pub flood: Option<bool>,
+    /// With the flood in alternate loops: the first loop after the flood started or
+    /// stopped, left out of every figure so that each measured loop is in a steady state.
+    pub settle: bool,
     /// How long the loop really lasted.
     #[serde(serialize_with = "rounded::three")]
     pub elapsed_ms: f64,
@@ -80,6 +86,65 @@ pub struct LoopResult {
     pub generator_cpu_ns_per_message: Option<f64>,
     /// Responses per switch, in dpid order (every switch; 0 for one not connected).
     pub per_switch: Vec<u64>,
+}
+
+impl LoopResult {
+    /// Whether the loop counts in the overall figures: neither warm-up nor settling.
+    pub fn measured(&self) -> bool {
+        !self.warmup && !self.settle
+    }
+}
+
+/// With the flood in alternate loops (`--flood-alternate`): what the flood cost, from
+/// pairs of measured loops of the same run, one without the flood and the next with it.
+/// The same switches, connections and controller state on both sides of each pair, so
+/// the run-to-run spread of separate runs stays out of the ratio.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FloodEffect {
+    /// Responses/s with the flood / without, per pair, in order.
+    #[serde(serialize_with = "rounded::three_vec")]
+    pub pairs: Vec<f64>,
+    /// The median of `pairs`.
+    #[serde(serialize_with = "rounded::three_opt")]
+    pub median: Option<f64>,
+    /// Mean responses/s of the measured loops without the flood.
+    #[serde(serialize_with = "rounded::three")]
+    pub without: f64,
+    /// Mean responses/s of the measured loops with the flood.
+    #[serde(serialize_with = "rounded::three")]
+    pub with: f64,
+}
+
+impl FloodEffect {
+    /// From the loops of a run with the flood in alternate loops: each measured loop
+    /// without the flood paired with the next measured loop, if that one had it.
+    pub fn of(loops: &[LoopResult]) -> FloodEffect {
+        let measured: Vec<&LoopResult> = loops.iter().filter(|l| l.measured()).collect();
+        let mean = |on: bool| {
+            let v: Vec<f64> = measured
+                .iter()
+                .filter(|l| l.flood == Some(on))
+                .map(|l| l.responses_per_sec)
+                .collect();
+            if v.is_empty() {
+                0.0
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        let pairs: Vec<f64> = measured
+            .windows(2)
+            .filter(|w| w[0].flood == Some(false) && w[1].flood == Some(true))
+            .filter(|w| w[0].responses_per_sec > 0.0)
+            .map(|w| w[1].responses_per_sec / w[0].responses_per_sec)
+            .collect();
+        FloodEffect {
+            median: crate::compare::median(&pairs),
+            pairs,
+            without: mean(false),
+            with: mean(true),
+        }
+    }
 }
 
 /// A switch that never finished connecting.
@@ -225,8 +290,11 @@ pub struct BenchReport {
     pub not_connected: Summarised<NotConnected>,
     /// Switches whose connection ended during the run, and why.
     pub disconnected: Summarised<NotConnected>,
-    /// The flood run during the loops, if any.
+    /// The flood run during the loops, if any (with `--flood-alternate`, its runs
+    /// added up).
     pub flood: Option<FloodReport>,
+    /// With the flood in alternate loops: what it cost, pair by pair.
+    pub flood_effect: Option<FloodEffect>,
 }
 
 /// A rate as a short figure: 12.3M, 456K, 789.
@@ -332,7 +400,14 @@ impl BenchReport {
                     .map_or("-".into(), |j| format!("{j:.3}")),
                 l.generator_cpu_ns_per_message
                     .map_or("-".into(), |n| format!("{n:.1}")),
-                if l.warmup { "  (warm-up)" } else { "" }
+                match (l.warmup, l.settle, l.flood) {
+                    (true, _, _) => "  (warm-up)",
+                    (_, true, Some(true)) => "  (flood starting: not counted)",
+                    (_, true, _) => "  (flood stopping: not counted)",
+                    (_, _, Some(true)) => "  flood",
+                    (_, _, Some(false)) => "  no flood",
+                    _ => "",
+                }
             );
         }
         let o = &self.overall;
@@ -377,6 +452,17 @@ impl BenchReport {
                 s,
                 "flood: {} at {}/s requested, {:.0}/s achieved: {} attempted, {} connected, {} failed, {} closed by the controller",
                 f.style, f.rate_requested, f.rate_achieved, f.attempted, f.connected, f.failed, f.closed_by_peer
+            );
+        }
+        if let Some(e) = &self.flood_effect {
+            let pairs: Vec<String> = e.pairs.iter().map(|r| format!("{r:.3}")).collect();
+            let _ = writeln!(
+                s,
+                "flood in alternate loops: with / without, per pair: {}; median {}; means {:.0} with, {:.0} without",
+                pairs.join(" "),
+                e.median.map_or("-".into(), |m| format!("{m:.3}")),
+                e.with,
+                e.without
             );
         }
         self.problems(&mut s);

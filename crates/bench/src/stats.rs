@@ -36,6 +36,11 @@ pub mod rounded {
         }
     }
 
+    /// [`three`] for each of a list.
+    pub fn three_vec<S: Serializer>(v: &[f64], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(v.iter().map(|&v| round(v, 3)))
+    }
+
     /// Four decimals, for an index between 0 and 1 (Jain's).
     pub fn four_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
         match v {

@@ -362,6 +362,90 @@ fn a_flood_runs_during_the_loops_and_is_reported() {
     assert!(report.to_table().contains("flood: silent"));
 }
 
+/// `--flood-alternate`: the flood runs only in the second half of each cycle of four
+/// loops, the loops after each start and stop are left out, and each measured loop
+/// without the flood is paired with the next one with it.
+#[test]
+fn a_flood_in_alternate_loops_runs_only_in_its_loops_and_is_paired() {
+    use bench::flood::{FloodConfig, FloodStyle};
+
+    let resp = responder(ResponderOptions::default());
+    let mut flood = FloodConfig::new(resp.local_addr(), 400, FloodStyle::Silent);
+    flood.max_connections = 50;
+    flood.duration = Duration::from_secs(60);
+    let cfg = ControllerBenchConfig {
+        switches: 2,
+        loops: 9,
+        loop_ms: 200,
+        flood: Some(flood),
+        flood_alternate: true,
+        ..config(resp.local_addr(), Version::V1_0)
+    };
+    let report = run(&cfg);
+    let t = report.to_table();
+    let phases: Vec<(bool, bool, Option<bool>)> = report
+        .loops
+        .iter()
+        .map(|l| (l.warmup, l.settle, l.flood))
+        .collect();
+    let cycle = [
+        (false, true, Some(false)),
+        (false, false, Some(false)),
+        (false, true, Some(true)),
+        (false, false, Some(true)),
+    ];
+    let mut want = vec![(true, false, None)];
+    want.extend(cycle);
+    want.extend(cycle);
+    assert_eq!(phases, want, "{t}");
+    // The flood ran for the four loops of its two halves (0.8 s), not all nine (1.8 s).
+    let f = report.flood.as_ref().expect("a flood report");
+    assert!(
+        f.elapsed_s > 0.6 && f.elapsed_s < 1.2,
+        "the flood ran {} s:\n{t}",
+        f.elapsed_s
+    );
+    assert!(
+        f.attempted > 100 && f.ended_by == bench::flood::FloodEnd::Stopped,
+        "{f:?}"
+    );
+    let e = report.flood_effect.as_ref().expect("the flood's effect");
+    let measured: Vec<&bench::report::LoopResult> =
+        report.loops.iter().filter(|l| l.measured()).collect();
+    assert_eq!(measured.len(), 4, "{t}");
+    let want_pairs = [
+        measured[1].responses_per_sec / measured[0].responses_per_sec,
+        measured[3].responses_per_sec / measured[2].responses_per_sec,
+    ];
+    assert_eq!(e.pairs, want_pairs, "{t}");
+    assert_eq!(e.median, Some((want_pairs[0] + want_pairs[1]) / 2.0));
+    // Settling loops count nowhere: the overall mean is the measured loops'.
+    let mean = measured.iter().map(|l| l.responses_per_sec).sum::<f64>() / 4.0;
+    assert!((report.overall.mean - mean).abs() < 1e-6 * mean, "{t}");
+    assert!(
+        t.contains("flood in alternate loops: with / without, per pair: "),
+        "{t}"
+    );
+    assert!(t.contains("(flood starting: not counted)"), "{t}");
+
+    // Without a flood, or without a whole cycle after the warm-up, it is refused.
+    for bad in [
+        ControllerBenchConfig {
+            flood: None,
+            ..cfg.clone()
+        },
+        ControllerBenchConfig {
+            loops: 4,
+            ..cfg.clone()
+        },
+    ] {
+        let e = run_controller_bench(&bad, &mut |_| {})
+            .map(|_| ())
+            .unwrap_err();
+        assert!(e.to_string().contains("--flood-alternate needs"), "{e}");
+    }
+}
+
 /// `--topology`: Pharos's link discovery finds the tree the switches are wired into
 /// (LLDP relayed between them), and its device manager the hosts behind them, while the
 /// network is held up and quiet.

@@ -197,6 +197,12 @@ pub struct ControllerArgs {
     /// TLS port, for a tls-hello flood while the switches use the plain one)
     #[arg(long, value_name = "ADDR:PORT", requires = "flood")]
     flood_target: Option<SocketAddr>,
+    /// Run --flood in alternate loops, not through all: after the warm-up, cycles of a
+    /// loop for the flood's end to settle, one without it, one for its start to settle,
+    /// one with it; the report gives with / without per pair of measured loops, from the
+    /// same switches and connections (needs at least 4 loops after the warm-up)
+    #[arg(long, requires = "flood")]
+    flood_alternate: bool,
     /// Wire the switches into a network the controller's link discovery finds: ring,
     /// tree or tree:FANOUT (LLDP frames relayed between wired ports, hosts behind ports
     /// 1 and 2, port statistics answered); the switches then share one thread
@@ -469,6 +475,7 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
         connect_timeout: seconds(a.connect_timeout, "--connect-timeout")?,
         response_timeout: Duration::from_millis(a.response_timeout_ms),
         flood,
+        flood_alternate: a.flood_alternate,
         topology: a.topology,
         hold: seconds(a.hold, "--hold")?,
         source_addrs: a.source_addrs,
@@ -516,7 +523,14 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
             l.switch_rates.jain.map_or("-".into(), |j| format!("{j:.3}")),
             l.generator_cpu_ns_per_message
                 .map_or("-".into(), |n| format!("{n:.1}")),
-            if l.warmup { " warm-up" } else { "" }
+            match (l.warmup, l.settle, l.flood) {
+                (true, _, _) => " warm-up",
+                (_, true, Some(true)) => " flood starting, not counted",
+                (_, true, _) => " flood stopping, not counted",
+                (_, _, Some(true)) => " flood",
+                (_, _, Some(false)) => " no flood",
+                _ => "",
+            }
         );
     })?;
     if a.json {
