@@ -9,6 +9,7 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use openflow::model::NO_BUFFER;
 use openflow::{of10, of13, MacAddr, Message, Version};
 use packet::arp::{ArpOperation, ArpRepr};
 use packet::ethernet::{EtherType, EthernetRepr};
@@ -217,7 +218,7 @@ pub fn lldp(src: MacAddr) -> Vec<u8> {
 /// The PACKET_IN (unbuffered, table miss) a switch of `version` sends for `frame`
 /// received on `in_port`.
 pub fn packet_in(version: Version, in_port: u32, frame: &[u8]) -> Vec<u8> {
-    let msg = packet_in_message(version, in_port, frame, u32::MAX);
+    let msg = packet_in_message(version, in_port, frame, NO_BUFFER);
     let mut out = Vec::new();
     msg.encode(1, &mut out).unwrap();
     out
@@ -228,7 +229,7 @@ pub fn packet_in(version: Version, in_port: u32, frame: &[u8]) -> Vec<u8> {
 /// another (the switch buffered it), its first 128 bytes.
 pub fn packet_in_message(version: Version, in_port: u32, frame: &[u8], buffer_id: u32) -> Message {
     let total_len = frame.len() as u16;
-    let data = if buffer_id == u32::MAX {
+    let data = if buffer_id == NO_BUFFER {
         frame.to_vec()
     } else {
         frame[..frame.len().min(128)].to_vec()
