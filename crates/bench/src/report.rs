@@ -93,6 +93,19 @@ impl LoopResult {
     pub fn measured(&self) -> bool {
         !self.warmup && !self.settle
     }
+
+    /// What the table and the progress lines say of the loop, if anything: warm-up,
+    /// or where it stands with the flood in alternate loops.
+    pub fn note(&self) -> Option<&'static str> {
+        Some(match (self.warmup, self.settle, self.flood) {
+            (true, _, _) => "warm-up",
+            (_, true, Some(true)) => "flood starting: not counted",
+            (_, true, _) => "flood stopping: not counted",
+            (_, _, Some(true)) => "flood",
+            (_, _, Some(false)) => "no flood",
+            (false, false, None) => return None,
+        })
+    }
 }
 
 /// With the flood in alternate loops (`--flood-alternate`): what the flood cost, from
@@ -400,14 +413,7 @@ impl BenchReport {
                     .map_or("-".into(), |j| format!("{j:.3}")),
                 l.generator_cpu_ns_per_message
                     .map_or("-".into(), |n| format!("{n:.1}")),
-                match (l.warmup, l.settle, l.flood) {
-                    (true, _, _) => "  (warm-up)",
-                    (_, true, Some(true)) => "  (flood starting: not counted)",
-                    (_, true, _) => "  (flood stopping: not counted)",
-                    (_, _, Some(true)) => "  flood",
-                    (_, _, Some(false)) => "  no flood",
-                    _ => "",
-                }
+                l.note().map_or(String::new(), |n| format!("  ({n})"))
             );
         }
         let o = &self.overall;

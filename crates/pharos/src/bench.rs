@@ -523,14 +523,7 @@ fn controller(a: ControllerArgs) -> anyhow::Result<ExitCode> {
             l.switch_rates.jain.map_or("-".into(), |j| format!("{j:.3}")),
             l.generator_cpu_ns_per_message
                 .map_or("-".into(), |n| format!("{n:.1}")),
-            match (l.warmup, l.settle, l.flood) {
-                (true, _, _) => " warm-up",
-                (_, true, Some(true)) => " flood starting, not counted",
-                (_, true, _) => " flood stopping, not counted",
-                (_, _, Some(true)) => " flood",
-                (_, _, Some(false)) => " no flood",
-                _ => "",
-            }
+            l.note().map_or(String::new(), |n| format!(" {n}"))
         );
     })?;
     if a.json {
