@@ -139,11 +139,7 @@ impl FloodEffect {
                 .filter(|l| l.flood == Some(on))
                 .map(|l| l.responses_per_sec)
                 .collect();
-            if v.is_empty() {
-                0.0
-            } else {
-                v.iter().sum::<f64>() / v.len() as f64
-            }
+            Summary::of(&v).mean
         };
         let pairs: Vec<f64> = measured
             .windows(2)

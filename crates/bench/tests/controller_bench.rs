@@ -335,19 +335,25 @@ fn config_for_pharos(addr: SocketAddr, version: Version) -> ControllerBenchConfi
     }
 }
 
-#[test]
-fn a_flood_runs_during_the_loops_and_is_reported() {
+/// A silent flood of `addr` at `rate` connections/s for the loops of a test run: at
+/// most 50 open, lasting until the run stops it.
+fn test_flood(addr: SocketAddr, rate: u32) -> bench::flood::FloodConfig {
     use bench::flood::{FloodConfig, FloodStyle};
 
-    let resp = responder(ResponderOptions::default());
-    let mut flood = FloodConfig::new(resp.local_addr(), 200, FloodStyle::Silent);
+    let mut flood = FloodConfig::new(addr, rate, FloodStyle::Silent);
     flood.max_connections = 50;
     flood.duration = Duration::from_secs(60);
+    flood
+}
+
+#[test]
+fn a_flood_runs_during_the_loops_and_is_reported() {
+    let resp = responder(ResponderOptions::default());
     let cfg = ControllerBenchConfig {
         switches: 2,
         loops: 2,
         loop_ms: 150,
-        flood: Some(flood),
+        flood: Some(test_flood(resp.local_addr(), 200)),
         ..config(resp.local_addr(), Version::V1_0)
     };
     let start = Instant::now();
@@ -367,17 +373,12 @@ fn a_flood_runs_during_the_loops_and_is_reported() {
 /// without the flood is paired with the next one with it.
 #[test]
 fn a_flood_in_alternate_loops_runs_only_in_its_loops_and_is_paired() {
-    use bench::flood::{FloodConfig, FloodStyle};
-
     let resp = responder(ResponderOptions::default());
-    let mut flood = FloodConfig::new(resp.local_addr(), 400, FloodStyle::Silent);
-    flood.max_connections = 50;
-    flood.duration = Duration::from_secs(60);
     let cfg = ControllerBenchConfig {
         switches: 2,
         loops: 9,
         loop_ms: 200,
-        flood: Some(flood),
+        flood: Some(test_flood(resp.local_addr(), 400)),
         flood_alternate: true,
         ..config(resp.local_addr(), Version::V1_0)
     };

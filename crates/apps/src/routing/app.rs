@@ -393,12 +393,13 @@ impl Routes {
     }
 
     /// Empties the slab and starts it over, keeping the index, whose hint the app
-    /// holds (`remove` calls it when the last route goes, a stop at any time). The next routes then take slots in the order
-    /// they come, as in a new slab, not last freed first: against one controller left
-    /// running, the default apps' rate alternated between consecutive bench runs by a
-    /// quarter, the routes of every other run laid out in reverse. The seed moves past
-    /// every generation used, so a FLOW_REMOVED of a route from before names no new
-    /// route (until a slot is taken 2^24 times).
+    /// holds (`remove` calls it when the last route goes, a stop at any time). The
+    /// next routes then take slots in the order they come, as in a new slab, not last
+    /// freed first: against one controller left running, the default apps' rate
+    /// alternated between consecutive bench runs by a quarter, the routes of every
+    /// other run laid out in reverse. The seed moves past every generation used, so a
+    /// FLOW_REMOVED of a route from before names no new route (until a slot is taken
+    /// 2^24 times).
     fn start_over(&mut self) {
         let used = (0u32..)
             .zip(&self.slots)
@@ -946,6 +947,15 @@ mod routes_tests {
         }
     }
 
+    /// A route within one switch: what the slab's tests install.
+    fn r() -> Route {
+        Route {
+            src: Dpid(1),
+            dst: Dpid(1),
+            links: Vec::new(),
+        }
+    }
+
     /// The routes the host index names for host `n` on `vlan`, in order.
     fn of(rs: &Routes, n: u8, vlan: Option<u16>) -> Vec<Key> {
         let mut v = rs.of_host((m(n), vlan));
@@ -956,11 +966,6 @@ mod routes_tests {
     #[test]
     fn the_host_index_and_the_eviction_order_follow_the_installed_routes() {
         let mut rs = Routes::default();
-        let r = || Route {
-            src: Dpid(1),
-            dst: Dpid(1),
-            links: Vec::new(),
-        };
         rs.insert(k(1, 2, None), r(), 1, 2);
         rs.insert(k(2, 1, None), r(), 2, 1);
         rs.insert(k(1, 3, Some(5)), r(), 1, 3);
@@ -981,11 +986,6 @@ mod routes_tests {
     #[test]
     fn an_emptied_slab_starts_over_and_old_cookies_name_nothing() {
         let mut rs = Routes::with_seed(99);
-        let r = || Route {
-            src: Dpid(1),
-            dst: Dpid(1),
-            links: Vec::new(),
-        };
         let slot = |c: u64| c & SLOT_MASK;
         let mut old = Vec::new();
         for round in 0..5 {
@@ -1027,11 +1027,6 @@ mod routes_tests {
     #[test]
     fn the_route_hint_names_the_index_through_a_stop() {
         let app = Routing::new(Params::default());
-        let r = || Route {
-            src: Dpid(1),
-            dst: Dpid(1),
-            links: Vec::new(),
-        };
         let hint = &app.shared.routes_hint;
         assert!(hint.is_unused());
         app.shared.routes().insert(k(1, 2, None), r(), 1, 2);
@@ -1057,7 +1052,6 @@ mod routes_tests {
             // key → (cookie, install sequence)
             let mut model: BTreeMap<(u8, u8, bool), (u64, u64)> = BTreeMap::new();
             let key = |a: u8, b: u8, v: bool| k(a, b, v.then_some(9));
-            let r = || Route { src: Dpid(1), dst: Dpid(1), links: Vec::new() };
             for (seq, (op, a, b, v)) in ops.into_iter().enumerate() {
                 match op {
                     0 | 1 => {
@@ -1101,11 +1095,6 @@ mod routes_tests {
     #[test]
     fn cookies_name_slots_and_generations_and_host_chains_follow_removals() {
         let mut rs = Routes::with_seed(12345);
-        let r = || Route {
-            src: Dpid(1),
-            dst: Dpid(1),
-            links: Vec::new(),
-        };
         let c12 = rs.insert(k(1, 2, None), r(), 1, 2).cookie;
         assert_eq!(c12 & !COOKIE_SEQ, COOKIE_TAG);
         assert_eq!(rs.key_of_cookie(c12), Some(k(1, 2, None)));
