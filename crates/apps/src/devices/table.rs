@@ -249,7 +249,7 @@ impl HostTable {
         HostTable {
             slots: Vec::new(),
             free: Vec::new(),
-            by_mac: MacIndex::default(),
+            by_mac: MacIndex::with_filter(Some(limits.max_hosts)),
             by_ipv4: Map::default(),
             by_ipv6: Map::default(),
             len: 0,
