@@ -30,7 +30,9 @@
 //! the address's bits answers "not here" without the entries; about 4% of absent
 //! addresses pass at the most addresses (100,000 for 16,384 words). A removal cannot clear its bits (others may
 //! share them), so the bits are set afresh from the entries once as many addresses
-//! have gone as are left (at least 1,024): never a false "not here". The prefetch hint
+//! have gone as are left (at least 1,024), each word in one store: never a false "not
+//! here", even to a reader without the table's lock ([`Hint::may_hold`], which the
+//! device service asks before it takes the lock). The prefetch hint
 //! asks for the filter's line, and for the entries' line too unless the index holds
 //! the most addresses it was sized for (a table with room learns every new source, so
 //! its look-ups mostly find their host; a full one mostly meets addresses it refused).
@@ -49,7 +51,9 @@
 //! computable.
 
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 use std::sync::Arc;
 
 use openflow::MacAddr;
@@ -115,27 +119,41 @@ impl Filter {
     #[inline]
     fn at(&self, h: u64, k: u64) -> (&AtomicU64, u64) {
         let w = (h >> 32) as usize & (self.words.len() - 1);
-        let lane = (k & 3) << 4;
-        let bits = 1 << (lane | (h >> 20) & 15)
-            | 1 << (lane | (h >> 24) & 15)
-            | 1 << (lane | (h >> 28) & 15);
-        (&self.words[w], bits)
+        (&self.words[w], self.bits(h, k))
     }
 
     #[inline]
+    fn bits(&self, h: u64, k: u64) -> u64 {
+        let lane = (k & 3) << 4;
+        1 << (lane | (h >> 20) & 15) | 1 << (lane | (h >> 24) & 15) | 1 << (lane | (h >> 28) & 15)
+    }
+
+    /// Whether the address may be held. Acquire: pairs with [`Filter::add`]'s Release,
+    /// for a reader without the table's lock (a clear bit then means the address was
+    /// not there when the word was read).
+    #[inline]
     fn may_hold(&self, h: u64, k: u64) -> bool {
         let (w, bits) = self.at(h, k);
-        w.load(Relaxed) & bits == bits
+        w.load(Acquire) & bits == bits
     }
 
+    /// Sets the address's bits (under the table's write lock: the only writer).
     fn add(&self, h: u64, k: u64) {
         let (w, bits) = self.at(h, k);
-        w.store(w.load(Relaxed) | bits, Relaxed);
+        w.store(w.load(Relaxed) | bits, Release);
     }
 
-    fn clear(&self) {
-        for w in self.words.iter() {
-            w.store(0, Relaxed);
+    /// Sets the bits afresh from `keys` (with their hashes): each word goes from its
+    /// old bits to its new ones in one store, so a reader without the table's lock
+    /// ([`Hint::may_hold`]) sees one or the other, and both hold every key.
+    fn refresh(&self, keys: impl Iterator<Item = (u64, u64)>) {
+        let mut fresh = vec![0u64; self.words.len()];
+        for (h, k) in keys {
+            let w = (h >> 32) as usize & (self.words.len() - 1);
+            fresh[w] |= self.bits(h, k);
+        }
+        for (w, f) in self.words.iter().zip(fresh) {
+            w.store(f, Release);
         }
     }
 }
@@ -158,6 +176,19 @@ impl Hint {
     #[inline]
     fn hash(&self, k: u64) -> u64 {
         self.hasher.hash_one(k >> 2)
+    }
+
+    /// Whether the index may hold `mac`, read without the table's lock: false only if
+    /// its filter says the address is not there (an index without a filter may hold
+    /// anything). A write under way when this reads may be seen or not, as if this
+    /// read came just after or just before it; a false is never wrong for an address
+    /// the index held before this began and still holds.
+    #[inline]
+    pub fn may_hold(&self, mac: MacAddr) -> bool {
+        let k = key(mac);
+        self.filter
+            .as_ref()
+            .is_none_or(|f| f.may_hold(self.hash(k), k))
     }
 
     /// Asks the CPU for the line where a look-up of `mac` starts, unless the filter
@@ -358,10 +389,8 @@ impl MacIndex {
         if let Some(f) = &self.hint.filter {
             self.stale += 1;
             if self.stale > self.len.max(Filter::REFRESH_AFTER) {
-                f.clear();
-                for e in self.entries.chunks_exact(2).filter(|e| e[0] != 0) {
-                    f.add(self.hint.hash(e[0]), e[0]);
-                }
+                let keys = self.entries.chunks_exact(2).filter(|e| e[0] != 0);
+                f.refresh(keys.map(|e| (self.hint.hash(e[0]), e[0])));
                 self.stale = 0;
             }
             self.note_fullness();
@@ -518,6 +547,46 @@ mod tests {
             .as_ref()
             .unwrap()
             .may_hold(c.hint.hash(key(mac(1))), key(mac(1))));
+    }
+
+    /// The device service reads the filter without the table's lock while the index
+    /// changes: an address held all along must never read as absent, not even while
+    /// the bits are set afresh.
+    #[test]
+    fn a_reader_without_the_lock_never_misses_an_address_held_all_along() {
+        let mut ix = MacIndex::with_filter(Some(2_000));
+        let kept: Vec<MacAddr> = (1..=500).map(|n| mac(n * 7919)).collect();
+        for m in &kept {
+            ix.insert(*m, 1);
+        }
+        let hint = ix.hint();
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let reader = s.spawn(|| {
+                let mut reads = 0u64;
+                while !stop.load(Relaxed) {
+                    for m in &kept {
+                        assert!(hint.may_hold(*m), "{m:?} read as absent");
+                    }
+                    reads += 1;
+                }
+                reads
+            });
+            let mut refreshes = 0;
+            for round in 0..200u64 {
+                for n in 0..1_500 {
+                    ix.insert(mac(1 << 40 | round << 20 | n), 2);
+                }
+                for n in 0..1_500 {
+                    let stale = ix.stale;
+                    ix.remove(mac(1 << 40 | round << 20 | n));
+                    refreshes += usize::from(stale > 0 && ix.stale == 0);
+                }
+            }
+            stop.store(true, Relaxed);
+            assert!(refreshes >= 200, "{refreshes} refreshes");
+            assert!(reader.join().unwrap() > 0);
+        });
     }
 
     #[test]

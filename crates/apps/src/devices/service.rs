@@ -14,10 +14,21 @@
 //! answers. Refusals by a full table are counted per thread, without a locked
 //! instruction ([`Devices::refuse`]). Under cbench's load these were a tenth of the
 //! default set's time (BENCHMARKS.md, issue 10).
+//!
+//! **Without the lock.** An address the table does not hold is answered by the MAC
+//! index's filter (`mac_index`), which is read without the lock: a sender it turns
+//! away is refused while the table is full (a flag set under the write lock) and is a
+//! change to make otherwise (the write path looks again), and a destination it turns
+//! away is nowhere. Under cbench's load nearly every sender and destination is
+//! unknown to a full table, and the read lock's two locked instructions per PACKET_IN
+//! were then about 3% of the default set's PACKET_INs/s (BENCHMARKS.md, issue 10).
 
 use std::cell::Cell;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+    Ordering::SeqCst,
+};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -43,8 +54,12 @@ pub struct Devices {
     writes: AtomicU64,
     /// This instance's number, so that a memo is never taken for another's.
     id: u64,
-    /// The table's prefetch hint ([`Devices::prefetch`]).
+    /// The table's prefetch hint ([`Devices::prefetch`]), whose filter also answers
+    /// for addresses the table does not hold without the lock (module doc).
     hint: Arc<Hint>,
+    /// Whether the table holds `max_hosts` hosts (a new one would be refused): set
+    /// under the write lock after each change, read without it.
+    full: AtomicBool,
     /// Read locks taken (tests count them).
     #[cfg(test)]
     reads: AtomicU64,
@@ -99,6 +114,7 @@ impl Devices {
         let table = HostTable::new(limits);
         Devices {
             hint: table.prefetch_hint(),
+            full: AtomicBool::new(table.len() >= table.limits().max_hosts),
             table: RwLock::new(table),
             subscribers: Subscribers::default(),
             refused: Mutex::new(Vec::new()),
@@ -122,6 +138,9 @@ impl Devices {
         let a = AHEAD.get();
         if a.id == self.id && a.mac == mac && a.vlan == vlan && a.version == self.version() {
             return a.found;
+        }
+        if !self.hint.may_hold(mac) {
+            return None;
         }
         attachment_in(&self.read(), mac, vlan)
     }
@@ -157,6 +176,14 @@ impl Devices {
         fresh: Duration,
         ahead: Option<(MacAddr, Option<u16>)>,
     ) -> Sighting {
+        // A sender the table does not hold, by its filter: no lock (module doc). The
+        // look-ahead is left to `attachment`, which asks the filter too.
+        if !mac.is_multicast() && mac != MacAddr::ZERO && !self.hint.may_hold(mac) {
+            return match self.full.load(Acquire) {
+                true => Sighting::Refused,
+                false => Sighting::Change,
+            };
+        }
         let t = self.read();
         if let Some((mac, vlan)) = ahead {
             // Under the read lock no write is under way: the version is the table's.
@@ -247,7 +274,12 @@ impl Devices {
             // Before the change, under the lock: a memo taken at the old version is
             // from before it (see the module doc).
             self.writes.fetch_add(1, SeqCst);
-            change(&mut t)
+            let events = change(&mut t);
+            let full = t.len() >= t.limits().max_hosts;
+            if self.full.load(Relaxed) != full {
+                self.full.store(full, Release);
+            }
+            events
         })
     }
 }
@@ -332,6 +364,51 @@ mod tests {
                 assert_eq!(d.reads.load(Relaxed), reads + 1);
             });
         });
+    }
+
+    /// What the filter is for here: a sender or destination the table does not hold
+    /// is answered without the lock, refused while the table is full and a change to
+    /// make (learned) once it has room again; held ones are answered as before.
+    #[test]
+    fn addresses_the_table_does_not_hold_are_answered_without_the_lock() {
+        let d = Devices::new(Limits {
+            max_hosts: 100,
+            ..Limits::default()
+        });
+        let held = |n: u32| MacAddr([2, 0, 0, 0, 0, n as u8]);
+        let new = |n: u32| MacAddr([4, 0, 0, (n >> 16) as u8, (n >> 8) as u8, n as u8]);
+        // All at port 1 (where `sight` sees them) but the last, at port 100.
+        for n in 1..=99 {
+            learn(&d, held(n), 1);
+        }
+        // Room for one more: an unknown sender is a change to make.
+        let reads = d.reads.load(Relaxed);
+        let changes = (0..1000)
+            .filter(|&n| sight(&d, new(n), new(n + 1)) == Sighting::Change)
+            .count();
+        assert_eq!(changes, 1000);
+        let locked = d.reads.load(Relaxed) - reads;
+        // About 4% of absent addresses pass the filter at the table's most hosts.
+        assert!(locked < 150, "{locked} of 1,000 sightings took the lock");
+        learn(&d, held(100), 100);
+        // Full: refused, mostly without the lock; destinations unknown, likewise.
+        let reads = d.reads.load(Relaxed);
+        for n in 0..1000 {
+            assert_eq!(sight(&d, new(n), new(n + 1)), Sighting::Refused);
+            assert_eq!(d.attachment(new(n + 1), None), None);
+        }
+        let locked = d.reads.load(Relaxed) - reads;
+        assert!(locked < 300, "{locked} of 2,000 look-ups took the lock");
+        // Held hosts: found, under the lock.
+        for n in 1..=99 {
+            assert_eq!(sight(&d, held(n), held(n + 1)), Sighting::Current);
+            assert_eq!(d.attachment(held(n), None), Some((1, 1)));
+        }
+        assert_eq!(d.attachment(held(100), None), Some((1, 100)));
+        // One gone: room again, so a new sender is a change, not a refusal.
+        d.update(|t| t.remove_attached_to(1, 100));
+        assert_eq!(sight(&d, new(5000), held(1)), Sighting::Change);
+        assert_eq!(d.attachment(held(100), None), None);
     }
 
     #[test]
