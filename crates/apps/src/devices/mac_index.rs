@@ -24,7 +24,7 @@
 //! **The filter.** A full device table meets mostly addresses it does not hold (under
 //! cbench's load every source is new and every destination unknown), and each such
 //! look-up read a line of entries (8 MiB of them for 100,000 hosts) that was rarely in
-//! cache. The device table's index therefore also keeps a filter ([`Filter`], a
+//! cache. The device table's index therefore also keeps a filter (`Filter`, a
 //! blocked Bloom filter: 3 bits of one word per address, at least 8 bits per address
 //! it may hold, 128 KiB for 100,000 hosts), set when an address comes. A word without
 //! the address's bits answers "not here" without the entries; about 4% of absent
