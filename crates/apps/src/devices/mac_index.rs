@@ -24,20 +24,23 @@
 //! **The filter.** A full device table meets mostly addresses it does not hold (under
 //! cbench's load every source is new and every destination unknown), and each such
 //! look-up read a line of entries (8 MiB of them for 100,000 hosts) that was rarely in
-//! cache. The device table's index therefore also keeps a filter (`Filter`, a
-//! blocked Bloom filter: 3 bits of one word per address, at least 8 bits per address
-//! it may hold, 128 KiB for 100,000 hosts), set when an address comes. A word without
-//! the address's bits answers "not here" without the entries; about 4% of absent
-//! addresses pass at the most addresses (100,000 for 16,384 words). A removal cannot clear its bits (others may
-//! share them), so the bits are set afresh from the entries once as many addresses
-//! have gone as are left (at least 1,024), each word in one store: never a false "not
-//! here", even to a reader without the table's lock ([`Hint::may_hold`], which the
-//! device service asks before it takes the lock). The prefetch hint
-//! asks for the filter's line, and for the entries' line too unless the index holds
-//! the most addresses it was sized for (a table with room learns every new source, so
-//! its look-ups mostly find their host; a full one mostly meets addresses it refused).
-//! Under cbench's load (`-s 64 -M 100000`, the default set): 3 to 5% more
-//! PACKET_INs/s in alternated runs (BENCHMARKS.md, issue 10).
+//! cache. The device table's index therefore also keeps a filter (`Filter`, a blocked
+//! Bloom filter: 3 bits of one word per address, at least 8 bits per address it may
+//! hold, 128 KiB for 100,000 hosts), set when an address comes. A word without the
+//! address's bits answers "not here" without the entries; about 4% of absent
+//! addresses pass at the most addresses (100,000 for 16,384 words). A removal cannot
+//! clear its bits (others may share them), so the bits are set afresh from the entries
+//! once as many addresses have gone as are left (at least 1,024), each word in one
+//! store: never a false "not here", even to a reader without the table's lock
+//! ([`Hint::may_hold`], which the device service asks before it takes the lock).
+//!
+//! The filter is asked only while the index holds the most addresses it was sized
+//! for: then look-ups ask it first, and the prefetch hint asks for the filter's line
+//! instead of the entries'. An index with room belongs to a table that learns every
+//! new sender, so its look-ups mostly find their address, and go to the entries as
+//! before (with every host known, asking the filter first lost 3 of 3 alternated
+//! pairs, about 3%, then was even in 4 more: not worth the risk). Under cbench's load (`-s 64 -M 100000`, the default set), the filter
+//! gave 3 to 5% more PACKET_INs/s in alternated runs (BENCHMARKS.md, issue 10).
 //!
 //! The [`Hint`] is what the prefetch needs, outside the table's lock: the array's
 //! address and size, in atomics the table updates when it grows, and the seeded
@@ -201,12 +204,10 @@ impl Hint {
         }
         let k = key(mac);
         let h = self.hash(k);
-        if let Some(f) = &self.filter {
+        if let Some(f) = self.filter.as_ref().filter(|_| self.full.load(Relaxed)) {
             let (w, _) = f.at(h, k);
             prefetch_line(w as *const AtomicU64 as usize);
-            if self.full.load(Relaxed) {
-                return;
-            }
+            return;
         }
         let i = home_of(h, k, self.mask.load(Relaxed));
         prefetch_line(base.wrapping_add(i * 16));
@@ -341,7 +342,7 @@ impl MacIndex {
         }
         let k = key(mac);
         let h = self.hint.hash(k);
-        if let Some(f) = &self.hint.filter {
+        if let Some(f) = self.hint.filter.as_ref().filter(|_| self.is_full()) {
             if !f.may_hold(h, k) {
                 return None;
             }
@@ -398,10 +399,16 @@ impl MacIndex {
         Some(slot)
     }
 
-    /// Tells the hint whether the index holds its most addresses (a store only when
-    /// that changes).
+    /// Whether the index holds the most addresses its filter was sized for (module
+    /// doc: only then is the filter asked).
+    #[inline]
+    fn is_full(&self) -> bool {
+        self.most.is_some_and(|most| self.len >= most)
+    }
+
+    /// Tells the hint whether the index is full (a store only when that changes).
     fn note_fullness(&self) {
-        let full = self.most.is_some_and(|most| self.len >= most);
+        let full = self.is_full();
         if self.hint.full.load(Relaxed) != full {
             self.hint.full.store(full, Relaxed);
         }
