@@ -859,7 +859,9 @@ fn wait_listening(child: &mut Child, port: u16, timeout: Duration) -> Result<(),
             Ok(None) => {}
             Err(e) => return Err(format!("cannot be waited for: {e}")),
         }
-        if is_listening(port) {
+        // And the controller still running once it is seen: a port found listening
+        // just as the controller exited is someone else's.
+        if is_listening(port) && matches!(child.try_wait(), Ok(None)) {
             return Ok(());
         }
         if Instant::now() >= deadline {

@@ -68,8 +68,18 @@ fn config(test: &str) -> CompareConfig {
     cfg
 }
 
+/// The comparisons of this file one at a time: each picks free ports and waits for
+/// its controller to listen, and a port released by one and taken by the other's
+/// controller made a controller that never listened look listening (a CI run saw it).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn alternates_contenders_and_reports_medians_and_ratio() {
+    let _one = one_at_a_time();
     let cfg = config("alternates");
     let report = run_compare(&cfg).expect("comparison runs");
     let order: Vec<(&str, usize)> = report
@@ -106,6 +116,7 @@ fn alternates_contenders_and_reports_medians_and_ratio() {
 
 #[test]
 fn a_controller_that_never_listens_is_reported_with_its_log() {
+    let _one = one_at_a_time();
     let mut cfg = config("never-listens");
     cfg.rounds = 1;
     let mut broken = helper("helper_controller", &[(DELAY_US, "0")]);
