@@ -109,7 +109,7 @@ impl Filter {
     const REFRESH_AFTER: usize = 1024;
 
     fn new(most: usize) -> Filter {
-        let bits = (most.clamp(64, Filter::MOST).next_power_of_two()) * Filter::BITS_PER_ADDRESS;
+        let bits = most.clamp(64, Filter::MOST).next_power_of_two() * Filter::BITS_PER_ADDRESS;
         Filter {
             words: (0..bits / 64).map(|_| AtomicU64::new(0)).collect(),
         }
@@ -121,8 +121,13 @@ impl Filter {
     /// addresses pass at 6 addresses a word, against 9% with one bit each).
     #[inline]
     fn at(&self, h: u64, k: u64) -> (&AtomicU64, u64) {
-        let w = (h >> 32) as usize & (self.words.len() - 1);
-        (&self.words[w], self.bits(h, k))
+        (&self.words[self.word(h)], self.bits(h, k))
+    }
+
+    /// The word of the address hashed `h`.
+    #[inline]
+    fn word(&self, h: u64) -> usize {
+        (h >> 32) as usize & (self.words.len() - 1)
     }
 
     #[inline]
@@ -152,8 +157,7 @@ impl Filter {
     fn refresh(&self, keys: impl Iterator<Item = (u64, u64)>) {
         let mut fresh = vec![0u64; self.words.len()];
         for (h, k) in keys {
-            let w = (h >> 32) as usize & (self.words.len() - 1);
-            fresh[w] |= self.bits(h, k);
+            fresh[self.word(h)] |= self.bits(h, k);
         }
         for (w, f) in self.words.iter().zip(fresh) {
             w.store(f, Release);
