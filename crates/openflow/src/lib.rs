@@ -39,7 +39,9 @@
 //! fit their wire field are an [`EncodeError`].
 
 pub mod common;
+pub mod cookie;
 pub mod error;
+pub mod frame;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod header;
@@ -53,6 +55,7 @@ pub mod view;
 pub mod wire;
 
 pub use error::{DecodeError, DecodeResult, EncodeError, EncodeResult};
+pub use frame::Frame;
 pub use header::{frame_len, Header, Version, HEADER_LEN};
 pub use message::{Envelope, Message};
 pub use types::{FixedStr, MacAddr};

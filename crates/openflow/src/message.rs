@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cookie::CookieOwner;
 use crate::error::{DecodeResult, EncodeResult};
 use crate::header::{self, Version, HEADER_LEN};
 use crate::wire::Reader;
@@ -58,6 +59,43 @@ impl Message {
             Message::V13(m) => {
                 header::encode_with(out, version, m.msg_type(), xid, |o| m.emit_body(o))
             }
+        }
+    }
+
+    /// [`Message::encode`] with `owner`'s bits written into a FLOW_MOD's cookie (and, on
+    /// 1.3, into the cookie mask of a modify or delete), see [`crate::cookie`]; any other
+    /// message is encoded as it is.
+    pub fn encode_owned(
+        &self,
+        xid: u32,
+        owner: CookieOwner,
+        out: &mut Vec<u8>,
+    ) -> EncodeResult<usize> {
+        if owner == CookieOwner::NONE {
+            return self.encode(xid, out);
+        }
+        match self {
+            Message::V10(of10::Message::FlowMod(fm)) => {
+                let fm = of10::flow::FlowMod {
+                    cookie: owner.cookie(fm.cookie),
+                    ..fm.clone()
+                };
+                Message::V10(of10::Message::FlowMod(fm)).encode(xid, out)
+            }
+            Message::V13(of13::Message::FlowMod(fm)) => {
+                use of13::flow::FlowModCommand as C;
+                let restricts = matches!(
+                    fm.command,
+                    C::Modify | C::ModifyStrict | C::Delete | C::DeleteStrict
+                );
+                let fm = of13::flow::FlowMod {
+                    cookie: owner.cookie(fm.cookie),
+                    cookie_mask: owner.cookie_mask(restricts, fm.cookie_mask),
+                    ..fm.clone()
+                };
+                Message::V13(of13::Message::FlowMod(fm)).encode(xid, out)
+            }
+            _ => self.encode(xid, out),
         }
     }
 

@@ -26,6 +26,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use serde::{Deserialize, Serialize};
 
+use crate::cookie::CookieOwner;
 use crate::error::{EncodeError, EncodeResult};
 use crate::header::{self, Version};
 use crate::types::MacAddr;
@@ -403,10 +404,24 @@ impl<'a> FlowMod<'a> {
     }
 
     /// Appends the FLOW_MOD for `version` to `out`; on error `out` is unchanged.
+    #[inline]
     pub fn encode(&self, version: Version, xid: u32, out: &mut Vec<u8>) -> EncodeResult<usize> {
+        self.encode_owned(version, xid, CookieOwner::NONE, out)
+    }
+
+    /// [`FlowMod::encode`] with `owner`'s bits written into the cookie (and, on 1.3, into
+    /// the cookie mask of a modify or delete): see [`crate::cookie`].
+    #[inline]
+    pub fn encode_owned(
+        &self,
+        version: Version,
+        xid: u32,
+        owner: CookieOwner,
+        out: &mut Vec<u8>,
+    ) -> EncodeResult<usize> {
         match version {
-            Version::V1_0 => self.encode_v10(xid, out),
-            Version::V1_3 => header::encode_with(out, 0x04, 14, xid, |o| self.emit_v13(o)),
+            Version::V1_0 => self.encode_v10(xid, owner, out),
+            Version::V1_3 => header::encode_with(out, 0x04, 14, xid, |o| self.emit_v13(owner, o)),
         }
     }
 
@@ -415,7 +430,7 @@ impl<'a> FlowMod<'a> {
     /// it is an output (what nearly every FLOW_MOD carries): no capacity or bounds check
     /// per field, no length patched afterwards ([`append_fixed`]). A learning switch
     /// sends one per PACKET_IN.
-    fn encode_v10(&self, xid: u32, out: &mut Vec<u8>) -> EncodeResult<usize> {
+    fn encode_v10(&self, xid: u32, owner: CookieOwner, out: &mut Vec<u8>) -> EncodeResult<usize> {
         const V: Version = Version::V1_0;
         if self.cookie_mask != 0 {
             return Err(not_in(V, "a cookie mask"));
@@ -443,7 +458,7 @@ impl<'a> FlowMod<'a> {
             out.truncate(start);
             return Err(e);
         }
-        b[48..56].copy_from_slice(&self.cookie.to_be_bytes());
+        b[48..56].copy_from_slice(&owner.cookie(self.cookie).to_be_bytes());
         b[56..58].copy_from_slice(&(self.command.wire() as u16).to_be_bytes());
         b[58..60].copy_from_slice(&self.idle_timeout.to_be_bytes());
         b[60..62].copy_from_slice(&self.hard_timeout.to_be_bytes());
@@ -471,9 +486,10 @@ impl<'a> FlowMod<'a> {
             .inspect_err(|_| out.truncate(start))
     }
 
-    fn emit_v13(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
-        out.put_u64(self.cookie);
-        out.put_u64(self.cookie_mask);
+    fn emit_v13(&self, owner: CookieOwner, out: &mut Vec<u8>) -> EncodeResult<()> {
+        let restricts = self.command != FlowModCommand::Add;
+        out.put_u64(owner.cookie(self.cookie));
+        out.put_u64(owner.cookie_mask(restricts, self.cookie_mask));
         out.put_u8(self.table_id);
         out.put_u8(self.command.wire());
         out.put_u16(self.idle_timeout);
