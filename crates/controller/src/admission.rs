@@ -31,11 +31,12 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use tracing::{debug, info, warn};
 
-use crate::counters::{lock, AdmissionSnapshot, Published};
+use crate::counters::{AdmissionSnapshot, Published};
+use crate::sync::lock;
 use crate::handshake::{Established, Handshake, HandshakeConfig, Progress};
 use crate::info::Dpid;
 use crate::tls::{refusal, Stream};
-use crate::worker::{Command, DpidRegistry, NewSwitch, WorkerHandle};
+use crate::command::{Control, DpidRegistry, NewSwitch, WorkerHandle};
 
 /// Makes the calling thread (admission's) `SCHED_BATCH`: the scheduler then never lets
 /// its wake-ups preempt a running thread, so a worker that shares its core runs out its
@@ -761,7 +762,7 @@ impl Admission {
         let worker = match reg.get(&dpid) {
             Some(&(w, old)) => {
                 info!(dpid = %Dpid(dpid), peer = %p.peer, "a new connection replaces the switch's old one");
-                self.workers[w].send(Command::Close {
+                self.workers[w].control(Control::Close {
                     uid: old,
                     reason: "replaced",
                 });
@@ -782,7 +783,7 @@ impl Admission {
         }
         let w = &self.workers[worker];
         w.load.fetch_add(1, Ordering::Relaxed);
-        let sent = w.send(Command::Add(Box::new(NewSwitch {
+        let sent = w.control(Control::Add(Box::new(NewSwitch {
             uid,
             stream: p.stream,
             info,

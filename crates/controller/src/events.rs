@@ -122,7 +122,7 @@ impl AppGuard {
 
     /// Why the app is quarantined (`None` while it runs).
     pub fn quarantine_reason(&self) -> Option<Quarantine> {
-        crate::counters::lock(&self.health.reason).clone()
+        crate::sync::lock(&self.health.reason).clone()
     }
 
     /// Runs `f` unless the app is quarantined; a panic in it quarantines the app.
@@ -181,7 +181,7 @@ pub(crate) fn quarantine(
     // The reason is stored before the flag is raised, so whoever sees the app
     // quarantined also finds why (a reader that saw the flag first once found no reason).
     let first = {
-        let mut reason = crate::counters::lock(&health.reason);
+        let mut reason = crate::sync::lock(&health.reason);
         let first = reason.is_none();
         if first {
             *reason = Some(Quarantine {

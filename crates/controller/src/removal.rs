@@ -262,6 +262,7 @@ fn applied(reply: Reply) -> Result<(), String> {
         Reply::Error(e) => Err(format!("the switch refused it: {e:?}")),
         Reply::TimedOut => Err("no answer in time".into()),
         Reply::SwitchGone => Err("the switch left before it answered".into()),
+        Reply::Busy => Err("the switch's queue was full: not sent".into()),
     }
 }
 

@@ -47,6 +47,7 @@ pub mod fuzz;
 pub mod header;
 pub mod message;
 pub mod model;
+pub mod msg_type;
 pub mod of10;
 pub mod of13;
 pub mod ofctl;

@@ -113,6 +113,14 @@ impl Message {
         }
     }
 
+    /// The message's type byte on the wire, in its version.
+    pub fn msg_type(&self) -> u8 {
+        match self {
+            Message::V10(m) => m.msg_type(),
+            Message::V13(m) => m.msg_type(),
+        }
+    }
+
     /// The spec's name of the message type, without `OFPT_` (`"FLOW_MOD"`).
     pub fn type_name(&self) -> &'static str {
         match self {
