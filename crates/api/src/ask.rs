@@ -116,6 +116,7 @@ pub fn into_messages(dpid: u64, reply: Reply) -> Result<Vec<Message>, ApiError> 
         Reply::SwitchGone => Err(ApiError::unavailable(format!(
             "switch {sw} disconnected before it answered"
         ))),
+        Reply::Busy => Err(busy(&sw)),
     }
 }
 
@@ -125,12 +126,21 @@ pub fn send_error(e: SendError) -> ApiError {
         SendError::NotConnected(d) => {
             ApiError::not_found(format!("no switch {} is connected", dpid::format(d.0)))
         }
+        SendError::Busy(d) => busy(&dpid::format(d.0)),
         // The switch reconnected speaking another version since its info was read.
         e @ SendError::WrongVersion { .. } => {
             ApiError::unavailable(format!("{e}; it reconnected meanwhile: try again"))
         }
         e @ SendError::Encode { .. } => ApiError::bad_request(e.to_string()),
     }
+}
+
+/// A connected switch whose queue (the worker's, or its own output at the hard cap)
+/// is full: 503, busy, not gone; the client may try again.
+fn busy(sw: &str) -> ApiError {
+    ApiError::unavailable(format!(
+        "switch {sw} is busy: its queue is full, nothing was sent; try again"
+    ))
 }
 
 /// An ERROR message as `FLOW_MOD_FAILED/TABLE_FULL (type 5, code 1)`.

@@ -102,16 +102,16 @@ impl Hub {
     /// apps run, the `Topology` and `Devices` services.
     pub fn attach(core: &Core) -> Arc<Hub> {
         let hub = Arc::new(Hub::default());
-        let services = core.pipeline.services();
+        let services = core.services();
         let h = Arc::clone(&hub);
-        core.pipeline
+        core
             .switches()
             .subscribers()
             .subscribe(Box::new(move |e: &SwitchEvent| {
                 h.post(What::Switch(e.clone()))
             }));
         let h = Arc::clone(&hub);
-        core.pipeline
+        core.apps
             .subscribers()
             .subscribe(Box::new(move |e: &AppEvent| h.post(What::App(e.clone()))));
         if let Some(t) = services.get::<Topology>() {

@@ -217,7 +217,7 @@ impl Collector for Scrape {
             by_reason(&total.disconnects),
         )?;
 
-        let switches = self.core.pipeline.switches().connected();
+        let switches = self.core.switches().connected();
         gauges(
             &mut enc,
             "dp_status",
@@ -245,7 +245,7 @@ impl Collector for Scrape {
             [(Labels::new(), i64_of(switches.len()))],
         )?;
 
-        let services = self.core.pipeline.services();
+        let services = self.core.services();
         if let Some(devices) = services.get::<apps::devices::Devices>() {
             let mut learned: BTreeMap<(u64, Option<u16>), i64> = BTreeMap::new();
             for h in devices.all().iter() {
@@ -269,7 +269,7 @@ impl Collector for Scrape {
             &mut enc,
             "pharos_app_handler_seconds",
             "Time an app's handler takes per call, sampled (one call in 64 per switch timed, one PACKET_IN in 1024 for PACKET_IN handlers, weighted by the calls it stands for)",
-            &self.core.pipeline.handler_timings(),
+            &self.core.apps.handler_timings(),
         )?;
 
         // What the apps count themselves (Builder::counter): one family, labelled by
@@ -278,7 +278,7 @@ impl Collector for Scrape {
             &mut enc,
             "pharos_app_events",
             "Counters the apps publish, by app and counter (GET /api/v1/apps says what each counts)",
-            self.core.pipeline.app_counters().into_iter().map(|c| {
+            self.core.apps.app_counters().into_iter().map(|c| {
                 (
                     vec![("app", c.app.to_string()), ("counter", c.name.to_string())],
                     c.value,

@@ -235,7 +235,7 @@ async fn poll_loop(s: Arc<Shared>) {
             break;
         }
         let now = Instant::now();
-        let dpids = s.core.pipeline.switches().dpids();
+        let dpids = s.core.switches().dpids();
         let due: Vec<bool> = {
             let mut st = s.port_rates.lock();
             if st
@@ -259,7 +259,7 @@ async fn poll_loop(s: Arc<Shared>) {
 
 /// Reads switch `dpid`'s port counters (and, when `speeds`, its ports' speeds).
 async fn poll_switch(s: Arc<Shared>, dpid: u64, speeds: bool) {
-    let switches = s.core.pipeline.switches();
+    let switches = s.core.switches();
     let Some(info) = switches.info(dpid) else {
         return;
     };

@@ -133,12 +133,12 @@ pub async fn controller_info(State(s): St) -> Json<ControllerInfo> {
             .collect(),
         api_listen: s.local_addr.to_string(),
         apps: core
-            .pipeline
+            .apps
             .app_names()
             .into_iter()
             .map(String::from)
             .collect(),
-        counters: ControllerCounters::new(&counters, &core.pipeline.counters()),
+        counters: ControllerCounters::new(&counters, &core.apps.counters()),
     })
 }
 
@@ -148,7 +148,7 @@ pub async fn controller_info(State(s): St) -> Json<ControllerInfo> {
         (status = 401, description = "A token is needed", body = ErrorBody),
         (status = 403, description = "Wrong token", body = ErrorBody)))]
 pub async fn switches(State(s): St) -> Response {
-    let directory = s.core.pipeline.switches();
+    let directory = s.core.switches();
     // Loaded before the map is read: if a change comes in between, the document is
     // kept under the older generation and made again on the next request.
     let generation = directory.generation();
@@ -183,7 +183,7 @@ fn summaries(s: &Shared) -> Vec<SwitchSummary> {
         .map(|c| (c.dpid.as_str(), (c.peer, c.packet_ins_per_sec)))
         .collect();
     s.core
-        .pipeline
+        
         .switches()
         .connected_since()
         .iter()
@@ -226,7 +226,7 @@ pub async fn switch(State(s): St, Path(id): Path<String>) -> Result<Json<SwitchD
     let dpid = path_dpid(&id)?;
     let (info, since) = s
         .core
-        .pipeline
+        
         .switches()
         .info_since(dpid)
         .ok_or_else(|| no_switch(dpid))?;
@@ -261,7 +261,7 @@ pub async fn port_change(
     JsonBody(change): JsonBody<PortChange>,
 ) -> Result<(StatusCode, Json<PortChangeSent>), ApiError> {
     let dpid = path_dpid(&id)?;
-    let switches = s.core.pipeline.switches();
+    let switches = s.core.switches();
     let info = switches.info(dpid).ok_or_else(|| no_switch(dpid))?;
     let p = match port.parse::<u32>() {
         Ok(n) => info.port(n),
@@ -311,7 +311,7 @@ pub async fn port_change(
 
 fn topology_service(s: &Shared) -> Result<Arc<apps::topology::Topology>, ApiError> {
     s.core
-        .pipeline
+        
         .services()
         .get::<apps::topology::Topology>()
         .ok_or_else(|| {
@@ -322,7 +322,7 @@ fn topology_service(s: &Shared) -> Result<Arc<apps::topology::Topology>, ApiErro
 }
 
 fn devices_service(s: &Shared) -> Result<Arc<Devices>, ApiError> {
-    s.core.pipeline.services().get::<Devices>().ok_or_else(|| {
+    s.core.services().get::<Devices>().ok_or_else(|| {
         ApiError::unavailable(
             "hosts are tracked by the device_manager app, which is not running (see --apps)",
         )

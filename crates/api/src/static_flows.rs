@@ -137,7 +137,7 @@ type St = State<Arc<Shared>>;
 
 fn store(s: &Shared) -> Result<Arc<StaticFlows>, ApiError> {
     s.core
-        .pipeline
+        
         .services()
         .get::<StaticFlows>()
         .ok_or_else(|| {
@@ -148,7 +148,7 @@ fn store(s: &Shared) -> Result<Arc<StaticFlows>, ApiError> {
 }
 
 fn info(s: &Shared, f: &StaticFlow) -> StaticFlowInfo {
-    StaticFlowInfo::new(f, s.core.pipeline.switches().is_connected(f.dpid))
+    StaticFlowInfo::new(f, s.core.switches().is_connected(f.dpid))
 }
 
 impl From<StoreError> for ApiError {
@@ -219,7 +219,7 @@ pub async fn create(
     let flow =
         parse_flow(&new.flow).map_err(|e| ApiError::bad_request(format!("bad flow: {e}")))?;
     let (added, old) = store.add(&new.name, dpid, flow, new.replace)?;
-    let switches = s.core.pipeline.switches();
+    let switches = s.core.switches();
     if let Some(old) = old {
         let moved = old.dpid != added.dpid
             || old.flow.table != added.flow.table
@@ -255,7 +255,7 @@ pub async fn delete(
     let old = store.remove(&name)?;
     let deleted = info(&s, &old);
     tracing::info!(name, dpid = %controller::info::Dpid(old.dpid), "REST: static flow deleted");
-    let outcome = remove_from_switch(s.core.pipeline.switches(), &old, s.switch_timeout).await;
+    let outcome = remove_from_switch(s.core.switches(), &old, s.switch_timeout).await;
     Ok(Json(DeletedStaticFlow {
         deleted,
         removed_from_switch: outcome.is_ok(),
@@ -327,5 +327,9 @@ async fn remove_from_switch(
         Some(Reply::SwitchGone) | None => {
             Err(format!("switch {} is not connected", dpid::format(f.dpid)))
         }
+        Some(Reply::Busy) => Err(format!(
+            "switch {} is busy (its queue is full): try again",
+            dpid::format(f.dpid)
+        )),
     }
 }

@@ -20,7 +20,8 @@ use controller::info::SwitchInfo;
 use controller::requests::Reply;
 use controller::services::{Services, StartError};
 use openflow::of10::flow_match as fw;
-use openflow::view::{widen_port, PacketIn};
+use controller::app::PacketIn;
+use openflow::view::widen_port;
 use openflow::{frame_len, of10, of13, MacAddr, Message, Version};
 use packet::ethernet::{EtherType, EthernetRepr};
 
@@ -993,7 +994,7 @@ fn the_counter_counts() {
 fn packet_in_views_of_the_fake_switch_are_valid() {
     for version in [Version::V1_0, Version::V1_3] {
         let m = packet_in(version, 7, &frame(A, B), Some(1));
-        let v = PacketIn::new_checked(&m[..]).unwrap();
+        let v = PacketIn::parse(&m[..]).unwrap();
         assert_eq!(
             (v.in_port(), v.buffer_id(), v.version()),
             (7, Some(1), version)

@@ -13,7 +13,7 @@ use controller::dispatch::Pipeline;
 use controller::events::{Publisher, Subscribers};
 use controller::info::SwitchInfo;
 use controller::services::{Services, StartError};
-use openflow::view::PacketIn;
+use controller::app::PacketIn;
 use openflow::{of10, Message, Version};
 
 /// A service that numbers the PACKET_INs its app saw, and tells its subscribers.
@@ -48,7 +48,7 @@ impl App for Publishing {
 }
 
 impl Publishing {
-    fn packet_in(&self, _: &mut SwitchCtx, _: &mut (), _: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, _: &mut SwitchCtx, _: &mut (), _: &PacketIn) -> Flow {
         let n = self.handled.fetch_add(1, Relaxed) + 1;
         self.gauge.subscribers.publish(|| vec![n]);
         Flow::Continue

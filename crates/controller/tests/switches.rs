@@ -19,7 +19,7 @@ use controller::switches::{Reply, SendError, Switches};
 use emu::{host, is_packet_out, Emu, Spec};
 use harness::{eventually, test_config, Running, T};
 use openflow::model::{Action, FlowMod, Ipv6Prefix, Match, PacketOut, PortNo};
-use openflow::view::PacketIn;
+use controller::app::PacketIn;
 use openflow::{of10, of13, Message, Version};
 
 const A: u64 = 0xa;
@@ -69,7 +69,7 @@ impl App for Relay {
 }
 
 impl Relay {
-    fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut (), p: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut (), p: &PacketIn) -> Flow {
         if ctx.dpid() == self.to {
             return Flow::Continue;
         }

@@ -32,7 +32,7 @@ use controller::dispatch::{Pipeline, SwitchState};
 use controller::info::{PortInfo, SwitchInfo};
 use controller::services::Services;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use openflow::view::PacketIn;
+use controller::app::PacketIn;
 use openflow::{of10, MacAddr, Message, Version};
 use wasm::{LoadSpec, WasmLoader};
 
@@ -106,7 +106,7 @@ impl App for Noop {
     }
 }
 
-fn noop_packet_in(_: &Noop, _: &mut SwitchCtx<'_>, _: &mut (), p: &PacketIn<&[u8]>) -> Flow {
+fn noop_packet_in(_: &Noop, _: &mut SwitchCtx<'_>, _: &mut (), p: &PacketIn) -> Flow {
     black_box(p);
     Flow::Continue
 }

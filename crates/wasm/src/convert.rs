@@ -2,10 +2,9 @@
 
 use std::net::Ipv4Addr;
 
-use controller::info::{PortInfo, PortReason};
 use openflow::model::{self, Ipv4Prefix, PortNo, Vlan};
 use openflow::types::MacAddr;
-use openflow::view::PacketIn;
+use controller::app::{PacketIn, PortInfo, PortReason};
 use openflow::Version;
 
 use crate::bindings::pharos::app::types as wit;
@@ -141,7 +140,7 @@ fn ethernet(data: &[u8]) -> (u64, u64, u16) {
 }
 
 /// A PACKET_IN's fields, its Ethernet header read.
-pub(crate) fn packet_in(p: &PacketIn<&[u8]>) -> wit::PacketIn {
+pub(crate) fn packet_in(p: &PacketIn) -> wit::PacketIn {
     let data = p.data();
     let (eth_src, eth_dst, eth_type) = ethernet(data);
     wit::PacketIn {

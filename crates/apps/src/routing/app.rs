@@ -59,9 +59,8 @@ use controller::reconcile::Adopt;
 use controller::services::{Services, StartError};
 use controller::switches::Switches;
 use openflow::model::{Action, FlowMod, FlowModCommand, FlowRemoved, Match, PortNo, Vlan};
-use openflow::view::PacketIn;
+use controller::app::PacketIn;
 use openflow::{MacAddr, Message};
-use packet::ethernet::EthernetFrame;
 use serde::Deserialize;
 
 use super::flood::{self, send, Floods};
@@ -632,9 +631,9 @@ impl App for Routing {
 }
 
 impl Routing {
-    fn packet_in(&self, ctx: &mut SwitchCtx, floods: &mut Floods, p: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, ctx: &mut SwitchCtx, floods: &mut Floods, p: &PacketIn) -> Flow {
         let devices = &self.shared.devices;
-        let Ok(eth) = EthernetFrame::new_checked(p.data()) else {
+        let Some(eth) = p.eth() else {
             return Flow::Continue;
         };
         // 1
@@ -724,7 +723,7 @@ impl Routing {
 impl Shared {
     /// Step 2, not holding `net`: the tree is read only if the switch's flood plan is
     /// older than it (the common case reads one atomic, no lock).
-    fn flood(&self, ctx: &mut SwitchCtx, floods: &mut Floods, p: &PacketIn<&[u8]>) -> Flow {
+    fn flood(&self, ctx: &mut SwitchCtx, floods: &mut Floods, p: &PacketIn) -> Flow {
         if !floods.is_planned(self.version.load(Ordering::Acquire)) {
             let net = self.net();
             floods.plan(&net.tree, net.version, ctx.info());
@@ -738,7 +737,7 @@ impl Shared {
         net: &Net,
         ctx: &mut SwitchCtx,
         floods: &mut Floods,
-        p: &PacketIn<&[u8]>,
+        p: &PacketIn,
     ) -> Flow {
         floods.plan(&net.tree, net.version, ctx.info());
         flood::flood(&self.hasher, ctx, floods, p)
@@ -749,7 +748,7 @@ impl Shared {
         &self,
         ctx: &mut SwitchCtx,
         floods: &mut Floods,
-        p: &PacketIn<&[u8]>,
+        p: &PacketIn,
         dpid: u64,
         port: u32,
     ) -> bool {
@@ -808,7 +807,7 @@ impl Shared {
             // A switch that left took its flows with it. Under routing's tag: on 1.3
             // the delete reaches routing's flows only (controller::cookie).
             let tag = controller::cookie::tag_of(COOKIE_TAG);
-            let tagged = controller::cookie::AppSwitches::new(switches, tag);
+            let tagged = controller::app::AppSwitches::new(switches, tag);
             let _ = tagged.send_flow_mod(hop.dpid.0, &fm);
         }
     }

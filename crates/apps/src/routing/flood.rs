@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 use controller::app::{Flow, SwitchCtx};
 use controller::info::{Dpid, SwitchInfo};
 use openflow::model::{Action, EncodedActions, PacketOut, PortNo};
-use openflow::view::PacketIn;
+use controller::app::PacketIn;
 use openflow::Version;
 
 use super::{PortHop, SpanningTree};
@@ -172,7 +172,7 @@ pub fn flood(
     hasher: &impl BuildHasher,
     ctx: &mut SwitchCtx,
     floods: &mut Floods,
-    p: &PacketIn<&[u8]>,
+    p: &PacketIn,
 ) -> Flow {
     let in_port = p.in_port();
     // Came around a known loop.
@@ -218,7 +218,7 @@ pub fn deliver(
     ctx: &mut SwitchCtx,
     floods: &mut Floods,
     hasher: &impl BuildHasher,
-    p: &PacketIn<&[u8]>,
+    p: &PacketIn,
     dpid: u64,
     port: u32,
 ) -> bool {
@@ -246,7 +246,7 @@ pub fn deliver(
 }
 
 /// Sends the packet of `p` through `actions` ([`PacketOut::of_packet_in`]).
-pub fn send(ctx: &mut SwitchCtx, p: &PacketIn<&[u8]>, actions: &[Action]) {
+pub fn send(ctx: &mut SwitchCtx, p: &PacketIn, actions: &[Action]) {
     ctx.send_packet_out(&PacketOut::of_packet_in(p, actions));
 }
 

@@ -123,7 +123,7 @@ impl StaticFlowsApp {
                     tracing::warn!(%dpid, pending = sent.0.len(), "the switch did not answer the barrier after its static flows in {REPLY_TIMEOUT:?}: they stay pending");
                     sent.0.clear();
                 }
-                Reply::SwitchGone => sent.0.clear(),
+                Reply::SwitchGone | Reply::Busy => sent.0.clear(),
             }
         });
     }

@@ -48,7 +48,7 @@ use controller::app::{App, Builder, Flow, Order, Required, SwitchCtx};
 use controller::info::{Dpid, PortInfo, PortReason, SwitchInfo};
 use controller::switches::Switches;
 use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
-use openflow::view::PacketIn;
+use controller::app::PacketIn;
 use openflow::{MacAddr, Version};
 use serde::Deserialize;
 
@@ -391,7 +391,7 @@ impl TopologyApp {
     }
 
     // 3
-    fn packet_in(&self, ctx: &mut SwitchCtx, frame: &mut Vec<u8>, p: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, ctx: &mut SwitchCtx, frame: &mut Vec<u8>, p: &PacketIn) -> Flow {
         let (dpid, in_port) = (ctx.dpid(), p.in_port());
         if !lldp::may_be_lldp(p.data()) {
             self.host_traffic(ctx, in_port, p.data());

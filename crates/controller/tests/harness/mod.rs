@@ -12,7 +12,7 @@ use controller::controller::{Controller, Handle};
 use controller::dispatch::Pipeline;
 use controller::info::SwitchInfo;
 use controller::services::Services;
-use openflow::view::PacketIn;
+use controller::app::PacketIn;
 
 /// A generous bound for anything that should happen "now" on loopback.
 pub const T: Duration = Duration::from_secs(10);
@@ -174,7 +174,7 @@ impl App for Panicker {
 }
 
 impl Panicker {
-    fn packet_in(&self, _: &mut SwitchCtx, _: &mut (), _: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, _: &mut SwitchCtx, _: &mut (), _: &PacketIn) -> Flow {
         panic!("panicker: this app fails on every PACKET_IN (on purpose, in a test)");
     }
 }
