@@ -45,7 +45,8 @@ pub struct Lab {
     pub(crate) verbose: bool,
 }
 
-/// A probe interface of a lab made with [`LabOptions::probe`]: where host hM would be.
+/// A probe interface of a lab made with [`LabOptions::probe`](crate::LabOptions::probe):
+/// where host hM would be.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ProbePort {
     /// The host it stands for (`h1`).
@@ -134,7 +135,8 @@ impl Lab {
         self.state.probe
     }
 
-    /// The probe interfaces (empty unless made with [`LabOptions::probe`]), by host number.
+    /// The probe interfaces (empty unless made with
+    /// [`LabOptions::probe`](crate::LabOptions::probe)), by host number.
     pub fn probes(&self) -> Vec<ProbePort> {
         if !self.state.probe {
             return Vec::new();
