@@ -18,7 +18,8 @@ use api::{Core, Server, Settings};
 use contract::Contract;
 use controller::config::Config;
 use controller::controller::{Controller, Handle};
-use controller::dispatch::Pipeline;
+use controller::driver::Driver;
+use controller::host::AppHost;
 use controller::info::PORT_CONFIG_DOWN;
 use controller::services::Services;
 use emu::{host, Emu, Spec};
@@ -33,7 +34,7 @@ const TOKEN: &str = "test-token-0123456789abcdef";
 struct Running {
     api: Server,
     handle: Arc<Handle>,
-    pipeline: Arc<Pipeline>,
+    pipeline: Arc<Core>,
     /// Where switches connect.
     of_addr: SocketAddr,
     contract: Option<Contract>,
@@ -80,9 +81,9 @@ impl Running {
             workers: 2,
             ..Config::default()
         };
-        let pipeline = Arc::new(Pipeline::build(apps, Services::new()).expect("apps start"));
+        let pipeline = Arc::new(AppHost::build(apps, Services::new()).expect("apps start"));
         let handle = Arc::new(
-            Controller::start(&config.net(), Arc::clone(&pipeline)).expect("controller starts"),
+            Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher)).expect("controller starts"),
         );
         let settings = Settings {
             listen,
@@ -91,10 +92,7 @@ impl Running {
             switch_timeout,
             tls: None,
         };
-        let core = Core {
-            pipeline: Arc::clone(&pipeline),
-            controller: Arc::clone(&handle),
-        };
+        let core = Core::new(&pipeline, Arc::clone(&handle));
         let api = Server::start(settings, core).expect("the API starts");
         let mut r = Running {
             of_addr: handle.local_addrs()[0],
@@ -177,7 +175,7 @@ impl Drop for Running {
     fn drop(&mut self) {
         self.api.shutdown();
         self.handle.shutdown();
-        self.pipeline.stop();
+        self.pipeline.apps.stop();
     }
 }
 
@@ -1970,7 +1968,7 @@ fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
     };
     let r = load("/api/v1/apps?name=hub1", "POST", b"hub");
     assert_eq!(r.status, 501, "{}", r.text());
-    c.pipeline.set_loader(Arc::new(TextLoader));
+    c.pipeline.apps.set_loader(Arc::new(TextLoader));
     let r = load(
         "/api/v1/apps?name=hub1&order=direct:5&position=0",
         "POST",

@@ -6,9 +6,12 @@ use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use openflow::{frame_len, of10, Message};
+use openflow::{frame_len, of10, Frame, Message};
 
 use super::*;
+use crate::command::Route;
+use crate::info::SwitchInfo;
+use crate::output::Output;
 
 /// Records events; answers each PACKET_IN with a BARRIER_REQUEST carrying its xid, or,
 /// for a PACKET_IN over 1000 bytes, with a 65000-byte VENDOR message.
@@ -35,40 +38,42 @@ impl Recorder {
     }
 }
 
-impl SwitchPipeline for Recorder {
+impl Driver for Recorder {
     type State = u64;
 
-    fn new_switch(&self, info: SwitchInfo, _route: crate::switches::Route) -> u64 {
+    fn connected<'o>(
+        &self,
+        info: SwitchInfo,
+        _route: Route,
+        _flows: Option<Vec<openflow::ofctl::FlowEntry>>,
+        _out: impl Into<Output<'o>>,
+        _now: Instant,
+    ) -> u64 {
+        self.events.lock().unwrap().push(format!("added {:x}", info.dpid));
         info.dpid
     }
 
-    fn switch_added(&self, sw: &mut u64, _out: &mut Vec<u8>, _now: Instant) {
-        self.events.lock().unwrap().push(format!("added {sw:x}"));
-    }
-
-    fn handle(&self, sw: &mut u64, frame: &[u8], out: &mut Vec<u8>, _now: Instant) {
-        self.events
-            .lock()
-            .unwrap()
-            .push(format!("frame {sw:x} {}", frame[1]));
-        if frame[1] == 10 && frame.len() > 1000 {
-            let at = out.len();
-            out.resize(at + 65000, 0);
-            out[at..at + 4].copy_from_slice(&[frame[0], 4, (65000u16 >> 8) as u8, 65000u16 as u8]);
-        } else if frame[1] == 10 {
-            let mut reply = vec![frame[0], 18, 0, 8];
-            reply.extend_from_slice(&frame[4..8]);
-            out.extend_from_slice(&reply);
+    fn handle<'o>(&self, sw: &mut u64, frame: Frame<'_>, out: impl Into<Output<'o>>, _now: Instant) {
+        let mut out = out.into();
+        let (b, t) = (frame.bytes(), frame.msg_type());
+        self.events.lock().unwrap().push(format!("frame {sw:x} {t}"));
+        if t == 10 && frame.len() > 1000 {
+            let mut vendor = vec![0; 65000];
+            vendor[..4].copy_from_slice(&[b[0], 4, (65000u16 >> 8) as u8, 65000u16 as u8]);
+            out.push_frame(&vendor, 0);
+        } else if t == 10 {
+            let xid = frame.xid();
+            out.push_frame(&[b[0], 18, 0, 8, 0, 0, 0, 0], xid);
         }
     }
 
-    fn tick(&self, _sw: &mut u64, _out: &mut Vec<u8>, _now: Instant) {}
+    fn tick<'o>(&self, _sw: &mut u64, _out: impl Into<Output<'o>>, _now: Instant) {}
 
     fn next_deadline(&self, _sw: &u64) -> Option<Instant> {
         None
     }
 
-    fn switch_removed(&self, sw: u64, reason: &str, _now: Instant) {
+    fn disconnected(&self, sw: u64, reason: &str, _now: Instant) {
         self.events
             .lock()
             .unwrap()

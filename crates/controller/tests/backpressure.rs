@@ -742,8 +742,9 @@ fn messages_sent_to_a_paused_switch_past_the_hard_cap_are_dropped_counted_and_lo
     assert!(s.queued_bytes <= 64 << 10, "{s:?}");
     assert_eq!(s.drops, s.overflow_drops, "{s:?}");
     assert!(logs().contains("whose queue is at output_buffer_limit; dropped"));
-    // A request that cannot be queued either is answered at once, SwitchGone (not left
-    // to time out), and counted with the drops.
+    // A request that cannot be queued either is answered at once (not left to time
+    // out) as Busy: the switch is connected, its queue is full (not SwitchGone, which
+    // the REST API would tell as "disconnected"); counted with the drops.
     let (tx, rx) = std::sync::mpsc::channel();
     let echo = openflow::Message::V13(openflow::of13::Message::EchoRequest {
         data: vec![0x5a; 2048],
@@ -753,7 +754,7 @@ fn messages_sent_to_a_paused_switch_past_the_hard_cap_are_dropped_counted_and_lo
         .unwrap();
     assert_eq!(
         rx.recv_timeout(T).unwrap(),
-        controller::switches::Reply::SwitchGone
+        controller::switches::Reply::Busy
     );
     assert!(logs().contains("a request sent to a switch whose queue is at output_buffer_limit"));
     let sent = sent + 1;

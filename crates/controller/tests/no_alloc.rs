@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use controller::config::Config;
 use controller::controller::Controller;
-use controller::dispatch::Pipeline;
+use controller::host::AppHost;
 use controller::services::Services;
 use emu::{host, Emu, Spec};
 
@@ -79,13 +79,13 @@ fn read_until_echo_reply(stream: &mut TcpStream, buf: &mut Vec<u8>) -> usize {
 
 fn steady_state_allocations(spec: Spec) -> (usize, usize) {
     let app = apps::by_name("learning_switch", &toml::Table::new()).unwrap();
-    let pipeline = Arc::new(Pipeline::build(vec![app], Services::new()).unwrap());
+    let pipeline = Arc::new(AppHost::build(vec![app], Services::new()).unwrap());
     let config = Config {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         workers: 1,
         ..Config::default()
     };
-    let handle = Controller::start(&config.net(), Arc::clone(&pipeline)).unwrap();
+    let handle = Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher)).unwrap();
     let t = Duration::from_secs(10);
     let mut sw = Emu::connect_and_handshake(handle.local_addrs()[0], spec, t).unwrap();
     let (a, b, stranger) = (host(0xa), host(0xb), host(0xc));

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use controller::config::{ClientAuth, Config, ListenEntry, TlsSettings};
 use controller::controller::Controller;
-use controller::dispatch::Pipeline;
+use controller::host::AppHost;
 use controller::services::Services;
 use emu::{host, Emu, Spec};
 
@@ -76,7 +76,7 @@ fn read_until_echo_reply(stream: &mut TcpStream, buf: &mut Vec<u8>) -> usize {
 
 fn steady_state_allocations(pki: &tlskit::Pki, spec: Spec) -> (usize, usize) {
     let app = apps::by_name("learning_switch", &toml::Table::new()).unwrap();
-    let pipeline = Arc::new(Pipeline::build(vec![app], Services::new()).unwrap());
+    let pipeline = Arc::new(AppHost::build(vec![app], Services::new()).unwrap());
     let config = Config {
         listen: vec![ListenEntry {
             addr: "127.0.0.1:0".parse().unwrap(),
@@ -90,7 +90,7 @@ fn steady_state_allocations(pki: &tlskit::Pki, spec: Spec) -> (usize, usize) {
         workers: 1,
         ..Config::default()
     };
-    let handle = Controller::start(&config.net(), Arc::clone(&pipeline)).unwrap();
+    let handle = Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher)).unwrap();
     let switch = pki.ca.issue("switch", false, false);
     let (relay, _) = tlskit::relay(handle.local_addrs()[0], pki.client(Some(&switch), None));
     let t = Duration::from_secs(10);

@@ -443,7 +443,7 @@ fn any_thread_can_ask_a_switch_and_gets_one_answer() {
     assert_eq!(rx.recv_timeout(T).unwrap(), Reply::TimedOut);
     let took = asked.elapsed();
     assert!(took >= timeout && took < Duration::from_secs(4), "{took:?}");
-    assert_eq!(ctl.pipeline.counters().request_timeouts, 1);
+    assert_eq!(ctl.pipeline.apps.counters().request_timeouts, 1);
 
     // Asked again, and the switch leaves before the deadline: SwitchGone, once.
     let (tx, rx) = channel();

@@ -213,17 +213,17 @@ fn a_panicking_timer_quarantines_its_app_and_nothing_else() {
         ],
     );
     let mut sw = Emu::connect_and_handshake(ctl.addr, Spec::v13(3), T).unwrap();
-    assert!(eventually(T, || ctl.pipeline.is_quarantined("faulty")
+    assert!(eventually(T, || ctl.pipeline.apps.is_quarantined("faulty")
         == Some(true)
-        && ctl.pipeline.is_quarantined("faulty_global") == Some(true)));
+        && ctl.pipeline.apps.is_quarantined("faulty_global") == Some(true)));
     // The switch and the other app carry on.
     sw.ping(T).unwrap();
     let before = runs_on(&seen, 3).len();
     assert!(eventually(T, || runs_on(&seen, 3).len() >= before + 2));
-    assert_eq!(ctl.pipeline.is_quarantined("ticker"), Some(false));
+    assert_eq!(ctl.pipeline.apps.is_quarantined("ticker"), Some(false));
     // Each ran once, though the ticker's periods show their own came round again:
     // quarantined at its first panic.
-    assert_eq!(ctl.pipeline.panics("faulty"), Some(1));
+    assert_eq!(ctl.pipeline.apps.panics("faulty"), Some(1));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
 

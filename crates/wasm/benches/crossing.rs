@@ -28,7 +28,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use controller::app::{AnyApp, App, Builder, Flow, Order, SwitchCtx};
-use controller::dispatch::{Pipeline, SwitchState};
+use controller::dispatch::SwitchState;
+use controller::driver::Driver;
+use controller::host::{AppHost, Core};
 use controller::info::{PortInfo, SwitchInfo};
 use controller::services::Services;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -128,12 +130,12 @@ fn wasm_app(loader: &WasmLoader, file: &str, name: &str) -> Box<dyn AnyApp> {
 }
 
 fn pipeline(apps: Vec<Box<dyn AnyApp>>) -> (Pipeline, Vec<SwitchState>) {
-    let p = Pipeline::build(apps, Services::new()).unwrap();
+    let p = AppHost::build(apps, Services::new()).unwrap();
     let now = Instant::now();
     let switches = (1..=SWITCHES)
         .map(|d| {
-            let mut sw = p.new_switch(info(d));
-            p.switch_added(&mut sw, &mut Vec::new(), now);
+            let mut sw = p.dispatcher.new_switch(info(d));
+            p.dispatcher.switch_added(&mut sw, &mut Vec::new(), now);
             sw
         })
         .collect();
@@ -144,12 +146,12 @@ fn pipeline(apps: Vec<Box<dyn AnyApp>>) -> (Pipeline, Vec<SwitchState>) {
 type Turn = (usize, Vec<Vec<u8>>);
 
 /// Handles one turn as a worker does: each message, then the turn's end.
-fn turn(p: &Pipeline, switches: &mut [SwitchState], t: &Turn, out: &mut Vec<u8>, now: Instant) {
+fn turn(p: &Core, switches: &mut [SwitchState], t: &Turn, out: &mut Vec<u8>, now: Instant) {
     let sw = &mut switches[t.0];
     for m in &t.1 {
-        p.handle(sw, black_box(m), out, now);
+        p.dispatcher.handle(sw, black_box(m), out, now);
     }
-    p.turn_end(sw, out, now);
+    p.dispatcher.turn_end(sw, out, now);
 }
 
 fn bench(c: &mut Criterion) {

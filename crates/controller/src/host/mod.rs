@@ -271,6 +271,18 @@ pub struct Core {
     pub services: Arc<Services>,
 }
 
+impl Core {
+    /// The directory of connected switches.
+    pub fn switches(&self) -> &Arc<Switches> {
+        &self.switches
+    }
+
+    /// The services.
+    pub fn services(&self) -> &Arc<Services> {
+        &self.services
+    }
+}
+
 /// Apps quarantined, started, stopped, loaded, as they happen (the REST API's event
 /// stream subscribes).
 impl Publisher<AppEvent> for AppHost {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use controller::app::{AnyApp, App, Builder, Flow, Order, SwitchCtx};
 use controller::config::{Config, KeepaliveConfig};
 use controller::controller::{Controller, Handle};
-use controller::dispatch::Pipeline;
+use controller::host::{AppHost, Core};
 use controller::info::SwitchInfo;
 use controller::services::Services;
 use controller::app::PacketIn;
@@ -34,7 +34,7 @@ pub fn test_config() -> Config {
 /// A controller running for one test; shut down on drop.
 pub struct Running {
     handle: Option<Handle>,
-    pub pipeline: Arc<Pipeline>,
+    pub pipeline: Arc<Core>,
     /// Where switches connect.
     pub addr: SocketAddr,
 }
@@ -42,9 +42,9 @@ pub struct Running {
 impl Running {
     pub fn start(config: &Config, apps: Vec<Box<dyn AnyApp>>) -> Running {
         init_logs();
-        let pipeline = Arc::new(Pipeline::build(apps, Services::new()).expect("apps start"));
+        let pipeline = Arc::new(AppHost::build(apps, Services::new()).expect("apps start"));
         let handle =
-            Controller::start(&config.net(), Arc::clone(&pipeline)).expect("controller starts");
+            Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher)).expect("controller starts");
         let addr = handle.local_addrs()[0];
         Running {
             handle: Some(handle),

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use controller::app::{AnyApp, App, Builder, SwitchCtx};
 use controller::controller::{Controller, Handle, NetConfig};
 use controller::counters::CountersSnapshot;
-use controller::dispatch::Pipeline;
+use controller::driver::Driver;
+use controller::host::{AppHost, Core};
 use controller::info::{PortInfo, PortReason};
 use controller::services::Services;
 
@@ -128,7 +129,7 @@ pub struct Ctl {
     api: Option<api::Server>,
     /// Its token and address, to start it again on a restart.
     api_at: Option<(String, SocketAddr)>,
-    pipeline: Option<Arc<Pipeline>>,
+    pipeline: Option<Arc<Core>>,
     /// What it runs (again, on a restart).
     apps: AppSet,
     /// PACKET_INs by kind, since this start.
@@ -150,7 +151,7 @@ impl Ctl {
         let observer = Box::new(CountKinds(Arc::clone(&kinds)));
         let mut set = apps();
         set.push(observer);
-        let pipeline = Arc::new(Pipeline::build(set, Services::new()).expect("pipeline"));
+        let pipeline = Arc::new(AppHost::build(set, Services::new()).expect("pipeline"));
         let config = NetConfig {
             listen: vec![SocketAddr::from(([127, 0, 0, 1], port))],
             workers: 1,
@@ -159,14 +160,14 @@ impl Ctl {
         };
         let deadline = Instant::now() + Duration::from_secs(5);
         let handle = loop {
-            match Controller::start(&config, Arc::clone(&pipeline)) {
+            match Controller::start(&config, Arc::clone(&pipeline.dispatcher)) {
                 Ok(h) => break h,
                 Err(e) if Instant::now() < deadline => {
                     eprintln!("controller start on port {port}: {e}; retrying");
                     thread::sleep(Duration::from_millis(100));
                 }
                 Err(e) => {
-                    pipeline.stop();
+                    pipeline.apps.stop();
                     panic!("cannot start the controller on port {port}: {e}");
                 }
             }
@@ -184,7 +185,7 @@ impl Ctl {
     }
 
     /// The running pipeline (its services: `pipeline().services().get::<T>()`).
-    pub fn pipeline(&self) -> &Arc<Pipeline> {
+    pub fn pipeline(&self) -> &Arc<Core> {
         self.pipeline.as_ref().expect("the controller is running")
     }
 
@@ -267,7 +268,7 @@ impl Ctl {
             h.shutdown();
         }
         if let Some(p) = self.pipeline.take() {
-            p.stop();
+            p.apps.stop();
         }
     }
 
@@ -289,10 +290,7 @@ impl Ctl {
     }
 
     fn start_api_on(&mut self, token: &str, listen: SocketAddr) -> SocketAddr {
-        let core = api::Core {
-            pipeline: Arc::clone(self.pipeline()),
-            controller: Arc::clone(self.handle.as_ref().expect("the controller is running")),
-        };
+        let core = api::Core::new(self.pipeline(), Arc::clone(self.handle.as_ref().expect("the controller is running")));
         let deadline = Instant::now() + Duration::from_secs(5);
         let server = loop {
             let settings = api::Settings {
