@@ -18,7 +18,6 @@ use api::{Core, Server, Settings};
 use contract::Contract;
 use controller::config::Config;
 use controller::controller::{Controller, Handle};
-use controller::driver::Driver;
 use controller::host::AppHost;
 use controller::info::PORT_CONFIG_DOWN;
 use controller::services::Services;
@@ -34,7 +33,7 @@ const TOKEN: &str = "test-token-0123456789abcdef";
 struct Running {
     api: Server,
     handle: Arc<Handle>,
-    pipeline: Arc<Core>,
+    pipeline: Arc<controller::host::Core>,
     /// Where switches connect.
     of_addr: SocketAddr,
     contract: Option<Contract>,
@@ -1844,14 +1843,14 @@ fn the_switch_list_is_made_again_when_a_switch_comes_goes_or_changes_a_port() {
 /// anything else is refused with a reason.
 struct TextLoader;
 
-impl controller::lifecycle::AppLoader for TextLoader {
+impl controller::host::AppLoader for TextLoader {
     fn load(
         &self,
-        spec: &controller::lifecycle::LoadSpec,
+        spec: &controller::host::LoadSpec,
         module: &[u8],
     ) -> Result<Box<dyn controller::app::AnyApp>, String> {
         match module {
-            b"hub" => Ok(Box::new(LoadedHub(controller::lifecycle::intern(
+            b"hub" => Ok(Box::new(LoadedHub(controller::host::intern(
                 &spec.name,
             )))),
             _ => Err("not a module this loader knows".into()),

@@ -23,7 +23,6 @@ use apps::static_flows::{StaticFlows, StaticFlowsApp};
 use contract::Contract;
 use controller::config::{Config, StaticFlowConfig};
 use controller::controller::{Controller, Handle};
-use controller::driver::Driver;
 use controller::host::AppHost;
 use controller::services::Services;
 use emu::{Emu, Spec};
@@ -57,7 +56,7 @@ impl Drop for TempDir {
 struct Running {
     api: Server,
     handle: Arc<Handle>,
-    pipeline: Arc<Core>,
+    pipeline: Arc<controller::host::Core>,
     of_addr: SocketAddr,
     api_addr: SocketAddr,
     contract: Contract,

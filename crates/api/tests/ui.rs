@@ -10,7 +10,6 @@ use api::auth::{Token, TokenSource};
 use api::{Core, Server, Settings};
 use controller::config::Config;
 use controller::controller::{Controller, Handle};
-use controller::driver::Driver;
 use controller::host::AppHost;
 use controller::services::Services;
 use http::{request, Resp};
@@ -21,7 +20,7 @@ const TOKEN: &str = "ui-test-token";
 struct Running {
     api: Server,
     handle: Arc<Handle>,
-    pipeline: Arc<Core>,
+    pipeline: Arc<controller::host::Core>,
 }
 
 impl Running {

@@ -18,7 +18,7 @@ use apps::devices::{DeviceManager, Devices};
 use apps::topology::lldp::{self, DiscoveryKey};
 use apps::topology::{Topology, TopologyEvent};
 use controller::driver::Driver;
-use controller::host::{AppHost, Core};
+use controller::host::AppHost;
 use controller::info::SwitchInfo;
 use controller::services::Services;
 use openflow::{MacAddr, Version};
@@ -246,7 +246,7 @@ fn the_default_set_floods_from_known_hosts_without_allocating() {
         let mut sent = 0;
         for (s, m) in &messages {
             out.clear();
-            p.dispatcher.handle(&mut switches[*s], m, out, now);
+            p.dispatcher.handle(&mut switches[*s], m, &mut *out, now);
             sent += usize::from(!out.is_empty());
         }
         sent

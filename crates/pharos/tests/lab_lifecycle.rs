@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use controller::app::{AnyApp, App, Builder, Flow, Order};
-use controller::lifecycle::AppState;
+use controller::host::AppState;
 use harness::{dump_flows, enabled, parse_topo, serial, wait_until, Lab, Of, Topo};
 
 const CONNECT: Duration = Duration::from_secs(20);
@@ -214,7 +214,7 @@ fn apps_stopped_started_reordered_and_restarted_on_open_vswitch() {
         wait_until(CONNECT, || p.apps.is_quarantined("tripwire") == Some(true)),
         "the armed tripwire panics on the next PACKET_IN"
     );
-    let status = |p: &controller::dispatch::Pipeline| {
+    let status = |p: &controller::host::Core| {
         p.apps.app_status()
             .into_iter()
             .find(|a| a.name == "tripwire")

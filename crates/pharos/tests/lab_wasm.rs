@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use controller::app::{AnyApp, Order};
-use controller::lifecycle::LoadSpec;
+use controller::host::LoadSpec;
 use harness::{apps_by_name, enabled, parse_topo, run, serial, wait_until, AppSet, Lab, Of};
 
 /// The WASM learning switch's module.
@@ -132,7 +132,7 @@ fn the_wasm_learning_switch_is_reloaded_unloaded_and_loaded_while_a_ping_runs() 
             let out = run(&mut cmd, Duration::from_secs(30));
             assert!(out.ok(), "{of:?}: pharos ctl app {args:?}:\n{out}");
         };
-        let served = |p: &controller::dispatch::Pipeline| {
+        let served = |p: &controller::host::Core| {
             let t = p.apps.handler_timings();
             t.iter()
                 .filter(|t| t.app == "wasm_ls" && t.handler == "PACKET_IN")

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use bench::controller_bench::{run_controller_bench, ControllerBenchConfig, Mode};
 use controller::config::Config;
 use controller::controller::Controller;
-use controller::driver::Driver;
 use controller::host::{AppHost, Core};
 use controller::services::Services;
 use openflow::Version;

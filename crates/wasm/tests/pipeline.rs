@@ -577,7 +577,7 @@ fn a_batching_guest_answers_a_turns_packet_ins_at_its_end_in_one_call_in_order()
         Order::direct(0),
         "{}",
     );
-    let p = controller::dispatch::AppHost::build(
+    let p = controller::host::AppHost::build(
         vec![Box::new(ls)],
         controller::services::Services::new(),
     )

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use controller::app::{AnyApp, App, Builder, SwitchCtx};
 use controller::controller::{Controller, Handle, NetConfig};
 use controller::counters::CountersSnapshot;
-use controller::driver::Driver;
 use controller::host::{AppHost, Core};
 use controller::info::{PortInfo, PortReason};
 use controller::services::Services;
