@@ -74,7 +74,8 @@ pub fn render(registry: &Registry) -> String {
     body
 }
 
-/// A dpid as Faucet labels it: `0x` and 16 hex digits.
+/// A dpid as Faucet labels it: `0x` and 16 hex digits (the one place a dpid is not in
+/// its printed form, `00:00:00:00:00:00:00:01`: Faucet's dashboards read this label).
 pub fn dp_id(dpid: u64) -> String {
     format!("0x{dpid:016x}")
 }
@@ -176,11 +177,11 @@ impl Collector for Scrape {
     fn encode(&self, mut enc: DescriptorEncoder) -> fmt::Result {
         let counters_now = self.core.controller.counters();
         let total = &counters_now.total;
-        // The snapshot names a switch by its 16 hex digits.
+        // The snapshot names a switch by its printed dpid: read back, labelled Faucet's way.
         let sw: Vec<(String, &controller::counters::SwitchSnapshot)> = counters_now
             .switches
             .iter()
-            .map(|s| (format!("0x{}", s.dpid), s))
+            .filter_map(|s| Some((dp_id(crate::dpid::parse(&s.dpid).ok()?), s)))
             .collect();
         let dp = |d: &str| vec![("dp_id", d.to_string())];
 

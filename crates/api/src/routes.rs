@@ -177,10 +177,11 @@ pub const SWITCHES_FRESH: Duration = Duration::from_millis(500);
 /// (read once for all of them; a counter of an earlier connection is not used).
 fn summaries(s: &Shared) -> Vec<SwitchSummary> {
     let counters = s.core.controller.counters();
-    let rates: HashMap<&str, (std::net::SocketAddr, f64)> = counters
+    // The snapshot names its switch by the printed dpid: read back, for any form.
+    let rates: HashMap<u64, (std::net::SocketAddr, f64)> = counters
         .switches
         .iter()
-        .map(|c| (c.dpid.as_str(), (c.peer, c.packet_ins_per_sec)))
+        .filter_map(|c| Some((dpid::parse(&c.dpid).ok()?, (c.peer, c.packet_ins_per_sec))))
         .collect();
     s.core
         
@@ -189,8 +190,7 @@ fn summaries(s: &Shared) -> Vec<SwitchSummary> {
         .iter()
         .map(|(info, since)| {
             let mut sum = SwitchSummary::new(info, *since);
-            let key = format!("{:016x}", info.dpid);
-            if let Some(&(peer, rate)) = rates.get(key.as_str()) {
+            if let Some(&(peer, rate)) = rates.get(&info.dpid) {
                 if peer == info.peer {
                     sum.packet_ins_per_sec = rate + 0.0;
                 }
@@ -216,7 +216,7 @@ fn no_switch(dpid: u64) -> ApiError {
 /// counters. The description is asked of the switch once per connection (this waits
 /// for it at most a second; `null` until it came).
 #[utoipa::path(get, path = "/api/v1/switches/{dpid}", tag = "switches",
-    params(("dpid" = String, Path, description = "`00:00:00:00:00:00:00:01`, `0000000000000001`, `0x1` or decimal `1`")),
+    params(("dpid" = String, Path, description = "`00:00:00:00:00:00:00:01`, `0x1`, `of:0000000000000001`, `0000000000000001` (16 hex digits) or decimal `1`")),
     responses((status = 200, description = "The switch", body = SwitchDetail),
         (status = 400, description = "Not a dpid", body = ErrorBody),
         (status = 401, description = "A token is needed", body = ErrorBody),

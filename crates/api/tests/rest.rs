@@ -279,7 +279,26 @@ fn unknown_and_malformed_dpids_are_404_and_400_with_the_reason() {
     let r = c.get("/api/v1/switches/00:00:01");
     assert_eq!(r.status, 400);
     assert!(
-        r.json()["error"].as_str().unwrap().contains("8 bytes"),
+        r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("exactly 8 groups of 2 hex digits, as 00:00:00:00:00:00:00:01"),
+        "{}",
+        r.text()
+    );
+    // A short colon form has no one reading (`pharos switch` once read 1:2 as 0x12).
+    let r = c.get("/api/v1/switches/1:2");
+    assert_eq!(r.status, 400);
+    assert_eq!(
+        r.json()["error"],
+        "\"1:2\" is not a dpid: the colon form is exactly 8 groups of 2 hex digits, as \
+         00:00:00:00:00:00:00:01; this has 2 groups"
+    );
+    // Hex is not guessed: a bare number is decimal.
+    let r = c.get("/api/v1/switches/1a");
+    assert_eq!(r.status, 400);
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("write 0x1a"),
         "{}",
         r.text()
     );
@@ -289,7 +308,7 @@ fn unknown_and_malformed_dpids_are_404_and_400_with_the_reason() {
         r.json()["error"]
             .as_str()
             .unwrap()
-            .contains("not hexadecimal"),
+            .starts_with("\"switch-one\" is not a dpid: write it as 00:00:00:00:00:00:00:01"),
         "{}",
         r.text()
     );

@@ -364,7 +364,10 @@ fn bad_requests_say_why_and_change_nothing() {
     let r = c.post(json!({"name": "x", "dpid": "00:01", "flow": "actions=drop"}));
     assert_eq!(r.status, 400);
     assert!(
-        r.json()["error"].as_str().unwrap().contains("8 bytes"),
+        r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("exactly 8 groups of 2 hex digits"),
         "{}",
         r.text()
     );

@@ -226,7 +226,7 @@ fn switch_connects_echo_and_packet_in() {
         c.total.packet_ins == 1 && c.total.msgs_out.contains_key("1.0 BARRIER_REQUEST")
     });
     assert_eq!(c.total.connected_switches, 1);
-    assert_eq!(c.switches[0].dpid, "0000000000000042");
+    assert_eq!(c.switches[0].dpid, "00:00:00:00:00:00:00:42");
     assert_eq!(c.total.packet_ins, 1);
     assert_eq!(c.msgs_in("1.0 ECHO_REQUEST"), 1);
     assert_eq!(c.total.msgs_out["1.0 ECHO_REPLY"], 1);

@@ -565,7 +565,7 @@ mod tests {
             w.msgs_in.record(1, 10);
             w.disconnects.add("dead_peer");
             w.switches.push(SwitchSnapshot {
-                dpid: "000000000000000a".into(),
+                dpid: "00:00:00:00:00:00:00:0a".into(),
                 peer: SocketAddr::from(([127, 0, 0, 1], 1)),
                 version: openflow::Version::V1_3,
                 worker: 1,

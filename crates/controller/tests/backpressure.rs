@@ -39,9 +39,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// OFPT_ECHO_REQUEST, OFPT_ECHO_REPLY, OFPT_PACKET_OUT: the same bytes in 1.0 and 1.3.
-const ECHO_REQUEST: u8 = 2;
-const ECHO_REPLY: u8 = 3;
-const PACKET_OUT: u8 = 13;
+use openflow::msg_type::{ECHO_REPLY, ECHO_REQUEST, PACKET_OUT};
 
 /// Answers every PACKET_IN with one PACKET_OUT of the same buffer id (no actions),
 /// after `cost` of work (a busy loop), to make the controller the bottleneck; with
@@ -489,7 +487,7 @@ fn switches_that_stop_reading_are_paused_lose_nothing_and_resume() {
             // Its dpid as well as its port: another test's switch may have had that port.
             .find(|l| {
                 l.contains(&format!("peer={}", dead.peer))
-                    && l.contains(&format!("dpid={:016x}", dead.dpid))
+                    && l.contains(&format!("dpid={}", Dpid(dead.dpid)))
                     && l.contains("disconnected")
             })
         {

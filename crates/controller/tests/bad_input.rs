@@ -280,7 +280,7 @@ fn a_panicking_app_is_quarantined_and_the_rest_keep_working() {
     let log = logs();
     assert!(
         log.lines()
-            .any(|l| l.contains("panicker") && l.contains("000000000000c0de")),
+            .any(|l| l.contains("panicker") && l.contains("00:00:00:00:00:00:c0:de")),
         "the panic is logged with the app and the dpid"
     );
 }

@@ -114,7 +114,7 @@ fn a_14_only_peer_gets_hello_failed_and_is_closed() {
                 assert_eq!((err_type, code), (0, 0));
                 hello_failed = true;
             }
-            Event::Undecodable(frame, _) if frame[1] == 1 => {
+            Event::Undecodable(frame, _) if frame[1] == openflow::msg_type::ERROR => {
                 assert_eq!(&frame[8..12], &[0, 0, 0, 0], "HELLO_FAILED/INCOMPATIBLE");
                 hello_failed = true;
             }

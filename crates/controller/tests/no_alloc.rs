@@ -68,8 +68,7 @@ fn read_until_echo_reply(stream: &mut TcpStream, buf: &mut Vec<u8>) -> usize {
         while let Ok(Some(len)) = openflow::frame_len(&buf[at..]) {
             let frame = &buf[at..at + len];
             messages += 1;
-            // ECHO_REPLY is type 3 in both versions.
-            if frame[1] == 3 && frame[4..8] == ECHO_XID.to_be_bytes() {
+            if frame[1] == openflow::msg_type::ECHO_REPLY && frame[4..8] == ECHO_XID.to_be_bytes() {
                 return messages;
             }
             at += len;
@@ -106,7 +105,7 @@ fn steady_state_allocations(spec: Spec) -> (usize, usize) {
         burst.extend_from_slice(&bytes);
     }
     let echo = |version: u8| {
-        let mut m = vec![version, 2, 0, 8];
+        let mut m = vec![version, openflow::msg_type::ECHO_REQUEST, 0, 8];
         m.extend_from_slice(&ECHO_XID.to_be_bytes());
         m
     };

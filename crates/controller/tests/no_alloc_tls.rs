@@ -66,7 +66,7 @@ fn read_until_echo_reply(stream: &mut TcpStream, buf: &mut Vec<u8>) -> usize {
         while let Ok(Some(len)) = openflow::frame_len(&buf[at..]) {
             let frame = &buf[at..at + len];
             messages += 1;
-            if frame[1] == 3 && frame[4..8] == ECHO_XID.to_be_bytes() {
+            if frame[1] == openflow::msg_type::ECHO_REPLY && frame[4..8] == ECHO_XID.to_be_bytes() {
                 return messages;
             }
             at += len;
@@ -114,7 +114,11 @@ fn steady_state_allocations(pki: &tlskit::Pki, spec: Spec) -> (usize, usize) {
         burst.extend_from_slice(&bytes);
     }
     let version = warm[0];
-    let echo = [&[version, 2, 0, 8][..], &ECHO_XID.to_be_bytes()].concat();
+    let echo = [
+        &[version, openflow::msg_type::ECHO_REQUEST, 0, 8][..],
+        &ECHO_XID.to_be_bytes(),
+    ]
+    .concat();
     warm.extend_from_slice(&echo);
     burst.extend_from_slice(&echo);
 

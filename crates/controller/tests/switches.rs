@@ -88,7 +88,7 @@ impl Relay {
 
 /// The worker serving `dpid`, from the counters (published every ≤ 500 ms).
 fn worker_of(ctl: &Running, dpid: u64) -> Option<usize> {
-    let key = format!("{dpid:016x}");
+    let key = controller::info::Dpid(dpid).to_string();
     ctl.handle()
         .counters()
         .switches

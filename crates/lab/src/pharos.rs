@@ -99,7 +99,7 @@ impl SwitchCommand {
             "--name".into(),
             self.name.clone().into(),
             "--dpid".into(),
-            format!("{:016x}", self.dpid).into(),
+            openflow::Dpid(self.dpid).to_string().into(),
             "--of".into(),
             match self.of {
                 OfVersion::V10 => "1.0",

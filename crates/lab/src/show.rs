@@ -63,7 +63,7 @@ pub struct ShowSwitch {
     /// The Open vSwitch bridge, or for a Pharos switch the name `ovs-ofctl` reaches it by
     /// (its management socket is `BRIDGE.mgmt` in the lab directory, as a bridge's is).
     pub bridge: String,
-    /// 16 hex digits.
+    /// The printed form, `00:00:00:00:00:00:00:01` (as Pharos prints every dpid).
     pub dpid: String,
     /// The OpenFlow version it speaks: "1.0" or "1.3".
     pub of: String,
@@ -318,7 +318,7 @@ impl Lab {
             .map(|s| ShowSwitch {
                 name: s.name(),
                 bridge: self.names.bridge(s.num),
-                dpid: format!("{:016x}", s.dpid),
+                dpid: openflow::Dpid(s.dpid).to_string(),
                 of: self.of.for_switch(s.num).as_str().into(),
                 ports: self
                     .topo

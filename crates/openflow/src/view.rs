@@ -10,6 +10,7 @@
 use crate::error::{DecodeError, DecodeResult};
 use crate::frame::Frame;
 use crate::header::{check_frame, Version};
+use crate::msg_type::PACKET_IN;
 
 /// `OFP_NO_BUFFER`: the packet was not buffered; it is all in `data`.
 pub const NO_BUFFER: u32 = 0xffff_ffff;
@@ -33,8 +34,6 @@ mod field {
 const OXM_IN_PORT: u32 = 0x8000_0004;
 /// `OFPMT_OXM`.
 const MATCH_TYPE_OXM: u16 = 1;
-/// `PACKET_IN` is message type 10 in both versions.
-const PACKET_IN: u8 = 10;
 
 /// A PACKET_IN of either version, viewed in place.
 ///
@@ -420,7 +419,7 @@ mod tests {
         ));
         // Not a PACKET_IN.
         let mut bad = msg;
-        bad[1] = 14;
+        bad[1] = crate::msg_type::FLOW_MOD;
         assert!(matches!(
             PacketIn::new_checked(&bad[..]),
             Err(DecodeError::WrongMessage { .. })

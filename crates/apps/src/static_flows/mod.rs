@@ -47,9 +47,6 @@ pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The app's name.
 pub const NAME: &str = "static_flows";
 
-/// OFPT_FLOW_MOD, the same in 1.0 and 1.3.
-const FLOW_MOD: u8 = 14;
-
 /// The app: installs the flows of [`StaticFlows`] on each switch that connects.
 #[derive(Debug)]
 pub struct StaticFlowsApp {
@@ -184,7 +181,7 @@ pub fn describe(msg: &Message) -> Option<(Option<u32>, String)> {
     let data = match body {
         ErrorBody::Standard { data, .. } | ErrorBody::Experimenter { data, .. } => data,
     };
-    let xid = (data.len() >= 8 && data[1] == FLOW_MOD)
+    let xid = (data.len() >= 8 && data[1] == openflow::msg_type::FLOW_MOD)
         .then(|| u32::from_be_bytes([data[4], data[5], data[6], data[7]]));
     Some((xid, text))
 }

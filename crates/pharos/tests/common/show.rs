@@ -82,7 +82,10 @@ pub fn parse_topo(show: &serde_json::Value) -> Topo {
         let dpid = &s["dpid"];
         let dpid = dpid
             .as_u64()
-            .or_else(|| dpid.as_str().and_then(|t| u64::from_str_radix(t, 16).ok()))
+            .or_else(|| {
+                let d = dpid.as_str()?.parse::<openflow::Dpid>().ok()?;
+                Some(d.0)
+            })
             .unwrap_or_else(|| panic!("show --json: dpid {dpid}"));
         let ports = s["ports"]
             .as_array()
