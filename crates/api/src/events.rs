@@ -104,8 +104,7 @@ impl Hub {
         let hub = Arc::new(Hub::default());
         let services = core.services();
         let h = Arc::clone(&hub);
-        core
-            .switches()
+        core.switches()
             .subscribers()
             .subscribe(Box::new(move |e: &SwitchEvent| {
                 h.post(What::Switch(e.clone()))

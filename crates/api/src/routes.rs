@@ -184,7 +184,6 @@ fn summaries(s: &Shared) -> Vec<SwitchSummary> {
         .filter_map(|c| Some((dpid::parse(&c.dpid).ok()?, (c.peer, c.packet_ins_per_sec))))
         .collect();
     s.core
-        
         .switches()
         .connected_since()
         .iter()
@@ -226,7 +225,6 @@ pub async fn switch(State(s): St, Path(id): Path<String>) -> Result<Json<SwitchD
     let dpid = path_dpid(&id)?;
     let (info, since) = s
         .core
-        
         .switches()
         .info_since(dpid)
         .ok_or_else(|| no_switch(dpid))?;
@@ -311,7 +309,6 @@ pub async fn port_change(
 
 fn topology_service(s: &Shared) -> Result<Arc<apps::topology::Topology>, ApiError> {
     s.core
-        
         .services()
         .get::<apps::topology::Topology>()
         .ok_or_else(|| {

@@ -136,15 +136,9 @@ impl StaticFlowInfo {
 type St = State<Arc<Shared>>;
 
 fn store(s: &Shared) -> Result<Arc<StaticFlows>, ApiError> {
-    s.core
-        
-        .services()
-        .get::<StaticFlows>()
-        .ok_or_else(|| {
-            ApiError::unavailable(
-                "static flows are kept by the static_flows app, which is not running",
-            )
-        })
+    s.core.services().get::<StaticFlows>().ok_or_else(|| {
+        ApiError::unavailable("static flows are kept by the static_flows app, which is not running")
+    })
 }
 
 fn info(s: &Shared, f: &StaticFlow) -> StaticFlowInfo {

@@ -82,7 +82,8 @@ impl Running {
         };
         let pipeline = Arc::new(AppHost::build(apps, Services::new()).expect("apps start"));
         let handle = Arc::new(
-            Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher)).expect("controller starts"),
+            Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher))
+                .expect("controller starts"),
         );
         let settings = Settings {
             listen,
@@ -1869,9 +1870,7 @@ impl controller::host::AppLoader for TextLoader {
         module: &[u8],
     ) -> Result<Box<dyn controller::app::AnyApp>, String> {
         match module {
-            b"hub" => Ok(Box::new(LoadedHub(controller::host::intern(
-                &spec.name,
-            )))),
+            b"hub" => Ok(Box::new(LoadedHub(controller::host::intern(&spec.name)))),
             _ => Err("not a module this loader knows".into()),
         }
     }

@@ -79,7 +79,8 @@ impl Running {
         ];
         let pipeline = Arc::new(AppHost::build(apps, Services::new()).expect("apps start"));
         let handle = Arc::new(
-            Controller::start(&net.net(), Arc::clone(&pipeline.dispatcher)).expect("controller starts"),
+            Controller::start(&net.net(), Arc::clone(&pipeline.dispatcher))
+                .expect("controller starts"),
         );
         let settings = Settings {
             listen: "127.0.0.1:0".parse().unwrap(),

@@ -32,7 +32,8 @@ impl Running {
         };
         let pipeline = Arc::new(AppHost::build(Vec::new(), Services::new()).expect("start"));
         let handle = Arc::new(
-            Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher)).expect("controller starts"),
+            Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher))
+                .expect("controller starts"),
         );
         let settings = Settings {
             listen: "127.0.0.1:0".parse().unwrap(),

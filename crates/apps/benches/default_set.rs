@@ -18,7 +18,6 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use controller::dispatch::SwitchState;
-use controller::driver::Driver;
 use controller::host::{AppHost, Core};
 use controller::info::{PortInfo, SwitchInfo};
 use controller::services::Services;
@@ -77,7 +76,7 @@ fn packet_in(dpid: u64, i: u32) -> Vec<u8> {
     .unwrap()
 }
 
-fn pipeline(apps: &[&str]) -> (Pipeline, Vec<SwitchState>) {
+fn pipeline(apps: &[&str]) -> (Core, Vec<SwitchState>) {
     let apps = apps
         .iter()
         .map(|a| apps::by_name(a, &toml::Table::new()).unwrap())
@@ -119,7 +118,8 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 let (sw, m) = next.next().unwrap();
                 out.clear();
-                p.dispatcher.handle(&mut switches[*sw], black_box(m), &mut out, now);
+                p.dispatcher
+                    .handle(&mut switches[*sw], black_box(m), &mut out, now);
                 black_box(out.len());
             })
         });

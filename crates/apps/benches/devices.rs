@@ -29,8 +29,7 @@ use std::sync::Arc;
 use apps::devices::table::{AttachmentPoint, HostTable, Limits};
 use apps::devices::{DeviceManager, Devices};
 use apps::topology::{Topology, TopologyEvent};
-use controller::driver::Driver;
-use controller::host::{AppHost, Core};
+use controller::host::AppHost;
 use controller::info::SwitchInfo;
 use controller::services::Services;
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -167,18 +166,25 @@ fn app(c: &mut Criterion) {
         frames::packet_in(Version::V1_3, port.unwrap_or(ap.port), &frame)
     };
     for i in 0..N {
-        p.dispatcher.handle(&mut sw, &message(i, None), &mut out, t0);
+        p.dispatcher
+            .handle(&mut sw, &message(i, None), &mut out, t0);
     }
     assert_eq!(devices.len(), N as usize);
     let now = t0 + Duration::from_secs(1);
     let mut g = c.benchmark_group("devices");
     let known = message(N / 2, None);
     g.bench_function("app_packet_in/known_host", |b| {
-        b.iter(|| p.dispatcher.handle(&mut sw, black_box(&known), &mut out, now))
+        b.iter(|| {
+            p.dispatcher
+                .handle(&mut sw, black_box(&known), &mut out, now)
+        })
     });
     let on_link = message(N / 2, Some(100));
     g.bench_function("app_packet_in/link_port", |b| {
-        b.iter(|| p.dispatcher.handle(&mut sw, black_box(&on_link), &mut out, now))
+        b.iter(|| {
+            p.dispatcher
+                .handle(&mut sw, black_box(&on_link), &mut out, now)
+        })
     });
     g.finish();
     assert_eq!(devices.len(), N as usize);

@@ -28,9 +28,9 @@
 //! the app's, not the core's: an app that installs flows proactively wants no
 //! table-miss entry, and only the app knows.
 
+use controller::app::PacketIn;
 use controller::app::{App, Builder, Flow, Order, SwitchCtx};
 use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
-use controller::app::PacketIn;
 use openflow::Version;
 use serde::Deserialize;
 

@@ -31,12 +31,12 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use tracing::{debug, info, warn};
 
+use crate::command::{Control, DpidRegistry, NewSwitch, WorkerHandle};
 use crate::counters::{AdmissionSnapshot, Published};
-use crate::sync::lock;
 use crate::handshake::{Established, Handshake, HandshakeConfig, Progress};
 use crate::info::Dpid;
+use crate::sync::lock;
 use crate::tls::{refusal, Stream};
-use crate::command::{Control, DpidRegistry, NewSwitch, WorkerHandle};
 
 /// Makes the calling thread (admission's) `SCHED_BATCH`: the scheduler then never lets
 /// its wake-ups preempt a running thread, so a worker that shares its core runs out its

@@ -114,8 +114,8 @@ use openflow::{Message, Version};
 use crate::counters::AppCounter;
 use crate::ctx::Callback;
 use crate::handlers::{
-    AdoptCall, Fill, GlobalCall, Handler, MessageCall, PacketInCall, PortStatusCall,
-    PrefetchCall, Registry, RemovedCall, Slot, SwitchCall, Unsubscribe,
+    AdoptCall, Fill, GlobalCall, Handler, MessageCall, PacketInCall, PortStatusCall, PrefetchCall,
+    Registry, RemovedCall, Slot, SwitchCall, Unsubscribe,
 };
 use crate::timers::Period;
 
@@ -164,8 +164,7 @@ pub trait App: Send + Sync + 'static {
 }
 
 /// A PACKET_IN handler.
-pub type PacketInFn<A> =
-    fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &PacketIn<'_>) -> Flow;
+pub type PacketInFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &PacketIn<'_>) -> Flow;
 /// A PACKET_IN prefetch hint ([`Builder::prefetch_packet_in`]).
 pub type PrefetchFn<A> = fn(&A, &<A as App>::State, &PacketIn<'_>);
 /// A PACKET_IN observer.
@@ -176,12 +175,8 @@ pub type MessageFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &Mess
 pub type SwitchFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State);
 /// An adopt hook ([`Builder::on_adopt`]): keeps or deletes a flow of the app's found
 /// on a switch that connects.
-pub type AdoptFn<A> = fn(
-    &A,
-    &mut SwitchCtx<'_>,
-    &mut <A as App>::State,
-    &openflow::ofctl::FlowEntry,
-) -> Adopt;
+pub type AdoptFn<A> =
+    fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &openflow::ofctl::FlowEntry) -> Adopt;
 /// A switch-removed listener: gets the app's state for the switch, by value.
 pub type RemovedFn<A> = fn(&A, &SwitchInfo, <A as App>::State);
 /// A PORT_STATUS handler: what happened, and the port (as it is now, or as it was when
@@ -581,10 +576,7 @@ impl<A: App> Builder<A> {
         for (kind, order, f) in b.messages {
             let a = Arc::clone(&app);
             let call: MessageCall = Arc::new(move |ctx, s, m| f(&a, ctx, slot::<A>(s), m));
-            reg.messages.push((
-                kind,
-                Handler::new(index, order, call),
-            ));
+            reg.messages.push((kind, Handler::new(index, order, call)));
         }
         for (list, fs) in [
             (&mut reg.initialize, b.initialize),
@@ -601,25 +593,21 @@ impl<A: App> Builder<A> {
             let a = Arc::clone(&app);
             let call: PortStatusCall =
                 Arc::new(move |ctx, s, reason, port| f(&a, ctx, slot::<A>(s), reason, port));
-            reg.port_status.push(Handler::new(index, Order::direct(0), call));
+            reg.port_status
+                .push(Handler::new(index, Order::direct(0), call));
         }
         for (period, f) in b.timers {
             let a = Arc::clone(&app);
             let call: SwitchCall = Arc::new(move |ctx, s| f(&a, ctx, slot::<A>(s)));
             let order = Order::direct(0);
-            reg.timers.push((
-                period,
-                Handler::new(index, order, call),
-            ));
+            reg.timers.push((period, Handler::new(index, order, call)));
         }
         for (period, f) in b.global_timers {
             let a = Arc::clone(&app);
             let call: GlobalCall = Arc::new(move |switches, now| f(&a, switches, now));
             let order = Order::direct(0);
-            reg.global_timers.push((
-                period,
-                Handler::new(index, order, call),
-            ));
+            reg.global_timers
+                .push((period, Handler::new(index, order, call)));
         }
         if let Some(f) = b.adopt {
             let a = Arc::clone(&app);
@@ -628,11 +616,13 @@ impl<A: App> Builder<A> {
         }
         if let Some(f) = b.switch_removed {
             let a = Arc::clone(&app);
-            let call: RemovedCall = Arc::new(move |info, s: Slot| match s.state.downcast::<A::State>() {
-                Ok(state) => f(&a, info, *state),
-                Err(_) => state_type_mismatch(App::name(&*a)),
-            });
-            reg.switch_removed.push(Handler::new(index, Order::direct(0), call));
+            let call: RemovedCall =
+                Arc::new(move |info, s: Slot| match s.state.downcast::<A::State>() {
+                    Ok(state) => f(&a, info, *state),
+                    Err(_) => state_type_mismatch(App::name(&*a)),
+                });
+            reg.switch_removed
+                .push(Handler::new(index, Order::direct(0), call));
         }
         reg.services.merge(b.services)
     }
@@ -722,5 +712,4 @@ impl SwitchCtx<'_> {
         };
         self.request(&msg, timeout, callback)
     }
-
 }

@@ -11,7 +11,7 @@
 //!           ──Delivery::Request─────┘       falls behind refuses more (Busy)
 //! ```
 //!
-//! A sender wakes the worker's poll once per batch ([`WorkerHandle::wake_pending`]). A
+//! A sender wakes the worker's poll once per batch (its `wake_pending` flag). A
 //! full data queue is [`Full::Busy`], told to the sender as busy (the REST API answers
 //! 503 "busy"), never as a switch that has gone.
 

@@ -38,15 +38,15 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use mio::{Interest, Registry, Token};
-use serde::{Deserialize, Serialize};
 use openflow::frame::{self, Frame, FrameError};
 use openflow::{msg_type, Version, HEADER_LEN};
+use serde::{Deserialize, Serialize};
 use tracing::debug;
 
 use crate::counters::{SwitchCounters, TypeCounts};
 use crate::driver::Driver;
-use crate::output::Output;
 use crate::info::Dpid;
+use crate::output::Output;
 use crate::tls::Stream;
 
 /// Initial size of a connection's read buffer: a few PACKET_INs per read(2). A busy
@@ -59,7 +59,7 @@ pub const READ_BUF_INITIAL: usize = 8 * 1024;
 pub const READ_BUF_MAX: usize = 64 * 1024;
 
 /// Messages handled per switch per worker turn. A budget in messages, not bytes: the
-/// cost of a message is the pipeline's work on it, nearly the same for a 100-byte and
+/// cost of a message is the apps' work on it, nearly the same for a 100-byte and
 /// a 1500-byte PACKET_IN, and what must be even between switches is answers. 64 keeps
 /// a turn over 64 busy switches near a millisecond, so no switch waits long for its
 /// share, and is below what any switch's socket holds, so each busy switch does get
@@ -225,7 +225,7 @@ pub struct Conn<S> {
     pub peer: SocketAddr,
     /// The negotiated version: every inbound header must carry it.
     pub version: Version,
-    /// The app pipeline's per-switch state; `None` only while being torn down.
+    /// The driver's per-switch state; `None` only while being torn down.
     pub state: Option<S>,
     /// Received bytes; unprocessed data is `rbuf[rstart..rend]`.
     rbuf: Vec<u8>,
@@ -267,7 +267,7 @@ pub struct Conn<S> {
     /// Echo requests sent since the switch last said anything.
     unanswered: u32,
     /// xid of the next echo request (only our own echo replies use it; they never
-    /// reach the pipeline).
+    /// reach the driver).
     echo_xid: u32,
     /// This switch's counters.
     pub counters: SwitchCounters,
@@ -400,8 +400,8 @@ impl<S> Conn<S> {
         let turn = self.read_turn(driver, now, limits);
         if turn.is_ok() {
             if let Some(state) = self.state.as_mut() {
-                let out = Output::counted(&mut self.out, &mut self.counters.msgs_out);
-                driver.turn_end(state, out, now);
+                let mut out = Output::counted(&mut self.out, &mut self.counters.msgs_out);
+                driver.turn_end(state, &mut out, now);
             }
         }
         turn
@@ -570,8 +570,8 @@ impl<S> Conn<S> {
                     if t == msg_type::PACKET_IN {
                         counters.packet_ins += 1;
                     }
-                    let out = Output::counted(out, &mut counters.msgs_out);
-                    driver.handle(state, frame, out, now);
+                    let mut out = Output::counted(out, &mut counters.msgs_out);
+                    driver.handle(state, frame, &mut out, now);
                 }
             }
             *rstart += frame.len();
@@ -750,7 +750,7 @@ impl<S> Conn<S> {
         Dpid(self.dpid)
     }
 
-    /// Shuts the socket down; the pipeline state is returned for switch-removed.
+    /// Shuts the socket down; the driver's state is returned for switch-removed.
     pub fn close(mut self, registry: &Registry) -> Option<S> {
         self.deregister(registry);
         let _ = self.stream.shutdown(std::net::Shutdown::Both);

@@ -11,7 +11,7 @@ use openflow::{frame_len, of10, Frame, Message};
 use super::*;
 use crate::command::Route;
 use crate::info::SwitchInfo;
-use crate::output::Output;
+use crate::output::Queue;
 
 /// Records events; answers each PACKET_IN with a BARRIER_REQUEST carrying its xid, or,
 /// for a PACKET_IN over 1000 bytes, with a 65000-byte VENDOR message.
@@ -41,22 +41,28 @@ impl Recorder {
 impl Driver for Recorder {
     type State = u64;
 
-    fn connected<'o>(
+    fn connected(
         &self,
         info: SwitchInfo,
         _route: Route,
         _flows: Option<Vec<openflow::ofctl::FlowEntry>>,
-        _out: impl Into<Output<'o>>,
+        _out: &mut impl Queue,
         _now: Instant,
     ) -> u64 {
-        self.events.lock().unwrap().push(format!("added {:x}", info.dpid));
+        self.events
+            .lock()
+            .unwrap()
+            .push(format!("added {:x}", info.dpid));
         info.dpid
     }
 
-    fn handle<'o>(&self, sw: &mut u64, frame: Frame<'_>, out: impl Into<Output<'o>>, _now: Instant) {
-        let mut out = out.into();
+    fn handle(&self, sw: &mut u64, frame: Frame<'_>, out: &mut impl Queue, _now: Instant) {
+        let mut out = out.output();
         let (b, t) = (frame.bytes(), frame.msg_type());
-        self.events.lock().unwrap().push(format!("frame {sw:x} {t}"));
+        self.events
+            .lock()
+            .unwrap()
+            .push(format!("frame {sw:x} {t}"));
         if t == 10 && frame.len() > 1000 {
             let mut vendor = vec![0; 65000];
             vendor[..4].copy_from_slice(&[b[0], 4, (65000u16 >> 8) as u8, 65000u16 as u8]);
@@ -67,7 +73,7 @@ impl Driver for Recorder {
         }
     }
 
-    fn tick<'o>(&self, _sw: &mut u64, _out: impl Into<Output<'o>>, _now: Instant) {}
+    fn tick(&self, _sw: &mut u64, _out: &mut impl Queue, _now: Instant) {}
 
     fn next_deadline(&self, _sw: &u64) -> Option<Instant> {
         None

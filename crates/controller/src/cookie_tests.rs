@@ -95,7 +95,8 @@ fn an_owner_replaces_the_top_bits_and_masks_an_apps_deletes_on_1_3() {
     assert_eq!(plain, owned);
     // Tag 0 is no owner: the cookie as the app gave it.
     let mut bytes = Vec::new();
-    add.encode_owned(Version::V1_3, 1, owner(0), &mut bytes).unwrap();
+    add.encode_owned(Version::V1_3, 1, owner(0), &mut bytes)
+        .unwrap();
     assert_eq!(cookies(&bytes), [(0xabcd_0000_0000_0042, 0)]);
 }
 

@@ -195,11 +195,9 @@ impl<'a> SwitchCtx<'a> {
             return None;
         }
         let owner = self.owner;
-        let r = self
-            .out
-            .push(msg.version().wire(), msg.msg_type(), |b| {
-                msg.encode_owned(xid, owner, b)
-            });
+        let r = self.out.push(msg.version().wire(), msg.msg_type(), |b| {
+            msg.encode_owned(xid, owner, b)
+        });
         self.sent(r.map(|_| xid), msg.type_name())
     }
 

@@ -2,7 +2,7 @@
 //!
 //! [`Driver`] is the boundary between the event loop ([`crate::worker`]) and the apps
 //! ([`crate::dispatch::Dispatcher`] implements it, as its own methods; the worker's
-//! tests drive a recording one). Everything here takes the bytes, an [`Output`] and
+//! tests drive a recording one). Everything here takes the bytes, an [`crate::output::Output`] and
 //! `now` from the worker; nothing reads a socket or a clock.
 //!
 //! ```text
@@ -25,7 +25,7 @@ use openflow::Frame;
 
 use crate::command::{Route, WorkerHandle};
 use crate::info::SwitchInfo;
-use crate::output::Output;
+use crate::output::Queue;
 use crate::requests::{Answer, Reply};
 
 /// The sans-IO side of the switches a worker serves (see the module doc).
@@ -36,23 +36,17 @@ pub trait Driver: Send + Sync + 'static {
     /// A switch completed its handshake and is served at `route`, with `flows` found on
     /// it (`None`: not known; see [`crate::reconcile`]): its state, the flows adopted
     /// and the initializers and switch-added listeners run (what they send is in `out`).
-    fn connected<'o>(
+    fn connected(
         &self,
         info: SwitchInfo,
         route: Route,
         flows: Option<Vec<openflow::ofctl::FlowEntry>>,
-        out: impl Into<Output<'o>>,
+        out: &mut impl Queue,
         now: Instant,
     ) -> Self::State;
 
     /// One whole message from the switch, its header checked (never echo).
-    fn handle<'o>(
-        &self,
-        sw: &mut Self::State,
-        frame: Frame<'_>,
-        out: impl Into<Output<'o>>,
-        now: Instant,
-    );
+    fn handle(&self, sw: &mut Self::State, frame: Frame<'_>, out: &mut impl Queue, now: Instant);
 
     /// A hint: `frame`, the switch's next whole message, will be handled after the
     /// current one (see [`crate::app::Builder::prefetch_packet_in`]).
@@ -62,12 +56,12 @@ pub trait Driver: Send + Sync + 'static {
 
     /// The end of a turn: the messages of the switch read together were all handled
     /// (see [`crate::app::Builder::on_turn_end`]).
-    fn turn_end<'o>(&self, sw: &mut Self::State, out: impl Into<Output<'o>>, now: Instant) {
-        let _ = (sw, out.into(), now);
+    fn turn_end(&self, sw: &mut Self::State, out: &mut impl Queue, now: Instant) {
+        let _ = (sw, out, now);
     }
 
     /// Request timeouts and timers due by `now`.
-    fn tick<'o>(&self, sw: &mut Self::State, out: impl Into<Output<'o>>, now: Instant);
+    fn tick(&self, sw: &mut Self::State, out: &mut impl Queue, now: Instant);
 
     /// When `tick` is next needed for this switch.
     fn next_deadline(&self, sw: &Self::State) -> Option<Instant>;
@@ -77,11 +71,14 @@ pub trait Driver: Send + Sync + 'static {
 
     /// Messages sent to this switch from elsewhere (whole messages, xid 0): appended to
     /// `out` (the dispatcher gives each a fresh xid).
-    fn deliver<'o>(&self, sw: &mut Self::State, messages: &[u8], out: impl Into<Output<'o>>) {
+    fn deliver(&self, sw: &mut Self::State, messages: &[u8], out: &mut impl Queue) {
         let _ = sw;
-        let mut out = out.into();
+        let mut out = out.output();
         for frame in frames(messages) {
-            out.push_frame(frame, u32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]));
+            out.push_frame(
+                frame,
+                u32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]),
+            );
         }
     }
 
@@ -89,23 +86,23 @@ pub trait Driver: Send + Sync + 'static {
     /// answers `answer` when the reply comes, the timeout (from `now`) passes or the
     /// switch leaves. A driver that keeps no pending requests answers
     /// [`Reply::SwitchGone`] without sending (the default).
-    fn request<'o>(
+    fn request(
         &self,
         sw: &mut Self::State,
         messages: &[u8],
-        out: impl Into<Output<'o>>,
+        out: &mut impl Queue,
         now: Instant,
         timeout: Duration,
         answer: Answer,
     ) {
-        let _ = (sw, messages, out.into(), now, timeout);
+        let _ = (sw, messages, out, now, timeout);
         answer.send(Reply::SwitchGone);
     }
 
     /// The apps changed: bring this switch to the current plan now, between two
     /// messages (what started apps' initializers send goes to `out`).
-    fn refresh<'o>(&self, sw: &mut Self::State, out: impl Into<Output<'o>>, now: Instant) {
-        let _ = (sw, out.into(), now);
+    fn refresh(&self, sw: &mut Self::State, out: &mut impl Queue, now: Instant) {
+        let _ = (sw, out, now);
     }
 
     /// The worker's publish interval came: make what this switch's state counted

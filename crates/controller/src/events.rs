@@ -6,7 +6,7 @@
 //! in [`crate::app::Builder::subscribe`]: the pipeline knows then which app each
 //! callback belongs to, and runs it under that app's [`AppGuard`]. A panicking
 //! subscriber quarantines its own app (named in the error log and in
-//! [`crate::dispatch::Pipeline::is_quarantined`]), not the app whose handler published
+//! `AppHost::is_quarantined`), not the app whose handler published
 //! the change, which goes on; a quarantined subscriber hears nothing more.
 //!
 //! ```text
@@ -38,40 +38,40 @@ pub struct Quarantine {
     pub dpid: Option<u64>,
 }
 
-/// What happens to apps, as subscribers of [`crate::dispatch::Pipeline`]'s
+/// What happens to apps, as subscribers of the app host's
 /// [`Publisher`] see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AppEvent {
     /// The app panicked and none of its code runs again (until it is restarted): told
     /// once per start of the app, by the thread that caught the first panic.
     Quarantined(Quarantine),
-    /// The app started at run time ([`crate::dispatch::Pipeline::start_app`]); every
+    /// The app started at run time (`AppHost::start_app`); every
     /// worker has it.
     Started(&'static str),
     /// The app stopped at run time; none of its code runs any more.
     Stopped(&'static str),
-    /// The app was added at run time ([`crate::dispatch::Pipeline::add_app`]).
+    /// The app was added at run time (`AppHost::add_app`).
     Loaded(&'static str),
     /// The app was removed at run time.
     Unloaded(&'static str),
 }
 
-/// One app's health, shared by the pipeline (which checks it before every handler)
+/// One app's health, shared by the plan (which the dispatcher checks before every handler)
 /// and the app's guards (which set it from wherever the app's code runs).
 #[derive(Debug)]
 pub(crate) struct AppHealth {
     /// The app, for the log.
     pub(crate) name: &'static str,
-    /// Set when the app panicked: none of its code runs again (the pipeline's entry
+    /// Set when the app panicked: none of its code runs again (the plan's entry
     /// for the app holds the same flag).
     pub(crate) quarantined: Arc<AtomicBool>,
-    /// Panics caught in the app's code (shared with the pipeline's entry).
+    /// Panics caught in the app's code (shared with the plan's entry).
     pub(crate) panics: Arc<AtomicU64>,
-    /// The pipeline's count of every app's panics (`handler_panics`).
+    /// The dispatcher's count of every app's panics (`handler_panics`).
     pub(crate) all_panics: Arc<AtomicU64>,
     /// Why it was quarantined (set once, by the first panic).
     pub(crate) reason: Mutex<Option<Quarantine>>,
-    /// The pipeline's app events, told of the quarantine.
+    /// The app host's app events, told of the quarantine.
     pub(crate) events: Arc<Subscribers<AppEvent>>,
 }
 
@@ -80,7 +80,7 @@ pub(crate) struct AppHealth {
 /// it and counted; a quarantined app's code is skipped. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct AppGuard {
-    /// Shared with the pipeline's entry for the app.
+    /// Shared with the plan's entry for the app.
     health: Arc<AppHealth>,
 }
 

@@ -8,9 +8,9 @@
 //!
 //! A [`Registry`] is one app's handlers, type-erased (the app and its state behind
 //! `Arc<dyn Fn>`s that downcast a [`Slot`]), with the services it provides and requires
-//! and the counters it publishes. A [`Plan`] is the handlers of the running apps for each
+//! and the counters it publishes. A `Plan` is the handlers of the running apps for each
 //! kind of call, sorted by [`Order`], under a generation number; it is immutable once
-//! published in the [`PlanCell`], which the app host writes and the dispatcher reads
+//! published in the `PlanCell`, which the app host writes and the dispatcher reads
 //! (one relaxed load of the generation per message). Nothing here runs a handler: the
 //! dispatcher does ([`crate::dispatch`]), through one runner.
 //!
@@ -298,9 +298,8 @@ pub(crate) type PortStatusCall =
 /// A global timer, erased.
 pub(crate) type GlobalCall = Arc<dyn Fn(&Switches, Instant) + Send + Sync>;
 /// An adopt hook, erased.
-pub(crate) type AdoptCall = Arc<
-    dyn Fn(&mut SwitchCtx<'_>, &mut Slot, &openflow::ofctl::FlowEntry) -> Adopt + Send + Sync,
->;
+pub(crate) type AdoptCall =
+    Arc<dyn Fn(&mut SwitchCtx<'_>, &mut Slot, &openflow::ofctl::FlowEntry) -> Adopt + Send + Sync>;
 /// Ends one service subscription.
 pub(crate) type Unsubscribe = Box<dyn FnOnce() + Send + Sync>;
 /// A subscription to make (under the guard of this start of the app) when the app
@@ -391,7 +390,11 @@ impl Registry {
 
     /// Numbers every handler of app `index` for its counts and time: `id(app, name)`
     /// gives the number of a handler named `name` (see [`crate::timing`]).
-    pub(crate) fn number(&mut self, index: usize, mut id: impl FnMut(usize, &'static str) -> usize) {
+    pub(crate) fn number(
+        &mut self,
+        index: usize,
+        mut id: impl FnMut(usize, &'static str) -> usize,
+    ) {
         for h in &mut self.packet_in {
             h.id = id(index, "PACKET_IN");
         }
@@ -498,11 +501,7 @@ impl Plan {
     /// The plan of `apps` (by app index, each with its registry) in app order `order`:
     /// the handlers of the running ones, in app order, sorted by their `Order`
     /// (stable: ties keep app order).
-    pub(crate) fn new(
-        generation: u64,
-        apps: Vec<(PlanApp, &Registry)>,
-        order: Vec<usize>,
-    ) -> Plan {
+    pub(crate) fn new(generation: u64, apps: Vec<(PlanApp, &Registry)>, order: Vec<usize>) -> Plan {
         let reply_ids = apps.iter().map(|(_, r)| r.reply_id).collect();
         let mut plan = Plan {
             generation,

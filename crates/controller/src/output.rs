@@ -6,7 +6,8 @@
 //! apps' [`crate::ctx::SwitchCtx`] append to them through an [`Output`], which counts
 //! each message as it is encoded: the type is known there, so nothing reads the bytes
 //! back to count them. A switch driven by hand (a test, a simulation) gives a plain
-//! `Vec<u8>` (`Output::from(&mut vec)`), which counts nothing.
+//! `Vec<u8>`, which counts nothing: the dispatcher's methods take either, as a
+//! [`Queue`].
 
 use crate::counters::TypeCounts;
 
@@ -92,6 +93,27 @@ impl<'a> Output<'a> {
         if let Some(c) = self.counts.as_deref_mut() {
             c.record(version, msg_type);
         }
+    }
+}
+
+/// What the dispatcher can append to: a worker's counted [`Output`], or a plain
+/// `Vec<u8>` (a switch driven by hand).
+pub trait Queue {
+    /// An output appending here.
+    fn output(&mut self) -> Output<'_>;
+}
+
+impl Queue for Vec<u8> {
+    #[inline]
+    fn output(&mut self) -> Output<'_> {
+        Output::from(self)
+    }
+}
+
+impl Queue for Output<'_> {
+    #[inline]
+    fn output(&mut self) -> Output<'_> {
+        self.reborrow()
     }
 }
 

@@ -91,7 +91,8 @@ fn a_switch_that_connects_keeps_what_its_owners_keep(version: Version) {
         crate::removal::flows_of_reply(&crate::cookie::tests::messages(&table.reply(9, 1))).0;
     p.dispatcher.set_found_flows(&mut sw, Some(found));
     let mut sent = Vec::new();
-    p.dispatcher.switch_added(&mut sw, &mut sent, Instant::now());
+    p.dispatcher
+        .switch_added(&mut sw, &mut sent, Instant::now());
     let mods = play(&p, &mut sw, &sent, &mut table);
     assert_eq!(
         mods.len(),
@@ -108,7 +109,8 @@ fn a_switch_that_connects_keeps_what_its_owners_keep(version: Version) {
     // A switch whose flows are not known: nothing deleted, `adopted()` is None.
     let mut sw = p.dispatcher.new_switch(info(2, version));
     let mut sent = Vec::new();
-    p.dispatcher.switch_added(&mut sw, &mut sent, Instant::now());
+    p.dispatcher
+        .switch_added(&mut sw, &mut sent, Instant::now());
     assert!(sent.is_empty());
     assert_eq!(*seen.lock().unwrap(), Some((0, None)));
 }

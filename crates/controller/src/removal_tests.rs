@@ -230,7 +230,12 @@ fn removes_exactly_the_apps_flows(version: Version) {
         FlowMod::add(m(2), &out).cookie(with_tag(theirs, 4)),
     ];
     let mut switches: Vec<_> = (1..=2)
-        .map(|d| (p.dispatcher.new_switch(info(d, version)), Table::new(version, &flows)))
+        .map(|d| {
+            (
+                p.dispatcher.new_switch(info(d, version)),
+                Table::new(version, &flows),
+            )
+        })
         .collect();
     let remover = {
         let p = Arc::clone(&p);

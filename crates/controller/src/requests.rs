@@ -24,7 +24,6 @@ use std::time::Instant;
 
 use openflow::Message;
 
-
 /// What a request's callback gets.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {

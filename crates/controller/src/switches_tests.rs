@@ -209,7 +209,8 @@ fn a_flow_mod_then_a_barrier_reply_means_applied() {
         assert_eq!(sw.pending_requests(), 1, "one entry for both");
 
         out.clear();
-        p.dispatcher.handle(&mut sw, &frame(barrier_xid, &barrier_reply), &mut out, t0);
+        p.dispatcher
+            .handle(&mut sw, &frame(barrier_xid, &barrier_reply), &mut out, t0);
         assert_eq!(taken(&log), [Reply::Messages(vec![barrier_reply])]);
         assert_eq!(sw.pending_requests(), 0);
     }
@@ -228,11 +229,13 @@ fn an_error_on_the_flow_mod_xid_is_the_answer_and_the_barrier_reply_is_not() {
     let msgs = sent(&out);
     let (fm_xid, barrier_xid) = (msgs[0].0, msgs[1].0);
 
-    p.dispatcher.handle(&mut sw, &frame(fm_xid, &table_full()), &mut out, t0);
+    p.dispatcher
+        .handle(&mut sw, &frame(fm_xid, &table_full()), &mut out, t0);
     assert_eq!(taken(&log), [Reply::Error(table_full())]);
     // The switch still answers the barrier: nobody waits for it any more.
     let barrier_reply = Message::V13(of13::Message::BarrierReply);
-    p.dispatcher.handle(&mut sw, &frame(barrier_xid, &barrier_reply), &mut out, t0);
+    p.dispatcher
+        .handle(&mut sw, &frame(barrier_xid, &barrier_reply), &mut out, t0);
     assert!(taken(&log).is_empty());
     assert_eq!(p.apps.counters().replies, 1);
 }
@@ -248,7 +251,8 @@ fn an_error_on_the_barrier_xid_ends_it_too() {
     let mut out = Vec::new();
     p.dispatcher.take_queued(&mut sw, &mut out, t0);
     let barrier_xid = sent(&out)[1].0;
-    p.dispatcher.handle(&mut sw, &frame(barrier_xid, &table_full()), &mut out, t0);
+    p.dispatcher
+        .handle(&mut sw, &frame(barrier_xid, &table_full()), &mut out, t0);
     assert_eq!(taken(&log), [Reply::Error(table_full())]);
 }
 
@@ -411,6 +415,7 @@ fn a_request_at_the_top_of_the_xid_range_keeps_consecutive_xids() {
     let xids: Vec<u32> = sent(&out).iter().map(|(x, _)| *x).collect();
     assert_eq!(xids, [u32::MAX - 2, u32::MAX - 1]);
     let barrier_reply = Message::V13(of13::Message::BarrierReply);
-    p.dispatcher.handle(&mut sw, &frame(u32::MAX - 1, &barrier_reply), &mut out, t0);
+    p.dispatcher
+        .handle(&mut sw, &frame(u32::MAX - 1, &barrier_reply), &mut out, t0);
     assert_eq!(taken(&log), [Reply::Messages(vec![barrier_reply])]);
 }

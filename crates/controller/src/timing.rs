@@ -38,8 +38,8 @@
 //! the histogram's count trails the calls by up to 63 per switch and handler (the
 //! calls since a handler's last timed one are not in it yet).
 
-use std::sync::Mutex;
 use crate::sync::lock;
+use std::sync::Mutex;
 
 /// One call in this many, per handler and switch, is timed.
 pub const SAMPLE_EVERY: u64 = 64;

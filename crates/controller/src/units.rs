@@ -127,4 +127,3 @@ pub mod whole_seconds {
             .map_err(|_| de::Error::custom(format!("{secs} is out of range: {expected}")))
     }
 }
-

@@ -286,10 +286,10 @@ impl<D: Driver> Worker<D> {
             }
             return;
         }
-        let (out, Some(state), _) = conn.output() else {
+        let (mut out, Some(state), _) = conn.output() else {
             return;
         };
-        self.driver.deliver(state, bytes, out);
+        self.driver.deliver(state, bytes, &mut out);
         if !conn.dirty && !conn.blocked() {
             conn.dirty = true;
             self.dirty.push(at);
@@ -326,12 +326,16 @@ impl<D: Driver> Worker<D> {
             );
             return answer.send(Reply::Busy);
         }
-        let (out, Some(state), _) = conn.output() else {
+        let (mut out, Some(state), _) = conn.output() else {
             return answer.send(Reply::SwitchGone);
         };
         self.driver
-            .request(state, &messages, out, now, timeout, answer);
-        if let Some(d) = conn.state.as_ref().and_then(|s| self.driver.next_deadline(s)) {
+            .request(state, &messages, &mut out, now, timeout, answer);
+        if let Some(d) = conn
+            .state
+            .as_ref()
+            .and_then(|s| self.driver.next_deadline(s))
+        {
             self.next_scan = self.next_scan.min(d);
         }
         if !conn.dirty && !conn.blocked() {
@@ -390,7 +394,7 @@ impl<D: Driver> Worker<D> {
             info,
             route,
             flows,
-            Output::counted(&mut out, &mut counts),
+            &mut Output::counted(&mut out, &mut counts),
             now,
         );
         drop(entered);
@@ -501,9 +505,9 @@ impl<D: Driver> Worker<D> {
             let Some(conn) = self.conns[slot].as_mut() else {
                 continue;
             };
-            if let (out, Some(state), span) = conn.output() {
+            if let (mut out, Some(state), span) = conn.output() {
                 let _entered = span.enter();
-                self.driver.refresh(state, out, now);
+                self.driver.refresh(state, &mut out, now);
                 if let Some(d) = self.driver.next_deadline(state) {
                     self.next_scan = self.next_scan.min(d);
                 }
@@ -533,10 +537,10 @@ impl<D: Driver> Worker<D> {
             if let Some(d) = conn.stall_deadline(&self.cfg.limits) {
                 next = next.min(d);
             }
-            if let (out, Some(state), span) = conn.output() {
+            if let (mut out, Some(state), span) = conn.output() {
                 if self.driver.next_deadline(state).is_some_and(|d| d <= now) {
                     let _entered = span.enter();
-                    self.driver.tick(state, out, now);
+                    self.driver.tick(state, &mut out, now);
                 }
                 if let Some(d) = self.driver.next_deadline(state) {
                     // At most every 10 ms, however close the deadlines are.

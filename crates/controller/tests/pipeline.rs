@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use apps::learning_switch::Params;
 use apps::{Hub, LearningSwitch};
+use controller::app::PacketIn;
 use controller::app::{AnyApp, App, Builder, Flow, MessageKind, Order, SwitchCtx};
 use controller::dispatch::SwitchState;
 use controller::driver::Driver;
@@ -22,7 +23,6 @@ use controller::info::SwitchInfo;
 use controller::requests::Reply;
 use controller::services::{Services, StartError};
 use openflow::of10::flow_match as fw;
-use controller::app::PacketIn;
 use openflow::view::widen_port;
 use openflow::{frame_len, of10, of13, MacAddr, Message, Version};
 use packet::ethernet::{EtherType, EthernetRepr};
@@ -820,7 +820,8 @@ fn learning_switch_initializes_1_3_switches_with_a_table_miss_entry() {
     .unwrap();
     p.dispatcher.set_found_flows(&mut state, Some(vec![kept]));
     let mut out = Vec::new();
-    p.dispatcher.switch_added(&mut state, &mut out, Instant::now());
+    p.dispatcher
+        .switch_added(&mut state, &mut out, Instant::now());
     assert!(out.is_empty(), "{out:?}");
 }
 

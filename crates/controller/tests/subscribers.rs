@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
 
+use controller::app::PacketIn;
 use controller::app::{AnyApp, App, Builder, Flow, Order, SwitchCtx};
-use controller::host::AppHost;
 use controller::events::{Publisher, Subscribers};
+use controller::host::AppHost;
 use controller::info::SwitchInfo;
 use controller::services::{Services, StartError};
-use controller::app::PacketIn;
 use openflow::{of10, Message, Version};
 
 /// A service that numbers the PACKET_INs its app saw, and tells its subscribers.

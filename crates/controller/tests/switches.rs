@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use controller::app::PacketIn;
 use controller::app::{App, Builder, Flow, Order, SwitchCtx};
 use controller::info::Dpid;
 use controller::services::{Services, StartError};
@@ -19,7 +20,6 @@ use controller::switches::{Reply, SendError, Switches};
 use emu::{host, is_packet_out, Emu, Spec};
 use harness::{eventually, test_config, Running, T};
 use openflow::model::{Action, FlowMod, Ipv6Prefix, Match, PacketOut, PortNo};
-use controller::app::PacketIn;
 use openflow::{of10, of13, Message, Version};
 
 const A: u64 = 0xa;

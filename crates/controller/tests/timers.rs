@@ -215,7 +215,8 @@ fn a_panicking_timer_quarantines_its_app_and_nothing_else() {
     let mut sw = Emu::connect_and_handshake(ctl.addr, Spec::v13(3), T).unwrap();
     assert!(eventually(T, || ctl.pipeline.apps.is_quarantined("faulty")
         == Some(true)
-        && ctl.pipeline.apps.is_quarantined("faulty_global") == Some(true)));
+        && ctl.pipeline.apps.is_quarantined("faulty_global")
+            == Some(true)));
     // The switch and the other app carry on.
     sw.ping(T).unwrap();
     let before = runs_on(&seen, 3).len();

@@ -141,7 +141,11 @@ fn the_labs_switch_command_line_is_one_pharos_switch_takes() {
         panic!("not pharos switch")
     };
     assert_eq!(a.name.as_deref(), Some("t1-s26"));
-    assert_eq!(a.dpid, openflow::Dpid(26), "the dpid is read as the lab prints it");
+    assert_eq!(
+        a.dpid,
+        openflow::Dpid(26),
+        "the dpid is read as the lab prints it"
+    );
     assert_eq!(a.versions, Versions::V10);
     assert_eq!(a.pidfile, Some(cmd.pidfile.clone()));
     assert_eq!(a.listen, [ListenAddr::Unix(cmd.mgmt_socket.clone())]);

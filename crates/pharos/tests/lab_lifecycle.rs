@@ -180,7 +180,8 @@ fn apps_stopped_started_reordered_and_restarted_on_open_vswitch() {
     );
     let n0 = before(&seen);
     let order: Vec<&str> = p
-        .apps.app_names()
+        .apps
+        .app_names()
         .into_iter()
         .map(|n| match n {
             "first" => "second",
@@ -215,7 +216,8 @@ fn apps_stopped_started_reordered_and_restarted_on_open_vswitch() {
         "the armed tripwire panics on the next PACKET_IN"
     );
     let status = |p: &controller::host::Core| {
-        p.apps.app_status()
+        p.apps
+            .app_status()
             .into_iter()
             .find(|a| a.name == "tripwire")
             .unwrap()

@@ -30,7 +30,8 @@ fn rss() -> u64 {
 
 /// Calls of learning_switch's PACKET_IN handler, as the workers last published them.
 fn ls_calls(p: &Core) -> u64 {
-    p.apps.handler_timings()
+    p.apps
+        .handler_timings()
         .iter()
         .filter(|t| t.app == "learning_switch" && t.handler == "PACKET_IN")
         .map(|t| t.calls)

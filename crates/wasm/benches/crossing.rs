@@ -27,14 +27,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use controller::app::PacketIn;
 use controller::app::{AnyApp, App, Builder, Flow, Order, SwitchCtx};
 use controller::dispatch::SwitchState;
-use controller::driver::Driver;
 use controller::host::{AppHost, Core};
 use controller::info::{PortInfo, SwitchInfo};
 use controller::services::Services;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use controller::app::PacketIn;
 use openflow::{of10, MacAddr, Message, Version};
 use wasm::{LoadSpec, WasmLoader};
 
@@ -129,7 +128,7 @@ fn wasm_app(loader: &WasmLoader, file: &str, name: &str) -> Box<dyn AnyApp> {
     Box::new(loader.load_wasm(&spec, &module(file)).unwrap())
 }
 
-fn pipeline(apps: Vec<Box<dyn AnyApp>>) -> (Pipeline, Vec<SwitchState>) {
+fn pipeline(apps: Vec<Box<dyn AnyApp>>) -> (Core, Vec<SwitchState>) {
     let p = AppHost::build(apps, Services::new()).unwrap();
     let now = Instant::now();
     let switches = (1..=SWITCHES)

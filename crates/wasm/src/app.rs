@@ -20,8 +20,8 @@ use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use controller::app::{
-    App, Builder, Flow, MessageKind, Order, PacketIn, PortInfo, PortReason, Services,
-    StartError, SwitchCtx, SwitchInfo,
+    App, Builder, Flow, MessageKind, Order, PacketIn, PortInfo, PortReason, Services, StartError,
+    SwitchCtx, SwitchInfo,
 };
 use openflow::model::{FlowRemoved, PacketOut};
 use openflow::Message;
@@ -364,12 +364,7 @@ impl WasmApp {
 
     /// A batching app's PACKET_IN: kept for the end of the turn (the guest's verdict
     /// comes too late for the apps after it: they go on).
-    fn queue_packet_in(
-        &self,
-        ctx: &mut SwitchCtx,
-        slot: &mut SwitchSlot,
-        p: &PacketIn,
-    ) -> Flow {
+    fn queue_packet_in(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot, p: &PacketIn) -> Flow {
         let b = &mut slot.batch;
         crate::batch::put_packet_in(p, &mut b.records);
         let start = b.bytes.len();

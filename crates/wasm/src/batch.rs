@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
+use controller::app::PacketIn;
 use controller::app::SwitchCtx;
 use openflow::model::{self, PacketOut, PortNo};
-use controller::app::PacketIn;
 
 use crate::app::WasmApp;
 use crate::bindings::pharos::app::types as wit;

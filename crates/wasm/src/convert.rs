@@ -2,9 +2,9 @@
 
 use std::net::Ipv4Addr;
 
+use controller::app::{PacketIn, PortInfo, PortReason};
 use openflow::model::{self, Ipv4Prefix, PortNo, Vlan};
 use openflow::types::MacAddr;
-use controller::app::{PacketIn, PortInfo, PortReason};
 use openflow::Version;
 
 use crate::bindings::pharos::app::types as wit;

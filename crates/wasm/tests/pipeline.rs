@@ -268,13 +268,20 @@ fn quarantined_while_the_native_app_answers(
             "{file} {version}: stopped after {cpu:?} of CPU"
         );
         assert!(took < Duration::from_secs(1), "{file} {version}: {took:?}");
-        let q = net.pipeline.apps.quarantine_reason("bad").expect("a reason");
+        let q = net
+            .pipeline
+            .apps
+            .quarantine_reason("bad")
+            .expect("a reason");
         assert!(
             q.panic.contains("wasm app bad (packet-in)") && q.panic.contains(cause),
             "{file} {version}: {}",
             q.panic
         );
-        assert_eq!(net.pipeline.apps.is_quarantined("learning_switch"), Some(false));
+        assert_eq!(
+            net.pipeline.apps.is_quarantined("learning_switch"),
+            Some(false)
+        );
         // The native app answered the packet the guest failed on (flooded: h2 unknown).
         assert_eq!(net.take_received(h2), [frame], "{file} {version}");
         // And keeps answering: h2 → h1 is learned and forwarded by a flow.
@@ -364,7 +371,8 @@ fn a_panicking_guest_is_quarantined_with_its_panic_message() {
         let h = net.add_host(mac(1), 1, 1);
         net.send(h, &sim::eth(mac(1), mac(2), 0x0800, b"x"));
         net.pipeline
-            .apps.quarantine_reason("bad")
+            .apps
+            .quarantine_reason("bad")
             .expect("quarantined")
             .panic
     };
@@ -423,7 +431,8 @@ fn a_wasm_app_is_added_replaced_and_removed_while_switches_are_connected() {
     // single-threaded network gives only between steps: do not wait for them here
     // (the flows themselves are not what this test is about).
     net.pipeline
-        .apps.set_flow_removal_timeout(Duration::from_millis(10));
+        .apps
+        .set_flow_removal_timeout(Duration::from_millis(10));
     net.add_switch(1, Version::V1_3, 3);
     net.add_switch(2, Version::V1_0, 3);
     net.cable(1, 3, 2, 3);
@@ -456,7 +465,10 @@ fn a_wasm_app_is_added_replaced_and_removed_while_switches_are_connected() {
     // Reloaded in place: a fresh instance. The old one knew h2 behind port 3 of
     // switch 1 and would have installed a flow for this packet; the new one learned
     // nothing yet and floods it.
-    net.pipeline.apps.replace_app("wasm_ls", ls()).expect("replaced");
+    net.pipeline
+        .apps
+        .replace_app("wasm_ls", ls())
+        .expect("replaced");
     net.send(h1, &hello);
     assert_eq!(net.take_received(h2), std::slice::from_ref(&hello));
     let to_h2 = |net: &Net| {
@@ -477,7 +489,11 @@ fn a_wasm_app_is_added_replaced_and_removed_while_switches_are_connected() {
     let unknown = sim::eth(mac(1), mac(7), 0x0800, b"after");
     net.send(h1, &unknown);
     assert!(net.take_received(h2).is_empty(), "removed: nothing floods");
-    assert_eq!(net.pipeline.apps.is_quarantined("wasm_ls"), None, "forgotten");
+    assert_eq!(
+        net.pipeline.apps.is_quarantined("wasm_ls"),
+        None,
+        "forgotten"
+    );
 }
 
 #[test]
@@ -577,11 +593,9 @@ fn a_batching_guest_answers_a_turns_packet_ins_at_its_end_in_one_call_in_order()
         Order::direct(0),
         "{}",
     );
-    let p = controller::host::AppHost::build(
-        vec![Box::new(ls)],
-        controller::services::Services::new(),
-    )
-    .unwrap();
+    let p =
+        controller::host::AppHost::build(vec![Box::new(ls)], controller::services::Services::new())
+            .unwrap();
     let info = controller::info::SwitchInfo {
         dpid: 1,
         version: Version::V1_0,
@@ -597,14 +611,17 @@ fn a_batching_guest_answers_a_turns_packet_ins_at_its_end_in_one_call_in_order()
     // Hosts 1..=8 behind port 1, 11..=18 behind port 2: a first turn teaches them all.
     let mut out = Vec::new();
     for h in 1..=8 {
-        p.dispatcher.handle(&mut sw, &packet_in_10(h, 100, 1), &mut out, now);
-        p.dispatcher.handle(&mut sw, &packet_in_10(h + 10, 100, 2), &mut out, now);
+        p.dispatcher
+            .handle(&mut sw, &packet_in_10(h, 100, 1), &mut out, now);
+        p.dispatcher
+            .handle(&mut sw, &packet_in_10(h + 10, 100, 2), &mut out, now);
     }
     p.dispatcher.turn_end(&mut sw, &mut out, now);
     // A turn of 8 PACKET_INs, each to a known host.
     out.clear();
     for h in 1..=8 {
-        p.dispatcher.handle(&mut sw, &packet_in_10(h, h + 10, 1), &mut out, now);
+        p.dispatcher
+            .handle(&mut sw, &packet_in_10(h, h + 10, 1), &mut out, now);
         assert!(out.is_empty(), "nothing is answered before the turn ends");
     }
     p.dispatcher.turn_end(&mut sw, &mut out, now);
@@ -635,7 +652,8 @@ fn a_batching_guest_answers_a_turns_packet_ins_at_its_end_in_one_call_in_order()
     // The guest was called once for the turn (and once for the first), not per packet.
     p.dispatcher.publish_timings(&mut sw);
     let calls = |handler: &str| {
-        p.apps.handler_timings()
+        p.apps
+            .handler_timings()
             .into_iter()
             .find(|t| t.app == "wasm_ls" && t.handler == handler)
             .map(|t| t.calls)

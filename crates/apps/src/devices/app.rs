@@ -41,9 +41,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use controller::app::PacketIn;
 use controller::app::{App, Builder, Counter, Flow, Order, Required, SwitchCtx};
 use controller::info::{PortInfo, PortReason};
-use controller::app::PacketIn;
 use openflow::MacAddr;
 use packet::arp::{ArpPacket, ArpRepr};
 use packet::ethernet::{EtherType, EthernetFrame};

@@ -282,7 +282,8 @@ fn hosts_go_with_their_switch_their_port_and_their_silence() {
     }));
     let mut msg = Vec::new();
     down.encode(7, &mut msg).unwrap();
-    r.p.dispatcher.handle(&mut r.switches[0], &msg, &mut Vec::new(), r.t0);
+    r.p.dispatcher
+        .handle(&mut r.switches[0], &msg, &mut Vec::new(), r.t0);
     assert_eq!(r.devices.attachment(mac(2), None), None);
     assert!(matches!(&r.heard()[..], [HostEvent::Removed { host }] if host.mac() == mac(2)));
 

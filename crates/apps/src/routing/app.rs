@@ -53,13 +53,13 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use controller::app::PacketIn;
 use controller::app::{App, Builder, Counter, Flow, MessageKind, Order, Required, SwitchCtx};
 use controller::info::Dpid;
 use controller::reconcile::Adopt;
 use controller::services::{Services, StartError};
 use controller::switches::Switches;
 use openflow::model::{Action, FlowMod, FlowModCommand, FlowRemoved, Match, PortNo, Vlan};
-use controller::app::PacketIn;
 use openflow::{MacAddr, Message};
 use serde::Deserialize;
 

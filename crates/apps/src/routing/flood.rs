@@ -38,10 +38,10 @@
 use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
+use controller::app::PacketIn;
 use controller::app::{Flow, SwitchCtx};
 use controller::info::{Dpid, SwitchInfo};
 use openflow::model::{Action, EncodedActions, PacketOut, PortNo};
-use controller::app::PacketIn;
 use openflow::Version;
 
 use super::{PortHop, SpanningTree};

@@ -161,7 +161,8 @@ fn a_connecting_switch_gets_its_flows_then_a_barrier_and_its_table_is_not_emptie
 
         let barrier_xid = msgs[barrier].0;
         let mut out = Vec::new();
-        p.dispatcher.handle(&mut sw, &barrier_reply(version, barrier_xid), &mut out, now);
+        p.dispatcher
+            .handle(&mut sw, &barrier_reply(version, barrier_xid), &mut out, now);
         assert_eq!(status(&store, "a"), Status::Installed, "{version}");
         assert_eq!(status(&store, "b"), Status::Installed, "{version}");
         assert_eq!(status(&store, "other"), Status::Pending, "another switch's");

@@ -44,11 +44,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
+use controller::app::PacketIn;
 use controller::app::{App, Builder, Flow, Order, Required, SwitchCtx};
 use controller::info::{Dpid, PortInfo, PortReason, SwitchInfo};
 use controller::switches::Switches;
 use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
-use controller::app::PacketIn;
 use openflow::{MacAddr, Version};
 use serde::Deserialize;
 

@@ -344,7 +344,9 @@ impl Net {
         };
         let mut state = self.pipeline.dispatcher.new_switch(info);
         let mut out = Vec::new();
-        self.pipeline.dispatcher.switch_added(&mut state, &mut out, self.now);
+        self.pipeline
+            .dispatcher
+            .switch_added(&mut state, &mut out, self.now);
         self.sw_mut(dpid).state = Some(state);
         self.step(|net| net.receive(dpid, &out));
     }
@@ -356,7 +358,9 @@ impl Net {
     pub fn reconnect(&mut self, dpid: u64) {
         let old = self.sw_mut(dpid).state.take().expect("a connected switch");
         self.connect(dpid);
-        self.pipeline.dispatcher.disconnected(old, "replaced", self.now);
+        self.pipeline
+            .dispatcher
+            .disconnected(old, "replaced", self.now);
         self.pump();
     }
 
@@ -364,7 +368,9 @@ impl Net {
     /// nothing, and may [`Net::connect`] again.
     pub fn disconnect(&mut self, dpid: u64) {
         let state = self.sw_mut(dpid).state.take().expect("a connected switch");
-        self.pipeline.dispatcher.disconnected(state, "sim", self.now);
+        self.pipeline
+            .dispatcher
+            .disconnected(state, "sim", self.now);
         self.pump();
     }
 
@@ -630,7 +636,9 @@ impl Net {
                     continue;
                 };
                 let mut out = Vec::new();
-                self.pipeline.dispatcher.take_queued(state, &mut out, self.now);
+                self.pipeline
+                    .dispatcher
+                    .take_queued(state, &mut out, self.now);
                 if !out.is_empty() {
                     any = true;
                     self.receive(dpid, &out);

@@ -2,7 +2,7 @@
 //!
 //! A [`Dispatcher`] runs the apps' handlers for each switch's messages, timers and
 //! events, by the plan in force (published by the app host, [`crate::host`]), through
-//! one runner ([`runner`]: quarantine, timing, guard, call). It holds the core's
+//! one runner (`runner.rs`: quarantine, timing, guard, call). It holds the core's
 //! [`Switches`] directory, its counters and the handlers' timings, and reads no clock
 //! of its own (the worker passes `now`; the timing layer reads the [`Clock`] it was
 //! given). A [`SwitchState`] is one per switch, owned by the worker serving it.
@@ -46,14 +46,14 @@ use std::time::{Duration, Instant};
 use openflow::{msg_type, Frame, Message};
 
 pub use self::runner::Clock;
-pub use self::state::SwitchState;
 use self::runner::{guarded, skipped, Sampling};
+pub use self::state::SwitchState;
 use crate::command::{Route, WorkerHandle};
 use crate::counters::PipelineCounters;
 use crate::driver::{frames, Driver};
 use crate::handlers::{Flow, MessageKind, PlanCell, Slot};
 use crate::info::{Dpid, PortInfo, SwitchInfo};
-use crate::output::Output;
+use crate::output::{Output, Queue};
 use crate::packet_in::PacketIn;
 use crate::requests::{Answer, Done, Owner, Reply};
 use crate::switches::{Queued, Switches};
@@ -146,8 +146,8 @@ impl Dispatcher {
     /// The found flows adopted or deleted ([`crate::reconcile`]), then initializers,
     /// then switch-added listeners; what apps send goes to `out`. The switch's timers
     /// start now.
-    pub fn switch_added<'o>(&self, sw: &mut SwitchState, out: impl Into<Output<'o>>, now: Instant) {
-        let mut out = out.into();
+    pub fn switch_added(&self, sw: &mut SwitchState, out: &mut impl Queue, now: Instant) {
+        let mut out = out.output();
         self.catch_up(sw, out.reborrow(), now);
         sw.added = true;
         let found = sw.found.take();
@@ -170,18 +170,12 @@ impl Dispatcher {
     /// One whole message from the switch, exactly one frame, header included: its
     /// header is checked here (a frame from a worker was checked where it was framed:
     /// [`Driver::handle`]).
-    pub fn handle<'o>(
-        &self,
-        sw: &mut SwitchState,
-        frame: &[u8],
-        out: impl Into<Output<'o>>,
-        now: Instant,
-    ) {
+    pub fn handle(&self, sw: &mut SwitchState, frame: &[u8], out: &mut impl Queue, now: Instant) {
         match Frame::new_checked(frame) {
             Ok(f) => Driver::handle(self, sw, f, out, now),
             Err(e) => {
                 // A change of the apps still reaches the switch before anything else.
-                self.catch_up(sw, out.into(), now);
+                self.catch_up(sw, out.output(), now);
                 sw.in_turn = true;
                 self.decode_error(sw.info.dpid, &e.to_string());
             }
@@ -190,14 +184,14 @@ impl Dispatcher {
 
     /// The end of a turn of the switch's messages ([`Driver::turn_end`]), for a caller
     /// driving switches by hand after a group of [`Dispatcher::handle`] calls.
-    pub fn turn_end<'o>(&self, sw: &mut SwitchState, out: impl Into<Output<'o>>, now: Instant) {
+    pub fn turn_end(&self, sw: &mut SwitchState, out: &mut impl Queue, now: Instant) {
         Driver::turn_end(self, sw, out, now)
     }
 
     /// Brings switch `sw` to the current plan if a change came since it last ran (a
     /// caller driving switches by hand may call it to reach an idle switch).
-    pub fn refresh<'o>(&self, sw: &mut SwitchState, out: impl Into<Output<'o>>, now: Instant) {
-        self.catch_up(sw, out.into(), now);
+    pub fn refresh(&self, sw: &mut SwitchState, out: &mut impl Queue, now: Instant) {
+        self.catch_up(sw, out.output(), now);
     }
 
     /// Adds what switch `sw`'s handlers did since the last call to the totals the app
@@ -211,19 +205,19 @@ impl Dispatcher {
     /// the order it was sent, each message with a fresh xid; requests
     /// ([`Switches::request`]) are registered as pending at `now` (a worker does this as
     /// the deliveries arrive).
-    pub fn take_queued<'o>(&self, sw: &mut SwitchState, out: impl Into<Output<'o>>, now: Instant) {
-        let mut out = out.into();
+    pub fn take_queued(&self, sw: &mut SwitchState, out: &mut impl Queue, now: Instant) {
+        let mut out = out.output();
         let Some(queue) = &sw.queue else {
             return;
         };
         let Queued { bytes, requests } = std::mem::take(&mut *crate::sync::lock(queue));
         let mut from = 0;
         for r in requests {
-            self.deliver(sw, &bytes[from..r.at], out.reborrow());
+            self.deliver(sw, &bytes[from..r.at], &mut out);
             from = r.at;
-            self.request(sw, &r.messages, out.reborrow(), now, r.timeout, r.answer);
+            self.request(sw, &r.messages, &mut out, now, r.timeout, r.answer);
         }
-        self.deliver(sw, &bytes[from..], out);
+        self.deliver(sw, &bytes[from..], &mut out);
     }
 
     /// Runs the global timers due at `now` (the first call starts their clock: each
@@ -280,9 +274,12 @@ impl Dispatcher {
         }
         let (mut run, _, _) = sw.run(self, out, now);
         let plan = run.plan;
-        run.chain(&plan.packet_in, "PACKET_IN", Sampling::PacketIn, |call, c, s| {
-            call(c, s, p)
-        });
+        run.chain(
+            &plan.packet_in,
+            "PACKET_IN",
+            Sampling::PacketIn,
+            |call, c, s| call(c, s, p),
+        );
     }
 
     /// A message whose xid a request waits for: gathered, then given to the requester.
@@ -308,7 +305,13 @@ impl Dispatcher {
 
     /// Gives a finished request's callback its reply: an app's through the runner, with
     /// its state; an external one directly.
-    fn answer(&self, sw: &mut SwitchState, done: Done<crate::ctx::Callback>, out: Output<'_>, now: Instant) {
+    fn answer(
+        &self,
+        sw: &mut SwitchState,
+        done: Done<crate::ctx::Callback>,
+        out: Output<'_>,
+        now: Instant,
+    ) {
         let Done { owner, reply } = done;
         let (app, callback) = match owner {
             Owner::App { app, callback } => (app, callback),
@@ -337,14 +340,23 @@ impl Dispatcher {
         let Some(handlers) = run.plan.handlers_of(kind) else {
             return;
         };
-        run.chain(handlers, msg.type_name(), Sampling::PerHandler, |call, c, s| {
-            call(c, s, msg)
-        });
+        run.chain(
+            handlers,
+            msg.type_name(),
+            Sampling::PerHandler,
+            |call, c, s| call(c, s, msg),
+        );
     }
 
     /// PORT_STATUS: the port list is updated (here and in `Switches`) before any app
     /// hears of it; then the port-status handlers, then the message handlers.
-    fn port_status(&self, sw: &mut SwitchState, frame: Frame<'_>, mut out: Output<'_>, now: Instant) {
+    fn port_status(
+        &self,
+        sw: &mut SwitchState,
+        frame: Frame<'_>,
+        mut out: Output<'_>,
+        now: Instant,
+    ) {
         let Some(msg) = self.decode(sw, frame) else {
             return;
         };
@@ -356,10 +368,15 @@ impl Dispatcher {
                 .update(sw.uid, Arc::clone(&sw.info), reason, &port);
             let (mut run, _, _) = sw.run(self, out.reborrow(), now);
             let plan = run.plan;
-            run.chain(&plan.port_status, "PORT_STATUS", Sampling::PerHandler, |call, c, s| {
-                call(c, s, reason, &port);
-                Flow::Continue
-            });
+            run.chain(
+                &plan.port_status,
+                "PORT_STATUS",
+                Sampling::PerHandler,
+                |call, c, s| {
+                    call(c, s, reason, &port);
+                    Flow::Continue
+                },
+            );
         }
         self.messages(sw, MessageKind::PortStatus, &msg, out, now);
     }
@@ -413,7 +430,12 @@ fn adopt_found(
             kept.push(e);
         } else if let Some(m) = crate::removal::delete_strict(&e.flow, run.ctx.version()) {
             let xid = run.ctx.next_xid();
-            if run.ctx.out.push(m.version().wire(), m.msg_type(), |b| m.encode(xid, b)).is_ok() {
+            if run
+                .ctx
+                .out
+                .push(m.version().wire(), m.msg_type(), |b| m.encode(xid, b))
+                .is_ok()
+            {
                 deleted += 1;
             }
         }
@@ -430,12 +452,12 @@ fn adopt_found(
 impl Driver for Dispatcher {
     type State = SwitchState;
 
-    fn connected<'o>(
+    fn connected(
         &self,
         info: SwitchInfo,
         route: Route,
         flows: Option<Vec<openflow::ofctl::FlowEntry>>,
-        out: impl Into<Output<'o>>,
+        out: &mut impl Queue,
         now: Instant,
     ) -> SwitchState {
         let mut sw = self.new_switch_at(info, route);
@@ -448,14 +470,8 @@ impl Driver for Dispatcher {
     /// its type and xid are read here. A change of the apps reaches this switch here,
     /// between two messages: one relaxed load per message, the migration out of line.
     #[inline]
-    fn handle<'o>(
-        &self,
-        sw: &mut SwitchState,
-        frame: Frame<'_>,
-        out: impl Into<Output<'o>>,
-        now: Instant,
-    ) {
-        let mut out = out.into();
+    fn handle(&self, sw: &mut SwitchState, frame: Frame<'_>, out: &mut impl Queue, now: Instant) {
+        let mut out = out.output();
         self.catch_up(sw, out.reborrow(), now);
         sw.in_turn = true;
         let t = frame.msg_type();
@@ -498,29 +514,36 @@ impl Driver for Dispatcher {
             }
             let s = &sw.slots[*app];
             let guard = &plan.apps[*app].guard;
-            guarded(guard, Some(sw.info.dpid), "PACKET_IN prefetch", || call(s, &p));
+            guarded(guard, Some(sw.info.dpid), "PACKET_IN prefetch", || {
+                call(s, &p)
+            });
         }
     }
 
     /// Runs the apps' turn-end handlers ([`crate::app::Builder::on_turn_end`]) if a
     /// message was handled since the last call.
     #[inline]
-    fn turn_end<'o>(&self, sw: &mut SwitchState, out: impl Into<Output<'o>>, now: Instant) {
+    fn turn_end(&self, sw: &mut SwitchState, out: &mut impl Queue, now: Instant) {
         if !std::mem::take(&mut sw.in_turn) || sw.plan.turn_end.is_empty() {
             return;
         }
-        let (mut run, _, _) = sw.run(self, out.into(), now);
+        let (mut run, _, _) = sw.run(self, out.output(), now);
         let plan = run.plan;
-        run.chain(&plan.turn_end, "turn end", Sampling::PerHandler, |call, c, s| {
-            call(c, s);
-            Flow::Continue
-        });
+        run.chain(
+            &plan.turn_end,
+            "turn end",
+            Sampling::PerHandler,
+            |call, c, s| {
+                call(c, s);
+                Flow::Continue
+            },
+        );
     }
 
     /// Times out the requests whose deadline is at or before `now`, then runs the
     /// per-switch timers due by `now`.
-    fn tick<'o>(&self, sw: &mut SwitchState, out: impl Into<Output<'o>>, now: Instant) {
-        let mut out = out.into();
+    fn tick(&self, sw: &mut SwitchState, out: &mut impl Queue, now: Instant) {
+        let mut out = out.output();
         self.catch_up(sw, out.reborrow(), now);
         while let Some(done) = sw.requests.pop_expired(now) {
             self.counters.request_timeouts.fetch_add(1, Relaxed);
@@ -587,8 +610,8 @@ impl Driver for Dispatcher {
 
     /// Appends messages sent from elsewhere (whole messages, xid 0) to `out`, each with
     /// a fresh xid from the switch's counter.
-    fn deliver<'o>(&self, sw: &mut SwitchState, messages: &[u8], out: impl Into<Output<'o>>) {
-        let mut out = out.into();
+    fn deliver(&self, sw: &mut SwitchState, messages: &[u8], out: &mut impl Queue) {
+        let mut out = out.output();
         for frame in frames(messages) {
             let xid = sw.requests.next_xid();
             out.push_frame(frame, xid);
@@ -598,16 +621,16 @@ impl Driver for Dispatcher {
     /// Appends a request from elsewhere ([`Switches::request`]: whole messages, xid 0)
     /// to `out`, the messages with consecutive fresh xids, and registers one pending
     /// entry for them that times out at `now + timeout` (see [`crate::requests`]).
-    fn request<'o>(
+    fn request(
         &self,
         sw: &mut SwitchState,
         messages: &[u8],
-        out: impl Into<Output<'o>>,
+        out: &mut impl Queue,
         now: Instant,
         timeout: Duration,
         answer: Answer,
     ) {
-        let mut out = out.into();
+        let mut out = out.output();
         let n = frames(messages).count();
         let Ok(n) = u32::try_from(n) else {
             return answer.send(Reply::SwitchGone);
@@ -626,8 +649,8 @@ impl Driver for Dispatcher {
             .insert_external(first, last, now + timeout, answer);
     }
 
-    fn refresh<'o>(&self, sw: &mut SwitchState, out: impl Into<Output<'o>>, now: Instant) {
-        self.catch_up(sw, out.into(), now);
+    fn refresh(&self, sw: &mut SwitchState, out: &mut impl Queue, now: Instant) {
+        self.catch_up(sw, out.output(), now);
     }
 
     fn publish(&self, sw: &mut SwitchState) {

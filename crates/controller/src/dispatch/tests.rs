@@ -86,7 +86,8 @@ fn an_empty_pipeline_counts_what_nobody_handles() {
     let now = Instant::now();
     p.dispatcher.switch_added(&mut sw, &mut out, now);
     // A 1.3 BARRIER_REPLY nobody asked for, and a short frame.
-    p.dispatcher.handle(&mut sw, &[4, 21, 0, 8, 0, 0, 0, 9], &mut out, now);
+    p.dispatcher
+        .handle(&mut sw, &[4, 21, 0, 8, 0, 0, 0, 9], &mut out, now);
     p.dispatcher.handle(&mut sw, &[4, 21, 0], &mut out, now);
     assert!(out.is_empty());
     let c = p.apps.counters();
@@ -169,7 +170,11 @@ mod by_hand {
         };
         let p = AppHost::build(vec![Box::new(app)], Services::new()).unwrap();
         let t0 = Instant::now();
-        assert_eq!(p.dispatcher.global_tick(t0), Some(t0 + 50 * MS), "the clock starts");
+        assert_eq!(
+            p.dispatcher.global_tick(t0),
+            Some(t0 + 50 * MS),
+            "the clock starts"
+        );
 
         let mut a = p.dispatcher.new_switch(info(1, Version::V1_0));
         let mut b = p.dispatcher.new_switch(info(2, Version::V1_3));
@@ -288,7 +293,11 @@ mod by_hand {
         );
         let p = AppHost::build(Vec::new(), Services::new()).unwrap();
         assert!(p.services().get::<Switches>().is_some());
-        assert_eq!(p.dispatcher.global_tick(Instant::now()), None, "no global timers");
+        assert_eq!(
+            p.dispatcher.global_tick(Instant::now()),
+            None,
+            "no global timers"
+        );
     }
 }
 
@@ -313,7 +322,8 @@ fn a_quarantine_keeps_its_first_panic_and_is_told_once() {
     .unwrap();
     let told: Arc<Mutex<Vec<AppEvent>>> = Arc::default();
     let log = Arc::clone(&told);
-    p.apps.subscribers()
+    p.apps
+        .subscribers()
         .subscribe(Box::new(move |e| log.lock().unwrap().push(e.clone())));
     assert_eq!(p.apps.quarantine_reason("fails_on_add"), None);
     let mut out = Vec::new();
@@ -361,7 +371,8 @@ fn handlers_are_counted_on_the_switch_and_published_with_one_call_in_64_timed() 
         p.dispatcher.handle(&mut sw, &frame, &mut out, now);
     }
     let calls = |p: &Core| -> Vec<(&str, &str, u64)> {
-        p.apps.handler_timings()
+        p.apps
+            .handler_timings()
             .iter()
             .map(|t| (t.app, t.handler, t.calls))
             .collect()
@@ -430,7 +441,8 @@ fn packet_in_handlers_are_counted_exactly_and_timed_one_packet_in_1024() {
     }
     p.dispatcher.publish_timings(&mut sw);
     let t = p
-        .apps.handler_timings()
+        .apps
+        .handler_timings()
         .into_iter()
         .find(|t| t.handler == "PACKET_IN")
         .expect("the PACKET_IN handler is listed");
@@ -504,7 +516,8 @@ fn turn_end_handlers_run_once_after_a_turn_with_messages_and_send_after_them() {
     assert!(out.is_empty());
     p.dispatcher.publish_timings(&mut sw);
     let t = p
-        .apps.handler_timings()
+        .apps
+        .handler_timings()
         .into_iter()
         .find(|t| t.handler == "turn_end")
         .expect("the turn-end handler is listed with the app's timings");

@@ -5,9 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{
-    providers, register, AppHost, Apps, Change, Known, LifecycleError, LoadSpec,
-};
+use super::{providers, register, AppHost, Apps, Change, Known, LifecycleError, LoadSpec};
 use crate::app::{App, Builder};
 use crate::command::Control;
 use crate::events::{AppEvent, AppGuard};
@@ -245,9 +243,7 @@ impl AppHost {
     }
 
     fn loaded(&self, spec: &LoadSpec, module: &[u8]) -> Result<Box<dyn AnyApp>, LifecycleError> {
-        let loader = lock(&self.loader)
-            .clone()
-            .ok_or(LifecycleError::NoLoader)?;
+        let loader = lock(&self.loader).clone().ok_or(LifecycleError::NoLoader)?;
         let app = loader.load(spec, module).map_err(LifecycleError::Load)?;
         if app.app_name() != spec.name {
             return Err(LifecycleError::Load(format!(
@@ -535,4 +531,3 @@ fn known_index(apps: &Apps, name: &str) -> Result<usize, LifecycleError> {
     apps.index(name)
         .ok_or_else(|| LifecycleError::UnknownApp(name.to_string()))
 }
-

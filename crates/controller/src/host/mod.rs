@@ -4,8 +4,8 @@
 //!
 //! An [`AppHost`] keeps every app it knows, each at an index that is never reused,
 //! with its [`Registry`] (what its `build` registered), and publishes a *plan* of the
-//! running apps' handlers under a generation number into the [`PlanCell`] the
-//! dispatcher reads. A change ([`lifecycle`]) builds a new plan and publishes it; each
+//! running apps' handlers under a generation number into the `PlanCell` the
+//! dispatcher reads. A change (`lifecycle.rs`) builds a new plan and publishes it; each
 //! switch compares its plan's generation with the published one before each message
 //! (one relaxed load) and, when they differ, *migrates* on its worker between two
 //! messages (see [`crate::dispatch`]). No message ever sees half a change. A change also
@@ -32,7 +32,10 @@
 mod lifecycle;
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering::{Acquire, Relaxed}};
+use std::sync::atomic::{
+    AtomicU64,
+    Ordering::{Acquire, Relaxed},
+};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -381,7 +384,12 @@ impl AppHost {
             }
             host.publish_plan(&mut apps);
         }
-        let dispatcher = Arc::new(Dispatcher::new(plans, Arc::clone(&switches), counters, timings));
+        let dispatcher = Arc::new(Dispatcher::new(
+            plans,
+            Arc::clone(&switches),
+            counters,
+            timings,
+        ));
         Ok(Core {
             apps: Arc::new(host),
             dispatcher,

@@ -12,8 +12,8 @@ use openflow::Version;
 use super::*;
 use crate::app::{AnyApp, App, Builder, Flow, Order, Required, SwitchCtx};
 use crate::driver::Driver;
-use crate::host::{AppHost, Core};
 use crate::events::{Publisher, Subscribers};
+use crate::host::{AppHost, Core};
 use crate::info::SwitchInfo;
 use crate::requests::Reply;
 use crate::services::Services;
@@ -124,7 +124,8 @@ fn a_stopped_app_sees_no_message_timer_or_global_tick_and_a_started_one_starts_f
     p.dispatcher.switch_added(&mut sw, &mut out, t0);
     p.dispatcher.handle(&mut sw, &packet_in(), &mut out, t0);
     p.dispatcher.handle(&mut sw, &packet_in(), &mut out, t0);
-    p.dispatcher.tick(&mut sw, &mut out, t0 + Duration::from_millis(1));
+    p.dispatcher
+        .tick(&mut sw, &mut out, t0 + Duration::from_millis(1));
     p.dispatcher.global_tick(t0);
     assert_eq!(
         p.dispatcher.global_tick(t0 + Duration::from_millis(100)),
@@ -310,7 +311,11 @@ fn stopping_a_provider_is_refused_naming_its_dependents_or_cascades_dependents_f
         }
     );
     assert!(e.to_string().contains("user, other"), "{e}");
-    assert!(p.apps.app_status().iter().all(|s| s.state == AppState::Running));
+    assert!(p
+        .apps
+        .app_status()
+        .iter()
+        .all(|s| s.state == AppState::Running));
     // Stopping a dependent is fine; starting it again too.
     p.apps.stop_app("other", false).unwrap();
     assert_eq!(p.apps.app_status()[0].required_by, ["user"]);
@@ -357,8 +362,10 @@ fn subscriptions_end_when_their_app_stops_and_are_made_again_when_it_starts() {
     assert_eq!(take(&log), ["user:event:3"]);
     // A required handle works in handlers.
     let mut sw = p.dispatcher.new_switch(info(3));
-    p.dispatcher.switch_added(&mut sw, &mut Vec::new(), Instant::now());
-    p.dispatcher.handle(&mut sw, &packet_in(), &mut Vec::new(), Instant::now());
+    p.dispatcher
+        .switch_added(&mut sw, &mut Vec::new(), Instant::now());
+    p.dispatcher
+        .handle(&mut sw, &packet_in(), &mut Vec::new(), Instant::now());
     assert_eq!(counter.0.load(Ordering::Relaxed), 1);
 }
 
@@ -472,11 +479,13 @@ fn a_new_order_takes_effect_at_the_next_message() {
     let mut sw = p.dispatcher.new_switch(info(6));
     p.dispatcher.switch_added(&mut sw, &mut Vec::new(), now);
     take(&log);
-    p.dispatcher.handle(&mut sw, &packet_in(), &mut Vec::new(), now);
+    p.dispatcher
+        .handle(&mut sw, &packet_in(), &mut Vec::new(), now);
     assert_eq!(take(&log), ["a:packet_in:1"]);
     p.apps.set_order(&["b", "a"]).unwrap();
     assert_eq!(p.apps.app_names(), ["b", "a"]);
-    p.dispatcher.handle(&mut sw, &packet_in(), &mut Vec::new(), now);
+    p.dispatcher
+        .handle(&mut sw, &packet_in(), &mut Vec::new(), now);
     assert_eq!(take(&log), ["b:packet_in:1"]);
     for bad in [&["a"][..], &["a", "a"], &["a", "b", "c"]] {
         assert!(
@@ -495,10 +504,12 @@ fn apps_added_at_run_time_can_be_replaced_and_removed_but_built_in_ones_only_sto
     p.dispatcher.switch_added(&mut sw, &mut Vec::new(), now);
     take(&log);
     let loaded = intern("loaded");
-    p.apps.add_app(Logger::boxed(loaded, &log, true), Some(0))
+    p.apps
+        .add_app(Logger::boxed(loaded, &log, true), Some(0))
         .unwrap();
     assert_eq!(p.apps.app_names(), ["loaded", "a"]);
-    p.dispatcher.handle(&mut sw, &packet_in(), &mut Vec::new(), now);
+    p.dispatcher
+        .handle(&mut sw, &packet_in(), &mut Vec::new(), now);
     assert_eq!(
         take(&log),
         ["loaded:started", "loaded:init", "loaded:packet_in:1"]
@@ -513,10 +524,12 @@ fn apps_added_at_run_time_can_be_replaced_and_removed_but_built_in_ones_only_sto
         LifecycleError::NotLoaded("a")
     );
 
-    p.apps.replace_app("loaded", Logger::boxed(intern("loaded"), &log, true))
+    p.apps
+        .replace_app("loaded", Logger::boxed(intern("loaded"), &log, true))
         .unwrap();
     assert_eq!(p.apps.app_names(), ["loaded", "a"], "in place");
-    p.dispatcher.handle(&mut sw, &packet_in(), &mut Vec::new(), now);
+    p.dispatcher
+        .handle(&mut sw, &packet_in(), &mut Vec::new(), now);
     assert_eq!(
         take(&log),
         [
@@ -529,11 +542,14 @@ fn apps_added_at_run_time_can_be_replaced_and_removed_but_built_in_ones_only_sto
 
     p.apps.remove_app("loaded").unwrap();
     assert_eq!(p.apps.app_names(), ["a"]);
-    p.dispatcher.handle(&mut sw, &packet_in(), &mut Vec::new(), now);
+    p.dispatcher
+        .handle(&mut sw, &packet_in(), &mut Vec::new(), now);
     assert_eq!(take(&log), ["loaded:stopped", "a:packet_in:1"]);
     // Its name is free again, and interned once.
     assert!(std::ptr::eq(intern("loaded"), loaded));
-    p.apps.add_app(Logger::boxed(loaded, &log, true), None).unwrap();
+    p.apps
+        .add_app(Logger::boxed(loaded, &log, true), None)
+        .unwrap();
     assert_eq!(p.apps.app_names(), ["a", "loaded"]);
 }
 

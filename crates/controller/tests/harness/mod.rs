@@ -6,13 +6,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use controller::app::PacketIn;
 use controller::app::{AnyApp, App, Builder, Flow, Order, SwitchCtx};
 use controller::config::{Config, KeepaliveConfig};
 use controller::controller::{Controller, Handle};
 use controller::host::{AppHost, Core};
 use controller::info::SwitchInfo;
 use controller::services::Services;
-use controller::app::PacketIn;
 
 /// A generous bound for anything that should happen "now" on loopback.
 pub const T: Duration = Duration::from_secs(10);
@@ -43,8 +43,8 @@ impl Running {
     pub fn start(config: &Config, apps: Vec<Box<dyn AnyApp>>) -> Running {
         init_logs();
         let pipeline = Arc::new(AppHost::build(apps, Services::new()).expect("apps start"));
-        let handle =
-            Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher)).expect("controller starts");
+        let handle = Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher))
+            .expect("controller starts");
         let addr = handle.local_addrs()[0];
         Running {
             handle: Some(handle),

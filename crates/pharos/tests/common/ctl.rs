@@ -289,7 +289,10 @@ impl Ctl {
     }
 
     fn start_api_on(&mut self, token: &str, listen: SocketAddr) -> SocketAddr {
-        let core = api::Core::new(self.pipeline(), Arc::clone(self.handle.as_ref().expect("the controller is running")));
+        let core = api::Core::new(
+            self.pipeline(),
+            Arc::clone(self.handle.as_ref().expect("the controller is running")),
+        );
         let deadline = Instant::now() + Duration::from_secs(5);
         let server = loop {
             let settings = api::Settings {
