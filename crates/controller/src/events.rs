@@ -22,7 +22,7 @@ use std::sync::atomic::{
 };
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::app::Dpid;
+use crate::info::Dpid;
 
 /// Why an app was quarantined: the first panic caught in its code.
 #[derive(Debug, Clone, PartialEq, Eq)]
