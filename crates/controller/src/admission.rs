@@ -34,7 +34,6 @@ use tracing::{debug, info, warn};
 use crate::command::{Control, DpidRegistry, NewSwitch, WorkerHandle};
 use crate::counters::{AdmissionSnapshot, Published};
 use crate::handshake::{Established, Handshake, HandshakeConfig, Progress};
-use crate::info::Dpid;
 use crate::sync::lock;
 use crate::tls::{refusal, Stream};
 
@@ -761,7 +760,7 @@ impl Admission {
         let mut reg = lock(&self.registry);
         let worker = match reg.get(&dpid) {
             Some(&(w, old)) => {
-                info!(dpid = %Dpid(dpid), peer = %p.peer, "a new connection replaces the switch's old one");
+                info!(dpid = %dpid, peer = %p.peer, "a new connection replaces the switch's old one");
                 self.workers[w].control(Control::Close {
                     uid: old,
                     reason: "replaced",
@@ -775,10 +774,10 @@ impl Admission {
         lock(&self.counters).established += 1;
         match p.stream.tls_summary() {
             Some(tls) => {
-                debug!(dpid = %Dpid(dpid), peer = %p.peer, worker, version = %info.version, tls, "handshake done")
+                debug!(dpid = %dpid, peer = %p.peer, worker, version = %info.version, tls, "handshake done")
             }
             None => {
-                debug!(dpid = %Dpid(dpid), peer = %p.peer, worker, version = %info.version, "handshake done")
+                debug!(dpid = %dpid, peer = %p.peer, worker, version = %info.version, "handshake done")
             }
         }
         let w = &self.workers[worker];
@@ -793,7 +792,7 @@ impl Admission {
         })));
         if !sent {
             w.load.fetch_sub(1, Ordering::Relaxed);
-            warn!(dpid = %Dpid(dpid), worker, "worker gone; switch dropped");
+            warn!(dpid = %dpid, worker, "worker gone; switch dropped");
         }
     }
 

@@ -690,7 +690,7 @@ impl SwitchCtx<'_> {
                 _ => {
                     tracing::error!(
                         app = app_name,
-                        dpid = %Dpid(ctx.dpid()),
+                        dpid = %ctx.dpid(),
                         "a request callback was registered for another app type; reply dropped"
                     );
                 }

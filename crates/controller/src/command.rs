@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use mio::Waker;
 
-use crate::info::SwitchInfo;
+use crate::info::{Dpid, SwitchInfo};
 use crate::requests::Answer;
 use crate::tls::Stream;
 
@@ -108,7 +108,7 @@ pub struct Address {
     /// connection that left).
     pub uid: u64,
     /// The switch, to find its replacement when the connection was replaced.
-    pub dpid: u64,
+    pub dpid: Dpid,
 }
 
 /// A request from [`crate::switches::Switches::request`] (boxed in [`Delivery`], which
@@ -137,7 +137,7 @@ pub enum Full {
 }
 
 /// dpid → (worker index, connection uid) of the connection that currently owns it.
-pub type DpidRegistry = Arc<Mutex<HashMap<u64, (usize, u64)>>>;
+pub type DpidRegistry = Arc<Mutex<HashMap<Dpid, (usize, u64)>>>;
 
 /// The handle others hold to talk to a worker.
 #[derive(Debug, Clone)]

@@ -220,7 +220,7 @@ pub struct Conn<S> {
     /// the same dpid" cannot hit a newer one.
     pub uid: u64,
     /// The datapath id, for logs and the dpid registry.
-    pub dpid: u64,
+    pub dpid: Dpid,
     /// The peer's address, for logs and counters.
     pub peer: SocketAddr,
     /// The negotiated version: every inbound header must carry it.
@@ -287,7 +287,7 @@ impl<S> Conn<S> {
         stream: Stream,
         token: Token,
         uid: u64,
-        dpid: u64,
+        dpid: Dpid,
         peer: SocketAddr,
         version: Version,
         state: S,
@@ -747,7 +747,7 @@ impl<S> Conn<S> {
 
     /// A log-friendly dpid.
     pub fn dpid(&self) -> Dpid {
-        Dpid(self.dpid)
+        self.dpid
     }
 
     /// Shuts the socket down; the driver's state is returned for switch-removed.

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use mio::Waker;
 use tracing::info;
 
+use crate::info::Dpid;
 use crate::admission::{Admission, AdmissionConfig};
 use crate::command::{Control, WorkerHandle};
 use crate::conn::{BackpressureConfig, ConnLimits, KeepaliveConfig};
@@ -301,7 +302,7 @@ impl Handle {
 
     /// One switch's counters (at most 500 ms old), without merging the rest; `None` when
     /// it is not connected or its worker has not published since it connected.
-    pub fn switch_counters(&self, dpid: u64) -> Option<crate::counters::SwitchSnapshot> {
+    pub fn switch_counters(&self, dpid: Dpid) -> Option<crate::counters::SwitchSnapshot> {
         self.published.switch(dpid)
     }
 

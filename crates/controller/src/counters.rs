@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::info::Dpid;
 use crate::sync::lock;
 
 /// Message type slots per version: every 1.0 and 1.3 type fits (1.3 stops at 29);
@@ -348,8 +349,8 @@ impl Published {
 impl Published {
     /// One switch's latest snapshot (`None`: not connected, or connected since its
     /// worker last published), without copying the others.
-    pub fn switch(&self, dpid: u64) -> Option<SwitchSnapshot> {
-        let key = crate::info::Dpid(dpid).to_string();
+    pub fn switch(&self, dpid: Dpid) -> Option<SwitchSnapshot> {
+        let key = dpid.to_string();
         self.workers.iter().find_map(|w| {
             let w = Arc::clone(&lock(w));
             w.switches.iter().find(|s| s.dpid == key).cloned()

@@ -98,7 +98,7 @@ impl<'a> SwitchCtx<'a> {
     }
 
     /// The switch's datapath id.
-    pub fn dpid(&self) -> u64 {
+    pub fn dpid(&self) -> Dpid {
         self.info.dpid
     }
 
@@ -186,7 +186,7 @@ impl<'a> SwitchCtx<'a> {
             self.counters.count_encode_error();
             tracing::warn!(
                 app = self.app_name,
-                dpid = %Dpid(self.info.dpid),
+                dpid = %self.info.dpid,
                 message = msg.type_name(),
                 "not sent: an OpenFlow {} message to an OpenFlow {} switch",
                 msg.version(),
@@ -214,7 +214,7 @@ impl<'a> SwitchCtx<'a> {
                 self.counters.count_encode_error();
                 tracing::warn!(
                     app = self.app_name,
-                    dpid = %Dpid(self.info.dpid),
+                    dpid = %self.info.dpid,
                     message = what,
                     error = %e,
                     "not sent: cannot encode for this switch"
@@ -256,13 +256,13 @@ impl<'a> AppSwitches<'a> {
     }
 
     /// [`Switches::send_flow_mod`], marked with the app's tag.
-    pub fn send_flow_mod(&self, dpid: u64, fm: &FlowMod<'_>) -> Result<(), SendError> {
+    pub fn send_flow_mod(&self, dpid: Dpid, fm: &FlowMod<'_>) -> Result<(), SendError> {
         self.switches
             .send_flow_mod_owned(dpid, fm, crate::cookie::owner(self.tag))
     }
 
     /// [`Switches::send`], a FLOW_MOD marked with the app's tag.
-    pub fn send(&self, dpid: u64, msg: &Message) -> Result<(), SendError> {
+    pub fn send(&self, dpid: Dpid, msg: &Message) -> Result<(), SendError> {
         self.switches
             .send_owned(dpid, msg, crate::cookie::owner(self.tag))
     }

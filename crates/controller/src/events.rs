@@ -35,7 +35,7 @@ pub struct Quarantine {
     /// The panic's message (`"(non-string panic payload)"` when it had none).
     pub panic: String,
     /// The switch it ran for, if it ran for one.
-    pub dpid: Option<u64>,
+    pub dpid: Option<Dpid>,
 }
 
 /// What happens to apps, as subscribers of the app host's
@@ -160,7 +160,7 @@ pub(crate) fn is_quarantined(flag: &AtomicBool) -> bool {
 #[cold]
 pub(crate) fn quarantine(
     health: &AppHealth,
-    dpid: Option<u64>,
+    dpid: Option<Dpid>,
     what: &str,
     payload: &(dyn Any + Send),
 ) {
@@ -173,7 +173,7 @@ pub(crate) fn quarantine(
         .unwrap_or("(non-string panic payload)");
     tracing::error!(
         app = health.name,
-        dpid = dpid.map(|d| tracing::field::display(Dpid(d))),
+        dpid = dpid.map(tracing::field::display),
         message = what,
         panic,
         "handler panicked: app quarantined on every switch"

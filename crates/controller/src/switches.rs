@@ -153,7 +153,7 @@ pub enum SwitchEvent {
     /// A switch's connection closed and it is unlisted.
     Disconnected {
         /// The switch.
-        dpid: u64,
+        dpid: Dpid,
         /// Why its connection closed (`"closed_by_switch"`, `"dead_peer"`,
         /// `"shutdown"`, ...: the worker's close reasons).
         reason: String,
@@ -161,7 +161,7 @@ pub enum SwitchEvent {
     /// The switch sent PORT_STATUS; its port list already shows the change.
     Port {
         /// The switch.
-        dpid: u64,
+        dpid: Dpid,
         /// What PORT_STATUS said happened.
         reason: PortReason,
         /// The port as the message described it.
@@ -227,7 +227,7 @@ struct Entry {
 #[derive(Debug, Default)]
 struct Inner {
     /// Connected switches by dpid.
-    switches: HashMap<u64, Entry>,
+    switches: HashMap<Dpid, Entry>,
     /// The workers' handles, attached when the controller starts (empty before).
     workers: Vec<WorkerHandle>,
 }
@@ -266,21 +266,21 @@ impl Switches {
     }
 
     /// Sends a version-neutral FLOW_MOD to switch `dpid`, encoded in its version.
-    pub fn send_flow_mod(&self, dpid: u64, fm: &FlowMod<'_>) -> Result<(), SendError> {
+    pub fn send_flow_mod(&self, dpid: Dpid, fm: &FlowMod<'_>) -> Result<(), SendError> {
         self.send_with(dpid, |version, out| {
             encoded(dpid, fm.encode(version, 0, out))
         })
     }
 
     /// Sends a version-neutral PACKET_OUT to switch `dpid`, encoded in its version.
-    pub fn send_packet_out(&self, dpid: u64, po: &PacketOut<'_>) -> Result<(), SendError> {
+    pub fn send_packet_out(&self, dpid: Dpid, po: &PacketOut<'_>) -> Result<(), SendError> {
         self.send_with(dpid, |version, out| {
             encoded(dpid, po.encode(version, 0, out))
         })
     }
 
     /// Sends any message of switch `dpid`'s version (its xid is replaced by a fresh one).
-    pub fn send(&self, dpid: u64, msg: &Message) -> Result<(), SendError> {
+    pub fn send(&self, dpid: Dpid, msg: &Message) -> Result<(), SendError> {
         self.send_with(dpid, |version, out| {
             check_version(dpid, msg, version)?;
             encoded(dpid, msg.encode(0, out))
@@ -294,7 +294,7 @@ impl Switches {
     /// encoded), `reply` is dropped uncalled. See the module doc.
     pub fn request(
         &self,
-        dpid: u64,
+        dpid: Dpid,
         msg: &Message,
         timeout: Duration,
         reply: ReplyFn,
@@ -312,7 +312,7 @@ impl Switches {
     /// `reply` is dropped uncalled.
     pub fn request_flow_mod(
         &self,
-        dpid: u64,
+        dpid: Dpid,
         fm: &FlowMod<'_>,
         timeout: Duration,
         reply: ReplyFn,
@@ -330,7 +330,7 @@ impl Switches {
     /// uncalled.
     pub fn request_applied(
         &self,
-        dpid: u64,
+        dpid: Dpid,
         msg: &Message,
         timeout: Duration,
         reply: ReplyFn,
@@ -351,14 +351,14 @@ impl Switches {
     }
 
     /// The dpids of the connected switches, in order.
-    pub fn dpids(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = self.read().switches.keys().copied().collect();
+    pub fn dpids(&self) -> Vec<Dpid> {
+        let mut v: Vec<Dpid> = self.read().switches.keys().copied().collect();
         v.sort_unstable();
         v
     }
 
     /// Switch `dpid` as it is now (its current ports), if connected.
-    pub fn info(&self, dpid: u64) -> Option<Arc<SwitchInfo>> {
+    pub fn info(&self, dpid: Dpid) -> Option<Arc<SwitchInfo>> {
         self.read().switches.get(&dpid).map(|e| e.info.clone())
     }
 
@@ -376,7 +376,7 @@ impl Switches {
     }
 
     /// Switch `dpid` as it is now and the time it was listed, if connected.
-    pub fn info_since(&self, dpid: u64) -> Option<(Arc<SwitchInfo>, SystemTime)> {
+    pub fn info_since(&self, dpid: Dpid) -> Option<(Arc<SwitchInfo>, SystemTime)> {
         self.read()
             .switches
             .get(&dpid)
@@ -384,7 +384,7 @@ impl Switches {
     }
 
     /// Whether switch `dpid` is connected.
-    pub fn is_connected(&self, dpid: u64) -> bool {
+    pub fn is_connected(&self, dpid: Dpid) -> bool {
         self.read().switches.contains_key(&dpid)
     }
 
@@ -402,7 +402,7 @@ impl Switches {
     /// app's sends, [`crate::ctx::AppSwitches`]).
     pub(crate) fn send_flow_mod_owned(
         &self,
-        dpid: u64,
+        dpid: Dpid,
         fm: &FlowMod<'_>,
         owner: CookieOwner,
     ) -> Result<(), SendError> {
@@ -414,7 +414,7 @@ impl Switches {
     /// [`Switches::send`] with `owner`'s bits written into a FLOW_MOD's cookie.
     pub(crate) fn send_owned(
         &self,
-        dpid: u64,
+        dpid: Dpid,
         msg: &Message,
         owner: CookieOwner,
     ) -> Result<(), SendError> {
@@ -427,11 +427,11 @@ impl Switches {
     /// Encodes with `encode(version, out)` and queues the bytes for switch `dpid`.
     fn send_with(
         &self,
-        dpid: u64,
+        dpid: Dpid,
         encode: impl FnOnce(Version, &mut Vec<u8>) -> Result<(), SendError>,
     ) -> Result<(), SendError> {
         let inner = self.read();
-        let not_connected = || SendError::NotConnected(Dpid(dpid));
+        let not_connected = || SendError::NotConnected(dpid);
         let entry = inner.switches.get(&dpid).ok_or_else(not_connected)?;
         let version = entry.info.version;
         match &entry.path {
@@ -448,7 +448,7 @@ impl Switches {
                 };
                 match handle.deliver(Delivery::Send { to, bytes }) {
                     Ok(()) => Ok(()),
-                    Err(Full::Busy(_)) => Err(SendError::Busy(Dpid(dpid))),
+                    Err(Full::Busy(_)) => Err(SendError::Busy(dpid)),
                     Err(Full::Gone(_)) => Err(not_connected()),
                 }
             }
@@ -459,13 +459,13 @@ impl Switches {
     /// switch `dpid` with their callback.
     pub(crate) fn request_with(
         &self,
-        dpid: u64,
+        dpid: Dpid,
         timeout: Duration,
         reply: ReplyFn,
         encode: impl FnOnce(Version, &mut Vec<u8>) -> Result<(), SendError>,
     ) -> Result<(), SendError> {
         let inner = self.read();
-        let not_connected = || SendError::NotConnected(Dpid(dpid));
+        let not_connected = || SendError::NotConnected(dpid);
         let entry = inner.switches.get(&dpid).ok_or_else(not_connected)?;
         let mut messages = Vec::with_capacity(128);
         encode(entry.info.version, &mut messages)?;
@@ -508,7 +508,7 @@ impl Switches {
                     Ok(()) => Ok(()),
                     Err(Full::Busy(d)) => {
                         refused(d);
-                        Err(SendError::Busy(Dpid(dpid)))
+                        Err(SendError::Busy(dpid))
                     }
                     Err(Full::Gone(d)) => {
                         refused(d);
@@ -616,7 +616,7 @@ impl Switches {
 
     /// The switch left (its connection closed for `reason`): unlists it, if connection
     /// `uid` is still the one listed.
-    pub(crate) fn remove(&self, dpid: u64, uid: u64, reason: &str) {
+    pub(crate) fn remove(&self, dpid: Dpid, uid: u64, reason: &str) {
         self.subscribers.publish(|| {
             let mut inner = self.write();
             if inner.switches.get(&dpid).is_some_and(|e| e.uid == uid) {
@@ -633,18 +633,18 @@ impl Switches {
 }
 
 /// An encoder's result as a send's.
-fn encoded(dpid: u64, r: Result<usize, EncodeError>) -> Result<(), SendError> {
+fn encoded(dpid: Dpid, r: Result<usize, EncodeError>) -> Result<(), SendError> {
     r.map(drop).map_err(|error| SendError::Encode {
-        dpid: Dpid(dpid),
+        dpid: dpid,
         error,
     })
 }
 
 /// `msg` must be of the switch's version.
-fn check_version(dpid: u64, msg: &Message, version: Version) -> Result<(), SendError> {
+fn check_version(dpid: Dpid, msg: &Message, version: Version) -> Result<(), SendError> {
     if msg.version() != version {
         return Err(SendError::WrongVersion {
-            dpid: Dpid(dpid),
+            dpid: dpid,
             message: msg.version(),
             switch: version,
         });

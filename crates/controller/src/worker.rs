@@ -42,7 +42,6 @@ use crate::command::{
 use crate::conn::{count_handed_over, CloseReason, Conn, ConnLimits, FLUSH_BATCH, FLUSH_DELAY};
 use crate::counters::{ReasonCounts, SwitchSnapshot, TypeCounts, WorkerSnapshot};
 use crate::driver::Driver;
-use crate::info::Dpid;
 use crate::output::Output;
 use crate::requests::Reply;
 use crate::sync::lock;
@@ -269,7 +268,7 @@ impl<D: Driver> Worker<D> {
         let at = self.find_conn(to, bytes.first().copied());
         let Some((at, conn)) = at.and_then(|s| Some((s, self.conns[s].as_mut()?))) else {
             self.closed.drops += 1;
-            debug!(dpid = %Dpid(dpid), "a message sent to a switch that has left; dropped");
+            debug!(dpid = %dpid, "a message sent to a switch that has left; dropped");
             return;
         };
         if conn.pending_out() + bytes.len() > self.cfg.limits.output_buffer_limit {
@@ -277,7 +276,7 @@ impl<D: Driver> Worker<D> {
             // send it much): the hard cap holds, and the loss is counted and told.
             if conn.count_overflow_drop() {
                 warn!(
-                    dpid = %Dpid(dpid),
+                    dpid = %dpid,
                     queued = conn.pending_out(),
                     limit = self.cfg.limits.output_buffer_limit,
                     dropped = conn.counters.overflow_drops,
@@ -310,7 +309,7 @@ impl<D: Driver> Worker<D> {
         let dpid = to.dpid;
         let Some(at) = self.find_conn(to, messages.first().copied()) else {
             self.closed.drops += 1;
-            debug!(dpid = %Dpid(dpid), "a request sent to a switch that has left; answered SwitchGone");
+            debug!(dpid = %dpid, "a request sent to a switch that has left; answered SwitchGone");
             return answer.send(Reply::SwitchGone);
         };
         let conn = self.conns[at]
@@ -319,7 +318,7 @@ impl<D: Driver> Worker<D> {
         if conn.pending_out() + messages.len() > self.cfg.limits.output_buffer_limit {
             conn.count_overflow_drop();
             warn!(
-                dpid = %Dpid(dpid),
+                dpid = %dpid,
                 queued = conn.pending_out(),
                 limit = self.cfg.limits.output_buffer_limit,
                 "a request sent to a switch whose queue is at output_buffer_limit; answered Busy"
@@ -381,7 +380,7 @@ impl<D: Driver> Worker<D> {
         let dpid = info.dpid;
         let peer = info.peer;
         let version = info.version;
-        let span = tracing::info_span!("switch", dpid = %Dpid(dpid));
+        let span = tracing::info_span!("switch", dpid = %dpid);
         let entered = span.enter();
         let route = Route {
             worker: self.cfg.index,
@@ -414,7 +413,7 @@ impl<D: Driver> Worker<D> {
             span,
         );
         if let Err(e) = conn.register(self.poll.registry()) {
-            warn!(dpid = %Dpid(dpid), %peer, error = %e, "cannot register switch");
+            warn!(dpid = %dpid, %peer, error = %e, "cannot register switch");
             self.conns[slot] = Some(conn);
             self.closing.push((slot, "register_error"));
             return;
@@ -422,7 +421,7 @@ impl<D: Driver> Worker<D> {
         // Over TLS, the protocol version and cipher suite (the field is left out in
         // clear text).
         let tls = conn.tls_summary();
-        info!(dpid = %Dpid(dpid), %peer, %version, tls = tls.as_deref(), worker = self.cfg.index, "switch connected");
+        info!(dpid = %dpid, %peer, %version, tls = tls.as_deref(), worker = self.cfg.index, "switch connected");
         if let Some(d) = conn
             .state
             .as_ref()
@@ -625,10 +624,10 @@ impl<D: Driver> Worker<D> {
             // `pharos_dropped_messages_total`).
             if is_bad_frame(reason) {
                 self.closed.bad_frames.add(reason);
-                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, messages_lost = drops, "bad frame; switch disconnected");
+                warn!(dpid = %dpid, peer = %conn.peer, reason, messages_lost = drops, "bad frame; switch disconnected");
             } else if matches!(reason, "stalled" | "output_overflow") {
                 warn!(
-                    dpid = %Dpid(dpid),
+                    dpid = %dpid,
                     peer = %conn.peer,
                     reason,
                     queued_bytes = queued,
@@ -637,9 +636,9 @@ impl<D: Driver> Worker<D> {
                     "switch disconnected: it took no byte of its queue for that long"
                 );
             } else if reason == "dead_peer" {
-                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, messages_lost = drops, "switch disconnected");
+                warn!(dpid = %dpid, peer = %conn.peer, reason, messages_lost = drops, "switch disconnected");
             } else {
-                info!(dpid = %Dpid(dpid), peer = %conn.peer, reason, messages_lost = drops, "switch disconnected");
+                info!(dpid = %dpid, peer = %conn.peer, reason, messages_lost = drops, "switch disconnected");
             }
             let span = conn.span.clone();
             let _entered = span.enter();
@@ -698,7 +697,7 @@ impl<D: Driver> Worker<D> {
             snap.pauses += c.pauses;
             snap.paused_ms += paused_ms;
             snap.switches.push(SwitchSnapshot {
-                dpid: Dpid(conn.dpid).to_string(),
+                dpid: conn.dpid.to_string(),
                 peer: conn.peer,
                 version: conn.version,
                 worker: self.cfg.index,

@@ -392,9 +392,9 @@ impl Dispatcher {
     }
 
     #[cold]
-    fn decode_error(&self, dpid: u64, why: &str) {
+    fn decode_error(&self, dpid: Dpid, why: &str) {
         self.counters.decode_errors.fetch_add(1, Relaxed);
-        tracing::warn!(dpid = %Dpid(dpid), error = why, "message from switch not decoded; dropped");
+        tracing::warn!(dpid = %dpid, error = why, "message from switch not decoded; dropped");
     }
 }
 
@@ -441,7 +441,7 @@ fn adopt_found(
         }
     }
     tracing::info!(
-        dpid = %Dpid(run.ctx.dpid()),
+        dpid = %run.ctx.dpid(),
         kept = kept.len(),
         deleted,
         "flows found on the switch adopted by their apps; the others deleted"
@@ -551,7 +551,7 @@ impl Driver for Dispatcher {
                 Owner::App { app, .. } => sw.plan.apps[*app].name,
                 Owner::External(_) => "(external)",
             };
-            tracing::debug!(app, dpid = %Dpid(sw.info.dpid), "request timed out");
+            tracing::debug!(app, dpid = %sw.info.dpid, "request timed out");
             self.answer(sw, done, out.reborrow(), now);
         }
         let (mut run, schedule, rng) = sw.run(self, out, now);
@@ -583,7 +583,7 @@ impl Driver for Dispatcher {
         self.catch_up(&mut sw, Output::from(&mut discarded), now);
         self.switches.remove(sw.info.dpid, sw.uid, reason);
         tracing::debug!(
-            dpid = %Dpid(sw.info.dpid),
+            dpid = %sw.info.dpid,
             reason,
             pending = sw.requests.len(),
             "switch removed"

@@ -23,6 +23,7 @@ use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
+use crate::info::Dpid;
 use crate::ctx::SwitchCtx;
 use crate::events::AppGuard;
 use crate::handlers::{Flow, Handler, Phase, Plan, Slot};
@@ -163,7 +164,7 @@ pub(crate) fn skipped(plan: &Plan, app: usize) -> bool {
 #[inline(always)]
 pub(crate) fn guarded<R>(
     guard: &AppGuard,
-    dpid: Option<u64>,
+    dpid: Option<Dpid>,
     what: &str,
     f: impl FnOnce() -> R,
 ) -> Option<R> {
@@ -178,7 +179,7 @@ pub(crate) fn guarded<R>(
 
 /// App `guard`'s code panicked with `payload`: quarantined (see [`crate::events`]).
 #[cold]
-fn quarantine(guard: &AppGuard, dpid: Option<u64>, what: &str, payload: &(dyn Any + Send)) {
+fn quarantine(guard: &AppGuard, dpid: Option<Dpid>, what: &str, payload: &(dyn Any + Send)) {
     crate::events::quarantine(guard.health(), dpid, what, payload);
 }
 

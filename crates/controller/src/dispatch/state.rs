@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use crate::ctx::{Callback, SwitchCtx};
 use crate::handlers::{Plan, Slot};
-use crate::info::{Dpid, SwitchInfo};
+use crate::info::SwitchInfo;
 use crate::output::Output;
 use crate::requests::Requests;
 use crate::switches::Queued;
@@ -62,7 +62,7 @@ pub struct SwitchState {
 impl std::fmt::Debug for SwitchState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SwitchState")
-            .field("dpid", &Dpid(self.info.dpid))
+            .field("dpid", &self.info.dpid)
             .field("requests", &self.requests)
             .finish()
     }
@@ -140,8 +140,8 @@ impl Dispatcher {
         queue: Option<Arc<Mutex<Queued>>>,
     ) -> SwitchState {
         let rng = match queue {
-            Some(_) => Rng::seeded(info.dpid ^ uid),
-            None => Rng::new(info.dpid ^ uid),
+            Some(_) => Rng::seeded(info.dpid.0 ^ uid),
+            None => Rng::new(info.dpid.0 ^ uid),
         };
         let plan = self.plans.current();
         SwitchState {

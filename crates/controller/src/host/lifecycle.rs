@@ -419,7 +419,7 @@ impl AppHost {
         let timeout = self.flow_removal_timeout();
         let report = crate::removal::remove_flows_of(&self.switches, tag, timeout);
         for (dpid, why) in report.failures() {
-            tracing::warn!(app, dpid = %crate::info::Dpid(dpid), why, "the stopped app's flows may remain on this switch");
+            tracing::warn!(app, dpid = %dpid, why, "the stopped app's flows may remain on this switch");
         }
     }
 
