@@ -51,6 +51,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use crate::dpid::Dpid;
 use crate::Core;
 
 /// The `Content-Type` of the Prometheus text format.
@@ -76,8 +77,8 @@ pub fn render(registry: &Registry) -> String {
 
 /// A dpid as Faucet labels it: `0x` and 16 hex digits (the one place a dpid is not in
 /// its printed form, `00:00:00:00:00:00:00:01`: Faucet's dashboards read this label).
-pub fn dp_id(dpid: u64) -> String {
-    format!("0x{dpid:016x}")
+pub fn dp_id(dpid: Dpid) -> String {
+    format!("0x{:016x}", dpid.0)
 }
 
 /// Reads the core's snapshots at each scrape.
@@ -260,7 +261,7 @@ impl Collector for Scrape {
                 "Hosts the device manager tracks, by the switch they are attached to and VLAN (none: untagged)",
                 learned.into_iter().map(|((d, vlan), n)| {
                     let vlan = vlan.map_or_else(|| "none".to_string(), |v| v.to_string());
-                    (vec![("dp_id", dp_id(d)), ("vlan", vlan)], n)
+                    (vec![("dp_id", dp_id(Dpid(d))), ("vlan", vlan)], n)
                 }),
             )?;
         }
@@ -342,8 +343,11 @@ mod tests {
 
     #[test]
     fn dp_id_is_0x_and_16_hex_digits() {
-        assert_eq!(dp_id(1), "0x0000000000000001");
-        assert_eq!(dp_id(0x0102_0304_0506_0708), "0x0102030405060708");
+        assert_eq!(dp_id(openflow::Dpid(1)), "0x0000000000000001");
+        assert_eq!(
+            dp_id(openflow::Dpid(0x0102_0304_0506_0708)),
+            "0x0102030405060708"
+        );
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub struct PathBody {
 /// One end of a path, as given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum End {
-    Switch(u64),
+    Switch(crate::dpid::Dpid),
     Host(MacAddr),
 }
 
@@ -81,7 +81,7 @@ fn locate(s: &Shared, end: End) -> Result<(u64, Option<u32>), ApiError> {
                     dpid::format(d)
                 )));
             }
-            Ok((d, None))
+            Ok((d.0, None))
         }
         End::Host(mac) => {
             let devices = s.core.services().get::<Devices>().ok_or_else(|| {

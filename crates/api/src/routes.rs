@@ -20,6 +20,7 @@ use openflow::{of10, of13, Message, Version};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+use crate::dpid::Dpid;
 use crate::error::{ApiError, JsonBody};
 use crate::model::*;
 use crate::routes_switch::lock;
@@ -178,7 +179,7 @@ pub const SWITCHES_FRESH: Duration = Duration::from_millis(500);
 fn summaries(s: &Shared) -> Vec<SwitchSummary> {
     let counters = s.core.controller.counters();
     // The snapshot names its switch by the printed dpid: read back, for any form.
-    let rates: HashMap<u64, (std::net::SocketAddr, f64)> = counters
+    let rates: HashMap<Dpid, (std::net::SocketAddr, f64)> = counters
         .switches
         .iter()
         .filter_map(|c| Some((dpid::parse(&c.dpid).ok()?, (c.peer, c.packet_ins_per_sec))))
@@ -200,11 +201,11 @@ fn summaries(s: &Shared) -> Vec<SwitchSummary> {
 }
 
 /// Reads the `{dpid}` of a path; 400 with the reason when it is not one.
-fn path_dpid(text: &str) -> Result<u64, ApiError> {
+fn path_dpid(text: &str) -> Result<Dpid, ApiError> {
     dpid::parse(text).map_err(ApiError::bad_request)
 }
 
-fn no_switch(dpid: u64) -> ApiError {
+fn no_switch(dpid: Dpid) -> ApiError {
     ApiError::not_found(format!(
         "no switch {} is connected",
         crate::dpid::format(dpid)
@@ -296,7 +297,7 @@ pub async fn port_change(
     switches
         .send(dpid, &msg)
         .map_err(|e| ApiError::not_found(e.to_string()))?;
-    tracing::info!(dpid = %controller::info::Dpid(dpid), port = p.port_no, up = change.up, "REST: PORT_MOD sent");
+    tracing::info!(dpid = %dpid, port = p.port_no, up = change.up, "REST: PORT_MOD sent");
     Ok((
         StatusCode::ACCEPTED,
         Json(PortChangeSent {

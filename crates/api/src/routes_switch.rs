@@ -25,6 +25,7 @@ use openflow::ofctl::{parse_flow, parse_match, FlowEntry, FlowModCommand, PortNo
 use openflow::{of10, of13, Message, Version};
 
 use crate::ask::{apply, ask};
+use crate::dpid::Dpid;
 use crate::error::{ApiError, JsonBody};
 use crate::model::{ErrorBody, Port};
 use crate::switch_model::*;
@@ -35,12 +36,12 @@ type St = State<Arc<Shared>>;
 // ---------------------------------------------------------------------------------
 // Helpers
 
-fn path_dpid(text: &str) -> Result<u64, ApiError> {
+fn path_dpid(text: &str) -> Result<Dpid, ApiError> {
     dpid::parse(text).map_err(ApiError::bad_request)
 }
 
 /// The switch, or 404.
-fn switch_info(s: &Shared, dpid: u64) -> Result<Arc<SwitchInfo>, ApiError> {
+fn switch_info(s: &Shared, dpid: Dpid) -> Result<Arc<SwitchInfo>, ApiError> {
     s.core.switches().info(dpid).ok_or_else(|| {
         ApiError::not_found(format!("no switch {} is connected", dpid::format(dpid)))
     })
@@ -154,7 +155,7 @@ pub async fn description(
         let desc = match ask(switches, dpid, &msg, shared.switch_timeout).await {
             Ok(reply) => read_description(&reply),
             Err(e) => {
-                tracing::debug!(dpid = %controller::info::Dpid(dpid), error = e.message, "no description");
+                tracing::debug!(dpid = %dpid, error = e.message, "no description");
                 None
             }
         };
@@ -385,7 +386,7 @@ pub async fn add_flow(
         ))
     })?;
     apply(s.core.switches(), dpid, &msg, s.switch_timeout).await?;
-    tracing::info!(dpid = %controller::info::Dpid(dpid), flow = %flow, "REST: flow applied");
+    tracing::info!(dpid = %dpid, flow = %flow, "REST: flow applied");
     Ok((
         StatusCode::CREATED,
         Json(FlowAdded {
@@ -466,7 +467,7 @@ pub async fn delete_flows(
         }
     }
     apply(s.core.switches(), dpid, &msg, s.switch_timeout).await?;
-    tracing::info!(dpid = %controller::info::Dpid(dpid), selection = %sel.selection_to_ofctl(), strict = del.strict, "REST: flows deleted");
+    tracing::info!(dpid = %dpid, selection = %sel.selection_to_ofctl(), strict = del.strict, "REST: flows deleted");
     Ok(Json(FlowsDeleted { deleted: true }))
 }
 

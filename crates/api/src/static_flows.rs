@@ -30,6 +30,7 @@ use openflow::ofctl::{parse_flow, FlowModCommand};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::dpid::Dpid;
 use crate::error::{ApiError, JsonBody};
 use crate::model::ErrorBody;
 use crate::{dpid, Shared};
@@ -142,7 +143,7 @@ fn store(s: &Shared) -> Result<Arc<StaticFlows>, ApiError> {
 }
 
 fn info(s: &Shared, f: &StaticFlow) -> StaticFlowInfo {
-    StaticFlowInfo::new(f, s.core.switches().is_connected(f.dpid))
+    StaticFlowInfo::new(f, s.core.switches().is_connected(Dpid(f.dpid)))
 }
 
 impl From<StoreError> for ApiError {
@@ -212,7 +213,7 @@ pub async fn create(
     let dpid = dpid::parse(&new.dpid).map_err(ApiError::bad_request)?;
     let flow =
         parse_flow(&new.flow).map_err(|e| ApiError::bad_request(format!("bad flow: {e}")))?;
-    let (added, old) = store.add(&new.name, dpid, flow, new.replace)?;
+    let (added, old) = store.add(&new.name, dpid.0, flow, new.replace)?;
     let switches = s.core.switches();
     if let Some(old) = old {
         let moved = old.dpid != added.dpid
@@ -224,7 +225,7 @@ pub async fn create(
             let _ = remove_from_switch(switches, &old, s.switch_timeout).await;
         }
     }
-    tracing::info!(name = added.name, dpid = %controller::info::Dpid(dpid), flow = %added.flow, "REST: static flow kept");
+    tracing::info!(name = added.name, dpid = %dpid, flow = %added.flow, "REST: static flow kept");
     push(&store, switches, &added, s.switch_timeout).await;
     let now = store.get(&added.name).unwrap_or(added);
     Ok((StatusCode::CREATED, Json(info(&s, &now))))
@@ -261,7 +262,7 @@ pub async fn delete(
 /// answer. `None`: not sent (the switch is not connected).
 async fn ask(
     switches: &Switches,
-    dpid: u64,
+    dpid: Dpid,
     msg: &openflow::Message,
     timeout: Duration,
 ) -> Option<Reply> {
@@ -272,7 +273,7 @@ async fn ask(
 
 /// Sends `f` to its switch, if connected, and records what the switch made of it.
 async fn push(store: &StaticFlows, switches: &Switches, f: &StaticFlow, timeout: Duration) {
-    let Some(version) = switches.info(f.dpid).map(|i| i.version) else {
+    let Some(version) = switches.info(Dpid(f.dpid)).map(|i| i.version) else {
         return;
     };
     let msg = match apps::static_flows::flow_mod(&f.flow, version, FlowModCommand::Add) {
@@ -283,7 +284,7 @@ async fn push(store: &StaticFlows, switches: &Switches, f: &StaticFlow, timeout:
             return;
         }
     };
-    let status = match ask(switches, f.dpid, &msg, timeout).await {
+    let status = match ask(switches, Dpid(f.dpid), &msg, timeout).await {
         Some(Reply::Messages(_)) => Status::Installed,
         Some(Reply::Error(e)) => Status::Refused(
             describe(&e).map_or_else(|| "refused with an ERROR".into(), |(_, text)| text),
@@ -304,12 +305,12 @@ async fn remove_from_switch(
     f: &StaticFlow,
     timeout: Duration,
 ) -> Result<(), String> {
-    let Some(version) = switches.info(f.dpid).map(|i| i.version) else {
+    let Some(version) = switches.info(Dpid(f.dpid)).map(|i| i.version) else {
         return Err(format!("switch {} is not connected", dpid::format(f.dpid)));
     };
     let msg = apps::static_flows::flow_mod(&f.flow, version, FlowModCommand::DeleteStrict)
         .map_err(|e| format!("cannot be sent to this OpenFlow {version} switch: {e}"))?;
-    match ask(switches, f.dpid, &msg, timeout).await {
+    match ask(switches, Dpid(f.dpid), &msg, timeout).await {
         Some(Reply::Messages(_)) => Ok(()),
         Some(Reply::Error(e)) => Err(describe(&e).map_or_else(
             || "refused with an ERROR".into(),

@@ -149,7 +149,7 @@ fn app(c: &mut Criterion) {
     .unwrap();
     let devices = p.services().require::<Devices>("bench").unwrap();
     let mut sw = p.dispatcher.new_switch(SwitchInfo {
-        dpid: 1,
+        dpid: openflow::Dpid(1),
         version: Version::V1_3,
         n_buffers: 0,
         n_tables: 1,

@@ -138,7 +138,7 @@ fn the_device_app_learns_a_known_host_without_allocating() {
     let p = AppHost::build(vec![Box::new(DeviceManager::default())], services).unwrap();
     let devices = p.services().require::<Devices>("test").unwrap();
     let mut sw = p.dispatcher.new_switch(SwitchInfo {
-        dpid: 1,
+        dpid: openflow::Dpid(1),
         version: Version::V1_3,
         n_buffers: 0,
         n_tables: 1,
@@ -216,7 +216,7 @@ fn the_default_set_floods_from_known_hosts_without_allocating() {
     let mut switches: Vec<_> = (1..=16u64)
         .map(|dpid| {
             let mut sw = p.dispatcher.new_switch(SwitchInfo {
-                dpid,
+                dpid: openflow::Dpid(dpid),
                 version: Version::V1_0,
                 n_buffers: 0,
                 n_tables: 1,

@@ -248,7 +248,7 @@ mod tests {
             to: Address {
                 slot,
                 uid: 1,
-                dpid: 1,
+                dpid: openflow::Dpid(1),
             },
             bytes: vec![4, 18, 0, 8, 0, 0, 0, 0],
         }

@@ -16,13 +16,13 @@ use std::time::{Duration, Instant};
 use mio::Waker;
 use tracing::info;
 
-use crate::info::Dpid;
 use crate::admission::{Admission, AdmissionConfig};
 use crate::command::{Control, WorkerHandle};
 use crate::conn::{BackpressureConfig, ConnLimits, KeepaliveConfig};
 use crate::counters::{CountersSnapshot, Published};
 use crate::driver::Driver;
 use crate::handshake::HandshakeConfig;
+use crate::info::Dpid;
 use crate::sync::lock;
 use crate::tls::TlsSettings;
 use crate::worker::{Worker, WorkerConfig};

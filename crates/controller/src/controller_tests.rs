@@ -52,8 +52,8 @@ impl Driver for Recorder {
         self.events
             .lock()
             .unwrap()
-            .push(format!("added {:x}", info.dpid));
-        info.dpid
+            .push(format!("added {:x}", info.dpid.0));
+        info.dpid.0
     }
 
     fn handle(&self, sw: &mut u64, frame: Frame<'_>, out: &mut impl Queue, _now: Instant) {

@@ -12,7 +12,7 @@ use crate::services::{Services, StartError};
 
 pub(crate) fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version,
         n_buffers: 256,
         n_tables: 1,
@@ -116,10 +116,14 @@ impl App for Sender {
             raw.encode(ctx.version(), 0, &mut bytes).unwrap();
             ctx.send(&Message::decode(&bytes).unwrap().1);
             ctx.send_flow_mod(&FlowMod::delete(Match::default()));
-            if ctx.dpid() == 1 {
+            if ctx.dpid() == openflow::Dpid(1) {
                 let other = FlowMod::add(Match::default(), &out).cookie(3);
-                ctx.switches().send_flow_mod(2, &other).unwrap();
-                let _ = ctx.switches().send(2, &Message::decode(&bytes).unwrap().1);
+                ctx.switches()
+                    .send_flow_mod(openflow::Dpid(2), &other)
+                    .unwrap();
+                let _ = ctx
+                    .switches()
+                    .send(openflow::Dpid(2), &Message::decode(&bytes).unwrap().1);
             }
         });
     }

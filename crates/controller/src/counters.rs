@@ -597,7 +597,7 @@ mod tests {
         let json = serde_json::to_string(&s).unwrap();
         assert!(json.contains("\"handshake_failures\":{\"timeout\":1}"));
         // One switch, found without merging.
-        assert_eq!(p.switch(0xa).map(|s| s.worker), Some(1));
-        assert_eq!(p.switch(0xb), None);
+        assert_eq!(p.switch(openflow::Dpid(0xa)).map(|s| s.worker), Some(1));
+        assert_eq!(p.switch(openflow::Dpid(0xb)), None);
     }
 }

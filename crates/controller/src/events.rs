@@ -338,7 +338,12 @@ mod tests {
                     guard.quarantine_reason().is_some()
                 });
                 let payload: Box<dyn Any + Send> = Box::new("boom");
-                quarantine(guard.health(), Some(1), "packet-in", payload.as_ref());
+                quarantine(
+                    guard.health(),
+                    Some(openflow::Dpid(1)),
+                    "packet-in",
+                    payload.as_ref(),
+                );
                 if !reader.join().unwrap() {
                     missing += 1;
                 }

@@ -189,7 +189,7 @@ mod tests {
     #[test]
     fn port_status_adds_modifies_and_deletes() {
         let mut info = SwitchInfo {
-            dpid: 1,
+            dpid: openflow::Dpid(1),
             version: Version::V1_3,
             n_buffers: 0,
             n_tables: 1,

@@ -37,8 +37,8 @@ use openflow::model::{FlowMod, FlowModCommand, Match};
 use openflow::ofctl::FlowEntry;
 use openflow::{of10, Message, Version};
 
-use crate::info::Dpid;
 use crate::cookie::{tag_of, with_tag, TAG_MASK};
+use crate::info::Dpid;
 use crate::requests::Reply;
 use crate::switches::{SendError, Switches};
 
@@ -236,10 +236,8 @@ fn send_batch(
         }),
         |version, out| {
             for m in deletes {
-                m.encode(0, out).map_err(|error| SendError::Encode {
-                    dpid: dpid,
-                    error,
-                })?;
+                m.encode(0, out)
+                    .map_err(|error| SendError::Encode { dpid, error })?;
             }
             let barrier = match version {
                 Version::V1_0 => Message::V10(of10::Message::BarrierRequest),
@@ -248,10 +246,7 @@ fn send_batch(
             barrier
                 .encode(0, out)
                 .map(drop)
-                .map_err(|error| SendError::Encode {
-                    dpid: dpid,
-                    error,
-                })
+                .map_err(|error| SendError::Encode { dpid, error })
         },
     )
 }

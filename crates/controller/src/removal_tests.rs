@@ -258,7 +258,7 @@ fn removes_exactly_the_apps_flows(version: Version) {
         Version::V1_3 => None,
     };
     for (s, d) in report.switches.iter().zip(1..) {
-        assert_eq!((s.dpid, &s.outcome), (d, &Ok(count)));
+        assert_eq!((s.dpid.0, &s.outcome), (d, &Ok(count)));
     }
     for (_, table) in &switches {
         assert_eq!(
@@ -292,6 +292,6 @@ fn a_switch_that_does_not_answer_is_reported() {
     assert!(!report.is_complete());
     assert_eq!(
         report.failures().collect::<Vec<_>>(),
-        [(7, "no answer in time")]
+        [(Dpid(7), "no answer in time")]
     );
 }

@@ -634,17 +634,15 @@ impl Switches {
 
 /// An encoder's result as a send's.
 fn encoded(dpid: Dpid, r: Result<usize, EncodeError>) -> Result<(), SendError> {
-    r.map(drop).map_err(|error| SendError::Encode {
-        dpid: dpid,
-        error,
-    })
+    r.map(drop)
+        .map_err(|error| SendError::Encode { dpid, error })
 }
 
 /// `msg` must be of the switch's version.
 fn check_version(dpid: Dpid, msg: &Message, version: Version) -> Result<(), SendError> {
     if msg.version() != version {
         return Err(SendError::WrongVersion {
-            dpid: dpid,
+            dpid,
             message: msg.version(),
             switch: version,
         });

@@ -24,7 +24,7 @@ const SECOND: Duration = Duration::from_secs(1);
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version,
         n_buffers: 256,
         n_tables: 1,
@@ -120,7 +120,7 @@ fn a_stats_reply_is_gathered_over_its_parts_and_given_once() {
     let (p, mut sw) = one_switch(Version::V1_3, t0);
     let (log, reply) = recorder();
     p.switches()
-        .request(1, &port_stats_request(), SECOND, reply())
+        .request(openflow::Dpid(1), &port_stats_request(), SECOND, reply())
         .unwrap();
     // Nothing goes out, and nothing is pending, until the queue is taken.
     assert_eq!(sw.pending_requests(), 0);
@@ -187,7 +187,7 @@ fn a_flow_mod_then_a_barrier_reply_means_applied() {
         let (p, mut sw) = one_switch(version, t0);
         let (log, reply) = recorder();
         p.switches()
-            .request_flow_mod(1, &drop_all(), SECOND, reply())
+            .request_flow_mod(openflow::Dpid(1), &drop_all(), SECOND, reply())
             .unwrap();
         let mut out = Vec::new();
         p.dispatcher.take_queued(&mut sw, &mut out, t0);
@@ -222,7 +222,7 @@ fn an_error_on_the_flow_mod_xid_is_the_answer_and_the_barrier_reply_is_not() {
     let (p, mut sw) = one_switch(Version::V1_3, t0);
     let (log, reply) = recorder();
     p.switches()
-        .request_flow_mod(1, &drop_all(), SECOND, reply())
+        .request_flow_mod(openflow::Dpid(1), &drop_all(), SECOND, reply())
         .unwrap();
     let mut out = Vec::new();
     p.dispatcher.take_queued(&mut sw, &mut out, t0);
@@ -246,7 +246,7 @@ fn an_error_on_the_barrier_xid_ends_it_too() {
     let (p, mut sw) = one_switch(Version::V1_3, t0);
     let (log, reply) = recorder();
     p.switches()
-        .request_flow_mod(1, &drop_all(), SECOND, reply())
+        .request_flow_mod(openflow::Dpid(1), &drop_all(), SECOND, reply())
         .unwrap();
     let mut out = Vec::new();
     p.dispatcher.take_queued(&mut sw, &mut out, t0);
@@ -262,7 +262,7 @@ fn a_silent_switch_times_out_at_the_deadline_counted_from_when_it_was_sent() {
     let (p, mut sw) = one_switch(Version::V1_3, t0);
     let (log, reply) = recorder();
     p.switches()
-        .request(1, &port_stats_request(), SECOND, reply())
+        .request(openflow::Dpid(1), &port_stats_request(), SECOND, reply())
         .unwrap();
     let mut out = Vec::new();
     // Taken (sent) a while after it was asked: the second starts now.
@@ -296,18 +296,18 @@ fn a_switch_that_leaves_answers_switch_gone_sent_or_not() {
     let (log, reply) = recorder();
     let switches = Arc::clone(p.switches());
     switches
-        .request(1, &port_stats_request(), SECOND, reply())
+        .request(openflow::Dpid(1), &port_stats_request(), SECOND, reply())
         .unwrap();
     p.dispatcher.take_queued(&mut sw, &mut Vec::new(), t0);
     // A second one still waits in the queue when the switch leaves.
     switches
-        .request_flow_mod(1, &drop_all(), SECOND, reply())
+        .request_flow_mod(openflow::Dpid(1), &drop_all(), SECOND, reply())
         .unwrap();
     p.dispatcher.disconnected(sw, "test", t0);
     assert_eq!(taken(&log), [Reply::SwitchGone, Reply::SwitchGone]);
     // And a request to it now is an error; its callback is never called.
     assert_eq!(
-        switches.request(1, &port_stats_request(), SECOND, reply()),
+        switches.request(openflow::Dpid(1), &port_stats_request(), SECOND, reply()),
         Err(SendError::NotConnected(Dpid(1)))
     );
     assert!(taken(&log).is_empty());
@@ -320,11 +320,11 @@ fn refused_requests_are_errors_and_never_call_back() {
     let (log, reply) = recorder();
     let switches = p.switches();
     assert_eq!(
-        switches.request(2, &port_stats_request(), SECOND, reply()),
+        switches.request(openflow::Dpid(2), &port_stats_request(), SECOND, reply()),
         Err(SendError::NotConnected(Dpid(2)))
     );
     assert_eq!(
-        switches.request(1, &port_stats_request(), SECOND, reply()),
+        switches.request(openflow::Dpid(1), &port_stats_request(), SECOND, reply()),
         Err(SendError::WrongVersion {
             dpid: Dpid(1),
             message: Version::V1_3,
@@ -342,7 +342,7 @@ fn refused_requests_are_errors_and_never_call_back() {
     };
     let fm = FlowMod::add(v6, &[]);
     assert!(matches!(
-        switches.request_flow_mod(1, &fm, SECOND, reply()),
+        switches.request_flow_mod(openflow::Dpid(1), &fm, SECOND, reply()),
         Err(SendError::Encode { .. })
     ));
     let mut out = Vec::new();
@@ -360,11 +360,11 @@ fn requests_keep_their_place_among_plain_sends() {
     let switches = p.switches();
     let flood = [Action::output(PortNo::Flood)];
     let po = PacketOut::unbuffered(b"x", PortNo::Controller, &flood);
-    switches.send_packet_out(1, &po).unwrap();
+    switches.send_packet_out(openflow::Dpid(1), &po).unwrap();
     switches
-        .request(1, &port_stats_request(), SECOND, reply())
+        .request(openflow::Dpid(1), &port_stats_request(), SECOND, reply())
         .unwrap();
-    switches.send_packet_out(1, &po).unwrap();
+    switches.send_packet_out(openflow::Dpid(1), &po).unwrap();
     let mut out = Vec::new();
     p.dispatcher.take_queued(&mut sw, &mut out, t0);
     let msgs = sent(&out);
@@ -387,7 +387,7 @@ fn a_panicking_callback_is_contained() {
     let (p, mut sw) = one_switch(Version::V1_3, t0);
     p.switches()
         .request(
-            1,
+            openflow::Dpid(1),
             &port_stats_request(),
             SECOND,
             Box::new(|_| panic!("a caller's bug")),
@@ -408,7 +408,7 @@ fn a_request_at_the_top_of_the_xid_range_keeps_consecutive_xids() {
     sw.requests_mut().set_last_xid(u32::MAX - 3);
     let (log, reply) = recorder();
     p.switches()
-        .request_flow_mod(1, &drop_all(), SECOND, reply())
+        .request_flow_mod(openflow::Dpid(1), &drop_all(), SECOND, reply())
         .unwrap();
     let mut out = Vec::new();
     p.dispatcher.take_queued(&mut sw, &mut out, t0);

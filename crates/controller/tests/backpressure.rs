@@ -728,7 +728,7 @@ fn messages_sent_to_a_paused_switch_past_the_hard_cap_are_dropped_counted_and_lo
         let msg = openflow::Message::V13(openflow::of13::Message::EchoRequest {
             data: vec![0x5a; 1024],
         });
-        switches.send(dpid, &msg).unwrap();
+        switches.send(openflow::Dpid(dpid), &msg).unwrap();
     }
     assert!(
         eventually(T, || switch(&ctl.handle().counters(), dpid)
@@ -748,7 +748,12 @@ fn messages_sent_to_a_paused_switch_past_the_hard_cap_are_dropped_counted_and_lo
         data: vec![0x5a; 2048],
     });
     switches
-        .request(dpid, &echo, T, Box::new(move |r| tx.send(r).unwrap()))
+        .request(
+            openflow::Dpid(dpid),
+            &echo,
+            T,
+            Box::new(move |r| tx.send(r).unwrap()),
+        )
         .unwrap();
     assert_eq!(
         rx.recv_timeout(T).unwrap(),

@@ -24,7 +24,7 @@ fn handshake_gives(spec: Spec, want: Version) {
     );
     let info = seen.info(dpid).unwrap();
     assert_eq!(info.version, want);
-    assert_eq!(info.dpid, dpid);
+    assert_eq!(info.dpid, openflow::Dpid(dpid));
     assert_eq!(info.n_buffers, 256);
     assert_eq!(
         info.ports.iter().map(|p| p.port_no).collect::<Vec<_>>(),

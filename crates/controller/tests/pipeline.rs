@@ -38,7 +38,7 @@ const CONTROLLER: u32 = 0xffff_fffd;
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version,
         n_buffers: 256,
         n_tables: 254,
@@ -486,7 +486,7 @@ impl App for Keeper {
     }
     fn build(&self, b: &mut Builder<Self>) {
         b.on_switch_removed(|_, info, state| {
-            assert_eq!(info.dpid, 7);
+            assert_eq!(info.dpid, openflow::Dpid(7));
             TRACKED_GIVEN_BACK.fetch_add(1, Ordering::SeqCst);
             drop(state);
         });

@@ -100,7 +100,7 @@ fn packet_in() -> Vec<u8> {
 
 fn info() -> SwitchInfo {
     SwitchInfo {
-        dpid: 7,
+        dpid: openflow::Dpid(7),
         version: Version::V1_0,
         n_buffers: 0,
         n_tables: 1,

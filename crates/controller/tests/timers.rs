@@ -47,7 +47,11 @@ impl App for Ticker {
 
     fn build(&self, b: &mut Builder<Self>) {
         b.on_switch_added(|app, ctx, _| {
-            app.seen.added.lock().unwrap().push((ctx.dpid(), ctx.now()));
+            app.seen
+                .added
+                .lock()
+                .unwrap()
+                .push((ctx.dpid().0, ctx.now()));
         });
         b.every(PERIOD, JITTER, |app, ctx, n| {
             *n += 1;
@@ -55,7 +59,7 @@ impl App for Ticker {
                 .runs
                 .lock()
                 .unwrap()
-                .push((ctx.dpid(), ctx.now(), *n));
+                .push((ctx.dpid().0, ctx.now(), *n));
             // What an LLDP prober does: a packet out of every port.
             let ports: Vec<u32> = ctx.info().ports.iter().map(|p| p.port_no).collect();
             for port in ports {
@@ -129,7 +133,7 @@ fn a_switch_timer_runs_every_period_with_jitter_until_the_switch_leaves() {
     // Gone: its timer stops (the other switch's goes on).
     drop(sw);
     let switches = Arc::clone(ctl.pipeline.switches());
-    assert!(eventually(T, || !switches.is_connected(1)));
+    assert!(eventually(T, || !switches.is_connected(openflow::Dpid(1))));
     let after_leaving = runs_on(&seen, 1).len();
     let other_before = runs_on(&seen, 2).len();
     // Three more periods of the other switch's timer: time for switch 1's to have run.

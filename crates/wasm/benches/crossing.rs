@@ -53,7 +53,7 @@ fn info(dpid: u64) -> SwitchInfo {
         })
         .collect();
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version: Version::V1_0,
         n_buffers: 0,
         n_tables: 1,

@@ -20,8 +20,8 @@ use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use controller::app::{
-    App, Builder, Flow, MessageKind, Order, PacketIn, PortInfo, PortReason, Services, StartError,
-    SwitchCtx, SwitchInfo,
+    App, Builder, Dpid, Flow, MessageKind, Order, PacketIn, PortInfo, PortReason, Services,
+    StartError, SwitchCtx, SwitchInfo,
 };
 use openflow::model::{FlowRemoved, PacketOut};
 use openflow::Message;
@@ -239,7 +239,7 @@ impl WasmApp {
     fn call<R>(
         &self,
         what: &'static str,
-        dpid: u64,
+        dpid: Dpid,
         ctx: Option<&mut SwitchCtx<'_>>,
         slot: &mut SwitchSlot,
         packets: Packets<'_>,

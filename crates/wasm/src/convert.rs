@@ -2,7 +2,7 @@
 
 use std::net::Ipv4Addr;
 
-use controller::app::{PacketIn, PortInfo, PortReason};
+use controller::app::{Dpid, PacketIn, PortInfo, PortReason};
 use openflow::model::{self, Ipv4Prefix, PortNo, Vlan};
 use openflow::types::MacAddr;
 use openflow::Version;
@@ -19,9 +19,9 @@ fn mac_u64(b: &[u8]) -> u64 {
     b.iter().fold(0, |acc, &x| acc << 8 | u64::from(x))
 }
 
-pub(crate) fn switch(dpid: u64, version: Version) -> wit::Switch {
+pub(crate) fn switch(dpid: Dpid, version: Version) -> wit::Switch {
     wit::Switch {
-        dpid,
+        dpid: dpid.0,
         version: match version {
             Version::V1_0 => wit::Version::V10,
             Version::V1_3 => wit::Version::V13,

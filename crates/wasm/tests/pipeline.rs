@@ -597,7 +597,7 @@ fn a_batching_guest_answers_a_turns_packet_ins_at_its_end_in_one_call_in_order()
         controller::host::AppHost::build(vec![Box::new(ls)], controller::services::Services::new())
             .unwrap();
     let info = controller::info::SwitchInfo {
-        dpid: 1,
+        dpid: openflow::Dpid(1),
         version: Version::V1_0,
         n_buffers: 0,
         n_tables: 1,

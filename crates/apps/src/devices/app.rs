@@ -271,7 +271,7 @@ impl DeviceManager {
         };
         let topology = &self.topology;
         let ap = AttachmentPoint {
-            dpid: ctx.dpid(),
+            dpid: ctx.dpid().0,
             port: in_port,
         };
         let now = ctx.now();
@@ -336,7 +336,7 @@ impl DeviceManager {
             ages.came_up(port.port_no, ctx.now());
         }
         if reason == PortReason::Delete || !port.is_up() {
-            let (dpid, port) = (ctx.dpid(), port.port_no);
+            let (dpid, port) = (ctx.dpid().0, port.port_no);
             let events = self.devices.update(|t| t.remove_attached_to(dpid, port));
             self.log.log(&events, ctx.now(), Why::PortDown, None);
         }

@@ -82,7 +82,7 @@ fn the_sender_of_each_kind_of_frame() {
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version,
         n_buffers: 0,
         n_tables: 1,

@@ -647,7 +647,7 @@ impl Routing {
             dst: eth.dst_addr(),
             vlan,
         };
-        let (here, in_port) = (ctx.dpid(), p.in_port());
+        let (here, in_port) = (ctx.dpid().0, p.in_port());
         let attached = if key.dst.is_multicast() {
             None
         } else {
@@ -788,9 +788,9 @@ impl Shared {
         if first {
             fm = fm.send_flow_removed();
         }
-        if hop.dpid.0 == ctx.dpid() {
+        if hop.dpid == ctx.dpid() {
             ctx.send_flow_mod(&fm.buffer_id(buffer));
-        } else if let Err(e) = ctx.switches().send_flow_mod(hop.dpid.0, &fm) {
+        } else if let Err(e) = ctx.switches().send_flow_mod(hop.dpid, &fm) {
             tracing::debug!(dpid = %hop.dpid, error = %e, "route flow not sent");
         }
     }
@@ -808,7 +808,7 @@ impl Shared {
             // the delete reaches routing's flows only (controller::cookie).
             let tag = controller::cookie::tag_of(COOKIE_TAG);
             let tagged = controller::app::AppSwitches::new(switches, tag);
-            let _ = tagged.send_flow_mod(hop.dpid.0, &fm);
+            let _ = tagged.send_flow_mod(hop.dpid, &fm);
         }
     }
 
@@ -906,7 +906,7 @@ mod routes_tests {
             state,
         };
         let info = SwitchInfo {
-            dpid: 1,
+            dpid: openflow::Dpid(1),
             version: openflow::Version::V1_3,
             n_buffers: 0,
             n_tables: 1,

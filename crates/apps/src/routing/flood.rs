@@ -108,7 +108,7 @@ impl Floods {
         if self.planned_at == Some(version) {
             return;
         }
-        let here = Dpid(info.dpid);
+        let here = info.dpid;
         self.plan.clear();
         self.off_tree.clear();
         for port in &info.ports {
@@ -226,7 +226,7 @@ pub fn deliver(
         return false;
     }
     let switches = ctx.switches();
-    let Some(info) = switches.info(dpid) else {
+    let Some(info) = switches.info(Dpid(dpid)) else {
         return false;
     };
     if floods.is_repeat(hasher.hash_one(p.data()), ctx.now()) {
@@ -238,7 +238,7 @@ pub fn deliver(
         Version::V1_3 => PortNo::Controller,
     };
     let out = [Action::output(PortNo::from_u32(port))];
-    let sent = switches.send_packet_out(dpid, &PacketOut::unbuffered(p.data(), from, &out));
+    let sent = switches.send_packet_out(Dpid(dpid), &PacketOut::unbuffered(p.data(), from, &out));
     if let Err(e) = &sent {
         tracing::debug!(dpid = %Dpid(dpid), error = %e, "direct delivery not sent");
     }

@@ -73,7 +73,7 @@ impl StaticFlowsApp {
     fn install(&self, ctx: &mut SwitchCtx, sent: &mut Sent) {
         // A new connection: xids of an older one mean nothing here.
         sent.0.clear();
-        let (dpid, version) = (ctx.dpid(), ctx.version());
+        let (dpid, version) = (ctx.dpid().0, ctx.version());
         let flows = self.store.of_switch(dpid);
         if flows.is_empty() {
             return;
@@ -101,7 +101,7 @@ impl StaticFlowsApp {
         }
         // 2, 3
         ctx.barrier::<Self>(REPLY_TIMEOUT, |app, ctx, sent, reply| {
-            let dpid = Dpid(ctx.dpid());
+            let dpid = ctx.dpid();
             match reply {
                 Reply::Messages(_) => {
                     let n = sent.0.len();
@@ -129,7 +129,7 @@ impl StaticFlowsApp {
     fn on_error(&self, ctx: &mut SwitchCtx, sent: &mut Sent, msg: &Message) -> Flow {
         if let Some((xid, why)) = describe(msg) {
             if let Some((name, generation)) = xid.and_then(|x| sent.0.remove(&x)) {
-                tracing::warn!(dpid = %Dpid(ctx.dpid()), name, error = why, "static flow refused by the switch");
+                tracing::warn!(dpid = %ctx.dpid(), name, error = why, "static flow refused by the switch");
                 self.store
                     .set_status(&name, generation, Status::Refused(why));
             }

@@ -16,7 +16,7 @@ use crate::LearningSwitch;
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version,
         n_buffers: 256,
         n_tables: 254,
@@ -330,7 +330,7 @@ fn a_flow_mod_pushed_from_outside_is_answered_by_the_barrier_or_the_error() {
             .unwrap();
         p.switches()
             .request_applied(
-                1,
+                openflow::Dpid(1),
                 &msg,
                 REPLY_TIMEOUT,
                 Box::new(move |r| g.lock().unwrap().push(r)),

@@ -334,7 +334,7 @@ impl Net {
         let sw = self.sw_mut(dpid);
         assert!(sw.state.is_none(), "switch {dpid} is connected already");
         let info = SwitchInfo {
-            dpid,
+            dpid: openflow::Dpid(dpid),
             version: sw.version,
             n_buffers: 0,
             n_tables: if sw.version == Version::V1_0 { 1 } else { 254 },

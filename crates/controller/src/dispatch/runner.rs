@@ -23,10 +23,10 @@ use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
-use crate::info::Dpid;
 use crate::ctx::SwitchCtx;
 use crate::events::AppGuard;
 use crate::handlers::{Flow, Handler, Phase, Plan, Slot};
+use crate::info::Dpid;
 use crate::timing::Local;
 
 /// What reads the time for the timing layer (`Instant::now` in a controller; a test

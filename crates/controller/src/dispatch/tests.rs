@@ -7,13 +7,13 @@ use super::*;
 use crate::app::{App, Builder, Flow, MessageKind, Order, StartError};
 use crate::events::{AppEvent, Publisher, Quarantine};
 use crate::host::{AppHost, Core};
-use crate::info::SwitchInfo;
+use crate::info::{Dpid, SwitchInfo};
 use crate::services::Services;
 use std::sync::Mutex;
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version,
         n_buffers: 256,
         n_tables: 1,
@@ -92,7 +92,7 @@ fn an_empty_pipeline_counts_what_nobody_handles() {
     assert!(out.is_empty());
     let c = p.apps.counters();
     assert_eq!((c.unhandled, c.decode_errors), (1, 1));
-    assert_eq!(sw.info().dpid, 1);
+    assert_eq!(sw.info().dpid, openflow::Dpid(1));
     p.dispatcher.disconnected(sw, "test", now);
 }
 
@@ -135,7 +135,7 @@ mod by_hand {
                 let flood = [Action::output(PortNo::Flood)];
                 let data = n.to_be_bytes();
                 let po = PacketOut::unbuffered(&data, PortNo::Controller, &flood);
-                let r = ctx.switches().send_packet_out(ctx.dpid() + 1, &po);
+                let r = ctx.switches().send_packet_out(Dpid(ctx.dpid().0 + 1), &po);
                 app.log
                     .lock()
                     .unwrap()
@@ -181,7 +181,7 @@ mod by_hand {
         let (mut out_a, mut out_b) = (Vec::new(), Vec::new());
         p.dispatcher.switch_added(&mut a, &mut out_a, t0);
         p.dispatcher.switch_added(&mut b, &mut out_b, t0);
-        assert_eq!(p.switches().dpids(), [1, 2]);
+        assert_eq!(p.switches().dpids(), [Dpid(1), Dpid(2)]);
         // The barriers went out; first runs are due at once (no jitter).
         assert_eq!(a.pending_requests(), 1);
         assert_eq!(a.next_deadline(), Some(t0));
@@ -218,11 +218,11 @@ mod by_hand {
         // A leaves: its barrier's callback gets SwitchGone, with A already unlisted.
         p.dispatcher.disconnected(a, "test", t0 + 150 * MS);
         assert_eq!(take(&log), ["barrier 1 after 1: SwitchGone"]);
-        assert_eq!(p.switches().dpids(), [2]);
+        assert_eq!(p.switches().dpids(), [Dpid(2)]);
         let flood = [Action::output(PortNo::Flood)];
         let po = PacketOut::unbuffered(b"x", PortNo::Controller, &flood);
         assert_eq!(
-            p.switches().send_packet_out(1, &po),
+            p.switches().send_packet_out(openflow::Dpid(1), &po),
             Err(SendError::NotConnected(crate::info::Dpid(1)))
         );
         p.dispatcher.disconnected(b, "test", t0 + 150 * MS);
@@ -333,7 +333,7 @@ fn a_quarantine_keeps_its_first_panic_and_is_told_once() {
         app: "fails_on_add",
         handler: "switch_added".into(),
         panic: "no room for switch".into(),
-        dpid: Some(7),
+        dpid: Some(openflow::Dpid(7)),
     };
     assert_eq!(p.apps.quarantine_reason("fails_on_add"), Some(want.clone()));
     assert_eq!(p.apps.quarantine_reason("nothing"), None);

@@ -20,7 +20,7 @@ use crate::services::Services;
 
 fn info(dpid: u64) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version: Version::V1_3,
         n_buffers: 256,
         n_tables: 1,

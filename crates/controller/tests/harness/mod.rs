@@ -88,7 +88,12 @@ pub struct Seen {
 
 impl Seen {
     pub fn added_dpids(&self) -> Vec<u64> {
-        self.added.lock().unwrap().iter().map(|i| i.dpid).collect()
+        self.added
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|i| i.dpid.0)
+            .collect()
     }
 
     pub fn info(&self, dpid: u64) -> Option<SwitchInfo> {
@@ -96,7 +101,7 @@ impl Seen {
             .lock()
             .unwrap()
             .iter()
-            .find(|i| i.dpid == dpid)
+            .find(|i| i.dpid == openflow::Dpid(dpid))
             .cloned()
     }
 
@@ -149,7 +154,7 @@ impl App for Recorder {
             app.seen.added.lock().unwrap().push(ctx.info().clone());
         });
         b.on_switch_removed(|app, info, state| {
-            app.seen.removed.lock().unwrap().push(info.dpid);
+            app.seen.removed.lock().unwrap().push(info.dpid.0);
             drop(state);
         });
         b.observe_packet_in(0, |app, _, _, _| {

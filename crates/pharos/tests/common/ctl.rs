@@ -77,7 +77,7 @@ impl App for CountKinds {
                         .lldp_at
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .entry((ctx.dpid(), p.in_port()))
+                        .entry((ctx.dpid().0, p.in_port()))
                         .or_default() += 1;
                     &app.0.lldp
                 }
@@ -88,7 +88,7 @@ impl App for CountKinds {
         b.on_port_status(|app, ctx: &mut SwitchCtx, _, reason, port| {
             let seen = PortStatusSeen {
                 at: Instant::now(),
-                dpid: ctx.dpid(),
+                dpid: ctx.dpid().0,
                 reason,
                 port: port.clone(),
             };
