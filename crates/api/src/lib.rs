@@ -38,6 +38,8 @@
 //!   their documents and the JSON form of a flow in [`switch_model`].
 //! - [`ui`]: the web UI, embedded in the binary at build time, at `/` (files under
 //!   `/ui/...`, `index.html` for the UI's own routes); never behind the token.
+//! - [`config`]: `[api]` of `pharos.toml` (listen or `off`, token file, `read_auth`,
+//!   `switch_timeout`, HTTPS), and the default address and URL.
 //! - [`model`]: the JSON documents; [`error`]: `{"error": "..."}` refusals, the JSON
 //!   body extractor, the 1 MiB body limit; [`dpid`]: dpids as people write them.
 //!
@@ -46,6 +48,7 @@
 
 pub mod ask;
 pub mod auth;
+pub mod config;
 pub mod dpid;
 pub mod error;
 pub mod events;

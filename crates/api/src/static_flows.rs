@@ -209,7 +209,7 @@ pub async fn create(
     JsonBody(new): JsonBody<NewStaticFlow>,
 ) -> Result<(StatusCode, Json<StaticFlowInfo>), ApiError> {
     let store = store(&s)?;
-    controller::config::check_static_flow_name(&new.name).map_err(ApiError::bad_request)?;
+    apps::static_flows::config::check_static_flow_name(&new.name).map_err(ApiError::bad_request)?;
     let dpid = dpid::parse(&new.dpid).map_err(ApiError::bad_request)?;
     let flow =
         parse_flow(&new.flow).map_err(|e| ApiError::bad_request(format!("bad flow: {e}")))?;

@@ -186,32 +186,6 @@ impl axum::serve::Listener for TlsListener {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use controller::config::{ApiTlsConfig, Config};
-
-    #[test]
-    fn the_api_section_takes_a_tls_table_of_cert_and_key() {
-        let c = Config::from_toml_str("").unwrap();
-        assert_eq!(c.api.tls, None);
-        let c = Config::from_toml_str(
-            "[api]\ntls = { cert = \"/etc/pharos/c.pem\", key = \"/etc/pharos/k.pem\" }\n",
-        )
-        .unwrap();
-        assert_eq!(
-            c.api.tls,
-            Some(ApiTlsConfig {
-                cert: "/etc/pharos/c.pem".into(),
-                key: "/etc/pharos/k.pem".into(),
-            })
-        );
-        for bad in [
-            "[api]\ntls = { cert = \"c.pem\" }\n",
-            "[api]\ntls = { cert = \"c.pem\", key = \"k.pem\", client_ca = \"ca.pem\" }\n",
-            "[api]\ntls = \"c.pem\"\n",
-        ] {
-            let e = Config::from_toml_str(bad).unwrap_err();
-            assert!(e.key.starts_with("api.tls") || e.key == "api", "{bad}: {e}");
-        }
-    }
 
     #[test]
     fn a_certificate_and_its_key_make_a_server_config_and_mismatches_name_the_files() {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use api::auth::{Token, TokenSource};
 use api::{Core, Server, Settings};
 use contract::Contract;
-use controller::config::Config;
+use controller::config::CoreConfig;
 use controller::controller::{Controller, Handle};
 use controller::host::AppHost;
 use controller::info::PORT_CONFIG_DOWN;
@@ -75,10 +75,10 @@ impl Running {
         apps: Vec<Box<dyn controller::app::AnyApp>>,
         switch_timeout: Duration,
     ) -> Running {
-        let config = Config {
+        let config = CoreConfig {
             listen: vec!["127.0.0.1:0".parse().unwrap()],
             workers: 2,
-            ..Config::default()
+            ..CoreConfig::default()
         };
         let pipeline = Arc::new(AppHost::build(apps, Services::new()).expect("apps start"));
         let handle = Arc::new(

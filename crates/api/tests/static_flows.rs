@@ -19,9 +19,10 @@ use std::time::{Duration, Instant};
 
 use api::auth::{Token, TokenSource};
 use api::{Core, Server, Settings};
+use apps::static_flows::StaticFlowConfig;
 use apps::static_flows::{StaticFlows, StaticFlowsApp};
 use contract::Contract;
-use controller::config::{Config, StaticFlowConfig};
+use controller::config::CoreConfig;
 use controller::controller::{Controller, Handle};
 use controller::host::AppHost;
 use controller::services::Services;
@@ -67,10 +68,10 @@ struct Running {
 impl Running {
     /// The controller, its API, and the static flows of `config` and of `state`.
     fn start(state: PathBuf, config: &[StaticFlowConfig]) -> Running {
-        let net = Config {
+        let net = CoreConfig {
             listen: vec!["127.0.0.1:0".parse().unwrap()],
             workers: 2,
-            ..Config::default()
+            ..CoreConfig::default()
         };
         let store = Arc::new(StaticFlows::open(&state, config).expect("the state file reads"));
         let apps: Vec<Box<dyn controller::app::AnyApp>> = vec![

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use api::auth::{Token, TokenSource};
 use api::{Core, Server, Settings};
-use controller::config::Config;
+use controller::config::CoreConfig;
 use controller::controller::{Controller, Handle};
 use controller::host::AppHost;
 use controller::services::Services;
@@ -25,10 +25,10 @@ struct Running {
 
 impl Running {
     fn start(read_auth: bool) -> Running {
-        let config = Config {
+        let config = CoreConfig {
             listen: vec!["127.0.0.1:0".parse().unwrap()],
             workers: 1,
-            ..Config::default()
+            ..CoreConfig::default()
         };
         let pipeline = Arc::new(AppHost::build(Vec::new(), Services::new()).expect("start"));
         let handle = Arc::new(

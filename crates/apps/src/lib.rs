@@ -21,12 +21,15 @@
 //! static_flows      StaticFlowsApp (`static_flows`): installs named flows in
 //!                   `ovs-ofctl` syntax on each switch that connects, learns from the
 //!                   switch whether they took; StaticFlows: the flows, their status and
-//!                   the state file (the REST API's service). `pharos run` always runs
-//!                   it, last; it is not one of the `--apps`
+//!                   the state file (the REST API's service); config: `[static_flows]`
+//!                   of pharos.toml. `pharos run` always runs it, last; it is not one
+//!                   of the `--apps`
+//! config            AppConfig: one `[[apps]]` entry of pharos.toml (name, params); the
+//!                   list's checks (named, once, known)
 //! ```
 //!
 //! [`by_name`] turns the names and parameters of `pharos run --apps` and `pharos.toml`
-//! into apps:
+//! ([`config::AppConfig`]) into apps:
 //!
 //! ```
 //! let params: toml::Table = toml::from_str("idle_timeout = 30").unwrap();
@@ -35,6 +38,7 @@
 //! assert!(apps::by_name("learning_swich", &toml::Table::new()).is_err());
 //! ```
 
+pub mod config;
 pub mod devices;
 pub mod key_index;
 pub mod learning_switch;
@@ -140,7 +144,7 @@ fn parse<P: serde::de::DeserializeOwned>(app: &str, params: &toml::Table) -> Res
         {
             let expected = expected.trim_start_matches(", ");
             let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-            let guess = controller::config::did_you_mean(field, &known);
+            let guess = controller::settings::did_you_mean(field, &known);
             return ParamError::new(
                 app,
                 Some(field),
@@ -182,7 +186,7 @@ pub fn by_name(name: &str, params: &toml::Table) -> Result<Box<dyn AnyApp>, Para
         _ => Err(ParamError::new(
             name,
             None,
-            controller::config::unknown_app(name, NAMES),
+            config::unknown_app(name, NAMES),
         )),
     }
 }

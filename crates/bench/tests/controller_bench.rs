@@ -292,10 +292,10 @@ fn against_the_pharos_learning_switch() {
     use controller::host::AppHost;
     use controller::services::Services;
 
-    let config = controller::config::Config {
+    let config = controller::config::CoreConfig {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         workers: 1,
-        ..controller::config::Config::default()
+        ..controller::config::CoreConfig::default()
     };
     let app = apps::by_name("learning_switch", &toml::Table::new()).unwrap();
     let pipeline = Arc::new(AppHost::build(vec![app], Services::new()).unwrap());
@@ -457,10 +457,10 @@ fn a_wired_tree_is_discovered_by_pharos_with_its_hosts() {
     use controller::host::AppHost;
     use controller::services::Services;
 
-    let ctl_config = controller::config::Config {
+    let ctl_config = controller::config::CoreConfig {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         workers: 1,
-        ..controller::config::Config::default()
+        ..controller::config::CoreConfig::default()
     };
     let apps = ["topology", "device_manager"]
         .iter()

@@ -27,7 +27,7 @@ use crate::sync::lock;
 use crate::tls::TlsSettings;
 use crate::worker::{Worker, WorkerConfig};
 
-/// Every network setting of the controller core (`config::Config` maps onto it).
+/// Every network setting of the controller core (`config::CoreConfig` maps onto it).
 #[derive(Debug, Clone)]
 pub struct NetConfig {
     /// Addresses to listen on (port 0 picks a free port; see [`Handle::local_addrs`]).
@@ -43,7 +43,7 @@ pub struct NetConfig {
     pub handshake: HandshakeConfig,
     /// Echo keepalive.
     pub keepalive: KeepaliveConfig,
-    /// The hard cap on bytes queued for one switch (see `Config::output_buffer_limit`).
+    /// The hard cap on bytes queued for one switch (see `CoreConfig::output_buffer_limit`).
     pub output_buffer_limit: usize,
     /// When a switch is no longer read, read again, and given up on.
     pub backpressure: BackpressureConfig,

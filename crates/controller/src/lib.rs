@@ -19,6 +19,11 @@
 //! cookie it sends, stamped by the core); [`removal`] deletes one app's flows from
 //! every switch; [`reconcile`] has each app keep or delete its flows found on a switch
 //! that connects (read by the handshake), so a restart does not empty the tables.
+//!
+//! Settings: [`config`] holds the core's keys of `pharos.toml` (`CoreConfig`, mapped onto
+//! `controller::NetConfig`); [`settings`] reports a refused setting with its file, key
+//! and line for every crate that owns a part of the file; [`units`] reads durations as
+//! people write them. The file's schema is the binary's.
 pub mod admission;
 pub mod app;
 pub mod command;
@@ -42,6 +47,7 @@ pub mod reconcile;
 pub mod removal;
 pub mod requests;
 pub mod services;
+pub mod settings;
 pub mod switches;
 mod sync;
 pub mod timers;

@@ -127,3 +127,68 @@ pub mod whole_seconds {
             .map_err(|_| de::Error::custom(format!("{secs} is out of range: {expected}")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn durations_parse_and_format() {
+        use duration::{format, parse};
+        assert_eq!(parse("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse("1m"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse("2h"), Ok(Duration::from_secs(7200)));
+        for bad in ["", "5", "s", "5x", "-5s", "1.5s", "5 seconds"] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+        assert!(parse("99999999999999999999h").is_err());
+        assert_eq!(format(Duration::from_millis(250)), "250ms");
+        assert_eq!(format(Duration::from_secs(5)), "5s");
+        assert_eq!(format(Duration::from_secs(120)), "2m");
+    }
+
+    #[test]
+    fn app_parameters_take_seconds_or_durations() {
+        #[derive(Debug, serde::Deserialize)]
+        struct P {
+            #[serde(deserialize_with = "seconds::deserialize")]
+            s: f64,
+            #[serde(deserialize_with = "whole_seconds::deserialize")]
+            w: u16,
+        }
+        let p = |text: &str| toml::from_str::<P>(text).map_err(|e| e.message().to_string());
+        let ok = p("s = 2\nw = 10").unwrap();
+        assert_eq!((ok.s, ok.w), (2.0, 10));
+        let ok = p("s = 0.5\nw = \"1m\"").unwrap();
+        assert_eq!((ok.s, ok.w), (0.5, 60));
+        let ok = p("s = \"500ms\"\nw = \"10s\"").unwrap();
+        assert_eq!((ok.s, ok.w), (0.5, 10));
+        assert!(p("s = \"5x\"\nw = 1")
+            .unwrap_err()
+            .contains("invalid duration"));
+        assert!(p("s = 1\nw = \"1500ms\"")
+            .unwrap_err()
+            .contains("whole number"));
+        assert!(p("s = 1\nw = 70000").unwrap_err().contains("out of range"));
+        assert!(p("s = 1\nw = -1").unwrap_err().contains("out of range"));
+        assert!(p("s = true\nw = 1")
+            .unwrap_err()
+            .contains("expected seconds"));
+    }
+
+    #[test]
+    fn a_number_is_not_a_duration() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)] // read by serde only
+        struct D {
+            #[serde(with = "duration")]
+            d: Duration,
+        }
+        let e = toml::from_str::<D>("d = 10").unwrap_err();
+        assert!(e.message().contains("invalid duration 10"), "{e}");
+        assert!(toml::from_str::<D>("d = 1.5").is_err());
+    }
+}

@@ -24,7 +24,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use controller::app::{App, Builder, Flow, Order};
-use controller::config::Config;
+use controller::config::CoreConfig;
 use controller::counters::CountersSnapshot;
 use controller::info::Dpid;
 use emu::{host, Emu, Spec};
@@ -306,7 +306,7 @@ fn set_receive_buffer(s: &TcpStream, size: usize) {
 }
 
 /// One worker, the answering app, backpressure marks small enough to reach quickly.
-fn config(high_water: usize, stall_timeout: Duration) -> Config {
+fn config(high_water: usize, stall_timeout: Duration) -> CoreConfig {
     let mut c = test_config();
     c.workers = 1;
     c.backpressure.high_water = high_water;
@@ -316,7 +316,7 @@ fn config(high_water: usize, stall_timeout: Duration) -> Config {
     c
 }
 
-fn start(config: &Config) -> Running {
+fn start(config: &CoreConfig) -> Running {
     Running::start(
         config,
         vec![Box::new(Answer {

@@ -8,13 +8,13 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use controller::config::{Config, KeepaliveConfig};
+use controller::config::{CoreConfig, KeepaliveConfig};
 use emu::{host, is_packet_out, output_ports, Emu, Spec, FLOOD};
 use harness::{eventually, logs, test_config, Panicker, Recorder, Running, T};
 use openflow::{of13, Message};
 
-fn config() -> Config {
-    let mut c = Config {
+fn config() -> CoreConfig {
+    let mut c = CoreConfig {
         keepalive: KeepaliveConfig {
             interval: Duration::from_millis(150),
             max_unanswered: 3,
@@ -26,7 +26,7 @@ fn config() -> Config {
     c
 }
 
-fn start(config: &Config) -> Running {
+fn start(config: &CoreConfig) -> Running {
     let hub = apps::by_name("hub", &toml::Table::new()).unwrap();
     Running::start(config, vec![hub])
 }

@@ -12,7 +12,7 @@ use harness::{eventually, logs, test_config, Running, T};
 
 #[test]
 fn counters_count_by_type_switch_and_reason() {
-    let config = controller::config::Config {
+    let config = controller::config::CoreConfig {
         counters_interval: Duration::from_millis(100),
         ..test_config()
     };

@@ -7,12 +7,12 @@ mod harness;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use controller::config::{Config, KeepaliveConfig};
+use controller::config::{CoreConfig, KeepaliveConfig};
 use emu::{Emu, Spec};
 use harness::{eventually, logs, test_config, Recorder, Running, T};
 
-fn fast_keepalive() -> Config {
-    Config {
+fn fast_keepalive() -> CoreConfig {
+    CoreConfig {
         keepalive: KeepaliveConfig {
             interval: Duration::from_millis(100),
             max_unanswered: 3,
@@ -109,7 +109,7 @@ fn a_disconnect_fires_switch_removed_and_drops_the_state() {
 fn a_switch_that_sends_and_closes_at_once_is_removed_at_once() {
     let (app, seen) = Recorder::new();
     // A keepalive far beyond the deadline below, so only the close can remove them.
-    let config = Config {
+    let config = CoreConfig {
         keepalive: KeepaliveConfig {
             interval: Duration::from_secs(60),
             max_unanswered: 3,

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use controller::config::Config;
+use controller::config::CoreConfig;
 use controller::controller::Controller;
 use controller::host::AppHost;
 use controller::services::Services;
@@ -79,10 +79,10 @@ fn read_until_echo_reply(stream: &mut TcpStream, buf: &mut Vec<u8>) -> usize {
 fn steady_state_allocations(spec: Spec) -> (usize, usize) {
     let app = apps::by_name("learning_switch", &toml::Table::new()).unwrap();
     let pipeline = Arc::new(AppHost::build(vec![app], Services::new()).unwrap());
-    let config = Config {
+    let config = CoreConfig {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         workers: 1,
-        ..Config::default()
+        ..CoreConfig::default()
     };
     let handle = Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher)).unwrap();
     let t = Duration::from_secs(10);

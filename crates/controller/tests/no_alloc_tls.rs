@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use controller::config::{ClientAuth, Config, ListenEntry, TlsSettings};
+use controller::config::{ClientAuth, CoreConfig, ListenEntry, TlsSettings};
 use controller::controller::Controller;
 use controller::host::AppHost;
 use controller::services::Services;
@@ -77,7 +77,7 @@ fn read_until_echo_reply(stream: &mut TcpStream, buf: &mut Vec<u8>) -> usize {
 fn steady_state_allocations(pki: &tlskit::Pki, spec: Spec) -> (usize, usize) {
     let app = apps::by_name("learning_switch", &toml::Table::new()).unwrap();
     let pipeline = Arc::new(AppHost::build(vec![app], Services::new()).unwrap());
-    let config = Config {
+    let config = CoreConfig {
         listen: vec![ListenEntry {
             addr: "127.0.0.1:0".parse().unwrap(),
             tls: Some(TlsSettings {
@@ -88,7 +88,7 @@ fn steady_state_allocations(pki: &tlskit::Pki, spec: Spec) -> (usize, usize) {
             }),
         }],
         workers: 1,
-        ..Config::default()
+        ..CoreConfig::default()
     };
     let handle = Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher)).unwrap();
     let switch = pki.ca.issue("switch", false, false);

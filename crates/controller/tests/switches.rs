@@ -108,7 +108,7 @@ fn a_handler_on_one_worker_sends_to_a_switch_on_another_in_its_version() {
         to: B,
         seen: Arc::clone(&seen),
     };
-    let config = controller::config::Config {
+    let config = controller::config::CoreConfig {
         workers: 2,
         counters_interval: Duration::from_millis(50),
         ..test_config()

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use controller::app::{App, Builder};
-use controller::config::Config;
+use controller::config::CoreConfig;
 use emu::{is_packet_out, Emu, Spec};
 use harness::{eventually, test_config, Running, T};
 use openflow::model::{Action, PacketOut, PortNo};
@@ -235,7 +235,7 @@ fn a_panicking_timer_quarantines_its_app_and_nothing_else() {
 #[test]
 fn an_idle_controller_with_timers_sleeps_between_them() {
     let (app, seen) = ticker();
-    let config = Config {
+    let config = CoreConfig {
         // Published often, so the poll-turn counts are fresh.
         counters_interval: Duration::from_millis(100),
         ..test_config()

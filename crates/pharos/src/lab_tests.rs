@@ -225,8 +225,8 @@ fn the_labs_controller_settings_are_ones_pharos_run_takes() {
     let config = crate::run::effective_config(&args)
         .unwrap_or_else(|e| panic!("pharos run refuses the lab's settings: {e}\n{text}"));
     std::fs::remove_dir_all(&dir).unwrap();
-    let [l] = config.listen.as_slice() else {
-        panic!("one listener: {:?}", config.listen)
+    let [l] = config.core.listen.as_slice() else {
+        panic!("one listener: {:?}", config.core.listen)
     };
     assert_eq!(l.addr, addr);
     let t = l.tls.as_ref().expect("a TLS listener");

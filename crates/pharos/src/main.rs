@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 mod bench;
 mod bench_datapath;
+mod config;
 mod ctl;
 mod lab;
 mod ofp;

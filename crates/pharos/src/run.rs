@@ -24,13 +24,16 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use controller::config::{self, AppConfig, Config, ConfigError};
+use apps::config::AppConfig;
+use controller::config::{ClientAuth, ListenEntry, TlsSettings};
 use controller::controller::Controller;
 use controller::host::AppHost;
 use controller::services::Services;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use tracing_subscriber::EnvFilter;
+
+use crate::config::{self, Config, ConfigError};
 
 /// Exit status for a configuration that is refused.
 pub const EXIT_CONFIG: u8 = 2;
@@ -133,39 +136,35 @@ pub fn wasm_apps(
 /// Each error points where the user can fix it: a value from the file by file, line and
 /// key; a value from a flag by the flag.
 pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
-    let file = match &args.config {
-        Some(path) => Some((path, config::read_file(path)?)),
-        None => None,
-    };
-    let mut config = match &file {
-        Some((path, text)) => {
-            let c = Config::from_toml_str(text).map_err(|e| e.in_file(path, text))?;
-            check_apps(c.app_list()).map_err(|e| e.in_file(path, text))?;
-            c
+    let (mut config, file) = match &args.config {
+        Some(path) => {
+            let (c, text) = Config::from_file(path)?;
+            check_apps(c.app_list()).map_err(|e| e.in_file(path, &text))?;
+            (c, Some((path, text)))
         }
-        None => Config::default(),
+        None => (Config::default(), None),
     };
     if !args.listen.is_empty() {
         let tls = match (&args.tls_cert, &args.tls_key) {
-            (Some(cert), Some(key)) => Some(config::TlsSettings {
+            (Some(cert), Some(key)) => Some(TlsSettings {
                 cert: cert.clone(),
                 key: key.clone(),
                 client_ca: args.tls_client_ca.clone(),
-                client_auth: config::ClientAuth::Required,
+                client_auth: ClientAuth::Required,
             }),
             _ => None,
         };
-        config.listen = args
+        config.core.listen = args
             .listen
             .iter()
-            .map(|&addr| config::ListenEntry {
+            .map(|&addr| ListenEntry {
                 addr,
                 tls: tls.clone(),
             })
             .collect();
     }
     if let Some(n) = args.workers {
-        config.workers = n;
+        config.core.workers = n;
     }
     if let Some(names) = &args.apps {
         // An app also configured in the file keeps its parameters from there.
@@ -190,7 +189,7 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
                     None if apps::NAMES.contains(&name) => Ok(AppConfig::named(name)),
                     None => Err(ConfigError::new(
                         "--apps",
-                        config::unknown_app(name, apps::NAMES),
+                        apps::config::unknown_app(name, apps::NAMES),
                     )),
                 }
             })
@@ -211,7 +210,7 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
     }
     if let Some(api) = &args.api {
         config.api.listen =
-            config::api_listen::parse(api).map_err(|reason| ConfigError::new("--api", reason))?;
+            api::config::listen::parse(api).map_err(|reason| ConfigError::new("--api", reason))?;
     }
     config.validate().map_err(|e| {
         // The file passed; a flag made it wrong: name the flag.
@@ -234,7 +233,7 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
     })?;
     // The TLS files are read now: a missing or bad one is refused before anything
     // starts, naming the flag or the file's key.
-    config.check_tls().map_err(|e| {
+    config.core.check_tls().map_err(|e| {
         if args.tls_cert.is_some() {
             let flag = match e.key.rsplit('.').next() {
                 Some("key") => "--tls-key",
@@ -249,7 +248,7 @@ pub fn effective_config(args: &Args) -> Result<Config, ConfigError> {
                 let mut parent = e.key.as_str();
                 let mut line = None;
                 while line.is_none() {
-                    line = config::line_of_key(text, parent);
+                    line = controller::settings::line_of_key(text, parent);
                     match parent.rsplit_once('.') {
                         Some((p, _)) => parent = p,
                         None => break,
@@ -283,7 +282,7 @@ fn check_apps(list: &[AppConfig]) -> Result<(), ConfigError> {
         if !apps::NAMES.contains(&a.name.as_str()) {
             return Err(ConfigError::new(
                 format!("apps[{i}].name"),
-                config::unknown_app(&a.name, apps::NAMES),
+                apps::config::unknown_app(&a.name, apps::NAMES),
             ));
         }
         if let Err(e) = apps::by_name(&a.name, &a.params) {
@@ -336,7 +335,8 @@ fn log_filter(args: &Args, config: &Config) -> Result<EnvFilter, ConfigError> {
         (None, Ok(env)) if !env.trim().is_empty() => ("RUST_LOG", env),
         _ => ("log_level", config.log_level.clone()),
     };
-    let checked = config::log_filter(&text).map_err(|reason| ConfigError::new(key, reason))?;
+    let checked =
+        config::log_level::filter(&text).map_err(|reason| ConfigError::new(key, reason))?;
     EnvFilter::try_new(&checked).map_err(|e| {
         ConfigError::new(
             key,
@@ -458,8 +458,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         _ => None,
     };
-    fd_limit_for(config.max_connections);
-    let handle = match Controller::start(&config.net(), Arc::clone(&core.dispatcher)) {
+    fd_limit_for(config.core.max_connections);
+    let handle = match Controller::start(&config.core.net(), Arc::clone(&core.dispatcher)) {
         Ok(h) => Arc::new(h),
         Err(e) => {
             core.apps.stop();
@@ -498,8 +498,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     tracing::info!(
         "pharos controller running on {} ({} worker{}; apps {}); Ctrl-C or SIGTERM to stop",
         listen.join(", "),
-        config.workers,
-        if config.workers == 1 { "" } else { "s" },
+        config.core.workers,
+        if config.core.workers == 1 { "" } else { "s" },
         names.join(",")
     );
     tracing::info!(
@@ -628,7 +628,7 @@ mod tests {
         };
         assert_eq!(c, d);
         assert_eq!(Config::default().apps, None, "the core names no app");
-        let ports: Vec<u16> = c.listen.iter().map(|a| a.addr.port()).collect();
+        let ports: Vec<u16> = c.core.listen.iter().map(|a| a.addr.port()).collect();
         assert_eq!(ports, vec![6653, 6633]);
         let names: Vec<&str> = c.app_list().iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["topology", "device_manager", "routing"]);
@@ -653,9 +653,9 @@ mod tests {
             "debug",
         ]))
         .unwrap();
-        assert_eq!(c.listen.len(), 2);
-        assert_eq!(c.listen[1].addr.port(), 7001);
-        assert_eq!(c.workers, 3);
+        assert_eq!(c.core.listen.len(), 2);
+        assert_eq!(c.core.listen[1].addr.port(), 7001);
+        assert_eq!(c.core.workers, 3);
         let names: Vec<&str> = c.app_list().iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["hub", "learning_switch"]);
         assert_eq!(c.log_level, "debug");
@@ -677,7 +677,7 @@ mod tests {
         );
         let p = path.to_str().unwrap();
         let c = effective_config(&args(&["--config", p])).unwrap();
-        assert_eq!((c.workers, c.listen[0].addr.port()), (7, 9000));
+        assert_eq!((c.core.workers, c.core.listen[0].addr.port()), (7, 9000));
         let c = effective_config(&args(&[
             "--config",
             p,
@@ -687,8 +687,8 @@ mod tests {
             "hub,learning_switch",
         ]))
         .unwrap();
-        assert_eq!(c.workers, 2);
-        assert_eq!(c.listen[0].addr.port(), 9000);
+        assert_eq!(c.core.workers, 2);
+        assert_eq!(c.core.listen[0].addr.port(), 9000);
         assert_eq!(c.app_list()[0], AppConfig::named("hub"));
         assert_eq!(
             c.app_list()[1]

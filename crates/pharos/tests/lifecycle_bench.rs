@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bench::controller_bench::{run_controller_bench, ControllerBenchConfig, Mode};
-use controller::config::Config;
+use controller::config::CoreConfig;
 use controller::controller::Controller;
 use controller::host::{AppHost, Core};
 use controller::services::Services;
@@ -54,12 +54,12 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 #[test]
 fn learning_switch_stopped_and_started_100_times_under_bench_load() {
-    let config = Config {
+    let config = CoreConfig {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         workers: 2,
         // The handler counts are published every 20 ms (to see answers resume).
         counters_interval: Duration::from_millis(20),
-        ..Config::default()
+        ..CoreConfig::default()
     };
     let ls = apps::by_name("learning_switch", &Default::default()).unwrap();
     let pipeline = Arc::new(AppHost::build(vec![ls], Services::new()).unwrap());

@@ -2,11 +2,11 @@
 //! `ovs-ofctl` syntax that the controller keeps ([`StaticFlows`], a service) and
 //! installs on their switch each time it connects.
 //!
-//! The flows come from the configuration file (`[[static_flows.flow]]`, read-only) and
-//! from the REST API (kept in the state file, see [`store`]). `pharos run` always runs
-//! this app, last, without it being listed in `apps`. Its flows carry its cookie tag
-//! like every app's ([`controller::cookie`]): the top 16 bits of a static flow's cookie
-//! are the app's, only the low 48 are the user's. A restarted controller finds them on
+//! The flows come from the configuration file (`[[static_flows.flow]]`, read-only, see
+//! [`config`]) and from the REST API (kept in the state file, see [`store`]). `pharos
+//! run` always runs this app, last, without it being listed in `apps`. Its flows carry
+//! its cookie tag like every app's ([`controller::cookie`]): the top 16 bits of a static
+//! flow's cookie are the app's, only the low 48 are the user's. A restarted controller finds them on
 //! the switch and keeps them ([`controller::reconcile`]); they are sent again anyway
 //! (an ADD of the same flow replaces it).
 //!
@@ -26,6 +26,7 @@
 //! a switch not connected as pending). A flow added, replaced or deleted through the
 //! REST API while its switch is connected is sent at once by the API.
 
+pub mod config;
 pub mod store;
 
 use std::collections::HashMap;
@@ -39,6 +40,7 @@ use openflow::common::ErrorBody;
 use openflow::ofctl::FlowModCommand;
 use openflow::{of10, of13, Message};
 
+pub use config::{StaticFlowConfig, StaticFlowsConfig};
 pub use store::{LoadError, Source, StaticFlow, StaticFlows, Status, StoreError};
 
 /// How long a switch has to answer the barrier after its static flows.

@@ -28,10 +28,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use controller::config::{check_static_flow_name, StaticFlowConfig};
 use controller::dpid;
 use openflow::ofctl::{parse_flow, Flow};
 use serde::{Deserialize, Serialize};
+
+use super::config::{check_static_flow_name, StaticFlowConfig};
 
 /// Where a static flow comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

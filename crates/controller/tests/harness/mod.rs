@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use controller::app::PacketIn;
 use controller::app::{AnyApp, App, Builder, Flow, Order, SwitchCtx};
-use controller::config::{Config, KeepaliveConfig};
+use controller::config::{CoreConfig, KeepaliveConfig};
 use controller::controller::{Controller, Handle};
 use controller::host::{AppHost, Core};
 use controller::info::SwitchInfo;
@@ -18,16 +18,15 @@ use controller::services::Services;
 pub const T: Duration = Duration::from_secs(10);
 
 /// A config for tests: loopback, a free port, two workers, the defaults otherwise.
-pub fn test_config() -> Config {
-    Config {
+pub fn test_config() -> CoreConfig {
+    CoreConfig {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         workers: 2,
-        apps: Some(Vec::new()),
         keepalive: KeepaliveConfig {
             interval: Duration::from_secs(5),
             max_unanswered: 3,
         },
-        ..Config::default()
+        ..CoreConfig::default()
     }
 }
 
@@ -40,7 +39,7 @@ pub struct Running {
 }
 
 impl Running {
-    pub fn start(config: &Config, apps: Vec<Box<dyn AnyApp>>) -> Running {
+    pub fn start(config: &CoreConfig, apps: Vec<Box<dyn AnyApp>>) -> Running {
         init_logs();
         let pipeline = Arc::new(AppHost::build(apps, Services::new()).expect("apps start"));
         let handle = Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher))

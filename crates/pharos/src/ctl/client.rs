@@ -13,7 +13,7 @@ use serde_json::Value;
 
 /// The API's address when neither `--api` nor `PHAROS_API` says otherwise (where
 /// `pharos run` listens by default).
-pub const DEFAULT_API: &str = "http://127.0.0.1:8080";
+pub const DEFAULT_API: &str = api::config::DEFAULT_URL;
 
 /// How long one request may take in all (a switch that does not answer is the server's
 /// 504 after its own `switch_timeout`, 5 s by default, well before this).

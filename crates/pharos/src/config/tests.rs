@@ -1,5 +1,14 @@
+//! The file as a whole: every key read where the schema puts it, the defaults, unknown
+//! keys refused with their path, line and a guess, each section's checks reached from
+//! the file, the repository's example. Each section's own rules are tested in its
+//! crate too (`controller::config`, `api::config`, `apps::config`,
+//! `apps::static_flows::config`).
+
+use std::path::PathBuf;
 use std::time::Duration;
 
+use apps::config::{check_names, unknown_app};
+use controller::config::{max_workers, ClientAuth, HandshakeConfig, KeepaliveConfig, ListenEntry};
 use openflow::Version;
 
 use super::*;
@@ -12,26 +21,29 @@ fn err(text: &str) -> ConfigError {
 fn empty_file_is_the_defaults() {
     let c = Config::from_toml_str("").unwrap();
     assert_eq!(c, Config::default());
-    assert_eq!(c.listen.len(), 2);
-    assert_eq!(c.listen[0].addr.port(), 6653);
-    assert_eq!(c.listen[1].addr.port(), 6633);
-    assert!(c.workers >= 1);
+    assert_eq!(c.core.listen.len(), 2);
+    assert_eq!(c.core.listen[0].addr.port(), 6653);
+    assert_eq!(c.core.listen[1].addr.port(), 6633);
+    assert!(c.core.workers >= 1);
     // No apps named: the binary's default set (the core knows no app by name).
     assert_eq!(c.apps, None);
-    assert_eq!(c.max_connections, 20_000);
-    assert_eq!(c.handshake.timeout, Duration::from_secs(5));
-    assert_eq!(c.handshake.max_pending, 1000);
-    assert_eq!(c.handshake.max_pending_per_ip, 64);
-    assert_eq!(c.keepalive.interval, Duration::from_secs(5));
-    assert_eq!(c.keepalive.max_unanswered, 3);
-    assert_eq!(c.output_buffer_limit, 16 << 20);
-    assert_eq!(c.backpressure.high_water, 1 << 20);
-    assert_eq!(c.backpressure.low_water, 256 << 10);
-    assert_eq!(c.backpressure.stall_timeout, Duration::from_secs(30));
-    assert_eq!(c.counters_interval, Duration::from_secs(10));
-    assert_eq!(c.handshake.versions, vec![Version::V1_0, Version::V1_3]);
-    assert_eq!(c.handshake.miss_send_len, 128);
-    assert!(c.handshake.barrier);
+    assert_eq!(c.core.max_connections, 20_000);
+    assert_eq!(c.core.handshake.timeout, Duration::from_secs(5));
+    assert_eq!(c.core.handshake.max_pending, 1000);
+    assert_eq!(c.core.handshake.max_pending_per_ip, 64);
+    assert_eq!(c.core.keepalive.interval, Duration::from_secs(5));
+    assert_eq!(c.core.keepalive.max_unanswered, 3);
+    assert_eq!(c.core.output_buffer_limit, 16 << 20);
+    assert_eq!(c.core.backpressure.high_water, 1 << 20);
+    assert_eq!(c.core.backpressure.low_water, 256 << 10);
+    assert_eq!(c.core.backpressure.stall_timeout, Duration::from_secs(30));
+    assert_eq!(c.core.counters_interval, Duration::from_secs(10));
+    assert_eq!(
+        c.core.handshake.versions,
+        vec![Version::V1_0, Version::V1_3]
+    );
+    assert_eq!(c.core.handshake.miss_send_len, 128);
+    assert!(c.core.handshake.barrier);
 }
 
 #[test]
@@ -76,23 +88,23 @@ fn every_key_is_read() {
     )
     .unwrap();
     assert_eq!(
-        c.listen,
+        c.core.listen,
         vec![
             "127.0.0.1:7000".parse::<ListenEntry>().unwrap(),
             "[::1]:7001".parse().unwrap()
         ]
     );
-    assert_eq!(c.workers, 3);
-    assert_eq!(c.max_connections, 50);
-    assert_eq!(c.output_buffer_limit, 100_000);
-    assert_eq!(c.backpressure.high_water, 65536);
-    assert_eq!(c.backpressure.low_water, 1000);
-    assert_eq!(c.backpressure.stall_timeout, Duration::from_secs(3));
-    assert_eq!(c.max_message_len, 4096);
-    assert_eq!(c.counters_interval, Duration::from_secs(60));
+    assert_eq!(c.core.workers, 3);
+    assert_eq!(c.core.max_connections, 50);
+    assert_eq!(c.core.output_buffer_limit, 100_000);
+    assert_eq!(c.core.backpressure.high_water, 65536);
+    assert_eq!(c.core.backpressure.low_water, 1000);
+    assert_eq!(c.core.backpressure.stall_timeout, Duration::from_secs(3));
+    assert_eq!(c.core.max_message_len, 4096);
+    assert_eq!(c.core.counters_interval, Duration::from_secs(60));
     assert_eq!(c.log_level, "debug");
     assert_eq!(
-        c.handshake,
+        c.core.handshake,
         HandshakeConfig {
             timeout: Duration::from_millis(250),
             max_pending: 10,
@@ -107,7 +119,7 @@ fn every_key_is_read() {
         }
     );
     assert_eq!(
-        c.keepalive,
+        c.core.keepalive,
         KeepaliveConfig {
             interval: Duration::from_secs(2),
             max_unanswered: 5
@@ -127,14 +139,17 @@ fn every_key_is_read() {
 #[test]
 fn a_partial_table_keeps_the_other_defaults() {
     let c = Config::from_toml_str("[keepalive]\ninterval = \"1s\"\n").unwrap();
-    assert_eq!(c.keepalive.interval, Duration::from_secs(1));
-    assert_eq!(c.keepalive.max_unanswered, 3);
+    assert_eq!(c.core.keepalive.interval, Duration::from_secs(1));
+    assert_eq!(c.core.keepalive.max_unanswered, 3);
 }
 
 #[test]
 fn versions_as_bare_numbers_are_sorted_and_deduplicated() {
     let c = Config::from_toml_str("[handshake]\nversions = [1.3, 1.0, 1.3]").unwrap();
-    assert_eq!(c.handshake.versions, vec![Version::V1_0, Version::V1_3]);
+    assert_eq!(
+        c.core.handshake.versions,
+        vec![Version::V1_0, Version::V1_3]
+    );
 }
 
 #[test]
@@ -302,7 +317,7 @@ fn backpressure_marks_are_ordered() {
         "output_buffer_limit = 100000\n[backpressure]\nhigh_water = 100000\nlow_water = 0",
     )
     .unwrap();
-    assert_eq!(ok.backpressure.high_water, 100_000);
+    assert_eq!(ok.core.backpressure.high_water, 100_000);
 }
 
 #[test]
@@ -329,33 +344,18 @@ fn no_apps_is_allowed() {
 fn unknown_app_names_list_the_known_ones() {
     let c =
         Config::from_toml_str("[[apps]]\nname = \"hub\"\n[[apps]]\nname = \"learning\"").unwrap();
-    let e = c.check_app_names(&["hub", "learning_switch"]).unwrap_err();
+    let e = check_names(c.app_list(), &["hub", "learning_switch"]).unwrap_err();
     assert_eq!(e.key, "apps[1].name");
     assert_eq!(
         e.reason,
         "unknown app `learning`; the apps are: hub, learning_switch"
     );
-    assert!(c.check_app_names(&["hub", "learning"]).is_ok());
+    assert!(check_names(c.app_list(), &["hub", "learning"]).is_ok());
     let known = ["device_manager", "hub", "routing", "topology"];
     assert_eq!(
         unknown_app("routeing", &known),
         "unknown app `routeing` (did you mean `routing`?); the apps are: device_manager, hub, routing, topology"
     );
-}
-
-#[test]
-fn the_nearest_name_is_a_slip_of_the_finger_away() {
-    let known = [
-        "interval",
-        "max_unanswered",
-        "lldp_interval",
-        "link_timeout",
-    ];
-    assert_eq!(nearest("intervl", &known), Some("interval"));
-    assert_eq!(nearest("lldp_intervall", &known), Some("lldp_interval"));
-    assert_eq!(nearest("link_timout", &known), Some("link_timeout"));
-    assert_eq!(nearest("colour", &known), None);
-    assert_eq!(nearest("x", &known), None);
 }
 
 #[test]
@@ -375,57 +375,6 @@ fn errors_found_after_parsing_still_give_the_line() {
 }
 
 #[test]
-fn keys_are_found_in_every_table_form() {
-    let text = "workers = 2\n[[apps]]\nname = \"hub\"\n[[apps]]\nname = \"topology\"\nparams = { lldp_interval = 2 }\n[[apps]]\nname = \"routing\"\n[apps.params]\n\nidle_timeout = 3\n";
-    assert_eq!(line_of_key(text, "workers"), Some(1));
-    assert_eq!(line_of_key(text, "apps[1].name"), Some(5));
-    assert_eq!(line_of_key(text, "apps[1].params.lldp_interval"), Some(6));
-    assert_eq!(line_of_key(text, "apps[2].params.idle_timeout"), Some(11));
-    assert_eq!(line_of_key(text, "apps[2]"), Some(7));
-    assert_eq!(line_of_key(text, "apps[3].name"), None);
-    assert_eq!(line_of_key(text, "keepalive.interval"), None);
-    assert_eq!(line_of_key("not [toml", "workers"), None);
-}
-
-#[test]
-fn log_filters_take_common_spellings_and_refuse_other_words() {
-    for (given, read) in [
-        ("info", "info"),
-        ("warning", "warn"),
-        ("WARN", "warn"),
-        ("err", "error"),
-        ("information", "info"),
-        ("controller=Debug, info", "controller=debug,info"),
-        ("controller::worker=warning", "controller::worker=warn"),
-        ("none", "off"),
-    ] {
-        assert_eq!(log_filter(given).as_deref(), Ok(read), "{given}");
-    }
-    for (bad, says) in [
-        ("verbose", "`verbose` is not a log level"),
-        ("bogus,info", "`bogus` is not a log level"),
-        (
-            "controller=loud",
-            "`loud` in `controller=loud` is not a log level",
-        ),
-        ("=info", "names no target"),
-        ("", "no level given"),
-        (" , ", "no level given"),
-    ] {
-        let e = log_filter(bad).unwrap_err();
-        assert!(e.contains(says), "{bad:?}: {e}");
-    }
-    // In the file, as any other value.
-    assert_eq!(
-        Config::from_toml_str("log_level = \"warning\"")
-            .unwrap()
-            .log_level,
-        "warning"
-    );
-    assert_eq!(err("log_level = \"verbose\"").key, "log_level");
-}
-
-#[test]
 fn workers_are_bounded_by_the_cores() {
     let most = max_workers();
     assert!(most >= 4);
@@ -434,35 +383,6 @@ fn workers_are_bounded_by_the_cores() {
     assert_eq!(e.key, "workers");
     assert!(e.reason.contains(&format!("more than {most}")), "{e}");
     assert!(e.reason.contains("per core"), "{e}");
-}
-
-#[test]
-fn app_parameters_take_seconds_or_durations() {
-    #[derive(Debug, serde::Deserialize)]
-    struct P {
-        #[serde(deserialize_with = "seconds::deserialize")]
-        s: f64,
-        #[serde(deserialize_with = "whole_seconds::deserialize")]
-        w: u16,
-    }
-    let p = |text: &str| toml::from_str::<P>(text).map_err(|e| e.message().to_string());
-    let ok = p("s = 2\nw = 10").unwrap();
-    assert_eq!((ok.s, ok.w), (2.0, 10));
-    let ok = p("s = 0.5\nw = \"1m\"").unwrap();
-    assert_eq!((ok.s, ok.w), (0.5, 60));
-    let ok = p("s = \"500ms\"\nw = \"10s\"").unwrap();
-    assert_eq!((ok.s, ok.w), (0.5, 10));
-    assert!(p("s = \"5x\"\nw = 1")
-        .unwrap_err()
-        .contains("invalid duration"));
-    assert!(p("s = 1\nw = \"1500ms\"")
-        .unwrap_err()
-        .contains("whole number"));
-    assert!(p("s = 1\nw = 70000").unwrap_err().contains("out of range"));
-    assert!(p("s = 1\nw = -1").unwrap_err().contains("out of range"));
-    assert!(p("s = true\nw = 1")
-        .unwrap_err()
-        .contains("expected seconds"));
 }
 
 #[test]
@@ -497,24 +417,8 @@ fn from_file_names_the_file() {
     let e = Config::from_file(&missing).unwrap_err();
     assert!(e.to_string().contains("cannot read"), "{e}");
     std::fs::write(&path, "workers = 2\n").unwrap();
-    assert_eq!(Config::from_file(&path).unwrap().workers, 2);
+    assert_eq!(Config::from_file(&path).unwrap().0.core.workers, 2);
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn durations_parse_and_format() {
-    use super::duration::{format, parse};
-    assert_eq!(parse("250ms"), Ok(Duration::from_millis(250)));
-    assert_eq!(parse("5s"), Ok(Duration::from_secs(5)));
-    assert_eq!(parse("1m"), Ok(Duration::from_secs(60)));
-    assert_eq!(parse("2h"), Ok(Duration::from_secs(7200)));
-    for bad in ["", "5", "s", "5x", "-5s", "1.5s", "5 seconds"] {
-        assert!(parse(bad).is_err(), "{bad:?}");
-    }
-    assert!(parse("99999999999999999999h").is_err());
-    assert_eq!(format(Duration::from_millis(250)), "250ms");
-    assert_eq!(format(Duration::from_secs(5)), "5s");
-    assert_eq!(format(Duration::from_secs(120)), "2m");
 }
 
 #[test]
@@ -533,20 +437,20 @@ fn net_config_carries_every_network_setting() {
         "listen = [\"127.0.0.1:1\"]\nworkers = 3\nmax_connections = 9\noutput_buffer_limit = 70000\nmax_message_len = 1000\ncounters_interval = \"2s\"\n[handshake]\nmax_pending = 4\n[keepalive]\nmax_unanswered = 7\n[backpressure]\nhigh_water = 65536\nlow_water = 100\nstall_timeout = \"1m\"",
     )
     .unwrap();
-    let n = c.net();
+    let n = c.core.net();
     assert_eq!(
         n.listen,
-        c.listen.iter().map(|l| l.addr).collect::<Vec<_>>()
+        c.core.listen.iter().map(|l| l.addr).collect::<Vec<_>>()
     );
     assert_eq!((n.workers, n.max_connections), (3, 9));
     assert_eq!((n.output_buffer_limit, n.max_message_len), (70000, 1000));
     assert_eq!(n.counters_interval, Duration::from_secs(2));
-    assert_eq!(n.handshake, c.handshake);
-    assert_eq!(n.keepalive, c.keepalive);
-    assert_eq!(n.backpressure, c.backpressure);
+    assert_eq!(n.handshake, c.core.handshake);
+    assert_eq!(n.keepalive, c.core.keepalive);
+    assert_eq!(n.backpressure, c.core.backpressure);
     assert_eq!(n.backpressure.stall_timeout, Duration::from_secs(60));
-    let d = Config::default().net();
-    let nd = crate::controller::NetConfig::default();
+    let d = Config::default().core.net();
+    let nd = controller::controller::NetConfig::default();
     assert_eq!(
         (d.listen, d.workers, d.max_connections),
         (nd.listen, nd.workers, nd.max_connections)
@@ -557,7 +461,7 @@ fn net_config_carries_every_network_setting() {
 /// defaults (workers, which depends on the machine, is commented out).
 #[test]
 fn the_example_pharos_toml_documents_every_key_with_its_default() {
-    let text = include_str!("../../../pharos.toml");
+    let text = include_str!("../../../../pharos.toml");
     let mut c = Config::from_toml_str(text).expect("pharos.toml parses");
     let d = Config::default();
     // The example spells out the default apps' default parameters.
@@ -586,37 +490,6 @@ fn the_example_pharos_toml_documents_every_key_with_its_default() {
 }
 
 #[test]
-fn the_api_section_sets_listen_token_file_and_read_auth() {
-    let c = Config::from_toml_str("").unwrap();
-    assert_eq!(c.api.listen, Some("127.0.0.1:8080".parse().unwrap()));
-    assert_eq!((c.api.token_file.as_ref(), c.api.read_auth), (None, false));
-    let c = Config::from_toml_str(
-        "[api]\nlisten = \"0.0.0.0:9090\"\ntoken_file = \"/etc/pharos/token\"\nread_auth = true\n",
-    )
-    .unwrap();
-    assert_eq!(c.api.listen, Some("0.0.0.0:9090".parse().unwrap()));
-    assert_eq!(
-        c.api.token_file.as_deref(),
-        Some(Path::new("/etc/pharos/token"))
-    );
-    assert!(c.api.read_auth);
-    let c = Config::from_toml_str("[api]\nlisten = \"off\"\n").unwrap();
-    assert_eq!(c.api.listen, None);
-}
-
-#[test]
-fn the_api_waits_five_seconds_for_a_switch_unless_told() {
-    let c = Config::from_toml_str("").unwrap();
-    assert_eq!(c.api.switch_timeout, Duration::from_secs(5));
-    let c = Config::from_toml_str("[api]\nswitch_timeout = \"250ms\"\n").unwrap();
-    assert_eq!(c.api.switch_timeout, Duration::from_millis(250));
-    let e = err("[api]\nswitch_timeout = \"0s\"\n");
-    assert_eq!(e.key, "api.switch_timeout");
-    let e = err("[api]\nswitch_timeout = 5\n");
-    assert!(e.key.contains("switch_timeout"), "{e}");
-}
-
-#[test]
 fn a_bad_api_section_is_refused_with_key_and_line() {
     let e = err("workers = 1\n[api]\nlisten = \"localhost:80\"\n");
     assert_eq!((e.key.as_str(), e.line), ("api.listen", Some(3)));
@@ -625,107 +498,6 @@ fn a_bad_api_section_is_refused_with_key_and_line() {
     assert!(e.key.starts_with("api"), "{e}");
     let e = err("[api]\ntoken_file = \"\"\n");
     assert_eq!((e.key.as_str(), e.line), ("api.token_file", Some(2)));
-}
-
-#[test]
-fn static_flows_are_read_with_their_dpids_in_any_form() {
-    let c = Config::from_toml_str(
-        r#"
-        [static_flows]
-        state_file = "/var/lib/pharos/static.json"
-
-        [[static_flows.flow]]
-        name = "drop-h1-h2"
-        dpid = "00:00:00:00:00:00:00:02"
-        flow = "priority=100,icmp,nw_src=10.0.0.1,nw_dst=10.0.0.2,actions=drop"
-
-        [[static_flows.flow]]
-        name = "arp.flood"
-        dpid = 1
-        flow = "arp,actions=flood"
-        "#,
-    )
-    .unwrap();
-    let s = &c.static_flows;
-    assert_eq!(
-        s.state_file(),
-        std::path::PathBuf::from("/var/lib/pharos/static.json")
-    );
-    assert_eq!(s.flow.len(), 2);
-    assert_eq!((s.flow[0].name.as_str(), s.flow[0].dpid), ("drop-h1-h2", 2));
-    assert_eq!((s.flow[1].name.as_str(), s.flow[1].dpid), ("arp.flood", 1));
-    assert_eq!(s.flow[1].flow, "arp,actions=flood");
-    // None by default.
-    assert_eq!(Config::default().static_flows, StaticFlowsConfig::default());
-}
-
-#[test]
-fn bad_static_flows_name_file_line_and_key() {
-    let text = "[static_flows]\n\n[[static_flows.flow]]\nname = \"a\"\ndpid = 1\nflow = \"actions=drop\"\n\n[[static_flows.flow]]\nname = \"b\"\ndpid = 1\nflow = \"ip,nw_dst=10.0.0.300,actions=drop\"\n";
-    let e = err(text);
-    assert_eq!(e.key, "static_flows.flow[1].flow");
-    assert_eq!(e.line, Some(11));
-    assert!(e.reason.contains("nw_dst=10.0.0.300"), "{e}");
-    let e = e.in_file(std::path::Path::new("pharos.toml"), text);
-    assert!(
-        e.to_string()
-            .starts_with("pharos.toml:11: `static_flows.flow[1].flow`: "),
-        "{e}"
-    );
-
-    let e = err("[[static_flows.flow]]\nname = \"a\"\ndpid = 1\nflow = \"actions=drop\"\n[[static_flows.flow]]\nname = \"a\"\ndpid = 2\nflow = \"actions=drop\"\n");
-    assert_eq!(e.key, "static_flows.flow[1].name");
-    assert!(e.reason.contains("already static_flows.flow[0]"), "{e}");
-
-    let e = err("[[static_flows.flow]]\nname = \"a b\"\ndpid = 1\nflow = \"actions=drop\"\n");
-    assert_eq!(e.key, "static_flows.flow[0].name");
-    assert!(e.reason.contains("' '"), "{e}");
-
-    let e = err("[[static_flows.flow]]\nname = \"a\"\ndpid = \"00:01\"\nflow = \"actions=drop\"\n");
-    assert_eq!(e.key, "static_flows.flow[0].dpid");
-    assert!(e.reason.contains("exactly 8 groups of 2 hex digits"), "{e}");
-    assert_eq!(e.line, Some(3));
-
-    let e = err("[[static_flows.flow]]\nname = \"a\"\ndpid = -1\nflow = \"actions=drop\"\n");
-    assert_eq!(e.key, "static_flows.flow[0].dpid");
-
-    let e = err("[[static_flows.flow]]\nname = \"a\"\nflow = \"actions=drop\"\n");
-    assert!(e.reason.contains("dpid"), "{e}");
-
-    let e = err("[static_flows]\nstate_file = \"\"\n");
-    assert_eq!(e.key, "static_flows.state_file");
-
-    let e = err("[static_flows]\nstatefile = \"x\"\n");
-    assert_eq!(e.key, "static_flows.statefile");
-    assert!(e.reason.contains("did you mean `state_file`?"), "{e}");
-}
-
-#[test]
-fn static_flow_names_are_url_and_shell_words() {
-    for ok in ["a", "drop-h1_h2.v4", &"x".repeat(64)] {
-        assert_eq!(check_static_flow_name(ok), Ok(()), "{ok}");
-    }
-    for bad in ["", "a/b", "a b", "é", &"x".repeat(65), "a?b"] {
-        assert!(check_static_flow_name(bad).is_err(), "{bad}");
-    }
-}
-
-#[test]
-fn the_default_state_file_is_beside_the_users_state() {
-    use std::path::PathBuf;
-    assert_eq!(
-        default_state_file(Some("/s".into()), Some("/home/u".into())),
-        PathBuf::from("/s/pharos/static-flows.json")
-    );
-    assert_eq!(
-        default_state_file(None, Some("/home/u".into())),
-        PathBuf::from("/home/u/.local/state/pharos/static-flows.json")
-    );
-    // A relative XDG path is ignored, as the XDG spec asks.
-    assert_eq!(
-        default_state_file(Some("rel".into()), None),
-        PathBuf::from("pharos-static-flows.json")
-    );
 }
 
 #[test]
@@ -746,11 +518,11 @@ fn a_listen_entry_is_an_address_or_a_table_with_tls() {
     )
     .unwrap();
     assert_eq!(
-        c.listen[0],
+        c.core.listen[0],
         ListenEntry::plain("127.0.0.1:6653".parse().unwrap())
     );
-    let tls = c.listen[1].tls.as_ref().expect("TLS");
-    assert_eq!(c.listen[1].addr.port(), 6654);
+    let tls = c.core.listen[1].tls.as_ref().expect("TLS");
+    assert_eq!(c.core.listen[1].addr.port(), 6654);
     assert_eq!(tls.cert, PathBuf::from("c.pem"));
     assert_eq!(tls.client_ca, Some(PathBuf::from("ca.pem")));
     assert_eq!(
@@ -758,7 +530,7 @@ fn a_listen_entry_is_an_address_or_a_table_with_tls() {
         ClientAuth::Required,
         "mutual authentication by default"
     );
-    let net = c.net();
+    let net = c.core.net();
     assert_eq!(net.tls.len(), 2);
     assert!(net.tls[0].is_none() && net.tls[1].is_some());
 
@@ -767,14 +539,14 @@ fn a_listen_entry_is_an_address_or_a_table_with_tls() {
     )
     .unwrap();
     assert_eq!(
-        c.listen[0].tls.as_ref().unwrap().client_auth,
+        c.core.listen[0].tls.as_ref().unwrap().client_auth,
         ClientAuth::None
     );
     // Round trip through TOML.
     let text = toml::to_string(&c).unwrap();
     assert_eq!(
-        Config::from_toml_str(&text).unwrap().listen,
-        c.listen,
+        Config::from_toml_str(&text).unwrap().core.listen,
+        c.core.listen,
         "{text}"
     );
 }
@@ -799,7 +571,38 @@ fn a_bad_tls_table_is_refused_naming_the_key() {
         r#"listen = ["127.0.0.1:1", { addr = "127.0.0.1:2", tls = { cert = "/nonexistent/c.pem", key = "k", client_ca = "ca" } }]"#,
     )
     .unwrap();
-    let e = c.check_tls().unwrap_err();
+    let e = c.core.check_tls().unwrap_err();
     assert_eq!(e.key, "listen[1].tls.cert");
     assert!(e.reason.contains("/nonexistent/c.pem"), "{e}");
+}
+
+#[test]
+fn the_sections_of_the_other_crates_are_read_where_the_file_puts_them() {
+    let c = Config::from_toml_str(
+        "workers = 1\n[api]\nlisten = \"off\"\nswitch_timeout = \"1s\"\n\n[static_flows]\nstate_file = \"/s.json\"\n\n[[static_flows.flow]]\nname = \"a\"\ndpid = \"0x2\"\nflow = \"actions=drop\"\n",
+    )
+    .unwrap();
+    assert_eq!(c.core.workers, 1);
+    assert_eq!(c.api.listen, None);
+    assert_eq!(c.api.switch_timeout, Duration::from_secs(1));
+    assert_eq!(c.static_flows.state_file(), PathBuf::from("/s.json"));
+    assert_eq!(
+        (
+            c.static_flows.flow[0].name.as_str(),
+            c.static_flows.flow[0].dpid
+        ),
+        ("a", 2)
+    );
+    // Their checks run on the whole file, and the line is the file's.
+    let e = err("workers = 1\n\n[api]\nswitch_timeout = \"0s\"\n");
+    assert_eq!((e.key.as_str(), e.line), ("api.switch_timeout", Some(4)));
+    let e =
+        err("workers = 1\n[[static_flows.flow]]\nname = \"a\"\ndpid = 1\nflow = \"nonsense\"\n");
+    assert_eq!(
+        (e.key.as_str(), e.line),
+        ("static_flows.flow[0].flow", Some(5))
+    );
+    let e = err("[static_flows]\nstatefile = \"x\"\n");
+    assert_eq!(e.key, "static_flows.statefile");
+    assert!(e.reason.contains("did you mean `state_file`?"), "{e}");
 }
