@@ -55,6 +55,7 @@ pub mod of10;
 pub mod of13;
 pub mod ofctl;
 pub mod types;
+mod version;
 pub mod view;
 pub mod wire;
 
