@@ -116,5 +116,11 @@ pub enum EncodeError {
     },
 }
 
+/// The [`EncodeError::NotExpressible`] for `what`, which `version` cannot say (the
+/// version-neutral model's and the ofctl syntax's one way of refusing).
+pub(crate) fn not_in(version: Version, what: &'static str) -> EncodeError {
+    EncodeError::NotExpressible { what, version }
+}
+
 pub type DecodeResult<T> = Result<T, DecodeError>;
 pub type EncodeResult<T> = Result<T, EncodeError>;
