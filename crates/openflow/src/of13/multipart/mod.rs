@@ -8,6 +8,17 @@
 //! container; others have a fixed size ([`TableStats`], [`PortStats`], [`QueueStats`]),
 //! and the body must hold a whole number of them. Experimenter bodies and unknown types
 //! are carried opaquely.
+//!
+//! ```text
+//! mod.rs  MultipartType, the two messages and their bodies by type: parse, emit, kind
+//! flow    FlowStatsRequest (FLOW and AGGREGATE requests) and FlowStats
+//! stats   TableStats, PortStats, QueueStats (fixed-size entries) and Counter
+//! group   GroupStats, GroupDesc, GroupFeatures
+//! meter   MeterStats, MeterConfig, MeterFeatures
+//! ```
+//!
+//! The entry lists themselves are read by `of13/entries.rs`, which TABLE_FEATURES
+//! ([`TableFeatures`], in `table_features.rs`) shares.
 
 mod flow;
 mod group;

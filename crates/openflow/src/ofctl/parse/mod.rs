@@ -79,12 +79,19 @@ enum F {
 }
 const N_FIELDS: usize = F::Metadata as usize + 1;
 
+/// The parse of one string: the items are read in one pass ([`Parser::item`] before
+/// `actions=`, [`Parser::actions`] after), then checked together ([`Parser::finish`]).
 struct Parser<'a> {
+    /// The input, which every error's span and token point into.
     s: &'a str,
+    /// What the input is (a flow to add, a selection, a dump-flows line), and so what it
+    /// may hold.
     mode: Mode,
+    /// The flow, as far as it is parsed.
     flow: Flow,
     /// Where each match field was set (its item's span).
     spans: [Option<Range<usize>>; N_FIELDS],
+    /// The counters of a dump-flows line, once one is read.
     counters: Option<FlowCounters>,
     /// `mod_tp_src`/`mod_tp_dst` actions whose protocol the match decides: (in
     /// write_actions?, index, span).
