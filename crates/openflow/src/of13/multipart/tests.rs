@@ -1,4 +1,4 @@
-//! Tests for `multipart.rs` and `table_features.rs`: byte vectors for the types Ryu's
+//! Tests for `multipart/` and `table_features.rs`: byte vectors for the types Ryu's
 //! vectors do not cover, every truncation of them, length errors, and a property test
 //! that emit-then-parse is the identity for every multipart type.
 
@@ -7,7 +7,9 @@ use crate::common::PortCounters;
 use proptest::prelude::*;
 
 use super::*;
+use crate::error::DecodeError;
 use crate::of13::arb;
+use crate::of13::group::GroupType;
 use crate::of13::oxm::{OxmField, OxmHeader};
 use crate::of13::table_features::{FeatureId, OxmId, TableFeatureProp};
 use crate::types::{from_hex, FixedStr};

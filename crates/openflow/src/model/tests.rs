@@ -1,5 +1,14 @@
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use super::v10::{emit_actions_v10, match_v10_bytes};
+use super::v13::{emit_action_v13, emit_match_v13};
 use super::*;
-use crate::types::from_hex;
+use crate::error::EncodeError;
+use crate::header::Version;
+use crate::of10::flow_match::{
+    OFPFW_DL_TYPE, OFPFW_DL_VLAN, OFPFW_NW_DST_SHIFT, OFPFW_NW_SRC_SHIFT, OFPFW_NW_TOS,
+};
+use crate::types::{from_hex, MacAddr};
 
 fn hex(s: &str) -> Vec<u8> {
     from_hex(s).unwrap()
