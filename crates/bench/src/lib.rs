@@ -25,6 +25,7 @@
 pub mod api_load;
 pub mod compare;
 pub mod controller_bench;
+pub mod datapath;
 pub mod flood;
 pub mod live_fuzz;
 pub mod oflops;

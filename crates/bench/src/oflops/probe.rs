@@ -72,6 +72,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use packet::checksum::checksum;
+
 /// The first bytes of the probe payload.
 pub const MAGIC: [u8; 4] = *b"OFPB";
 /// Bytes of the probe payload: magic 4, stream 4, seq 8, template 4, user send time 8.
@@ -412,22 +414,6 @@ impl FrameSpec {
         self.build_into(stamp, &mut v);
         v
     }
-}
-
-fn checksum(b: &[u8]) -> u16 {
-    let mut sum: u32 = 0;
-    for c in b.chunks(2) {
-        let w = if c.len() == 2 {
-            u16::from_be_bytes([c[0], c[1]])
-        } else {
-            u16::from(c[0]) << 8
-        };
-        sum += u32::from(w);
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
 }
 
 /// The probe payload: which frame this is.
@@ -1428,7 +1414,8 @@ pub struct Spread {
 }
 
 impl Spread {
-    /// The spread of `values` (`None` when empty). Percentiles are nearest-rank.
+    /// The spread of `values` (`None` when empty). Percentiles are nearest-rank
+    /// ([`crate::stats::percentile`]).
     pub fn of(values: &[i64]) -> Option<Spread> {
         if values.is_empty() {
             return None;
@@ -1436,16 +1423,16 @@ impl Spread {
         let mut v = values.to_vec();
         v.sort_unstable();
         let n = v.len();
-        let at = |q: f64| v[((q * (n as f64 - 1.0)).round() as usize).min(n - 1)];
+        let at = |p: f64| crate::stats::percentile(&v, p).expect("values");
         let mean = v.iter().map(|&x| x as f64).sum::<f64>() / n as f64;
         let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n as f64;
         Some(Spread {
             n,
             min: v[0],
-            p10: at(0.10),
-            median: at(0.5),
-            p90: at(0.90),
-            p99: at(0.99),
+            p10: at(10.0),
+            median: at(50.0),
+            p90: at(90.0),
+            p99: at(99.0),
             max: v[n - 1],
             mean,
             stddev: var.sqrt(),

@@ -3,7 +3,7 @@
 //! IP forwarding and Open vSwitch's userspace data path (issue 17).
 //!
 //! Each device under test forwards between two veth pairs in a namespace of its own
-//! (`ofswitch::datapath::testbed`); the generator sends on one pair and receives on the
+//! (`bench::datapath::testbed`); the generator sends on one pair and receives on the
 //! other, from its own namespace. On a machine of two or more cores the generator runs
 //! on one core and the device under test on another: its process pinned there, and the
 //! receive processing of its two interfaces (where the kernel's bridge and forwarding do
@@ -33,12 +33,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use afpacket::{napi_threads, wait_readable};
 use anyhow::{bail, Context};
+use bench::datapath::gen::{probe_frame, run_streams, Addresses, GenConfig, GenReport, Stream};
+use bench::datapath::testbed::Testbed;
 use bench::oflops::report::{Plot, Point as PlotPoint, Series, Table};
-use ofswitch::datapath::gen::{probe_frame, run_streams, Addresses, GenConfig, GenReport, Stream};
-use ofswitch::datapath::testbed::Testbed;
-use ofswitch::datapath::wait_readable;
-use ofswitch::datapath::xsk::napi_threads;
 use serde::Serialize;
 
 /// Judge a switch's data path against the Linux bridge, IP forwarding and Open vSwitch

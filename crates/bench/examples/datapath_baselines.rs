@@ -9,7 +9,7 @@
 //! Root and iproute2 needed; every namespace is deleted at the end.
 //!
 //! ```text
-//! cargo run --release -p pharos-switch --example datapath_baselines -- [SECONDS [--no-tx | --tx | --rings]]
+//! cargo run --release -p pharos-bench --example datapath_baselines -- [SECONDS [--no-tx | --tx | --rings]]
 //! ```
 
 use std::io;
@@ -19,9 +19,9 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use ofswitch::datapath::gen::{probe_frame, run, Addresses, GenConfig, GenReport};
-use ofswitch::datapath::testbed::{Testbed, SWITCHED};
-use ofswitch::datapath::{wait_readable, Port, PortConfig, PortCounters, RingVersion, TxMethod};
+use afpacket::{wait_readable, Port, PortConfig, PortCounters, RingVersion, TxMethod};
+use bench::datapath::gen::{probe_frame, run, Addresses, GenConfig, GenReport};
+use bench::datapath::testbed::{Testbed, SWITCHED};
 
 const SIZES: [usize; 7] = [64, 128, 256, 512, 1024, 1280, 1518];
 

@@ -17,7 +17,8 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{realtime_ns, wait_readable, Port};
+use afpacket::{realtime_ns, wait_readable, Port};
+use packet::checksum::checksum;
 
 /// Ethernet (14) + IPv4 (20) + UDP (8).
 const HEADERS: usize = 42;
@@ -140,7 +141,7 @@ impl Template {
         let b = &mut self.buf;
         b[26..30].copy_from_slice(&self.src_ip.wrapping_add(flow).to_be_bytes());
         b[24..26].copy_from_slice(&[0, 0]);
-        let sum = ipv4_checksum(&b[14..34]);
+        let sum = checksum(&b[14..34]);
         b[24..26].copy_from_slice(&sum.to_be_bytes());
         b[HEADERS..HEADERS + 4].copy_from_slice(&seq.to_be_bytes());
         b[HEADERS + 4..HEADERS + 12].copy_from_slice(&realtime_ns().to_be_bytes());
@@ -152,17 +153,6 @@ impl Template {
 /// tag is 0, so no receiver counts it): to check a path before measuring it.
 pub fn probe_frame(addrs: &Addresses, size: usize) -> Vec<u8> {
     Template::new(addrs, size, 0).frame(0, 0).to_vec()
-}
-
-fn ipv4_checksum(header: &[u8]) -> u16 {
-    let mut sum: u32 = header
-        .chunks(2)
-        .map(|c| u16::from_be_bytes([c[0], c[1]]) as u32)
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
 }
 
 /// Latency histogram: 16 linear sub-buckets per power of two (relative error under
@@ -209,12 +199,14 @@ impl Histogram {
         self.max = self.max.max(v);
     }
 
-    /// The value at quantile `q` (0..=1); 0 when empty.
-    pub fn quantile(&self, q: f64) -> u64 {
+    /// The `p`th percentile (0..=100) by nearest rank ([`crate::stats::nearest_rank`]),
+    /// to the resolution of the buckets: the smallest value of the bucket holding the
+    /// sample of that rank (the largest sample itself at the top rank); 0 when empty.
+    pub fn percentile(&self, p: f64) -> u64 {
         if self.total == 0 {
             return 0;
         }
-        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let rank = crate::stats::nearest_rank(p, self.total);
         if rank == self.total {
             return self.max;
         }
@@ -306,10 +298,10 @@ pub fn run_streams(txs: &mut [&mut Port], rx: &mut Port, streams: &[Stream]) -> 
                     1.0 - tally.received as f64 / sent as f64
                 },
                 latency_ns: [
-                    h.quantile(0.5),
-                    h.quantile(0.9),
-                    h.quantile(0.99),
-                    h.quantile(0.999),
+                    h.percentile(50.0),
+                    h.percentile(90.0),
+                    h.percentile(99.0),
+                    h.percentile(99.9),
                     h.max,
                 ],
             }
@@ -467,20 +459,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn histogram_quantiles_are_within_a_sixteenth() {
+    fn histogram_percentiles_are_within_a_sixteenth() {
         let mut h = Histogram::default();
         for v in 1..=100_000u64 {
             h.record(v * 10);
         }
-        for (q, want) in [(0.5, 500_000.0), (0.9, 900_000.0), (0.99, 990_000.0)] {
-            let got = h.quantile(q) as f64;
+        for (p, want) in [(50.0, 500_000.0), (90.0, 900_000.0), (99.0, 990_000.0)] {
+            let got = h.percentile(p) as f64;
             assert!(
                 (got - want).abs() / want < 1.0 / 16.0,
-                "q{q}: {got} vs {want}"
+                "p{p}: {got} vs {want}"
             );
         }
-        assert_eq!(h.quantile(1.0), 1_000_000);
-        assert_eq!(Histogram::default().quantile(0.5), 0);
+        assert_eq!(h.percentile(100.0), 1_000_000);
+        assert_eq!(Histogram::default().percentile(50.0), 0);
     }
 
     #[test]
@@ -497,7 +489,7 @@ mod tests {
             let mut t = Template::new(&a, size, 7);
             let f = t.frame(5, 3).to_vec();
             assert_eq!(f.len(), size - 4);
-            assert_eq!(ipv4_checksum(&f[14..34]), 0, "a valid header sums to 0");
+            assert_eq!(checksum(&f[14..34]), 0, "a valid header sums to 0");
             assert_eq!(&f[26..30], &[10, 0, 1, 5]);
             let key = packet::FlowKey::extract(&f).unwrap();
             assert_eq!(key.error, None);

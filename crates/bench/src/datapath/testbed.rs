@@ -17,9 +17,10 @@
 
 use std::io;
 
+use afpacket::netns::Netns;
+use afpacket::Port;
+
 use super::gen::Addresses;
-use super::netns::Netns;
-use super::Port;
 
 pub const G1_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x01];
 pub const D1_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x02];
@@ -652,7 +653,7 @@ mod tests {
         while !through && std::time::Instant::now() < deadline {
             bed.tx.send(&probe);
             bed.tx.flush().unwrap();
-            crate::datapath::wait_readable(std::os::fd::AsRawFd::as_raw_fd(&bed.rx), 50);
+            afpacket::wait_readable(std::os::fd::AsRawFd::as_raw_fd(&bed.rx), 50);
             bed.rx.recv_batch(64, |f| through |= f == &probe[..]);
         }
         assert!(through, "no probe crossed Open vSwitch");
@@ -682,7 +683,7 @@ mod tests {
         let mut got = None;
         let deadline = std::time::Instant::now() + Duration::from_secs(2);
         while got.is_none() && std::time::Instant::now() < deadline {
-            crate::datapath::wait_readable(std::os::fd::AsRawFd::as_raw_fd(&bed.rx), 5);
+            afpacket::wait_readable(std::os::fd::AsRawFd::as_raw_fd(&bed.rx), 5);
             bed.rx.recv_batch(64, |f| {
                 if f.len() >= 34 && f[26..34] == hello[26..34] {
                     got = Some(f.to_vec());

@@ -1,6 +1,7 @@
 //! Thin wrappers over the system calls a port needs: interface ioctls, socket options,
-//! the shared ring mapping. Every `unsafe` block of the data path outside the ring walk
-//! is here.
+//! the shared ring mapping, poll and the clock. Every `unsafe` block of the ports
+//! outside the ring walk is here. [`ifreq`], [`setsockopt`] and [`take_error`] are
+//! public for the switch's AF_XDP ports, which make the same calls on their sockets.
 
 use std::io;
 use std::mem;
@@ -8,7 +9,7 @@ use std::os::fd::RawFd;
 use std::ptr;
 
 /// An `ifreq` naming `ifname` (checked: not empty, shorter than `IFNAMSIZ`, no NUL).
-pub(super) fn ifreq(ifname: &str) -> io::Result<libc::ifreq> {
+pub fn ifreq(ifname: &str) -> io::Result<libc::ifreq> {
     let bytes = ifname.as_bytes();
     if bytes.is_empty() || bytes.len() >= libc::IFNAMSIZ || bytes.contains(&0) {
         return Err(io::Error::new(
@@ -25,7 +26,7 @@ pub(super) fn ifreq(ifname: &str) -> io::Result<libc::ifreq> {
 }
 
 /// `ioctl(fd, request, &mut req)` for the `SIOCGIF*` requests.
-pub(super) fn ifioctl(
+pub(crate) fn ifioctl(
     fd: RawFd,
     request: libc::Ioctl,
     req: &mut libc::ifreq,
@@ -44,7 +45,7 @@ pub(super) fn ifioctl(
 
 /// The driver's link state (`SIOCETHTOOL` `ETHTOOL_GLINK`: `netif_carrier_ok` for
 /// most drivers, veth included); `None` when the driver does not say.
-pub(super) fn carrier(fd: RawFd, ifname: &str) -> Option<bool> {
+pub(crate) fn carrier(fd: RawFd, ifname: &str) -> Option<bool> {
     /// `struct ethtool_value`.
     #[repr(C)]
     struct EthtoolValue {
@@ -74,7 +75,7 @@ fn name_of(req: &libc::ifreq) -> String {
 }
 
 /// `setsockopt` with a value of type `T`.
-pub(super) fn setsockopt<T>(
+pub fn setsockopt<T>(
     fd: RawFd,
     level: libc::c_int,
     name: libc::c_int,
@@ -99,7 +100,7 @@ pub(super) fn setsockopt<T>(
 }
 
 /// `getsockopt` into a value of type `T`.
-pub(super) fn getsockopt<T: Default>(
+pub(crate) fn getsockopt<T: Default>(
     fd: RawFd,
     level: libc::c_int,
     name: libc::c_int,
@@ -123,13 +124,13 @@ pub(super) fn getsockopt<T: Default>(
 }
 
 /// A shared mapping of a packet socket's rings, unmapped on drop.
-pub(super) struct Mapping {
-    pub(super) base: *mut u8,
-    pub(super) len: usize,
+pub(crate) struct Mapping {
+    pub(crate) base: *mut u8,
+    pub(crate) len: usize,
 }
 
 impl Mapping {
-    pub(super) fn map(fd: RawFd, len: usize) -> io::Result<Mapping> {
+    pub(crate) fn map(fd: RawFd, len: usize) -> io::Result<Mapping> {
         // SAFETY: a fresh shared mapping of the socket's rings; the kernel checks `len`
         // against the rings' size. MAP_POPULATE faults the pages in now, not per frame.
         let base = unsafe {
@@ -189,68 +190,10 @@ pub fn realtime_ns() -> u64 {
 
 /// Takes the error the kernel flagged on socket `fd` (`SO_ERROR`), if any, so a poller
 /// stops reporting it.
-pub(super) fn take_error(fd: RawFd) -> Option<io::Error> {
+pub fn take_error(fd: RawFd) -> Option<io::Error> {
     match getsockopt::<libc::c_int>(fd, libc::SOL_SOCKET, libc::SO_ERROR) {
         Ok(0) => None,
         Ok(e) => Some(io::Error::from_raw_os_error(e)),
         Err(e) => Some(e),
     }
-}
-
-/// A thread's scheduling policy and real-time priority (`sched_getscheduler`,
-/// `sched_getparam`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sched {
-    pub policy: libc::c_int,
-    pub priority: libc::c_int,
-}
-
-impl Sched {
-    /// `SCHED_FIFO` at `priority` (1 to 99).
-    pub fn fifo(priority: libc::c_int) -> Sched {
-        Sched {
-            policy: libc::SCHED_FIFO,
-            priority,
-        }
-    }
-
-    /// Thread `tid`'s (0: the calling thread).
-    pub fn of(tid: libc::pid_t) -> io::Result<Sched> {
-        // SAFETY: plain queries about a thread; `param` is written by the call.
-        let policy = unsafe { libc::sched_getscheduler(tid) };
-        if policy < 0 {
-            return Err(sched_error("reading the scheduling policy of", tid));
-        }
-        let mut param = libc::sched_param { sched_priority: 0 };
-        if unsafe { libc::sched_getparam(tid, &mut param) } < 0 {
-            return Err(sched_error("reading the scheduling priority of", tid));
-        }
-        Ok(Sched {
-            policy,
-            priority: param.sched_priority,
-        })
-    }
-
-    /// Gives thread `tid` (0: the calling thread) this policy; returns what it had.
-    pub fn set(self, tid: libc::pid_t) -> io::Result<Sched> {
-        let before = Sched::of(tid)?;
-        let param = libc::sched_param {
-            sched_priority: self.priority,
-        };
-        // SAFETY: a valid parameter for the call's duration.
-        if unsafe { libc::sched_setscheduler(tid, self.policy, &param) } < 0 {
-            return Err(sched_error("setting the scheduling policy of", tid));
-        }
-        Ok(before)
-    }
-}
-
-fn sched_error(what: &str, tid: libc::pid_t) -> io::Error {
-    let e = io::Error::last_os_error();
-    let whom = if tid == 0 {
-        "this thread".to_string()
-    } else {
-        format!("thread {tid}")
-    };
-    io::Error::new(e.kind(), format!("{what} {whom}: {e}"))
 }

@@ -6,7 +6,7 @@
 
 /// Finishes the checksum in place; returns false (frame untouched) when the frame is
 /// not TCP or UDP over IPv4 or IPv6 (without extension headers), or is a fragment.
-pub(super) fn complete(frame: &mut [u8]) -> bool {
+pub(crate) fn complete(frame: &mut [u8]) -> bool {
     let mut l3 = 14;
     let mut ethertype = be16(frame, 12);
     for _ in 0..2 {
@@ -45,19 +45,7 @@ pub(super) fn complete(frame: &mut [u8]) -> bool {
     if end > frame.len() || field + 2 > end {
         return false;
     }
-    let mut sum: u64 = 0;
-    let body = &frame[l4..end];
-    let mut chunks = body.chunks_exact(2);
-    for c in &mut chunks {
-        sum += u16::from_be_bytes([c[0], c[1]]) as u64;
-    }
-    if let [last] = chunks.remainder() {
-        sum += (*last as u64) << 8;
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    let mut check = !(sum as u16);
+    let mut check = packet::checksum::checksum(&frame[l4..end]);
     if proto == 17 && check == 0 {
         check = 0xffff; // RFC 768: a computed 0 is sent as all ones
     }
