@@ -29,7 +29,6 @@ pub mod datapath;
 pub mod flood;
 pub mod live_fuzz;
 pub mod oflops;
-pub mod report;
 pub mod responder;
 pub mod soak;
 pub mod stats;
@@ -37,8 +36,10 @@ pub mod switch;
 pub mod tls;
 pub mod topo;
 
+pub use controller_bench::report::{
+    BenchReport, LearningReport, LoopResult, NotConnected, Summarised,
+};
 pub use controller_bench::{run_controller_bench, BenchError, ControllerBenchConfig, Mode};
-pub use report::{BenchReport, LearningReport, LoopResult, NotConnected, Summarised};
 pub use responder::{run_responder, run_responder_with, Answer, ResponderHandle, ResponderOptions};
 pub use stats::{jain_index, Percentiles, Summary, SwitchRates};
 pub use switch::Counting;

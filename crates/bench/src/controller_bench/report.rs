@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use openflow::Version;
 use serde::Serialize;
 
-use crate::controller_bench::Mode;
+use super::config::Mode;
 use crate::flood::FloodReport;
 use crate::stats::{rounded, Percentiles, Summary, SwitchRates};
 use crate::switch::Counting;
