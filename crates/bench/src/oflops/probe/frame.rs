@@ -3,10 +3,11 @@
 
 use std::net::Ipv4Addr;
 
+use packet::checksum::checksum;
+
 use super::{
     ProbeError, DEFAULT_DST_PORT, DEFAULT_FRAME_LEN, DEFAULT_SRC_PORT, MAGIC, PAYLOAD_LEN,
 };
-use packet::checksum::checksum;
 
 /// The headers of a probe frame. The payload ([`Stamp`]) is written by the sender.
 #[derive(Debug, Clone, PartialEq, Eq)]
