@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use bench::oflops::channel::{Channel, ChannelConfig, DataPort, Endpoint};
-use bench::oflops::insert::{FlowSet, InsertConfig, MatchKind, Op};
+use bench::oflops::flows::{FlowSet, MatchKind};
+use bench::oflops::insert::{InsertConfig, Op};
 use bench::oflops::report::TestOutput;
 use bench::oflops::{basics, insert, interact, modify, stats};
 use openflow::Version;
