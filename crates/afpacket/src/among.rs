@@ -56,8 +56,12 @@ pub fn recv_batch_among(
 
 /// The transmit sides of a set of ports, during [`recv_batch_among`].
 pub struct Outputs<'a> {
+    /// The ports' first element: the call holds `&mut` to all of them, and only their
+    /// transmit sides are reached through it.
     base: *mut Port,
+    /// How many ports there are, to refuse an index past the end.
     len: usize,
+    /// Ties the pointer to the borrow of the ports for the call.
     _ports: std::marker::PhantomData<&'a mut [Port]>,
 }
 

@@ -11,7 +11,9 @@ pub(super) struct MmsgTx {
     /// `cap` slots of `slot` bytes each (written through `base` only, as the iovecs
     /// point into it too).
     _buf: Box<[u8]>,
+    /// The start of `_buf`, through which frames are copied into their slots.
     base: *mut u8,
+    /// Bytes per slot: the largest frame the port sends.
     slot: usize,
     /// One per slot, pointing into `buf`; the length set per frame.
     iov: Box<[libc::iovec]>,
@@ -29,6 +31,7 @@ pub(super) struct MmsgTx {
 pub(super) struct Flushed {
     /// Frames the kernel refused and that were dropped (a device that drops: ENOBUFS).
     pub(super) dropped: u64,
+    /// Their bytes, taken back from the transmit counters.
     pub(super) dropped_bytes: u64,
 }
 

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// A network namespace this process created; deleted on drop.
 #[derive(Debug)]
 pub struct Netns {
+    /// Its name (`ip netns` lists it so), unique in this process: a prefix and a counter.
     name: String,
 }
 

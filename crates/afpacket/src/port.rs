@@ -31,7 +31,9 @@ pub struct PortCounters {
     pub rx_packets: u64,
     /// Frames queued by [`Port::send`] (less those a flush then dropped).
     pub tx_packets: u64,
+    /// Bytes of the frames delivered.
     pub rx_bytes: u64,
+    /// Bytes of the frames counted in `tx_packets`.
     pub tx_bytes: u64,
     /// Frames the kernel dropped because the receive ring was full.
     pub rx_dropped: u64,
@@ -114,7 +116,9 @@ pub struct Port {
     pub(crate) mtu: usize,
     /// Its hardware address when opened.
     mac: MacAddr,
+    /// The receive ring, walked in place.
     pub(crate) rx: RxKind,
+    /// The transmit batch: sendmmsg's slots or the transmit ring.
     pub(crate) tx: TxKind,
     /// Receive counters kept here (packets, bytes, truncated frames); only the rx_*
     /// fields are used.
@@ -127,6 +131,7 @@ pub struct Port {
     kernel_drops: Cell<u64>,
     /// The rings' memory (dropped before the socket: fields drop in order).
     _mapping: Mapping,
+    /// The packet socket, closed last.
     fd: OwnedFd,
 }
 
@@ -562,8 +567,11 @@ impl std::fmt::Debug for Port {
 #[derive(Default)]
 #[repr(C)]
 struct TpacketStatsV3 {
+    /// Frames the socket received since the last read.
     tp_packets: u32,
+    /// Frames dropped for a full ring since the last read.
     tp_drops: u32,
+    /// Times the V3 queue was frozen (unused; part of the kernel's layout).
     tp_freeze_q_cnt: u32,
 }
 

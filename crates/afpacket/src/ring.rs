@@ -30,8 +30,11 @@ pub struct RxMeta {
 
 /// The receive ring: `block_nr` blocks of `block_size` bytes, read in order.
 pub(super) struct RxRing {
+    /// The ring's first block in the mapping.
     pub(super) base: *mut u8,
+    /// Bytes per block.
     pub(super) block_size: usize,
+    /// Blocks in the ring.
     pub(super) block_nr: usize,
     /// The block being read (or the next to look at when `left == 0`).
     block: usize,
@@ -51,13 +54,21 @@ pub(super) enum Rx<'a> {
 
 /// The fields of a receive frame's header both ring versions have.
 struct FrameHdr {
+    /// Bytes of the frame in the ring.
     snaplen: u32,
+    /// Bytes of the frame on the wire (more than `snaplen` when cut short).
     len: u32,
+    /// The slot's status word (`TP_STATUS_*`: VLAN valid, checksum not ready, ...).
     status: u32,
+    /// Offset of the frame from the header.
     mac: usize,
+    /// The kernel's receive timestamp: seconds.
     sec: u32,
+    /// The kernel's receive timestamp: nanoseconds.
     nsec: u32,
+    /// The VLAN tag the kernel took off the frame (with `TP_STATUS_VLAN_VALID`).
     tci: u16,
+    /// That tag's TPID (with `TP_STATUS_VLAN_TPID_VALID`; 802.1Q otherwise).
     tpid: u16,
 }
 
@@ -112,8 +123,11 @@ unsafe fn frame<'a>(start: *mut u8, room: usize, headroom_start: usize, h: &Fram
 
 /// A TPACKET_V2 receive ring: fixed slots, each handed over (and woken for) alone.
 pub(super) struct RxRingV2 {
+    /// The ring's first slot in the mapping.
     pub(super) base: *mut u8,
+    /// Bytes per slot.
     pub(super) frame_size: usize,
+    /// Slots in the ring.
     pub(super) frame_nr: usize,
     /// The next slot to read.
     next: usize,
@@ -296,8 +310,11 @@ impl RxRing {
 /// The layout of a transmit slot's header, by ring version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct TxLayout {
+    /// Offset of `tp_status` in the slot's header.
     status: usize,
+    /// Offset of `tp_len`.
     len: usize,
+    /// Offset of `tp_snaplen`.
     snaplen: usize,
     /// Where the frame starts (`tp_hdrlen - sizeof(struct sockaddr_ll)` in the
     /// kernel's `tpacket_parse_header`).
@@ -322,9 +339,13 @@ impl TxLayout {
 /// The transmit ring: `frame_nr` slots of `frame_size` bytes, filled in order; the
 /// kernel sends them in the same order on `send(2)`.
 pub(super) struct TxRing {
+    /// The ring's first slot in the mapping (after the receive ring).
     pub(super) base: *mut u8,
+    /// Bytes per slot, header included.
     pub(super) frame_size: usize,
+    /// Slots in the ring.
     pub(super) frame_nr: usize,
+    /// Where the header's fields and the frame sit, for the ring's version.
     layout: TxLayout,
     /// The next slot to fill (the kernel's own head follows the same sequence).
     head: usize,

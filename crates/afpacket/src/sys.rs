@@ -49,7 +49,9 @@ pub(crate) fn carrier(fd: RawFd, ifname: &str) -> Option<bool> {
     /// `struct ethtool_value`.
     #[repr(C)]
     struct EthtoolValue {
+        /// `ETHTOOL_GLINK`.
         cmd: u32,
+        /// The link state the driver writes back (1: up).
         data: u32,
     }
     const ETHTOOL_GLINK: u32 = 0x0000_000a;
@@ -125,7 +127,9 @@ pub(crate) fn getsockopt<T: Default>(
 
 /// A shared mapping of a packet socket's rings, unmapped on drop.
 pub(crate) struct Mapping {
+    /// The mapping's start, from `mmap(2)`.
     pub(crate) base: *mut u8,
+    /// Its length, for `munmap(2)`.
     pub(crate) len: usize,
 }
 

@@ -26,7 +26,9 @@ pub fn napi_threads(ifname: &str) -> Vec<i32> {
 /// `sched_getparam`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sched {
+    /// `SCHED_OTHER`, `SCHED_FIFO`, ...: how the kernel schedules the thread.
     pub policy: libc::c_int,
+    /// The real-time priority (1 to 99 for `SCHED_FIFO`; 0 for the normal policies).
     pub priority: libc::c_int,
 }
 

@@ -5,7 +5,8 @@
 //! end, so percentiles are read from the samples themselves, never derived from counts.
 //!
 //! Every percentile the bench reports is a nearest-rank one, by [`nearest_rank`]: the
-//! controller benchmark's round trips ([`Percentiles`]), `pharos bench switch`'s delays
+//! controller benchmark's round trips ([`Percentiles`]) and its switches' times to join
+//! (`controller_bench::report::JoinReport`), `pharos bench switch`'s delays
 //! (`oflops::probe::Spread`) and the data-path generator's latency histogram
 //! (`datapath::gen::Histogram`, to its buckets' resolution).
 

@@ -37,7 +37,9 @@ pub const MAX_WRITE: usize = 64 * 1024;
 /// A session (`C`: a rustls `ServerConnection` or `ClientConnection`) over a socket.
 #[derive(Debug)]
 pub struct TlsIo<C> {
+    /// The socket the records go over.
     pub tcp: TcpStream,
+    /// The rustls session: the handshake, the keys, the records buffered.
     pub session: C,
     /// Whether a read from the socket has returned bytes (see [`TlsIo::read_plain`]).
     pub first_read_done: bool,

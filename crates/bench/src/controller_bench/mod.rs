@@ -370,7 +370,9 @@ fn thread_cpu_ns(t: libc::pthread_t) -> Option<u64> {
 /// of `--flood-alternate`, its runs' reports added up.
 #[derive(Default)]
 struct Flooding {
+    /// The run under way, if any: its stop flag and its thread.
     running: Option<(Arc<AtomicBool>, JoinHandle<std::io::Result<FloodReport>>)>,
+    /// The finished runs' reports, added up.
     report: Option<FloodReport>,
 }
 

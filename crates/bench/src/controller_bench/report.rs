@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::config::Mode;
 use crate::flood::FloodReport;
-use crate::stats::{rounded, Percentiles, Summary, SwitchRates};
+use crate::stats::{percentile, rounded, Percentiles, Summary, SwitchRates};
 use crate::switch::Counting;
 
 /// How many entries of a long list of switches a report keeps (the count is always
@@ -173,13 +173,16 @@ pub struct JoinReport {
     pub source_addrs: usize,
     /// Switches that became ready.
     pub joined: usize,
-    /// Time to ready over those, in milliseconds.
+    /// Time to ready over those, in milliseconds: the median (nearest rank).
     #[serde(serialize_with = "rounded::three")]
     pub p50_ms: f64,
+    /// The 90th percentile.
     #[serde(serialize_with = "rounded::three")]
     pub p90_ms: f64,
+    /// The 99th percentile.
     #[serde(serialize_with = "rounded::three")]
     pub p99_ms: f64,
+    /// The slowest.
     #[serde(serialize_with = "rounded::three")]
     pub max_ms: f64,
     /// Switches that needed more than one attempt.
@@ -196,20 +199,15 @@ impl JoinReport {
             .filter_map(|(_, j)| j.map(|d| d.as_secs_f64() * 1e3))
             .collect();
         ms.sort_by(f64::total_cmp);
-        let at = |q: f64| -> f64 {
-            if ms.is_empty() {
-                0.0
-            } else {
-                ms[((ms.len() - 1) as f64 * q).round() as usize]
-            }
-        };
+        // Nearest rank, as every percentile of the bench; 0 when none joined.
+        let at = |p: f64| percentile(&ms, p).unwrap_or(0.0);
         JoinReport {
             source_addrs,
             joined: ms.len(),
-            p50_ms: at(0.5),
-            p90_ms: at(0.9),
-            p99_ms: at(0.99),
-            max_ms: at(1.0),
+            p50_ms: at(50.0),
+            p90_ms: at(90.0),
+            p99_ms: at(99.0),
+            max_ms: at(100.0),
             retried: switches.iter().filter(|(a, _)| *a > 1).count(),
             attempts: switches.iter().map(|(a, _)| u64::from(*a)).sum(),
         }

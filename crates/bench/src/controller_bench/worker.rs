@@ -66,6 +66,7 @@ pub(super) struct Final {
     pub(super) samples: Vec<u32>,
     /// Connection attempts, and the time from the first to ready (if it got there).
     pub(super) attempts: u32,
+    /// The time from the first attempt to ready, if it got there.
     pub(super) joined: Option<Duration>,
 }
 

@@ -28,12 +28,17 @@ const PAYLOAD: usize = 16;
 /// Addresses of the generated frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Addresses {
+    /// The sending port's side: the frames' Ethernet source.
     pub src_mac: [u8; 6],
+    /// Where the device under test should send them (the receiver, or the router's port).
     pub dst_mac: [u8; 6],
     /// The first source address; flow `k` uses this plus `k`.
     pub src_ip: [u8; 4],
+    /// The receiver's address.
     pub dst_ip: [u8; 4],
+    /// The UDP source port.
     pub src_port: u16,
+    /// The UDP destination port.
     pub dst_port: u16,
 }
 
@@ -74,6 +79,7 @@ impl Default for GenConfig {
 /// What one run measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GenReport {
+    /// The frame size with FCS, as asked.
     pub size: usize,
     /// Frames the generator queued and the kernel took.
     pub sent: u64,
@@ -83,7 +89,9 @@ pub struct GenReport {
     pub reordered: u64,
     /// The sending time.
     pub duration: Duration,
+    /// Frames sent per second of the sending time.
     pub offered_pps: f64,
+    /// Frames of this run received per second of the sending time.
     pub received_pps: f64,
     /// 1 - received / sent.
     pub loss: f64,
@@ -101,8 +109,11 @@ impl GenReport {
 
 /// A frame template: headers written once, the per-frame fields patched in place.
 struct Template {
+    /// The frame, headers written, room for the largest.
     buf: [u8; 1518],
+    /// Its length without the FCS.
     len: usize,
+    /// The first flow's source address; flow `k` writes this plus `k`.
     src_ip: u32,
 }
 
@@ -158,8 +169,11 @@ pub fn probe_frame(addrs: &Addresses, size: usize) -> Vec<u8> {
 /// Latency histogram: 16 linear sub-buckets per power of two (relative error under
 /// 1/16), fixed size, no allocation per sample.
 pub struct Histogram {
+    /// Samples per bucket: 16 sub-buckets for each power of two.
     counts: [u64; 64 * 16],
+    /// Samples recorded: the ranks run from 1 to this.
     total: u64,
+    /// The largest sample, reported exactly at the top rank.
     max: u64,
 }
 
@@ -224,8 +238,11 @@ impl Histogram {
 /// What the receiver counted.
 #[derive(Default)]
 struct RxTally {
+    /// Frames of the stream received.
     received: u64,
+    /// Of those, frames whose sequence number was below one seen before.
     reordered: u64,
+    /// Their latencies.
     histogram: Histogram,
 }
 
@@ -242,8 +259,11 @@ pub fn run(tx: &mut Port, rx: &mut Port, addrs: &Addresses, cfg: &GenConfig) -> 
 /// One stream of [`run_streams`]: sent on `txs[port]`, from `addrs`, as `cfg` says.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stream {
+    /// The index, in the generator's ports, of the port it is sent on.
     pub port: usize,
+    /// Its frames' addresses.
     pub addrs: Addresses,
+    /// Its rate and flows (size, duration, batch and drain: the first stream's).
     pub cfg: GenConfig,
 }
 
@@ -311,8 +331,11 @@ pub fn run_streams(txs: &mut [&mut Port], rx: &mut Port, streams: &[Stream]) -> 
 
 /// One stream's sending state.
 struct Sending {
+    /// The stream's frame, patched per frame.
     template: Template,
+    /// Frames sent: the next one's sequence number, and when it is due.
     sent: u64,
+    /// The next frame's flow, cycling through the stream's flows.
     flow: u32,
 }
 

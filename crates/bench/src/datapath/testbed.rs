@@ -375,7 +375,9 @@ const FLOWS: [&str; 2] = ["in_port=1,actions=output:2", "in_port=3,actions=outpu
 
 /// `pharos switch` run by the test bed.
 struct PharosSwitch {
+    /// The `ip netns exec ... pharos switch` process, waited for on drop.
     child: std::process::Child,
+    /// Its directory: the management socket, the pid file, the log.
     dir: std::path::PathBuf,
 }
 
@@ -433,6 +435,7 @@ impl Drop for PharosSwitch {
 
 /// `ovsdb-server` and `ovs-vswitchd` started in a namespace from a private directory.
 struct OvsDaemons {
+    /// The daemons' run, log and database directory (their pid files there).
     dir: std::path::PathBuf,
 }
 

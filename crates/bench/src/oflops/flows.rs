@@ -50,7 +50,9 @@ impl MatchKind {
 /// The probe frames and the flows for them, between an ingress and an egress data port.
 #[derive(Debug, Clone)]
 pub struct FlowSet {
+    /// Where probes go into the switch.
     pub ingress: DataPort,
+    /// Where the flows send them out.
     pub egress: DataPort,
     /// The ingress interface's MAC (the probes' source).
     pub src_mac: [u8; 6],
@@ -134,6 +136,7 @@ impl FlowSet {
 /// ([`FlowSet::for_run`]).
 #[derive(Debug, Clone, Copy)]
 pub struct RunFlows<'a> {
+    /// The ports and the probes' source.
     pub set: &'a FlowSet,
     /// Flow `i` is the probe to `base + i`.
     pub base: u32,

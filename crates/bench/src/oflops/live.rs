@@ -13,10 +13,15 @@ use super::probe::{
 /// A probe stream sent on one thread and captured on another while the caller works the
 /// control channel; what is captured so far can be looked at any time.
 pub struct LiveProbe {
+    /// Set to end the sender.
     stop: Arc<AtomicBool>,
+    /// Set to end the capture (after the sender, and a linger).
     cap_stop: Arc<AtomicBool>,
+    /// The sender thread, giving its records (`None`: capture only, or joined).
     sender: Option<JoinHandle<Result<Vec<TxRecord>, ProbeError>>>,
+    /// The capture thread, giving its ports and count of other frames (taken when joined).
     capture: Option<JoinHandle<(Vec<String>, u64)>>,
+    /// What the capture has recorded so far, shared so the test can look while it runs.
     rx: Arc<Mutex<Vec<RxRecord>>>,
 }
 

@@ -5,7 +5,9 @@ use std::io::Read;
 
 /// Bytes read and not yet framed, in a buffer allocated (and zeroed) once.
 pub(crate) struct ReadBuf {
+    /// The buffer, allocated once.
     buf: Box<[u8]>,
+    /// Bytes read and not consumed, from the start.
     len: usize,
 }
 

@@ -9,9 +9,13 @@ use super::template::encode;
 /// A switch's handshake replies, encoded once.
 #[derive(Debug, Clone)]
 pub(super) struct Replies {
+    /// FEATURES_REPLY: the dpid, the ports in 1.0.
     pub(super) features: Vec<u8>,
+    /// 1.3's port descriptions (a MULTIPART_REPLY); `None` in 1.0.
     pub(super) port_desc: Option<Vec<u8>>,
+    /// GET_CONFIG_REPLY.
     pub(super) get_config: Vec<u8>,
+    /// BARRIER_REPLY, in the version's numbering.
     pub(super) barrier: Vec<u8>,
 }
 

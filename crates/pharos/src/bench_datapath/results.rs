@@ -7,10 +7,12 @@ use serde::Serialize;
 /// One device under test's results.
 #[derive(Debug, Serialize)]
 pub(super) struct DutResult {
+    /// Which device: pharos, ovs, bridge or ip.
     pub(super) dut: String,
     /// The core the device under test ran on (its processes pinned, its interfaces'
     /// receive processing steered there), and the generator's; `None`: one core shared.
     pub(super) dut_cpu: Option<usize>,
+    /// The generator's core; `None` as for `dut_cpu`.
     pub(super) gen_cpu: Option<usize>,
     /// Throughput of one flow, as fast as the generator sends, per frame size.
     pub(super) sizes: Vec<Point>,
@@ -29,8 +31,11 @@ pub(super) struct DutResult {
 pub(super) struct MixPoint {
     /// The share of frames that match an exact rule.
     pub(super) exact_share: f64,
+    /// Exact rules installed for that share.
     pub(super) exact_rules: u32,
+    /// Wildcard rules under them, always the same.
     pub(super) wildcard_rules: u32,
+    /// What was measured.
     pub(super) point: Point,
     /// 1e9 / received pps: the device's core time per frame, when the generator
     /// saturates it (loss above 0).
@@ -55,7 +60,9 @@ pub(super) struct FairPoint {
 
 #[derive(Debug, Serialize)]
 pub(super) struct TablePoint {
+    /// Exact flows in the table, and distinct flows in the traffic.
     pub(super) flows: u32,
+    /// What was measured.
     pub(super) point: Point,
     /// Received pps against the smallest table's.
     pub(super) of_smallest: f64,
@@ -63,12 +70,17 @@ pub(super) struct TablePoint {
 
 #[derive(Debug, Serialize)]
 pub(super) struct Point {
+    /// Frame size with FCS.
     pub(super) size: usize,
     /// The offered load as a fraction of the capacity (`None`: as fast as possible).
     pub(super) load: Option<f64>,
+    /// Frames per second the generator sent.
     pub(super) offered_pps: f64,
+    /// Frames per second that came out.
     pub(super) received_pps: f64,
+    /// The same in megabits per second (FCS included).
     pub(super) received_mbps: f64,
+    /// The share of frames sent that did not come out.
     pub(super) loss: f64,
     /// Latency in µs: p50, p90, p99, p99.9, max.
     pub(super) latency_us: [f64; 5],

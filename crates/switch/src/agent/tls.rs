@@ -23,6 +23,7 @@ use tls_io::TlsIo;
 /// with the controller's connections ([`TlsIo`]).
 #[derive(Debug)]
 pub struct TlsStream {
+    /// The client session over the socket, as tls-io's byte stream.
     io: TlsIo<ClientConnection>,
 }
 

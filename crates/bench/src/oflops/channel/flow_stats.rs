@@ -11,7 +11,9 @@ use super::Result;
 /// A complete flow-statistics answer (all its parts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 pub struct FlowStatsReply {
+    /// The request's xid, which every part carries.
     pub xid: u32,
+    /// When the request was handed to the kernel.
     pub sent_ns: u64,
     /// When the first part arrived.
     pub first_part_ns: u64,
@@ -40,6 +42,8 @@ impl FlowStatsReply {
 /// be outstanding (polling at a rate faster than the switch answers).
 #[derive(Debug, Default)]
 pub struct FlowStatsCollector {
+    /// The requests not fully answered: what has come so far, and the socket read the
+    /// last part came in (to count the reads an answer took).
     pending: Vec<(FlowStatsReply, u64)>,
 }
 

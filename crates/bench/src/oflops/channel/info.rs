@@ -9,8 +9,11 @@ use super::{ChannelError, Result};
 /// A switch port, from FEATURES_REPLY (1.0) or PORT_DESC (1.3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PortInfo {
+    /// Its OpenFlow number.
     pub port_no: u32,
+    /// Its name (as `ovs-vsctl list-ports` gives it): what `--data-port` names.
     pub name: String,
+    /// Its hardware address.
     pub hw_addr: MacAddr,
 }
 
@@ -58,9 +61,13 @@ impl DataPort {
 /// What the switch said of itself when the channel opened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SwitchInfo {
+    /// Its datapath id, from FEATURES_REPLY.
     pub datapath_id: u64,
+    /// Packets it can buffer for PACKET_IN.
     pub n_buffers: u32,
+    /// Its flow tables.
     pub n_tables: u8,
+    /// Its ports (LOCAL included).
     pub ports: Vec<PortInfo>,
 }
 

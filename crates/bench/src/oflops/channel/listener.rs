@@ -11,6 +11,7 @@ use super::{Channel, ChannelConfig, ChannelError, Result};
 /// A bound listening socket, so that its port is known before the switch is told to
 /// connect (bind port 0, read [`Listener::local_addr`], configure the switch, accept).
 pub struct Listener {
+    /// The bound socket; accepts once the switch has been pointed at it.
     inner: TcpListener,
 }
 
