@@ -97,7 +97,7 @@
 //!
 //! ## Readiness
 //!
-//! The descriptor ([`AsRawFd`]) becomes readable when the kernel hands a frame (V2) or
+//! The descriptor ([`AsRawFd`](std::os::fd::AsRawFd)) becomes readable when the kernel hands a frame (V2) or
 //! a block (V3) over. With an edge-triggered poller (mio), keep calling
 //! [`Port::recv_batch`] while it returns `max` (or while [`Port::rx_ready`] is true):
 //! no new wakeup comes for frames already handed over. When the interface goes down the

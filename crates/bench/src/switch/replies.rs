@@ -6,7 +6,7 @@ use openflow::{of10, of13, FixedStr, MacAddr, Message, Version};
 
 use super::template::encode;
 
-/// A switch's handshake replies, encoded once.
+/// The replies a switch gives during the handshake, pre-encoded (xid 0).
 #[derive(Debug, Clone)]
 pub(super) struct Replies {
     /// FEATURES_REPLY: the dpid, the ports in 1.0.

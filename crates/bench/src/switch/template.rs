@@ -235,8 +235,6 @@ impl Template {
     }
 }
 
-/// The replies a switch gives during the handshake, pre-encoded (xid 0).
-
 #[cfg(test)]
 mod tests {
     use super::*;
