@@ -9,19 +9,26 @@ use super::{msg_type, ChannelError, Result};
 /// When bytes went to the kernel: before the first, after the last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Sent {
+    /// Just before the first byte was handed to the kernel.
     pub first_ns: u64,
+    /// Just after the kernel took the last byte.
     pub last_ns: u64,
     /// The xid of the first message sent; the others follow it by one each.
     pub first_xid: u32,
+    /// Messages sent.
     pub messages: usize,
+    /// Their bytes.
     pub bytes: usize,
 }
 
 /// One barrier round trip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct BarrierTiming {
+    /// The BARRIER_REQUEST's xid.
     pub xid: u32,
+    /// When the request was handed to the kernel.
     pub sent_ns: u64,
+    /// When the reply was read (its read's stamp).
     pub reply_ns: u64,
 }
 
@@ -34,10 +41,13 @@ impl BarrierTiming {
 /// One message from the switch: its raw frame and when it arrived.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Received {
+    /// When its read completed: the kernel's receive stamp where there is one.
     pub at_ns: u64,
     /// The number of the `read` that completed it (messages of one read share it).
     pub read_no: u64,
+    /// Its header's xid.
     pub xid: u32,
+    /// Its header's type, in its version's numbering.
     pub msg_type: u8,
     /// The whole message, header included.
     pub frame: Vec<u8>,

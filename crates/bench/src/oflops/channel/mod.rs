@@ -145,6 +145,7 @@ pub enum Endpoint {
 /// How to open a [`Channel`].
 #[derive(Debug, Clone)]
 pub struct ChannelConfig {
+    /// Wait for the switch, or connect to it.
     pub endpoint: Endpoint,
     /// The version to speak; a switch that does not offer it is refused.
     pub version: Version,
@@ -205,20 +206,32 @@ pub type Result<T> = std::result::Result<T, ChannelError>;
 
 /// One OpenFlow connection to the switch under test. See the module documentation.
 pub struct Channel {
+    /// The connection, non-blocking, read with `poll(2)` and the deadlines.
     stream: TcpStream,
+    /// The version negotiated, every message encoded in it.
     version: Version,
+    /// How long one exchange may take.
     timeout: Duration,
+    /// What the switch said of itself at the handshake.
     info: SwitchInfo,
+    /// The next request's xid.
     next_xid: u32,
+    /// Bytes read and not yet cut into messages.
     rbuf: Vec<u8>,
     /// Bytes of `rbuf` already parsed into frames.
     rpos: usize,
+    /// Reads so far: each message carries the number of the one that completed it.
     reads: u64,
     /// Reads that came with a kernel receive stamp.
     kernel_stamps: u64,
+    /// The last read's stamp, given to the messages it completed.
     last_read_ns: u64,
+    /// Messages that came while a helper waited for another, for `recv` (at most
+    /// `BACKLOG_MAX`).
     backlog: VecDeque<Received>,
+    /// Messages dropped for a full backlog.
     backlog_dropped: u64,
+    /// The switch's ECHO_REQUESTs answered by the channel itself.
     echoes_answered: u64,
 }
 

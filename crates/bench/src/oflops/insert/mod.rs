@@ -76,7 +76,9 @@ pub const DELETE_QUIET: Duration = Duration::from_millis(1000);
 pub struct InsertConfig {
     /// Numbers of flows (the paper: 1 … 10,000).
     pub counts: Vec<usize>,
+    /// Matches measured: exact and/or wildcard.
     pub kinds: Vec<MatchKind>,
+    /// Operations measured: add, modify and/or delete.
     pub ops: Vec<Op>,
     /// Runs per point (the paper: 100).
     pub reps: usize,
@@ -102,10 +104,15 @@ impl Default for InsertConfig {
 /// One run, times in ns from the first FLOW_MOD.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct InsertRun {
+    /// Flows added, modified or deleted.
     pub flows: usize,
+    /// How they matched.
     pub kind: MatchKind,
+    /// What the FLOW_MODs did.
     pub op: Op,
+    /// The BARRIER_REPLY read.
     pub barrier_ns: i64,
+    /// The last FLOW_MOD byte handed to the kernel.
     pub transmit_ns: i64,
     /// First probe of the last flow out of the egress port (`None`: never, in the timeout).
     pub last_flow_ns: Option<i64>,
@@ -161,13 +168,21 @@ impl InsertRun {
 /// Median and percentiles of a point.
 #[derive(Debug, Clone, Serialize)]
 pub struct InsertPoint {
+    /// Flows per run.
     pub flows: usize,
+    /// How they matched.
     pub kind: MatchKind,
+    /// What the FLOW_MODs did.
     pub op: Op,
+    /// Runs summed up.
     pub runs: usize,
+    /// The runs' barrier times.
     pub barrier: Option<Spread>,
+    /// Their transmission times.
     pub transmit: Option<Spread>,
+    /// Their times to the last flow forwarding (runs where it did).
     pub last_flow: Option<Spread>,
+    /// Their times to every flow forwarding (runs where all did).
     pub all_flows: Option<Spread>,
     /// Runs where the barrier reply came before the last flow forwarded.
     pub barrier_first: usize,

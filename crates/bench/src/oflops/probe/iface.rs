@@ -76,12 +76,19 @@ impl TsCaps {
 pub fn timestamping_caps(name: &str) -> Result<TsCaps, ProbeError> {
     #[repr(C)]
     struct TsInfo {
+        /// `ETHTOOL_GET_TS_INFO`.
         cmd: u32,
+        /// The `SOF_TIMESTAMPING_*` flags the driver supports.
         so_timestamping: u32,
+        /// Its PTP hardware clock, -1 for none.
         phc_index: i32,
+        /// Hardware transmit stamping modes (unused; the kernel's layout).
         tx_types: u32,
+        /// Reserved by the kernel.
         tx_reserved: [u32; 3],
+        /// Hardware receive filters (unused; the kernel's layout).
         rx_filters: u32,
+        /// Reserved by the kernel.
         rx_reserved: [u32; 3],
     }
     let mut info = TsInfo {
@@ -112,8 +119,11 @@ pub fn timestamping_caps(name: &str) -> Result<TsCaps, ProbeError> {
 pub(super) fn enable_hw_stamps(name: &str) -> bool {
     #[repr(C)]
     struct HwConfig {
+        /// `struct hwtstamp_config`'s flags: none.
         flags: i32,
+        /// Stamp every frame sent.
         tx_type: i32,
+        /// Stamp every frame received.
         rx_filter: i32,
     }
     match timestamping_caps(name) {

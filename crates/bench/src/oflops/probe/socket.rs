@@ -97,10 +97,13 @@ pub(super) fn packet_socket(
 
 /// What one `recvmsg` gave: bytes, stamps, the packet type.
 pub(super) struct Received {
+    /// Bytes of the frame received.
     pub(super) len: usize,
     /// `scm_timestamping.ts[0]` (software) and `ts[2]` (raw hardware), 0 when absent.
     pub(super) sw_ns: i64,
+    /// The NIC's stamp (`ts[2]`), 0 when absent.
     pub(super) hw_ns: i64,
+    /// `sll_pkttype`: frames this host sent (`PACKET_OUTGOING`) are told apart.
     pub(super) pkttype: u8,
     /// The 802.1Q tag the kernel took out of the frame (VLAN receive offload: veths and
     /// most NICs strip the outer tag into the packet's metadata), as (TPID, TCI).
@@ -111,12 +114,19 @@ pub(super) struct Received {
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub(super) struct TpacketAuxdata {
+    /// `TP_STATUS_*`: whether the VLAN fields are valid.
     tp_status: u32,
+    /// The frame's length on the wire.
     tp_len: u32,
+    /// Its length as captured.
     tp_snaplen: u32,
+    /// Offset of the Ethernet header (unused here).
     tp_mac: u16,
+    /// Offset of the network header (unused here).
     tp_net: u16,
+    /// The VLAN tag the kernel took out (with `TP_STATUS_VLAN_VALID`).
     tp_vlan_tci: u16,
+    /// Its TPID (with `TP_STATUS_VLAN_TPID_VALID`).
     tp_vlan_tpid: u16,
 }
 
