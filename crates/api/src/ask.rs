@@ -24,6 +24,7 @@ use openflow::{of10, of13, Message};
 use tokio::sync::oneshot;
 
 use crate::dpid;
+use crate::dpid::Dpid;
 use crate::error::ApiError;
 
 /// How much longer than the core's own deadline the handler waits for the callback
@@ -36,7 +37,7 @@ const SLACK: Duration = Duration::from_secs(1);
 /// the errors of the module doc). Only a send the core refuses is an error here.
 pub async fn ask_reply(
     switches: &Switches,
-    dpid: u64,
+    dpid: Dpid,
     msg: &Message,
     timeout: Duration,
 ) -> Result<Reply, ApiError> {
@@ -47,7 +48,7 @@ pub async fn ask_reply(
 /// reply); the other outcomes are errors (see the module doc).
 pub async fn ask(
     switches: &Switches,
-    dpid: u64,
+    dpid: Dpid,
     msg: &Message,
     timeout: Duration,
 ) -> Result<Vec<Message>, ApiError> {
@@ -60,7 +61,7 @@ pub async fn ask(
 /// refused the message (see the module doc for the rest).
 pub async fn apply(
     switches: &Switches,
-    dpid: u64,
+    dpid: Dpid,
     msg: &Message,
     timeout: Duration,
 ) -> Result<(), ApiError> {
@@ -75,7 +76,7 @@ pub async fn apply(
 /// [`send_error`] maps it.
 pub async fn applied_reply(
     switches: &Switches,
-    dpid: u64,
+    dpid: Dpid,
     msg: &Message,
     timeout: Duration,
 ) -> Result<Reply, ApiError> {
@@ -101,7 +102,7 @@ async fn call(
 }
 
 /// The reply's messages, or the error the other outcomes are (see the module doc).
-pub fn into_messages(dpid: u64, reply: Reply) -> Result<Vec<Message>, ApiError> {
+pub fn into_messages(dpid: Dpid, reply: Reply) -> Result<Vec<Message>, ApiError> {
     let sw = dpid::format(dpid);
     match reply {
         Reply::Messages(m) => Ok(m),
@@ -116,6 +117,7 @@ pub fn into_messages(dpid: u64, reply: Reply) -> Result<Vec<Message>, ApiError> 
         Reply::SwitchGone => Err(ApiError::unavailable(format!(
             "switch {sw} disconnected before it answered"
         ))),
+        Reply::Busy => Err(busy(&sw)),
     }
 }
 
@@ -125,12 +127,21 @@ pub fn send_error(e: SendError) -> ApiError {
         SendError::NotConnected(d) => {
             ApiError::not_found(format!("no switch {} is connected", dpid::format(d.0)))
         }
+        SendError::Busy(d) => busy(&dpid::format(d.0)),
         // The switch reconnected speaking another version since its info was read.
         e @ SendError::WrongVersion { .. } => {
             ApiError::unavailable(format!("{e}; it reconnected meanwhile: try again"))
         }
         e @ SendError::Encode { .. } => ApiError::bad_request(e.to_string()),
     }
+}
+
+/// A connected switch whose queue (the worker's, or its own output at the hard cap)
+/// is full: 503, busy, not gone; the client may try again.
+fn busy(sw: &str) -> ApiError {
+    ApiError::unavailable(format!(
+        "switch {sw} is busy: its queue is full, nothing was sent; try again"
+    ))
 }
 
 /// An ERROR message as `FLOW_MOD_FAILED/TABLE_FULL (type 5, code 1)`.
@@ -173,7 +184,7 @@ mod tests {
             "BAD_ACTION/BAD_OUT_PORT (type 2, code 4)"
         );
         let refused = into_messages(
-            1,
+            openflow::Dpid(1),
             Reply::Error(Message::V13(of13::Message::Error(ErrorBody::Standard {
                 err_type: 5,
                 code: 1,
@@ -187,11 +198,15 @@ mod tests {
             "{refused:?}"
         );
         assert_eq!(
-            into_messages(1, Reply::TimedOut).unwrap_err().status,
+            into_messages(openflow::Dpid(1), Reply::TimedOut)
+                .unwrap_err()
+                .status,
             StatusCode::GATEWAY_TIMEOUT
         );
         assert_eq!(
-            into_messages(1, Reply::SwitchGone).unwrap_err().status,
+            into_messages(openflow::Dpid(1), Reply::SwitchGone)
+                .unwrap_err()
+                .status,
             StatusCode::SERVICE_UNAVAILABLE
         );
     }

@@ -102,16 +102,15 @@ impl Hub {
     /// apps run, the `Topology` and `Devices` services.
     pub fn attach(core: &Core) -> Arc<Hub> {
         let hub = Arc::new(Hub::default());
-        let services = core.pipeline.services();
+        let services = core.services();
         let h = Arc::clone(&hub);
-        core.pipeline
-            .switches()
+        core.switches()
             .subscribers()
             .subscribe(Box::new(move |e: &SwitchEvent| {
                 h.post(What::Switch(e.clone()))
             }));
         let h = Arc::clone(&hub);
-        core.pipeline
+        core.apps
             .subscribers()
             .subscribe(Box::new(move |e: &AppEvent| h.post(What::App(e.clone()))));
         if let Some(t) = services.get::<Topology>() {
@@ -604,6 +603,7 @@ pub async fn events(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dpid::Dpid;
 
     #[test]
     fn types_parse_and_filter() {
@@ -616,7 +616,7 @@ mod tests {
         assert!(e.contains("\"flows\""), "{e}");
     }
 
-    fn gone(dpid: u64) -> What {
+    fn gone(dpid: Dpid) -> What {
         What::Switch(SwitchEvent::Disconnected {
             dpid,
             reason: "test".into(),
@@ -635,11 +635,11 @@ mod tests {
         let mut slow = client(None);
         // Twice what the channel holds, with no one reading: post returns each time.
         for d in 0..2 * CAPACITY as u64 {
-            hub.post(gone(d));
+            hub.post(gone(openflow::Dpid(d)));
         }
         // A client that came after the burst has missed nothing.
         let mut late = client(Some("switch"));
-        hub.post(gone(99));
+        hub.post(gone(openflow::Dpid(99)));
         let out = late.next().await.unwrap();
         assert_eq!(
             (out.name, out.id),
@@ -664,7 +664,7 @@ mod tests {
             types: Types::parse(Some("app")).unwrap(),
             stopping,
         };
-        hub.post(gone(1));
+        hub.post(gone(openflow::Dpid(1)));
         hub.post(What::App(AppEvent::Quarantined(
             controller::events::Quarantine {
                 app: "a",

@@ -74,7 +74,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::Router;
 use controller::controller::Handle;
-use controller::dispatch::Pipeline;
+use controller::host::AppHost;
+use controller::services::Services;
+use controller::switches::Switches;
 use tokio::sync::watch;
 use utoipa::OpenApi as _;
 
@@ -84,14 +86,41 @@ use crate::error::{ApiError, MAX_BODY};
 /// How long requests in flight may take to finish at shutdown before they are cut.
 pub const GRACE: Duration = Duration::from_secs(2);
 
-/// What the API reads from: the running controller and its pipeline.
+/// What the API reads from: the core's narrow handles (never its dispatcher), and the
+/// running controller.
 #[derive(Debug, Clone)]
 pub struct Core {
-    /// The app pipeline: its services (`Topology`, `Devices`), the `Switches` directory,
-    /// the apps' states.
-    pub pipeline: Arc<Pipeline>,
+    /// The app-control handle: the apps' states, starts, stops, loads, timings and
+    /// counters.
+    pub apps: Arc<AppHost>,
+    /// The directory of connected switches, and the way to send to them.
+    pub switches: Arc<Switches>,
+    /// The services (`Topology`, `Devices`, `Paths`, static flows).
+    pub services: Arc<Services>,
     /// The running controller: listen addresses, workers, counters.
     pub controller: Arc<Handle>,
+}
+
+impl Core {
+    /// The handles of `core` (what `AppHost::build` made) and the running `controller`.
+    pub fn new(core: &controller::host::Core, controller: Arc<Handle>) -> Core {
+        Core {
+            apps: Arc::clone(&core.apps),
+            switches: Arc::clone(&core.switches),
+            services: Arc::clone(&core.services),
+            controller,
+        }
+    }
+
+    /// The directory of connected switches.
+    pub fn switches(&self) -> &Arc<Switches> {
+        &self.switches
+    }
+
+    /// The services.
+    pub fn services(&self) -> &Arc<Services> {
+        &self.services
+    }
 }
 
 /// The API's settings, resolved (the token read or made).

@@ -51,6 +51,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use crate::dpid::Dpid;
 use crate::Core;
 
 /// The `Content-Type` of the Prometheus text format.
@@ -74,9 +75,10 @@ pub fn render(registry: &Registry) -> String {
     body
 }
 
-/// A dpid as Faucet labels it: `0x` and 16 hex digits.
-pub fn dp_id(dpid: u64) -> String {
-    format!("0x{dpid:016x}")
+/// A dpid as Faucet labels it: `0x` and 16 hex digits (the one place a dpid is not in
+/// its printed form, `00:00:00:00:00:00:00:01`: Faucet's dashboards read this label).
+pub fn dp_id(dpid: Dpid) -> String {
+    format!("0x{:016x}", dpid.0)
 }
 
 /// Reads the core's snapshots at each scrape.
@@ -176,11 +178,11 @@ impl Collector for Scrape {
     fn encode(&self, mut enc: DescriptorEncoder) -> fmt::Result {
         let counters_now = self.core.controller.counters();
         let total = &counters_now.total;
-        // The snapshot names a switch by its 16 hex digits.
+        // The snapshot names a switch by its printed dpid: read back, labelled Faucet's way.
         let sw: Vec<(String, &controller::counters::SwitchSnapshot)> = counters_now
             .switches
             .iter()
-            .map(|s| (format!("0x{}", s.dpid), s))
+            .filter_map(|s| Some((dp_id(crate::dpid::parse(&s.dpid).ok()?), s)))
             .collect();
         let dp = |d: &str| vec![("dp_id", d.to_string())];
 
@@ -217,7 +219,7 @@ impl Collector for Scrape {
             by_reason(&total.disconnects),
         )?;
 
-        let switches = self.core.pipeline.switches().connected();
+        let switches = self.core.switches().connected();
         gauges(
             &mut enc,
             "dp_status",
@@ -245,7 +247,7 @@ impl Collector for Scrape {
             [(Labels::new(), i64_of(switches.len()))],
         )?;
 
-        let services = self.core.pipeline.services();
+        let services = self.core.services();
         if let Some(devices) = services.get::<apps::devices::Devices>() {
             let mut learned: BTreeMap<(u64, Option<u16>), i64> = BTreeMap::new();
             for h in devices.all().iter() {
@@ -259,7 +261,7 @@ impl Collector for Scrape {
                 "Hosts the device manager tracks, by the switch they are attached to and VLAN (none: untagged)",
                 learned.into_iter().map(|((d, vlan), n)| {
                     let vlan = vlan.map_or_else(|| "none".to_string(), |v| v.to_string());
-                    (vec![("dp_id", dp_id(d)), ("vlan", vlan)], n)
+                    (vec![("dp_id", dp_id(Dpid(d))), ("vlan", vlan)], n)
                 }),
             )?;
         }
@@ -269,7 +271,7 @@ impl Collector for Scrape {
             &mut enc,
             "pharos_app_handler_seconds",
             "Time an app's handler takes per call, sampled (one call in 64 per switch timed, one PACKET_IN in 1024 for PACKET_IN handlers, weighted by the calls it stands for)",
-            &self.core.pipeline.handler_timings(),
+            &self.core.apps.handler_timings(),
         )?;
 
         // What the apps count themselves (Builder::counter): one family, labelled by
@@ -278,7 +280,7 @@ impl Collector for Scrape {
             &mut enc,
             "pharos_app_events",
             "Counters the apps publish, by app and counter (GET /api/v1/apps says what each counts)",
-            self.core.pipeline.app_counters().into_iter().map(|c| {
+            self.core.apps.app_counters().into_iter().map(|c| {
                 (
                     vec![("app", c.app.to_string()), ("counter", c.name.to_string())],
                     c.value,
@@ -341,8 +343,11 @@ mod tests {
 
     #[test]
     fn dp_id_is_0x_and_16_hex_digits() {
-        assert_eq!(dp_id(1), "0x0000000000000001");
-        assert_eq!(dp_id(0x0102_0304_0506_0708), "0x0102030405060708");
+        assert_eq!(dp_id(openflow::Dpid(1)), "0x0000000000000001");
+        assert_eq!(
+            dp_id(openflow::Dpid(0x0102_0304_0506_0708)),
+            "0x0102030405060708"
+        );
     }
 
     #[test]

@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use controller::counters::PipelineCountersSnapshot;
 use controller::counters::{CountersSnapshot, SwitchSnapshot};
-use controller::dispatch::PipelineCountersSnapshot;
 use controller::info::{PortInfo, SwitchInfo, PORT_CONFIG_DOWN, PORT_STATE_LINK_DOWN};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;

@@ -55,7 +55,7 @@ pub struct PathBody {
 /// One end of a path, as given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum End {
-    Switch(u64),
+    Switch(crate::dpid::Dpid),
     Host(MacAddr),
 }
 
@@ -75,16 +75,16 @@ fn parse_end(text: &str) -> Result<End, ApiError> {
 fn locate(s: &Shared, end: End) -> Result<(u64, Option<u32>), ApiError> {
     match end {
         End::Switch(d) => {
-            if !s.core.pipeline.switches().is_connected(d) {
+            if !s.core.switches().is_connected(d) {
                 return Err(ApiError::not_found(format!(
                     "no switch {} is connected",
                     dpid::format(d)
                 )));
             }
-            Ok((d, None))
+            Ok((d.0, None))
         }
         End::Host(mac) => {
-            let devices = s.core.pipeline.services().get::<Devices>().ok_or_else(|| {
+            let devices = s.core.services().get::<Devices>().ok_or_else(|| {
                 ApiError::unavailable(
                     "hosts are tracked by the device_manager app, which is not running (see --apps)",
                 )
@@ -123,7 +123,7 @@ pub async fn path(
     Path((src, dst)): Path<(String, String)>,
 ) -> Result<Json<PathBody>, ApiError> {
     let (src, dst) = (parse_end(&src)?, parse_end(&dst)?);
-    let paths = s.core.pipeline.services().get::<Paths>().ok_or_else(|| {
+    let paths = s.core.services().get::<Paths>().ok_or_else(|| {
         ApiError::unavailable(
             "paths are computed by the routing app, which is not running (see --apps)",
         )

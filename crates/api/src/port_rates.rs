@@ -31,6 +31,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::ask::ask;
+use crate::dpid::Dpid;
 use crate::model::ErrorBody;
 use crate::routes_switch::{bodies_10, bodies_13, stats_request};
 use crate::switch_model::widen;
@@ -89,14 +90,14 @@ struct Sample {
 #[derive(Debug, Default)]
 pub struct Rates {
     /// By (dpid, port).
-    samples: HashMap<(u64, u32), Sample>,
+    samples: HashMap<(Dpid, u32), Sample>,
     /// By dpid: when read, and each port's speed in bits per second (0: not said).
-    speeds: HashMap<u64, (Instant, HashMap<u32, u64>)>,
+    speeds: HashMap<Dpid, (Instant, HashMap<u32, u64>)>,
 }
 
 impl Rates {
     /// Records a sample of a port's counters taken at `at`.
-    pub fn record(&mut self, dpid: u64, port: u32, at: Instant, rx_bytes: u64, tx_bytes: u64) {
+    pub fn record(&mut self, dpid: Dpid, port: u32, at: Instant, rx_bytes: u64, tx_bytes: u64) {
         let rates = self.samples.get(&(dpid, port)).and_then(|prev| {
             let secs = at.checked_duration_since(prev.at)?.as_secs_f64();
             if secs <= 0.0 || rx_bytes < prev.rx_bytes || tx_bytes < prev.tx_bytes {
@@ -119,19 +120,19 @@ impl Rates {
     }
 
     /// Sets switch `dpid`'s port speeds (bits per second, 0 for not known).
-    pub fn set_speeds(&mut self, dpid: u64, at: Instant, speeds: HashMap<u32, u64>) {
+    pub fn set_speeds(&mut self, dpid: Dpid, at: Instant, speeds: HashMap<u32, u64>) {
         self.speeds.insert(dpid, (at, speeds));
     }
 
     /// Whether switch `dpid`'s speeds are to be read (never read, or too long ago).
-    fn speeds_due(&self, dpid: u64, now: Instant) -> bool {
+    fn speeds_due(&self, dpid: Dpid, now: Instant) -> bool {
         self.speeds
             .get(&dpid)
             .is_none_or(|(at, _)| now.saturating_duration_since(*at) >= SPEED_EVERY)
     }
 
     /// Forgets the switches not in `connected`.
-    pub fn retain(&mut self, connected: &[u64]) {
+    pub fn retain(&mut self, connected: &[Dpid]) {
         self.samples.retain(|(d, _), _| connected.contains(d));
         self.speeds.retain(|d, _| connected.contains(d));
     }
@@ -235,7 +236,7 @@ async fn poll_loop(s: Arc<Shared>) {
             break;
         }
         let now = Instant::now();
-        let dpids = s.core.pipeline.switches().dpids();
+        let dpids = s.core.switches().dpids();
         let due: Vec<bool> = {
             let mut st = s.port_rates.lock();
             if st
@@ -258,8 +259,8 @@ async fn poll_loop(s: Arc<Shared>) {
 }
 
 /// Reads switch `dpid`'s port counters (and, when `speeds`, its ports' speeds).
-async fn poll_switch(s: Arc<Shared>, dpid: u64, speeds: bool) {
-    let switches = s.core.pipeline.switches();
+async fn poll_switch(s: Arc<Shared>, dpid: Dpid, speeds: bool) {
+    let switches = s.core.switches();
     let Some(info) = switches.info(dpid) else {
         return;
     };
@@ -334,9 +335,15 @@ mod tests {
     fn a_rate_needs_two_samples_and_is_bits_per_second_over_the_time_between() {
         let mut r = Rates::default();
         let t0 = Instant::now();
-        r.record(1, 2, t0, 1_000, 5_000);
+        r.record(openflow::Dpid(1), 2, t0, 1_000, 5_000);
         assert!(r.list(t0).is_empty(), "one sample gives no rate");
-        r.record(1, 2, t0 + Duration::from_secs(2), 3_000, 25_000);
+        r.record(
+            openflow::Dpid(1),
+            2,
+            t0 + Duration::from_secs(2),
+            3_000,
+            25_000,
+        );
         let l = r.list(t0 + Duration::from_secs(3));
         assert_eq!(l.len(), 1);
         assert_eq!(l[0].rx_bps, 8_000.0, "2,000 bytes in 2 s");
@@ -351,10 +358,20 @@ mod tests {
     fn utilisation_is_the_busier_direction_over_the_speed() {
         let mut r = Rates::default();
         let t0 = Instant::now();
-        r.set_speeds(7, t0, HashMap::from([(1, 1_000_000), (2, 0)]));
+        r.set_speeds(
+            openflow::Dpid(7),
+            t0,
+            HashMap::from([(1, 1_000_000), (2, 0)]),
+        );
         for p in [1, 2] {
-            r.record(7, p, t0, 0, 0);
-            r.record(7, p, t0 + Duration::from_secs(1), 25_000, 50_000);
+            r.record(openflow::Dpid(7), p, t0, 0, 0);
+            r.record(
+                openflow::Dpid(7),
+                p,
+                t0 + Duration::from_secs(1),
+                25_000,
+                50_000,
+            );
         }
         let l = r.list(t0 + Duration::from_secs(1));
         assert_eq!(l[0].utilisation, Some(0.4), "400 kbit/s of 1 Mbit/s");
@@ -366,30 +383,30 @@ mod tests {
     fn a_counter_that_went_back_gives_no_rate_and_gone_switches_are_forgotten() {
         let mut r = Rates::default();
         let t0 = Instant::now();
-        r.record(1, 1, t0, 5_000, 5_000);
-        r.record(1, 1, t0 + Duration::from_secs(1), 10, 10);
+        r.record(openflow::Dpid(1), 1, t0, 5_000, 5_000);
+        r.record(openflow::Dpid(1), 1, t0 + Duration::from_secs(1), 10, 10);
         assert!(r.list(t0).is_empty());
-        r.record(1, 1, t0 + Duration::from_secs(2), 1_010, 10);
+        r.record(openflow::Dpid(1), 1, t0 + Duration::from_secs(2), 1_010, 10);
         assert_eq!(
             r.list(t0)[0].rx_bps,
             8_000.0,
             "counted again from the reset"
         );
-        r.record(2, 1, t0, 0, 0);
-        r.set_speeds(2, t0, HashMap::new());
-        r.retain(&[1]);
-        assert!(r.samples.keys().all(|(d, _)| *d == 1));
-        assert!(r.speeds_due(2, t0), "forgotten: read again");
+        r.record(openflow::Dpid(2), 1, t0, 0, 0);
+        r.set_speeds(openflow::Dpid(2), t0, HashMap::new());
+        r.retain(&[openflow::Dpid(1)]);
+        assert!(r.samples.keys().all(|(d, _)| *d == openflow::Dpid(1)));
+        assert!(r.speeds_due(openflow::Dpid(2), t0), "forgotten: read again");
     }
 
     #[test]
     fn speeds_are_read_again_after_a_minute() {
         let mut r = Rates::default();
         let t0 = Instant::now();
-        assert!(r.speeds_due(1, t0));
-        r.set_speeds(1, t0, HashMap::new());
-        assert!(!r.speeds_due(1, t0 + Duration::from_secs(59)));
-        assert!(r.speeds_due(1, t0 + SPEED_EVERY));
+        assert!(r.speeds_due(openflow::Dpid(1), t0));
+        r.set_speeds(openflow::Dpid(1), t0, HashMap::new());
+        assert!(!r.speeds_due(openflow::Dpid(1), t0 + Duration::from_secs(59)));
+        assert!(r.speeds_due(openflow::Dpid(1), t0 + SPEED_EVERY));
     }
 
     #[test]

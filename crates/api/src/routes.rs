@@ -20,6 +20,7 @@ use openflow::{of10, of13, Message, Version};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+use crate::dpid::Dpid;
 use crate::error::{ApiError, JsonBody};
 use crate::model::*;
 use crate::routes_switch::lock;
@@ -133,12 +134,12 @@ pub async fn controller_info(State(s): St) -> Json<ControllerInfo> {
             .collect(),
         api_listen: s.local_addr.to_string(),
         apps: core
-            .pipeline
+            .apps
             .app_names()
             .into_iter()
             .map(String::from)
             .collect(),
-        counters: ControllerCounters::new(&counters, &core.pipeline.counters()),
+        counters: ControllerCounters::new(&counters, &core.apps.counters()),
     })
 }
 
@@ -148,7 +149,7 @@ pub async fn controller_info(State(s): St) -> Json<ControllerInfo> {
         (status = 401, description = "A token is needed", body = ErrorBody),
         (status = 403, description = "Wrong token", body = ErrorBody)))]
 pub async fn switches(State(s): St) -> Response {
-    let directory = s.core.pipeline.switches();
+    let directory = s.core.switches();
     // Loaded before the map is read: if a change comes in between, the document is
     // kept under the older generation and made again on the next request.
     let generation = directory.generation();
@@ -177,20 +178,19 @@ pub const SWITCHES_FRESH: Duration = Duration::from_millis(500);
 /// (read once for all of them; a counter of an earlier connection is not used).
 fn summaries(s: &Shared) -> Vec<SwitchSummary> {
     let counters = s.core.controller.counters();
-    let rates: HashMap<&str, (std::net::SocketAddr, f64)> = counters
+    // The snapshot names its switch by the printed dpid: read back, for any form.
+    let rates: HashMap<Dpid, (std::net::SocketAddr, f64)> = counters
         .switches
         .iter()
-        .map(|c| (c.dpid.as_str(), (c.peer, c.packet_ins_per_sec)))
+        .filter_map(|c| Some((dpid::parse(&c.dpid).ok()?, (c.peer, c.packet_ins_per_sec))))
         .collect();
     s.core
-        .pipeline
         .switches()
         .connected_since()
         .iter()
         .map(|(info, since)| {
             let mut sum = SwitchSummary::new(info, *since);
-            let key = format!("{:016x}", info.dpid);
-            if let Some(&(peer, rate)) = rates.get(key.as_str()) {
+            if let Some(&(peer, rate)) = rates.get(&info.dpid) {
                 if peer == info.peer {
                     sum.packet_ins_per_sec = rate + 0.0;
                 }
@@ -201,11 +201,11 @@ fn summaries(s: &Shared) -> Vec<SwitchSummary> {
 }
 
 /// Reads the `{dpid}` of a path; 400 with the reason when it is not one.
-fn path_dpid(text: &str) -> Result<u64, ApiError> {
+fn path_dpid(text: &str) -> Result<Dpid, ApiError> {
     dpid::parse(text).map_err(ApiError::bad_request)
 }
 
-fn no_switch(dpid: u64) -> ApiError {
+fn no_switch(dpid: Dpid) -> ApiError {
     ApiError::not_found(format!(
         "no switch {} is connected",
         crate::dpid::format(dpid)
@@ -216,7 +216,7 @@ fn no_switch(dpid: u64) -> ApiError {
 /// counters. The description is asked of the switch once per connection (this waits
 /// for it at most a second; `null` until it came).
 #[utoipa::path(get, path = "/api/v1/switches/{dpid}", tag = "switches",
-    params(("dpid" = String, Path, description = "`00:00:00:00:00:00:00:01`, `0000000000000001`, `0x1` or decimal `1`")),
+    params(("dpid" = String, Path, description = "`00:00:00:00:00:00:00:01`, `0x1`, `of:0000000000000001`, `0000000000000001` (16 hex digits) or decimal `1`")),
     responses((status = 200, description = "The switch", body = SwitchDetail),
         (status = 400, description = "Not a dpid", body = ErrorBody),
         (status = 401, description = "A token is needed", body = ErrorBody),
@@ -226,7 +226,6 @@ pub async fn switch(State(s): St, Path(id): Path<String>) -> Result<Json<SwitchD
     let dpid = path_dpid(&id)?;
     let (info, since) = s
         .core
-        .pipeline
         .switches()
         .info_since(dpid)
         .ok_or_else(|| no_switch(dpid))?;
@@ -261,7 +260,7 @@ pub async fn port_change(
     JsonBody(change): JsonBody<PortChange>,
 ) -> Result<(StatusCode, Json<PortChangeSent>), ApiError> {
     let dpid = path_dpid(&id)?;
-    let switches = s.core.pipeline.switches();
+    let switches = s.core.switches();
     let info = switches.info(dpid).ok_or_else(|| no_switch(dpid))?;
     let p = match port.parse::<u32>() {
         Ok(n) => info.port(n),
@@ -298,7 +297,7 @@ pub async fn port_change(
     switches
         .send(dpid, &msg)
         .map_err(|e| ApiError::not_found(e.to_string()))?;
-    tracing::info!(dpid = %controller::info::Dpid(dpid), port = p.port_no, up = change.up, "REST: PORT_MOD sent");
+    tracing::info!(dpid = %dpid, port = p.port_no, up = change.up, "REST: PORT_MOD sent");
     Ok((
         StatusCode::ACCEPTED,
         Json(PortChangeSent {
@@ -311,7 +310,6 @@ pub async fn port_change(
 
 fn topology_service(s: &Shared) -> Result<Arc<apps::topology::Topology>, ApiError> {
     s.core
-        .pipeline
         .services()
         .get::<apps::topology::Topology>()
         .ok_or_else(|| {
@@ -322,7 +320,7 @@ fn topology_service(s: &Shared) -> Result<Arc<apps::topology::Topology>, ApiErro
 }
 
 fn devices_service(s: &Shared) -> Result<Arc<Devices>, ApiError> {
-    s.core.pipeline.services().get::<Devices>().ok_or_else(|| {
+    s.core.services().get::<Devices>().ok_or_else(|| {
         ApiError::unavailable(
             "hosts are tracked by the device_manager app, which is not running (see --apps)",
         )

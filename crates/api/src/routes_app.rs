@@ -1,5 +1,5 @@
 //! `/api/v1/apps`: the apps, started, stopped, restarted, re-ordered, loaded, replaced
-//! and deleted while the controller runs (see `controller::lifecycle`).
+//! and deleted while the controller runs (see `controller::host`).
 //!
 //! A change blocks until every worker has it, so it runs on a blocking task, never on
 //! the API's thread. Refusals: 404 no such app; 409 the state forbids it (running
@@ -18,7 +18,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
 use controller::app::Order;
-use controller::lifecycle::{self, Change, LifecycleError, LoadSpec};
+use controller::host::{self, Change, LifecycleError, LoadSpec};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -38,7 +38,7 @@ pub const MAX_MODULE: usize = 64 * 1024 * 1024;
         (status = 401, description = "A token is needed", body = ErrorBody),
         (status = 403, description = "Wrong token", body = ErrorBody)))]
 pub async fn app_list(State(s): St) -> Json<Vec<AppInfo>> {
-    let p = &s.core.pipeline;
+    let p = &s.core.apps;
     let timings = p.handler_timings();
     let handlers = |app: &str| {
         timings
@@ -71,9 +71,9 @@ pub async fn app_list(State(s): St) -> Json<Vec<AppInfo>> {
                 name: a.name.into(),
                 order: a.position,
                 state: match a.state {
-                    lifecycle::AppState::Running => AppState::Running,
-                    lifecycle::AppState::Stopped => AppState::Stopped,
-                    lifecycle::AppState::Quarantined => AppState::Quarantined,
+                    host::AppState::Running => AppState::Running,
+                    host::AppState::Stopped => AppState::Stopped,
+                    host::AppState::Quarantined => AppState::Quarantined,
                 },
                 requires: names(a.requires),
                 required_by: names(a.required_by),
@@ -308,9 +308,9 @@ pub async fn unload(State(s): St, Path(name): Path<String>) -> Result<Json<AppCh
 /// Runs a lifecycle change on a blocking task (it waits for every worker).
 async fn change(
     s: &Shared,
-    f: impl FnOnce(&controller::dispatch::Pipeline) -> Result<Change, LifecycleError> + Send + 'static,
+    f: impl FnOnce(&controller::host::AppHost) -> Result<Change, LifecycleError> + Send + 'static,
 ) -> Result<Json<AppChange>, ApiError> {
-    let p = Arc::clone(&s.core.pipeline);
+    let p = Arc::clone(&s.core.apps);
     let r = tokio::task::spawn_blocking(move || f(&p))
         .await
         .map_err(|e| {

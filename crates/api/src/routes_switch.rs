@@ -25,6 +25,7 @@ use openflow::ofctl::{parse_flow, parse_match, FlowEntry, FlowModCommand, PortNo
 use openflow::{of10, of13, Message, Version};
 
 use crate::ask::{apply, ask};
+use crate::dpid::Dpid;
 use crate::error::{ApiError, JsonBody};
 use crate::model::{ErrorBody, Port};
 use crate::switch_model::*;
@@ -35,13 +36,13 @@ type St = State<Arc<Shared>>;
 // ---------------------------------------------------------------------------------
 // Helpers
 
-fn path_dpid(text: &str) -> Result<u64, ApiError> {
+fn path_dpid(text: &str) -> Result<Dpid, ApiError> {
     dpid::parse(text).map_err(ApiError::bad_request)
 }
 
 /// The switch, or 404.
-fn switch_info(s: &Shared, dpid: u64) -> Result<Arc<SwitchInfo>, ApiError> {
-    s.core.pipeline.switches().info(dpid).ok_or_else(|| {
+fn switch_info(s: &Shared, dpid: Dpid) -> Result<Arc<SwitchInfo>, ApiError> {
+    s.core.switches().info(dpid).ok_or_else(|| {
         ApiError::not_found(format!("no switch {} is connected", dpid::format(dpid)))
     })
 }
@@ -150,11 +151,11 @@ pub async fn description(
     );
     let shared = Arc::clone(s);
     let task = tokio::spawn(async move {
-        let switches = shared.core.pipeline.switches();
+        let switches = shared.core.switches();
         let desc = match ask(switches, dpid, &msg, shared.switch_timeout).await {
             Ok(reply) => read_description(&reply),
             Err(e) => {
-                tracing::debug!(dpid = %controller::info::Dpid(dpid), error = e.message, "no description");
+                tracing::debug!(dpid = %dpid, error = e.message, "no description");
                 None
             }
         };
@@ -232,7 +233,7 @@ pub async fn ports(
                 port_no: of13::port::OFPP_ANY,
             },
         );
-        let reply = ask(s.core.pipeline.switches(), dpid, &msg, s.switch_timeout).await?;
+        let reply = ask(s.core.switches(), dpid, &msg, s.switch_timeout).await?;
         let counters = |c: &openflow::common::PortCounters, duration_secs| PortStatistics {
             rx_packets: c.rx_packets,
             tx_packets: c.tx_packets,
@@ -308,11 +309,11 @@ pub async fn flows(
     let msg = sel
         .stats_request(info.version)
         .map_err(|e| ApiError::bad_request(format!("match: {e}")))?;
-    let reply = ask(s.core.pipeline.switches(), dpid, &msg, s.switch_timeout).await?;
+    let reply = ask(s.core.switches(), dpid, &msg, s.switch_timeout).await?;
     let mut flows = Vec::new();
     let mut unreadable = Vec::new();
     // Tags are distinct among the pipeline's apps (checked at start-up).
-    let owners = Owners::new(s.core.pipeline.app_names()).unwrap_or_default();
+    let owners = Owners::new(s.core.apps.app_names()).unwrap_or_default();
     for m in &reply {
         for e in FlowEntry::from_message(m).into_iter().flatten() {
             match e {
@@ -384,8 +385,8 @@ pub async fn add_flow(
             info.version
         ))
     })?;
-    apply(s.core.pipeline.switches(), dpid, &msg, s.switch_timeout).await?;
-    tracing::info!(dpid = %controller::info::Dpid(dpid), flow = %flow, "REST: flow applied");
+    apply(s.core.switches(), dpid, &msg, s.switch_timeout).await?;
+    tracing::info!(dpid = %dpid, flow = %flow, "REST: flow applied");
     Ok((
         StatusCode::CREATED,
         Json(FlowAdded {
@@ -465,8 +466,8 @@ pub async fn delete_flows(
             _ => {}
         }
     }
-    apply(s.core.pipeline.switches(), dpid, &msg, s.switch_timeout).await?;
-    tracing::info!(dpid = %controller::info::Dpid(dpid), selection = %sel.selection_to_ofctl(), strict = del.strict, "REST: flows deleted");
+    apply(s.core.switches(), dpid, &msg, s.switch_timeout).await?;
+    tracing::info!(dpid = %dpid, selection = %sel.selection_to_ofctl(), strict = del.strict, "REST: flows deleted");
     Ok(Json(FlowsDeleted { deleted: true }))
 }
 
@@ -486,7 +487,7 @@ pub async fn groups(State(s): St, Path(id): Path<String>) -> Result<Json<GroupLi
     use of13::multipart::{MultipartReplyBody as B, MultipartRequestBody as R};
     let dpid = path_dpid(&id)?;
     let info = switch_info(&s, dpid)?;
-    let switches = s.core.pipeline.switches();
+    let switches = s.core.switches();
     let desc = request_13(&info, "groups", R::GroupDesc)?;
     let stats = request_13(
         &info,
@@ -556,7 +557,7 @@ pub async fn meters(State(s): St, Path(id): Path<String>) -> Result<Json<MeterLi
     use of13::multipart::{MultipartReplyBody as B, MultipartRequestBody as R};
     let dpid = path_dpid(&id)?;
     let info = switch_info(&s, dpid)?;
-    let switches = s.core.pipeline.switches();
+    let switches = s.core.switches();
     let config = request_13(
         &info,
         "meters",
@@ -676,7 +677,7 @@ pub async fn tables(State(s): St, Path(id): Path<String>) -> Result<Json<TableLi
         of10::stats::StatsRequestBody::Table,
         of13::multipart::MultipartRequestBody::Table,
     );
-    let reply = ask(s.core.pipeline.switches(), dpid, &msg, s.switch_timeout).await?;
+    let reply = ask(s.core.switches(), dpid, &msg, s.switch_timeout).await?;
     let mut tables = Vec::new();
     for b in bodies_10(&reply) {
         if let of10::stats::StatsReplyBody::Table { stats } = b {
@@ -764,6 +765,6 @@ pub async fn packet_out(
             info.version
         ))
     })?;
-    apply(s.core.pipeline.switches(), dpid, &msg, s.switch_timeout).await?;
+    apply(s.core.switches(), dpid, &msg, s.switch_timeout).await?;
     Ok(Json(PacketOutSent { sent: true }))
 }

@@ -30,6 +30,7 @@ use openflow::ofctl::{parse_flow, FlowModCommand};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::dpid::Dpid;
 use crate::error::{ApiError, JsonBody};
 use crate::model::ErrorBody;
 use crate::{dpid, Shared};
@@ -136,19 +137,13 @@ impl StaticFlowInfo {
 type St = State<Arc<Shared>>;
 
 fn store(s: &Shared) -> Result<Arc<StaticFlows>, ApiError> {
-    s.core
-        .pipeline
-        .services()
-        .get::<StaticFlows>()
-        .ok_or_else(|| {
-            ApiError::unavailable(
-                "static flows are kept by the static_flows app, which is not running",
-            )
-        })
+    s.core.services().get::<StaticFlows>().ok_or_else(|| {
+        ApiError::unavailable("static flows are kept by the static_flows app, which is not running")
+    })
 }
 
 fn info(s: &Shared, f: &StaticFlow) -> StaticFlowInfo {
-    StaticFlowInfo::new(f, s.core.pipeline.switches().is_connected(f.dpid))
+    StaticFlowInfo::new(f, s.core.switches().is_connected(Dpid(f.dpid)))
 }
 
 impl From<StoreError> for ApiError {
@@ -218,8 +213,8 @@ pub async fn create(
     let dpid = dpid::parse(&new.dpid).map_err(ApiError::bad_request)?;
     let flow =
         parse_flow(&new.flow).map_err(|e| ApiError::bad_request(format!("bad flow: {e}")))?;
-    let (added, old) = store.add(&new.name, dpid, flow, new.replace)?;
-    let switches = s.core.pipeline.switches();
+    let (added, old) = store.add(&new.name, dpid.0, flow, new.replace)?;
+    let switches = s.core.switches();
     if let Some(old) = old {
         let moved = old.dpid != added.dpid
             || old.flow.table != added.flow.table
@@ -230,7 +225,7 @@ pub async fn create(
             let _ = remove_from_switch(switches, &old, s.switch_timeout).await;
         }
     }
-    tracing::info!(name = added.name, dpid = %controller::info::Dpid(dpid), flow = %added.flow, "REST: static flow kept");
+    tracing::info!(name = added.name, dpid = %dpid, flow = %added.flow, "REST: static flow kept");
     push(&store, switches, &added, s.switch_timeout).await;
     let now = store.get(&added.name).unwrap_or(added);
     Ok((StatusCode::CREATED, Json(info(&s, &now))))
@@ -255,7 +250,7 @@ pub async fn delete(
     let old = store.remove(&name)?;
     let deleted = info(&s, &old);
     tracing::info!(name, dpid = %controller::info::Dpid(old.dpid), "REST: static flow deleted");
-    let outcome = remove_from_switch(s.core.pipeline.switches(), &old, s.switch_timeout).await;
+    let outcome = remove_from_switch(s.core.switches(), &old, s.switch_timeout).await;
     Ok(Json(DeletedStaticFlow {
         deleted,
         removed_from_switch: outcome.is_ok(),
@@ -267,7 +262,7 @@ pub async fn delete(
 /// answer. `None`: not sent (the switch is not connected).
 async fn ask(
     switches: &Switches,
-    dpid: u64,
+    dpid: Dpid,
     msg: &openflow::Message,
     timeout: Duration,
 ) -> Option<Reply> {
@@ -278,7 +273,7 @@ async fn ask(
 
 /// Sends `f` to its switch, if connected, and records what the switch made of it.
 async fn push(store: &StaticFlows, switches: &Switches, f: &StaticFlow, timeout: Duration) {
-    let Some(version) = switches.info(f.dpid).map(|i| i.version) else {
+    let Some(version) = switches.info(Dpid(f.dpid)).map(|i| i.version) else {
         return;
     };
     let msg = match apps::static_flows::flow_mod(&f.flow, version, FlowModCommand::Add) {
@@ -289,7 +284,7 @@ async fn push(store: &StaticFlows, switches: &Switches, f: &StaticFlow, timeout:
             return;
         }
     };
-    let status = match ask(switches, f.dpid, &msg, timeout).await {
+    let status = match ask(switches, Dpid(f.dpid), &msg, timeout).await {
         Some(Reply::Messages(_)) => Status::Installed,
         Some(Reply::Error(e)) => Status::Refused(
             describe(&e).map_or_else(|| "refused with an ERROR".into(), |(_, text)| text),
@@ -310,12 +305,12 @@ async fn remove_from_switch(
     f: &StaticFlow,
     timeout: Duration,
 ) -> Result<(), String> {
-    let Some(version) = switches.info(f.dpid).map(|i| i.version) else {
+    let Some(version) = switches.info(Dpid(f.dpid)).map(|i| i.version) else {
         return Err(format!("switch {} is not connected", dpid::format(f.dpid)));
     };
     let msg = apps::static_flows::flow_mod(&f.flow, version, FlowModCommand::DeleteStrict)
         .map_err(|e| format!("cannot be sent to this OpenFlow {version} switch: {e}"))?;
-    match ask(switches, f.dpid, &msg, timeout).await {
+    match ask(switches, Dpid(f.dpid), &msg, timeout).await {
         Some(Reply::Messages(_)) => Ok(()),
         Some(Reply::Error(e)) => Err(describe(&e).map_or_else(
             || "refused with an ERROR".into(),
@@ -327,5 +322,9 @@ async fn remove_from_switch(
         Some(Reply::SwitchGone) | None => {
             Err(format!("switch {} is not connected", dpid::format(f.dpid)))
         }
+        Some(Reply::Busy) => Err(format!(
+            "switch {} is busy (its queue is full): try again",
+            dpid::format(f.dpid)
+        )),
     }
 }

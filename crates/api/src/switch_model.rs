@@ -51,7 +51,9 @@ impl SwitchDescription {
 /// Each switch's description with the time its connection was listed (a reconnected
 /// switch is asked again); `None` while it is being asked.
 #[derive(Debug, Default)]
-pub struct Descriptions(pub(crate) Mutex<HashMap<u64, (SystemTime, Option<SwitchDescription>)>>);
+pub struct Descriptions(
+    pub(crate) Mutex<HashMap<crate::dpid::Dpid, (SystemTime, Option<SwitchDescription>)>>,
+);
 
 /// `GET /switches/{dpid}/ports`.
 #[derive(Debug, Clone, Serialize, ToSchema)]

@@ -18,7 +18,7 @@ use api::{Core, Server, Settings};
 use contract::Contract;
 use controller::config::Config;
 use controller::controller::{Controller, Handle};
-use controller::dispatch::Pipeline;
+use controller::host::AppHost;
 use controller::info::PORT_CONFIG_DOWN;
 use controller::services::Services;
 use emu::{host, Emu, Spec};
@@ -33,7 +33,7 @@ const TOKEN: &str = "test-token-0123456789abcdef";
 struct Running {
     api: Server,
     handle: Arc<Handle>,
-    pipeline: Arc<Pipeline>,
+    pipeline: Arc<controller::host::Core>,
     /// Where switches connect.
     of_addr: SocketAddr,
     contract: Option<Contract>,
@@ -80,9 +80,10 @@ impl Running {
             workers: 2,
             ..Config::default()
         };
-        let pipeline = Arc::new(Pipeline::build(apps, Services::new()).expect("apps start"));
+        let pipeline = Arc::new(AppHost::build(apps, Services::new()).expect("apps start"));
         let handle = Arc::new(
-            Controller::start(&config.net(), Arc::clone(&pipeline)).expect("controller starts"),
+            Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher))
+                .expect("controller starts"),
         );
         let settings = Settings {
             listen,
@@ -91,10 +92,7 @@ impl Running {
             switch_timeout,
             tls: None,
         };
-        let core = Core {
-            pipeline: Arc::clone(&pipeline),
-            controller: Arc::clone(&handle),
-        };
+        let core = Core::new(&pipeline, Arc::clone(&handle));
         let api = Server::start(settings, core).expect("the API starts");
         let mut r = Running {
             of_addr: handle.local_addrs()[0],
@@ -177,7 +175,7 @@ impl Drop for Running {
     fn drop(&mut self) {
         self.api.shutdown();
         self.handle.shutdown();
-        self.pipeline.stop();
+        self.pipeline.apps.stop();
     }
 }
 
@@ -282,7 +280,26 @@ fn unknown_and_malformed_dpids_are_404_and_400_with_the_reason() {
     let r = c.get("/api/v1/switches/00:00:01");
     assert_eq!(r.status, 400);
     assert!(
-        r.json()["error"].as_str().unwrap().contains("8 bytes"),
+        r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("exactly 8 groups of 2 hex digits, as 00:00:00:00:00:00:00:01"),
+        "{}",
+        r.text()
+    );
+    // A short colon form has no one reading (`pharos switch` once read 1:2 as 0x12).
+    let r = c.get("/api/v1/switches/1:2");
+    assert_eq!(r.status, 400);
+    assert_eq!(
+        r.json()["error"],
+        "\"1:2\" is not a dpid: the colon form is exactly 8 groups of 2 hex digits, as \
+         00:00:00:00:00:00:00:01; this has 2 groups"
+    );
+    // Hex is not guessed: a bare number is decimal.
+    let r = c.get("/api/v1/switches/1a");
+    assert_eq!(r.status, 400);
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("write 0x1a"),
         "{}",
         r.text()
     );
@@ -292,7 +309,7 @@ fn unknown_and_malformed_dpids_are_404_and_400_with_the_reason() {
         r.json()["error"]
             .as_str()
             .unwrap()
-            .contains("not hexadecimal"),
+            .starts_with("\"switch-one\" is not a dpid: write it as 00:00:00:00:00:00:00:01"),
         "{}",
         r.text()
     );
@@ -1846,16 +1863,14 @@ fn the_switch_list_is_made_again_when_a_switch_comes_goes_or_changes_a_port() {
 /// anything else is refused with a reason.
 struct TextLoader;
 
-impl controller::lifecycle::AppLoader for TextLoader {
+impl controller::host::AppLoader for TextLoader {
     fn load(
         &self,
-        spec: &controller::lifecycle::LoadSpec,
+        spec: &controller::host::LoadSpec,
         module: &[u8],
     ) -> Result<Box<dyn controller::app::AnyApp>, String> {
         match module {
-            b"hub" => Ok(Box::new(LoadedHub(controller::lifecycle::intern(
-                &spec.name,
-            )))),
+            b"hub" => Ok(Box::new(LoadedHub(controller::host::intern(&spec.name)))),
             _ => Err("not a module this loader knows".into()),
         }
     }
@@ -1970,7 +1985,7 @@ fn apps_are_stopped_started_restarted_reordered_loaded_and_deleted_over_rest() {
     };
     let r = load("/api/v1/apps?name=hub1", "POST", b"hub");
     assert_eq!(r.status, 501, "{}", r.text());
-    c.pipeline.set_loader(Arc::new(TextLoader));
+    c.pipeline.apps.set_loader(Arc::new(TextLoader));
     let r = load(
         "/api/v1/apps?name=hub1&order=direct:5&position=0",
         "POST",

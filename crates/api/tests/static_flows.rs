@@ -23,7 +23,7 @@ use apps::static_flows::{StaticFlows, StaticFlowsApp};
 use contract::Contract;
 use controller::config::{Config, StaticFlowConfig};
 use controller::controller::{Controller, Handle};
-use controller::dispatch::Pipeline;
+use controller::host::AppHost;
 use controller::services::Services;
 use emu::{Emu, Spec};
 use http::{request, Resp};
@@ -56,7 +56,7 @@ impl Drop for TempDir {
 struct Running {
     api: Server,
     handle: Arc<Handle>,
-    pipeline: Arc<Pipeline>,
+    pipeline: Arc<controller::host::Core>,
     of_addr: SocketAddr,
     api_addr: SocketAddr,
     contract: Contract,
@@ -77,9 +77,10 @@ impl Running {
             apps::by_name("learning_switch", &Default::default()).unwrap(),
             Box::new(StaticFlowsApp::new(store)),
         ];
-        let pipeline = Arc::new(Pipeline::build(apps, Services::new()).expect("apps start"));
+        let pipeline = Arc::new(AppHost::build(apps, Services::new()).expect("apps start"));
         let handle = Arc::new(
-            Controller::start(&net.net(), Arc::clone(&pipeline)).expect("controller starts"),
+            Controller::start(&net.net(), Arc::clone(&pipeline.dispatcher))
+                .expect("controller starts"),
         );
         let settings = Settings {
             listen: "127.0.0.1:0".parse().unwrap(),
@@ -88,10 +89,7 @@ impl Running {
             switch_timeout: Duration::from_secs(5),
             tls: None,
         };
-        let core = Core {
-            pipeline: Arc::clone(&pipeline),
-            controller: Arc::clone(&handle),
-        };
+        let core = Core::new(&pipeline, Arc::clone(&handle));
         let api = Server::start(settings, core).expect("the API starts");
         let api_addr = api.local_addr();
         Running {
@@ -162,7 +160,7 @@ impl Drop for Running {
     fn drop(&mut self) {
         self.api.shutdown();
         self.handle.shutdown();
-        self.pipeline.stop();
+        self.pipeline.apps.stop();
     }
 }
 
@@ -367,7 +365,10 @@ fn bad_requests_say_why_and_change_nothing() {
     let r = c.post(json!({"name": "x", "dpid": "00:01", "flow": "actions=drop"}));
     assert_eq!(r.status, 400);
     assert!(
-        r.json()["error"].as_str().unwrap().contains("8 bytes"),
+        r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("exactly 8 groups of 2 hex digits"),
         "{}",
         r.text()
     );

@@ -10,7 +10,7 @@ use api::auth::{Token, TokenSource};
 use api::{Core, Server, Settings};
 use controller::config::Config;
 use controller::controller::{Controller, Handle};
-use controller::dispatch::Pipeline;
+use controller::host::AppHost;
 use controller::services::Services;
 use http::{request, Resp};
 
@@ -20,7 +20,7 @@ const TOKEN: &str = "ui-test-token";
 struct Running {
     api: Server,
     handle: Arc<Handle>,
-    pipeline: Arc<Pipeline>,
+    pipeline: Arc<controller::host::Core>,
 }
 
 impl Running {
@@ -30,9 +30,10 @@ impl Running {
             workers: 1,
             ..Config::default()
         };
-        let pipeline = Arc::new(Pipeline::build(Vec::new(), Services::new()).expect("start"));
+        let pipeline = Arc::new(AppHost::build(Vec::new(), Services::new()).expect("start"));
         let handle = Arc::new(
-            Controller::start(&config.net(), Arc::clone(&pipeline)).expect("controller starts"),
+            Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher))
+                .expect("controller starts"),
         );
         let settings = Settings {
             listen: "127.0.0.1:0".parse().unwrap(),
@@ -41,10 +42,7 @@ impl Running {
             switch_timeout: std::time::Duration::from_secs(5),
             tls: None,
         };
-        let core = Core {
-            pipeline: Arc::clone(&pipeline),
-            controller: Arc::clone(&handle),
-        };
+        let core = Core::new(&pipeline, Arc::clone(&handle));
         let api = Server::start(settings, core).expect("the API starts");
         Running {
             api,
@@ -62,7 +60,7 @@ impl Drop for Running {
     fn drop(&mut self) {
         self.api.shutdown();
         self.handle.shutdown();
-        self.pipeline.stop();
+        self.pipeline.apps.stop();
     }
 }
 

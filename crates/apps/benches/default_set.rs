@@ -17,7 +17,8 @@ use std::hint::black_box;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use controller::dispatch::{Pipeline, SwitchState};
+use controller::dispatch::SwitchState;
+use controller::host::{AppHost, Core};
 use controller::info::{PortInfo, SwitchInfo};
 use controller::services::Services;
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -37,7 +38,7 @@ fn info(dpid: u64) -> SwitchInfo {
         })
         .collect();
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version: Version::V1_0,
         n_buffers: 0,
         n_tables: 1,
@@ -75,17 +76,17 @@ fn packet_in(dpid: u64, i: u32) -> Vec<u8> {
     .unwrap()
 }
 
-fn pipeline(apps: &[&str]) -> (Pipeline, Vec<SwitchState>) {
+fn pipeline(apps: &[&str]) -> (Core, Vec<SwitchState>) {
     let apps = apps
         .iter()
         .map(|a| apps::by_name(a, &toml::Table::new()).unwrap())
         .collect();
-    let p = Pipeline::build(apps, Services::new()).unwrap();
+    let p = AppHost::build(apps, Services::new()).unwrap();
     let now = Instant::now();
     let switches = (1..=SWITCHES)
         .map(|d| {
-            let mut sw = p.new_switch(info(d));
-            p.switch_added(&mut sw, &mut Vec::new(), now);
+            let mut sw = p.dispatcher.new_switch(info(d));
+            p.dispatcher.switch_added(&mut sw, &mut Vec::new(), now);
             sw
         })
         .collect();
@@ -110,14 +111,15 @@ fn bench(c: &mut Criterion) {
         let now = Instant::now();
         for (sw, m) in &messages {
             out.clear();
-            p.handle(&mut switches[*sw], m, &mut out, now);
+            p.dispatcher.handle(&mut switches[*sw], m, &mut out, now);
         }
         let mut next = messages.iter().cycle();
         g.bench_function(name, |b| {
             b.iter(|| {
                 let (sw, m) = next.next().unwrap();
                 out.clear();
-                p.handle(&mut switches[*sw], black_box(m), &mut out, now);
+                p.dispatcher
+                    .handle(&mut switches[*sw], black_box(m), &mut out, now);
                 black_box(out.len());
             })
         });

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use apps::devices::table::{AttachmentPoint, HostTable, Limits};
 use apps::devices::{DeviceManager, Devices};
 use apps::topology::{Topology, TopologyEvent};
-use controller::dispatch::Pipeline;
+use controller::host::AppHost;
 use controller::info::SwitchInfo;
 use controller::services::Services;
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -142,14 +142,14 @@ fn app(c: &mut Criterion) {
         max_hosts: N as usize,
         ..Default::default()
     };
-    let p = Pipeline::build(
+    let p = AppHost::build(
         vec![Box::new(DeviceManager::new(params).unwrap())],
         services,
     )
     .unwrap();
     let devices = p.services().require::<Devices>("bench").unwrap();
-    let mut sw = p.new_switch(SwitchInfo {
-        dpid: 1,
+    let mut sw = p.dispatcher.new_switch(SwitchInfo {
+        dpid: openflow::Dpid(1),
         version: Version::V1_3,
         n_buffers: 0,
         n_tables: 1,
@@ -158,7 +158,7 @@ fn app(c: &mut Criterion) {
         peer: ([127, 0, 0, 1], 1).into(),
     });
     let (mut out, t0) = (Vec::new(), Instant::now());
-    p.switch_added(&mut sw, &mut out, t0);
+    p.dispatcher.switch_added(&mut sw, &mut out, t0);
     let message = |i: u32, port: Option<u32>| {
         let (mac, ap, v4, _) = host(i);
         let IpAddr::V4(v4) = v4 else { unreachable!() };
@@ -166,18 +166,25 @@ fn app(c: &mut Criterion) {
         frames::packet_in(Version::V1_3, port.unwrap_or(ap.port), &frame)
     };
     for i in 0..N {
-        p.handle(&mut sw, &message(i, None), &mut out, t0);
+        p.dispatcher
+            .handle(&mut sw, &message(i, None), &mut out, t0);
     }
     assert_eq!(devices.len(), N as usize);
     let now = t0 + Duration::from_secs(1);
     let mut g = c.benchmark_group("devices");
     let known = message(N / 2, None);
     g.bench_function("app_packet_in/known_host", |b| {
-        b.iter(|| p.handle(&mut sw, black_box(&known), &mut out, now))
+        b.iter(|| {
+            p.dispatcher
+                .handle(&mut sw, black_box(&known), &mut out, now)
+        })
     });
     let on_link = message(N / 2, Some(100));
     g.bench_function("app_packet_in/link_port", |b| {
-        b.iter(|| p.handle(&mut sw, black_box(&on_link), &mut out, now))
+        b.iter(|| {
+            p.dispatcher
+                .handle(&mut sw, black_box(&on_link), &mut out, now)
+        })
     });
     g.finish();
     assert_eq!(devices.len(), N as usize);

@@ -28,11 +28,10 @@
 //! the app's, not the core's: an app that installs flows proactively wants no
 //! table-miss entry, and only the app knows.
 
+use controller::app::PacketIn;
 use controller::app::{App, Builder, Flow, Order, SwitchCtx};
 use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
-use openflow::view::PacketIn;
 use openflow::Version;
-use packet::ethernet::EthernetFrame;
 use serde::Deserialize;
 
 use crate::mac_table::MacTable;
@@ -86,7 +85,7 @@ impl App for LearningSwitch {
         b.on_initialize(|_, ctx, _| send_misses_to_controller(ctx));
         b.on_packet_in(Order::direct(0), LearningSwitch::packet_in);
         b.prefetch_packet_in(|_, macs, p| {
-            if let Ok(eth) = EthernetFrame::new_checked(p.data()) {
+            if let Some(eth) = p.eth() {
                 macs.prefetch(eth.src_addr());
                 macs.prefetch(eth.dst_addr());
             }
@@ -95,8 +94,8 @@ impl App for LearningSwitch {
 }
 
 impl LearningSwitch {
-    fn packet_in(&self, ctx: &mut SwitchCtx, macs: &mut MacTable, p: &PacketIn<&[u8]>) -> Flow {
-        let Ok(eth) = EthernetFrame::new_checked(p.data()) else {
+    fn packet_in(&self, ctx: &mut SwitchCtx, macs: &mut MacTable, p: &PacketIn) -> Flow {
+        let Some(eth) = p.eth() else {
             return Flow::Continue;
         };
         let (src, dst, in_port) = (eth.src_addr(), eth.dst_addr(), p.in_port());
@@ -167,7 +166,7 @@ impl App for Hub {
 }
 
 /// Sends the packet of `p` through `actions` ([`PacketOut::of_packet_in`]).
-fn send(ctx: &mut SwitchCtx, p: &PacketIn<&[u8]>, actions: &[Action]) {
+fn send(ctx: &mut SwitchCtx, p: &PacketIn, actions: &[Action]) {
     ctx.send_packet_out(&PacketOut::of_packet_in(p, actions));
 }
 

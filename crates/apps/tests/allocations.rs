@@ -17,7 +17,8 @@ use apps::devices::table::{AttachmentPoint, Host, HostTable, Limits};
 use apps::devices::{DeviceManager, Devices};
 use apps::topology::lldp::{self, DiscoveryKey};
 use apps::topology::{Topology, TopologyEvent};
-use controller::dispatch::Pipeline;
+use controller::driver::Driver;
+use controller::host::AppHost;
 use controller::info::SwitchInfo;
 use controller::services::Services;
 use openflow::{MacAddr, Version};
@@ -134,10 +135,10 @@ fn the_device_app_learns_a_known_host_without_allocating() {
     });
     let mut services = Services::new();
     services.provide(topology, "test").unwrap();
-    let p = Pipeline::build(vec![Box::new(DeviceManager::default())], services).unwrap();
+    let p = AppHost::build(vec![Box::new(DeviceManager::default())], services).unwrap();
     let devices = p.services().require::<Devices>("test").unwrap();
-    let mut sw = p.new_switch(SwitchInfo {
-        dpid: 1,
+    let mut sw = p.dispatcher.new_switch(SwitchInfo {
+        dpid: openflow::Dpid(1),
         version: Version::V1_3,
         n_buffers: 0,
         n_tables: 1,
@@ -146,7 +147,7 @@ fn the_device_app_learns_a_known_host_without_allocating() {
         peer: ([127, 0, 0, 1], 1).into(),
     });
     let (mut out, t0) = (Vec::with_capacity(4096), Instant::now());
-    p.switch_added(&mut sw, &mut out, t0);
+    p.dispatcher.switch_added(&mut sw, &mut out, t0);
     let (h1, h2) = (frames::mac(1), frames::mac(2));
     let edge = [
         frames::packet_in(
@@ -172,16 +173,16 @@ fn the_device_app_learns_a_known_host_without_allocating() {
         &frames::ipv4(h2, h1, frames::v4(2), frames::v4(1)),
     );
     for m in &edge {
-        p.handle(&mut sw, m, &mut out, t0);
+        p.dispatcher.handle(&mut sw, m, &mut out, t0);
     }
-    p.global_tick(t0); // starts the timers' clock (once, allocating)
+    p.dispatcher.global_tick(t0); // starts the timers' clock (once, allocating)
     let info = allocation_counter::measure(|| {
         for i in 0..100 {
             let now = t0 + Duration::from_millis(i);
             for m in edge.iter().chain([&link]) {
-                p.handle(&mut sw, m, &mut out, now);
+                p.dispatcher.handle(&mut sw, m, &mut out, now);
             }
-            assert!(p.global_tick(now).is_some());
+            assert!(p.dispatcher.global_tick(now).is_some());
         }
     });
     assert_eq!(
@@ -202,7 +203,7 @@ fn the_default_set_floods_from_known_hosts_without_allocating() {
         .iter()
         .map(|a| apps::by_name(a, &toml::Table::new()).unwrap())
         .collect();
-    let p = Pipeline::build(apps, Services::new()).unwrap();
+    let p = AppHost::build(apps, Services::new()).unwrap();
     let t0 = Instant::now();
     let port = |dpid: u64, n: u32| controller::info::PortInfo {
         port_no: n,
@@ -214,8 +215,8 @@ fn the_default_set_floods_from_known_hosts_without_allocating() {
     let mut out = Vec::with_capacity(1 << 16);
     let mut switches: Vec<_> = (1..=16u64)
         .map(|dpid| {
-            let mut sw = p.new_switch(SwitchInfo {
-                dpid,
+            let mut sw = p.dispatcher.new_switch(SwitchInfo {
+                dpid: openflow::Dpid(dpid),
                 version: Version::V1_0,
                 n_buffers: 0,
                 n_tables: 1,
@@ -223,7 +224,7 @@ fn the_default_set_floods_from_known_hosts_without_allocating() {
                 ports: (1..=4).map(|n| port(dpid, n)).collect(),
                 peer: ([127, 0, 0, 1], 1).into(),
             });
-            p.switch_added(&mut sw, &mut out, t0);
+            p.dispatcher.switch_added(&mut sw, &mut out, t0);
             sw
         })
         .collect();
@@ -245,7 +246,7 @@ fn the_default_set_floods_from_known_hosts_without_allocating() {
         let mut sent = 0;
         for (s, m) in &messages {
             out.clear();
-            p.handle(&mut switches[*s], m, out, now);
+            p.dispatcher.handle(&mut switches[*s], m, &mut *out, now);
             sent += usize::from(!out.is_empty());
         }
         sent

@@ -142,14 +142,14 @@ impl App for Prober {
             *runs += 1;
             for p in ctx.info().ports.iter().filter(|p| p.is_up()) {
                 let out = [Action::output(PortNo::Physical(p.port_no))];
-                let data = probe(ctx.dpid(), p.port_no, "probe");
+                let data = probe(ctx.dpid().0, p.port_no, "probe");
                 ctx.send_packet_out(&PacketOut::unbuffered(&data, PortNo::Controller, &out));
             }
         });
         b.every_global(S / 2, |_, switches: &Switches, _| {
             for d in switches.dpids() {
                 let out = [Action::output(PortNo::Physical(1))];
-                let data = probe(d, 1, "global");
+                let data = probe(d.0, 1, "global");
                 let po = PacketOut::unbuffered(&data, PortNo::Controller, &out);
                 switches.send_packet_out(d, &po).unwrap();
             }

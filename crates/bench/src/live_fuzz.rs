@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use openflow::{frame_len, of10, of13, Message, Version};
+use openflow::{frame_len, msg_type, of10, of13, Message, Version};
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use serde::Serialize;
@@ -481,13 +481,13 @@ fn echo(s: &mut Conn, version: Version, within: Duration) -> Result<Duration, St
         while let Ok(Some(len)) = frame_len(&inbuf[used..]) {
             let f = &inbuf[used..used + len];
             used += len;
-            if f[1] == 3 && u32::from_be_bytes([f[4], f[5], f[6], f[7]]) == xid {
+            if f[1] == msg_type::ECHO_REPLY && u32::from_be_bytes([f[4], f[5], f[6], f[7]]) == xid {
                 return Ok(start.elapsed());
             }
-            if f[1] == 2 {
+            if f[1] == msg_type::ECHO_REQUEST {
                 // The controller's keepalive: answered.
                 let mut reply = f.to_vec();
-                reply[1] = 3;
+                reply[1] = msg_type::ECHO_REPLY;
                 let _ = s.write_all(&reply);
             }
         }

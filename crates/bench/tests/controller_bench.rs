@@ -289,7 +289,7 @@ fn the_plain_run_responder_answers() {
 #[test]
 fn against_the_pharos_learning_switch() {
     use controller::controller::Controller;
-    use controller::dispatch::Pipeline;
+    use controller::host::AppHost;
     use controller::services::Services;
 
     let config = controller::config::Config {
@@ -298,8 +298,8 @@ fn against_the_pharos_learning_switch() {
         ..controller::config::Config::default()
     };
     let app = apps::by_name("learning_switch", &toml::Table::new()).unwrap();
-    let pipeline = Arc::new(Pipeline::build(vec![app], Services::new()).unwrap());
-    let handle = Controller::start(&config.net(), pipeline).unwrap();
+    let pipeline = Arc::new(AppHost::build(vec![app], Services::new()).unwrap());
+    let handle = Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher)).unwrap();
     let addr = handle.local_addrs()[0];
     for version in [Version::V1_0, Version::V1_3] {
         let report = run(&config_for_pharos(addr, version));
@@ -453,7 +453,7 @@ fn a_flood_in_alternate_loops_runs_only_in_its_loops_and_is_paired() {
 fn a_wired_tree_is_discovered_by_pharos_with_its_hosts() {
     use bench::topo::Shape;
     use controller::controller::Controller;
-    use controller::dispatch::Pipeline;
+    use controller::host::AppHost;
     use controller::services::Services;
 
     let ctl_config = controller::config::Config {
@@ -465,8 +465,8 @@ fn a_wired_tree_is_discovered_by_pharos_with_its_hosts() {
         .iter()
         .map(|n| apps::by_name(n, &toml::Table::new()).unwrap())
         .collect();
-    let pipeline = Arc::new(Pipeline::build(apps, Services::new()).unwrap());
-    let handle = Controller::start(&ctl_config.net(), pipeline.clone()).unwrap();
+    let pipeline = Arc::new(AppHost::build(apps, Services::new()).unwrap());
+    let handle = Controller::start(&ctl_config.net(), Arc::clone(&pipeline.dispatcher)).unwrap();
     let addr = handle.local_addrs()[0];
     let cfg = ControllerBenchConfig {
         switches: 13,

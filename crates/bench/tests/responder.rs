@@ -28,7 +28,9 @@ impl Client {
             buf: Vec::new(),
         };
         let v = version.wire();
-        c.stream.write_all(&[v, 0, 0, 8, 0, 0, 0, 1]).unwrap();
+        c.stream
+            .write_all(&[v, openflow::msg_type::HELLO, 0, 8, 0, 0, 0, 1])
+            .unwrap();
         // Its HELLO, then a FEATURES_REQUEST in our version (no reply needed).
         assert_eq!(c.next().1.type_name(), "HELLO");
         let (_, m) = c.next();

@@ -15,7 +15,7 @@ use bench::{
     run_controller_bench, run_responder_with, Answer, BenchReport, ControllerBenchConfig, Counting,
     ResponderHandle, ResponderOptions,
 };
-use openflow::{frame_len, of10, of13, MacAddr, Message, Version};
+use openflow::{frame_len, msg_type, of10, of13, MacAddr, Message, Version};
 
 fn unbounded(addr: SocketAddr, version: Version) -> ControllerBenchConfig {
     ControllerBenchConfig {
@@ -240,9 +240,9 @@ fn record(stream: TcpStream, version: Version, seen: &Mutex<Seen>, stop: &Atomic
         .unwrap();
     // HELLO (no elements) and FEATURES_REQUEST, headers alone.
     let v = version.wire();
-    stream
-        .write_all(&[v, 0, 0, 8, 0, 0, 0, 1, v, 5, 0, 8, 0, 0, 0, 2])
-        .unwrap();
+    let hello = [v, msg_type::HELLO, 0, 8, 0, 0, 0, 1];
+    let features = [v, msg_type::FEATURES_REQUEST, 0, 8, 0, 0, 0, 2];
+    stream.write_all(&[hello, features].concat()).unwrap();
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     while !stop.load(Ordering::SeqCst) {
@@ -257,11 +257,11 @@ fn record(stream: TcpStream, version: Version, seen: &Mutex<Seen>, stop: &Atomic
             let frame = &buf[at..at + len];
             at += len;
             let mut s = seen.lock().unwrap();
-            if frame[1] == 2 {
+            if frame[1] == msg_type::ECHO_REQUEST {
                 // ECHO_REQUEST: the same bytes back as an ECHO_REPLY.
                 s.echoed = true;
                 let mut reply = frame.to_vec();
-                reply[1] = 3;
+                reply[1] = msg_type::ECHO_REPLY;
                 stream.write_all(&reply).unwrap();
                 continue;
             }

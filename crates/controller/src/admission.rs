@@ -31,11 +31,11 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use tracing::{debug, info, warn};
 
-use crate::counters::{lock, AdmissionSnapshot, Published};
+use crate::command::{Control, DpidRegistry, NewSwitch, WorkerHandle};
+use crate::counters::{AdmissionSnapshot, Published};
 use crate::handshake::{Established, Handshake, HandshakeConfig, Progress};
-use crate::info::Dpid;
+use crate::sync::lock;
 use crate::tls::{refusal, Stream};
-use crate::worker::{Command, DpidRegistry, NewSwitch, WorkerHandle};
 
 /// Makes the calling thread (admission's) `SCHED_BATCH`: the scheduler then never lets
 /// its wake-ups preempt a running thread, so a worker that shares its core runs out its
@@ -760,8 +760,8 @@ impl Admission {
         let mut reg = lock(&self.registry);
         let worker = match reg.get(&dpid) {
             Some(&(w, old)) => {
-                info!(dpid = %Dpid(dpid), peer = %p.peer, "a new connection replaces the switch's old one");
-                self.workers[w].send(Command::Close {
+                info!(dpid = %dpid, peer = %p.peer, "a new connection replaces the switch's old one");
+                self.workers[w].control(Control::Close {
                     uid: old,
                     reason: "replaced",
                 });
@@ -774,15 +774,15 @@ impl Admission {
         lock(&self.counters).established += 1;
         match p.stream.tls_summary() {
             Some(tls) => {
-                debug!(dpid = %Dpid(dpid), peer = %p.peer, worker, version = %info.version, tls, "handshake done")
+                debug!(dpid = %dpid, peer = %p.peer, worker, version = %info.version, tls, "handshake done")
             }
             None => {
-                debug!(dpid = %Dpid(dpid), peer = %p.peer, worker, version = %info.version, "handshake done")
+                debug!(dpid = %dpid, peer = %p.peer, worker, version = %info.version, "handshake done")
             }
         }
         let w = &self.workers[worker];
         w.load.fetch_add(1, Ordering::Relaxed);
-        let sent = w.send(Command::Add(Box::new(NewSwitch {
+        let sent = w.control(Control::Add(Box::new(NewSwitch {
             uid,
             stream: p.stream,
             info,
@@ -792,7 +792,7 @@ impl Admission {
         })));
         if !sent {
             w.load.fetch_sub(1, Ordering::Relaxed);
-            warn!(dpid = %Dpid(dpid), worker, "worker gone; switch dropped");
+            warn!(dpid = %dpid, worker, "worker gone; switch dropped");
         }
     }
 

@@ -1,10 +1,14 @@
-//! What an app author writes: a type implementing [`App`], which registers handlers on
-//! a [`Builder`] and sends through a [`SwitchCtx`].
+//! # The app API: what an app author writes and everything it uses
+//!
+//! An app is a type implementing [`App`], which registers handlers on a [`Builder`] and
+//! sends through a [`SwitchCtx`]. This module is the one an app imports: besides its own
+//! types it re-exports what handlers meet (the switch's [`SwitchInfo`] and ports, the
+//! [`Switches`] directory, services, events, replies, cookies, adoption), so an app's
+//! `use` lines name `controller::app` and nothing else of the core.
 //!
 //! ```
-//! use controller::app::{App, Builder, Flow, Order, SwitchCtx};
+//! use controller::app::{App, Builder, Flow, Order, PacketIn, SwitchCtx};
 //! use openflow::model::{Action, PacketOut, PortNo};
-//! use openflow::view::PacketIn;
 //!
 //! /// Floods every packet (the whole of a hub).
 //! struct Flooder;
@@ -18,7 +22,7 @@
 //! }
 //!
 //! impl Flooder {
-//!     fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut (), p: &PacketIn<&[u8]>) -> Flow {
+//!     fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut (), p: &PacketIn) -> Flow {
 //!         // From the switch's buffer if it kept the packet, else its bytes.
 //!         ctx.send_packet_out(&PacketOut::of_packet_in(p, &[Action::output(PortNo::Flood)]));
 //!         Flow::Stop
@@ -64,7 +68,7 @@
 //! pipeline knows from these (and from [`Builder::subscribe`]) which app depends on
 //! which, so an app whose services running apps use is not stopped from under them.
 //! Apps are started, stopped, restarted and re-ordered while switches are connected:
-//! see [`crate::lifecycle`]. An app restarted gets fresh per-switch state, and its
+//! see [`crate::host`]. An app restarted gets fresh per-switch state, and its
 //! initializers run again on every switch.
 //!
 //! ## Timers
@@ -79,9 +83,7 @@
 //!
 //! ```
 //! use std::time::{Duration, Instant};
-//! use controller::app::{App, Builder, SwitchCtx};
-//! use controller::info::{PortInfo, PortReason};
-//! use controller::switches::Switches;
+//! use controller::app::{App, Builder, PortInfo, PortReason, SwitchCtx, Switches};
 //!
 //! #[derive(Default)]
 //! struct Probe;
@@ -104,21 +106,30 @@
 //! ```
 
 use std::any::{type_name, Any, TypeId};
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-use openflow::model::{EncodedActions, FlowMod, PacketOut};
-use openflow::view::PacketIn;
-use openflow::{EncodeError, Message, Version};
+use openflow::{Message, Version};
 
-use crate::dispatch::{PipelineCounters, Registry};
-use crate::events::{AppGuard, Publisher};
-use crate::info::{PortInfo, PortReason, SwitchInfo};
-use crate::requests::{Reply, Requests};
-use crate::services::{Services, StartError};
-use crate::switches::Switches;
+use crate::counters::AppCounter;
+use crate::ctx::Callback;
+use crate::handlers::{
+    AdoptCall, Fill, GlobalCall, Handler, MessageCall, PacketInCall, PortStatusCall, PrefetchCall,
+    Registry, RemovedCall, Slot, SwitchCall, Unsubscribe,
+};
 use crate::timers::Period;
+
+pub use crate::cookie::{app_tag, tag_of, with_tag, OWN_MASK, TAG_MASK};
+pub use crate::counters::Counter;
+pub use crate::ctx::{AppSwitches, SwitchCtx};
+pub use crate::events::{AppGuard, Publisher, Subscribers};
+pub use crate::handlers::{AnyApp, Flow, MessageKind, Order, Phase};
+pub use crate::info::{Dpid, PortInfo, PortReason, SwitchInfo};
+pub use crate::packet_in::PacketIn;
+pub use crate::reconcile::{has_table_miss, is_table_miss, keep_if_outputs_up, Adopt};
+pub use crate::requests::{Reply, ReplyFn};
+pub use crate::services::{Services, StartError};
+pub use crate::switches::{SendError, SwitchEvent, Switches};
 
 /// One app: a type with handlers, per-switch state, and optionally services.
 ///
@@ -139,7 +150,7 @@ pub trait App: Send + Sync + 'static {
         Self: Sized;
 
     /// Runs when the app starts: at start-up after every app is built, in app order,
-    /// and again each time it is started at run time ([`crate::lifecycle`]); may use
+    /// and again each time it is started at run time ([`crate::host`]); may use
     /// services. Its [`Required`] handles are filled and its subscriptions made before.
     fn start(&self, services: &Services) -> Result<(), StartError> {
         let _ = services;
@@ -152,169 +163,20 @@ pub trait App: Send + Sync + 'static {
     fn stop(&self) {}
 }
 
-/// When a handler runs, coarsely: the bands of ONOS's packet processors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Phase {
-    /// Before the deciding apps: annotate, filter, drop (firewalls, ARP proxies).
-    Advise,
-    /// The apps that decide what happens to the packet (forwarding).
-    Direct,
-    /// After everything: statistics, logging. Always runs; cannot stop.
-    Observe,
-}
-
-/// When a handler runs: a phase, then a number within it (lower first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Order {
-    /// The band.
-    pub phase: Phase,
-    /// Position within the band, lower first.
-    pub number: i32,
-}
-
-impl Order {
-    /// In the advise phase.
-    pub const fn advise(number: i32) -> Order {
-        Order {
-            phase: Phase::Advise,
-            number,
-        }
-    }
-
-    /// In the direct phase.
-    pub const fn direct(number: i32) -> Order {
-        Order {
-            phase: Phase::Direct,
-            number,
-        }
-    }
-
-    /// In the observe phase.
-    pub const fn observe(number: i32) -> Order {
-        Order {
-            phase: Phase::Observe,
-            number,
-        }
-    }
-}
-
-/// `direct:10`, `advise:-5`, `observe:0`: how configuration, the REST API and
-/// `pharos ctl` write an order.
-impl std::fmt::Display for Order {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let phase = match self.phase {
-            Phase::Advise => "advise",
-            Phase::Direct => "direct",
-            Phase::Observe => "observe",
-        };
-        write!(f, "{phase}:{}", self.number)
-    }
-}
-
-impl std::str::FromStr for Order {
-    type Err = String;
-
-    /// `PHASE:NUMBER` (`direct:10`), or a phase alone (number 0).
-    fn from_str(s: &str) -> Result<Order, String> {
-        let (phase, number) = s.split_once(':').unwrap_or((s, "0"));
-        let number: i32 = number
-            .trim()
-            .parse()
-            .map_err(|_| format!("bad order {s:?}: the number after ':' must be an integer"))?;
-        match phase.trim() {
-            "advise" => Ok(Order::advise(number)),
-            "direct" => Ok(Order::direct(number)),
-            "observe" => Ok(Order::observe(number)),
-            _ => Err(format!(
-                "bad order {s:?}: the phase must be advise, direct or observe (direct:10)"
-            )),
-        }
-    }
-}
-
-/// What a handler tells the dispatcher (Floodlight's `Command`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Flow {
-    /// Let later handlers see the message.
-    Continue,
-    /// The message is dealt with: no later `Advise`/`Direct` handler sees it.
-    Stop,
-}
-
-/// The kinds of message a switch sends that apps can handle with
-/// [`Builder::on_message`] (PACKET_IN has its own zero-copy path,
-/// [`Builder::on_packet_in`]; echo is answered by the connection).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MessageKind {
-    /// ERROR not answering a request of ours.
-    Error,
-    /// 1.0 VENDOR, 1.3 EXPERIMENTER.
-    Experimenter,
-    /// FEATURES_REPLY.
-    FeaturesReply,
-    /// GET_CONFIG_REPLY.
-    GetConfigReply,
-    /// FLOW_REMOVED.
-    FlowRemoved,
-    /// PORT_STATUS.
-    PortStatus,
-    /// 1.0 STATS_REPLY, 1.3 MULTIPART_REPLY.
-    MultipartReply,
-    /// BARRIER_REPLY.
-    BarrierReply,
-    /// QUEUE_GET_CONFIG_REPLY.
-    QueueGetConfigReply,
-    /// ROLE_REPLY (1.3).
-    RoleReply,
-    /// GET_ASYNC_REPLY (1.3).
-    GetAsyncReply,
-    /// Anything else a switch sends (HELLO after the handshake, a controller-to-switch
-    /// type, an unknown type).
-    Other,
-}
-
-impl MessageKind {
-    /// The kind of a message of wire type `msg_type` in `version`; `None` for
-    /// PACKET_IN, which has its own path.
-    pub fn from_wire(version: Version, msg_type: u8) -> Option<MessageKind> {
-        use MessageKind::*;
-        Some(match (version, msg_type) {
-            (_, 10) => return None,
-            (_, 1) => Error,
-            (_, 4) => Experimenter,
-            (_, 6) => FeaturesReply,
-            (_, 8) => GetConfigReply,
-            (_, 11) => FlowRemoved,
-            (_, 12) => PortStatus,
-            (Version::V1_0, 17) | (Version::V1_3, 19) => MultipartReply,
-            (Version::V1_0, 19) | (Version::V1_3, 21) => BarrierReply,
-            (Version::V1_0, 21) | (Version::V1_3, 23) => QueueGetConfigReply,
-            (Version::V1_3, 25) => RoleReply,
-            (Version::V1_3, 27) => GetAsyncReply,
-            _ => Other,
-        })
-    }
-}
-
 /// A PACKET_IN handler.
-pub type PacketInFn<A> =
-    fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &PacketIn<&[u8]>) -> Flow;
+pub type PacketInFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &PacketIn<'_>) -> Flow;
 /// A PACKET_IN prefetch hint ([`Builder::prefetch_packet_in`]).
-pub type PrefetchFn<A> = fn(&A, &<A as App>::State, &PacketIn<&[u8]>);
+pub type PrefetchFn<A> = fn(&A, &<A as App>::State, &PacketIn<'_>);
 /// A PACKET_IN observer.
-pub type ObserveFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &PacketIn<&[u8]>);
+pub type ObserveFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &PacketIn<'_>);
 /// A handler of decoded messages of one [`MessageKind`].
 pub type MessageFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &Message) -> Flow;
 /// A switch initializer or switch-added listener.
 pub type SwitchFn<A> = fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State);
 /// An adopt hook ([`Builder::on_adopt`]): keeps or deletes a flow of the app's found
 /// on a switch that connects.
-pub type AdoptFn<A> = fn(
-    &A,
-    &mut SwitchCtx<'_>,
-    &mut <A as App>::State,
-    &openflow::ofctl::FlowEntry,
-) -> crate::reconcile::Adopt;
+pub type AdoptFn<A> =
+    fn(&A, &mut SwitchCtx<'_>, &mut <A as App>::State, &openflow::ofctl::FlowEntry) -> Adopt;
 /// A switch-removed listener: gets the app's state for the switch, by value.
 pub type RemovedFn<A> = fn(&A, &SwitchInfo, <A as App>::State);
 /// A PORT_STATUS handler: what happened, and the port (as it is now, or as it was when
@@ -325,15 +187,11 @@ pub type PortStatusFn<A> =
 pub type GlobalTimerFn<A> = fn(&A, &Switches, Instant);
 /// A subscriber to a service's events ([`Builder::subscribe`]).
 pub type EventFn<A, E> = fn(&A, &E);
-/// Ends one subscription (what a [`Subscribe`] returns).
-pub(crate) type Unsubscribe = Box<dyn FnOnce() + Send + Sync>;
 /// A subscription waiting for the services: made with the app (weakly held: the
 /// service's list must not keep the app alive) under the guard of this start of the
 /// app, each time the app starts; what it returns ends it when the app stops.
 pub(crate) type Subscribe<A> =
     Box<dyn Fn(Weak<A>, &Services, &AppGuard) -> Result<Unsubscribe, StartError> + Send + Sync>;
-/// Fills a [`Required`] handle from the services, before the app starts.
-pub(crate) type Fill = Box<dyn Fn(&Services) -> Result<(), StartError> + Send + Sync>;
 
 /// A service an app declared in [`Builder::require`]: usable in every handler, as
 /// `&T` (it derefs), from the app's start on. No `OnceLock` in the app and no "not
@@ -554,8 +412,8 @@ impl<A: App> Builder<A> {
     /// are written, runs these in app order. For an app that does a turn's work at once
     /// (a batch: one call into a WebAssembly guest for a turn's PACKET_INs, say): what it
     /// sends here goes out after the answers to that turn's messages. A switch driven by
-    /// hand ([`crate::dispatch::Pipeline::handle`]) ends its turns with
-    /// [`crate::dispatch::Pipeline::turn_end`].
+    /// hand ([`crate::dispatch::Dispatcher::handle`]) ends its turns with
+    /// [`crate::dispatch::Dispatcher::turn_end`].
     pub fn on_turn_end(&mut self, f: SwitchFn<A>) -> &mut Self {
         self.turn_end.push(f);
         self
@@ -672,63 +530,114 @@ impl<A: App> Builder<A> {
         }
         self
     }
+
+    /// Erases the handlers of app `index` (the app `app`) and adds them to `reg`.
+    pub(crate) fn into_registry(
+        self,
+        app: Arc<A>,
+        index: usize,
+        reg: &mut Registry,
+    ) -> Result<(), StartError> {
+        let b = self;
+        if let Some(e) = b.service_error {
+            return Err(e);
+        }
+        for subscribe in b.subscriptions {
+            let weak = Arc::downgrade(&app);
+            reg.subscriptions.push(Box::new(move |services, guard| {
+                subscribe(Weak::clone(&weak), services, guard)
+            }));
+        }
+        reg.requires.extend(b.requires);
+        reg.fills.extend(b.fills);
+        reg.counters.extend(b.counters);
+        for (order, h) in b.packet_in {
+            let a = Arc::clone(&app);
+            let call: PacketInCall = match h {
+                PacketInHandler::Handle(f) => {
+                    Arc::new(move |ctx, s, p| f(&a, ctx, slot::<A>(s), p))
+                }
+                PacketInHandler::Observe(f) => Arc::new(move |ctx, s, p| {
+                    f(&a, ctx, slot::<A>(s), p);
+                    Flow::Continue
+                }),
+            };
+            reg.packet_in.push(Handler::new(index, order, call));
+        }
+        for f in b.prefetch {
+            let a = Arc::clone(&app);
+            let call: PrefetchCall = Arc::new(move |s, p| {
+                if let Some(s) = s.get::<A::State>() {
+                    f(&a, s, p)
+                }
+            });
+            reg.prefetch.push((index, call));
+        }
+        for (kind, order, f) in b.messages {
+            let a = Arc::clone(&app);
+            let call: MessageCall = Arc::new(move |ctx, s, m| f(&a, ctx, slot::<A>(s), m));
+            reg.messages.push((kind, Handler::new(index, order, call)));
+        }
+        for (list, fs) in [
+            (&mut reg.initialize, b.initialize),
+            (&mut reg.switch_added, b.switch_added),
+            (&mut reg.turn_end, b.turn_end),
+        ] {
+            for f in fs {
+                let a = Arc::clone(&app);
+                let call: SwitchCall = Arc::new(move |ctx, s| f(&a, ctx, slot::<A>(s)));
+                list.push(Handler::new(index, Order::direct(0), call));
+            }
+        }
+        for f in b.port_status {
+            let a = Arc::clone(&app);
+            let call: PortStatusCall =
+                Arc::new(move |ctx, s, reason, port| f(&a, ctx, slot::<A>(s), reason, port));
+            reg.port_status
+                .push(Handler::new(index, Order::direct(0), call));
+        }
+        for (period, f) in b.timers {
+            let a = Arc::clone(&app);
+            let call: SwitchCall = Arc::new(move |ctx, s| f(&a, ctx, slot::<A>(s)));
+            let order = Order::direct(0);
+            reg.timers.push((period, Handler::new(index, order, call)));
+        }
+        for (period, f) in b.global_timers {
+            let a = Arc::clone(&app);
+            let call: GlobalCall = Arc::new(move |switches, now| f(&a, switches, now));
+            let order = Order::direct(0);
+            reg.global_timers
+                .push((period, Handler::new(index, order, call)));
+        }
+        if let Some(f) = b.adopt {
+            let a = Arc::clone(&app);
+            let call: AdoptCall = Arc::new(move |ctx, s, e| f(&a, ctx, slot::<A>(s), e));
+            reg.adopt.push(Handler::new(index, Order::direct(0), call));
+        }
+        if let Some(f) = b.switch_removed {
+            let a = Arc::clone(&app);
+            let call: RemovedCall =
+                Arc::new(move |info, s: Slot| match s.state.downcast::<A::State>() {
+                    Ok(state) => f(&a, info, *state),
+                    Err(_) => state_type_mismatch(App::name(&*a)),
+                });
+            reg.switch_removed
+                .push(Handler::new(index, Order::direct(0), call));
+        }
+        reg.services.merge(b.services)
+    }
 }
 
-/// A count an app publishes ([`Builder::counter`]): cheap to clone (clones count
-/// together), added to from any thread with relaxed atomics. For events, not for every
-/// packet of a busy switch: every worker adds to the same cache line.
-#[derive(Debug, Clone, Default)]
-pub struct Counter(Arc<AtomicU64>);
-
-impl Counter {
-    /// A counter at 0.
-    pub fn new() -> Counter {
-        Counter::default()
-    }
-
-    /// Adds one.
-    #[inline]
-    pub fn inc(&self) {
-        self.add(1)
-    }
-
-    /// Adds `n`.
-    #[inline]
-    pub fn add(&self, n: u64) {
-        self.0.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// The count now.
-    pub fn get(&self) -> u64 {
-        self.0.load(std::sync::atomic::Ordering::Relaxed)
-    }
+fn slot<A: App>(s: &mut Slot) -> &mut A::State {
+    // Slots are created by the app's own `new_state`, at the app's index: the types
+    // always agree.
+    s.get_mut::<A::State>()
+        .expect("a state slot holds its app's State type")
 }
 
-/// A counter an app published, as the pipeline lists it.
-#[derive(Debug, Clone)]
-pub(crate) struct AppCounter {
-    pub(crate) name: &'static str,
-    pub(crate) help: &'static str,
-    pub(crate) counter: Counter,
-}
-
-/// An app with its type erased, as the pipeline holds it: every [`App`] is one.
-/// Configuration and `pharos run --apps` hand these to [`crate::dispatch::Pipeline::build`].
-pub trait AnyApp: Send + Sync + 'static {
-    // The methods are named apart from App's, so a file that imports both traits can
-    // still call `self.name()` on an app without ambiguity.
-    /// [`App::name`].
-    fn app_name(&self) -> &'static str;
-    /// [`App::start`].
-    fn start_app(&self, services: &Services) -> Result<(), StartError>;
-    /// [`App::stop`].
-    fn stop_app(&self);
-    /// A fresh per-switch state.
-    fn new_state(&self) -> Box<dyn Any + Send>;
-    /// The app itself, for request callbacks to find their `&A`.
-    fn as_any(&self) -> &dyn Any;
-    /// Runs [`App::build`] and registers the handlers under app number `index`.
-    fn register(self: Arc<Self>, index: usize, registry: &mut Registry) -> Result<(), StartError>;
+#[cold]
+fn state_type_mismatch(app: &str) {
+    tracing::error!(app, "a state slot held another type; state dropped");
 }
 
 impl<A: App> AnyApp for A {
@@ -756,132 +665,11 @@ impl<A: App> AnyApp for A {
         let name = App::name(&*self);
         let mut b = Builder::<A>::new(name);
         self.build(&mut b);
-        registry.add(self, index, b)
+        b.into_registry(self, index, registry)
     }
 }
 
-/// What a handler may do to the switch it runs for.
-pub struct SwitchCtx<'a> {
-    pub(crate) info: &'a SwitchInfo,
-    pub(crate) out: &'a mut Vec<u8>,
-    pub(crate) requests: &'a mut Requests,
-    pub(crate) counters: &'a PipelineCounters,
-    pub(crate) switches: &'a Switches,
-    pub(crate) now: Instant,
-    /// The app whose handler is running (requests are tagged with it).
-    pub(crate) app: usize,
-    pub(crate) app_name: &'static str,
-    /// The running app's cookie tag, stamped on its FLOW_MODs ([`crate::cookie`]).
-    pub(crate) tag: u16,
-    /// While initializers run: the flows found on the switch and kept by their apps
-    /// ([`crate::reconcile`]); `None` when the switch's table is not known.
-    pub(crate) adopted: Option<&'a [openflow::ofctl::FlowEntry]>,
-}
-
-/// A request's callback, type-erased: `(app, ctx, state, reply)`.
-pub(crate) type Callback =
-    Box<dyn FnOnce(&dyn Any, &mut SwitchCtx<'_>, &mut (dyn Any + Send), Reply) + Send>;
-
-impl<'a> SwitchCtx<'a> {
-    /// The switch, ports current. Borrowed for the whole handler, not from `self`, so
-    /// a handler can send while it walks the ports:
-    /// `for p in &ctx.info().ports { ctx.send_packet_out(..); }`.
-    pub fn info(&self) -> &'a SwitchInfo {
-        self.info
-    }
-
-    /// The switch's datapath id.
-    pub fn dpid(&self) -> u64 {
-        self.info.dpid
-    }
-
-    /// The switch's negotiated version.
-    pub fn version(&self) -> Version {
-        self.info.version
-    }
-
-    /// The time the worker passed in for this message.
-    pub fn now(&self) -> Instant {
-        self.now
-    }
-
-    /// Every connected switch: send to any of them, look them up (the core's
-    /// [`Switches`] service, the same one `services.require::<Switches>` gives).
-    /// Sends from it carry the app's cookie tag like the ctx's own ([`crate::cookie`]).
-    pub fn switches(&self) -> crate::cookie::AppSwitches<'a> {
-        crate::cookie::AppSwitches::new(self.switches, self.tag)
-    }
-
-    /// In an initializer: the flows the switch had when it connected that their apps
-    /// kept (every app's, see [`crate::reconcile`]), so that an app installs only what
-    /// is missing (the table-miss entry: [`crate::reconcile::has_table_miss`]). `None`
-    /// when the switch's table is not known (it did not answer FLOW_STATS) and outside
-    /// initializers.
-    pub fn adopted(&self) -> Option<&'a [openflow::ofctl::FlowEntry]> {
-        self.adopted
-    }
-
-    /// Sends a version-neutral FLOW_MOD; returns its xid, or `None` when it could not
-    /// be encoded for this switch (logged and counted).
-    pub fn send_flow_mod(&mut self, fm: &FlowMod<'_>) -> Option<u32> {
-        let xid = self.requests.next_xid();
-        let at = self.out.len();
-        let r = fm.encode(self.info.version, xid, self.out);
-        if r.is_ok() {
-            crate::cookie::stamp(&mut self.out[at..], self.tag);
-        }
-        self.sent(r.map(|_| xid), "FLOW_MOD")
-    }
-
-    /// Sends a version-neutral PACKET_OUT; returns its xid, or `None` (logged, counted).
-    pub fn send_packet_out(&mut self, po: &PacketOut<'_>) -> Option<u32> {
-        let xid = self.requests.next_xid();
-        let r = po.encode(self.info.version, xid, self.out);
-        self.sent(r.map(|_| xid), "PACKET_OUT")
-    }
-
-    /// Sends a PACKET_OUT with actions encoded beforehand: `pre`'s but its action
-    /// number `skip`, then the PACKET_OUT's own ([`PacketOut::encode_with`]); returns
-    /// its xid, or `None` (logged, counted).
-    pub fn send_packet_out_with(
-        &mut self,
-        po: &PacketOut<'_>,
-        pre: &EncodedActions,
-        skip: Option<usize>,
-    ) -> Option<u32> {
-        let xid = self.requests.next_xid();
-        let r = po.encode_with(self.info.version, xid, pre, skip, self.out);
-        self.sent(r.map(|_| xid), "PACKET_OUT")
-    }
-
-    /// Sends any message of the switch's version; returns its xid, or `None` (logged,
-    /// counted) when the message is of another version or cannot be encoded.
-    pub fn send(&mut self, msg: &Message) -> Option<u32> {
-        let xid = self.requests.next_xid();
-        self.send_with_xid(msg, xid)
-    }
-
-    fn send_with_xid(&mut self, msg: &Message, xid: u32) -> Option<u32> {
-        if msg.version() != self.info.version {
-            self.counters.count_encode_error();
-            tracing::warn!(
-                app = self.app_name,
-                dpid = %Dpid(self.info.dpid),
-                message = msg.type_name(),
-                "not sent: an OpenFlow {} message to an OpenFlow {} switch",
-                msg.version(),
-                self.info.version
-            );
-            return None;
-        }
-        let at = self.out.len();
-        let r = msg.encode(xid, self.out);
-        if r.is_ok() {
-            crate::cookie::stamp(&mut self.out[at..], self.tag);
-        }
-        self.sent(r.map(|_| xid), msg.type_name())
-    }
-
+impl SwitchCtx<'_> {
     /// Sends `msg` and calls `callback` with the reply (all parts of a multipart
     /// reply, or the switch's ERROR), with [`Reply::TimedOut`] after `timeout`, or with
     /// [`Reply::SwitchGone`] if the switch leaves first, on this switch, with the app's
@@ -893,7 +681,7 @@ impl<'a> SwitchCtx<'a> {
         timeout: Duration,
         callback: impl FnOnce(&A, &mut SwitchCtx<'_>, &mut A::State, Reply) + Send + 'static,
     ) -> Option<u32> {
-        let xid = self.requests.next_xid();
+        let xid = self.next_xid();
         self.send_with_xid(msg, xid)?;
         let app_name = self.app_name;
         let erased: Callback = Box::new(move |app, ctx, state, reply| {
@@ -902,14 +690,13 @@ impl<'a> SwitchCtx<'a> {
                 _ => {
                     tracing::error!(
                         app = app_name,
-                        dpid = %Dpid(ctx.info.dpid),
+                        dpid = %ctx.dpid(),
                         "a request callback was registered for another app type; reply dropped"
                     );
                 }
             }
         });
-        self.requests
-            .insert(xid, self.app, self.now + timeout, erased);
+        self.pending(xid, timeout, erased);
         Some(xid)
     }
 
@@ -919,30 +706,10 @@ impl<'a> SwitchCtx<'a> {
         timeout: Duration,
         callback: impl FnOnce(&A, &mut SwitchCtx<'_>, &mut A::State, Reply) + Send + 'static,
     ) -> Option<u32> {
-        let msg = match self.info.version {
+        let msg = match self.version() {
             Version::V1_0 => Message::V10(openflow::of10::Message::BarrierRequest),
             Version::V1_3 => Message::V13(openflow::of13::Message::BarrierRequest),
         };
         self.request(&msg, timeout, callback)
     }
-
-    fn sent(&mut self, r: Result<u32, EncodeError>, what: &'static str) -> Option<u32> {
-        match r {
-            Ok(xid) => Some(xid),
-            Err(e) => {
-                self.counters.count_encode_error();
-                tracing::warn!(
-                    app = self.app_name,
-                    dpid = %Dpid(self.info.dpid),
-                    message = what,
-                    error = %e,
-                    "not sent: cannot encode for this switch"
-                );
-                None
-            }
-        }
-    }
 }
-
-/// The datapath-id type ([`crate::dpid::Dpid`]; one type wherever it is named).
-pub use crate::dpid::Dpid;

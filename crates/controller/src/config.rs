@@ -42,7 +42,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::conn::{BackpressureConfig, KeepaliveConfig};
 pub use crate::handshake::HandshakeConfig;
+pub use crate::tls::{ClientAuth, TlsSettings};
+pub use crate::units::{duration, seconds, whole_seconds};
 
 /// The controller's settings. `Config::default()` is what `pharos run` uses with no
 /// arguments.
@@ -282,46 +285,6 @@ impl fmt::Display for ListenEntry {
     }
 }
 
-/// The `tls` table of a `listen` entry: the controller's certificate and key, and the
-/// CA that signs the switches' certificates. Paths are relative to the working
-/// directory. The files are read at start-up: a missing, unreadable or malformed one
-/// stops it with the key and the file named.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TlsSettings {
-    /// The controller's certificate chain (PEM), leaf first.
-    pub cert: PathBuf,
-    /// The controller's private key (PEM: PKCS#8, PKCS#1 or SEC1).
-    pub key: PathBuf,
-    /// The CA certificate(s) (PEM) a switch's certificate must be signed by. Required
-    /// unless `client_auth = "none"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_ca: Option<PathBuf>,
-    /// `"required"` (the default): a switch must present a certificate signed by
-    /// `client_ca`. `"none"`: any peer that speaks TLS can connect as a switch, which
-    /// only encrypts the channel (unsafe: anyone who reaches the port controls what
-    /// the controller believes about the network).
-    #[serde(default, skip_serializing_if = "ClientAuth::is_required")]
-    pub client_auth: ClientAuth,
-}
-
-/// Whether switches must authenticate with a certificate ([`TlsSettings::client_auth`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ClientAuth {
-    /// A certificate signed by `client_ca` is required (mutual authentication).
-    #[default]
-    Required,
-    /// No client certificate is asked for (unsafe; see [`TlsSettings::client_auth`]).
-    None,
-}
-
-impl ClientAuth {
-    fn is_required(&self) -> bool {
-        *self == ClientAuth::Required
-    }
-}
-
 impl Serialize for ListenEntry {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
@@ -475,63 +438,6 @@ impl AppConfig {
         AppConfig {
             name: name.to_string(),
             params: toml::Table::new(),
-        }
-    }
-}
-
-/// Echo keepalive (as Ryu's `Datapath`): after `interval` of silence from a switch an
-/// ECHO_REQUEST goes out; a switch that leaves `max_unanswered` of them in a row
-/// unanswered is dead and disconnected.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct KeepaliveConfig {
-    /// Silence before an echo request is sent (and between unanswered ones).
-    #[serde(with = "duration")]
-    pub interval: Duration,
-    /// Echo requests left unanswered in a row before the switch is declared dead.
-    pub max_unanswered: u32,
-}
-
-impl Default for KeepaliveConfig {
-    fn default() -> KeepaliveConfig {
-        KeepaliveConfig {
-            interval: Duration::from_secs(5),
-            max_unanswered: 3,
-        }
-    }
-}
-
-/// Backpressure (Netty's writability, Beacon's blocking writes): a switch whose queued
-/// output passes `high_water` is no longer read (TCP then slows the switch down) until
-/// the queue drains to `low_water`; only a switch that takes no byte of its queue for
-/// `stall_timeout` is disconnected (`stalled`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct BackpressureConfig {
-    /// Queued bytes past which the switch is no longer read. 1 MiB: about 5,000
-    /// answers of a FLOW_MOD and a PACKET_OUT, which a live switch takes in milliseconds
-    /// (about 1 ms at 10 Gb/s, 8 ms at 1 Gb/s), so pausing costs it little; and 1,000
-    /// switches paused at once hold 1 GiB, not the hard cap each.
-    pub high_water: usize,
-    /// Queued bytes at or below which a paused switch is read again. A quarter of the
-    /// high-water mark: the kernel has room for a good batch again, and a switch
-    /// hovering at the mark does not flip between paused and read every turn.
-    pub low_water: usize,
-    /// Time a switch may leave its queue untouched (not one byte taken) before it is
-    /// disconnected as `stalled`. 30 s: far longer than any live switch needs to take a
-    /// byte (a busy one takes some every few milliseconds), short enough that a dead one
-    /// does not hold its queue for minutes. Echo keepalive cannot tell, as the switch
-    /// is not read while paused.
-    #[serde(with = "duration")]
-    pub stall_timeout: Duration,
-}
-
-impl Default for BackpressureConfig {
-    fn default() -> BackpressureConfig {
-        BackpressureConfig {
-            high_water: 1 << 20,
-            low_water: 256 << 10,
-            stall_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -1096,130 +1002,6 @@ mod handshake_table {
             barrier: t.barrier,
             read_flows: t.read_flows,
         })
-    }
-}
-
-/// Durations as strings with a unit: `"250ms"`, `"5s"`, `"1m"`, `"1h"`.
-pub mod duration {
-    use std::time::Duration;
-
-    use serde::{de, Deserialize, Deserializer, Serializer};
-
-    /// The reason given for a value that is not a duration.
-    fn expected(value: &str) -> String {
-        format!("invalid duration {value}: expected e.g. \"5s\" or \"500ms\" (units: ms, s, m, h)")
-    }
-
-    /// Parses `"250ms"`, `"5s"`, `"1m"`, `"1h"` (a whole number, then a unit).
-    pub fn parse(text: &str) -> Result<Duration, String> {
-        let t = text.trim();
-        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-        let (number, unit) = t.split_at(split);
-        let n: u64 = number.parse().map_err(|_| expected(&format!("{text:?}")))?;
-        let millis_per = match unit.trim() {
-            "ms" => 1,
-            "s" => 1000,
-            "m" | "min" => 60_000,
-            "h" => 3_600_000,
-            _ => return Err(expected(&format!("{text:?}"))),
-        };
-        n.checked_mul(millis_per)
-            .map(Duration::from_millis)
-            .ok_or_else(|| format!("duration {text:?} is too long"))
-    }
-
-    /// The shortest exact form: `"250ms"`, `"5s"`, `"2m"`.
-    pub fn format(d: Duration) -> String {
-        let ms = d.as_millis();
-        if ms % 60_000 == 0 && ms > 0 {
-            format!("{}m", ms / 60_000)
-        } else if ms % 1000 == 0 {
-            format!("{}s", ms / 1000)
-        } else {
-            format!("{ms}ms")
-        }
-    }
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&format(*d))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Text(String),
-            Int(i64),
-            Float(f64),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Text(t) => parse(&t).map_err(de::Error::custom),
-            Raw::Int(n) => Err(de::Error::custom(expected(&n.to_string()))),
-            Raw::Float(x) => Err(de::Error::custom(expected(&x.to_string()))),
-        }
-    }
-}
-
-/// An app parameter in seconds, written as a number of seconds (`2`, `0.5`) or as a
-/// duration the way the core's keys are (`"2s"`, `"500ms"`, `"1m"`): for
-/// `#[serde(deserialize_with = "controller::config::seconds::deserialize")]` on an `f64`.
-pub mod seconds {
-    use serde::{de, Deserialize, Deserializer};
-
-    /// Seconds from a number or a duration string.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Text(String),
-            Int(i64),
-            Float(f64),
-        }
-        match Raw::deserialize(d).map_err(|_: D::Error| {
-            de::Error::custom(
-                "expected seconds: a number (2, 0.5) or a duration (\"2s\", \"500ms\")",
-            )
-        })? {
-            Raw::Text(t) => super::duration::parse(&t)
-                .map(|d| d.as_secs_f64())
-                .map_err(de::Error::custom),
-            Raw::Int(n) => Ok(n as f64),
-            Raw::Float(x) => Ok(x),
-        }
-    }
-}
-
-/// An app parameter in whole seconds that goes on the wire as a 16-bit number (a flow's
-/// idle and hard timeouts): a number (`10`) or a duration (`"10s"`, `"1m"`) that is a
-/// whole number of seconds up to 65535; for
-/// `#[serde(deserialize_with = "controller::config::whole_seconds::deserialize")]`.
-pub mod whole_seconds {
-    use serde::{de, Deserialize, Deserializer};
-
-    /// Whole seconds from a number or a duration string.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u16, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Text(String),
-            Int(i64),
-        }
-        let expected =
-            "expected whole seconds from 0 to 65535: a number (10) or a duration (\"10s\", \"1m\")";
-        let secs = match Raw::deserialize(d).map_err(|_: D::Error| de::Error::custom(expected))? {
-            Raw::Int(n) => n,
-            Raw::Text(t) => {
-                let d = super::duration::parse(&t).map_err(de::Error::custom)?;
-                if d.subsec_nanos() != 0 {
-                    return Err(de::Error::custom(format!(
-                        "{t:?} is not a whole number of seconds (OpenFlow timeouts are in seconds)"
-                    )));
-                }
-                i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
-            }
-        };
-        u16::try_from(secs)
-            .map_err(|_| de::Error::custom(format!("{secs} is out of range: {expected}")))
     }
 }
 

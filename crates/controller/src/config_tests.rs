@@ -683,7 +683,7 @@ fn bad_static_flows_name_file_line_and_key() {
 
     let e = err("[[static_flows.flow]]\nname = \"a\"\ndpid = \"00:01\"\nflow = \"actions=drop\"\n");
     assert_eq!(e.key, "static_flows.flow[0].dpid");
-    assert!(e.reason.contains("8 bytes"), "{e}");
+    assert!(e.reason.contains("exactly 8 groups of 2 hex digits"), "{e}");
     assert_eq!(e.line, Some(3));
 
     let e = err("[[static_flows.flow]]\nname = \"a\"\ndpid = -1\nflow = \"actions=drop\"\n");

@@ -6,10 +6,16 @@
 //! messages (the worker calls it once per turn for every ready switch, round-robin);
 //! whole messages left in the read buffer wait there for the next turn.
 //!
-//! **Counting where made.** Every message is counted by type as it is appended: the
-//! replies of the pipeline (right after the handler returns, over what it appended),
-//! echo replies and requests, deliveries and ticks (by the worker, the same way); the
-//! flush does not walk the queue again.
+//! **Checking once.** Each message's header is checked once, where the stream is
+//! framed ([`openflow::frame::next`]: length, the negotiated version, the limit), and the
+//! [`Frame`] goes to the driver, which trusts it; messages read ahead for the prefetch
+//! hints are checked then and not again when their turn comes.
+//!
+//! **Counting where made.** Every message is counted by type as it is appended, by the
+//! [`Output`] the driver and the apps encode into (the type is known there), and by this
+//! connection for its echo replies and requests; nothing walks the queue to count it.
+//! Only the handshake's unwritten bytes, made by admission, are counted by reading
+//! their headers, once, by the worker that takes the switch ([`count_handed_over`]).
 //!
 //! **Backpressure.** When the bytes queued for the switch pass
 //! `backpressure.high_water` after a flush, the socket's READABLE interest is dropped:
@@ -32,12 +38,15 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use mio::{Interest, Registry, Token};
-use openflow::{Version, HEADER_LEN};
+use openflow::frame::{self, Frame, FrameError};
+use openflow::{msg_type, Version, HEADER_LEN};
+use serde::{Deserialize, Serialize};
 use tracing::debug;
 
-use crate::config::{BackpressureConfig, KeepaliveConfig};
 use crate::counters::{SwitchCounters, TypeCounts};
+use crate::driver::Driver;
 use crate::info::Dpid;
+use crate::output::Output;
 use crate::tls::Stream;
 
 /// Initial size of a connection's read buffer: a few PACKET_INs per read(2). A busy
@@ -50,7 +59,7 @@ pub const READ_BUF_INITIAL: usize = 8 * 1024;
 pub const READ_BUF_MAX: usize = 64 * 1024;
 
 /// Messages handled per switch per worker turn. A budget in messages, not bytes: the
-/// cost of a message is the pipeline's work on it, nearly the same for a 100-byte and
+/// cost of a message is the apps' work on it, nearly the same for a 100-byte and
 /// a 1500-byte PACKET_IN, and what must be even between switches is answers. 64 keeps
 /// a turn over 64 busy switches near a millisecond, so no switch waits long for its
 /// share, and is below what any switch's socket holds, so each busy switch does get
@@ -75,10 +84,62 @@ pub const FLUSH_DELAY: Duration = Duration::from_millis(2);
 /// takes several): a bound on the turn even when no whole message comes.
 pub const READ_BUDGET: usize = 32;
 
-/// `ofp_type` values shared by 1.0 and 1.3 that a connection handles itself.
-const ECHO_REQUEST: u8 = 2;
-const ECHO_REPLY: u8 = 3;
-const PACKET_IN: u8 = 10;
+/// Echo keepalive (as Ryu's `Datapath`): after `interval` of silence from a switch an
+/// ECHO_REQUEST goes out; a switch that leaves `max_unanswered` of them in a row
+/// unanswered is dead and disconnected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KeepaliveConfig {
+    /// Silence before an echo request is sent (and between unanswered ones).
+    #[serde(with = "crate::units::duration")]
+    pub interval: Duration,
+    /// Echo requests left unanswered in a row before the switch is declared dead.
+    pub max_unanswered: u32,
+}
+
+impl Default for KeepaliveConfig {
+    fn default() -> KeepaliveConfig {
+        KeepaliveConfig {
+            interval: Duration::from_secs(5),
+            max_unanswered: 3,
+        }
+    }
+}
+
+/// Backpressure (Netty's writability, Beacon's blocking writes): a switch whose queued
+/// output passes `high_water` is no longer read (TCP then slows the switch down) until
+/// the queue drains to `low_water`; only a switch that takes no byte of its queue for
+/// `stall_timeout` is disconnected (`stalled`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BackpressureConfig {
+    /// Queued bytes past which the switch is no longer read. 1 MiB: about 5,000
+    /// answers of a FLOW_MOD and a PACKET_OUT, which a live switch takes in milliseconds
+    /// (about 1 ms at 10 Gb/s, 8 ms at 1 Gb/s), so pausing costs it little; and 1,000
+    /// switches paused at once hold 1 GiB, not the hard cap each.
+    pub high_water: usize,
+    /// Queued bytes at or below which a paused switch is read again. A quarter of the
+    /// high-water mark: the kernel has room for a good batch again, and a switch
+    /// hovering at the mark does not flip between paused and read every turn.
+    pub low_water: usize,
+    /// Time a switch may leave its queue untouched (not one byte taken) before it is
+    /// disconnected as `stalled`. 30 s: far longer than any live switch needs to take a
+    /// byte (a busy one takes some every few milliseconds), short enough that a dead one
+    /// does not hold its queue for minutes. Echo keepalive cannot tell, as the switch
+    /// is not read while paused.
+    #[serde(with = "crate::units::duration")]
+    pub stall_timeout: Duration,
+}
+
+impl Default for BackpressureConfig {
+    fn default() -> BackpressureConfig {
+        BackpressureConfig {
+            high_water: 1 << 20,
+            low_water: 256 << 10,
+            stall_timeout: Duration::from_secs(30),
+        }
+    }
+}
 
 /// The limits a connection enforces (from the config).
 #[derive(Debug, Clone)]
@@ -94,34 +155,57 @@ pub struct ConnLimits {
     pub keepalive: KeepaliveConfig,
 }
 
-/// What a connection's event handling calls for each message that is not echo.
-pub trait FrameSink<S> {
-    /// One whole message from the switch, its header already checked (length, version,
-    /// limit); replies go to `out`.
-    fn frame(&self, state: &mut S, frame: &[u8], out: &mut Vec<u8>, now: Instant);
-    /// A hint: `frame`, whole and header-checked for length only, is the next message
-    /// `frame` will get.
-    fn prefetch(&self, state: &S, frame: &[u8]) {
-        let _ = (state, frame);
-    }
-    /// The turn's messages were all given to `frame`; what it appends to `out` goes
-    /// out with their answers.
-    fn turn_end(&self, state: &mut S, out: &mut Vec<u8>, now: Instant) {
-        let _ = (state, out, now);
-    }
-}
-
-/// How many messages past the one being handled are announced to the sink's
-/// [`FrameSink::prefetch`]: enough that the cache misses of several PACKET_INs are in
+/// How many messages past the one being handled are announced to the driver's
+/// [`Driver::prefetch`]: enough that the cache misses of several PACKET_INs are in
 /// flight at once, each started several handlings before it is needed.
 pub const PREFETCH_AHEAD: usize = 8;
 
-/// The message at the start of `buf` if it is there whole: (its type, its length).
-#[inline]
-fn whole_message(buf: &[u8]) -> Option<(u8, usize)> {
-    let h = buf.get(..HEADER_LEN)?;
-    let len = u16::from_be_bytes([h[2], h[3]]) as usize;
-    (len >= HEADER_LEN && len <= buf.len()).then_some((h[1], len))
+/// Frames read ahead of the one being handled, their headers checked, in order: the
+/// current one first (a ring on the stack: no allocation per turn).
+struct Ahead<'a> {
+    /// The frames, from `head`, `len` of them.
+    ring: [Option<Frame<'a>>; PREFETCH_AHEAD + 1],
+    /// Where the first is.
+    head: usize,
+    /// How many there are.
+    len: usize,
+}
+
+impl<'a> Ahead<'a> {
+    fn new() -> Ahead<'a> {
+        Ahead {
+            ring: [None; PREFETCH_AHEAD + 1],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, f: Frame<'a>) {
+        let at = (self.head + self.len) % self.ring.len();
+        self.ring[at] = Some(f);
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Frame<'a>> {
+        if self.len == 0 {
+            return None;
+        }
+        let f = self.ring[self.head].take();
+        self.head = (self.head + 1) % self.ring.len();
+        self.len -= 1;
+        f
+    }
+}
+
+/// The close reason of a stream that cannot be framed.
+fn frame_refused(e: FrameError) -> CloseReason {
+    match e {
+        FrameError::BadLength { .. } => "bad_length",
+        FrameError::WrongVersion { .. } => "wrong_version",
+        FrameError::TooLong { .. } => "message_too_long",
+    }
 }
 
 /// A connected switch (see the module doc).
@@ -136,12 +220,12 @@ pub struct Conn<S> {
     /// the same dpid" cannot hit a newer one.
     pub uid: u64,
     /// The datapath id, for logs and the dpid registry.
-    pub dpid: u64,
+    pub dpid: Dpid,
     /// The peer's address, for logs and counters.
     pub peer: SocketAddr,
     /// The negotiated version: every inbound header must carry it.
     pub version: Version,
-    /// The app pipeline's per-switch state; `None` only while being torn down.
+    /// The driver's per-switch state; `None` only while being torn down.
     pub state: Option<S>,
     /// Received bytes; unprocessed data is `rbuf[rstart..rend]`.
     rbuf: Vec<u8>,
@@ -183,7 +267,7 @@ pub struct Conn<S> {
     /// Echo requests sent since the switch last said anything.
     unanswered: u32,
     /// xid of the next echo request (only our own echo replies use it; they never
-    /// reach the pipeline).
+    /// reach the driver).
     echo_xid: u32,
     /// This switch's counters.
     pub counters: SwitchCounters,
@@ -203,19 +287,20 @@ impl<S> Conn<S> {
         stream: Stream,
         token: Token,
         uid: u64,
-        dpid: u64,
+        dpid: Dpid,
         peer: SocketAddr,
         version: Version,
         state: S,
         leftover: &[u8],
         pending_out: Vec<u8>,
+        msgs_out: TypeCounts,
         now: Instant,
         limits: &ConnLimits,
         span: tracing::Span,
     ) -> Conn<S> {
         let mut rbuf = vec![0u8; READ_BUF_INITIAL.max(leftover.len())];
         rbuf[..leftover.len()].copy_from_slice(leftover);
-        let mut conn = Conn {
+        Conn {
             stream,
             token,
             uid,
@@ -240,12 +325,12 @@ impl<S> Conn<S> {
             next_keepalive: now + limits.keepalive.interval,
             unanswered: 0,
             echo_xid: 0,
-            counters: SwitchCounters::default(),
+            counters: SwitchCounters {
+                msgs_out,
+                ..SwitchCounters::default()
+            },
             span,
-        };
-        // The handshake's unwritten bytes and what switch-added sent.
-        conn.count_out_from(0);
-        conn
+        }
     }
 
     /// Registers the socket (READABLE) with the worker's poll.
@@ -278,14 +363,6 @@ impl<S> Conn<S> {
         self.paused
     }
 
-    /// Counts by type the messages appended to `out` from `from` (a message boundary:
-    /// `out.len()` before the producer ran) on. The worker calls it right after each
-    /// producer (a delivery, a tick), while the bytes are still in cache.
-    #[inline]
-    pub fn count_out_from(&mut self, from: usize) {
-        count_types(&self.out, from, &mut self.counters.msgs_out);
-    }
-
     /// Whether the switch has taken no byte of its queue for `stall_timeout`: a dead
     /// consumer, as against a slow one.
     pub fn stalled(&self, now: Instant, limits: &ConnLimits) -> bool {
@@ -305,7 +382,7 @@ impl<S> Conn<S> {
     }
 
     /// Handles up to [`TURN_BUDGET`] messages: first those already in the read buffer,
-    /// then what the socket holds, until it would block, handing each to `sink` (or
+    /// then what the socket holds, until it would block, handing each to `driver` (or
     /// answering it, for echo). `Ok(true)` when the budget ran out first or the queue
     /// passed the high-water mark: call again next turn, after the flush (with
     /// edge-triggered readiness no new event will come). A paused connection reads
@@ -313,34 +390,40 @@ impl<S> Conn<S> {
     /// connection with that reason.
     pub fn read_ready(
         &mut self,
-        sink: &impl FrameSink<S>,
+        driver: &impl Driver<State = S>,
         now: Instant,
         limits: &ConnLimits,
     ) -> Result<bool, CloseReason> {
         if self.paused {
             return Ok(false);
         }
-        let turn = self.read_turn(sink, now, limits);
+        let turn = self.read_turn(driver, now, limits);
         if turn.is_ok() {
             if let Some(state) = self.state.as_mut() {
-                let at = self.out.len();
-                sink.turn_end(state, &mut self.out, now);
-                count_types(&self.out, at, &mut self.counters.msgs_out);
+                let mut out = Output::counted(&mut self.out, &mut self.counters.msgs_out);
+                driver.turn_end(state, &mut out, now);
             }
         }
         turn
     }
 
+    /// The connection's output queue, counted, the driver's state for it, and the
+    /// switch's span (to enter around the driver's work).
+    pub fn output(&mut self) -> (Output<'_>, Option<&mut S>, &tracing::Span) {
+        let out = Output::counted(&mut self.out, &mut self.counters.msgs_out);
+        (out, self.state.as_mut(), &self.span)
+    }
+
     /// [`Conn::read_ready`] but the turn's end.
     fn read_turn(
         &mut self,
-        sink: &impl FrameSink<S>,
+        driver: &impl Driver<State = S>,
         now: Instant,
         limits: &ConnLimits,
     ) -> Result<bool, CloseReason> {
         let mut budget = TURN_BUDGET;
         // Bytes handed over by admission or left by the last turn's budget go first.
-        self.process(sink, now, limits, &mut budget)?;
+        self.process(driver, now, limits, &mut budget)?;
         for _ in 0..READ_BUDGET {
             if budget == 0 || self.pending_out() > limits.backpressure.high_water {
                 return Ok(true);
@@ -365,7 +448,7 @@ impl<S> Conn<S> {
                     // Any byte from the switch proves it alive.
                     self.unanswered = 0;
                     self.next_keepalive = now + limits.keepalive.interval;
-                    self.process(sink, now, limits, &mut budget)?;
+                    self.process(driver, now, limits, &mut budget)?;
                     // A short read took everything the socket held. Epoll is
                     // edge-triggered and reports bytes arriving from now on as a new
                     // event, so the read that would only say WouldBlock is skipped: one
@@ -420,82 +503,82 @@ impl<S> Conn<S> {
     }
 
     /// Frames and handles the whole messages in the read buffer, `budget` of them at
-    /// most (decremented). The header is checked here, once, for the whole path: the
-    /// sink is given only frames of the negotiated version, within the limit, whole.
+    /// most (decremented). Each header is checked here, once, for the whole path
+    /// ([`frame::next`]): the driver is given only frames of the negotiated version,
+    /// within the limit, whole, and trusts them.
     fn process(
         &mut self,
-        sink: &impl FrameSink<S>,
+        driver: &impl Driver<State = S>,
         now: Instant,
         limits: &ConnLimits,
         budget: &mut usize,
     ) -> Result<(), CloseReason> {
-        let wire = self.version.wire();
-        let Some(state) = self.state.as_mut() else {
+        let Conn {
+            rbuf,
+            rstart,
+            rend,
+            out,
+            counters,
+            state,
+            version,
+            ..
+        } = self;
+        let Some(state) = state.as_mut() else {
             return Ok(());
         };
-        // Messages from `rstart` up to `ahead` have been announced to `sink.prefetch`,
-        // `lead` of them.
-        let mut ahead = self.rstart;
-        let mut lead = 0;
-        while *budget > 0 && self.rend - self.rstart >= HEADER_LEN {
-            // Announce PACKET_INs up to PREFETCH_AHEAD past this one: their table
-            // lookups' cache misses then overlap the work of the ones before them
-            // (`Builder::prefetch_packet_in`).
-            while lead <= PREFETCH_AHEAD {
-                let Some((t, l)) = whole_message(&self.rbuf[ahead..self.rend]) else {
-                    break;
-                };
-                if t == PACKET_IN && lead > 0 {
-                    sink.prefetch(state, &self.rbuf[ahead..ahead + l]);
-                }
-                ahead += l;
-                lead += 1;
-            }
-            let buf = &self.rbuf[self.rstart..self.rend];
-            let version = buf[0];
-            let msg_type = buf[1];
-            let len = u16::from_be_bytes([buf[2], buf[3]]) as usize;
-            // OpenFlow 1.3.x §7.1: "length: Length including this ofp_header".
-            if len < HEADER_LEN {
-                return Err("bad_length");
-            }
-            if version != wire {
-                return Err("wrong_version");
-            }
-            if len > limits.max_message_len {
-                return Err("message_too_long");
-            }
-            if buf.len() < len {
-                break;
-            }
-            let frame = &buf[..len];
-            self.counters.msgs_in.record(version, msg_type);
-            *budget -= 1;
-            match msg_type {
-                ECHO_REQUEST => {
-                    // The reply is the request with its type changed: same xid, data.
-                    let at = self.out.len();
-                    self.out.extend_from_slice(frame);
-                    self.out[at + 1] = ECHO_REPLY;
-                    self.counters.msgs_out.record(version, ECHO_REPLY);
-                }
-                ECHO_REPLY => {}
-                _ => {
-                    if msg_type == PACKET_IN {
-                        self.counters.packet_ins += 1;
+        let (version, max) = (*version, limits.max_message_len);
+        let buf = &rbuf[..*rend];
+        // Frames framed (checked) but not handled yet, the current one first; the next
+        // to frame starts at `ahead`.
+        let mut framed = Ahead::new();
+        let mut ahead = *rstart;
+        while *budget > 0 {
+            // Frame up to PREFETCH_AHEAD past this one and announce their PACKET_INs:
+            // their table lookups' cache misses then overlap the work of the ones
+            // before them (`Builder::prefetch_packet_in`). A header that cannot be
+            // framed stops the look ahead; it is refused when its turn comes.
+            while framed.len <= PREFETCH_AHEAD {
+                match frame::next(&buf[ahead..], version, max) {
+                    Ok(Some(f)) => {
+                        if f.msg_type() == msg_type::PACKET_IN && framed.len > 0 {
+                            driver.prefetch(state, f);
+                        }
+                        ahead += f.len();
+                        framed.push(f);
                     }
-                    let at = self.out.len();
-                    sink.frame(state, frame, &mut self.out, now);
-                    // Counted where made: only what this message's handlers appended.
-                    count_types(&self.out, at, &mut self.counters.msgs_out);
+                    Ok(None) => break,
+                    Err(e) if framed.len == 0 => return Err(frame_refused(e)),
+                    Err(_) => break,
                 }
             }
-            self.rstart += len;
-            lead = lead.saturating_sub(1);
+            let Some(frame) = framed.pop() else {
+                break;
+            };
+            let (wire, t) = (version.wire(), frame.msg_type());
+            counters.msgs_in.record(wire, t);
+            *budget -= 1;
+            match t {
+                msg_type::ECHO_REQUEST => {
+                    // The reply is the request with its type changed: same xid, data.
+                    let at = out.len();
+                    out.extend_from_slice(frame.bytes());
+                    out[at + 1] = msg_type::ECHO_REPLY;
+                    counters.msgs_out.record(wire, msg_type::ECHO_REPLY);
+                }
+                msg_type::ECHO_REPLY => {}
+                _ => {
+                    if t == msg_type::PACKET_IN {
+                        counters.packet_ins += 1;
+                    }
+                    let mut out = Output::counted(out, &mut counters.msgs_out);
+                    driver.handle(state, frame, &mut out, now);
+                }
+            }
+            *rstart += frame.len();
         }
-        if self.rstart == self.rend {
-            self.rstart = 0;
-            self.rend = 0;
+        if *rstart == *rend {
+            *rstart = 0;
+            *rend = 0;
         }
         Ok(())
     }
@@ -519,11 +602,11 @@ impl<S> Conn<S> {
         self.echo_xid = self.echo_xid.wrapping_add(1);
         self.next_keepalive = now + limits.keepalive.interval;
         self.out
-            .extend_from_slice(&[self.version.wire(), ECHO_REQUEST, 0, 8]);
+            .extend_from_slice(&[self.version.wire(), msg_type::ECHO_REQUEST, 0, 8]);
         self.out.extend_from_slice(&self.echo_xid.to_be_bytes());
         self.counters
             .msgs_out
-            .record(self.version.wire(), ECHO_REQUEST);
+            .record(self.version.wire(), msg_type::ECHO_REQUEST);
         Ok(())
     }
 
@@ -664,10 +747,10 @@ impl<S> Conn<S> {
 
     /// A log-friendly dpid.
     pub fn dpid(&self) -> Dpid {
-        Dpid(self.dpid)
+        self.dpid
     }
 
-    /// Shuts the socket down; the pipeline state is returned for switch-removed.
+    /// Shuts the socket down; the driver's state is returned for switch-removed.
     pub fn close(mut self, registry: &Registry) -> Option<S> {
         self.deregister(registry);
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
@@ -675,10 +758,11 @@ impl<S> Conn<S> {
     }
 }
 
-/// Counts by type the messages of `out` from `from` (a message boundary) on.
-#[inline]
-fn count_types(out: &[u8], from: usize, counts: &mut TypeCounts) {
-    let mut at = from;
+/// The messages of `out`, whole messages made elsewhere (the handshake's unwritten
+/// bytes, made by admission), counted by type from their headers.
+pub fn count_handed_over(out: &[u8]) -> TypeCounts {
+    let mut counts = TypeCounts::default();
+    let mut at = 0;
     while at + HEADER_LEN <= out.len() {
         let h = &out[at..];
         let len = msg_len(h);
@@ -689,6 +773,7 @@ fn count_types(out: &[u8], from: usize, counts: &mut TypeCounts) {
         counts.record(h[0], h[1]);
         at += len;
     }
+    counts
 }
 
 /// The header length of the message at the front of `b` (which holds at least a header).

@@ -1,6 +1,7 @@
 //! Wiring: [`Controller::start`] binds the listeners, spawns the admission thread and N
-//! workers, attaches the workers to the pipeline (so the core's `Switches` service can
-//! reach them), starts the timer thread (for the apps' global timers), and returns a
+//! workers, attaches the workers to the driver (so the core's `Switches` service and the
+//! app host can reach them), starts the timer thread (for the apps' global timers), and
+//! returns a
 //! [`Handle`] for the bound addresses, the counters and an orderly shutdown (stop the
 //! timers, stop accepting, close every switch firing switch-removed, join).
 
@@ -16,16 +17,15 @@ use mio::Waker;
 use tracing::info;
 
 use crate::admission::{Admission, AdmissionConfig};
-use crate::config::TlsSettings;
-use crate::config::{BackpressureConfig, KeepaliveConfig};
-use crate::conn::ConnLimits;
+use crate::command::{Control, WorkerHandle};
+use crate::conn::{BackpressureConfig, ConnLimits, KeepaliveConfig};
 use crate::counters::{CountersSnapshot, Published};
-use crate::dispatch::{Pipeline, SwitchState};
+use crate::driver::Driver;
 use crate::handshake::HandshakeConfig;
-use crate::info::SwitchInfo;
-use crate::requests::Answer;
-use crate::switches::Route;
-use crate::worker::{Command, SwitchPipeline, Worker, WorkerConfig, WorkerHandle};
+use crate::info::Dpid;
+use crate::sync::lock;
+use crate::tls::TlsSettings;
+use crate::worker::{Worker, WorkerConfig};
 
 /// Every network setting of the controller core (`config::Config` maps onto it).
 #[derive(Debug, Clone)]
@@ -74,86 +74,6 @@ impl Default for NetConfig {
     }
 }
 
-impl SwitchPipeline for Pipeline {
-    type State = SwitchState;
-
-    fn new_switch(&self, info: SwitchInfo, route: Route) -> SwitchState {
-        Pipeline::new_switch_at(self, info, route)
-    }
-
-    fn switch_added(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
-        Pipeline::switch_added(self, sw, out, now)
-    }
-
-    fn found_flows(&self, sw: &mut SwitchState, flows: Option<Vec<openflow::ofctl::FlowEntry>>) {
-        Pipeline::set_found_flows(self, sw, flows)
-    }
-
-    #[inline]
-    fn handle(&self, sw: &mut SwitchState, frame: &[u8], out: &mut Vec<u8>, now: Instant) {
-        Pipeline::handle(self, sw, frame, out, now)
-    }
-
-    #[inline]
-    fn prefetch(&self, sw: &SwitchState, frame: &[u8]) {
-        Pipeline::prefetch(self, sw, frame)
-    }
-
-    #[inline]
-    fn turn_end(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
-        Pipeline::turn_end(self, sw, out, now)
-    }
-
-    fn tick(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
-        Pipeline::tick(self, sw, out, now)
-    }
-
-    fn next_deadline(&self, sw: &SwitchState) -> Option<Instant> {
-        sw.next_deadline()
-    }
-
-    fn switch_removed(&self, sw: SwitchState, reason: &str, now: Instant) {
-        Pipeline::switch_removed(self, sw, reason, now)
-    }
-
-    fn deliver(&self, sw: &mut SwitchState, message: &[u8], out: &mut Vec<u8>) {
-        Pipeline::deliver(self, sw, message, out)
-    }
-
-    fn request(
-        &self,
-        sw: &mut SwitchState,
-        messages: &[u8],
-        out: &mut Vec<u8>,
-        now: Instant,
-        timeout: Duration,
-        answer: Answer,
-    ) {
-        Pipeline::request(self, sw, messages, out, now, timeout, answer)
-    }
-
-    fn attach(&self, workers: &[WorkerHandle]) {
-        self.switches().attach(workers);
-        Pipeline::attach_workers(self, workers);
-    }
-
-    fn global_tick(&self, now: Instant) -> Option<Instant> {
-        Pipeline::global_tick(self, now)
-    }
-
-    fn refresh(&self, sw: &mut SwitchState, out: &mut Vec<u8>, now: Instant) {
-        Pipeline::refresh(self, sw, out, now)
-    }
-
-    fn set_timer_waker(&self, wake: Box<dyn Fn() + Send + Sync>) {
-        Pipeline::set_timer_waker(self, wake)
-    }
-
-    fn publish(&self, sw: &mut SwitchState) {
-        Pipeline::publish_timings(self, sw)
-    }
-}
-
 /// The timer thread's flags and the condition variable it sleeps on.
 type TimerStop = Arc<(Mutex<TimerFlags>, Condvar)>;
 
@@ -162,30 +82,24 @@ type TimerStop = Arc<(Mutex<TimerFlags>, Condvar)>;
 struct TimerFlags {
     /// Shut down.
     stopped: bool,
-    /// The apps changed: ask the pipeline again when the next timer is due.
+    /// The apps changed: ask the driver again when the next timer is due.
     kicked: bool,
 }
 
-/// Runs the pipeline's global timers on their own thread (`pharos-timers`), sleeping
-/// until the next one is due, until the pipeline's apps change (an app started at run
-/// time may bring timers: the pipeline is given a waker) or until told to stop.
-fn start_timers<P: SwitchPipeline>(pipeline: &Arc<P>) -> io::Result<Option<Timers>> {
+/// Runs the driver's global timers on their own thread (`pharos-timers`), sleeping
+/// until the next one is due, until the apps change (an app started at run time may
+/// bring timers: [`timer_waker`] wakes the thread) or until told to stop.
+fn start_timers<D: Driver>(driver: &Arc<D>, stop: TimerStop) -> io::Result<Timers> {
     // The first call starts the timers' clock.
-    let first = pipeline.global_tick(Instant::now());
+    let first = driver.global_tick(Instant::now());
     let far = || Instant::now() + Duration::from_secs(3600);
     let mut next = first.unwrap_or_else(far);
-    let stop: TimerStop = Arc::default();
-    let kick = Arc::clone(&stop);
-    pipeline.set_timer_waker(Box::new(move || {
-        crate::counters::lock(&kick.0).kicked = true;
-        kick.1.notify_all();
-    }));
-    let (pipeline, flag) = (Arc::clone(pipeline), Arc::clone(&stop));
+    let (driver, flag) = (Arc::clone(driver), Arc::clone(&stop));
     let thread = std::thread::Builder::new()
         .name("pharos-timers".into())
         .spawn(move || {
             let (flags, wake) = &*flag;
-            let mut flags = crate::counters::lock(flags);
+            let mut flags = lock(flags);
             loop {
                 let now = Instant::now();
                 if flags.stopped {
@@ -201,14 +115,23 @@ fn start_timers<P: SwitchPipeline>(pipeline: &Arc<P>) -> io::Result<Option<Timer
                 flags.kicked = false;
                 drop(flags);
                 // Timers not yet due are not run: a kick only asks when the next is.
-                let after = pipeline.global_tick(now);
-                flags = crate::counters::lock(&flag.0);
+                let after = driver.global_tick(now);
+                flags = lock(&flag.0);
                 // None: no timer runs (none, or their apps stopped or quarantined):
                 // sleep until kicked or stopped.
                 next = after.unwrap_or_else(far);
             }
         })?;
-    Ok(Some(Timers { stop, thread }))
+    Ok(Timers { stop, thread })
+}
+
+/// What wakes the timer thread of `stop` when the apps change.
+fn timer_waker(stop: &TimerStop) -> Box<dyn Fn() + Send + Sync> {
+    let kick = Arc::clone(stop);
+    Box::new(move || {
+        lock(&kick.0).kicked = true;
+        kick.1.notify_all();
+    })
 }
 
 /// The running timer thread.
@@ -222,7 +145,7 @@ struct Timers {
 
 impl Timers {
     fn stop(self) {
-        crate::counters::lock(&self.stop.0).stopped = true;
+        lock(&self.stop.0).stopped = true;
         self.stop.1.notify_all();
         let _ = self.thread.join();
     }
@@ -234,7 +157,7 @@ pub struct Controller;
 
 impl Controller {
     /// Binds every listen address, starts admission and the workers.
-    pub fn start<P: SwitchPipeline>(config: &NetConfig, pipeline: Arc<P>) -> io::Result<Handle> {
+    pub fn start<D: Driver>(config: &NetConfig, driver: Arc<D>) -> io::Result<Handle> {
         // The TLS files first: a bad one stops start-up before anything listens.
         let mut tls = Vec::new();
         for (i, settings) in config.tls.iter().enumerate().take(config.listen.len()) {
@@ -290,7 +213,7 @@ impl Controller {
             };
             let (worker, handle) = Worker::new(
                 cfg,
-                pipeline.clone(),
+                Arc::clone(&driver),
                 registry.clone(),
                 published.workers[index].clone(),
             )?;
@@ -301,8 +224,9 @@ impl Controller {
             );
             workers.push(handle);
         }
-        pipeline.attach(&workers);
-        let timers = start_timers(&pipeline)?;
+        let timer_stop: TimerStop = Arc::default();
+        driver.attach(&workers, timer_waker(&timer_stop));
+        let timers = Some(start_timers(&driver, timer_stop)?);
         let stop = Arc::new(AtomicBool::new(false));
         let (admission, admission_waker) = Admission::new(
             AdmissionConfig {
@@ -378,7 +302,7 @@ impl Handle {
 
     /// One switch's counters (at most 500 ms old), without merging the rest; `None` when
     /// it is not connected or its worker has not published since it connected.
-    pub fn switch_counters(&self, dpid: u64) -> Option<crate::counters::SwitchSnapshot> {
+    pub fn switch_counters(&self, dpid: Dpid) -> Option<crate::counters::SwitchSnapshot> {
         self.published.switch(dpid)
     }
 
@@ -386,17 +310,17 @@ impl Handle {
     /// closed), then every worker closes its switches (switch-removed with reason
     /// "shutdown") and exits; joins all threads. Calling it twice is harmless.
     pub fn shutdown(&self) {
-        if let Some(timers) = crate::counters::lock(&self.timers).take() {
+        if let Some(timers) = lock(&self.timers).take() {
             timers.stop();
         }
-        let Some((admission, workers)) = crate::counters::lock(&self.threads).take() else {
+        let Some((admission, workers)) = lock(&self.threads).take() else {
             return;
         };
         self.stop.store(true, Ordering::Release);
         let _ = self.admission_waker.wake();
         let _ = admission.join();
         for w in &self.workers {
-            w.send(Command::Shutdown);
+            w.control(Control::Shutdown);
         }
         for t in workers {
             let _ = t.join();

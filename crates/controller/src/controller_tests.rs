@@ -6,9 +6,12 @@ use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use openflow::{frame_len, of10, Message};
+use openflow::{frame_len, of10, Frame, Message};
 
 use super::*;
+use crate::command::Route;
+use crate::info::SwitchInfo;
+use crate::output::Queue;
 
 /// Records events; answers each PACKET_IN with a BARRIER_REQUEST carrying its xid, or,
 /// for a PACKET_IN over 1000 bytes, with a 65000-byte VENDOR message.
@@ -35,40 +38,48 @@ impl Recorder {
     }
 }
 
-impl SwitchPipeline for Recorder {
+impl Driver for Recorder {
     type State = u64;
 
-    fn new_switch(&self, info: SwitchInfo, _route: crate::switches::Route) -> u64 {
-        info.dpid
-    }
-
-    fn switch_added(&self, sw: &mut u64, _out: &mut Vec<u8>, _now: Instant) {
-        self.events.lock().unwrap().push(format!("added {sw:x}"));
-    }
-
-    fn handle(&self, sw: &mut u64, frame: &[u8], out: &mut Vec<u8>, _now: Instant) {
+    fn connected(
+        &self,
+        info: SwitchInfo,
+        _route: Route,
+        _flows: Option<Vec<openflow::ofctl::FlowEntry>>,
+        _out: &mut impl Queue,
+        _now: Instant,
+    ) -> u64 {
         self.events
             .lock()
             .unwrap()
-            .push(format!("frame {sw:x} {}", frame[1]));
-        if frame[1] == 10 && frame.len() > 1000 {
-            let at = out.len();
-            out.resize(at + 65000, 0);
-            out[at..at + 4].copy_from_slice(&[frame[0], 4, (65000u16 >> 8) as u8, 65000u16 as u8]);
-        } else if frame[1] == 10 {
-            let mut reply = vec![frame[0], 18, 0, 8];
-            reply.extend_from_slice(&frame[4..8]);
-            out.extend_from_slice(&reply);
+            .push(format!("added {:x}", info.dpid.0));
+        info.dpid.0
+    }
+
+    fn handle(&self, sw: &mut u64, frame: Frame<'_>, out: &mut impl Queue, _now: Instant) {
+        let mut out = out.output();
+        let (b, t) = (frame.bytes(), frame.msg_type());
+        self.events
+            .lock()
+            .unwrap()
+            .push(format!("frame {sw:x} {t}"));
+        if t == 10 && frame.len() > 1000 {
+            let mut vendor = vec![0; 65000];
+            vendor[..4].copy_from_slice(&[b[0], 4, (65000u16 >> 8) as u8, 65000u16 as u8]);
+            out.push_frame(&vendor, 0);
+        } else if t == 10 {
+            let xid = frame.xid();
+            out.push_frame(&[b[0], 18, 0, 8, 0, 0, 0, 0], xid);
         }
     }
 
-    fn tick(&self, _sw: &mut u64, _out: &mut Vec<u8>, _now: Instant) {}
+    fn tick(&self, _sw: &mut u64, _out: &mut impl Queue, _now: Instant) {}
 
     fn next_deadline(&self, _sw: &u64) -> Option<Instant> {
         None
     }
 
-    fn switch_removed(&self, sw: u64, reason: &str, _now: Instant) {
+    fn disconnected(&self, sw: u64, reason: &str, _now: Instant) {
         self.events
             .lock()
             .unwrap()
@@ -221,7 +232,7 @@ fn switch_connects_echo_and_packet_in() {
         c.total.packet_ins == 1 && c.total.msgs_out.contains_key("1.0 BARRIER_REQUEST")
     });
     assert_eq!(c.total.connected_switches, 1);
-    assert_eq!(c.switches[0].dpid, "0000000000000042");
+    assert_eq!(c.switches[0].dpid, "00:00:00:00:00:00:00:42");
     assert_eq!(c.total.packet_ins, 1);
     assert_eq!(c.msgs_in("1.0 ECHO_REQUEST"), 1);
     assert_eq!(c.total.msgs_out["1.0 ECHO_REPLY"], 1);

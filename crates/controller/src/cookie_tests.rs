@@ -6,13 +6,13 @@ use openflow::{of10, of13, Message, Version};
 
 use super::*;
 use crate::app::{App, Builder, SwitchCtx};
-use crate::dispatch::Pipeline;
+use crate::host::AppHost;
 use crate::info::SwitchInfo;
 use crate::services::{Services, StartError};
 
 pub(crate) fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version,
         n_buffers: 256,
         n_tables: 1,
@@ -66,17 +66,16 @@ fn tags_are_the_same_in_every_run_and_never_reserved() {
 }
 
 #[test]
-fn stamping_replaces_the_top_bits_and_masks_an_apps_deletes_on_1_3() {
+fn an_owner_replaces_the_top_bits_and_masks_an_apps_deletes_on_1_3() {
     let out = [Action::output(PortNo::Physical(2))];
     let add = FlowMod::add(Match::default(), &out).cookie(0xabcd_0000_0000_0042);
     let del = FlowMod::delete(Match::default());
     for version in [Version::V1_0, Version::V1_3] {
         let mut bytes = Vec::new();
-        add.encode(version, 1, &mut bytes).unwrap();
-        stamp(&mut bytes, 0x1234);
-        let at = bytes.len();
-        del.encode(version, 2, &mut bytes).unwrap();
-        stamp(&mut bytes[at..], 0x1234);
+        add.encode_owned(version, 1, owner(0x1234), &mut bytes)
+            .unwrap();
+        del.encode_owned(version, 2, owner(0x1234), &mut bytes)
+            .unwrap();
         let mask = if version == Version::V1_3 {
             TAG_MASK
         } else {
@@ -89,13 +88,16 @@ fn stamping_replaces_the_top_bits_and_masks_an_apps_deletes_on_1_3() {
         );
     }
     // Another message is left as it is.
-    let mut barrier = Vec::new();
-    Message::V13(of13::Message::BarrierRequest)
-        .encode(3, &mut barrier)
+    let barrier = Message::V13(of13::Message::BarrierRequest);
+    let (mut plain, mut owned) = (Vec::new(), Vec::new());
+    barrier.encode(3, &mut plain).unwrap();
+    barrier.encode_owned(3, owner(0x1234), &mut owned).unwrap();
+    assert_eq!(plain, owned);
+    // Tag 0 is no owner: the cookie as the app gave it.
+    let mut bytes = Vec::new();
+    add.encode_owned(Version::V1_3, 1, owner(0), &mut bytes)
         .unwrap();
-    let before = barrier.clone();
-    stamp(&mut barrier, 0x1234);
-    assert_eq!(barrier, before);
+    assert_eq!(cookies(&bytes), [(0xabcd_0000_0000_0042, 0)]);
 }
 
 /// Sends, from an initializer, a FLOW_MOD by every way an app has.
@@ -114,10 +116,14 @@ impl App for Sender {
             raw.encode(ctx.version(), 0, &mut bytes).unwrap();
             ctx.send(&Message::decode(&bytes).unwrap().1);
             ctx.send_flow_mod(&FlowMod::delete(Match::default()));
-            if ctx.dpid() == 1 {
+            if ctx.dpid() == openflow::Dpid(1) {
                 let other = FlowMod::add(Match::default(), &out).cookie(3);
-                ctx.switches().send_flow_mod(2, &other).unwrap();
-                let _ = ctx.switches().send(2, &Message::decode(&bytes).unwrap().1);
+                ctx.switches()
+                    .send_flow_mod(openflow::Dpid(2), &other)
+                    .unwrap();
+                let _ = ctx
+                    .switches()
+                    .send(openflow::Dpid(2), &Message::decode(&bytes).unwrap().1);
             }
         });
     }
@@ -126,13 +132,13 @@ impl App for Sender {
 #[test]
 fn every_flow_an_app_sends_carries_its_tag() {
     for version in [Version::V1_0, Version::V1_3] {
-        let p = Pipeline::build(vec![Box::new(Sender)], Services::new()).unwrap();
+        let p = AppHost::build(vec![Box::new(Sender)], Services::new()).unwrap();
         let tag = with_tag(app_tag("sender"), 0);
-        let mut one = p.new_switch(info(1, version));
-        let mut two = p.new_switch(info(2, version));
+        let mut one = p.dispatcher.new_switch(info(1, version));
+        let mut two = p.dispatcher.new_switch(info(2, version));
         let (mut out1, mut out2) = (Vec::new(), Vec::new());
         let now = Instant::now();
-        p.switch_added(&mut one, &mut out1, now);
+        p.dispatcher.switch_added(&mut one, &mut out1, now);
         let mask = if version == Version::V1_3 {
             TAG_MASK
         } else {
@@ -143,7 +149,7 @@ fn every_flow_an_app_sends_carries_its_tag() {
             [(tag | 1, 0), (tag | 2, 0), (tag, mask)],
             "{version}"
         );
-        p.take_queued(&mut two, &mut out2, now);
+        p.dispatcher.take_queued(&mut two, &mut out2, now);
         assert_eq!(cookies(&out2), [(tag | 3, 0), (tag | 2, 0)], "{version}");
     }
 }
@@ -170,7 +176,7 @@ fn two_apps_with_one_tag_fail_start_up_naming_both() {
                 .map(|first| (first, name))
         })
         .unwrap();
-    let e = Pipeline::build(
+    let e = AppHost::build(
         vec![Box::new(Named(a)), Box::new(Named(b))],
         Services::new(),
     )

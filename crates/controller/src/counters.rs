@@ -9,10 +9,14 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+
+use crate::info::Dpid;
+use crate::sync::lock;
 
 /// Message type slots per version: every 1.0 and 1.3 type fits (1.3 stops at 29);
 /// higher type bytes share the last slot.
@@ -345,19 +349,13 @@ impl Published {
 impl Published {
     /// One switch's latest snapshot (`None`: not connected, or connected since its
     /// worker last published), without copying the others.
-    pub fn switch(&self, dpid: u64) -> Option<SwitchSnapshot> {
-        let key = crate::info::Dpid(dpid).to_string();
+    pub fn switch(&self, dpid: Dpid) -> Option<SwitchSnapshot> {
+        let key = dpid.to_string();
         self.workers.iter().find_map(|w| {
             let w = Arc::clone(&lock(w));
             w.switches.iter().find(|s| s.dpid == key).cloned()
         })
     }
-}
-
-/// Locks a snapshot, ignoring poisoning: a snapshot is replaced whole, so a panic
-/// elsewhere cannot leave it half-written.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Totals over every switch and the admission tier.
@@ -419,6 +417,113 @@ impl CountersSnapshot {
     }
 }
 
+/// The dispatcher's counters, over every switch (atomics: every worker adds to them).
+#[derive(Debug, Default)]
+pub struct PipelineCounters {
+    /// Shared with the apps' guards, which count their subscriptions' panics.
+    pub(crate) handler_panics: Arc<AtomicU64>,
+    /// Messages apps tried to send that could not be encoded for their switch.
+    pub(crate) encode_errors: AtomicU64,
+    /// Messages from switches the dispatcher could not decode (dropped).
+    pub(crate) decode_errors: AtomicU64,
+    /// Messages no handler was registered for.
+    pub(crate) unhandled: AtomicU64,
+    /// Replies delivered to requesters (a multipart reply counts once).
+    pub(crate) replies: AtomicU64,
+    /// Requests that timed out.
+    pub(crate) request_timeouts: AtomicU64,
+}
+
+/// A copy of [`PipelineCounters`], for logs and the REST API.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PipelineCountersSnapshot {
+    /// Handler panics caught (each quarantines its app).
+    pub handler_panics: u64,
+    /// Messages apps tried to send that could not be encoded for their switch.
+    pub encode_errors: u64,
+    /// Messages from switches the pipeline could not decode (dropped).
+    pub decode_errors: u64,
+    /// Messages no handler was registered for.
+    pub unhandled: u64,
+    /// Replies delivered to requesters (a multipart reply counts once).
+    pub replies: u64,
+    /// Requests that timed out.
+    pub request_timeouts: u64,
+}
+
+impl PipelineCounters {
+    /// Counts a message an app tried to send that could not be encoded.
+    pub(crate) fn count_encode_error(&self) {
+        self.encode_errors.fetch_add(1, Relaxed);
+    }
+
+    /// The counters now.
+    pub fn snapshot(&self) -> PipelineCountersSnapshot {
+        PipelineCountersSnapshot {
+            handler_panics: self.handler_panics.load(Relaxed),
+            encode_errors: self.encode_errors.load(Relaxed),
+            decode_errors: self.decode_errors.load(Relaxed),
+            unhandled: self.unhandled.load(Relaxed),
+            replies: self.replies.load(Relaxed),
+            request_timeouts: self.request_timeouts.load(Relaxed),
+        }
+    }
+}
+
+/// A count an app publishes ([`crate::app::Builder::counter`]): cheap to clone (clones
+/// count together), added to from any thread with relaxed atomics. For events, not for
+/// every packet of a busy switch: every worker adds to the same cache line.
+#[derive(Debug, Clone, Default)]
+pub struct Counter(Arc<AtomicU64>);
+
+impl Counter {
+    /// A counter at 0.
+    pub fn new() -> Counter {
+        Counter::default()
+    }
+
+    /// Adds one.
+    #[inline]
+    pub fn inc(&self) {
+        self.add(1)
+    }
+
+    /// Adds `n`.
+    #[inline]
+    pub fn add(&self, n: u64) {
+        self.0.fetch_add(n, Relaxed);
+    }
+
+    /// The count now.
+    pub fn get(&self) -> u64 {
+        self.0.load(Relaxed)
+    }
+}
+
+/// A counter an app published, as the core lists it.
+#[derive(Debug, Clone)]
+pub(crate) struct AppCounter {
+    /// Its name, as the app gave it.
+    pub(crate) name: &'static str,
+    /// What it counts.
+    pub(crate) help: &'static str,
+    /// The count.
+    pub(crate) counter: Counter,
+}
+
+/// A counter an app publishes, read now ([`crate::host::AppHost::app_counters`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AppCounterValue {
+    /// The app.
+    pub app: &'static str,
+    /// The counter's name, as the app gave it.
+    pub name: &'static str,
+    /// What it counts, in the app's words.
+    pub help: &'static str,
+    /// Its value.
+    pub value: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -461,7 +566,7 @@ mod tests {
             w.msgs_in.record(1, 10);
             w.disconnects.add("dead_peer");
             w.switches.push(SwitchSnapshot {
-                dpid: "000000000000000a".into(),
+                dpid: "00:00:00:00:00:00:00:0a".into(),
                 peer: SocketAddr::from(([127, 0, 0, 1], 1)),
                 version: openflow::Version::V1_3,
                 worker: 1,
@@ -492,7 +597,7 @@ mod tests {
         let json = serde_json::to_string(&s).unwrap();
         assert!(json.contains("\"handshake_failures\":{\"timeout\":1}"));
         // One switch, found without merging.
-        assert_eq!(p.switch(0xa).map(|s| s.worker), Some(1));
-        assert_eq!(p.switch(0xb), None);
+        assert_eq!(p.switch(openflow::Dpid(0xa)).map(|s| s.worker), Some(1));
+        assert_eq!(p.switch(openflow::Dpid(0xb)), None);
     }
 }

@@ -6,7 +6,7 @@
 //! in [`crate::app::Builder::subscribe`]: the pipeline knows then which app each
 //! callback belongs to, and runs it under that app's [`AppGuard`]. A panicking
 //! subscriber quarantines its own app (named in the error log and in
-//! [`crate::dispatch::Pipeline::is_quarantined`]), not the app whose handler published
+//! `AppHost::is_quarantined`), not the app whose handler published
 //! the change, which goes on; a quarantined subscriber hears nothing more.
 //!
 //! ```text
@@ -22,7 +22,7 @@ use std::sync::atomic::{
 };
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::app::Dpid;
+use crate::info::Dpid;
 
 /// Why an app was quarantined: the first panic caught in its code.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,43 +35,43 @@ pub struct Quarantine {
     /// The panic's message (`"(non-string panic payload)"` when it had none).
     pub panic: String,
     /// The switch it ran for, if it ran for one.
-    pub dpid: Option<u64>,
+    pub dpid: Option<Dpid>,
 }
 
-/// What happens to apps, as subscribers of [`crate::dispatch::Pipeline`]'s
+/// What happens to apps, as subscribers of the app host's
 /// [`Publisher`] see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AppEvent {
     /// The app panicked and none of its code runs again (until it is restarted): told
     /// once per start of the app, by the thread that caught the first panic.
     Quarantined(Quarantine),
-    /// The app started at run time ([`crate::dispatch::Pipeline::start_app`]); every
+    /// The app started at run time (`AppHost::start_app`); every
     /// worker has it.
     Started(&'static str),
     /// The app stopped at run time; none of its code runs any more.
     Stopped(&'static str),
-    /// The app was added at run time ([`crate::dispatch::Pipeline::add_app`]).
+    /// The app was added at run time (`AppHost::add_app`).
     Loaded(&'static str),
     /// The app was removed at run time.
     Unloaded(&'static str),
 }
 
-/// One app's health, shared by the pipeline (which checks it before every handler)
+/// One app's health, shared by the plan (which the dispatcher checks before every handler)
 /// and the app's guards (which set it from wherever the app's code runs).
 #[derive(Debug)]
 pub(crate) struct AppHealth {
     /// The app, for the log.
     pub(crate) name: &'static str,
-    /// Set when the app panicked: none of its code runs again (the pipeline's entry
+    /// Set when the app panicked: none of its code runs again (the plan's entry
     /// for the app holds the same flag).
     pub(crate) quarantined: Arc<AtomicBool>,
-    /// Panics caught in the app's code (shared with the pipeline's entry).
+    /// Panics caught in the app's code (shared with the plan's entry).
     pub(crate) panics: Arc<AtomicU64>,
-    /// The pipeline's count of every app's panics (`handler_panics`).
+    /// The dispatcher's count of every app's panics (`handler_panics`).
     pub(crate) all_panics: Arc<AtomicU64>,
     /// Why it was quarantined (set once, by the first panic).
     pub(crate) reason: Mutex<Option<Quarantine>>,
-    /// The pipeline's app events, told of the quarantine.
+    /// The app host's app events, told of the quarantine.
     pub(crate) events: Arc<Subscribers<AppEvent>>,
 }
 
@@ -80,7 +80,7 @@ pub(crate) struct AppHealth {
 /// it and counted; a quarantined app's code is skipped. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct AppGuard {
-    /// Shared with the pipeline's entry for the app.
+    /// Shared with the plan's entry for the app.
     health: Arc<AppHealth>,
 }
 
@@ -122,7 +122,7 @@ impl AppGuard {
 
     /// Why the app is quarantined (`None` while it runs).
     pub fn quarantine_reason(&self) -> Option<Quarantine> {
-        crate::counters::lock(&self.health.reason).clone()
+        crate::sync::lock(&self.health.reason).clone()
     }
 
     /// Runs `f` unless the app is quarantined; a panic in it quarantines the app.
@@ -160,7 +160,7 @@ pub(crate) fn is_quarantined(flag: &AtomicBool) -> bool {
 #[cold]
 pub(crate) fn quarantine(
     health: &AppHealth,
-    dpid: Option<u64>,
+    dpid: Option<Dpid>,
     what: &str,
     payload: &(dyn Any + Send),
 ) {
@@ -173,7 +173,7 @@ pub(crate) fn quarantine(
         .unwrap_or("(non-string panic payload)");
     tracing::error!(
         app = health.name,
-        dpid = dpid.map(|d| tracing::field::display(Dpid(d))),
+        dpid = dpid.map(tracing::field::display),
         message = what,
         panic,
         "handler panicked: app quarantined on every switch"
@@ -181,7 +181,7 @@ pub(crate) fn quarantine(
     // The reason is stored before the flag is raised, so whoever sees the app
     // quarantined also finds why (a reader that saw the flag first once found no reason).
     let first = {
-        let mut reason = crate::counters::lock(&health.reason);
+        let mut reason = crate::sync::lock(&health.reason);
         let first = reason.is_none();
         if first {
             *reason = Some(Quarantine {
@@ -338,7 +338,12 @@ mod tests {
                     guard.quarantine_reason().is_some()
                 });
                 let payload: Box<dyn Any + Send> = Box::new("boom");
-                quarantine(guard.health(), Some(1), "packet-in", payload.as_ref());
+                quarantine(
+                    guard.health(),
+                    Some(openflow::Dpid(1)),
+                    "packet-in",
+                    payload.as_ref(),
+                );
                 if !reader.join().unwrap() {
                     missing += 1;
                 }

@@ -37,7 +37,7 @@ use openflow::of13::multipart::{MultipartReplyBody, MultipartRequest, MultipartR
 use openflow::wire::{Put, Reader};
 use openflow::{of10, of13, DecodeError, Message, Version, HEADER_LEN};
 
-use crate::info::{PortInfo, SwitchInfo};
+use crate::info::{Dpid, PortInfo, SwitchInfo};
 use openflow::ofctl::FlowEntry;
 
 /// `ofp_type` values shared by 1.0 and 1.3.
@@ -225,7 +225,7 @@ pub struct Established {
     /// The negotiated version.
     pub version: Version,
     /// FEATURES_REPLY's datapath id.
-    pub dpid: u64,
+    pub dpid: Dpid,
     /// FEATURES_REPLY's `n_buffers`.
     pub n_buffers: u32,
     /// FEATURES_REPLY's `n_tables`.
@@ -298,7 +298,7 @@ impl Step {
 #[derive(Debug, Clone, Copy, Default)]
 struct Features {
     /// `datapath_id`: the switch's identity for everything after the handshake.
-    dpid: u64,
+    dpid: Dpid,
     /// `n_buffers`: whether PACKET_OUT by buffer id is possible.
     n_buffers: u32,
     /// `n_tables`: how many tables apps may use.
@@ -599,7 +599,7 @@ impl Handshake {
         match msg {
             Message::V10(of10::Message::FeaturesReply(f)) => {
                 self.features = Features {
-                    dpid: f.datapath_id,
+                    dpid: Dpid(f.datapath_id),
                     n_buffers: f.n_buffers,
                     n_tables: f.n_tables,
                     capabilities: f.capabilities,
@@ -609,7 +609,7 @@ impl Handshake {
             }
             Message::V13(of13::Message::FeaturesReply(f)) => {
                 self.features = Features {
-                    dpid: f.datapath_id,
+                    dpid: Dpid(f.datapath_id),
                     n_buffers: f.n_buffers,
                     n_tables: f.n_tables,
                     capabilities: f.capabilities,

@@ -175,7 +175,7 @@ fn run_v10(peer_hello: Vec<u8>) -> (Established, Vec<u8>) {
 fn openflow_10_only_peer() {
     let (e, _) = run_v10(hello(0x01, None));
     assert_eq!(e.version, Version::V1_0);
-    assert_eq!(e.dpid, DPID);
+    assert_eq!(e.dpid, openflow::Dpid(DPID));
     assert_eq!(e.n_buffers, 256);
     assert_eq!(e.n_tables, 1);
     assert_eq!(e.capabilities, 0xc7);
@@ -188,7 +188,7 @@ fn openflow_10_only_peer() {
     let peer = "127.0.0.1:1234".parse().unwrap();
     let (info, leftover) = e.into_info(peer);
     assert_eq!(info.peer, peer);
-    assert_eq!(info.dpid, DPID);
+    assert_eq!(info.dpid, openflow::Dpid(DPID));
     assert_eq!(leftover, vec![1, 10, 0]);
 }
 
@@ -273,7 +273,7 @@ fn run_v13(peer_hello: Vec<u8>, parts: usize) -> Established {
 fn openflow_13_only_peer() {
     let e = run_v13(hello(0x04, Some(&[0x04])), 1);
     assert_eq!(e.version, Version::V1_3);
-    assert_eq!(e.dpid, DPID);
+    assert_eq!(e.dpid, openflow::Dpid(DPID));
     assert_eq!(e.n_tables, 254);
     assert_eq!(e.capabilities, 0x4f);
     let nos: Vec<u32> = e.ports.iter().map(|p| p.port_no).collect();

@@ -16,7 +16,7 @@ use serde::Serialize;
 pub struct SwitchInfo {
     /// The datapath id: how apps, logs and counters name the switch, and the key that
     /// makes a second connection of the same switch replace the first.
-    pub dpid: u64,
+    pub dpid: Dpid,
     /// The negotiated OpenFlow version: every message to this switch is encoded in it.
     pub version: Version,
     /// Packets the switch can buffer (PACKET_OUT by buffer_id is only possible if > 0).
@@ -189,7 +189,7 @@ mod tests {
     #[test]
     fn port_status_adds_modifies_and_deletes() {
         let mut info = SwitchInfo {
-            dpid: 1,
+            dpid: openflow::Dpid(1),
             version: Version::V1_3,
             n_buffers: 0,
             n_tables: 1,

@@ -9,7 +9,7 @@ use super::*;
 use crate::app::{App, Builder, SwitchCtx};
 use crate::cookie::tests::info;
 use crate::cookie::{app_tag, with_tag};
-use crate::dispatch::Pipeline;
+use crate::host::AppHost;
 use crate::removal::tests::{play, Table};
 use crate::services::Services;
 
@@ -62,7 +62,7 @@ impl App for Keeper {
 fn a_switch_that_connects_keeps_what_its_owners_keep(version: Version) {
     let judge_app = Judge::default();
     let seen = Arc::clone(&judge_app.seen);
-    let p = Pipeline::build(vec![Box::new(judge_app), Box::new(Keeper)], Services::new()).unwrap();
+    let p = AppHost::build(vec![Box::new(judge_app), Box::new(Keeper)], Services::new()).unwrap();
     let out = [Action::output(PortNo::Physical(1))];
     let to_controller = [Action::output(PortNo::Controller)];
     let by_port = |port: u32| Match {
@@ -86,12 +86,13 @@ fn a_switch_that_connects_keeps_what_its_owners_keep(version: Version) {
         FlowMod::add(by_port(5), &out).priority(10),
     ];
     let mut table = Table::new(version, &flows);
-    let mut sw = p.new_switch(info(1, version));
+    let mut sw = p.dispatcher.new_switch(info(1, version));
     let found =
         crate::removal::flows_of_reply(&crate::cookie::tests::messages(&table.reply(9, 1))).0;
-    p.set_found_flows(&mut sw, Some(found));
+    p.dispatcher.set_found_flows(&mut sw, Some(found));
     let mut sent = Vec::new();
-    p.switch_added(&mut sw, &mut sent, Instant::now());
+    p.dispatcher
+        .switch_added(&mut sw, &mut sent, Instant::now());
     let mods = play(&p, &mut sw, &sent, &mut table);
     assert_eq!(
         mods.len(),
@@ -106,9 +107,10 @@ fn a_switch_that_connects_keeps_what_its_owners_keep(version: Version) {
         crate::removal::flows_of_reply(&crate::cookie::tests::messages(&table.reply(9, 1))).0;
     assert!(has_table_miss(&flows), "the kept table-miss entry is seen");
     // A switch whose flows are not known: nothing deleted, `adopted()` is None.
-    let mut sw = p.new_switch(info(2, version));
+    let mut sw = p.dispatcher.new_switch(info(2, version));
     let mut sent = Vec::new();
-    p.switch_added(&mut sw, &mut sent, Instant::now());
+    p.dispatcher
+        .switch_added(&mut sw, &mut sent, Instant::now());
     assert!(sent.is_empty());
     assert_eq!(*seen.lock().unwrap(), Some((0, None)));
 }

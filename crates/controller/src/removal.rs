@@ -38,6 +38,7 @@ use openflow::ofctl::FlowEntry;
 use openflow::{of10, Message, Version};
 
 use crate::cookie::{tag_of, with_tag, TAG_MASK};
+use crate::info::Dpid;
 use crate::requests::Reply;
 use crate::switches::{SendError, Switches};
 
@@ -45,7 +46,7 @@ use crate::switches::{SendError, Switches};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwitchRemoval {
     /// The switch.
-    pub dpid: u64,
+    pub dpid: Dpid,
     /// Its version (which way the flows were removed).
     pub version: Version,
     /// `Ok(n)`: the switch applied the removal; `n` is the number of flows deleted on
@@ -68,7 +69,7 @@ impl RemovedReport {
     }
 
     /// The switches that did not, with why.
-    pub fn failures(&self) -> impl Iterator<Item = (u64, &str)> {
+    pub fn failures(&self) -> impl Iterator<Item = (Dpid, &str)> {
         self.switches.iter().filter_map(|s| match &s.outcome {
             Ok(_) => None,
             Err(e) => Some((s.dpid, e.as_str())),
@@ -141,7 +142,7 @@ pub fn delete_strict(flow: &openflow::ofctl::Flow, version: Version) -> Option<M
 /// passed. Not on a worker thread.
 pub fn remove_flows_of(switches: &Switches, tag: u16, timeout: Duration) -> RemovedReport {
     let deadline = Instant::now() + timeout;
-    let (tx, rx) = mpsc::channel::<(u64, Step)>();
+    let (tx, rx) = mpsc::channel::<(Dpid, Step)>();
     let mut report = RemovedReport::default();
     let mut waiting = 0usize;
     for info in switches.connected() {
@@ -221,10 +222,10 @@ enum Step {
 /// 1.0: the DELETE_STRICTs and a barrier, as one request.
 fn send_batch(
     switches: &Switches,
-    dpid: u64,
+    dpid: Dpid,
     deletes: &[Message],
     timeout: Duration,
-    tx: mpsc::Sender<(u64, Step)>,
+    tx: mpsc::Sender<(Dpid, Step)>,
 ) -> Result<(), SendError> {
     let n = deletes.len();
     switches.request_with(
@@ -235,10 +236,8 @@ fn send_batch(
         }),
         |version, out| {
             for m in deletes {
-                m.encode(0, out).map_err(|error| SendError::Encode {
-                    dpid: crate::info::Dpid(dpid),
-                    error,
-                })?;
+                m.encode(0, out)
+                    .map_err(|error| SendError::Encode { dpid, error })?;
             }
             let barrier = match version {
                 Version::V1_0 => Message::V10(of10::Message::BarrierRequest),
@@ -247,10 +246,7 @@ fn send_batch(
             barrier
                 .encode(0, out)
                 .map(drop)
-                .map_err(|error| SendError::Encode {
-                    dpid: crate::info::Dpid(dpid),
-                    error,
-                })
+                .map_err(|error| SendError::Encode { dpid, error })
         },
     )
 }
@@ -262,6 +258,7 @@ fn applied(reply: Reply) -> Result<(), String> {
         Reply::Error(e) => Err(format!("the switch refused it: {e:?}")),
         Reply::TimedOut => Err("no answer in time".into()),
         Reply::SwitchGone => Err("the switch left before it answered".into()),
+        Reply::Busy => Err("the switch's queue was full: not sent".into()),
     }
 }
 

@@ -8,7 +8,7 @@ use super::*;
 use crate::app::{App, Builder};
 use crate::cookie::tests::{info, messages};
 use crate::cookie::{app_tag, with_tag};
-use crate::dispatch::Pipeline;
+use crate::host::{AppHost, Core};
 use crate::services::Services;
 
 /// A flow table as a switch keeps it, in the switch's version's own terms.
@@ -151,7 +151,7 @@ impl Table {
 /// Plays switch `sw`: applies what the controller sent it (`out`) to `table`, answers
 /// flow-stats requests and barriers into the pipeline. Returns the FLOW_MODs seen.
 pub(crate) fn play(
-    p: &Pipeline,
+    p: &Core,
     sw: &mut crate::dispatch::SwitchState,
     out: &[u8],
     table: &mut Table,
@@ -190,7 +190,7 @@ pub(crate) fn play(
         for reply in messages(&answer) {
             let mut bytes = Vec::new();
             reply.encode(xid, &mut bytes).unwrap();
-            p.handle(sw, &bytes, &mut junk, Instant::now());
+            p.dispatcher.handle(sw, &bytes, &mut junk, Instant::now());
         }
     }
     mods
@@ -208,7 +208,7 @@ impl App for Quiet {
 /// Two apps' flows (and one added by hand) on two switches; the removal of `mine`
 /// leaves exactly the others.
 fn removes_exactly_the_apps_flows(version: Version) {
-    let p = Arc::new(Pipeline::build(vec![Box::new(Quiet)], Services::new()).unwrap());
+    let p = Arc::new(AppHost::build(vec![Box::new(Quiet)], Services::new()).unwrap());
     let (mine, theirs) = (app_tag("stopped_app"), app_tag("other_app"));
     let out = [Action::output(PortNo::Physical(2))];
     let m = |dst: u8| Match {
@@ -230,7 +230,12 @@ fn removes_exactly_the_apps_flows(version: Version) {
         FlowMod::add(m(2), &out).cookie(with_tag(theirs, 4)),
     ];
     let mut switches: Vec<_> = (1..=2)
-        .map(|d| (p.new_switch(info(d, version)), Table::new(version, &flows)))
+        .map(|d| {
+            (
+                p.dispatcher.new_switch(info(d, version)),
+                Table::new(version, &flows),
+            )
+        })
         .collect();
     let remover = {
         let p = Arc::clone(&p);
@@ -241,7 +246,7 @@ fn removes_exactly_the_apps_flows(version: Version) {
     while !remover.is_finished() && Instant::now() < deadline {
         for (sw, table) in &mut switches {
             let mut out = Vec::new();
-            p.take_queued(sw, &mut out, Instant::now());
+            p.dispatcher.take_queued(sw, &mut out, Instant::now());
             mods.extend(play(&p, sw, &out, table));
         }
         std::thread::yield_now();
@@ -253,7 +258,7 @@ fn removes_exactly_the_apps_flows(version: Version) {
         Version::V1_3 => None,
     };
     for (s, d) in report.switches.iter().zip(1..) {
-        assert_eq!((s.dpid, &s.outcome), (d, &Ok(count)));
+        assert_eq!((s.dpid.0, &s.outcome), (d, &Ok(count)));
     }
     for (_, table) in &switches {
         assert_eq!(
@@ -279,14 +284,14 @@ fn removes_exactly_the_apps_flows_on_1_0_by_strict_deletes() {
 
 #[test]
 fn a_switch_that_does_not_answer_is_reported() {
-    let p = Arc::new(Pipeline::build(vec![Box::new(Quiet)], Services::new()).unwrap());
-    let _sw = p.new_switch(info(7, Version::V1_3));
+    let p = Arc::new(AppHost::build(vec![Box::new(Quiet)], Services::new()).unwrap());
+    let _sw = p.dispatcher.new_switch(info(7, Version::V1_3));
     let started = Instant::now();
     let report = remove_flows_of(p.switches(), 1, Duration::from_millis(100));
     assert!(started.elapsed() < Duration::from_secs(2));
     assert!(!report.is_complete());
     assert_eq!(
         report.failures().collect::<Vec<_>>(),
-        [(7, "no answer in time")]
+        [(Dpid(7), "no answer in time")]
     );
 }

@@ -9,8 +9,9 @@
 //! pending when its switch leaves gets [`Reply::SwitchGone`]: every callback runs once.
 //!
 //! Two kinds of requester:
-//! - an app, from a handler ([`crate::app::SwitchCtx::request`]): one message, and the
-//!   callback runs under the app's guard with its state for the switch;
+//! - an app, from a handler ([`crate::ctx::SwitchCtx::request`]): one message, and the
+//!   callback (of the type `C` the table is made for: the dispatcher's
+//!   [`crate::ctx::Callback`]) runs under the app's guard with its state for the switch;
 //! - anyone else, from any thread ([`crate::switches::Switches::request`], the REST
 //!   API): one or more messages sent back to back with consecutive xids, one pending
 //!   entry covering them all, and a plain [`ReplyFn`] called on the worker thread. An
@@ -23,8 +24,6 @@ use std::time::Instant;
 
 use openflow::Message;
 
-use crate::app::Callback;
-
 /// What a request's callback gets.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
@@ -35,11 +34,13 @@ pub enum Reply {
     /// No complete reply before the deadline (parts received so far are dropped).
     TimedOut,
     /// The switch left (disconnected, replaced, or the controller is shutting down)
-    /// before the reply came, or the request could not be queued for it (its output
-    /// over the limit). An app's callback runs just before the switch-removed
+    /// before the reply came. An app's callback runs just before the switch-removed
     /// listeners, with the app's state for the switch; what it sends to this switch is
     /// discarded (`ctx.switches()` still reaches the others).
     SwitchGone,
+    /// The switch is connected but its output queue was full (at
+    /// `output_buffer_limit`): the request was not sent. Try again later.
+    Busy,
 }
 
 /// The callback of a request made from outside the apps
@@ -99,20 +100,20 @@ fn call(f: ReplyFn, reply: Reply) {
 }
 
 /// Who waits for a request's reply.
-pub(crate) enum Owner {
-    /// An app (its index in the pipeline): the reply goes to it only, under its guard.
+pub(crate) enum Owner<C> {
+    /// An app (its index among the apps): the reply goes to it only, under its guard.
     App {
         /// The app's index.
         app: usize,
         /// Where the reply goes.
-        callback: Callback,
+        callback: C,
     },
     /// A caller outside the apps.
     External(Answer),
 }
 
 /// A request waiting for its reply.
-struct Pending {
+struct Pending<C> {
     /// The xid of the request's first message (an ERROR with any xid from `first` to
     /// `last` ends the request).
     first: u32,
@@ -124,24 +125,24 @@ struct Pending {
     /// Multipart parts received so far.
     parts: Vec<Message>,
     /// Who asked, and where the reply goes.
-    owner: Owner,
+    owner: Owner<C>,
 }
 
-/// A switch's xid counter and pending requests.
-pub struct Requests {
+/// A switch's xid counter and pending requests; `C` is an app's callback.
+pub struct Requests<C> {
     /// The last xid handed out (0 is never used: switches send async messages with it).
     last_xid: u32,
     /// Pending requests; few at a time, so a vector searched linearly.
-    pending: Vec<Pending>,
+    pending: Vec<Pending<C>>,
 }
 
-impl Default for Requests {
+impl<C> Default for Requests<C> {
     fn default() -> Self {
         Requests::new()
     }
 }
 
-impl std::fmt::Debug for Requests {
+impl<C> std::fmt::Debug for Requests<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Requests")
             .field("last_xid", &self.last_xid)
@@ -158,14 +159,16 @@ impl std::fmt::Debug for Requests {
 }
 
 /// A finished request: who asked and what it gets.
-pub(crate) struct Done {
-    pub owner: Owner,
+pub(crate) struct Done<C> {
+    /// Who asked.
+    pub owner: Owner<C>,
+    /// What it gets.
     pub reply: Reply,
 }
 
-impl Requests {
+impl<C> Requests<C> {
     /// No requests, xids from 1.
-    pub fn new() -> Requests {
+    pub fn new() -> Requests<C> {
         Requests {
             last_xid: 0,
             pending: Vec::new(),
@@ -221,7 +224,7 @@ impl Requests {
     }
 
     /// App `app` waits for the reply to `xid`.
-    pub(crate) fn insert(&mut self, xid: u32, app: usize, deadline: Instant, callback: Callback) {
+    pub(crate) fn insert(&mut self, xid: u32, app: usize, deadline: Instant, callback: C) {
         self.pending.push(Pending {
             first: xid,
             last: xid,
@@ -259,7 +262,7 @@ impl Requests {
         msg: Message,
         more: bool,
         error: bool,
-    ) -> Option<Done> {
+    ) -> Option<Done<C>> {
         let i = self
             .pending
             .iter()
@@ -297,7 +300,7 @@ impl Requests {
 
     /// Any pending request, removed, with [`Reply::SwitchGone`] (oldest first); `None`
     /// when none is left.
-    pub(crate) fn pop_gone(&mut self) -> Option<Done> {
+    pub(crate) fn pop_gone(&mut self) -> Option<Done<C>> {
         if self.pending.is_empty() {
             return None;
         }
@@ -310,7 +313,7 @@ impl Requests {
 
     /// One request whose deadline is at or before `now`, removed, with
     /// [`Reply::TimedOut`]; `None` when none is due.
-    pub(crate) fn pop_expired(&mut self, now: Instant) -> Option<Done> {
+    pub(crate) fn pop_expired(&mut self, now: Instant) -> Option<Done<C>> {
         let i = self.pending.iter().position(|p| p.deadline <= now)?;
         let p = self.pending.swap_remove(i);
         Some(Done {

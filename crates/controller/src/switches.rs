@@ -1,18 +1,15 @@
 //! [`Switches`]: send to any connected switch, from any handler on any worker or from
 //! any thread, and look up what every switch is (ports as they are now).
 //!
-//! The core provides it: [`crate::dispatch::Pipeline::build`] puts an `Arc<Switches>`
+//! The core provides it: [`crate::host::AppHost::build`] puts an `Arc<Switches>`
 //! into the services before any app starts, so an app takes it in `start`
 //! (`services.require::<Switches>(name)`), and a handler reaches the same one through
-//! [`crate::app::SwitchCtx::switches`].
+//! [`crate::ctx::SwitchCtx::switches`].
 //!
 //! ```
 //! use std::sync::{Arc, OnceLock};
 //! use std::time::Duration;
-//! use controller::app::{App, Builder, SwitchCtx};
-//! use controller::info::{PortInfo, PortReason};
-//! use controller::services::{Services, StartError};
-//! use controller::switches::Switches;
+//! use controller::app::{App, Builder, PortInfo, PortReason, Services, StartError, SwitchCtx, Switches};
 //! use openflow::model::{Action, PacketOut, PortNo};
 //!
 //! /// Says hello out of every up port of every switch, once a second; notes ports
@@ -52,7 +49,8 @@
 //!
 //! [`Switches::send`] and friends encode the message on the caller's thread, in the
 //! version the switch negotiated, with xid 0, and queue it to the worker serving the
-//! switch through its command channel; the worker is woken (once for any number of
+//! switch through its command channel (bounded: a worker that far behind refuses more,
+//! [`SendError::Busy`]); the worker is woken (once for any number of
 //! messages queued before it looks) and, on its next turn, gives the message a fresh
 //! xid from the switch's counter and appends it to the switch's output buffer, which is
 //! flushed with everything else that turn. A message is one allocation (its bytes) and a
@@ -69,8 +67,8 @@
 //!   what is sent after the replacement was announced on the new connection (and what
 //!   was already queued, if the new connection speaks the same version).
 //! - **Without a network** (a pipeline driven by hand, as in sans-IO tests): switches
-//!   created with [`crate::dispatch::Pipeline::new_switch`] are listed too, and what is
-//!   sent to them waits until [`crate::dispatch::Pipeline::take_queued`] moves it into
+//!   created with [`crate::dispatch::Dispatcher::new_switch`] are listed too, and what is
+//!   sent to them waits until [`crate::dispatch::Dispatcher::take_queued`] moves it into
 //!   an output buffer.
 //!
 //! ## Events
@@ -92,8 +90,9 @@
 //! xids and registers them in the switch's table of pending requests (see
 //! [`crate::requests`]), so the reply (multipart gathered), the switch's ERROR, the
 //! timeout or the switch's departure reaches the callback, exactly once, on the worker
-//! thread. A request that cannot be queued at the worker (the switch left meanwhile, its
-//! output over `output_buffer_limit`) is answered [`Reply::SwitchGone`] at once. The
+//! thread. A request that cannot be queued at the worker is answered at once:
+//! [`Reply::SwitchGone`] when the switch left meanwhile, [`Reply::Busy`] when its output
+//! is at `output_buffer_limit`. The
 //! REST API's switch routes stand on this.
 
 use std::collections::HashMap;
@@ -101,15 +100,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
+use openflow::cookie::CookieOwner;
 use openflow::model::{FlowMod, PacketOut};
 use openflow::{EncodeError, Message, Version};
 
-use crate::counters::lock;
+use crate::command::{Address, Delivery, Full, RequestCommand, Route, WorkerHandle};
 use crate::events::{Publisher, Subscribers};
 use crate::info::{Dpid, PortInfo, PortReason, SwitchInfo};
 use crate::requests::Answer;
 pub use crate::requests::{Reply, ReplyFn};
-use crate::worker::{Command, RequestCommand, WorkerHandle};
+use crate::sync::lock;
 
 /// Why a message could not be sent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -117,6 +117,11 @@ pub enum SendError {
     /// No switch with this dpid is connected (or the controller is shutting down).
     #[error("switch {0} is not connected")]
     NotConnected(Dpid),
+    /// The switch is connected, but the worker serving it has
+    /// [`crate::command::COMMAND_QUEUE`] messages from other threads waiting: it is
+    /// behind. Nothing was queued; try again later.
+    #[error("switch {0} is busy: the queue of its worker is full; try again")]
+    Busy(Dpid),
     /// A version-specific message for a switch that speaks another version.
     #[error(
         "an OpenFlow {message} message cannot go to switch {dpid}, which speaks OpenFlow {switch}"
@@ -148,7 +153,7 @@ pub enum SwitchEvent {
     /// A switch's connection closed and it is unlisted.
     Disconnected {
         /// The switch.
-        dpid: u64,
+        dpid: Dpid,
         /// Why its connection closed (`"closed_by_switch"`, `"dead_peer"`,
         /// `"shutdown"`, ...: the worker's close reasons).
         reason: String,
@@ -156,7 +161,7 @@ pub enum SwitchEvent {
     /// The switch sent PORT_STATUS; its port list already shows the change.
     Port {
         /// The switch.
-        dpid: u64,
+        dpid: Dpid,
         /// What PORT_STATUS said happened.
         reason: PortReason,
         /// The port as the message described it.
@@ -164,19 +169,6 @@ pub enum SwitchEvent {
         /// Whether the port could carry traffic before (`None`: it was not listed).
         was_up: Option<bool>,
     },
-}
-
-/// Where a switch is served: its worker, its slot (poll token) there, and its
-/// connection's unique id. Given by the worker when the switch arrives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Route {
-    /// The worker's index.
-    pub worker: usize,
-    /// The connection's slot on that worker.
-    pub slot: usize,
-    /// The connection's uid (never reused), so a message for a closed connection whose
-    /// slot was reused cannot reach the newcomer.
-    pub uid: u64,
 }
 
 /// How messages reach a listed switch.
@@ -189,8 +181,8 @@ enum Path {
         /// The connection's slot there.
         slot: usize,
     },
-    /// Into a queue the owner of a hand-driven pipeline drains
-    /// ([`crate::dispatch::Pipeline::take_queued`]).
+    /// Into a queue the owner of a hand-driven dispatcher drains
+    /// ([`crate::dispatch::Dispatcher::take_queued`]).
     Queue(Arc<Mutex<Queued>>),
 }
 
@@ -235,8 +227,8 @@ struct Entry {
 #[derive(Debug, Default)]
 struct Inner {
     /// Connected switches by dpid.
-    switches: HashMap<u64, Entry>,
-    /// The workers' handles, attached by `Controller::start` (empty before).
+    switches: HashMap<Dpid, Entry>,
+    /// The workers' handles, attached when the controller starts (empty before).
     workers: Vec<WorkerHandle>,
 }
 
@@ -274,21 +266,21 @@ impl Switches {
     }
 
     /// Sends a version-neutral FLOW_MOD to switch `dpid`, encoded in its version.
-    pub fn send_flow_mod(&self, dpid: u64, fm: &FlowMod<'_>) -> Result<(), SendError> {
+    pub fn send_flow_mod(&self, dpid: Dpid, fm: &FlowMod<'_>) -> Result<(), SendError> {
         self.send_with(dpid, |version, out| {
             encoded(dpid, fm.encode(version, 0, out))
         })
     }
 
     /// Sends a version-neutral PACKET_OUT to switch `dpid`, encoded in its version.
-    pub fn send_packet_out(&self, dpid: u64, po: &PacketOut<'_>) -> Result<(), SendError> {
+    pub fn send_packet_out(&self, dpid: Dpid, po: &PacketOut<'_>) -> Result<(), SendError> {
         self.send_with(dpid, |version, out| {
             encoded(dpid, po.encode(version, 0, out))
         })
     }
 
     /// Sends any message of switch `dpid`'s version (its xid is replaced by a fresh one).
-    pub fn send(&self, dpid: u64, msg: &Message) -> Result<(), SendError> {
+    pub fn send(&self, dpid: Dpid, msg: &Message) -> Result<(), SendError> {
         self.send_with(dpid, |version, out| {
             check_version(dpid, msg, version)?;
             encoded(dpid, msg.encode(0, out))
@@ -302,7 +294,7 @@ impl Switches {
     /// encoded), `reply` is dropped uncalled. See the module doc.
     pub fn request(
         &self,
-        dpid: u64,
+        dpid: Dpid,
         msg: &Message,
         timeout: Duration,
         reply: ReplyFn,
@@ -320,7 +312,7 @@ impl Switches {
     /// `reply` is dropped uncalled.
     pub fn request_flow_mod(
         &self,
-        dpid: u64,
+        dpid: Dpid,
         fm: &FlowMod<'_>,
         timeout: Duration,
         reply: ReplyFn,
@@ -338,7 +330,7 @@ impl Switches {
     /// uncalled.
     pub fn request_applied(
         &self,
-        dpid: u64,
+        dpid: Dpid,
         msg: &Message,
         timeout: Duration,
         reply: ReplyFn,
@@ -359,14 +351,14 @@ impl Switches {
     }
 
     /// The dpids of the connected switches, in order.
-    pub fn dpids(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = self.read().switches.keys().copied().collect();
+    pub fn dpids(&self) -> Vec<Dpid> {
+        let mut v: Vec<Dpid> = self.read().switches.keys().copied().collect();
         v.sort_unstable();
         v
     }
 
     /// Switch `dpid` as it is now (its current ports), if connected.
-    pub fn info(&self, dpid: u64) -> Option<Arc<SwitchInfo>> {
+    pub fn info(&self, dpid: Dpid) -> Option<Arc<SwitchInfo>> {
         self.read().switches.get(&dpid).map(|e| e.info.clone())
     }
 
@@ -384,7 +376,7 @@ impl Switches {
     }
 
     /// Switch `dpid` as it is now and the time it was listed, if connected.
-    pub fn info_since(&self, dpid: u64) -> Option<(Arc<SwitchInfo>, SystemTime)> {
+    pub fn info_since(&self, dpid: Dpid) -> Option<(Arc<SwitchInfo>, SystemTime)> {
         self.read()
             .switches
             .get(&dpid)
@@ -392,7 +384,7 @@ impl Switches {
     }
 
     /// Whether switch `dpid` is connected.
-    pub fn is_connected(&self, dpid: u64) -> bool {
+    pub fn is_connected(&self, dpid: Dpid) -> bool {
         self.read().switches.contains_key(&dpid)
     }
 
@@ -406,46 +398,40 @@ impl Switches {
         self.len() == 0
     }
 
-    /// [`Switches::send_flow_mod`] and [`Switches::send`] for an app: what `encode`
-    /// appends is stamped with the app's cookie tag ([`crate::cookie::stamp`]).
-    pub(crate) fn send_tagged(
+    /// [`Switches::send_flow_mod`] with `owner`'s bits written into the cookie (an
+    /// app's sends, [`crate::ctx::AppSwitches`]).
+    pub(crate) fn send_flow_mod_owned(
         &self,
-        dpid: u64,
-        tag: u16,
-        encode: impl FnOnce(Version, &mut Vec<u8>) -> Result<(), EncodeError>,
+        dpid: Dpid,
+        fm: &FlowMod<'_>,
+        owner: CookieOwner,
     ) -> Result<(), SendError> {
         self.send_with(dpid, |version, out| {
-            let at = out.len();
-            encoded(dpid, encode(version, out).map(|()| 0))?;
-            crate::cookie::stamp(&mut out[at..], tag);
-            Ok(())
+            encoded(dpid, fm.encode_owned(version, 0, owner, out))
         })
     }
 
-    /// [`Switches::send`] for an app, stamped with its tag.
-    pub(crate) fn send_tagged_message(
+    /// [`Switches::send`] with `owner`'s bits written into a FLOW_MOD's cookie.
+    pub(crate) fn send_owned(
         &self,
-        dpid: u64,
-        tag: u16,
+        dpid: Dpid,
         msg: &Message,
+        owner: CookieOwner,
     ) -> Result<(), SendError> {
         self.send_with(dpid, |version, out| {
             check_version(dpid, msg, version)?;
-            let at = out.len();
-            encoded(dpid, msg.encode(0, out))?;
-            crate::cookie::stamp(&mut out[at..], tag);
-            Ok(())
+            encoded(dpid, msg.encode_owned(0, owner, out))
         })
     }
 
     /// Encodes with `encode(version, out)` and queues the bytes for switch `dpid`.
     fn send_with(
         &self,
-        dpid: u64,
+        dpid: Dpid,
         encode: impl FnOnce(Version, &mut Vec<u8>) -> Result<(), SendError>,
     ) -> Result<(), SendError> {
         let inner = self.read();
-        let not_connected = || SendError::NotConnected(Dpid(dpid));
+        let not_connected = || SendError::NotConnected(dpid);
         let entry = inner.switches.get(&dpid).ok_or_else(not_connected)?;
         let version = entry.info.version;
         match &entry.path {
@@ -455,16 +441,15 @@ impl Switches {
                 let mut bytes = Vec::with_capacity(128);
                 encode(version, &mut bytes)?;
                 let handle = inner.workers.get(worker).ok_or_else(not_connected)?;
-                let cmd = Command::Send {
+                let to = Address {
                     slot,
                     uid: entry.uid,
                     dpid,
-                    bytes,
                 };
-                if handle.send_coalesced(cmd) {
-                    Ok(())
-                } else {
-                    Err(not_connected())
+                match handle.deliver(Delivery::Send { to, bytes }) {
+                    Ok(()) => Ok(()),
+                    Err(Full::Busy(_)) => Err(SendError::Busy(dpid)),
+                    Err(Full::Gone(_)) => Err(not_connected()),
                 }
             }
         }
@@ -474,13 +459,13 @@ impl Switches {
     /// switch `dpid` with their callback.
     pub(crate) fn request_with(
         &self,
-        dpid: u64,
+        dpid: Dpid,
         timeout: Duration,
         reply: ReplyFn,
         encode: impl FnOnce(Version, &mut Vec<u8>) -> Result<(), SendError>,
     ) -> Result<(), SendError> {
         let inner = self.read();
-        let not_connected = || SendError::NotConnected(Dpid(dpid));
+        let not_connected = || SendError::NotConnected(dpid);
         let entry = inner.switches.get(&dpid).ok_or_else(not_connected)?;
         let mut messages = Vec::with_capacity(128);
         encode(entry.info.version, &mut messages)?;
@@ -502,21 +487,31 @@ impl Switches {
                     answer.defuse();
                     return Err(not_connected());
                 };
-                let cmd = Command::Request(Box::new(RequestCommand {
+                let to = Address {
                     slot,
                     uid: entry.uid,
                     dpid,
+                };
+                let d = Delivery::Request(Box::new(RequestCommand {
+                    to,
                     messages,
                     timeout,
                     answer,
                 }));
-                match handle.send_or_return(cmd) {
+                // Not queued: the caller gets the error, not a call.
+                let refused = |d: Delivery| {
+                    if let Delivery::Request(r) = d {
+                        r.answer.defuse();
+                    }
+                };
+                match handle.deliver(d) {
                     Ok(()) => Ok(()),
-                    Err(cmd) => {
-                        // The worker is gone: the caller gets the error, not a call.
-                        if let Command::Request(r) = cmd {
-                            r.answer.defuse();
-                        }
+                    Err(Full::Busy(d)) => {
+                        refused(d);
+                        Err(SendError::Busy(dpid))
+                    }
+                    Err(Full::Gone(d)) => {
+                        refused(d);
                         Err(not_connected())
                     }
                 }
@@ -546,9 +541,16 @@ impl Switches {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// Gives the workers' handles (by worker index); `Controller::start` calls it.
+    /// Gives the workers' handles (by worker index); the dispatcher's
+    /// [`crate::driver::Driver::attach`] does, when the controller starts.
     pub(crate) fn attach(&self, workers: &[WorkerHandle]) {
         self.write().workers = workers.to_vec();
+    }
+
+    /// The workers' handles (none before the controller started, or for switches
+    /// driven by hand).
+    pub(crate) fn workers(&self) -> Vec<WorkerHandle> {
+        self.read().workers.clone()
     }
 
     /// Lists a switch served by a worker (a newer connection replaces an older one).
@@ -614,7 +616,7 @@ impl Switches {
 
     /// The switch left (its connection closed for `reason`): unlists it, if connection
     /// `uid` is still the one listed.
-    pub(crate) fn remove(&self, dpid: u64, uid: u64, reason: &str) {
+    pub(crate) fn remove(&self, dpid: Dpid, uid: u64, reason: &str) {
         self.subscribers.publish(|| {
             let mut inner = self.write();
             if inner.switches.get(&dpid).is_some_and(|e| e.uid == uid) {
@@ -631,18 +633,16 @@ impl Switches {
 }
 
 /// An encoder's result as a send's.
-fn encoded(dpid: u64, r: Result<usize, EncodeError>) -> Result<(), SendError> {
-    r.map(drop).map_err(|error| SendError::Encode {
-        dpid: Dpid(dpid),
-        error,
-    })
+fn encoded(dpid: Dpid, r: Result<usize, EncodeError>) -> Result<(), SendError> {
+    r.map(drop)
+        .map_err(|error| SendError::Encode { dpid, error })
 }
 
 /// `msg` must be of the switch's version.
-fn check_version(dpid: u64, msg: &Message, version: Version) -> Result<(), SendError> {
+fn check_version(dpid: Dpid, msg: &Message, version: Version) -> Result<(), SendError> {
     if msg.version() != version {
         return Err(SendError::WrongVersion {
-            dpid: Dpid(dpid),
+            dpid,
             message: msg.version(),
             switch: version,
         });

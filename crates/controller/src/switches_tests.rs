@@ -15,14 +15,16 @@ use openflow::of13::multipart::{
 use openflow::{of10, of13, Message, Version};
 
 use super::*;
-use crate::dispatch::{Pipeline, SwitchState};
+use crate::dispatch::SwitchState;
+use crate::driver::Driver;
+use crate::host::{AppHost, Core};
 use crate::services::Services;
 
 const SECOND: Duration = Duration::from_secs(1);
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version,
         n_buffers: 256,
         n_tables: 1,
@@ -49,10 +51,10 @@ fn taken(log: &Log) -> Vec<Reply> {
 }
 
 /// A pipeline with no apps and one hand-driven switch, its handshake done at `t0`.
-fn one_switch(version: Version, t0: Instant) -> (Pipeline, SwitchState) {
-    let p = Pipeline::build(Vec::new(), Services::new()).unwrap();
-    let mut sw = p.new_switch(info(1, version));
-    p.switch_added(&mut sw, &mut Vec::new(), t0);
+fn one_switch(version: Version, t0: Instant) -> (Core, SwitchState) {
+    let p = AppHost::build(Vec::new(), Services::new()).unwrap();
+    let mut sw = p.dispatcher.new_switch(info(1, version));
+    p.dispatcher.switch_added(&mut sw, &mut Vec::new(), t0);
     (p, sw)
 }
 
@@ -118,12 +120,12 @@ fn a_stats_reply_is_gathered_over_its_parts_and_given_once() {
     let (p, mut sw) = one_switch(Version::V1_3, t0);
     let (log, reply) = recorder();
     p.switches()
-        .request(1, &port_stats_request(), SECOND, reply())
+        .request(openflow::Dpid(1), &port_stats_request(), SECOND, reply())
         .unwrap();
     // Nothing goes out, and nothing is pending, until the queue is taken.
     assert_eq!(sw.pending_requests(), 0);
     let mut out = Vec::new();
-    p.take_queued(&mut sw, &mut out, t0);
+    p.dispatcher.take_queued(&mut sw, &mut out, t0);
     let msgs = sent(&out);
     assert_eq!(msgs.len(), 1);
     let (xid, ref m) = msgs[0];
@@ -134,7 +136,7 @@ fn a_stats_reply_is_gathered_over_its_parts_and_given_once() {
 
     out.clear();
     for (port, more) in [(1, true), (2, true)] {
-        p.handle(
+        p.dispatcher.handle(
             &mut sw,
             &frame(xid, &port_stats_part(port, more)),
             &mut out,
@@ -143,14 +145,14 @@ fn a_stats_reply_is_gathered_over_its_parts_and_given_once() {
         assert!(taken(&log).is_empty(), "not before the last part");
     }
     // Another xid is not this request's.
-    p.handle(
+    p.dispatcher.handle(
         &mut sw,
         &frame(xid + 1, &port_stats_part(9, false)),
         &mut out,
         t0,
     );
     assert!(taken(&log).is_empty());
-    p.handle(
+    p.dispatcher.handle(
         &mut sw,
         &frame(xid, &port_stats_part(3, false)),
         &mut out,
@@ -165,15 +167,15 @@ fn a_stats_reply_is_gathered_over_its_parts_and_given_once() {
         ])]
     );
     assert_eq!(sw.pending_requests(), 0);
-    assert_eq!(p.counters().replies, 1);
+    assert_eq!(p.apps.counters().replies, 1);
     // Neither a late part nor the deadline calls it again.
-    p.handle(
+    p.dispatcher.handle(
         &mut sw,
         &frame(xid, &port_stats_part(4, false)),
         &mut out,
         t0,
     );
-    p.tick(&mut sw, &mut out, t0 + 10 * SECOND);
+    p.dispatcher.tick(&mut sw, &mut out, t0 + 10 * SECOND);
     assert!(taken(&log).is_empty());
     assert!(out.is_empty(), "the request's reply sends nothing");
 }
@@ -185,10 +187,10 @@ fn a_flow_mod_then_a_barrier_reply_means_applied() {
         let (p, mut sw) = one_switch(version, t0);
         let (log, reply) = recorder();
         p.switches()
-            .request_flow_mod(1, &drop_all(), SECOND, reply())
+            .request_flow_mod(openflow::Dpid(1), &drop_all(), SECOND, reply())
             .unwrap();
         let mut out = Vec::new();
-        p.take_queued(&mut sw, &mut out, t0);
+        p.dispatcher.take_queued(&mut sw, &mut out, t0);
         let msgs = sent(&out);
         let (barrier_reply, fm_priority) = match (&msgs[0].1, &msgs[1].1) {
             (
@@ -207,7 +209,8 @@ fn a_flow_mod_then_a_barrier_reply_means_applied() {
         assert_eq!(sw.pending_requests(), 1, "one entry for both");
 
         out.clear();
-        p.handle(&mut sw, &frame(barrier_xid, &barrier_reply), &mut out, t0);
+        p.dispatcher
+            .handle(&mut sw, &frame(barrier_xid, &barrier_reply), &mut out, t0);
         assert_eq!(taken(&log), [Reply::Messages(vec![barrier_reply])]);
         assert_eq!(sw.pending_requests(), 0);
     }
@@ -219,20 +222,22 @@ fn an_error_on_the_flow_mod_xid_is_the_answer_and_the_barrier_reply_is_not() {
     let (p, mut sw) = one_switch(Version::V1_3, t0);
     let (log, reply) = recorder();
     p.switches()
-        .request_flow_mod(1, &drop_all(), SECOND, reply())
+        .request_flow_mod(openflow::Dpid(1), &drop_all(), SECOND, reply())
         .unwrap();
     let mut out = Vec::new();
-    p.take_queued(&mut sw, &mut out, t0);
+    p.dispatcher.take_queued(&mut sw, &mut out, t0);
     let msgs = sent(&out);
     let (fm_xid, barrier_xid) = (msgs[0].0, msgs[1].0);
 
-    p.handle(&mut sw, &frame(fm_xid, &table_full()), &mut out, t0);
+    p.dispatcher
+        .handle(&mut sw, &frame(fm_xid, &table_full()), &mut out, t0);
     assert_eq!(taken(&log), [Reply::Error(table_full())]);
     // The switch still answers the barrier: nobody waits for it any more.
     let barrier_reply = Message::V13(of13::Message::BarrierReply);
-    p.handle(&mut sw, &frame(barrier_xid, &barrier_reply), &mut out, t0);
+    p.dispatcher
+        .handle(&mut sw, &frame(barrier_xid, &barrier_reply), &mut out, t0);
     assert!(taken(&log).is_empty());
-    assert_eq!(p.counters().replies, 1);
+    assert_eq!(p.apps.counters().replies, 1);
 }
 
 #[test]
@@ -241,12 +246,13 @@ fn an_error_on_the_barrier_xid_ends_it_too() {
     let (p, mut sw) = one_switch(Version::V1_3, t0);
     let (log, reply) = recorder();
     p.switches()
-        .request_flow_mod(1, &drop_all(), SECOND, reply())
+        .request_flow_mod(openflow::Dpid(1), &drop_all(), SECOND, reply())
         .unwrap();
     let mut out = Vec::new();
-    p.take_queued(&mut sw, &mut out, t0);
+    p.dispatcher.take_queued(&mut sw, &mut out, t0);
     let barrier_xid = sent(&out)[1].0;
-    p.handle(&mut sw, &frame(barrier_xid, &table_full()), &mut out, t0);
+    p.dispatcher
+        .handle(&mut sw, &frame(barrier_xid, &table_full()), &mut out, t0);
     assert_eq!(taken(&log), [Reply::Error(table_full())]);
 }
 
@@ -256,31 +262,31 @@ fn a_silent_switch_times_out_at_the_deadline_counted_from_when_it_was_sent() {
     let (p, mut sw) = one_switch(Version::V1_3, t0);
     let (log, reply) = recorder();
     p.switches()
-        .request(1, &port_stats_request(), SECOND, reply())
+        .request(openflow::Dpid(1), &port_stats_request(), SECOND, reply())
         .unwrap();
     let mut out = Vec::new();
     // Taken (sent) a while after it was asked: the second starts now.
     let sent_at = t0 + 5 * SECOND;
-    p.take_queued(&mut sw, &mut out, sent_at);
+    p.dispatcher.take_queued(&mut sw, &mut out, sent_at);
     let xid = sent(&out)[0].0;
-    p.tick(
+    p.dispatcher.tick(
         &mut sw,
         &mut out,
         sent_at + SECOND - Duration::from_millis(1),
     );
     assert!(taken(&log).is_empty());
-    p.tick(&mut sw, &mut out, sent_at + SECOND);
+    p.dispatcher.tick(&mut sw, &mut out, sent_at + SECOND);
     assert_eq!(taken(&log), [Reply::TimedOut]);
-    assert_eq!(p.counters().request_timeouts, 1);
+    assert_eq!(p.apps.counters().request_timeouts, 1);
     // A reply after the timeout goes nowhere.
-    p.handle(
+    p.dispatcher.handle(
         &mut sw,
         &frame(xid, &port_stats_part(1, false)),
         &mut out,
         t0,
     );
     assert!(taken(&log).is_empty());
-    assert_eq!(p.counters().replies, 0);
+    assert_eq!(p.apps.counters().replies, 0);
 }
 
 #[test]
@@ -290,18 +296,18 @@ fn a_switch_that_leaves_answers_switch_gone_sent_or_not() {
     let (log, reply) = recorder();
     let switches = Arc::clone(p.switches());
     switches
-        .request(1, &port_stats_request(), SECOND, reply())
+        .request(openflow::Dpid(1), &port_stats_request(), SECOND, reply())
         .unwrap();
-    p.take_queued(&mut sw, &mut Vec::new(), t0);
+    p.dispatcher.take_queued(&mut sw, &mut Vec::new(), t0);
     // A second one still waits in the queue when the switch leaves.
     switches
-        .request_flow_mod(1, &drop_all(), SECOND, reply())
+        .request_flow_mod(openflow::Dpid(1), &drop_all(), SECOND, reply())
         .unwrap();
-    p.switch_removed(sw, "test", t0);
+    p.dispatcher.disconnected(sw, "test", t0);
     assert_eq!(taken(&log), [Reply::SwitchGone, Reply::SwitchGone]);
     // And a request to it now is an error; its callback is never called.
     assert_eq!(
-        switches.request(1, &port_stats_request(), SECOND, reply()),
+        switches.request(openflow::Dpid(1), &port_stats_request(), SECOND, reply()),
         Err(SendError::NotConnected(Dpid(1)))
     );
     assert!(taken(&log).is_empty());
@@ -314,11 +320,11 @@ fn refused_requests_are_errors_and_never_call_back() {
     let (log, reply) = recorder();
     let switches = p.switches();
     assert_eq!(
-        switches.request(2, &port_stats_request(), SECOND, reply()),
+        switches.request(openflow::Dpid(2), &port_stats_request(), SECOND, reply()),
         Err(SendError::NotConnected(Dpid(2)))
     );
     assert_eq!(
-        switches.request(1, &port_stats_request(), SECOND, reply()),
+        switches.request(openflow::Dpid(1), &port_stats_request(), SECOND, reply()),
         Err(SendError::WrongVersion {
             dpid: Dpid(1),
             message: Version::V1_3,
@@ -336,11 +342,11 @@ fn refused_requests_are_errors_and_never_call_back() {
     };
     let fm = FlowMod::add(v6, &[]);
     assert!(matches!(
-        switches.request_flow_mod(1, &fm, SECOND, reply()),
+        switches.request_flow_mod(openflow::Dpid(1), &fm, SECOND, reply()),
         Err(SendError::Encode { .. })
     ));
     let mut out = Vec::new();
-    p.take_queued(&mut sw, &mut out, t0);
+    p.dispatcher.take_queued(&mut sw, &mut out, t0);
     assert!(out.is_empty(), "nothing was queued");
     assert_eq!(sw.pending_requests(), 0);
     assert!(taken(&log).is_empty());
@@ -354,19 +360,19 @@ fn requests_keep_their_place_among_plain_sends() {
     let switches = p.switches();
     let flood = [Action::output(PortNo::Flood)];
     let po = PacketOut::unbuffered(b"x", PortNo::Controller, &flood);
-    switches.send_packet_out(1, &po).unwrap();
+    switches.send_packet_out(openflow::Dpid(1), &po).unwrap();
     switches
-        .request(1, &port_stats_request(), SECOND, reply())
+        .request(openflow::Dpid(1), &port_stats_request(), SECOND, reply())
         .unwrap();
-    switches.send_packet_out(1, &po).unwrap();
+    switches.send_packet_out(openflow::Dpid(1), &po).unwrap();
     let mut out = Vec::new();
-    p.take_queued(&mut sw, &mut out, t0);
+    p.dispatcher.take_queued(&mut sw, &mut out, t0);
     let msgs = sent(&out);
     let kinds: Vec<&str> = msgs.iter().map(|(_, m)| m.type_name()).collect();
     assert_eq!(kinds, ["PACKET_OUT", "MULTIPART_REQUEST", "PACKET_OUT"]);
     let xids: Vec<u32> = msgs.iter().map(|(x, _)| *x).collect();
     assert!(xids.windows(2).all(|w| w[1] == w[0] + 1), "{xids:?}");
-    p.handle(
+    p.dispatcher.handle(
         &mut sw,
         &frame(xids[1], &port_stats_part(1, false)),
         &mut out,
@@ -381,17 +387,17 @@ fn a_panicking_callback_is_contained() {
     let (p, mut sw) = one_switch(Version::V1_3, t0);
     p.switches()
         .request(
-            1,
+            openflow::Dpid(1),
             &port_stats_request(),
             SECOND,
             Box::new(|_| panic!("a caller's bug")),
         )
         .unwrap();
     let mut out = Vec::new();
-    p.take_queued(&mut sw, &mut out, t0);
-    p.tick(&mut sw, &mut out, t0 + SECOND);
+    p.dispatcher.take_queued(&mut sw, &mut out, t0);
+    p.dispatcher.tick(&mut sw, &mut out, t0 + SECOND);
     // The pipeline carries on; no app is blamed.
-    assert_eq!(p.counters().handler_panics, 0);
+    assert_eq!(p.apps.counters().handler_panics, 0);
     assert_eq!(sw.pending_requests(), 0);
 }
 
@@ -402,13 +408,14 @@ fn a_request_at_the_top_of_the_xid_range_keeps_consecutive_xids() {
     sw.requests_mut().set_last_xid(u32::MAX - 3);
     let (log, reply) = recorder();
     p.switches()
-        .request_flow_mod(1, &drop_all(), SECOND, reply())
+        .request_flow_mod(openflow::Dpid(1), &drop_all(), SECOND, reply())
         .unwrap();
     let mut out = Vec::new();
-    p.take_queued(&mut sw, &mut out, t0);
+    p.dispatcher.take_queued(&mut sw, &mut out, t0);
     let xids: Vec<u32> = sent(&out).iter().map(|(x, _)| *x).collect();
     assert_eq!(xids, [u32::MAX - 2, u32::MAX - 1]);
     let barrier_reply = Message::V13(of13::Message::BarrierReply);
-    p.handle(&mut sw, &frame(u32::MAX - 1, &barrier_reply), &mut out, t0);
+    p.dispatcher
+        .handle(&mut sw, &frame(u32::MAX - 1, &barrier_reply), &mut out, t0);
     assert_eq!(taken(&log), [Reply::Messages(vec![barrier_reply])]);
 }

@@ -1,7 +1,7 @@
-//! Timers, with no thread and no clock of their own: the pipeline keeps when each timer
+//! Timers, with no thread and no clock of their own: the dispatcher keeps when each timer
 //! is next due, the worker (per-switch timers) or the controller's timer thread (global
 //! timers) asks for the earliest deadline, sleeps in its poll until then, and calls the
-//! pipeline's `tick` with the time. Nothing wakes up unless a timer is due.
+//! dispatcher's `tick` with the time. Nothing wakes up unless a timer is due.
 //!
 //! - **Per switch** ([`crate::app::Builder::every`]): each switch has its own schedule,
 //!   run on the worker that serves the switch, with the app's state for it. The first
@@ -94,7 +94,7 @@ impl Rng {
     }
 }
 
-/// One switch's timer schedule: when each of the pipeline's per-switch timers is next
+/// One switch's timer schedule: when each of the plan's per-switch timers is next
 /// due (by timer index), and the earliest of them.
 #[derive(Debug, Clone, Default)]
 pub struct Schedule {

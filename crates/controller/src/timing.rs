@@ -9,7 +9,7 @@
 //! **How it is measured.** Each switch's state (`Local`, owned by the worker serving
 //! the switch, like the apps' slots) counts its handlers' calls in plain `u64`s: no
 //! atomic, no lock, no clock. One call in [`SAMPLE_EVERY`] of each handler on each
-//! switch (the 1st, the 65th, the 129th...) is timed with two `Instant::now()` reads
+//! switch (the 1st, the 65th, the 129th...) is timed with two reads of the dispatcher's clock
 //! around it, and stands for the calls since the previous timed one (the first for
 //! itself): its duration, weighted so, goes into the handler's time and histogram.
 //! The worker adds each switch's counts to the pipeline's totals (`Timings`, one
@@ -38,10 +38,8 @@
 //! the histogram's count trails the calls by up to 63 per switch and handler (the
 //! calls since a handler's last timed one are not in it yet).
 
+use crate::sync::lock;
 use std::sync::Mutex;
-use std::time::Instant;
-
-use crate::counters::lock;
 
 /// One call in this many, per handler and switch, is timed.
 pub const SAMPLE_EVERY: u64 = 64;
@@ -204,10 +202,9 @@ impl Local {
         *c % SAMPLE_EVERY == 1
     }
 
-    /// Records the duration of the timed call of handler `id` just counted.
+    /// Records the duration (`nanos`) of the timed call of handler `id` just counted.
     #[cold]
-    pub(crate) fn timed(&mut self, id: usize, started: Instant) {
-        let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    pub(crate) fn timed(&mut self, id: usize, nanos: u64) {
         let weight = if self.calls[id] == 1 { 1 } else { SAMPLE_EVERY };
         self.timed[id].add(nanos, weight);
     }
@@ -222,7 +219,7 @@ pub(crate) struct Timings {
     totals: Mutex<Vec<(u64, Timed)>>,
 }
 
-/// One handler's totals: [`crate::dispatch::Pipeline::handler_timings`].
+/// One handler's totals: [`crate::host::AppHost::handler_timings`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct HandlerTiming {
     /// The app.
@@ -336,7 +333,7 @@ mod tests {
         for call in 1..=130u64 {
             if l.count(0) {
                 timed.push(call);
-                l.timed(0, Instant::now());
+                l.timed(0, 1_000);
             }
         }
         assert_eq!(timed, [1, 65, 129]);

@@ -27,7 +27,7 @@
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mio::event::Source;
@@ -39,7 +39,47 @@ use rustls::server::WebPkiClientVerifier;
 use rustls::{CertificateError, RootCertStore, ServerConfig, ServerConnection};
 use tls_io::TlsIo;
 
-use crate::config::{ClientAuth, TlsSettings};
+use serde::{Deserialize, Serialize};
+
+/// The `tls` table of a `listen` entry: the controller's certificate and key, and the
+/// CA that signs the switches' certificates. Paths are relative to the working
+/// directory. The files are read at start-up: a missing, unreadable or malformed one
+/// stops it with the key and the file named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsSettings {
+    /// The controller's certificate chain (PEM), leaf first.
+    pub cert: PathBuf,
+    /// The controller's private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+    /// The CA certificate(s) (PEM) a switch's certificate must be signed by. Required
+    /// unless `client_auth = "none"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_ca: Option<PathBuf>,
+    /// `"required"` (the default): a switch must present a certificate signed by
+    /// `client_ca`. `"none"`: any peer that speaks TLS can connect as a switch, which
+    /// only encrypts the channel (unsafe: anyone who reaches the port controls what
+    /// the controller believes about the network).
+    #[serde(default, skip_serializing_if = "ClientAuth::is_required")]
+    pub client_auth: ClientAuth,
+}
+
+/// Whether switches must authenticate with a certificate ([`TlsSettings::client_auth`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientAuth {
+    /// A certificate signed by `client_ca` is required (mutual authentication).
+    #[default]
+    Required,
+    /// No client certificate is asked for (unsafe; see [`TlsSettings::client_auth`]).
+    None,
+}
+
+impl ClientAuth {
+    fn is_required(&self) -> bool {
+        *self == ClientAuth::Required
+    }
+}
 
 /// The TLS record content type of a handshake message: the first byte a TLS client
 /// sends (RFC 8446 §5.1, `handshake(22)`).

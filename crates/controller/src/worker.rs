@@ -9,14 +9,14 @@
 //!     READABLE  → the switch joins this turn's ready list (once)
 //!     WRITABLE  → flush again
 //!     ready list, in order (last turn's leftovers first, then new events): each switch
-//!         handles up to TURN_BUDGET messages (frame, echo or pipeline.handle →
+//!         handles up to TURN_BUDGET messages (frame, echo or driver.handle →
 //!         conn.out); one with more waiting goes on the next turn's list
 //!     after the turn: flush every connection with new output once (one with more
 //!         to handle next turn: once it holds FLUSH_BATCH or FLUSH_DELAY passed); a queue past the
 //!         high-water mark pauses its switch (no READABLE), one drained to the
 //!         low-water mark resumes it and puts it on the next turn's list
 //!     deadlines: keepalive (silent while output is blocked), stall timeout,
-//!         pipeline.tick; every publish interval: counters snapshot
+//!         driver.tick; every publish interval: counters snapshot
 //! }
 //! ```
 //!
@@ -27,242 +27,24 @@
 //! Handlers get `&mut` per-switch state with no lock: a switch lives on one worker for
 //! its whole connection.
 
-use std::collections::HashMap;
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mio::{Events, Poll, Token, Waker};
 use tracing::{debug, info, warn};
 
-use crate::conn::{CloseReason, Conn, ConnLimits, FrameSink, FLUSH_BATCH, FLUSH_DELAY};
-use crate::counters::{lock, ReasonCounts, SwitchSnapshot, TypeCounts, WorkerSnapshot};
-use crate::info::{Dpid, SwitchInfo};
-use crate::requests::{Answer, Reply};
-use crate::switches::Route;
-use crate::tls::Stream;
-
-/// The sans-IO pipeline a worker drives (implemented by `dispatch::Pipeline`; tests
-/// use small ones of their own).
-pub trait SwitchPipeline: Send + Sync + 'static {
-    /// The per-switch state the pipeline keeps.
-    type State: Send + 'static;
-    /// State for a switch that completed its handshake, served at `route`.
-    fn new_switch(&self, info: SwitchInfo, route: Route) -> Self::State;
-    /// Initializer and switch-added listeners; messages for the switch go to `out`.
-    fn switch_added(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant);
-    /// The flows the switch had when it connected, given before `switch_added` (see
-    /// [`crate::reconcile`]); a pipeline that does not adopt flows ignores them.
-    fn found_flows(&self, sw: &mut Self::State, flows: Option<Vec<openflow::ofctl::FlowEntry>>) {
-        let _ = (sw, flows);
-    }
-    /// One whole message from the switch (never echo).
-    fn handle(&self, sw: &mut Self::State, frame: &[u8], out: &mut Vec<u8>, now: Instant);
-    /// A hint: `frame`, the switch's next whole message, will be given to `handle`
-    /// after the current one (see [`crate::app::Builder::prefetch_packet_in`]).
-    fn prefetch(&self, sw: &Self::State, frame: &[u8]) {
-        let _ = (sw, frame);
-    }
-    /// The end of a turn: the messages of the switch read together were all given to
-    /// `handle` (see [`crate::app::Builder::on_turn_end`]).
-    fn turn_end(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant) {
-        let _ = (sw, out, now);
-    }
-    /// Request timeouts and timers.
-    fn tick(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant);
-    /// When `tick` is next needed for this switch.
-    fn next_deadline(&self, sw: &Self::State) -> Option<Instant>;
-    /// Switch-removed listeners; the state is dropped.
-    fn switch_removed(&self, sw: Self::State, reason: &str, now: Instant);
-    /// A message sent to this switch from elsewhere ([`Command::Send`]): appends it to
-    /// `out` (the dispatch pipeline gives it a fresh xid first).
-    fn deliver(&self, sw: &mut Self::State, message: &[u8], out: &mut Vec<u8>) {
-        let _ = sw;
-        out.extend_from_slice(message);
-    }
-    /// A request sent to this switch from elsewhere ([`Command::Request`]): appends its
-    /// messages to `out` and answers `answer` when the reply comes, the timeout (from
-    /// `now`) passes or the switch leaves. A pipeline that keeps no pending requests
-    /// answers [`Reply::SwitchGone`] without sending (the default).
-    fn request(
-        &self,
-        sw: &mut Self::State,
-        messages: &[u8],
-        out: &mut Vec<u8>,
-        now: Instant,
-        timeout: Duration,
-        answer: Answer,
-    ) {
-        let _ = (sw, messages, out, now, timeout);
-        answer.send(Reply::SwitchGone);
-    }
-    /// The workers are running: here are their handles, by index (for a directory of
-    /// switches that sends through them).
-    fn attach(&self, workers: &[WorkerHandle]) {
-        let _ = workers;
-    }
-    /// Runs the timers not tied to a switch that are due at `now` (on the controller's
-    /// timer thread); returns when it should be called next, `None` for never.
-    fn global_tick(&self, now: Instant) -> Option<Instant> {
-        let _ = now;
-        None
-    }
-    /// The apps changed (started, stopped, re-ordered): bring this switch to the
-    /// pipeline's current plan now, between two messages (the dispatch pipeline also
-    /// does it before the next message; this reaches idle switches). What apps send
-    /// (initializers of started apps) goes to `out`.
-    fn refresh(&self, sw: &mut Self::State, out: &mut Vec<u8>, now: Instant) {
-        let _ = (sw, out, now);
-    }
-    /// The controller's timer thread can be woken with `wake` (to run the global
-    /// timers of an app started at run time).
-    fn set_timer_waker(&self, wake: Box<dyn Fn() + Send + Sync>) {
-        let _ = wake;
-    }
-    /// The worker's publish interval came: make what this switch's state counted
-    /// locally visible to readers (the dispatch pipeline's handler timings).
-    fn publish(&self, sw: &mut Self::State) {
-        let _ = sw;
-    }
-}
-
-/// Adapts a pipeline to the connection's frame callback (the field: the pipeline).
-struct Sink<'a, P>(&'a P);
-
-impl<P: SwitchPipeline> FrameSink<P::State> for Sink<'_, P> {
-    #[inline]
-    fn frame(&self, state: &mut P::State, frame: &[u8], out: &mut Vec<u8>, now: Instant) {
-        self.0.handle(state, frame, out, now);
-    }
-
-    #[inline]
-    fn prefetch(&self, state: &P::State, frame: &[u8]) {
-        self.0.prefetch(state, frame);
-    }
-
-    #[inline]
-    fn turn_end(&self, state: &mut P::State, out: &mut Vec<u8>, now: Instant) {
-        self.0.turn_end(state, out, now);
-    }
-}
-
-/// A switch handed over by admission.
-#[derive(Debug)]
-pub struct NewSwitch {
-    /// Unique connection id (see [`Conn::uid`]).
-    pub uid: u64,
-    /// The socket (or the TLS session over it, established), deregistered from
-    /// admission's poll.
-    pub stream: Stream,
-    /// What the handshake learned.
-    pub info: SwitchInfo,
-    /// Bytes read past the handshake, to be processed first.
-    pub leftover: Vec<u8>,
-    /// Handshake bytes admission could not write yet.
-    pub pending_out: Vec<u8>,
-    /// The switch's flows when it connected, for the apps to adopt (`None`: not
-    /// known; see [`crate::reconcile`]).
-    pub flows: Option<Vec<openflow::ofctl::FlowEntry>>,
-}
-
-/// What admission and the handle tell a worker.
-#[derive(Debug)]
-pub enum Command {
-    /// Serve this switch.
-    Add(Box<NewSwitch>),
-    /// Close this connection (if it is still open) with this reason.
-    Close {
-        /// The connection's uid.
-        uid: u64,
-        /// Logged and counted.
-        reason: CloseReason,
-    },
-    /// Append this message (one, encoded for the switch's version) to a switch's
-    /// output: what `Switches` sends from other workers and threads.
-    Send {
-        /// The connection's slot.
-        slot: usize,
-        /// The connection's uid (if the slot holds another, the message is for a
-        /// connection that left).
-        uid: u64,
-        /// The switch, to find its replacement when the connection was replaced.
-        dpid: u64,
-        /// The message.
-        bytes: Vec<u8>,
-    },
-    /// Append these messages (a request, encoded for the switch's version) to a
-    /// switch's output and wait for the reply: what `Switches::request` sends.
-    Request(Box<RequestCommand>),
-    /// Bring every switch to the pipeline's current plan ([`SwitchPipeline::refresh`]),
-    /// then say so on the channel (the lifecycle waits for every worker).
-    Refresh(Sender<()>),
-    /// Close every switch ("shutdown") and exit.
-    Shutdown,
-}
-
-/// A request from [`crate::switches::Switches::request`] (boxed in [`Command`], which
-/// stays as small as a plain send).
-#[derive(Debug)]
-pub struct RequestCommand {
-    /// The connection's slot.
-    pub slot: usize,
-    /// The connection's uid (as in [`Command::Send`]).
-    pub uid: u64,
-    /// The switch, to find its replacement when the connection was replaced.
-    pub dpid: u64,
-    /// The request's messages, back to back, xid 0.
-    pub messages: Vec<u8>,
-    /// How long the switch has to answer, from when the worker queues the messages.
-    pub timeout: Duration,
-    /// The callback.
-    pub answer: Answer,
-}
-
-/// dpid → (worker index, connection uid) of the connection that currently owns it.
-pub type DpidRegistry = Arc<Mutex<HashMap<u64, (usize, u64)>>>;
-
-/// The handle others hold to talk to a worker.
-#[derive(Debug, Clone)]
-pub struct WorkerHandle {
-    /// Commands, read when the waker fires.
-    pub tx: Sender<Command>,
-    /// Wakes the worker's poll.
-    pub waker: Arc<Waker>,
-    /// Switches the worker serves (for least-loaded assignment).
-    pub load: Arc<AtomicUsize>,
-    /// Set by a sender that woke the worker, cleared by the worker before it drains
-    /// the channel: senders that find it set need not wake it again (one `write(2)` on
-    /// the eventfd per batch, not per message).
-    pub wake_pending: Arc<AtomicBool>,
-}
-
-impl WorkerHandle {
-    /// Sends a command and wakes the worker; false if the worker is gone.
-    pub fn send(&self, cmd: Command) -> bool {
-        self.tx.send(cmd).is_ok() && self.waker.wake().is_ok()
-    }
-
-    /// Sends a command and wakes the worker unless a wake is already pending (for
-    /// frequent commands: messages from `Switches`); false if the worker is gone.
-    pub fn send_coalesced(&self, cmd: Command) -> bool {
-        self.send_or_return(cmd).is_ok()
-    }
-
-    /// As [`send_coalesced`](Self::send_coalesced), but a command the worker will never
-    /// see (it is gone) comes back. Once the command is in the channel this is `Ok`
-    /// even if the wake fails: the worker sees it on its next wake-up.
-    pub fn send_or_return(&self, cmd: Command) -> Result<(), Command> {
-        self.tx.send(cmd).map_err(|e| e.0)?;
-        // SeqCst with the worker's clear-then-drain: either the worker's drain sees
-        // this command, or this swap sees the flag cleared and wakes it.
-        if !self.wake_pending.swap(true, Ordering::SeqCst) {
-            let _ = self.waker.wake();
-        }
-        Ok(())
-    }
-}
+use crate::command::{
+    Address, Command, Control, Delivery, DpidRegistry, Inbox, NewSwitch, RequestCommand, Route,
+    WorkerHandle,
+};
+use crate::conn::{count_handed_over, CloseReason, Conn, ConnLimits, FLUSH_BATCH, FLUSH_DELAY};
+use crate::counters::{ReasonCounts, SwitchSnapshot, TypeCounts, WorkerSnapshot};
+use crate::driver::Driver;
+use crate::output::Output;
+use crate::requests::Reply;
+use crate::sync::lock;
 
 /// The waker's token; connection tokens are slot indexes below it.
 const WAKER: Token = Token(usize::MAX);
@@ -279,21 +61,19 @@ pub struct WorkerConfig {
 }
 
 /// A worker's state, owned by its thread (see the module doc).
-pub struct Worker<P: SwitchPipeline> {
+pub struct Worker<D: Driver> {
     /// Settings.
     cfg: WorkerConfig,
     /// This worker's poll.
     poll: Poll,
-    /// The shared app pipeline.
-    pipeline: Arc<P>,
-    /// Commands from admission, the handle and `Switches`.
-    rx: Receiver<Command>,
-    /// Shared with the handles: a wake is pending (see [`WorkerHandle::wake_pending`]).
-    wake_pending: Arc<AtomicBool>,
+    /// What runs the apps for each switch (shared by the workers).
+    driver: Arc<D>,
+    /// Commands from admission, the app host, the handle and `Switches`.
+    inbox: Inbox,
     /// Poll turns (wake-ups) so far: a test's proof that an idle worker sleeps.
     turns: u64,
     /// Connections by slot (token) index.
-    conns: Vec<Option<Conn<P::State>>>,
+    conns: Vec<Option<Conn<D::State>>>,
     /// Free slots in `conns`.
     free: Vec<usize>,
     /// Slots with output queued this turn, flushed once at the end of the turn.
@@ -348,28 +128,26 @@ fn is_bad_frame(reason: &str) -> bool {
     matches!(reason, "bad_length" | "wrong_version" | "message_too_long")
 }
 
-impl<P: SwitchPipeline> Worker<P> {
+impl<D: Driver> Worker<D> {
     /// A worker and the handle to reach it; run it with [`run`](Self::run) on its thread.
     pub fn new(
         cfg: WorkerConfig,
-        pipeline: Arc<P>,
+        driver: Arc<D>,
         registry: DpidRegistry,
         published: Arc<Mutex<Arc<WorkerSnapshot>>>,
-    ) -> io::Result<(Worker<P>, WorkerHandle)> {
+    ) -> io::Result<(Worker<D>, WorkerHandle)> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
-        let (tx, rx) = std::sync::mpsc::channel();
-        let load = Arc::new(AtomicUsize::new(0));
-        let wake_pending = Arc::new(AtomicBool::new(false));
+        let (handle, inbox) = crate::command::channel(waker);
+        let load = Arc::clone(&handle.load);
         let now = Instant::now();
         let worker = Worker {
             next_scan: now + cfg.limits.keepalive.interval,
             next_publish: now + cfg.publish_interval,
             cfg,
             poll,
-            pipeline,
-            rx,
-            wake_pending: wake_pending.clone(),
+            driver,
+            inbox,
             turns: 0,
             conns: Vec::new(),
             free: Vec::new(),
@@ -378,22 +156,14 @@ impl<P: SwitchPipeline> Worker<P> {
             again: Vec::new(),
             ready: Vec::new(),
             registry,
-            load: load.clone(),
+            load,
             published,
             closed: Closed::default(),
         };
-        Ok((
-            worker,
-            WorkerHandle {
-                tx,
-                waker,
-                load,
-                wake_pending,
-            },
-        ))
+        Ok((worker, handle))
     }
 
-    /// The event loop; returns after [`Command::Shutdown`] (or when every sender is gone).
+    /// The event loop; returns after [`Control::Shutdown`] (or when every sender is gone).
     pub fn run(mut self) {
         let mut events = Events::with_capacity(1024);
         info!(worker = self.cfg.index, "worker started");
@@ -420,7 +190,7 @@ impl<P: SwitchPipeline> Worker<P> {
             let mut shutdown = false;
             for event in events.iter() {
                 if event.token() == WAKER {
-                    self.wake_pending.store(false, Ordering::SeqCst);
+                    self.inbox.woken();
                     shutdown |= self.commands(now);
                     continue;
                 }
@@ -465,12 +235,12 @@ impl<P: SwitchPipeline> Worker<P> {
         info!(worker = self.cfg.index, "worker stopped");
     }
 
-    /// Drains the command channel; true on shutdown.
+    /// Drains the command queues; true on shutdown.
     fn commands(&mut self, now: Instant) -> bool {
-        loop {
-            match self.rx.try_recv() {
-                Ok(Command::Add(sw)) => self.add(*sw, now),
-                Ok(Command::Close { uid, reason }) => {
+        while let Some(cmd) = self.inbox.next() {
+            match cmd {
+                Command::Control(Control::Add(sw)) => self.add(*sw, now),
+                Command::Control(Control::Close { uid, reason }) => {
                     if let Some(slot) = self.slot_of(uid) {
                         self.closing.push((slot, reason));
                         // Closed right away, so switch-removed of the old connection
@@ -478,32 +248,27 @@ impl<P: SwitchPipeline> Worker<P> {
                         self.close_pending(now);
                     }
                 }
-                Ok(Command::Send {
-                    slot,
-                    uid,
-                    dpid,
-                    bytes,
-                }) => self.deliver(slot, uid, dpid, &bytes),
-                Ok(Command::Request(r)) => self.request(*r, now),
-                Ok(Command::Refresh(done)) => {
+                Command::Control(Control::Refresh(done)) => {
                     self.refresh(now);
                     let _ = done.send(());
                 }
-                Ok(Command::Shutdown) => return true,
-                Err(TryRecvError::Empty) => return false,
-                Err(TryRecvError::Disconnected) => return true,
+                Command::Control(Control::Shutdown) => return true,
+                Command::Delivery(Delivery::Send { to, bytes }) => self.deliver(to, &bytes),
+                Command::Delivery(Delivery::Request(r)) => self.request(*r, now),
             }
         }
+        false
     }
 
-    /// A message from `Switches` for connection `uid` at `slot`: appended to its
-    /// output. If that connection is gone but a newer one of the same switch (same
-    /// version) is here, it goes there; otherwise it is lost, and counted.
-    fn deliver(&mut self, slot: usize, uid: u64, dpid: u64, bytes: &[u8]) {
-        let at = self.find_conn(slot, uid, dpid, bytes.first().copied());
+    /// A message from `Switches` for connection `to`: appended to its output. If that
+    /// connection is gone but a newer one of the same switch (same version) is here, it
+    /// goes there; otherwise it is lost, and counted.
+    fn deliver(&mut self, to: Address, bytes: &[u8]) {
+        let dpid = to.dpid;
+        let at = self.find_conn(to, bytes.first().copied());
         let Some((at, conn)) = at.and_then(|s| Some((s, self.conns[s].as_mut()?))) else {
             self.closed.drops += 1;
-            debug!(dpid = %Dpid(dpid), "a message sent to a switch that has left; dropped");
+            debug!(dpid = %dpid, "a message sent to a switch that has left; dropped");
             return;
         };
         if conn.pending_out() + bytes.len() > self.cfg.limits.output_buffer_limit {
@@ -511,7 +276,7 @@ impl<P: SwitchPipeline> Worker<P> {
             // send it much): the hard cap holds, and the loss is counted and told.
             if conn.count_overflow_drop() {
                 warn!(
-                    dpid = %Dpid(dpid),
+                    dpid = %dpid,
                     queued = conn.pending_out(),
                     limit = self.cfg.limits.output_buffer_limit,
                     dropped = conn.counters.overflow_drops,
@@ -520,12 +285,10 @@ impl<P: SwitchPipeline> Worker<P> {
             }
             return;
         }
-        let Some(state) = conn.state.as_mut() else {
+        let (mut out, Some(state), _) = conn.output() else {
             return;
         };
-        let from = conn.out.len();
-        self.pipeline.deliver(state, bytes, &mut conn.out);
-        conn.count_out_from(from);
+        self.driver.deliver(state, bytes, &mut out);
         if !conn.dirty && !conn.blocked() {
             conn.dirty = true;
             self.dirty.push(at);
@@ -533,20 +296,20 @@ impl<P: SwitchPipeline> Worker<P> {
     }
 
     /// A request from `Switches`: queued like [`deliver`](Self::deliver) queues a
-    /// message, and registered with the switch's pipeline state; answered
-    /// [`Reply::SwitchGone`] at once if it cannot be queued.
+    /// message, and registered with the switch's state; answered at once if it cannot
+    /// be queued: [`Reply::SwitchGone`] when the switch left, [`Reply::Busy`] when its
+    /// queue is at the hard cap.
     fn request(&mut self, r: RequestCommand, now: Instant) {
         let RequestCommand {
-            slot,
-            uid,
-            dpid,
+            to,
             messages,
             timeout,
             answer,
         } = r;
-        let Some(at) = self.find_conn(slot, uid, dpid, messages.first().copied()) else {
+        let dpid = to.dpid;
+        let Some(at) = self.find_conn(to, messages.first().copied()) else {
             self.closed.drops += 1;
-            debug!(dpid = %Dpid(dpid), "a request sent to a switch that has left; answered SwitchGone");
+            debug!(dpid = %dpid, "a request sent to a switch that has left; answered SwitchGone");
             return answer.send(Reply::SwitchGone);
         };
         let conn = self.conns[at]
@@ -555,32 +318,35 @@ impl<P: SwitchPipeline> Worker<P> {
         if conn.pending_out() + messages.len() > self.cfg.limits.output_buffer_limit {
             conn.count_overflow_drop();
             warn!(
-                dpid = %Dpid(dpid),
+                dpid = %dpid,
                 queued = conn.pending_out(),
                 limit = self.cfg.limits.output_buffer_limit,
-                "a request sent to a switch whose queue is at output_buffer_limit; answered SwitchGone"
+                "a request sent to a switch whose queue is at output_buffer_limit; answered Busy"
             );
-            return answer.send(Reply::SwitchGone);
+            return answer.send(Reply::Busy);
         }
-        let Some(state) = conn.state.as_mut() else {
+        let (mut out, Some(state), _) = conn.output() else {
             return answer.send(Reply::SwitchGone);
         };
-        let from = conn.out.len();
-        self.pipeline
-            .request(state, &messages, &mut conn.out, now, timeout, answer);
-        if let Some(d) = self.pipeline.next_deadline(state) {
+        self.driver
+            .request(state, &messages, &mut out, now, timeout, answer);
+        if let Some(d) = conn
+            .state
+            .as_ref()
+            .and_then(|s| self.driver.next_deadline(s))
+        {
             self.next_scan = self.next_scan.min(d);
         }
-        conn.count_out_from(from);
         if !conn.dirty && !conn.blocked() {
             conn.dirty = true;
             self.dirty.push(at);
         }
     }
 
-    /// The slot of connection `uid` (expected at `slot`), or of a newer connection of
-    /// switch `dpid` speaking the version whose wire byte is `version`.
-    fn find_conn(&self, slot: usize, uid: u64, dpid: u64, version: Option<u8>) -> Option<usize> {
+    /// The slot of connection `to` (expected at its slot), or of a newer connection of
+    /// its switch speaking the version whose wire byte is `version`.
+    fn find_conn(&self, to: Address, version: Option<u8>) -> Option<usize> {
+        let Address { slot, uid, dpid } = to;
         match self.conns.get(slot) {
             Some(Some(c)) if c.uid == uid => Some(slot),
             // Rare (the switch left or was replaced since the send): a scan is fine.
@@ -614,17 +380,22 @@ impl<P: SwitchPipeline> Worker<P> {
         let dpid = info.dpid;
         let peer = info.peer;
         let version = info.version;
-        let span = tracing::info_span!("switch", dpid = %Dpid(dpid));
+        let span = tracing::info_span!("switch", dpid = %dpid);
         let entered = span.enter();
         let route = Route {
             worker: self.cfg.index,
             slot,
             uid,
         };
-        let mut state = self.pipeline.new_switch(info, route);
         let mut out = pending_out;
-        self.pipeline.found_flows(&mut state, flows);
-        self.pipeline.switch_added(&mut state, &mut out, now);
+        let mut counts = count_handed_over(&out);
+        let state = self.driver.connected(
+            info,
+            route,
+            flows,
+            &mut Output::counted(&mut out, &mut counts),
+            now,
+        );
         drop(entered);
         let mut conn = Conn::new(
             stream,
@@ -636,12 +407,13 @@ impl<P: SwitchPipeline> Worker<P> {
             state,
             &leftover,
             out,
+            counts,
             now,
             &self.cfg.limits,
             span,
         );
         if let Err(e) = conn.register(self.poll.registry()) {
-            warn!(dpid = %Dpid(dpid), %peer, error = %e, "cannot register switch");
+            warn!(dpid = %dpid, %peer, error = %e, "cannot register switch");
             self.conns[slot] = Some(conn);
             self.closing.push((slot, "register_error"));
             return;
@@ -649,11 +421,11 @@ impl<P: SwitchPipeline> Worker<P> {
         // Over TLS, the protocol version and cipher suite (the field is left out in
         // clear text).
         let tls = conn.tls_summary();
-        info!(dpid = %Dpid(dpid), %peer, %version, tls = tls.as_deref(), worker = self.cfg.index, "switch connected");
+        info!(dpid = %dpid, %peer, %version, tls = tls.as_deref(), worker = self.cfg.index, "switch connected");
         if let Some(d) = conn
             .state
             .as_ref()
-            .and_then(|s| self.pipeline.next_deadline(s))
+            .and_then(|s| self.driver.next_deadline(s))
         {
             self.next_scan = self.next_scan.min(d);
         }
@@ -685,18 +457,18 @@ impl<P: SwitchPipeline> Worker<P> {
         let Some(Some(conn)) = self.conns.get_mut(slot) else {
             return;
         };
-        let sink = Sink(&*self.pipeline);
+
         // The span is moved out and back rather than cloned: no reference count
         // traffic per turn, only the enter and exit.
         let span = std::mem::replace(&mut conn.span, tracing::Span::none());
         let entered = span.enter();
-        let result = conn.read_ready(&sink, now, &self.cfg.limits);
+        let result = conn.read_ready(&*self.driver, now, &self.cfg.limits);
         drop(entered);
         conn.span = span;
         if let Some(d) = conn
             .state
             .as_ref()
-            .and_then(|s| self.pipeline.next_deadline(s))
+            .and_then(|s| self.driver.next_deadline(s))
         {
             self.next_scan = self.next_scan.min(d);
         }
@@ -725,22 +497,20 @@ impl<P: SwitchPipeline> Worker<P> {
         }
     }
 
-    /// Every switch to the pipeline's current plan (an app started, stopped or moved):
+    /// Every switch to the apps' current plan (an app started, stopped or moved):
     /// what started apps send is flushed this turn, their timers are watched.
     fn refresh(&mut self, now: Instant) {
         for slot in 0..self.conns.len() {
             let Some(conn) = self.conns[slot].as_mut() else {
                 continue;
             };
-            let from = conn.out.len();
-            if let Some(state) = conn.state.as_mut() {
-                let _entered = conn.span.enter();
-                self.pipeline.refresh(state, &mut conn.out, now);
-                if let Some(d) = self.pipeline.next_deadline(state) {
+            if let (mut out, Some(state), span) = conn.output() {
+                let _entered = span.enter();
+                self.driver.refresh(state, &mut out, now);
+                if let Some(d) = self.driver.next_deadline(state) {
                     self.next_scan = self.next_scan.min(d);
                 }
             }
-            conn.count_out_from(from);
             if conn.pending_out() > 0 {
                 self.mark_dirty(slot);
             }
@@ -766,18 +536,16 @@ impl<P: SwitchPipeline> Worker<P> {
             if let Some(d) = conn.stall_deadline(&self.cfg.limits) {
                 next = next.min(d);
             }
-            let from = conn.out.len();
-            if let Some(state) = conn.state.as_mut() {
-                if self.pipeline.next_deadline(state).is_some_and(|d| d <= now) {
-                    let _entered = conn.span.enter();
-                    self.pipeline.tick(state, &mut conn.out, now);
+            if let (mut out, Some(state), span) = conn.output() {
+                if self.driver.next_deadline(state).is_some_and(|d| d <= now) {
+                    let _entered = span.enter();
+                    self.driver.tick(state, &mut out, now);
                 }
-                if let Some(d) = self.pipeline.next_deadline(state) {
+                if let Some(d) = self.driver.next_deadline(state) {
                     // At most every 10 ms, however close the deadlines are.
                     next = next.min(d.max(now + Duration::from_millis(10)));
                 }
             }
-            conn.count_out_from(from);
             if conn.pending_out() > 0 && !conn.dirty && !conn.blocked() {
                 conn.dirty = true;
                 self.dirty.push(slot);
@@ -856,10 +624,10 @@ impl<P: SwitchPipeline> Worker<P> {
             // `pharos_dropped_messages_total`).
             if is_bad_frame(reason) {
                 self.closed.bad_frames.add(reason);
-                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, messages_lost = drops, "bad frame; switch disconnected");
+                warn!(dpid = %dpid, peer = %conn.peer, reason, messages_lost = drops, "bad frame; switch disconnected");
             } else if matches!(reason, "stalled" | "output_overflow") {
                 warn!(
-                    dpid = %Dpid(dpid),
+                    dpid = %dpid,
                     peer = %conn.peer,
                     reason,
                     queued_bytes = queued,
@@ -868,14 +636,14 @@ impl<P: SwitchPipeline> Worker<P> {
                     "switch disconnected: it took no byte of its queue for that long"
                 );
             } else if reason == "dead_peer" {
-                warn!(dpid = %Dpid(dpid), peer = %conn.peer, reason, messages_lost = drops, "switch disconnected");
+                warn!(dpid = %dpid, peer = %conn.peer, reason, messages_lost = drops, "switch disconnected");
             } else {
-                info!(dpid = %Dpid(dpid), peer = %conn.peer, reason, messages_lost = drops, "switch disconnected");
+                info!(dpid = %dpid, peer = %conn.peer, reason, messages_lost = drops, "switch disconnected");
             }
             let span = conn.span.clone();
             let _entered = span.enter();
             if let Some(state) = conn.close(self.poll.registry()) {
-                self.pipeline.switch_removed(state, reason, now);
+                self.driver.disconnected(state, reason, now);
             }
         }
     }
@@ -909,7 +677,7 @@ impl<P: SwitchPipeline> Worker<P> {
         };
         for conn in self.conns.iter_mut().flatten() {
             if let Some(state) = conn.state.as_mut() {
-                self.pipeline.publish(state);
+                self.driver.publish(state);
             }
             let c = &mut conn.counters;
             let rate = match c.last_publish {
@@ -929,7 +697,7 @@ impl<P: SwitchPipeline> Worker<P> {
             snap.pauses += c.pauses;
             snap.paused_ms += paused_ms;
             snap.switches.push(SwitchSnapshot {
-                dpid: Dpid(conn.dpid).to_string(),
+                dpid: conn.dpid.to_string(),
                 peer: conn.peer,
                 version: conn.version,
                 worker: self.cfg.index,

@@ -39,9 +39,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// OFPT_ECHO_REQUEST, OFPT_ECHO_REPLY, OFPT_PACKET_OUT: the same bytes in 1.0 and 1.3.
-const ECHO_REQUEST: u8 = 2;
-const ECHO_REPLY: u8 = 3;
-const PACKET_OUT: u8 = 13;
+use openflow::msg_type::{ECHO_REPLY, ECHO_REQUEST, PACKET_OUT};
 
 /// Answers every PACKET_IN with one PACKET_OUT of the same buffer id (no actions),
 /// after `cost` of work (a busy loop), to make the controller the bottleneck; with
@@ -489,7 +487,7 @@ fn switches_that_stop_reading_are_paused_lose_nothing_and_resume() {
             // Its dpid as well as its port: another test's switch may have had that port.
             .find(|l| {
                 l.contains(&format!("peer={}", dead.peer))
-                    && l.contains(&format!("dpid={:016x}", dead.dpid))
+                    && l.contains(&format!("dpid={}", Dpid(dead.dpid)))
                     && l.contains("disconnected")
             })
         {
@@ -730,7 +728,7 @@ fn messages_sent_to_a_paused_switch_past_the_hard_cap_are_dropped_counted_and_lo
         let msg = openflow::Message::V13(openflow::of13::Message::EchoRequest {
             data: vec![0x5a; 1024],
         });
-        switches.send(dpid, &msg).unwrap();
+        switches.send(openflow::Dpid(dpid), &msg).unwrap();
     }
     assert!(
         eventually(T, || switch(&ctl.handle().counters(), dpid)
@@ -742,18 +740,24 @@ fn messages_sent_to_a_paused_switch_past_the_hard_cap_are_dropped_counted_and_lo
     assert!(s.queued_bytes <= 64 << 10, "{s:?}");
     assert_eq!(s.drops, s.overflow_drops, "{s:?}");
     assert!(logs().contains("whose queue is at output_buffer_limit; dropped"));
-    // A request that cannot be queued either is answered at once, SwitchGone (not left
-    // to time out), and counted with the drops.
+    // A request that cannot be queued either is answered at once (not left to time
+    // out) as Busy: the switch is connected, its queue is full (not SwitchGone, which
+    // the REST API would tell as "disconnected"); counted with the drops.
     let (tx, rx) = std::sync::mpsc::channel();
     let echo = openflow::Message::V13(openflow::of13::Message::EchoRequest {
         data: vec![0x5a; 2048],
     });
     switches
-        .request(dpid, &echo, T, Box::new(move |r| tx.send(r).unwrap()))
+        .request(
+            openflow::Dpid(dpid),
+            &echo,
+            T,
+            Box::new(move |r| tx.send(r).unwrap()),
+        )
         .unwrap();
     assert_eq!(
         rx.recv_timeout(T).unwrap(),
-        controller::switches::Reply::SwitchGone
+        controller::switches::Reply::Busy
     );
     assert!(logs().contains("a request sent to a switch whose queue is at output_buffer_limit"));
     let sent = sent + 1;

@@ -260,15 +260,15 @@ fn a_panicking_app_is_quarantined_and_the_rest_keep_working() {
     let bg = other.in_background();
     // The panicker runs first on this PACKET_IN and panics; the hub still floods it.
     assert_served(&mut sw);
-    assert_eq!(ctl.pipeline.is_quarantined("panicker"), Some(true));
-    assert_eq!(ctl.pipeline.is_quarantined("hub"), Some(false));
-    assert!(ctl.pipeline.panics("panicker").unwrap() >= 1);
+    assert_eq!(ctl.pipeline.apps.is_quarantined("panicker"), Some(true));
+    assert_eq!(ctl.pipeline.apps.is_quarantined("hub"), Some(false));
+    assert!(ctl.pipeline.apps.panics("panicker").unwrap() >= 1);
     // Quarantined everywhere: later PACKET_INs, on this switch and another, are served.
     assert_served(&mut sw);
     let mut other = bg.take();
     assert_served(&mut other);
     assert_eq!(
-        ctl.pipeline.panics("panicker"),
+        ctl.pipeline.apps.panics("panicker"),
         Some(1),
         "skipped once quarantined"
     );
@@ -280,7 +280,7 @@ fn a_panicking_app_is_quarantined_and_the_rest_keep_working() {
     let log = logs();
     assert!(
         log.lines()
-            .any(|l| l.contains("panicker") && l.contains("000000000000c0de")),
+            .any(|l| l.contains("panicker") && l.contains("00:00:00:00:00:00:c0:de")),
         "the panic is logged with the app and the dpid"
     );
 }

@@ -46,7 +46,7 @@ fn counters_count_by_type_switch_and_reason() {
     let s = c
         .switches
         .iter()
-        .find(|s| s.dpid == format!("{:016x}", 0x77))
+        .find(|s| s.dpid == "00:00:00:00:00:00:00:77")
         .expect("switch listed");
     assert_eq!(s.packet_ins, 2);
     assert_eq!(s.msgs_in.get("1.3 PACKET_IN"), Some(&2));

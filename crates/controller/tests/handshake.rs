@@ -24,7 +24,7 @@ fn handshake_gives(spec: Spec, want: Version) {
     );
     let info = seen.info(dpid).unwrap();
     assert_eq!(info.version, want);
-    assert_eq!(info.dpid, dpid);
+    assert_eq!(info.dpid, openflow::Dpid(dpid));
     assert_eq!(info.n_buffers, 256);
     assert_eq!(
         info.ports.iter().map(|p| p.port_no).collect::<Vec<_>>(),
@@ -114,7 +114,7 @@ fn a_14_only_peer_gets_hello_failed_and_is_closed() {
                 assert_eq!((err_type, code), (0, 0));
                 hello_failed = true;
             }
-            Event::Undecodable(frame, _) if frame[1] == 1 => {
+            Event::Undecodable(frame, _) if frame[1] == openflow::msg_type::ERROR => {
                 assert_eq!(&frame[8..12], &[0, 0, 0, 0], "HELLO_FAILED/INCOMPATIBLE");
                 hello_failed = true;
             }

@@ -68,9 +68,9 @@ fn a_dead_peer_is_detected_and_removed() {
     assert!(eventually(T, || seen.states_dropped.load(Ordering::SeqCst) == 1));
     healthy.ping(T).expect("the other switch is untouched");
     assert!(
-        eventually(T, || logs()
-            .lines()
-            .any(|l| l.contains("000000000000dead") && l.contains("dead_peer"))),
+        eventually(T, || logs().lines().any(|l| l
+            .contains("00:00:00:00:00:00:de:ad")
+            && l.contains("dead_peer"))),
         "the close is logged with the dpid"
     );
 }

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use controller::config::Config;
 use controller::controller::Controller;
-use controller::dispatch::Pipeline;
+use controller::host::AppHost;
 use controller::services::Services;
 use emu::{host, Emu, Spec};
 
@@ -68,8 +68,7 @@ fn read_until_echo_reply(stream: &mut TcpStream, buf: &mut Vec<u8>) -> usize {
         while let Ok(Some(len)) = openflow::frame_len(&buf[at..]) {
             let frame = &buf[at..at + len];
             messages += 1;
-            // ECHO_REPLY is type 3 in both versions.
-            if frame[1] == 3 && frame[4..8] == ECHO_XID.to_be_bytes() {
+            if frame[1] == openflow::msg_type::ECHO_REPLY && frame[4..8] == ECHO_XID.to_be_bytes() {
                 return messages;
             }
             at += len;
@@ -79,13 +78,13 @@ fn read_until_echo_reply(stream: &mut TcpStream, buf: &mut Vec<u8>) -> usize {
 
 fn steady_state_allocations(spec: Spec) -> (usize, usize) {
     let app = apps::by_name("learning_switch", &toml::Table::new()).unwrap();
-    let pipeline = Arc::new(Pipeline::build(vec![app], Services::new()).unwrap());
+    let pipeline = Arc::new(AppHost::build(vec![app], Services::new()).unwrap());
     let config = Config {
         listen: vec!["127.0.0.1:0".parse().unwrap()],
         workers: 1,
         ..Config::default()
     };
-    let handle = Controller::start(&config.net(), Arc::clone(&pipeline)).unwrap();
+    let handle = Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher)).unwrap();
     let t = Duration::from_secs(10);
     let mut sw = Emu::connect_and_handshake(handle.local_addrs()[0], spec, t).unwrap();
     let (a, b, stranger) = (host(0xa), host(0xb), host(0xc));
@@ -106,7 +105,7 @@ fn steady_state_allocations(spec: Spec) -> (usize, usize) {
         burst.extend_from_slice(&bytes);
     }
     let echo = |version: u8| {
-        let mut m = vec![version, 2, 0, 8];
+        let mut m = vec![version, openflow::msg_type::ECHO_REQUEST, 0, 8];
         m.extend_from_slice(&ECHO_XID.to_be_bytes());
         m
     };

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use controller::config::{ClientAuth, Config, ListenEntry, TlsSettings};
 use controller::controller::Controller;
-use controller::dispatch::Pipeline;
+use controller::host::AppHost;
 use controller::services::Services;
 use emu::{host, Emu, Spec};
 
@@ -66,7 +66,7 @@ fn read_until_echo_reply(stream: &mut TcpStream, buf: &mut Vec<u8>) -> usize {
         while let Ok(Some(len)) = openflow::frame_len(&buf[at..]) {
             let frame = &buf[at..at + len];
             messages += 1;
-            if frame[1] == 3 && frame[4..8] == ECHO_XID.to_be_bytes() {
+            if frame[1] == openflow::msg_type::ECHO_REPLY && frame[4..8] == ECHO_XID.to_be_bytes() {
                 return messages;
             }
             at += len;
@@ -76,7 +76,7 @@ fn read_until_echo_reply(stream: &mut TcpStream, buf: &mut Vec<u8>) -> usize {
 
 fn steady_state_allocations(pki: &tlskit::Pki, spec: Spec) -> (usize, usize) {
     let app = apps::by_name("learning_switch", &toml::Table::new()).unwrap();
-    let pipeline = Arc::new(Pipeline::build(vec![app], Services::new()).unwrap());
+    let pipeline = Arc::new(AppHost::build(vec![app], Services::new()).unwrap());
     let config = Config {
         listen: vec![ListenEntry {
             addr: "127.0.0.1:0".parse().unwrap(),
@@ -90,7 +90,7 @@ fn steady_state_allocations(pki: &tlskit::Pki, spec: Spec) -> (usize, usize) {
         workers: 1,
         ..Config::default()
     };
-    let handle = Controller::start(&config.net(), Arc::clone(&pipeline)).unwrap();
+    let handle = Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher)).unwrap();
     let switch = pki.ca.issue("switch", false, false);
     let (relay, _) = tlskit::relay(handle.local_addrs()[0], pki.client(Some(&switch), None));
     let t = Duration::from_secs(10);
@@ -114,7 +114,11 @@ fn steady_state_allocations(pki: &tlskit::Pki, spec: Spec) -> (usize, usize) {
         burst.extend_from_slice(&bytes);
     }
     let version = warm[0];
-    let echo = [&[version, 2, 0, 8][..], &ECHO_XID.to_be_bytes()].concat();
+    let echo = [
+        &[version, openflow::msg_type::ECHO_REQUEST, 0, 8][..],
+        &ECHO_XID.to_be_bytes(),
+    ]
+    .concat();
     warm.extend_from_slice(&echo);
     burst.extend_from_slice(&echo);
 

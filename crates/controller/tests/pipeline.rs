@@ -14,13 +14,16 @@ use std::time::{Duration, Instant};
 
 use apps::learning_switch::Params;
 use apps::{Hub, LearningSwitch};
+use controller::app::PacketIn;
 use controller::app::{AnyApp, App, Builder, Flow, MessageKind, Order, SwitchCtx};
-use controller::dispatch::{Pipeline, SwitchState};
+use controller::dispatch::SwitchState;
+use controller::driver::Driver;
+use controller::host::{AppHost, Core};
 use controller::info::SwitchInfo;
 use controller::requests::Reply;
 use controller::services::{Services, StartError};
 use openflow::of10::flow_match as fw;
-use openflow::view::{widen_port, PacketIn};
+use openflow::view::widen_port;
 use openflow::{frame_len, of10, of13, MacAddr, Message, Version};
 use packet::ethernet::{EtherType, EthernetRepr};
 
@@ -35,7 +38,7 @@ const CONTROLLER: u32 = 0xffff_fffd;
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version,
         n_buffers: 256,
         n_tables: 254,
@@ -235,7 +238,7 @@ fn decode_all(mut out: &[u8]) -> Vec<Sent> {
 
 /// A switch connected to a pipeline, without a socket.
 struct FakeSwitch<'p> {
-    pipeline: &'p Pipeline,
+    pipeline: &'p Core,
     state: Option<SwitchState>,
     version: Version,
     out: Vec<u8>,
@@ -244,11 +247,11 @@ struct FakeSwitch<'p> {
 
 impl<'p> FakeSwitch<'p> {
     /// Connects: switch-added runs; what the apps sent is in `self.take()`.
-    fn connect(pipeline: &'p Pipeline, dpid: u64, version: Version) -> FakeSwitch<'p> {
-        let mut state = pipeline.new_switch(info(dpid, version));
+    fn connect(pipeline: &'p Core, dpid: u64, version: Version) -> FakeSwitch<'p> {
+        let mut state = pipeline.dispatcher.new_switch(info(dpid, version));
         let mut out = Vec::new();
         let now = Instant::now();
-        pipeline.switch_added(&mut state, &mut out, now);
+        pipeline.dispatcher.switch_added(&mut state, &mut out, now);
         FakeSwitch {
             pipeline,
             state: Some(state),
@@ -273,7 +276,7 @@ impl<'p> FakeSwitch<'p> {
     fn feed(&mut self, msg: &[u8]) -> Vec<Sent> {
         let (p, now) = (self.pipeline, self.now);
         let mut out = std::mem::take(&mut self.out);
-        p.handle(self.state(), msg, &mut out, now);
+        p.dispatcher.handle(self.state(), msg, &mut out, now);
         self.out = out;
         self.take()
     }
@@ -289,19 +292,19 @@ impl<'p> FakeSwitch<'p> {
         self.now += by;
         let (p, now) = (self.pipeline, self.now);
         let mut out = std::mem::take(&mut self.out);
-        p.tick(self.state(), &mut out, now);
+        p.dispatcher.tick(self.state(), &mut out, now);
         self.out = out;
         self.take()
     }
 
     fn disconnect(mut self, reason: &str) {
         let s = self.state.take().unwrap();
-        self.pipeline.switch_removed(s, reason, self.now);
+        self.pipeline.dispatcher.disconnected(s, reason, self.now);
     }
 }
 
-fn pipeline(apps: Vec<Box<dyn AnyApp>>) -> Pipeline {
-    Pipeline::build(apps, Services::new()).unwrap()
+fn pipeline(apps: Vec<Box<dyn AnyApp>>) -> Core {
+    AppHost::build(apps, Services::new()).unwrap()
 }
 
 fn flood(in_port: u32, buffer_id: Option<u32>, data: Vec<u8>) -> Sent {
@@ -483,7 +486,7 @@ impl App for Keeper {
     }
     fn build(&self, b: &mut Builder<Self>) {
         b.on_switch_removed(|_, info, state| {
-            assert_eq!(info.dpid, 7);
+            assert_eq!(info.dpid, openflow::Dpid(7));
             TRACKED_GIVEN_BACK.fetch_add(1, Ordering::SeqCst);
             drop(state);
         });
@@ -558,6 +561,7 @@ impl Asker {
             Reply::Messages(parts) => format!("{} parts", parts.len()),
             Reply::Error(m) => format!("error {}", m.type_name()),
             Reply::TimedOut => "timed out".to_string(),
+            Reply::Busy => "busy".to_string(),
             Reply::SwitchGone => "switch gone".to_string(),
         };
         self.0
@@ -621,7 +625,7 @@ fn a_multipart_reply_in_parts_reaches_the_requester_and_a_barrier_times_out() {
         .unwrap();
     assert!(sw.feed(&late).is_empty());
     assert!(taken(&log).is_empty());
-    let c = p.counters();
+    let c = p.apps.counters();
     assert_eq!((c.replies, c.request_timeouts), (1, 1));
 }
 
@@ -688,7 +692,7 @@ fn services_are_provided_by_type_and_a_missing_one_fails_start() {
     let p = pipeline(vec![Box::new(User(Mutex::new(None))), Box::new(Provider)]);
     assert!(p.services().get::<dyn Greeter>().is_some());
 
-    let e = Pipeline::build(vec![Box::new(User(Mutex::new(None)))], Services::new()).unwrap_err();
+    let e = AppHost::build(vec![Box::new(User(Mutex::new(None)))], Services::new()).unwrap_err();
     assert!(matches!(e, StartError::MissingService { app: "user", .. }));
     let text = e.to_string();
     assert!(text.contains("user") && text.contains("Greeter"), "{text}");
@@ -696,12 +700,12 @@ fn services_are_provided_by_type_and_a_missing_one_fails_start() {
     // The caller may provide it instead.
     let mut s = Services::new();
     s.provide::<dyn Greeter>(Arc::new(English), "test").unwrap();
-    assert!(Pipeline::build(vec![Box::new(User(Mutex::new(None)))], s).is_ok());
+    assert!(AppHost::build(vec![Box::new(User(Mutex::new(None)))], s).is_ok());
 
     // Two providers of one type: refused, naming both.
     let mut s = Services::new();
     s.provide::<dyn Greeter>(Arc::new(English), "test").unwrap();
-    let e = Pipeline::build(vec![Box::new(Provider)], s).unwrap_err();
+    let e = AppHost::build(vec![Box::new(Provider)], s).unwrap_err();
     assert!(matches!(
         e,
         StartError::DuplicateService {
@@ -739,25 +743,25 @@ fn a_panicking_app_is_quarantined_and_the_others_carry_on() {
     let mut s2 = FakeSwitch::connect(&p, 2, Version::V1_3);
     s1.take();
     s2.take();
-    assert_eq!(p.is_quarantined("panicker"), Some(false));
+    assert_eq!(p.apps.is_quarantined("panicker"), Some(false));
     // The panic happens; the same message still reaches the other apps.
     let data = frame(A, B);
     assert_eq!(s1.packet(3, A, B, None), [flood(3, None, data.clone())]);
-    assert_eq!(p.is_quarantined("panicker"), Some(true));
-    assert_eq!(p.panics("panicker"), Some(1));
+    assert_eq!(p.apps.is_quarantined("panicker"), Some(true));
+    assert_eq!(p.apps.panics("panicker"), Some(1));
     // Later messages, on this switch and on others: the panicker is skipped.
     assert_eq!(s1.packet(3, A, B, None), [flood(3, None, data.clone())]);
     assert_eq!(s2.packet(4, A, B, Some(9)), [flood(4, Some(9), Vec::new())]);
-    assert_eq!(p.panics("panicker"), Some(1));
-    assert_eq!(p.counters().handler_panics, 1);
+    assert_eq!(p.apps.panics("panicker"), Some(1));
+    assert_eq!(p.apps.counters().handler_panics, 1);
     assert_eq!(taken(&log), ["1:1", "1:2", "2:1"]);
-    assert_eq!(p.is_quarantined("counter"), Some(false));
+    assert_eq!(p.apps.is_quarantined("counter"), Some(false));
 }
 
 // ---------------------------------------------------------------------------------
 // The learning switch and the hub
 
-fn learning(params: Params) -> Pipeline {
+fn learning(params: Params) -> Core {
     pipeline(vec![Box::new(LearningSwitch { params })])
 }
 
@@ -808,15 +812,16 @@ fn learning_switch_initializes_1_3_switches_with_a_table_miss_entry() {
     let mut sw = FakeSwitch::connect(&p, 2, Version::V1_0);
     assert_eq!(sw.take(), []);
     // A 1.3 switch that kept the learning switch's table-miss entry gets none again.
-    let mut state = p.new_switch(info(3, Version::V1_3));
+    let mut state = p.dispatcher.new_switch(info(3, Version::V1_3));
     let kept = openflow::ofctl::parse_flow_entry(&format!(
         "cookie={:#x},priority=0,actions=CONTROLLER:65535",
         controller::cookie::with_tag(controller::cookie::app_tag("learning_switch"), 0)
     ))
     .unwrap();
-    p.set_found_flows(&mut state, Some(vec![kept]));
+    p.dispatcher.set_found_flows(&mut state, Some(vec![kept]));
     let mut out = Vec::new();
-    p.switch_added(&mut state, &mut out, Instant::now());
+    p.dispatcher
+        .switch_added(&mut state, &mut out, Instant::now());
     assert!(out.is_empty(), "{out:?}");
 }
 
@@ -948,10 +953,10 @@ fn hub_floods_everything() {
 fn learning_switch_allocates_nothing_per_packet_in_in_steady_state() {
     let p = learning(Params::default());
     for version in [Version::V1_0, Version::V1_3] {
-        let mut sw = p.new_switch(info(1, version));
+        let mut sw = p.dispatcher.new_switch(info(1, version));
         let mut out: Vec<u8> = Vec::with_capacity(64 * 1024);
         let now = Instant::now();
-        p.switch_added(&mut sw, &mut out, now);
+        p.dispatcher.switch_added(&mut sw, &mut out, now);
         let inputs = [
             packet_in(version, 1, &frame(A, B), None),    // learns A
             packet_in(version, 2, &frame(B, A), None),    // learns B; known → flow + out
@@ -962,14 +967,14 @@ fn learning_switch_allocates_nothing_per_packet_in_in_steady_state() {
         // Warm up: the MAC table learns (that allocates, once).
         for m in &inputs {
             out.clear();
-            p.handle(&mut sw, m, &mut out, now);
+            p.dispatcher.handle(&mut sw, m, &mut out, now);
         }
         let mut total = 0;
         let allocated = allocation_counter::measure(|| {
             for _ in 0..1000 {
                 for m in &inputs {
                     out.clear();
-                    p.handle(&mut sw, m, &mut out, now);
+                    p.dispatcher.handle(&mut sw, m, &mut out, now);
                     total += out.len();
                 }
             }
@@ -977,7 +982,7 @@ fn learning_switch_allocates_nothing_per_packet_in_in_steady_state() {
         .count_total;
         assert!(total > 0);
         assert_eq!(allocated, 0, "{version}: {allocated} allocations");
-        p.switch_removed(sw, "test", now);
+        p.dispatcher.disconnected(sw, "test", now);
     }
 }
 
@@ -993,7 +998,7 @@ fn the_counter_counts() {
 fn packet_in_views_of_the_fake_switch_are_valid() {
     for version in [Version::V1_0, Version::V1_3] {
         let m = packet_in(version, 7, &frame(A, B), Some(1));
-        let v = PacketIn::new_checked(&m[..]).unwrap();
+        let v = PacketIn::parse(&m[..]).unwrap();
         assert_eq!(
             (v.in_port(), v.buffer_id(), v.version()),
             (7, Some(1), version)
@@ -1038,7 +1043,7 @@ fn panics_in_listeners_and_callbacks_quarantine_too() {
         Box::new(Hub),
     ]);
     let mut sw = FakeSwitch::connect(&p, 1, Version::V1_0);
-    assert_eq!(p.is_quarantined("fragile_start"), Some(true));
+    assert_eq!(p.apps.is_quarantined("fragile_start"), Some(true));
     // The hub's initializer and FragileReply's barrier still went out.
     let sent = sw.take();
     let Some(Sent::Other(xid, _)) = sent.last() else {
@@ -1048,8 +1053,8 @@ fn panics_in_listeners_and_callbacks_quarantine_too() {
         .to_bytes(*xid)
         .unwrap();
     assert!(sw.feed(&reply).is_empty());
-    assert_eq!(p.is_quarantined("fragile_reply"), Some(true));
-    assert_eq!(p.is_quarantined("hub"), Some(false));
-    assert_eq!(p.counters().handler_panics, 2);
+    assert_eq!(p.apps.is_quarantined("fragile_reply"), Some(true));
+    assert_eq!(p.apps.is_quarantined("hub"), Some(false));
+    assert_eq!(p.apps.counters().handler_panics, 2);
     assert_eq!(sw.packet(1, A, B, None), [flood(1, None, frame(A, B))]);
 }

@@ -63,9 +63,9 @@ fn port_status_updates_the_ports_before_handlers_see_it() {
         let dpid = spec.dpid;
         let mut sw = Emu::connect_and_handshake(ctl.addr, spec, T).unwrap();
         let switches = Arc::clone(ctl.pipeline.switches());
-        assert!(eventually(T, || switches.is_connected(dpid)));
+        assert!(eventually(T, || switches.is_connected(openflow::Dpid(dpid))));
         let all_up = vec![(1, true), (2, true), (3, true), (4, true)];
-        assert_eq!(ports(&switches.info(dpid).unwrap()), all_up);
+        assert_eq!(ports(&switches.info(openflow::Dpid(dpid)).unwrap()), all_up);
 
         sw.send_port_status(0, 5, 0, 0).unwrap(); // add
         sw.send_port_status(2, 1, PORT_CONFIG_DOWN, 0).unwrap(); // modify: port down
@@ -92,7 +92,7 @@ fn port_status_updates_the_ports_before_handlers_see_it() {
             "OpenFlow {}",
             sw.ver()
         );
-        let info = switches.info(dpid).unwrap();
+        let info = switches.info(openflow::Dpid(dpid)).unwrap();
         assert_eq!(ports(&info), [(1, false), (2, false), (4, true), (5, true)]);
         assert_eq!(info.port(1).unwrap().config, PORT_CONFIG_DOWN);
         assert_eq!(info.port(2).unwrap().state, PORT_STATE_LINK_DOWN);
@@ -101,7 +101,7 @@ fn port_status_updates_the_ports_before_handlers_see_it() {
         // Up again.
         sw.send_port_status(2, 1, 0, 0).unwrap();
         assert!(eventually(T, || switches
-            .info(dpid)
+            .info(openflow::Dpid(dpid))
             .unwrap()
             .port(1)
             .unwrap()

@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
 
+use controller::app::PacketIn;
 use controller::app::{AnyApp, App, Builder, Flow, Order, SwitchCtx};
-use controller::dispatch::Pipeline;
 use controller::events::{Publisher, Subscribers};
+use controller::host::AppHost;
 use controller::info::SwitchInfo;
 use controller::services::{Services, StartError};
-use openflow::view::PacketIn;
 use openflow::{of10, Message, Version};
 
 /// A service that numbers the PACKET_INs its app saw, and tells its subscribers.
@@ -48,7 +48,7 @@ impl App for Publishing {
 }
 
 impl Publishing {
-    fn packet_in(&self, _: &mut SwitchCtx, _: &mut (), _: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, _: &mut SwitchCtx, _: &mut (), _: &PacketIn) -> Flow {
         let n = self.handled.fetch_add(1, Relaxed) + 1;
         self.gauge.subscribers.publish(|| vec![n]);
         Flow::Continue
@@ -100,7 +100,7 @@ fn packet_in() -> Vec<u8> {
 
 fn info() -> SwitchInfo {
     SwitchInfo {
-        dpid: 7,
+        dpid: openflow::Dpid(7),
         version: Version::V1_0,
         n_buffers: 0,
         n_tables: 1,
@@ -117,22 +117,22 @@ fn a_panicking_subscriber_is_quarantined_and_the_publisher_carries_on() {
     let (fragile, fragile_heard) = listening("fragile", true);
     let (calm, calm_heard) = listening("calm", false);
     let apps: Vec<Box<dyn AnyApp>> = vec![Box::new(publishing), fragile, calm];
-    let p = Pipeline::build(apps, Services::new()).expect("the pipeline starts");
-    let mut sw = p.new_switch(info());
+    let p = AppHost::build(apps, Services::new()).expect("the pipeline starts");
+    let mut sw = p.dispatcher.new_switch(info());
     let (frame, mut out, now) = (packet_in(), Vec::new(), Instant::now());
     for _ in 0..3 {
-        p.handle(&mut sw, &frame, &mut out, now);
+        p.dispatcher.handle(&mut sw, &frame, &mut out, now);
     }
     // The subscriber that panicked is the one quarantined, and counted.
-    assert_eq!(p.is_quarantined("fragile"), Some(true));
-    assert_eq!(p.panics("fragile"), Some(1));
-    assert_eq!(p.counters().handler_panics, 1);
+    assert_eq!(p.apps.is_quarantined("fragile"), Some(true));
+    assert_eq!(p.apps.panics("fragile"), Some(1));
+    assert_eq!(p.apps.counters().handler_panics, 1);
     // The publisher handled every PACKET_IN, before and after the panic.
-    assert_eq!(p.is_quarantined("publishing"), Some(false));
-    assert_eq!(p.panics("publishing"), Some(0));
+    assert_eq!(p.apps.is_quarantined("publishing"), Some(false));
+    assert_eq!(p.apps.panics("publishing"), Some(0));
     assert_eq!(handled.load(Relaxed), 3);
     // The other subscriber heard every event; the quarantined one none after its panic.
-    assert_eq!(p.is_quarantined("calm"), Some(false));
+    assert_eq!(p.apps.is_quarantined("calm"), Some(false));
     assert_eq!(calm_heard.load(Relaxed), 3);
     assert_eq!(fragile_heard.load(Relaxed), 2);
 }
@@ -140,7 +140,7 @@ fn a_panicking_subscriber_is_quarantined_and_the_publisher_carries_on() {
 #[test]
 fn subscribing_to_a_service_no_one_provides_fails_start_up_naming_both() {
     let apps: Vec<Box<dyn AnyApp>> = vec![listening("lonely", false).0];
-    match Pipeline::build(apps, Services::new()) {
+    match AppHost::build(apps, Services::new()) {
         Err(StartError::MissingService { service, app }) => {
             assert!(service.ends_with("Gauge"), "{service}");
             assert_eq!(app, "lonely");

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use controller::app::PacketIn;
 use controller::app::{App, Builder, Flow, Order, SwitchCtx};
 use controller::info::Dpid;
 use controller::services::{Services, StartError};
@@ -19,7 +20,6 @@ use controller::switches::{Reply, SendError, Switches};
 use emu::{host, is_packet_out, Emu, Spec};
 use harness::{eventually, test_config, Running, T};
 use openflow::model::{Action, FlowMod, Ipv6Prefix, Match, PacketOut, PortNo};
-use openflow::view::PacketIn;
 use openflow::{of10, of13, Message, Version};
 
 const A: u64 = 0xa;
@@ -69,8 +69,8 @@ impl App for Relay {
 }
 
 impl Relay {
-    fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut (), p: &PacketIn<&[u8]>) -> Flow {
-        if ctx.dpid() == self.to {
+    fn packet_in(&self, ctx: &mut SwitchCtx, _: &mut (), p: &PacketIn) -> Flow {
+        if ctx.dpid() == openflow::Dpid(self.to) {
             return Flow::Continue;
         }
         let m = Match {
@@ -79,8 +79,8 @@ impl Relay {
         };
         let actions = [Action::output(PortNo::from_u32(3))];
         let fm = FlowMod::add(m, &actions).priority(RELAYED);
-        let there = ctx.switches().send_flow_mod(self.to, &fm);
-        let nowhere = ctx.switches().send_flow_mod(NOBODY, &fm);
+        let there = ctx.switches().send_flow_mod(openflow::Dpid(self.to), &fm);
+        let nowhere = ctx.switches().send_flow_mod(openflow::Dpid(NOBODY), &fm);
         self.seen.results.lock().unwrap().push((there, nowhere));
         Flow::Stop
     }
@@ -88,7 +88,7 @@ impl Relay {
 
 /// The worker serving `dpid`, from the counters (published every ≤ 500 ms).
 fn worker_of(ctl: &Running, dpid: u64) -> Option<usize> {
-    let key = format!("{dpid:016x}");
+    let key = controller::info::Dpid(dpid).to_string();
     ctl.handle()
         .counters()
         .switches
@@ -154,22 +154,22 @@ fn any_thread_can_send_and_errors_say_why() {
         .expect("the core provides Switches");
     assert!(Arc::ptr_eq(&switches, ctl.pipeline.switches()));
     let mut a = Emu::connect_and_handshake(ctl.addr, Spec::v10(A), T).unwrap();
-    assert!(eventually(T, || switches.is_connected(A)));
-    let info = switches.info(A).unwrap();
+    assert!(eventually(T, || switches.is_connected(openflow::Dpid(A))));
+    let info = switches.info(openflow::Dpid(A)).unwrap();
     assert_eq!((info.version, info.ports.len()), (Version::V1_0, 4));
-    assert_eq!(switches.dpids(), [A]);
+    assert_eq!(switches.dpids(), [openflow::Dpid(A)]);
 
     // From the test's own thread.
     let flood = [Action::output(PortNo::Flood)];
     let po = PacketOut::unbuffered(b"from a thread", PortNo::Controller, &flood);
-    switches.send_packet_out(A, &po).unwrap();
+    switches.send_packet_out(openflow::Dpid(A), &po).unwrap();
     let (_, m) = a.wait_for(T, is_packet_out).unwrap();
     assert_eq!(emu::packet_out_parts(&m).unwrap().1, b"from a thread");
 
     // Version-specific messages must match the switch.
     let barrier13 = Message::V13(of13::Message::BarrierRequest);
     assert_eq!(
-        switches.send(A, &barrier13),
+        switches.send(openflow::Dpid(A), &barrier13),
         Err(SendError::WrongVersion {
             dpid: Dpid(A),
             message: Version::V1_3,
@@ -178,7 +178,7 @@ fn any_thread_can_send_and_errors_say_why() {
     );
     let barrier10 = Message::V10(of10::Message::BarrierRequest);
     let before = a.barriers_answered;
-    switches.send(A, &barrier10).unwrap();
+    switches.send(openflow::Dpid(A), &barrier10).unwrap();
     a.wait_for(T, |m| {
         matches!(m, Message::V10(of10::Message::BarrierRequest))
     })
@@ -196,20 +196,20 @@ fn any_thread_can_send_and_errors_say_why() {
     };
     let fm = FlowMod::add(v6, &flood);
     assert!(matches!(
-        switches.send_flow_mod(A, &fm),
+        switches.send_flow_mod(openflow::Dpid(A), &fm),
         Err(SendError::Encode { dpid: Dpid(A), .. })
     ));
     assert_eq!(
-        switches.send_packet_out(NOBODY, &po),
+        switches.send_packet_out(openflow::Dpid(NOBODY), &po),
         Err(SendError::NotConnected(Dpid(NOBODY)))
     );
 
     // Gone: unlisted, and sends say so.
     drop(a);
-    assert!(eventually(T, || !switches.is_connected(A)));
+    assert!(eventually(T, || !switches.is_connected(openflow::Dpid(A))));
     assert!(switches.connected().is_empty());
     assert_eq!(
-        switches.send_packet_out(A, &po),
+        switches.send_packet_out(openflow::Dpid(A), &po),
         Err(SendError::NotConnected(Dpid(A)))
     );
 }
@@ -220,19 +220,19 @@ fn a_replaced_connection_gets_the_messages_on_the_new_one() {
     let switches = Arc::clone(ctl.pipeline.switches());
     let mut old = Emu::connect_and_handshake(ctl.addr, Spec::v13(B), T).unwrap();
     assert!(eventually(T, || switches
-        .info(B)
+        .info(openflow::Dpid(B))
         .is_some_and(|i| i.peer == old.local_addr())));
 
     let mut new = Emu::connect_and_handshake(ctl.addr, Spec::v13(B), T).unwrap();
     old.wait_closed(T).unwrap();
     assert!(eventually(T, || switches
-        .info(B)
+        .info(openflow::Dpid(B))
         .is_some_and(|i| i.peer == new.local_addr())));
     assert_eq!(switches.len(), 1);
 
     let flood = [Action::output(PortNo::Flood)];
     let po = PacketOut::unbuffered(b"to the new one", PortNo::Controller, &flood);
-    switches.send_packet_out(B, &po).unwrap();
+    switches.send_packet_out(openflow::Dpid(B), &po).unwrap();
     let (_, m) = new.wait_for(T, is_packet_out).unwrap();
     assert_eq!(emu::packet_out_parts(&m).unwrap().1, b"to the new one");
 }
@@ -277,7 +277,7 @@ impl App for Asker {
             app.events
                 .lock()
                 .unwrap()
-                .push(format!("removed {:x} with {asked}", info.dpid));
+                .push(format!("removed {:x} with {asked}", info.dpid.0));
         });
     }
 }
@@ -327,7 +327,7 @@ fn switches_tells_its_subscribers_of_switches_listed_unlisted_and_their_ports() 
     let mut a = Emu::connect_and_handshake(ctl.addr, Spec::v13(A), T).unwrap();
     assert!(eventually(T, || !seen.lock().unwrap().is_empty()));
     match &taken()[..] {
-        [SwitchEvent::Connected(info)] => assert_eq!((info.dpid, info.ports.len()), (A, 4)),
+        [SwitchEvent::Connected(info)] => assert_eq!((info.dpid.0, info.ports.len()), (A, 4)),
         other => panic!("{other:?}"),
     }
     // Port 2's link goes down: told with the port as it is now and as it was.
@@ -340,7 +340,7 @@ fn switches_tells_its_subscribers_of_switches_listed_unlisted_and_their_ports() 
             port,
             was_up,
         }] => {
-            assert_eq!((*dpid, *reason, port.port_no), (A, PortReason::Modify, 2));
+            assert_eq!((dpid.0, *reason, port.port_no), (A, PortReason::Modify, 2));
             assert!(!port.is_up());
             assert_eq!(*was_up, Some(true));
         }
@@ -350,7 +350,7 @@ fn switches_tells_its_subscribers_of_switches_listed_unlisted_and_their_ports() 
     assert!(!ctl
         .pipeline
         .switches()
-        .info(A)
+        .info(openflow::Dpid(A))
         .unwrap()
         .port(2)
         .unwrap()
@@ -371,12 +371,12 @@ fn switches_tells_its_subscribers_of_switches_listed_unlisted_and_their_ports() 
     assert!(eventually(T, || !seen.lock().unwrap().is_empty()));
     match &taken()[..] {
         [SwitchEvent::Disconnected { dpid, reason }] => {
-            assert_eq!(*dpid, A);
+            assert_eq!(*dpid, openflow::Dpid(A));
             assert!(!reason.is_empty());
         }
         other => panic!("{other:?}"),
     }
-    assert!(!ctl.pipeline.switches().is_connected(A));
+    assert!(!ctl.pipeline.switches().is_connected(openflow::Dpid(A)));
 }
 
 /// A reply callback that sends on a channel, as the REST API's does.
@@ -401,14 +401,19 @@ fn any_thread_can_ask_a_switch_and_gets_one_answer() {
     let ctl = Running::start(&test_config(), Vec::new());
     let switches = Arc::clone(ctl.pipeline.switches());
     let sw = silent_to_stats(ctl.addr, B);
-    assert!(eventually(T, || switches.is_connected(B)));
+    assert!(eventually(T, || switches.is_connected(openflow::Dpid(B))));
     let sw = sw.in_background();
 
     // A barrier: the emulated switch answers it.
     let (tx, rx) = channel();
     let barrier = Message::V13(of13::Message::BarrierRequest);
     switches
-        .request(B, &barrier, T, Box::new(move |r| tx.send(r).unwrap()))
+        .request(
+            openflow::Dpid(B),
+            &barrier,
+            T,
+            Box::new(move |r| tx.send(r).unwrap()),
+        )
         .unwrap();
     assert_eq!(
         rx.recv_timeout(T).unwrap(),
@@ -420,7 +425,12 @@ fn any_thread_can_ask_a_switch_and_gets_one_answer() {
     let (tx, rx) = channel();
     let fm = FlowMod::add(Match::default(), &[]).priority(RELAYED);
     switches
-        .request_flow_mod(B, &fm, T, Box::new(move |r| tx.send(r).unwrap()))
+        .request_flow_mod(
+            openflow::Dpid(B),
+            &fm,
+            T,
+            Box::new(move |r| tx.send(r).unwrap()),
+        )
         .unwrap();
     assert_eq!(
         rx.recv_timeout(T).unwrap(),
@@ -434,7 +444,7 @@ fn any_thread_can_ask_a_switch_and_gets_one_answer() {
     let timeout = Duration::from_millis(300);
     switches
         .request(
-            B,
+            openflow::Dpid(B),
             &desc_request(),
             timeout,
             Box::new(move |r| tx.send(r).unwrap()),
@@ -443,13 +453,13 @@ fn any_thread_can_ask_a_switch_and_gets_one_answer() {
     assert_eq!(rx.recv_timeout(T).unwrap(), Reply::TimedOut);
     let took = asked.elapsed();
     assert!(took >= timeout && took < Duration::from_secs(4), "{took:?}");
-    assert_eq!(ctl.pipeline.counters().request_timeouts, 1);
+    assert_eq!(ctl.pipeline.apps.counters().request_timeouts, 1);
 
     // Asked again, and the switch leaves before the deadline: SwitchGone, once.
     let (tx, rx) = channel();
     switches
         .request(
-            B,
+            openflow::Dpid(B),
             &desc_request(),
             T,
             Box::new(move |r| tx.send(r).unwrap()),
@@ -466,7 +476,7 @@ fn any_thread_can_ask_a_switch_and_gets_one_answer() {
     assert_eq!(rx.recv_timeout(T).unwrap(), Reply::SwitchGone);
     assert!(rx.recv_timeout(Duration::from_millis(50)).is_err(), "once");
     assert_eq!(
-        switches.request(B, &desc_request(), T, Box::new(|_| {})),
+        switches.request(openflow::Dpid(B), &desc_request(), T, Box::new(|_| {})),
         Err(SendError::NotConnected(Dpid(B)))
     );
 }

@@ -47,7 +47,11 @@ impl App for Ticker {
 
     fn build(&self, b: &mut Builder<Self>) {
         b.on_switch_added(|app, ctx, _| {
-            app.seen.added.lock().unwrap().push((ctx.dpid(), ctx.now()));
+            app.seen
+                .added
+                .lock()
+                .unwrap()
+                .push((ctx.dpid().0, ctx.now()));
         });
         b.every(PERIOD, JITTER, |app, ctx, n| {
             *n += 1;
@@ -55,7 +59,7 @@ impl App for Ticker {
                 .runs
                 .lock()
                 .unwrap()
-                .push((ctx.dpid(), ctx.now(), *n));
+                .push((ctx.dpid().0, ctx.now(), *n));
             // What an LLDP prober does: a packet out of every port.
             let ports: Vec<u32> = ctx.info().ports.iter().map(|p| p.port_no).collect();
             for port in ports {
@@ -129,7 +133,7 @@ fn a_switch_timer_runs_every_period_with_jitter_until_the_switch_leaves() {
     // Gone: its timer stops (the other switch's goes on).
     drop(sw);
     let switches = Arc::clone(ctl.pipeline.switches());
-    assert!(eventually(T, || !switches.is_connected(1)));
+    assert!(eventually(T, || !switches.is_connected(openflow::Dpid(1))));
     let after_leaving = runs_on(&seen, 1).len();
     let other_before = runs_on(&seen, 2).len();
     // Three more periods of the other switch's timer: time for switch 1's to have run.
@@ -213,17 +217,18 @@ fn a_panicking_timer_quarantines_its_app_and_nothing_else() {
         ],
     );
     let mut sw = Emu::connect_and_handshake(ctl.addr, Spec::v13(3), T).unwrap();
-    assert!(eventually(T, || ctl.pipeline.is_quarantined("faulty")
+    assert!(eventually(T, || ctl.pipeline.apps.is_quarantined("faulty")
         == Some(true)
-        && ctl.pipeline.is_quarantined("faulty_global") == Some(true)));
+        && ctl.pipeline.apps.is_quarantined("faulty_global")
+            == Some(true)));
     // The switch and the other app carry on.
     sw.ping(T).unwrap();
     let before = runs_on(&seen, 3).len();
     assert!(eventually(T, || runs_on(&seen, 3).len() >= before + 2));
-    assert_eq!(ctl.pipeline.is_quarantined("ticker"), Some(false));
+    assert_eq!(ctl.pipeline.apps.is_quarantined("ticker"), Some(false));
     // Each ran once, though the ticker's periods show their own came round again:
     // quarantined at its first panic.
-    assert_eq!(ctl.pipeline.panics("faulty"), Some(1));
+    assert_eq!(ctl.pipeline.apps.panics("faulty"), Some(1));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
 

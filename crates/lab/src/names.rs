@@ -8,11 +8,7 @@
 use crate::topo::{Node, Topo};
 use crate::LabError;
 
-/// Lab names are `[a-z][a-z0-9]{0,3}`.
-pub const MAX_LAB_NAME_LEN: usize = 4;
-
-/// Linux's IFNAMSIZ less the terminating NUL.
-pub const MAX_IFNAME_LEN: usize = 15;
+pub use crate::ifname::{MAX_IFNAME_LEN, MAX_LAB_NAME_LEN};
 
 /// Checks a lab name: a lowercase letter, then up to 3 lowercase letters or digits.
 pub fn validate_lab_name(name: &str) -> Result<(), LabError> {

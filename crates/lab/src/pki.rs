@@ -25,7 +25,6 @@
 
 use std::fs;
 use std::io::Write as _;
-use std::net::SocketAddr;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
@@ -245,34 +244,6 @@ impl Pki {
             .write(&pki.switch_cert, &pki.switch_key)?;
         Ok(pki)
     }
-
-    /// The controller's listen entry for this PKI, as `pharos run --config` takes it:
-    /// TLS on `addr`, switches authenticated by the PKI's CA.
-    pub fn listen_toml(&self, addr: SocketAddr) -> String {
-        format!(
-            "[[listen]]\naddr = {}\ntls = {{ cert = {}, key = {}, client_ca = {} }}\n",
-            toml_str(&addr.to_string()),
-            toml_str(&self.controller_cert.to_string_lossy()),
-            toml_str(&self.controller_key.to_string_lossy()),
-            toml_str(&self.ca_cert.to_string_lossy()),
-        )
-    }
-}
-
-/// `s` as a TOML basic string.
-fn toml_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
@@ -321,7 +292,7 @@ mod tests {
         // Open vSwitch's packages bring openssl (ovs-pki uses it): its absence is a
         // broken test machine, not a reason to pass.
         assert!(
-            crate::which("openssl").is_some(),
+            crate::tools::which("openssl").is_some(),
             "openssl is not installed: install Open vSwitch's dependencies (scripts/install-test-deps)"
         );
         let d = tmp("verify");
@@ -372,22 +343,5 @@ mod tests {
         assert!(ca
             .issue("x", &["b\u{e4}d.example"], Validity::Current)
             .is_err());
-    }
-
-    #[test]
-    fn the_listen_entry_is_toml() {
-        let pki = Pki::in_dir(Path::new("/tmp/a \"b\"\\c"));
-        let t = pki.listen_toml("127.0.0.1:6654".parse().unwrap());
-        let v: toml::Value = toml::from_str(&t).unwrap();
-        let l = &v["listen"][0];
-        assert_eq!(l["addr"].as_str(), Some("127.0.0.1:6654"));
-        assert_eq!(
-            l["tls"]["client_ca"].as_str(),
-            Some("/tmp/a \"b\"\\c/ca.pem")
-        );
-        assert_eq!(
-            l["tls"]["key"].as_str(),
-            Some("/tmp/a \"b\"\\c/controller-key.pem")
-        );
     }
 }

@@ -34,11 +34,11 @@ use std::net::Ipv4Addr;
 
 use serde::Serialize;
 
+use crate::ifname::MAX_LAB_NAME_LEN;
+use crate::words::span;
 use crate::LabError;
 
-/// The longest switch-side interface suffix `sN-ethP` allowed, so that with a lab prefix
-/// of up to 4 characters and a dash the Linux interface name stays within 15 characters.
-pub const MAX_SUFFIX_LEN: usize = 15 - crate::names::MAX_LAB_NAME_LEN - 1;
+pub use crate::ifname::MAX_SUFFIX_LEN;
 
 /// Hosts are numbered into 16 bits of MAC address.
 pub const MAX_HOSTS: u64 = 65_535;
@@ -257,7 +257,7 @@ impl Topo {
                     format!(
                         "too large: switch interface {long:?} would make Linux interface names \
                          longer than 15 characters with a lab name of up to {} characters",
-                        crate::names::MAX_LAB_NAME_LEN
+                        MAX_LAB_NAME_LEN
                     ),
                 ));
             }
@@ -326,14 +326,14 @@ impl Topo {
             return Err(LabError::Invalid(format!(
                 "no host h{host} in {} (hosts {})",
                 self.spec,
-                crate::span("h", self.hosts.len())
+                span("h", self.hosts.len())
             )));
         }
         if self.switch(switch).is_none() {
             return Err(LabError::Invalid(format!(
                 "no switch s{switch} in {} (switches {})",
                 self.spec,
-                crate::span("s", self.switches.len())
+                span("s", self.switches.len())
             )));
         }
         let port = self

@@ -7,6 +7,8 @@
 //!
 //! ```text
 //! header    ofp_header: Version, the zero-copy Header view, framing (frame_len)
+//! msg_type  the ofp_type numbers 1.0 and 1.3 share (HELLO 0 to FLOW_MOD 14), as u8 constants
+//! dpid      Dpid, the datapath id: its one printed form and its one parser
 //! wire      Reader (bounds-checked cursor), Put, LenMark (length patching), pad_to
 //! types     MacAddr, FixedStr<N>, hex, the open_enum! macro
 //! common    structures shared by both versions (hello, error, switch config, desc, ...)
@@ -39,12 +41,16 @@
 //! fit their wire field are an [`EncodeError`].
 
 pub mod common;
+pub mod cookie;
+pub mod dpid;
 pub mod error;
+pub mod frame;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod header;
 pub mod message;
 pub mod model;
+pub mod msg_type;
 pub mod of10;
 pub mod of13;
 pub mod ofctl;
@@ -52,7 +58,9 @@ pub mod types;
 pub mod view;
 pub mod wire;
 
+pub use dpid::{Dpid, DpidError};
 pub use error::{DecodeError, DecodeResult, EncodeError, EncodeResult};
+pub use frame::Frame;
 pub use header::{frame_len, Header, Version, HEADER_LEN};
 pub use message::{Envelope, Message};
 pub use types::{FixedStr, MacAddr};

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cookie::CookieOwner;
 use crate::error::{DecodeResult, EncodeResult};
 use crate::header::{self, Version, HEADER_LEN};
 use crate::wire::Reader;
@@ -61,6 +62,43 @@ impl Message {
         }
     }
 
+    /// [`Message::encode`] with `owner`'s bits written into a FLOW_MOD's cookie (and, on
+    /// 1.3, into the cookie mask of a modify or delete), see [`crate::cookie`]; any other
+    /// message is encoded as it is.
+    pub fn encode_owned(
+        &self,
+        xid: u32,
+        owner: CookieOwner,
+        out: &mut Vec<u8>,
+    ) -> EncodeResult<usize> {
+        if owner == CookieOwner::NONE {
+            return self.encode(xid, out);
+        }
+        match self {
+            Message::V10(of10::Message::FlowMod(fm)) => {
+                let fm = of10::flow::FlowMod {
+                    cookie: owner.cookie(fm.cookie),
+                    ..fm.clone()
+                };
+                Message::V10(of10::Message::FlowMod(fm)).encode(xid, out)
+            }
+            Message::V13(of13::Message::FlowMod(fm)) => {
+                use of13::flow::FlowModCommand as C;
+                let restricts = matches!(
+                    fm.command,
+                    C::Modify | C::ModifyStrict | C::Delete | C::DeleteStrict
+                );
+                let fm = of13::flow::FlowMod {
+                    cookie: owner.cookie(fm.cookie),
+                    cookie_mask: owner.cookie_mask(restricts, fm.cookie_mask),
+                    ..fm.clone()
+                };
+                Message::V13(of13::Message::FlowMod(fm)).encode(xid, out)
+            }
+            _ => self.encode(xid, out),
+        }
+    }
+
     /// The encoded message as a new vector.
     pub fn to_bytes(&self, xid: u32) -> EncodeResult<Vec<u8>> {
         let mut out = Vec::new();
@@ -72,6 +110,14 @@ impl Message {
         match self {
             Message::V10(_) => Version::V1_0,
             Message::V13(_) => Version::V1_3,
+        }
+    }
+
+    /// The message's type byte on the wire, in its version.
+    pub fn msg_type(&self) -> u8 {
+        match self {
+            Message::V10(m) => m.msg_type(),
+            Message::V13(m) => m.msg_type(),
         }
     }
 

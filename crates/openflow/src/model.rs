@@ -26,11 +26,14 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use serde::{Deserialize, Serialize};
 
+use crate::cookie::CookieOwner;
 use crate::error::{EncodeError, EncodeResult};
 use crate::header::{self, Version};
+use crate::msg_type::{FLOW_MOD, PACKET_OUT};
 use crate::types::MacAddr;
 use crate::view::PacketIn;
 use crate::wire::{length_field, pad_to, Fill, LenMark, Put};
+use crate::{of10, of13};
 
 /// `OFP_NO_BUFFER`.
 pub const NO_BUFFER: u32 = 0xffff_ffff;
@@ -403,10 +406,26 @@ impl<'a> FlowMod<'a> {
     }
 
     /// Appends the FLOW_MOD for `version` to `out`; on error `out` is unchanged.
+    #[inline]
     pub fn encode(&self, version: Version, xid: u32, out: &mut Vec<u8>) -> EncodeResult<usize> {
+        self.encode_owned(version, xid, CookieOwner::NONE, out)
+    }
+
+    /// [`FlowMod::encode`] with `owner`'s bits written into the cookie (and, on 1.3, into
+    /// the cookie mask of a modify or delete): see [`crate::cookie`].
+    #[inline]
+    pub fn encode_owned(
+        &self,
+        version: Version,
+        xid: u32,
+        owner: CookieOwner,
+        out: &mut Vec<u8>,
+    ) -> EncodeResult<usize> {
         match version {
-            Version::V1_0 => self.encode_v10(xid, out),
-            Version::V1_3 => header::encode_with(out, 0x04, 14, xid, |o| self.emit_v13(o)),
+            Version::V1_0 => self.encode_v10(xid, owner, out),
+            Version::V1_3 => header::encode_with(out, of13::VERSION, FLOW_MOD, xid, |o| {
+                self.emit_v13(owner, o)
+            }),
         }
     }
 
@@ -415,7 +434,7 @@ impl<'a> FlowMod<'a> {
     /// it is an output (what nearly every FLOW_MOD carries): no capacity or bounds check
     /// per field, no length patched afterwards ([`append_fixed`]). A learning switch
     /// sends one per PACKET_IN.
-    fn encode_v10(&self, xid: u32, out: &mut Vec<u8>) -> EncodeResult<usize> {
+    fn encode_v10(&self, xid: u32, owner: CookieOwner, out: &mut Vec<u8>) -> EncodeResult<usize> {
         const V: Version = Version::V1_0;
         if self.cookie_mask != 0 {
             return Err(not_in(V, "a cookie mask"));
@@ -436,14 +455,14 @@ impl<'a> FlowMod<'a> {
         };
         let start = out.len();
         let b = append_fixed::<80>(out);
-        b[0] = 0x01;
-        b[1] = 14;
+        b[0] = of10::VERSION;
+        b[1] = FLOW_MOD;
         b[4..8].copy_from_slice(&xid.to_be_bytes());
         if let Err(e) = write_match_v10(&self.matching, sub(&mut b[8..])) {
             out.truncate(start);
             return Err(e);
         }
-        b[48..56].copy_from_slice(&self.cookie.to_be_bytes());
+        b[48..56].copy_from_slice(&owner.cookie(self.cookie).to_be_bytes());
         b[56..58].copy_from_slice(&(self.command.wire() as u16).to_be_bytes());
         b[58..60].copy_from_slice(&self.idle_timeout.to_be_bytes());
         b[60..62].copy_from_slice(&self.hard_timeout.to_be_bytes());
@@ -471,9 +490,10 @@ impl<'a> FlowMod<'a> {
             .inspect_err(|_| out.truncate(start))
     }
 
-    fn emit_v13(&self, out: &mut Vec<u8>) -> EncodeResult<()> {
-        out.put_u64(self.cookie);
-        out.put_u64(self.cookie_mask);
+    fn emit_v13(&self, owner: CookieOwner, out: &mut Vec<u8>) -> EncodeResult<()> {
+        let restricts = self.command != FlowModCommand::Add;
+        out.put_u64(owner.cookie(self.cookie));
+        out.put_u64(owner.cookie_mask(restricts, self.cookie_mask));
         out.put_u8(self.table_id);
         out.put_u8(self.command.wire());
         out.put_u16(self.idle_timeout);
@@ -595,7 +615,7 @@ impl<'a> PacketOut<'a> {
     ) -> EncodeResult<usize> {
         match version {
             Version::V1_0 => self.encode_v10(xid, pre, out),
-            Version::V1_3 => header::encode_with(out, 0x04, 13, xid, |o| {
+            Version::V1_3 => header::encode_with(out, of13::VERSION, PACKET_OUT, xid, |o| {
                 o.put_u32(self.buffer_id.unwrap_or(NO_BUFFER));
                 o.put_u32(self.in_port.to_v13()?);
                 let start = o.len();
@@ -682,8 +702,8 @@ impl PacketOut<'_> {
         }
         let start = out.len();
         let b = append_fixed::<16>(out);
-        b[0] = 0x01;
-        b[1] = 13;
+        b[0] = of10::VERSION;
+        b[1] = PACKET_OUT;
         b[4..8].copy_from_slice(&xid.to_be_bytes());
         b[8..12].copy_from_slice(&self.buffer_id.unwrap_or(NO_BUFFER).to_be_bytes());
         b[12..14].copy_from_slice(&in_port.to_be_bytes());
@@ -719,7 +739,10 @@ impl PacketOut<'_> {
         let len_field = length_field("ofp_header", len)?;
         // version 1, type 13 (OFPT_PACKET_OUT), length, xid; buffer_id, in_port,
         // actions_len (1.0.0 §5.3.6).
-        let head = 0x010d_u64 << 48 | u64::from(len_field) << 32 | u64::from(xid);
+        let head = u64::from(of10::VERSION) << 56
+            | u64::from(PACKET_OUT) << 48
+            | u64::from(len_field) << 32
+            | u64::from(xid);
         let buffer_id = self.buffer_id.unwrap_or(NO_BUFFER);
         let fixed =
             u64::from(buffer_id) << 32 | u64::from(in_port) << 16 | u64::from(actions_field);

@@ -8,7 +8,9 @@
 //! ```
 
 use crate::error::{DecodeError, DecodeResult};
+use crate::frame::Frame;
 use crate::header::{check_frame, Version};
+use crate::msg_type::PACKET_IN;
 
 /// `OFP_NO_BUFFER`: the packet was not buffered; it is all in `data`.
 pub const NO_BUFFER: u32 = 0xffff_ffff;
@@ -32,8 +34,6 @@ mod field {
 const OXM_IN_PORT: u32 = 0x8000_0004;
 /// `OFPMT_OXM`.
 const MATCH_TYPE_OXM: u16 = 1;
-/// `PACKET_IN` is message type 10 in both versions.
-const PACKET_IN: u8 = 10;
 
 /// A PACKET_IN of either version, viewed in place.
 ///
@@ -52,32 +52,14 @@ pub struct PacketIn<T: AsRef<[u8]>> {
 
 impl<T: AsRef<[u8]>> PacketIn<T> {
     /// Validates `buffer` as exactly one PACKET_IN message of version 1.0 or 1.3.
-    /// Inlined: on the hot path twice per PACKET_IN (the prefetch hint and the
-    /// handlers), and its large `Result` returned through memory stalled the caller's
-    /// first read of it in a profile.
+    /// For a message that has not been framed from a stream (a test's, a capture's);
+    /// the hot path has a [`Frame`] already and calls [`PacketIn::from_frame`].
     #[inline]
     pub fn new_checked(buffer: T) -> DecodeResult<PacketIn<T>> {
         let b = buffer.as_ref();
         let h = check_frame(b)?;
         let version = Version::from_wire(h.version())?;
-        if h.msg_type() != PACKET_IN {
-            return Err(DecodeError::WrongMessage {
-                expected: "PACKET_IN",
-                version: h.version(),
-                msg_type: h.msg_type(),
-            });
-        }
-        let (data_offset, in_port) = match version {
-            Version::V1_0 => {
-                if b.len() < field::V10_DATA {
-                    return Err(truncated("ofp_packet_in", 0, field::V10_DATA, b.len()));
-                }
-                let p = &b[field::V10_IN_PORT];
-                let p = u16::from_be_bytes([p[0], p[1]]);
-                (field::V10_DATA, widen_port(p))
-            }
-            Version::V1_3 => scan_v13(b)?,
-        };
+        let (data_offset, in_port) = body(b, version, h.msg_type())?;
         Ok(PacketIn {
             buffer,
             version,
@@ -173,6 +155,48 @@ impl<T: AsRef<[u8]>> PacketIn<T> {
 
     pub fn into_inner(self) -> T {
         self.buffer
+    }
+}
+
+impl<'a> PacketIn<&'a [u8]> {
+    /// The PACKET_IN `frame` is: its header was checked where the stream was framed, so
+    /// only the PACKET_IN's own body is checked here (its type, lengths and, on 1.3,
+    /// the match's framing). Inlined: on the hot path once per PACKET_IN, and its large
+    /// `Result` returned through memory stalled the caller's first read of it in a
+    /// profile.
+    #[inline]
+    pub fn from_frame(frame: Frame<'a>) -> DecodeResult<PacketIn<&'a [u8]>> {
+        let (data_offset, in_port) = body(frame.bytes(), frame.version(), frame.msg_type())?;
+        Ok(PacketIn {
+            buffer: frame.bytes(),
+            version: frame.version(),
+            data_offset,
+            in_port,
+        })
+    }
+}
+
+/// The body of a message whose header was checked (`msg_type`, `version` from it): it
+/// must be a PACKET_IN; returns where its data starts and its ingress port.
+#[inline]
+fn body(b: &[u8], version: Version, msg_type: u8) -> DecodeResult<(usize, u32)> {
+    if msg_type != PACKET_IN {
+        return Err(DecodeError::WrongMessage {
+            expected: "PACKET_IN",
+            version: version.wire(),
+            msg_type,
+        });
+    }
+    match version {
+        Version::V1_0 => {
+            if b.len() < field::V10_DATA {
+                return Err(truncated("ofp_packet_in", 0, field::V10_DATA, b.len()));
+            }
+            let p = &b[field::V10_IN_PORT];
+            let p = u16::from_be_bytes([p[0], p[1]]);
+            Ok((field::V10_DATA, widen_port(p)))
+        }
+        Version::V1_3 => scan_v13(b),
     }
 }
 
@@ -395,7 +419,7 @@ mod tests {
         ));
         // Not a PACKET_IN.
         let mut bad = msg;
-        bad[1] = 14;
+        bad[1] = crate::msg_type::FLOW_MOD;
         assert!(matches!(
             PacketIn::new_checked(&bad[..]),
             Err(DecodeError::WrongMessage { .. })

@@ -86,6 +86,11 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
         self.buffer
     }
 
+    /// The whole frame, header included.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.buffer.as_ref()
+    }
+
     /// The destination address.
     #[inline]
     pub fn dst_addr(&self) -> MacAddr {

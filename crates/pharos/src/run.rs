@@ -26,7 +26,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use controller::config::{self, AppConfig, Config, ConfigError};
 use controller::controller::Controller;
-use controller::dispatch::Pipeline;
+use controller::host::AppHost;
 use controller::services::Services;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -110,7 +110,7 @@ pub fn wasm_apps(
             None => (head, controller::app::Order::direct(0)),
         };
         let module = std::fs::read(file).map_err(|e| refuse(format!("{file}: {e}")))?;
-        let spec = controller::lifecycle::LoadSpec {
+        let spec = controller::host::LoadSpec {
             name: name.trim().to_string(),
             order,
             params_json: params.remove(name.trim()).unwrap_or("{}").to_string(),
@@ -382,7 +382,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tracing::warn!("{warning}");
     }
     // WebAssembly apps: loaded now (a bad module refuses the start), added to the
-    // pipeline once it is built, as `pharos ctl app load` would (so they can be
+    // app host once it is built, as `pharos ctl app load` would (so they can be
     // unloaded and reloaded like any loaded app).
     let loader = Arc::new(wasm::WasmLoader::default());
     let wasm_apps = match wasm_apps(&args, &loader) {
@@ -403,8 +403,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     names.push(apps::static_flows::NAME);
-    let pipeline = match Pipeline::build(apps, Services::new()) {
-        Ok(p) => Arc::new(p),
+    let core = match AppHost::build(apps, Services::new()) {
+        Ok(core) => core,
         // The set was checked, so this is an app's own failure: said once, here.
         Err(e) => {
             eprintln!("pharos run: cannot start the apps: {e}");
@@ -413,14 +413,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     // `POST /api/v1/apps` and `pharos ctl app load` load WebAssembly apps (the same
     // loader as --wasm-app's: one engine, one epoch ticker).
-    pipeline.set_loader(loader);
+    core.apps.set_loader(loader);
     // The --wasm-apps, before static flows (which stays last in the app order).
     for app in wasm_apps {
         let name = controller::app::App::name(&app);
         let before_static_flows = Some(names.len() - 1);
-        if let Err(e) = pipeline.add_app(Box::new(app), before_static_flows) {
+        if let Err(e) = core.apps.add_app(Box::new(app), before_static_flows) {
             eprintln!("pharos run: cannot start the WebAssembly app {name}: {e}");
-            pipeline.stop();
+            core.apps.stop();
             return Ok(ExitCode::FAILURE);
         }
         names.insert(names.len() - 1, name);
@@ -433,7 +433,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(_) => match api_token(&args, &config) {
             Ok(t) => Some(t),
             Err(e) => {
-                pipeline.stop();
+                core.apps.stop();
                 return Ok(refuse(&e));
             }
         },
@@ -444,7 +444,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (Some(_), Some(t)) => match api::tls::server_config(&t.cert, &t.key) {
             Ok(c) => Some(c),
             Err(e) => {
-                pipeline.stop();
+                core.apps.stop();
                 let e = ConfigError::new(e.key, e.reason);
                 let e = match &args.config {
                     Some(path) => match config::read_file(path) {
@@ -459,10 +459,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     fd_limit_for(config.max_connections);
-    let handle = match Controller::start(&config.net(), Arc::clone(&pipeline)) {
+    let handle = match Controller::start(&config.net(), Arc::clone(&core.dispatcher)) {
         Ok(h) => Arc::new(h),
         Err(e) => {
-            pipeline.stop();
+            core.apps.stop();
             return Ok(listen_failed(&e));
         }
     };
@@ -475,11 +475,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 switch_timeout: config.api.switch_timeout,
                 tls: api_tls,
             };
-            let core = api::Core {
-                pipeline: Arc::clone(&pipeline),
-                controller: Arc::clone(&handle),
-            };
-            match api::Server::start(settings, core) {
+            match api::Server::start(settings, api::Core::new(&core, Arc::clone(&handle))) {
                 Ok(server) => {
                     let scheme = if config.api.tls.is_some() {
                         "https"
@@ -491,7 +487,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 Err(e) => {
                     handle.shutdown();
-                    pipeline.stop();
+                    core.apps.stop();
                     return Ok(listen_failed(&e));
                 }
             }
@@ -531,7 +527,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         api.shutdown();
     }
     handle.shutdown();
-    pipeline.stop();
+    core.apps.stop();
     tracing::info!("shut down cleanly");
     Ok(ExitCode::SUCCESS)
 }

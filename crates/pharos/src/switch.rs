@@ -19,6 +19,7 @@ use ofswitch::agent::{AgentConfig, ListenAddr, Switch, SwitchConfig, Target, Ver
 use ofswitch::datapath::xdp::XdpMode;
 use ofswitch::datapath::xsk::XdpPort;
 use ofswitch::datapath::Port;
+use openflow::Dpid;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use tracing_subscriber::EnvFilter;
 
@@ -28,10 +29,10 @@ const EXIT_USAGE: u8 = 2;
 /// Run a software OpenFlow switch on Linux interfaces until Ctrl-C or SIGTERM
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Datapath id: 16 hex digits (as Open vSwitch writes it), 0x-prefixed hex, hex with
-    /// colons (00:00:00:00:00:00:00:01), or a decimal number of up to 15 digits
-    #[arg(long, value_name = "ID", value_parser = parse_dpid)]
-    pub dpid: u64,
+    /// Datapath id: 00:00:00:00:00:00:00:01, 0x1, of:0000000000000001, 16 hex digits (as
+    /// Open vSwitch writes it: 0000000000000001) or decimal 1
+    #[arg(long, value_name = "ID")]
+    pub dpid: Dpid,
     /// The switch's name (its description's dp_desc, and the logs); by default "s" and
     /// the datapath id
     #[arg(long)]
@@ -189,24 +190,6 @@ fn allowed_cpus() -> Vec<usize> {
         .collect()
 }
 
-fn parse_dpid(s: &str) -> Result<u64, String> {
-    let bad = |e: std::num::ParseIntError| format!("{s:?}: {e}");
-    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        u64::from_str_radix(hex, 16).map_err(bad)
-    } else if s.contains(':') {
-        let hex: String = s.split(':').collect();
-        if hex.len() > 16 {
-            return Err(format!("{s:?}: more than 8 bytes"));
-        }
-        u64::from_str_radix(&hex, 16).map_err(bad)
-    } else if s.len() == 16 || s.bytes().any(|b| b.is_ascii_alphabetic()) {
-        // Open vSwitch's form (`other-config:datapath-id`): exactly 16 hex digits.
-        u64::from_str_radix(s, 16).map_err(bad)
-    } else {
-        s.parse().map_err(bad)
-    }
-}
-
 /// A `--controller`: one to connect to, or a socket to wait for one on.
 #[derive(Debug, Clone)]
 pub enum Controller {
@@ -308,11 +291,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let name = args
         .name
         .clone()
-        .unwrap_or_else(|| format!("s{}", args.dpid));
+        .unwrap_or_else(|| format!("s{}", args.dpid.0));
     let config = SwitchConfig {
         tls,
         agent: AgentConfig {
-            dpid: args.dpid,
+            dpid: args.dpid.0,
             name: name.clone(),
             versions: args.versions,
             n_buffers: args.buffers,
@@ -368,7 +351,7 @@ fn serve<P: PortIo>(
     }
     tracing::info!(
         switch = %name,
-        dpid = format_args!("{:016x}", args.dpid),
+        dpid = %args.dpid,
         ports = args.ports.len(),
         controllers = ?args
             .controllers
@@ -395,19 +378,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dpids_in_every_form() {
-        assert_eq!(parse_dpid("17"), Ok(17));
-        assert_eq!(parse_dpid("0x11"), Ok(17));
-        assert_eq!(parse_dpid("00:00:00:00:00:00:00:11"), Ok(17));
+    fn the_dpid_is_read_by_the_one_parser() {
+        use clap::Parser as _;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let dpid = |d: &str| {
+            Cli::try_parse_from(["switch", "--dpid", d, "--port", "1=veth0"])
+                .map(|c| c.args.dpid)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(dpid("17"), Ok(Dpid(17)));
+        assert_eq!(dpid("0x11"), Ok(Dpid(17)));
+        assert_eq!(dpid("00:00:00:00:00:00:00:11"), Ok(Dpid(17)));
         assert_eq!(
-            parse_dpid("0000000000000011"),
-            Ok(17),
+            dpid("0000000000000011"),
+            Ok(Dpid(17)),
             "Open vSwitch's form"
         );
-        assert_eq!(parse_dpid("000000000000000a"), Ok(10));
-        assert_eq!(parse_dpid("1a"), Ok(26));
-        assert!(parse_dpid("00:00:00:00:00:00:00:00:11").is_err());
-        assert!(parse_dpid("x").is_err());
+        assert_eq!(dpid("000000000000000a"), Ok(Dpid(10)));
+        // Once read as 0x12 here (and 0x1a for "1a"); refused as everywhere else now.
+        let e = dpid("1:2").unwrap_err();
+        assert!(e.contains("exactly 8 groups of 2 hex digits"), "{e}");
+        let e = dpid("1a").unwrap_err();
+        assert!(e.contains("write 0x1a"), "{e}");
+        assert!(dpid("00:00:00:00:00:00:00:00:11").is_err());
+        assert!(dpid("x").is_err());
     }
 
     #[test]

@@ -94,7 +94,8 @@ fn no_controller_is_reported_and_exits_1() {
     assert!(!out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("NOT CONNECTED: 2 of 2 switches\n  switch 0x1: connect:"),
+        stdout
+            .contains("NOT CONNECTED: 2 of 2 switches\n  switch 00:00:00:00:00:00:00:01: connect:"),
         "{stdout}"
     );
     // Nothing was measured: no table of zeros after "no loop ran", and no SILENT list

@@ -256,10 +256,12 @@ fn ctl_shows_auth_refusals_and_server_errors_as_sent_and_exits_1() {
         out.stderr,
         "pharos ctl: 404 Not Found: no switch 00:00:00:00:00:00:00:09 is connected\n"
     );
+    // A dpid is read here, by the one parser, and refused before any request.
     let out = c.ctl(&["switch", "not-a-dpid"]);
-    assert_eq!(out.code, Some(1));
+    assert_eq!(out.code, Some(2), "{out:?}");
     assert!(
-        out.stderr.starts_with("pharos ctl: 400 Bad Request: "),
+        out.stderr
+            .contains("\"not-a-dpid\" is not a dpid: write it as 00:00:00:00:00:00:00:01"),
         "{}",
         out.stderr
     );
@@ -312,6 +314,9 @@ fn ctl_says_when_the_controller_is_not_there_and_usage_errors_exit_2() {
         &[][..],
         &["--api", "https://127.0.0.1:1", "switches"][..],
         &["add-flow", "1"][..],
+        &["switch", "1:2"][..],
+        &["flows", "1a"][..],
+        &["static", "add", "x", "0:0:0:0:0:0:0:1", "actions=drop"][..],
     ] {
         let out = ctl_env("", args, &[]);
         assert_eq!(out.code, Some(2), "{args:?}: {out:?}");
@@ -453,26 +458,26 @@ fn flows_add_and_delete_send_the_documented_shapes_and_show_flows_as_ofctl_lines
             flows.into(),
         ),
         (
-            "GET /api/v1/switches/1/flows?table=3",
+            "GET /api/v1/switches/00:00:00:00:00:00:00:01/flows?table=3",
             200,
             "application/json",
             r#"{"dpid":"x","flows":[]}"#.into(),
         ),
         (
-            "POST /api/v1/switches/1/flows",
+            "POST /api/v1/switches/00:00:00:00:00:00:00:01/flows",
             201,
             "application/json",
             r#"{"flow":"priority=100,icmp,nw_src=10.0.0.1,nw_dst=10.0.0.2,actions=drop"}"#.into(),
         ),
         (
-            "POST /api/v1/switches/2/flows",
+            "POST /api/v1/switches/00:00:00:00:00:00:00:02/flows",
             400,
             "application/json",
             r#"{"error":"unknown field `nw_dsst` at 14: expected a match field or `actions`"}"#
                 .into(),
         ),
         (
-            "DELETE /api/v1/switches/1/flows",
+            "DELETE /api/v1/switches/00:00:00:00:00:00:00:01/flows",
             200,
             "application/json",
             r#"{"deleted":true}"#.into(),
@@ -613,7 +618,7 @@ fn static_flows_port_stats_and_paths_show_the_documented_shapes() {
             r#"{"error":"no static flow \"nope\""}"#.into(),
         ),
         (
-            "GET /api/v1/switches/1/ports?stats=true",
+            "GET /api/v1/switches/00:00:00:00:00:00:00:01/ports?stats=true",
             200,
             "application/json",
             ports.into(),
@@ -693,7 +698,7 @@ fn static_flows_port_stats_and_paths_show_the_documented_shapes() {
     assert_eq!(posted.target, "/api/v1/static_flows");
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&posted.body).unwrap(),
-        serde_json::json!({"name": "block-h1", "dpid": "2", "flow": "priority=200,ip,nw_src=10.0.0.1,actions=drop", "replace": true})
+        serde_json::json!({"name": "block-h1", "dpid": "00:00:00:00:00:00:00:02", "flow": "priority=200,ip,nw_src=10.0.0.1,actions=drop", "replace": true})
     );
 
     let out = ctl_env(&api, &["ports", "1", "--stats"], &[]);

@@ -158,7 +158,7 @@ fn bring_up(lab: &Lab, topo: &str) -> Topo {
         .counters()
         .switches
         .iter()
-        .map(|s| u64::from_str_radix(&s.dpid, 16).expect("dpid"))
+        .map(|s| s.dpid.parse::<openflow::Dpid>().expect("dpid").0)
         .collect();
     let want: BTreeSet<u64> = t.switches.values().map(|s| s.dpid).collect();
     assert_eq!(dpids, want, "the connected switches are the lab's");
@@ -357,7 +357,7 @@ fn restart_pharos(lab: &mut Lab, topo: &Topo) {
 /// `pharos lab restart s2`: s2 deleted and re-created, handshaken again by Pharos, and
 /// pingall 100%.
 fn restart_switch(lab: &Lab, topo: &Topo) {
-    let dpid = format!("{:016x}", topo.switches["s2"].dpid);
+    let dpid = openflow::Dpid(topo.switches["s2"].dpid).to_string();
     let before = lab.ctl.counters();
     let out = lab.lab("restart", &["s2"]);
     out.expect_ok();

@@ -162,7 +162,7 @@ impl AppsLab {
             lab.ctl.counters().switches.len()
         );
         for s in lab.ctl.counters().switches {
-            let dpid = u64::from_str_radix(&s.dpid, 16).expect("dpid");
+            let dpid = s.dpid.parse::<openflow::Dpid>().expect("dpid").0;
             assert_eq!(
                 s.version,
                 of.version_of(dpid),

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use bench::oflops::channel::{Channel, ChannelConfig, ChannelError, Endpoint, Listener};
 use harness::{apps_by_name, enabled, run, serial, wait_until, Lab, Of, Out};
 use openflow::model::{Action, FlowMod, Match, PortNo};
-use openflow::Version;
+use openflow::{msg_type, of13, Version};
 
 /// A lab of one switch whose controller is a bench channel (not the harness's Pharos,
 /// which stays idle): `pharos lab up --topo TOPO --controller tcp:127.0.0.1:PORT`.
@@ -180,15 +180,19 @@ fn silent_switch(listener: TcpListener) {
                 m[3] = l[1];
                 s.write_all(&m).unwrap();
             };
+            const MULTIPART_REQUEST: u8 = of13::MsgType::MultipartRequest.to_raw();
             match frame[1] {
-                0 => reply(0, &[0, 1, 0, 8, 0, 0, 0, 0x10]),
-                5 => reply(
-                    6,
+                msg_type::HELLO => reply(msg_type::HELLO, &[0, 1, 0, 8, 0, 0, 0, 0x10]),
+                msg_type::FEATURES_REQUEST => reply(
+                    msg_type::FEATURES_REPLY,
                     &[
                         0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                     ],
                 ),
-                18 => reply(19, &[0, 13, 0, 0, 0, 0, 0, 0]),
+                MULTIPART_REQUEST => reply(
+                    of13::MsgType::MultipartReply.to_raw(),
+                    &[0, 13, 0, 0, 0, 0, 0, 0],
+                ),
                 _ => {}
             }
         }

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use controller::app::{AnyApp, App, Builder, Flow, Order};
-use controller::lifecycle::AppState;
+use controller::host::AppState;
 use harness::{dump_flows, enabled, parse_topo, serial, wait_until, Lab, Of, Topo};
 
 const CONNECT: Duration = Duration::from_secs(20);
@@ -153,7 +153,7 @@ fn apps_stopped_started_reordered_and_restarted_on_open_vswitch() {
             "{s} has routing's flows after pingall: {t:x?}"
         );
     }
-    let change = p.stop_app("routing", false).expect("routing stops");
+    let change = p.apps.stop_app("routing", false).expect("routing stops");
     assert_eq!(change.stopped, ["routing"]);
     for s in &switches {
         let t = tags(&lab, &topo, s);
@@ -168,7 +168,7 @@ fn apps_stopped_started_reordered_and_restarted_on_open_vswitch() {
     }
     let out = lab.pingall();
     assert!(!out.ok(), "pings must fail with routing stopped:\n{out}");
-    let change = p.start_app("routing").expect("routing starts");
+    let change = p.apps.start_app("routing").expect("routing starts");
     eprintln!("routing started; on every worker in {:?}", change.took);
     pingall_ok(&lab, "after routing started again");
 
@@ -180,6 +180,7 @@ fn apps_stopped_started_reordered_and_restarted_on_open_vswitch() {
     );
     let n0 = before(&seen);
     let order: Vec<&str> = p
+        .apps
         .app_names()
         .into_iter()
         .map(|n| match n {
@@ -188,7 +189,7 @@ fn apps_stopped_started_reordered_and_restarted_on_open_vswitch() {
             other => other,
         })
         .collect();
-    p.set_order(&order).expect("a permutation");
+    p.apps.set_order(&order).expect("a permutation");
     let n1 = seen.lock().unwrap().len();
     // LLDP probes keep coming: wait for messages after the change.
     assert!(
@@ -211,11 +212,12 @@ fn apps_stopped_started_reordered_and_restarted_on_open_vswitch() {
     // 3. A quarantined app restarted.
     armed.store(true, Ordering::Relaxed);
     assert!(
-        wait_until(CONNECT, || p.is_quarantined("tripwire") == Some(true)),
+        wait_until(CONNECT, || p.apps.is_quarantined("tripwire") == Some(true)),
         "the armed tripwire panics on the next PACKET_IN"
     );
-    let status = |p: &controller::dispatch::Pipeline| {
-        p.app_status()
+    let status = |p: &controller::host::Core| {
+        p.apps
+            .app_status()
             .into_iter()
             .find(|a| a.name == "tripwire")
             .unwrap()
@@ -224,7 +226,7 @@ fn apps_stopped_started_reordered_and_restarted_on_open_vswitch() {
     pingall_ok(&lab, "with tripwire quarantined (the others carry on)");
     armed.store(false, Ordering::Relaxed);
     let n = tripped.load(Ordering::Relaxed);
-    let change = p.restart_app("tripwire").expect("restarts");
+    let change = p.apps.restart_app("tripwire").expect("restarts");
     assert_eq!(
         (change.stopped, change.started),
         (vec!["tripwire"], vec!["tripwire"])

@@ -192,7 +192,7 @@ fn corpus_means_the_same_to_open_vswitch() {
                 .unwrap_or_else(|e| panic!("{ctx}: {e}"));
             let dpid = topo.switches[if v == Version::V1_0 { "s1" } else { "s2" }].dpid;
             switches
-                .send(dpid, &msg)
+                .send(openflow::Dpid(dpid), &msg)
                 .unwrap_or_else(|e| panic!("{ctx}: {e}"));
             let mut lines = Vec::new();
             wait_until(APPLIED, || {

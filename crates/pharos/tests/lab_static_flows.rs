@@ -196,7 +196,7 @@ fn a_static_flow_survives_a_switch_restart_and_a_controller_restart() {
     wait_installed(rd, &s1.bridge, FROM_FILE, "the configuration's flow");
 
     // Added through the API: on s2 at once.
-    let body = json!({"name": "drop-ping", "dpid": format!("{:x}", s2.dpid), "flow": DROP_PING});
+    let body = json!({"name": "drop-ping", "dpid": format!("{:#x}", s2.dpid), "flow": DROP_PING});
     let (status, f) = call(api, "POST", "/api/v1/static_flows", Some(&body));
     assert_eq!(status, 201, "{f}");
     assert_eq!(f["status"], "installed", "{f}");

@@ -180,7 +180,9 @@ fn tls_controller(dir: &Path, pki: &Pki) -> (Pharos, String) {
     let config = dir.join("controller.toml");
     std::fs::write(
         &config,
-        pki.listen_toml(format!("127.0.0.1:{port}").parse().unwrap()),
+        lab::pharos::RunConfig::tls_listener(format!("127.0.0.1:{port}").parse().unwrap(), pki)
+            .to_toml()
+            .unwrap(),
     )
     .unwrap();
     let mut ctl = controller(&config, dir);

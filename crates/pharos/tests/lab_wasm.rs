@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use controller::app::{AnyApp, Order};
-use controller::lifecycle::LoadSpec;
+use controller::host::LoadSpec;
 use harness::{apps_by_name, enabled, parse_topo, run, serial, wait_until, AppSet, Lab, Of};
 
 /// The WASM learning switch's module.
@@ -77,7 +77,7 @@ fn the_wasm_learning_switch_forwards_a_lab_on_1_0_and_1_3() {
             "{of:?}: the controller was involved"
         );
         let p = lab.ctl.pipeline();
-        assert_eq!(p.is_quarantined("wasm_ls"), Some(false), "{of:?}");
+        assert_eq!(p.apps.is_quarantined("wasm_ls"), Some(false), "{of:?}");
         lab.down().expect_ok();
     }
 }
@@ -123,7 +123,7 @@ fn the_wasm_learning_switch_is_reloaded_unloaded_and_loaded_while_a_ping_runs() 
         let flowing = |n: usize| wait_until(Duration::from_secs(5), || replies(&path) >= n);
         assert!(flowing(20), "{of:?}: the ping runs");
         let p = Arc::clone(lab.ctl.pipeline());
-        p.set_loader(Arc::new(wasm::WasmLoader::default()));
+        p.apps.set_loader(Arc::new(wasm::WasmLoader::default()));
         let api = format!("http://{}", lab.ctl.start_api(TOKEN));
         let ctl = |args: &[&str]| {
             let mut cmd = Command::new(env!("CARGO_BIN_EXE_pharos"));
@@ -132,8 +132,8 @@ fn the_wasm_learning_switch_is_reloaded_unloaded_and_loaded_while_a_ping_runs() 
             let out = run(&mut cmd, Duration::from_secs(30));
             assert!(out.ok(), "{of:?}: pharos ctl app {args:?}:\n{out}");
         };
-        let served = |p: &controller::dispatch::Pipeline| {
-            let t = p.handler_timings();
+        let served = |p: &controller::host::Core| {
+            let t = p.apps.handler_timings();
             t.iter()
                 .filter(|t| t.app == "wasm_ls" && t.handler == "PACKET_IN")
                 .map(|t| t.calls)
@@ -153,7 +153,7 @@ fn the_wasm_learning_switch_is_reloaded_unloaded_and_loaded_while_a_ping_runs() 
             flowing(replies(&path) + 20),
             "{of:?}: pings after the reload"
         );
-        assert_eq!(p.is_quarantined("wasm_ls"), Some(false), "{of:?}");
+        assert_eq!(p.apps.is_quarantined("wasm_ls"), Some(false), "{of:?}");
         // 4, 5. The native one started again, the WASM one unloaded.
         ctl(&["start", "learning_switch"]);
         assert!(
@@ -198,7 +198,7 @@ fn bad_guests_are_quarantined_while_the_native_learning_switch_keeps_a_ping_goin
     let topo = parse_topo(&lab.show());
     let h2 = topo.hosts["h2"].ip.clone();
     let p = Arc::clone(lab.ctl.pipeline());
-    p.set_loader(Arc::new(wasm::WasmLoader::default()));
+    p.apps.set_loader(Arc::new(wasm::WasmLoader::default()));
     let api = format!("http://{}", lab.ctl.start_api(TOKEN));
     let log = "ping.log";
     let ping = lab.spawn_exec("h1", &["ping", "-n", "-i", "0.05", "-c", "240", &h2], log);
@@ -234,9 +234,9 @@ fn bad_guests_are_quarantined_while_the_native_learning_switch_keeps_a_ping_goin
                 .expect_ok();
         }
         let quarantined = wait_until(Duration::from_secs(10), || {
-            p.is_quarantined(name) == Some(true)
+            p.apps.is_quarantined(name) == Some(true)
         });
-        let reason = p.quarantine_reason(name).map(|q| q.panic);
+        let reason = p.apps.quarantine_reason(name).map(|q| q.panic);
         assert!(quarantined, "{name} not quarantined: {reason:?}");
         let reason = reason.unwrap_or_default();
         assert!(
@@ -244,7 +244,7 @@ fn bad_guests_are_quarantined_while_the_native_learning_switch_keeps_a_ping_goin
             "{name}: {reason}"
         );
         eprintln!("{name}: {reason}");
-        assert_eq!(p.is_quarantined("learning_switch"), Some(false));
+        assert_eq!(p.apps.is_quarantined("learning_switch"), Some(false));
         assert!(flowing(replies(&path) + 20), "pings after {name}");
     }
     let (code, text) = lab.wait_background(ping, log, Duration::from_secs(20));

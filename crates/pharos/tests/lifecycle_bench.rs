@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use bench::controller_bench::{run_controller_bench, ControllerBenchConfig, Mode};
 use controller::config::Config;
 use controller::controller::Controller;
-use controller::dispatch::Pipeline;
+use controller::host::{AppHost, Core};
 use controller::services::Services;
 use openflow::Version;
 
@@ -29,8 +29,9 @@ fn rss() -> u64 {
 }
 
 /// Calls of learning_switch's PACKET_IN handler, as the workers last published them.
-fn ls_calls(p: &Pipeline) -> u64 {
-    p.handler_timings()
+fn ls_calls(p: &Core) -> u64 {
+    p.apps
+        .handler_timings()
         .iter()
         .filter(|t| t.app == "learning_switch" && t.handler == "PACKET_IN")
         .map(|t| t.calls)
@@ -61,8 +62,8 @@ fn learning_switch_stopped_and_started_100_times_under_bench_load() {
         ..Config::default()
     };
     let ls = apps::by_name("learning_switch", &Default::default()).unwrap();
-    let pipeline = Arc::new(Pipeline::build(vec![ls], Services::new()).unwrap());
-    let handle = Controller::start(&config.net(), Arc::clone(&pipeline)).unwrap();
+    let pipeline = Arc::new(AppHost::build(vec![ls], Services::new()).unwrap());
+    let handle = Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher)).unwrap();
 
     let mut cfg = ControllerBenchConfig::new(handle.local_addrs()[0]);
     cfg.switches = 4;
@@ -99,15 +100,15 @@ fn learning_switch_stopped_and_started_100_times_under_bench_load() {
     let mut rss_at_10 = 0;
     let mut took = Vec::with_capacity(2 * CYCLES);
     for cycle in 0..CYCLES {
-        let unhandled = pipeline.counters().unhandled;
-        let change = pipeline.stop_app("learning_switch", false).unwrap();
+        let unhandled = pipeline.apps.counters().unhandled;
+        let change = pipeline.apps.stop_app("learning_switch", false).unwrap();
         took.push(change.took);
         // The PACKET_INs that keep coming reach no app: counted, not lost.
         until("PACKET_INs counted unhandled while stopped", || {
-            pipeline.counters().unhandled > unhandled
+            pipeline.apps.counters().unhandled > unhandled
         });
         let calls = ls_calls(&pipeline);
-        let change = pipeline.start_app("learning_switch").unwrap();
+        let change = pipeline.apps.start_app("learning_switch").unwrap();
         took.push(change.took);
         until(
             "the learning switch answering again after its start",
@@ -134,13 +135,13 @@ fn learning_switch_stopped_and_started_100_times_under_bench_load() {
         .collect();
     handle.shutdown();
     let report = bench.join().unwrap().unwrap();
-    pipeline.stop();
+    pipeline.apps.stop();
 
     assert_eq!(report.connected, 4, "every switch took part");
     assert_eq!(report.silent_switches.count, 0, "no switch went unanswered");
-    let c = pipeline.counters();
+    let c = pipeline.apps.counters();
     assert_eq!((c.handler_panics, c.decode_errors), (0, 0), "{c:?}");
-    let status = &pipeline.app_status()[0];
+    let status = &pipeline.apps.app_status()[0];
     assert_eq!(status.starts, 1 + CYCLES as u64);
     // 100 starts leave nothing behind: a leak of a few KiB per cycle would show.
     let grown = rss_at_100.saturating_sub(rss_at_10);

@@ -173,7 +173,7 @@ fn runs_and_stops_on(sig: libc::c_int, apps: Option<&str>, flooded_to: &[u32]) {
         })
         .unwrap();
     assert_eq!(output_ports(&out), flooded_to);
-    p.wait_for_log("0000000000005eed", T);
+    p.wait_for_log("00:00:00:00:00:00:5e:ed", T);
     p.signal(sig);
     let status = p.wait(T);
     assert!(status.success(), "exit {status}; stderr:\n{}", p.stderr());
@@ -192,9 +192,9 @@ fn runs_and_stops_on(sig: libc::c_int, apps: Option<&str>, flooded_to: &[u32]) {
     if apps.is_none() {
         // What the default set learns is said at info level, one readable line each.
         let mac = host(1).to_string();
-        let learned = format!("host learned: {mac} 10.0.0.1 at 0000000000005eed:1");
+        let learned = format!("host learned: {mac} 10.0.0.1 at 00:00:00:00:00:00:5e:ed:1");
         let forgotten =
-            format!("host forgotten: {mac} 10.0.0.1 at 0000000000005eed:1 (switch left)");
+            format!("host forgotten: {mac} 10.0.0.1 at 00:00:00:00:00:00:5e:ed:1 (switch left)");
         assert_eq!(log.matches(&learned).count(), 1, "{log}");
         assert_eq!(log.matches(&forgotten).count(), 1, "{log}");
     }

@@ -208,7 +208,7 @@ fn switches_on_1_0_and_1_3_are_served_over_tls_beside_a_plain_port() {
     for sw in [&mut v13, &mut v10, &mut clear, &mut anonymous] {
         sw.ping(T).unwrap();
     }
-    p.wait_for_log("0000000000000013");
+    p.wait_for_log("00:00:00:00:00:00:00:13");
     let log = p.stderr();
     assert_eq!(log.matches("switch connected").count(), 4, "{log}");
     // (The probe that waited for the port is the only failure: closed, not TLS.)

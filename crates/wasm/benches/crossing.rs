@@ -27,12 +27,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use controller::app::PacketIn;
 use controller::app::{AnyApp, App, Builder, Flow, Order, SwitchCtx};
-use controller::dispatch::{Pipeline, SwitchState};
+use controller::dispatch::SwitchState;
+use controller::host::{AppHost, Core};
 use controller::info::{PortInfo, SwitchInfo};
 use controller::services::Services;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use openflow::view::PacketIn;
 use openflow::{of10, MacAddr, Message, Version};
 use wasm::{LoadSpec, WasmLoader};
 
@@ -52,7 +53,7 @@ fn info(dpid: u64) -> SwitchInfo {
         })
         .collect();
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version: Version::V1_0,
         n_buffers: 0,
         n_tables: 1,
@@ -106,7 +107,7 @@ impl App for Noop {
     }
 }
 
-fn noop_packet_in(_: &Noop, _: &mut SwitchCtx<'_>, _: &mut (), p: &PacketIn<&[u8]>) -> Flow {
+fn noop_packet_in(_: &Noop, _: &mut SwitchCtx<'_>, _: &mut (), p: &PacketIn) -> Flow {
     black_box(p);
     Flow::Continue
 }
@@ -127,13 +128,13 @@ fn wasm_app(loader: &WasmLoader, file: &str, name: &str) -> Box<dyn AnyApp> {
     Box::new(loader.load_wasm(&spec, &module(file)).unwrap())
 }
 
-fn pipeline(apps: Vec<Box<dyn AnyApp>>) -> (Pipeline, Vec<SwitchState>) {
-    let p = Pipeline::build(apps, Services::new()).unwrap();
+fn pipeline(apps: Vec<Box<dyn AnyApp>>) -> (Core, Vec<SwitchState>) {
+    let p = AppHost::build(apps, Services::new()).unwrap();
     let now = Instant::now();
     let switches = (1..=SWITCHES)
         .map(|d| {
-            let mut sw = p.new_switch(info(d));
-            p.switch_added(&mut sw, &mut Vec::new(), now);
+            let mut sw = p.dispatcher.new_switch(info(d));
+            p.dispatcher.switch_added(&mut sw, &mut Vec::new(), now);
             sw
         })
         .collect();
@@ -144,12 +145,12 @@ fn pipeline(apps: Vec<Box<dyn AnyApp>>) -> (Pipeline, Vec<SwitchState>) {
 type Turn = (usize, Vec<Vec<u8>>);
 
 /// Handles one turn as a worker does: each message, then the turn's end.
-fn turn(p: &Pipeline, switches: &mut [SwitchState], t: &Turn, out: &mut Vec<u8>, now: Instant) {
+fn turn(p: &Core, switches: &mut [SwitchState], t: &Turn, out: &mut Vec<u8>, now: Instant) {
     let sw = &mut switches[t.0];
     for m in &t.1 {
-        p.handle(sw, black_box(m), out, now);
+        p.dispatcher.handle(sw, black_box(m), out, now);
     }
-    p.turn_end(sw, out, now);
+    p.dispatcher.turn_end(sw, out, now);
 }
 
 fn bench(c: &mut Criterion) {

@@ -19,11 +19,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
-use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
-use controller::info::{PortInfo, PortReason, SwitchInfo};
-use controller::services::{Services, StartError};
+use controller::app::{
+    App, Builder, Dpid, Flow, MessageKind, Order, PacketIn, PortInfo, PortReason, Services,
+    StartError, SwitchCtx, SwitchInfo,
+};
 use openflow::model::{FlowRemoved, PacketOut};
-use openflow::view::PacketIn;
 use openflow::Message;
 use wasmtime::{Store, Trap};
 
@@ -98,7 +98,7 @@ const MAX_BATCH: usize = 4 * controller::conn::TURN_BUDGET;
 enum Packets<'a> {
     None,
     /// The one being handled (`packet-in`).
-    One(&'a PacketIn<&'a [u8]>),
+    One(&'a PacketIn<'a>),
     /// The slot's batch (`packet-ins`), swapped into the store for the call.
     Batch,
 }
@@ -239,7 +239,7 @@ impl WasmApp {
     fn call<R>(
         &self,
         what: &'static str,
-        dpid: u64,
+        dpid: Dpid,
         ctx: Option<&mut SwitchCtx<'_>>,
         slot: &mut SwitchSlot,
         packets: Packets<'_>,
@@ -309,7 +309,7 @@ impl WasmApp {
     }
 
     /// Sends what the guest queued, in order.
-    fn flush(&self, ctx: &mut SwitchCtx<'_>, data: &HostState, packet: Option<&PacketIn<&[u8]>>) {
+    fn flush(&self, ctx: &mut SwitchCtx<'_>, data: &HostState, packet: Option<&PacketIn>) {
         let out = &data.outbox;
         for q in &out.queued {
             match q {
@@ -340,7 +340,7 @@ impl WasmApp {
         }
     }
 
-    fn packet_in(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot, p: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot, p: &PacketIn) -> Flow {
         let sw = convert::switch(ctx.dpid(), ctx.version());
         let pkt = convert::packet_in(p);
         let flow = self.call(
@@ -364,12 +364,7 @@ impl WasmApp {
 
     /// A batching app's PACKET_IN: kept for the end of the turn (the guest's verdict
     /// comes too late for the apps after it: they go on).
-    fn queue_packet_in(
-        &self,
-        ctx: &mut SwitchCtx,
-        slot: &mut SwitchSlot,
-        p: &PacketIn<&[u8]>,
-    ) -> Flow {
+    fn queue_packet_in(&self, ctx: &mut SwitchCtx, slot: &mut SwitchSlot, p: &PacketIn) -> Flow {
         let b = &mut slot.batch;
         crate::batch::put_packet_in(p, &mut b.records);
         let start = b.bytes.len();

@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
+use controller::app::PacketIn;
 use controller::app::SwitchCtx;
 use openflow::model::{self, PacketOut, PortNo};
-use openflow::view::PacketIn;
 
 use crate::app::WasmApp;
 use crate::bindings::pharos::app::types as wit;
@@ -19,7 +19,7 @@ pub(crate) const RECORD: usize = 48;
 
 /// Appends `p`'s record to `out`.
 #[inline]
-pub(crate) fn put_packet_in(p: &PacketIn<&[u8]>, out: &mut Vec<u8>) {
+pub(crate) fn put_packet_in(p: &PacketIn, out: &mut Vec<u8>) {
     let w = convert::packet_in(p);
     let mut r = [0u8; RECORD];
     r[0..4].copy_from_slice(&w.in_port.to_le_bytes());

@@ -2,10 +2,9 @@
 
 use std::net::Ipv4Addr;
 
-use controller::info::{PortInfo, PortReason};
+use controller::app::{Dpid, PacketIn, PortInfo, PortReason};
 use openflow::model::{self, Ipv4Prefix, PortNo, Vlan};
 use openflow::types::MacAddr;
-use openflow::view::PacketIn;
 use openflow::Version;
 
 use crate::bindings::pharos::app::types as wit;
@@ -20,9 +19,9 @@ fn mac_u64(b: &[u8]) -> u64 {
     b.iter().fold(0, |acc, &x| acc << 8 | u64::from(x))
 }
 
-pub(crate) fn switch(dpid: u64, version: Version) -> wit::Switch {
+pub(crate) fn switch(dpid: Dpid, version: Version) -> wit::Switch {
     wit::Switch {
-        dpid,
+        dpid: dpid.0,
         version: match version {
             Version::V1_0 => wit::Version::V10,
             Version::V1_3 => wit::Version::V13,
@@ -141,7 +140,7 @@ fn ethernet(data: &[u8]) -> (u64, u64, u16) {
 }
 
 /// A PACKET_IN's fields, its Ethernet header read.
-pub(crate) fn packet_in(p: &PacketIn<&[u8]>) -> wit::PacketIn {
+pub(crate) fn packet_in(p: &PacketIn) -> wit::PacketIn {
     let data = p.data();
     let (eth_src, eth_dst, eth_type) = ethernet(data);
     wit::PacketIn {

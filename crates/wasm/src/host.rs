@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use controller::app::Dpid;
+
 use openflow::model::{self, PortNo};
 
 use crate::bindings::pharos::app::{host, types as wit};
@@ -121,7 +123,7 @@ pub(crate) struct HostState {
     /// The app's name (logs).
     pub(crate) app: &'static str,
     /// The switch the running export is for (logs).
-    pub(crate) dpid: u64,
+    pub(crate) dpid: Dpid,
     /// Sends queued by the running export.
     pub(crate) outbox: Outbox,
     /// The bytes of the PACKET_IN being handled (empty otherwise).
@@ -164,7 +166,7 @@ impl HostState {
     ) -> Self {
         HostState {
             app,
-            dpid: 0,
+            dpid: Dpid(0),
             outbox: Outbox::default(),
             packet: Vec::new(),
             in_packet_in: false,
@@ -307,7 +309,7 @@ impl host::Host for HostState {
             Some((at, _)) => &message[..at],
             None => &message,
         };
-        let (app, dpid) = (self.app, controller::app::Dpid(self.dpid));
+        let (app, dpid) = (self.app, self.dpid);
         match level {
             wit::Level::Error => {
                 tracing::error!(app, %dpid, "{message}");

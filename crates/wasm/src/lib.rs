@@ -11,7 +11,7 @@
 //!
 //! - [`loader`]: [`WasmLoader`] compiles a module and links the sandbox (no files,
 //!   network or environment: WASI is linked to traps); it implements
-//!   `controller::lifecycle::AppLoader`.
+//!   `controller::host::AppLoader`.
 //! - [`app`]: [`WasmApp`], the loaded module as a controller `App`: one instance per
 //!   worker thread, calls bounded in time, sends queued and written on return.
 //! - [`sandbox`]: the engine, its epoch ticker, and [`Limits`] (64 MiB of memory per
@@ -40,6 +40,6 @@ mod bindings {
 }
 
 pub use app::WasmApp;
-pub use controller::lifecycle::{AppLoader, LoadSpec};
+pub use controller::host::{AppLoader, LoadSpec};
 pub use loader::WasmLoader;
 pub use sandbox::Limits;

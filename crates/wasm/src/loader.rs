@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, Weak};
 
 use controller::app::AnyApp;
-use controller::lifecycle::{intern, AppLoader, LoadSpec};
+use controller::host::{intern, AppLoader, LoadSpec};
 use wasmtime::component::{Component, HasSelf, Linker};
 
 use crate::app::{Module, WasmApp};

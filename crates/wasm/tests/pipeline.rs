@@ -117,7 +117,7 @@ fn the_wasm_learning_switch_floods_then_forwards_by_flows_on_1_0_and_1_3() {
     for sw in net.switches() {
         assert!(sw.flows.iter().all(|f| f.priority == 0), "{:?}", sw.flows);
     }
-    assert_eq!(net.pipeline.is_quarantined("wasm_ls"), Some(false));
+    assert_eq!(net.pipeline.apps.is_quarantined("wasm_ls"), Some(false));
 }
 
 #[test]
@@ -153,7 +153,7 @@ fn the_wasm_learning_switchs_table_is_bounded_per_switch() {
         1,
         "flooded: the full table was emptied"
     );
-    assert_eq!(net.pipeline.is_quarantined("wasm_ls"), Some(false));
+    assert_eq!(net.pipeline.apps.is_quarantined("wasm_ls"), Some(false));
 }
 
 #[test]
@@ -258,7 +258,7 @@ fn quarantined_while_the_native_app_answers(
         let (started, cpu) = (Instant::now(), thread_cpu_time());
         net.send(h1, &frame);
         let (took, cpu) = (started.elapsed(), thread_cpu_time() - cpu);
-        let quarantined = net.pipeline.is_quarantined("bad");
+        let quarantined = net.pipeline.apps.is_quarantined("bad");
         assert_eq!(quarantined, Some(true), "{file} {version}");
         // The whole message: the guest's call, its interruption, the quarantine. In CPU
         // time, which is what the sandbox bounds (this thread may be preempted on a busy
@@ -268,13 +268,20 @@ fn quarantined_while_the_native_app_answers(
             "{file} {version}: stopped after {cpu:?} of CPU"
         );
         assert!(took < Duration::from_secs(1), "{file} {version}: {took:?}");
-        let q = net.pipeline.quarantine_reason("bad").expect("a reason");
+        let q = net
+            .pipeline
+            .apps
+            .quarantine_reason("bad")
+            .expect("a reason");
         assert!(
             q.panic.contains("wasm app bad (packet-in)") && q.panic.contains(cause),
             "{file} {version}: {}",
             q.panic
         );
-        assert_eq!(net.pipeline.is_quarantined("learning_switch"), Some(false));
+        assert_eq!(
+            net.pipeline.apps.is_quarantined("learning_switch"),
+            Some(false)
+        );
         // The native app answered the packet the guest failed on (flooded: h2 unknown).
         assert_eq!(net.take_received(h2), [frame], "{file} {version}");
         // And keeps answering: h2 → h1 is learned and forwarded by a flow.
@@ -364,6 +371,7 @@ fn a_panicking_guest_is_quarantined_with_its_panic_message() {
         let h = net.add_host(mac(1), 1, 1);
         net.send(h, &sim::eth(mac(1), mac(2), 0x0800, b"x"));
         net.pipeline
+            .apps
             .quarantine_reason("bad")
             .expect("quarantined")
             .panic
@@ -423,6 +431,7 @@ fn a_wasm_app_is_added_replaced_and_removed_while_switches_are_connected() {
     // single-threaded network gives only between steps: do not wait for them here
     // (the flows themselves are not what this test is about).
     net.pipeline
+        .apps
         .set_flow_removal_timeout(Duration::from_millis(10));
     net.add_switch(1, Version::V1_3, 3);
     net.add_switch(2, Version::V1_0, 3);
@@ -434,7 +443,7 @@ fn a_wasm_app_is_added_replaced_and_removed_while_switches_are_connected() {
     assert!(net.take_received(h2).is_empty(), "no app: nothing forwards");
 
     // Loaded: its initializer runs on the connected 1.3 switch (table-miss entry).
-    net.pipeline.add_app(ls(), None).expect("added");
+    net.pipeline.apps.add_app(ls(), None).expect("added");
     net.send(h1, &hello);
     assert_eq!(
         net.take_received(h2),
@@ -456,7 +465,10 @@ fn a_wasm_app_is_added_replaced_and_removed_while_switches_are_connected() {
     // Reloaded in place: a fresh instance. The old one knew h2 behind port 3 of
     // switch 1 and would have installed a flow for this packet; the new one learned
     // nothing yet and floods it.
-    net.pipeline.replace_app("wasm_ls", ls()).expect("replaced");
+    net.pipeline
+        .apps
+        .replace_app("wasm_ls", ls())
+        .expect("replaced");
     net.send(h1, &hello);
     assert_eq!(net.take_received(h2), std::slice::from_ref(&hello));
     let to_h2 = |net: &Net| {
@@ -468,16 +480,20 @@ fn a_wasm_app_is_added_replaced_and_removed_while_switches_are_connected() {
     net.send(h2, &sim::eth(mac(2), sim::BROADCAST, 0x0806, b"who"));
     net.send(h1, &hello);
     assert!(to_h2(&net), "learned again");
-    assert_eq!(net.pipeline.is_quarantined("wasm_ls"), Some(false));
+    assert_eq!(net.pipeline.apps.is_quarantined("wasm_ls"), Some(false));
 
     // Unloaded: the packets reach no app again.
-    net.pipeline.remove_app("wasm_ls").expect("removed");
+    net.pipeline.apps.remove_app("wasm_ls").expect("removed");
     net.take_received(h1);
     net.take_received(h2);
     let unknown = sim::eth(mac(1), mac(7), 0x0800, b"after");
     net.send(h1, &unknown);
     assert!(net.take_received(h2).is_empty(), "removed: nothing floods");
-    assert_eq!(net.pipeline.is_quarantined("wasm_ls"), None, "forgotten");
+    assert_eq!(
+        net.pipeline.apps.is_quarantined("wasm_ls"),
+        None,
+        "forgotten"
+    );
 }
 
 #[test]
@@ -526,7 +542,7 @@ fn the_imports_work_and_the_per_switch_store_is_per_switch_and_dropped_with_it()
     net.reconnect(1);
     net.send(src, &frame);
     assert_eq!(net.take_received(port1), std::slice::from_ref(&frame));
-    assert_eq!(net.pipeline.is_quarantined("probe"), Some(false));
+    assert_eq!(net.pipeline.apps.is_quarantined("probe"), Some(false));
 }
 
 #[test]
@@ -577,13 +593,11 @@ fn a_batching_guest_answers_a_turns_packet_ins_at_its_end_in_one_call_in_order()
         Order::direct(0),
         "{}",
     );
-    let p = controller::dispatch::Pipeline::build(
-        vec![Box::new(ls)],
-        controller::services::Services::new(),
-    )
-    .unwrap();
+    let p =
+        controller::host::AppHost::build(vec![Box::new(ls)], controller::services::Services::new())
+            .unwrap();
     let info = controller::info::SwitchInfo {
-        dpid: 1,
+        dpid: openflow::Dpid(1),
         version: Version::V1_0,
         n_buffers: 0,
         n_tables: 1,
@@ -591,23 +605,26 @@ fn a_batching_guest_answers_a_turns_packet_ins_at_its_end_in_one_call_in_order()
         ports: Vec::new(),
         peer: std::net::SocketAddr::from(([127, 0, 0, 1], 1)),
     };
-    let mut sw = p.new_switch(info);
+    let mut sw = p.dispatcher.new_switch(info);
     let now = Instant::now();
-    p.switch_added(&mut sw, &mut Vec::new(), now);
+    p.dispatcher.switch_added(&mut sw, &mut Vec::new(), now);
     // Hosts 1..=8 behind port 1, 11..=18 behind port 2: a first turn teaches them all.
     let mut out = Vec::new();
     for h in 1..=8 {
-        p.handle(&mut sw, &packet_in_10(h, 100, 1), &mut out, now);
-        p.handle(&mut sw, &packet_in_10(h + 10, 100, 2), &mut out, now);
+        p.dispatcher
+            .handle(&mut sw, &packet_in_10(h, 100, 1), &mut out, now);
+        p.dispatcher
+            .handle(&mut sw, &packet_in_10(h + 10, 100, 2), &mut out, now);
     }
-    p.turn_end(&mut sw, &mut out, now);
+    p.dispatcher.turn_end(&mut sw, &mut out, now);
     // A turn of 8 PACKET_INs, each to a known host.
     out.clear();
     for h in 1..=8 {
-        p.handle(&mut sw, &packet_in_10(h, h + 10, 1), &mut out, now);
+        p.dispatcher
+            .handle(&mut sw, &packet_in_10(h, h + 10, 1), &mut out, now);
         assert!(out.is_empty(), "nothing is answered before the turn ends");
     }
-    p.turn_end(&mut sw, &mut out, now);
+    p.dispatcher.turn_end(&mut sw, &mut out, now);
     let mut answers = Vec::new();
     let mut rest = &out[..];
     while !rest.is_empty() {
@@ -633,9 +650,10 @@ fn a_batching_guest_answers_a_turns_packet_ins_at_its_end_in_one_call_in_order()
         assert_eq!(po.data[..6], mac(h + 10).0, "the packet of PACKET_IN {i}");
     }
     // The guest was called once for the turn (and once for the first), not per packet.
-    p.publish_timings(&mut sw);
+    p.dispatcher.publish_timings(&mut sw);
     let calls = |handler: &str| {
-        p.handler_timings()
+        p.apps
+            .handler_timings()
             .into_iter()
             .find(|t| t.app == "wasm_ls" && t.handler == handler)
             .map(|t| t.calls)

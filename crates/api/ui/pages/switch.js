@@ -17,16 +17,19 @@ const TABS = ['ports', 'flows', 'groups', 'meters'];
  * @param {import('../app.js').PageContext} ctx
  */
 export function mount(el, ctx) {
-  const dpid = ctx.route.dpid;
+  // The URL's dpid may be in any form the API reads (/switches/1); the page prints the
+  // one form, 00:00:00:00:00:00:00:01, as the server sends it, once it has answered.
+  let dpid = ctx.route.dpid;
   const base = `switches/${encodeURIComponent(dpid)}`;
   ctx.setTitle(`Switch ${dpid}`);
+  const heading = h('span', { class: 'mono' }, dpid);
   const facts = h('dl', { class: 'facts' });
   const error = h('div');
   const tablist = h('div', { role: 'tablist', 'aria-label': 'Switch details' });
   const panel = h('div', { role: 'tabpanel', id: 'tab-panel', tabindex: '0' });
   el.append(
     h('p', {}, h('a', { href: '/switches' }, '← Switches')),
-    h('h1', {}, 'Switch ', h('span', { class: 'mono' }, dpid)),
+    h('h1', {}, 'Switch ', heading),
     error,
     facts,
     tablist,
@@ -93,6 +96,11 @@ export function mount(el, ctx) {
     try {
       detail = await ctx.api.get(base);
       error.replaceChildren();
+      if (typeof detail.dpid === 'string' && detail.dpid !== dpid) {
+        dpid = detail.dpid;
+        heading.textContent = dpid;
+        ctx.setTitle(`Switch ${dpid}`);
+      }
       const d = detail.description;
       const rows = [
         ['OpenFlow', detail.version],

@@ -6,7 +6,7 @@
 // Frames are drawn only when something changed (the model, the view, the layout still
 // moving); the layout gets LAYOUT_BUDGET_MS of each frame at most.
 
-import { Model, shortDpid } from '../topology/model.js';
+import { Model } from '../topology/model.js';
 import { Layout, placeHosts, hostReach, L } from '../topology/layout.js';
 import { draw, hit } from '../topology/render.js';
 import { legend } from '../topology/colour.js';
@@ -384,14 +384,16 @@ export function mount(el, ctx) {
   }
   hostsBox.addEventListener('change', () => setHosts(hostsBox.checked, true));
 
-  // Find: exact dpid, short dpid, MAC or IP first; else the first that contains the text.
+  // Find: a switch whose dpid (as printed, 00:00:00:00:00:00:00:01) or address contains
+  // the text, a host by MAC or IP. No other dpid form is guessed at here: the API reads
+  // those, with its one set of rules.
   function matches(/** @type {string} */ text, /** @type {number} */ limit) {
     const t = text.trim().toLowerCase();
     /** @type {{label: string, sel: Selection}[]} */
     const out = [];
     if (!t) return out;
     for (const s of model.switches.values()) {
-      if (s.dpid === t || shortDpid(s.dpid) === t.replace(/^0+/, '') || s.dpid.includes(t) || s.peer.includes(t)) {
+      if (s.dpid.includes(t) || s.peer.includes(t)) {
         out.push({ label: s.dpid, sel: { kind: 'switch', id: s.dpid } });
         if (out.length >= limit) return out;
       }
@@ -518,7 +520,7 @@ export function mount(el, ctx) {
         const b = document.createElement('button');
         b.type = 'button';
         b.className = 'linkish';
-        b.textContent = `port ${port} → ${shortDpid(other)} port ${otherPort}`;
+        b.append(`port ${port} → `, endOf(other, otherPort));
         b.addEventListener('click', () => select({ kind: 'link', id: c.key }, true));
         li.append(b);
         list.append(li);

@@ -280,9 +280,3 @@ function makeSwitch(/** @type {ApiSwitch} */ s, /** @type {SwitchNode | undefine
     placed: prev?.placed ?? false,
   };
 }
-
-/** A dpid as people read it: the significant part, `00:00:00:00:00:00:00:1f` -> `1f`. */
-export function shortDpid(/** @type {string} */ dpid) {
-  const hex = dpid.replace(/:/g, '').replace(/^0+/, '');
-  return hex === '' ? '0' : hex;
-}

@@ -5,8 +5,9 @@
 // the view is skipped (and not counted as drawn). Level of detail: host edges and
 // switch outlines only when zoomed in enough to see them, labels only when they fit.
 
-import { Model, shortDpid } from './model.js';
+import { Model } from './model.js';
 import { STEPS, UNKNOWN, step } from './colour.js';
+import { L } from './force.js';
 
 /**
  * World to screen: screen = world · k + (tx, ty), in CSS pixels.
@@ -22,6 +23,9 @@ import { STEPS, UNKNOWN, step } from './colour.js';
 export const SWITCH_SIZE = 12;
 /** A host's dot size in world units. */
 const HOST_SIZE = 4;
+/** A switch's label: its dpid, monospace (every dpid is as wide as the widest). */
+const DPID_FONT = '11px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace';
+const DPID_WIDEST = '00:00:00:00:00:00:00:00';
 
 /** The palette (the page's light theme; a dark one would swap these). */
 const C = {
@@ -176,20 +180,23 @@ export function draw(g, model, o) {
     }
   }
 
-  // Labels, when they fit: switches at 16 px and more; hosts from zoom 4 (hosts sit 7 to
-  // 14 world units apart: 28 to 56 px, about an address in a small font).
+  // Labels, when they fit: a switch's dpid, in the one form Pharos prints it
+  // (00:00:00:00:00:00:00:01), once switches a cable apart (L world units) have room for
+  // it; hosts from zoom 4 (hosts sit 7 to 14 world units apart: 28 to 56 px, about an
+  // address in a small font).
   const hostLabels = hosts && k >= 4;
-  if (swPx >= 16 || hostLabels) {
-    g.font = '12px system-ui, sans-serif';
+  g.font = DPID_FONT;
+  const swLabels = swPx >= 16 && L * k >= g.measureText(DPID_WIDEST).width + 8;
+  if (swLabels || hostLabels) {
     g.textAlign = 'center';
     g.textBaseline = 'top';
     g.lineWidth = 3;
     g.strokeStyle = C.labelHalo;
     g.fillStyle = C.label;
-    if (swPx >= 16) {
+    if (swLabels) {
       for (const s of sw.values()) {
         if (!inView(s.x, s.y)) continue;
-        const t = shortDpid(s.dpid);
+        const t = s.dpid;
         const lx = s.x * k + tx;
         const ly = s.y * k + ty + half + 3;
         g.strokeText(t, lx, ly);

@@ -41,9 +41,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use controller::app::PacketIn;
 use controller::app::{App, Builder, Counter, Flow, Order, Required, SwitchCtx};
 use controller::info::{PortInfo, PortReason};
-use openflow::view::PacketIn;
 use openflow::MacAddr;
 use packet::arp::{ArpPacket, ArpRepr};
 use packet::ethernet::{EtherType, EthernetFrame};
@@ -261,17 +261,17 @@ impl App for DeviceManager {
 }
 
 impl DeviceManager {
-    fn packet_in(&self, ctx: &mut SwitchCtx, ages: &mut PortAges, p: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, ctx: &mut SwitchCtx, ages: &mut PortAges, p: &PacketIn) -> Flow {
         let in_port = p.in_port();
         if !host_port(in_port) {
             return Flow::Continue;
         }
-        let Some(sender) = Sender::of(p.data()) else {
+        let Some(sender) = p.eth().and_then(Sender::of_eth) else {
             return Flow::Continue;
         };
         let topology = &self.topology;
         let ap = AttachmentPoint {
-            dpid: ctx.dpid(),
+            dpid: ctx.dpid().0,
             port: in_port,
         };
         let now = ctx.now();
@@ -336,7 +336,7 @@ impl DeviceManager {
             ages.came_up(port.port_no, ctx.now());
         }
         if reason == PortReason::Delete || !port.is_up() {
-            let (dpid, port) = (ctx.dpid(), port.port_no);
+            let (dpid, port) = (ctx.dpid().0, port.port_no);
             let events = self.devices.update(|t| t.remove_attached_to(dpid, port));
             self.log.log(&events, ctx.now(), Why::PortDown, None);
         }
@@ -404,7 +404,14 @@ impl Sender {
     /// multicast) are left to it to drop.
     #[inline]
     pub fn of(frame: &[u8]) -> Option<Sender> {
-        Sender::of_arp_or_ipv4(frame).unwrap_or_else(|| Sender::of_any(frame))
+        Sender::of_eth(&EthernetFrame::new_checked(frame).ok()?)
+    }
+
+    /// [`Sender::of`] for a frame whose Ethernet header was checked (a PACKET_IN's,
+    /// checked once by the core for every app).
+    #[inline]
+    pub fn of_eth(eth: &EthernetFrame<&[u8]>) -> Option<Sender> {
+        Sender::of_arp_or_ipv4(eth).unwrap_or_else(|| Sender::of_any(eth.as_bytes()))
     }
 
     /// The common frames, ARP and IPv4 (at most one VLAN tag), read from the frame's
@@ -413,8 +420,7 @@ impl Sender {
     /// `None`: another kind of frame, for [`Sender::of_any`]. Gives what `of_any`
     /// gives (property tested).
     #[inline]
-    fn of_arp_or_ipv4(frame: &[u8]) -> Option<Option<Sender>> {
-        let eth = EthernetFrame::new_checked(frame).ok()?;
+    fn of_arp_or_ipv4(eth: &EthernetFrame<&[u8]>) -> Option<Option<Sender>> {
         let mac = eth.src_addr();
         let mut tags = eth.vlan_tags();
         let vlan = match tags.next() {

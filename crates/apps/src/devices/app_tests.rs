@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use controller::dispatch::{Pipeline, SwitchState};
+use controller::dispatch::SwitchState;
+use controller::driver::Driver;
+use controller::host::{AppHost, Core};
 use controller::info::SwitchInfo;
 use openflow::{of10, Message, Version};
 use packet::arp::ArpOperation;
@@ -80,7 +82,7 @@ fn the_sender_of_each_kind_of_frame() {
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version,
         n_buffers: 0,
         n_tables: 1,
@@ -109,7 +111,7 @@ impl App for Forwarder {
 /// A pipeline of the device app (and a counter after it), with a Topology driven by
 /// hand, two switches (1.0 and 1.3) and a clock.
 struct Rig {
-    p: Pipeline,
+    p: Core,
     topology: Arc<Topology>,
     devices: Arc<Devices>,
     switches: Vec<SwitchState>,
@@ -129,17 +131,17 @@ impl Rig {
             Box::new(Forwarder(Arc::clone(&forwarded))),
             Box::new(DeviceManager::new(params).unwrap()),
         ];
-        let p = Pipeline::build(apps, services).unwrap();
+        let p = AppHost::build(apps, services).unwrap();
         let devices = p.services().require::<Devices>("test").unwrap();
         let heard = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&heard);
         devices.subscribe(Box::new(move |e| sink.lock().unwrap().push(e.clone())));
         let t0 = Instant::now();
-        p.global_tick(t0);
+        p.dispatcher.global_tick(t0);
         let mut switches = Vec::new();
         for (dpid, v) in [(1, Version::V1_0), (2, Version::V1_3)] {
-            let mut sw = p.new_switch(info(dpid, v));
-            p.switch_added(&mut sw, &mut Vec::new(), t0);
+            let mut sw = p.dispatcher.new_switch(info(dpid, v));
+            p.dispatcher.switch_added(&mut sw, &mut Vec::new(), t0);
             switches.push(sw);
         }
         Rig {
@@ -157,7 +159,7 @@ impl Rig {
     fn packet(&mut self, dpid: u64, port: u32, frame: &[u8], secs: u64) {
         let sw = &mut self.switches[dpid as usize - 1];
         let msg = packet_in(sw.info().version, port, frame);
-        self.p.handle(
+        self.p.dispatcher.handle(
             sw,
             &msg,
             &mut Vec::new(),
@@ -280,7 +282,8 @@ fn hosts_go_with_their_switch_their_port_and_their_silence() {
     }));
     let mut msg = Vec::new();
     down.encode(7, &mut msg).unwrap();
-    r.p.handle(&mut r.switches[0], &msg, &mut Vec::new(), r.t0);
+    r.p.dispatcher
+        .handle(&mut r.switches[0], &msg, &mut Vec::new(), r.t0);
     assert_eq!(r.devices.attachment(mac(2), None), None);
     assert!(matches!(&r.heard()[..], [HostEvent::Removed { host }] if host.mac() == mac(2)));
 
@@ -303,12 +306,12 @@ fn hosts_go_with_their_switch_their_port_and_their_silence() {
     r.packet(1, 1, &ipv4(mac(1), mac(9), v4(1), v4(9)), 20);
     // (the timer runs every 3 s: a tenth of the timeout)
     assert_eq!(
-        r.p.global_tick(r.t0 + Duration::from_secs(45)),
+        r.p.dispatcher.global_tick(r.t0 + Duration::from_secs(45)),
         Some(r.t0 + Duration::from_secs(48))
     );
     assert_eq!(r.devices.len(), 1);
     // ... and not 30 s after it spoke.
-    r.p.global_tick(r.t0 + Duration::from_secs(50));
+    r.p.dispatcher.global_tick(r.t0 + Duration::from_secs(50));
     assert!(r.devices.is_empty());
     assert!(matches!(&r.heard()[..], [HostEvent::Removed { host }] if host.mac() == mac(1)));
 }
@@ -475,7 +478,10 @@ mod sender_fast_path {
         /// What the fast path reads equals what the flow key says.
         #[test]
         fn agrees_with_the_flow_key(f in frame()) {
-            if let Some(fast) = Sender::of_arp_or_ipv4(&f) {
+            let fast = EthernetFrame::new_checked(&f[..])
+                .ok()
+                .and_then(|eth| Sender::of_arp_or_ipv4(&eth));
+            if let Some(fast) = fast {
                 prop_assert_eq!(fast, Sender::of_any(&f));
             }
             prop_assert_eq!(Sender::of(&f), Sender::of_any(&f));
@@ -489,8 +495,11 @@ mod sender_fast_path {
             ipv4(mac(1), mac(2), v4(1), v4(2)),
             tagged(5, &ipv4(mac(1), mac(2), v4(1), v4(2))),
         ] {
-            assert!(Sender::of_arp_or_ipv4(&f).is_some());
+            let eth = EthernetFrame::new_checked(&f[..]).unwrap();
+            assert!(Sender::of_arp_or_ipv4(&eth).is_some());
         }
-        assert!(Sender::of_arp_or_ipv4(&ipv6(mac(1), mac(2), v6(1), v6(2))).is_none());
+        let v6 = ipv6(mac(1), mac(2), v6(1), v6(2));
+        let eth = EthernetFrame::new_checked(&v6[..]).unwrap();
+        assert!(Sender::of_arp_or_ipv4(&eth).is_none());
     }
 }

@@ -1,7 +1,8 @@
 //! The info lines about hosts: learned, moved, given an address, forgotten. One line
-//! each, readable (`host learned: 02:00:00:00:00:01 10.0.0.1 at 0000000000000001:3`),
-//! and at most [`LINES_PER_SECOND`] a second: a network where hosts come by the
-//! thousand a second (a benchmark spraying source MACs, a scan) would otherwise flood
+//! each, readable
+//! (`host learned: 02:00:00:00:00:01 10.0.0.1 at 00:00:00:00:00:00:00:01:3`), and at
+//! most [`LINES_PER_SECOND`] a second: a network where hosts come by the thousand a
+//! second (a benchmark spraying source MACs, a scan) would otherwise flood
 //! the log and slow the workers that learn them. Beyond the budget, changes are counted,
 //! and once the second is over one line says how many went unlogged (written with the
 //! next host change or the next expiry check, at most 10 s later); the Devices service
@@ -131,7 +132,7 @@ impl std::fmt::Display for Mac<'_> {
     }
 }
 
-/// `0000000000000001:3`, as links show their ends.
+/// `00:00:00:00:00:00:00:01:3`, as links show their ends.
 struct At(AttachmentPoint);
 
 impl std::fmt::Display for At {
@@ -246,10 +247,10 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "host learned: 02:00:00:00:00:01 10.0.0.1 at 0000000000000001:3",
-                "host moved: 02:00:00:00:00:01 vlan 10 from 0000000000000001:3 to 0000000000000002:1",
+                "host learned: 02:00:00:00:00:01 10.0.0.1 at 00:00:00:00:00:00:00:01:3",
+                "host moved: 02:00:00:00:00:01 vlan 10 from 00:00:00:00:00:00:00:01:3 to 00:00:00:00:00:00:00:02:1",
                 "host address: 02:00:00:00:00:01 now has 10.0.0.1, which 02:00:00:00:00:02 had",
-                "host forgotten: 02:00:00:00:00:01 10.0.0.1 at 0000000000000001:3 (silent for host_timeout)",
+                "host forgotten: 02:00:00:00:00:01 10.0.0.1 at 00:00:00:00:00:00:00:01:3 (silent for host_timeout)",
             ],
             "{out}"
         );

@@ -53,15 +53,14 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use controller::app::PacketIn;
 use controller::app::{App, Builder, Counter, Flow, MessageKind, Order, Required, SwitchCtx};
 use controller::info::Dpid;
 use controller::reconcile::Adopt;
 use controller::services::{Services, StartError};
 use controller::switches::Switches;
 use openflow::model::{Action, FlowMod, FlowModCommand, FlowRemoved, Match, PortNo, Vlan};
-use openflow::view::PacketIn;
 use openflow::{MacAddr, Message};
-use packet::ethernet::EthernetFrame;
 use serde::Deserialize;
 
 use super::flood::{self, send, Floods};
@@ -632,9 +631,9 @@ impl App for Routing {
 }
 
 impl Routing {
-    fn packet_in(&self, ctx: &mut SwitchCtx, floods: &mut Floods, p: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, ctx: &mut SwitchCtx, floods: &mut Floods, p: &PacketIn) -> Flow {
         let devices = &self.shared.devices;
-        let Ok(eth) = EthernetFrame::new_checked(p.data()) else {
+        let Some(eth) = p.eth() else {
             return Flow::Continue;
         };
         // 1
@@ -648,7 +647,7 @@ impl Routing {
             dst: eth.dst_addr(),
             vlan,
         };
-        let (here, in_port) = (ctx.dpid(), p.in_port());
+        let (here, in_port) = (ctx.dpid().0, p.in_port());
         let attached = if key.dst.is_multicast() {
             None
         } else {
@@ -724,7 +723,7 @@ impl Routing {
 impl Shared {
     /// Step 2, not holding `net`: the tree is read only if the switch's flood plan is
     /// older than it (the common case reads one atomic, no lock).
-    fn flood(&self, ctx: &mut SwitchCtx, floods: &mut Floods, p: &PacketIn<&[u8]>) -> Flow {
+    fn flood(&self, ctx: &mut SwitchCtx, floods: &mut Floods, p: &PacketIn) -> Flow {
         if !floods.is_planned(self.version.load(Ordering::Acquire)) {
             let net = self.net();
             floods.plan(&net.tree, net.version, ctx.info());
@@ -738,7 +737,7 @@ impl Shared {
         net: &Net,
         ctx: &mut SwitchCtx,
         floods: &mut Floods,
-        p: &PacketIn<&[u8]>,
+        p: &PacketIn,
     ) -> Flow {
         floods.plan(&net.tree, net.version, ctx.info());
         flood::flood(&self.hasher, ctx, floods, p)
@@ -749,7 +748,7 @@ impl Shared {
         &self,
         ctx: &mut SwitchCtx,
         floods: &mut Floods,
-        p: &PacketIn<&[u8]>,
+        p: &PacketIn,
         dpid: u64,
         port: u32,
     ) -> bool {
@@ -789,9 +788,9 @@ impl Shared {
         if first {
             fm = fm.send_flow_removed();
         }
-        if hop.dpid.0 == ctx.dpid() {
+        if hop.dpid == ctx.dpid() {
             ctx.send_flow_mod(&fm.buffer_id(buffer));
-        } else if let Err(e) = ctx.switches().send_flow_mod(hop.dpid.0, &fm) {
+        } else if let Err(e) = ctx.switches().send_flow_mod(hop.dpid, &fm) {
             tracing::debug!(dpid = %hop.dpid, error = %e, "route flow not sent");
         }
     }
@@ -808,8 +807,8 @@ impl Shared {
             // A switch that left took its flows with it. Under routing's tag: on 1.3
             // the delete reaches routing's flows only (controller::cookie).
             let tag = controller::cookie::tag_of(COOKIE_TAG);
-            let tagged = controller::cookie::AppSwitches::new(switches, tag);
-            let _ = tagged.send_flow_mod(hop.dpid.0, &fm);
+            let tagged = controller::app::AppSwitches::new(switches, tag);
+            let _ = tagged.send_flow_mod(hop.dpid, &fm);
         }
     }
 
@@ -907,7 +906,7 @@ mod routes_tests {
             state,
         };
         let info = SwitchInfo {
-            dpid: 1,
+            dpid: openflow::Dpid(1),
             version: openflow::Version::V1_3,
             n_buffers: 0,
             n_tables: 1,

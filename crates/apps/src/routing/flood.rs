@@ -38,10 +38,10 @@
 use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
+use controller::app::PacketIn;
 use controller::app::{Flow, SwitchCtx};
 use controller::info::{Dpid, SwitchInfo};
 use openflow::model::{Action, EncodedActions, PacketOut, PortNo};
-use openflow::view::PacketIn;
 use openflow::Version;
 
 use super::{PortHop, SpanningTree};
@@ -108,7 +108,7 @@ impl Floods {
         if self.planned_at == Some(version) {
             return;
         }
-        let here = Dpid(info.dpid);
+        let here = info.dpid;
         self.plan.clear();
         self.off_tree.clear();
         for port in &info.ports {
@@ -172,7 +172,7 @@ pub fn flood(
     hasher: &impl BuildHasher,
     ctx: &mut SwitchCtx,
     floods: &mut Floods,
-    p: &PacketIn<&[u8]>,
+    p: &PacketIn,
 ) -> Flow {
     let in_port = p.in_port();
     // Came around a known loop.
@@ -218,7 +218,7 @@ pub fn deliver(
     ctx: &mut SwitchCtx,
     floods: &mut Floods,
     hasher: &impl BuildHasher,
-    p: &PacketIn<&[u8]>,
+    p: &PacketIn,
     dpid: u64,
     port: u32,
 ) -> bool {
@@ -226,7 +226,7 @@ pub fn deliver(
         return false;
     }
     let switches = ctx.switches();
-    let Some(info) = switches.info(dpid) else {
+    let Some(info) = switches.info(Dpid(dpid)) else {
         return false;
     };
     if floods.is_repeat(hasher.hash_one(p.data()), ctx.now()) {
@@ -238,7 +238,7 @@ pub fn deliver(
         Version::V1_3 => PortNo::Controller,
     };
     let out = [Action::output(PortNo::from_u32(port))];
-    let sent = switches.send_packet_out(dpid, &PacketOut::unbuffered(p.data(), from, &out));
+    let sent = switches.send_packet_out(Dpid(dpid), &PacketOut::unbuffered(p.data(), from, &out));
     if let Err(e) = &sent {
         tracing::debug!(dpid = %Dpid(dpid), error = %e, "direct delivery not sent");
     }
@@ -246,7 +246,7 @@ pub fn deliver(
 }
 
 /// Sends the packet of `p` through `actions` ([`PacketOut::of_packet_in`]).
-pub fn send(ctx: &mut SwitchCtx, p: &PacketIn<&[u8]>, actions: &[Action]) {
+pub fn send(ctx: &mut SwitchCtx, p: &PacketIn, actions: &[Action]) {
     ctx.send_packet_out(&PacketOut::of_packet_in(p, actions));
 }
 

@@ -76,14 +76,14 @@ impl Link {
     }
 
     /// The cable this link runs on, shown the same whichever way it is taken:
-    /// `0000000000000001:2 <-> 0000000000000002:1`, the lower end first.
+    /// `00:00:00:00:00:00:00:01:2 <-> 00:00:00:00:00:00:00:02:1`, the lower end first.
     pub fn cable(self) -> Cable {
         Cable(self.min(self.reversed()))
     }
 }
 
-/// A link as log lines show it: `0000000000000001:2 -> 0000000000000002:1` (each end a
-/// datapath id as every line shows one, 16 hex digits, then the port).
+/// A link as log lines show it: `00:00:00:00:00:00:00:01:2 -> 00:00:00:00:00:00:00:02:1`
+/// (each end a datapath id as every line shows one, then the port).
 impl std::fmt::Display for Link {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -94,8 +94,8 @@ impl std::fmt::Display for Link {
     }
 }
 
-/// Both directions of a [`Link`], for log lines: `0000000000000001:2 <->
-/// 0000000000000002:1` (from [`Link::cable`]).
+/// Both directions of a [`Link`], for log lines: `00:00:00:00:00:00:00:01:2 <->
+/// 00:00:00:00:00:00:00:02:1` (from [`Link::cable`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cable(Link);
 

@@ -47,9 +47,6 @@ pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The app's name.
 pub const NAME: &str = "static_flows";
 
-/// OFPT_FLOW_MOD, the same in 1.0 and 1.3.
-const FLOW_MOD: u8 = 14;
-
 /// The app: installs the flows of [`StaticFlows`] on each switch that connects.
 #[derive(Debug)]
 pub struct StaticFlowsApp {
@@ -76,7 +73,7 @@ impl StaticFlowsApp {
     fn install(&self, ctx: &mut SwitchCtx, sent: &mut Sent) {
         // A new connection: xids of an older one mean nothing here.
         sent.0.clear();
-        let (dpid, version) = (ctx.dpid(), ctx.version());
+        let (dpid, version) = (ctx.dpid().0, ctx.version());
         let flows = self.store.of_switch(dpid);
         if flows.is_empty() {
             return;
@@ -104,7 +101,7 @@ impl StaticFlowsApp {
         }
         // 2, 3
         ctx.barrier::<Self>(REPLY_TIMEOUT, |app, ctx, sent, reply| {
-            let dpid = Dpid(ctx.dpid());
+            let dpid = ctx.dpid();
             match reply {
                 Reply::Messages(_) => {
                     let n = sent.0.len();
@@ -123,7 +120,7 @@ impl StaticFlowsApp {
                     tracing::warn!(%dpid, pending = sent.0.len(), "the switch did not answer the barrier after its static flows in {REPLY_TIMEOUT:?}: they stay pending");
                     sent.0.clear();
                 }
-                Reply::SwitchGone => sent.0.clear(),
+                Reply::SwitchGone | Reply::Busy => sent.0.clear(),
             }
         });
     }
@@ -132,7 +129,7 @@ impl StaticFlowsApp {
     fn on_error(&self, ctx: &mut SwitchCtx, sent: &mut Sent, msg: &Message) -> Flow {
         if let Some((xid, why)) = describe(msg) {
             if let Some((name, generation)) = xid.and_then(|x| sent.0.remove(&x)) {
-                tracing::warn!(dpid = %Dpid(ctx.dpid()), name, error = why, "static flow refused by the switch");
+                tracing::warn!(dpid = %ctx.dpid(), name, error = why, "static flow refused by the switch");
                 self.store
                     .set_status(&name, generation, Status::Refused(why));
             }
@@ -184,7 +181,7 @@ pub fn describe(msg: &Message) -> Option<(Option<u32>, String)> {
     let data = match body {
         ErrorBody::Standard { data, .. } | ErrorBody::Experimenter { data, .. } => data,
     };
-    let xid = (data.len() >= 8 && data[1] == FLOW_MOD)
+    let xid = (data.len() >= 8 && data[1] == openflow::msg_type::FLOW_MOD)
         .then(|| u32::from_be_bytes([data[4], data[5], data[6], data[7]]));
     Some((xid, text))
 }

@@ -4,7 +4,8 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use controller::dispatch::Pipeline;
+use controller::driver::Driver;
+use controller::host::{AppHost, Core};
 use controller::info::SwitchInfo;
 use controller::services::Services;
 use openflow::ofctl::parse_flow;
@@ -15,7 +16,7 @@ use crate::LearningSwitch;
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version,
         n_buffers: 256,
         n_tables: 254,
@@ -54,12 +55,12 @@ fn is_barrier(m: &Message) -> bool {
 
 /// The learning switch first (its initializer empties the table), the static flows
 /// last, as `pharos run` orders them.
-fn pipeline(store: &Arc<StaticFlows>) -> Pipeline {
+fn pipeline(store: &Arc<StaticFlows>) -> Core {
     let apps: Vec<Box<dyn controller::app::AnyApp>> = vec![
         Box::new(LearningSwitch::default()),
         Box::new(StaticFlowsApp::new(Arc::clone(store))),
     ];
-    Pipeline::build(apps, Services::new()).unwrap()
+    AppHost::build(apps, Services::new()).unwrap()
 }
 
 fn store_with(flows: &[(&str, u64, &str)]) -> Arc<StaticFlows> {
@@ -108,10 +109,10 @@ fn a_connecting_switch_gets_its_flows_then_a_barrier_and_its_table_is_not_emptie
             ("other", 2, "actions=drop"),
         ]);
         let p = pipeline(&store);
-        let mut sw = p.new_switch(info(1, version));
+        let mut sw = p.dispatcher.new_switch(info(1, version));
         let mut out = Vec::new();
         let now = Instant::now();
-        p.switch_added(&mut sw, &mut out, now);
+        p.dispatcher.switch_added(&mut sw, &mut out, now);
         let msgs = messages(&out);
         // A restart must not cut traffic: nothing empties the table any more
         // (controller::reconcile deletes only what no app owns).
@@ -160,7 +161,8 @@ fn a_connecting_switch_gets_its_flows_then_a_barrier_and_its_table_is_not_emptie
 
         let barrier_xid = msgs[barrier].0;
         let mut out = Vec::new();
-        p.handle(&mut sw, &barrier_reply(version, barrier_xid), &mut out, now);
+        p.dispatcher
+            .handle(&mut sw, &barrier_reply(version, barrier_xid), &mut out, now);
         assert_eq!(status(&store, "a"), Status::Installed, "{version}");
         assert_eq!(status(&store, "b"), Status::Installed, "{version}");
         assert_eq!(status(&store, "other"), Status::Pending, "another switch's");
@@ -175,10 +177,10 @@ fn a_flow_the_switch_refuses_is_refused_with_the_errors_names_and_the_others_ins
             ("good", 1, "priority=90,arp,actions=flood"),
         ]);
         let p = pipeline(&store);
-        let mut sw = p.new_switch(info(1, version));
+        let mut sw = p.dispatcher.new_switch(info(1, version));
         let mut out = Vec::new();
         let now = Instant::now();
-        p.switch_added(&mut sw, &mut out, now);
+        p.dispatcher.switch_added(&mut sw, &mut out, now);
         // The FLOW_MOD of "bad": its frame, as it went out.
         let mut rest = &out[..];
         let mut bad_frame = None;
@@ -201,13 +203,13 @@ fn a_flow_the_switch_refuses_is_refused_with_the_errors_names_and_the_others_ins
         // BAD_ACTION (2) / BAD_OUT_PORT (4) in both versions.
         let err = error_for(version, 2, 4, &bad_frame.unwrap());
         let mut out = Vec::new();
-        p.handle(&mut sw, &err, &mut out, now);
+        p.dispatcher.handle(&mut sw, &err, &mut out, now);
         assert_eq!(
             status(&store, "bad"),
             Status::Refused("BAD_ACTION/BAD_OUT_PORT".into()),
             "{version}"
         );
-        p.handle(
+        p.dispatcher.handle(
             &mut sw,
             &barrier_reply(version, barrier_xid.unwrap()),
             &mut out,
@@ -225,9 +227,9 @@ fn a_flow_the_switch_refuses_is_refused_with_the_errors_names_and_the_others_ins
 fn a_flow_the_version_cannot_express_is_refused_without_sending() {
     let store = store_with(&[("meter", 1, "priority=5,actions=meter:1,output:1")]);
     let p = pipeline(&store);
-    let mut sw = p.new_switch(info(1, Version::V1_0));
+    let mut sw = p.dispatcher.new_switch(info(1, Version::V1_0));
     let mut out = Vec::new();
-    p.switch_added(&mut sw, &mut out, Instant::now());
+    p.dispatcher.switch_added(&mut sw, &mut out, Instant::now());
     match status(&store, "meter") {
         Status::Refused(why) => assert!(why.contains("OpenFlow 1.0"), "{why}"),
         s => panic!("{s:?}"),
@@ -242,11 +244,11 @@ fn a_flow_the_version_cannot_express_is_refused_without_sending() {
 fn no_answer_leaves_the_flows_pending_and_a_reconnect_sends_them_again() {
     let store = store_with(&[("a", 1, "priority=7,actions=drop")]);
     let p = pipeline(&store);
-    let mut sw = p.new_switch(info(1, Version::V1_3));
+    let mut sw = p.dispatcher.new_switch(info(1, Version::V1_3));
     let mut out = Vec::new();
     let now = Instant::now();
-    p.switch_added(&mut sw, &mut out, now);
-    p.tick(
+    p.dispatcher.switch_added(&mut sw, &mut out, now);
+    p.dispatcher.tick(
         &mut sw,
         &mut Vec::new(),
         now + REPLY_TIMEOUT + Duration::from_secs(1),
@@ -254,9 +256,9 @@ fn no_answer_leaves_the_flows_pending_and_a_reconnect_sends_them_again() {
     assert_eq!(status(&store, "a"), Status::Pending);
 
     // The switch comes back: the flow goes out again and is installed this time.
-    let mut sw = p.new_switch(info(1, Version::V1_3));
+    let mut sw = p.dispatcher.new_switch(info(1, Version::V1_3));
     let mut out = Vec::new();
-    p.switch_added(&mut sw, &mut out, now);
+    p.dispatcher.switch_added(&mut sw, &mut out, now);
     let msgs = messages(&out);
     let sent = msgs
         .iter()
@@ -264,7 +266,7 @@ fn no_answer_leaves_the_flows_pending_and_a_reconnect_sends_them_again() {
         .count();
     assert_eq!(sent, 1);
     let xid = msgs.iter().find(|(_, m)| is_barrier(m)).unwrap().0;
-    p.handle(
+    p.dispatcher.handle(
         &mut sw,
         &barrier_reply(Version::V1_3, xid),
         &mut Vec::new(),
@@ -318,8 +320,8 @@ fn a_flow_mod_pushed_from_outside_is_answered_by_the_barrier_or_the_error() {
         (Version::V1_3, false),
         (Version::V1_3, true),
     ] {
-        let mut sw = p.new_switch(info(1, version));
-        p.switch_added(&mut sw, &mut Vec::new(), now);
+        let mut sw = p.dispatcher.new_switch(info(1, version));
+        p.dispatcher.switch_added(&mut sw, &mut Vec::new(), now);
         let got: Arc<Mutex<Vec<Reply>>> = Arc::default();
         let g = Arc::clone(&got);
         let msg = parse_flow("priority=5,ip,actions=output:9")
@@ -328,14 +330,14 @@ fn a_flow_mod_pushed_from_outside_is_answered_by_the_barrier_or_the_error() {
             .unwrap();
         p.switches()
             .request_applied(
-                1,
+                openflow::Dpid(1),
                 &msg,
                 REPLY_TIMEOUT,
                 Box::new(move |r| g.lock().unwrap().push(r)),
             )
             .unwrap();
         let mut out = Vec::new();
-        p.take_queued(&mut sw, &mut out, now);
+        p.dispatcher.take_queued(&mut sw, &mut out, now);
         let frames: Vec<(u32, Message)> = messages(&out);
         assert_eq!(frames.len(), 2, "{version}: {frames:?}");
         assert_eq!(frames[0].1, msg, "{version}");
@@ -343,7 +345,7 @@ fn a_flow_mod_pushed_from_outside_is_answered_by_the_barrier_or_the_error() {
         let fm_len = usize::from(u16::from_be_bytes([out[2], out[3]]));
         if refuse {
             let err = error_for(version, 2, 4, &out[..fm_len]);
-            p.handle(&mut sw, &err, &mut Vec::new(), now);
+            p.dispatcher.handle(&mut sw, &err, &mut Vec::new(), now);
             let answer = got.lock().unwrap().clone();
             assert_eq!(answer.len(), 1, "{version}");
             match &answer[0] {
@@ -353,7 +355,7 @@ fn a_flow_mod_pushed_from_outside_is_answered_by_the_barrier_or_the_error() {
                 other => panic!("{version}: {other:?}"),
             }
         }
-        p.handle(
+        p.dispatcher.handle(
             &mut sw,
             &barrier_reply(version, frames[1].0),
             &mut Vec::new(),

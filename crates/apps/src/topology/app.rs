@@ -44,11 +44,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
+use controller::app::PacketIn;
 use controller::app::{App, Builder, Flow, Order, Required, SwitchCtx};
 use controller::info::{Dpid, PortInfo, PortReason, SwitchInfo};
 use controller::switches::Switches;
 use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
-use openflow::view::PacketIn;
 use openflow::{MacAddr, Version};
 use serde::Deserialize;
 
@@ -278,7 +278,7 @@ impl TopologyApp {
 
     /// Marks the port of a MAC's first PACKET_IN (see [`guard`](super::guard)).
     fn host_traffic(&self, ctx: &SwitchCtx, in_port: u32, frame: &[u8]) {
-        let (dpid, now) = (ctx.dpid(), ctx.now());
+        let (dpid, now) = (ctx.dpid().0, ctx.now());
         if in_port >= FIRST_RESERVED_PORT || frame.len() < 14 {
             return;
         }
@@ -344,7 +344,7 @@ impl TopologyApp {
             .priority(LLDP_PRIORITY)
             .cookie(LLDP_COOKIE);
         ctx.send_flow_mod(&fm);
-        let (dpid, ports) = (ctx.dpid(), ctx.info().ports.clone());
+        let (dpid, ports) = (ctx.dpid().0, ctx.info().ports.clone());
         self.hosts().joined(ctx.now());
         let seen = self.seen();
         self.topology.update(|s| match s.set_switch(dpid, ports) {
@@ -370,7 +370,7 @@ impl TopologyApp {
         let now = self.millis(ctx.now());
         lldp::encode(
             &self.key,
-            ctx.dpid(),
+            ctx.dpid().0,
             port.port_no,
             port.hw_addr,
             now,
@@ -391,8 +391,8 @@ impl TopologyApp {
     }
 
     // 3
-    fn packet_in(&self, ctx: &mut SwitchCtx, frame: &mut Vec<u8>, p: &PacketIn<&[u8]>) -> Flow {
-        let (dpid, in_port) = (ctx.dpid(), p.in_port());
+    fn packet_in(&self, ctx: &mut SwitchCtx, frame: &mut Vec<u8>, p: &PacketIn) -> Flow {
+        let (dpid, in_port) = (ctx.dpid().0, p.in_port());
         if !lldp::may_be_lldp(p.data()) {
             self.host_traffic(ctx, in_port, p.data());
             return Flow::Continue;
@@ -479,7 +479,7 @@ impl TopologyApp {
             _ if !port.is_up() => Some(LinkGone::PortDown),
             _ => None,
         };
-        let (dpid, ports) = (ctx.dpid(), ctx.info().ports.clone());
+        let (dpid, ports) = (ctx.dpid().0, ctx.info().ports.clone());
         if gone.is_some() || reason == PortReason::Add {
             // Down, deleted or new: whoever was there may not be when it is up again.
             self.hosts().clear_port(dpid, port.port_no);
@@ -508,9 +508,9 @@ impl TopologyApp {
 
     // 5
     fn switch_removed(&self, info: &SwitchInfo, _: Vec<u8>) {
-        let dpid = info.dpid;
+        let dpid = info.dpid.0;
         // Replaced by a newer connection of the same switch: it is still here.
-        if self.switches.is_connected(dpid) {
+        if self.switches.is_connected(info.dpid) {
             return;
         }
         self.hosts().clear_switch(dpid);

@@ -47,7 +47,9 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use controller::app::AnyApp;
-use controller::dispatch::{Pipeline, SwitchState};
+use controller::dispatch::SwitchState;
+use controller::driver::Driver;
+use controller::host::{AppHost, Core};
 use controller::info::{PortInfo, PortReason, SwitchInfo, PORT_STATE_LINK_DOWN};
 use controller::services::Services;
 use openflow::model::{FlowModCommand, Ipv4Prefix, Match, PortNo, Vlan};
@@ -210,7 +212,7 @@ enum Work {
 
 /// The network (see the module doc).
 pub struct Net {
-    pub pipeline: Pipeline,
+    pub pipeline: Core,
     now: Instant,
     start: Instant,
     switches: BTreeMap<u64, Sw>,
@@ -243,9 +245,9 @@ impl Net {
 
     /// As [`Net::new`], with services the apps need from outside.
     pub fn with_services(apps: Vec<Box<dyn AnyApp>>, services: Services) -> Net {
-        let pipeline = Pipeline::build(apps, services).expect("the apps build and start");
+        let pipeline = AppHost::build(apps, services).expect("the apps build and start");
         let now = Instant::now();
-        let global_next = pipeline.global_tick(now);
+        let global_next = pipeline.dispatcher.global_tick(now);
         Net {
             pipeline,
             now,
@@ -332,7 +334,7 @@ impl Net {
         let sw = self.sw_mut(dpid);
         assert!(sw.state.is_none(), "switch {dpid} is connected already");
         let info = SwitchInfo {
-            dpid,
+            dpid: openflow::Dpid(dpid),
             version: sw.version,
             n_buffers: 0,
             n_tables: if sw.version == Version::V1_0 { 1 } else { 254 },
@@ -340,9 +342,11 @@ impl Net {
             ports: sw.ports.clone(),
             peer: SocketAddr::from(([127, 0, 0, 1], 6653)),
         };
-        let mut state = self.pipeline.new_switch(info);
+        let mut state = self.pipeline.dispatcher.new_switch(info);
         let mut out = Vec::new();
-        self.pipeline.switch_added(&mut state, &mut out, self.now);
+        self.pipeline
+            .dispatcher
+            .switch_added(&mut state, &mut out, self.now);
         self.sw_mut(dpid).state = Some(state);
         self.step(|net| net.receive(dpid, &out));
     }
@@ -354,7 +358,9 @@ impl Net {
     pub fn reconnect(&mut self, dpid: u64) {
         let old = self.sw_mut(dpid).state.take().expect("a connected switch");
         self.connect(dpid);
-        self.pipeline.switch_removed(old, "replaced", self.now);
+        self.pipeline
+            .dispatcher
+            .disconnected(old, "replaced", self.now);
         self.pump();
     }
 
@@ -362,7 +368,9 @@ impl Net {
     /// nothing, and may [`Net::connect`] again.
     pub fn disconnect(&mut self, dpid: u64) {
         let state = self.sw_mut(dpid).state.take().expect("a connected switch");
-        self.pipeline.switch_removed(state, "sim", self.now);
+        self.pipeline
+            .dispatcher
+            .disconnected(state, "sim", self.now);
         self.pump();
     }
 
@@ -585,7 +593,7 @@ impl Net {
     fn fire_due(&mut self) {
         let now = self.now;
         if self.global_next.is_some_and(|t| t <= now) {
-            self.global_next = self.pipeline.global_tick(now);
+            self.global_next = self.pipeline.dispatcher.global_tick(now);
             self.pump();
         }
         let dpids: Vec<u64> = self.switches.keys().copied().collect();
@@ -597,7 +605,7 @@ impl Net {
             };
             if state.next_deadline().is_some_and(|t| t <= now) {
                 let mut out = Vec::new();
-                self.pipeline.tick(state, &mut out, now);
+                self.pipeline.dispatcher.tick(state, &mut out, now);
                 self.step(|net| net.receive(dpid, &out));
             }
         }
@@ -628,7 +636,9 @@ impl Net {
                     continue;
                 };
                 let mut out = Vec::new();
-                self.pipeline.take_queued(state, &mut out, self.now);
+                self.pipeline
+                    .dispatcher
+                    .take_queued(state, &mut out, self.now);
                 if !out.is_empty() {
                     any = true;
                     self.receive(dpid, &out);
@@ -648,8 +658,8 @@ impl Net {
             return;
         };
         let mut out = Vec::new();
-        self.pipeline.handle(state, bytes, &mut out, now);
-        self.pipeline.turn_end(state, &mut out, now);
+        self.pipeline.dispatcher.handle(state, bytes, &mut out, now);
+        self.pipeline.dispatcher.turn_end(state, &mut out, now);
         self.receive(dpid, &out);
     }
 

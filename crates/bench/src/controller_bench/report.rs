@@ -480,7 +480,7 @@ impl BenchReport {
             }
             let _ = writeln!(s, "{what}: {} of {} switches", list.count, self.switches);
             for n in &list.first {
-                let _ = writeln!(s, "  switch {:#x}: {}", n.dpid, n.reason);
+                let _ = writeln!(s, "  switch {}: {}", openflow::Dpid(n.dpid), n.reason);
             }
             if list.count > list.first.len() {
                 let _ = writeln!(s, "  ... and {} more", list.count - list.first.len());
@@ -502,7 +502,7 @@ impl BenchReport {
 
 fn dpids(list: &[u64]) -> String {
     list.iter()
-        .map(|d| format!("{d:#x}"))
+        .map(|&d| openflow::Dpid(d).to_string())
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -9,30 +9,25 @@ use super::hosts::{dst_mac, frame, host_ip, host_mac, host_port, partner, FRAME_
 /// The buffer id of a PACKET_IN whose frame is all in the message.
 pub const NO_BUFFER: u32 = 0xffff_ffff;
 
-/// Message types, numbered alike in 1.0 and 1.3 up to PACKET_OUT / FLOW_MOD.
+/// Message types: the codec's numbers ([`openflow::msg_type`] for those alike in 1.0 and
+/// 1.3, the per-version enums for the rest).
 pub(crate) mod msg {
-    pub const HELLO: u8 = 0;
-    pub const ERROR: u8 = 1;
-    pub const ECHO_REQUEST: u8 = 2;
-    pub const ECHO_REPLY: u8 = 3;
-    pub const FEATURES_REQUEST: u8 = 5;
-    pub const GET_CONFIG_REQUEST: u8 = 7;
-    pub const PACKET_IN: u8 = 10;
-    pub const PORT_STATUS: u8 = 12;
-    pub const PACKET_OUT: u8 = 13;
-    pub const FLOW_MOD: u8 = 14;
-    /// 1.3 MULTIPART_REQUEST.
-    pub const MULTIPART_REQUEST_13: u8 = 18;
-    pub const BARRIER_REQUEST_10: u8 = 18;
-    pub const BARRIER_REPLY_10: u8 = 19;
-    pub const BARRIER_REQUEST_13: u8 = 20;
-    pub const BARRIER_REPLY_13: u8 = 21;
-    /// OFPMP_PORT_DESC.
-    pub const MP_PORT_DESC: u16 = 13;
-    /// 1.0 STATS_REQUEST.
-    pub const STATS_REQUEST_10: u8 = 16;
+    use openflow::{of10, of13};
+
+    pub use openflow::msg_type::{
+        ECHO_REPLY, ECHO_REQUEST, ERROR, FEATURES_REQUEST, FLOW_MOD, GET_CONFIG_REQUEST, HELLO,
+        PACKET_IN, PACKET_OUT, PORT_STATUS,
+    };
+    pub const MULTIPART_REQUEST_13: u8 = of13::MsgType::MultipartRequest.to_raw();
+    pub const BARRIER_REQUEST_10: u8 = of10::MsgType::BarrierRequest.to_raw();
+    pub const BARRIER_REPLY_10: u8 = of10::MsgType::BarrierReply.to_raw();
+    pub const BARRIER_REQUEST_13: u8 = of13::MsgType::BarrierRequest.to_raw();
+    pub const BARRIER_REPLY_13: u8 = of13::MsgType::BarrierReply.to_raw();
+    pub const MP_PORT_DESC: u16 = of13::multipart::MultipartType::PortDesc.to_raw();
+    pub const STATS_REQUEST_10: u8 = of10::MsgType::StatsRequest.to_raw();
     /// OFPMP_PORT_STATS (1.3), OFPST_PORT (1.0): the same number.
-    pub const MP_PORT_STATS: u16 = 4;
+    pub const MP_PORT_STATS: u16 = of13::multipart::MultipartType::PortStats.to_raw();
+    const _: () = assert!(MP_PORT_STATS == of10::StatsType::Port.to_raw());
 }
 
 pub(super) fn encode(msg: &Message) -> Vec<u8> {

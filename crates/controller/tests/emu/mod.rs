@@ -22,7 +22,7 @@ use openflow::ofctl::Flow;
 use openflow::{of10, of13, FixedStr, MacAddr, Message, Version};
 
 /// OFPT_HELLO, the same in every version.
-const OFPT_HELLO: u8 = 0;
+use openflow::msg_type::HELLO as OFPT_HELLO;
 /// OFPHET_VERSIONBITMAP.
 const OFPHET_VERSIONBITMAP: u16 = 1;
 /// What a switch sends when it keeps no buffer.
@@ -250,7 +250,16 @@ impl Emu {
     /// whose header announces `announced` bytes, then nothing more.
     pub fn send_cut(&mut self, announced: u16, sent: usize) -> io::Result<()> {
         let version = self.version.map_or(0x04, Version::wire);
-        let mut bytes = vec![version, 10, 0, 0, 0, 0, 0x0c, 0x07];
+        let mut bytes = vec![
+            version,
+            openflow::msg_type::PACKET_IN,
+            0,
+            0,
+            0,
+            0,
+            0x0c,
+            0x07,
+        ];
         bytes[2..4].copy_from_slice(&announced.to_be_bytes());
         bytes.resize(sent.max(8), 0);
         self.send_raw(&bytes[..sent])

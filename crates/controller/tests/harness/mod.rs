@@ -6,13 +6,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use controller::app::PacketIn;
 use controller::app::{AnyApp, App, Builder, Flow, Order, SwitchCtx};
 use controller::config::{Config, KeepaliveConfig};
 use controller::controller::{Controller, Handle};
-use controller::dispatch::Pipeline;
+use controller::host::{AppHost, Core};
 use controller::info::SwitchInfo;
 use controller::services::Services;
-use openflow::view::PacketIn;
 
 /// A generous bound for anything that should happen "now" on loopback.
 pub const T: Duration = Duration::from_secs(10);
@@ -34,7 +34,7 @@ pub fn test_config() -> Config {
 /// A controller running for one test; shut down on drop.
 pub struct Running {
     handle: Option<Handle>,
-    pub pipeline: Arc<Pipeline>,
+    pub pipeline: Arc<Core>,
     /// Where switches connect.
     pub addr: SocketAddr,
 }
@@ -42,9 +42,9 @@ pub struct Running {
 impl Running {
     pub fn start(config: &Config, apps: Vec<Box<dyn AnyApp>>) -> Running {
         init_logs();
-        let pipeline = Arc::new(Pipeline::build(apps, Services::new()).expect("apps start"));
-        let handle =
-            Controller::start(&config.net(), Arc::clone(&pipeline)).expect("controller starts");
+        let pipeline = Arc::new(AppHost::build(apps, Services::new()).expect("apps start"));
+        let handle = Controller::start(&config.net(), Arc::clone(&pipeline.dispatcher))
+            .expect("controller starts");
         let addr = handle.local_addrs()[0];
         Running {
             handle: Some(handle),
@@ -88,7 +88,12 @@ pub struct Seen {
 
 impl Seen {
     pub fn added_dpids(&self) -> Vec<u64> {
-        self.added.lock().unwrap().iter().map(|i| i.dpid).collect()
+        self.added
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|i| i.dpid.0)
+            .collect()
     }
 
     pub fn info(&self, dpid: u64) -> Option<SwitchInfo> {
@@ -96,7 +101,7 @@ impl Seen {
             .lock()
             .unwrap()
             .iter()
-            .find(|i| i.dpid == dpid)
+            .find(|i| i.dpid == openflow::Dpid(dpid))
             .cloned()
     }
 
@@ -149,7 +154,7 @@ impl App for Recorder {
             app.seen.added.lock().unwrap().push(ctx.info().clone());
         });
         b.on_switch_removed(|app, info, state| {
-            app.seen.removed.lock().unwrap().push(info.dpid);
+            app.seen.removed.lock().unwrap().push(info.dpid.0);
             drop(state);
         });
         b.observe_packet_in(0, |app, _, _, _| {
@@ -174,7 +179,7 @@ impl App for Panicker {
 }
 
 impl Panicker {
-    fn packet_in(&self, _: &mut SwitchCtx, _: &mut (), _: &PacketIn<&[u8]>) -> Flow {
+    fn packet_in(&self, _: &mut SwitchCtx, _: &mut (), _: &PacketIn) -> Flow {
         panic!("panicker: this app fails on every PACKET_IN (on purpose, in a test)");
     }
 }

@@ -29,8 +29,8 @@ pub struct SoakArgs {
     switches: usize,
     /// The first switch's datapath id (the others follow): keep clear of the switches
     /// of a `pharos bench controller` run beside it, which are 1, 2, ...
-    #[arg(long, value_name = "DPID", default_value_t = 1)]
-    first_dpid: u64,
+    #[arg(long, value_name = "DPID", default_value_t = openflow::Dpid(1))]
+    first_dpid: openflow::Dpid,
     /// Loopback source addresses to spread the switches over (127.0.0.1 upwards)
     #[arg(long, value_name = "N", default_value_t = 10)]
     source_addrs: usize,
@@ -79,7 +79,7 @@ pub(super) fn run(a: SoakArgs) -> anyhow::Result<ExitCode> {
     }
     let mut cfg = bench::soak::SoakConfig::new(addr);
     cfg.switches = a.switches;
-    cfg.first_dpid = a.first_dpid.max(1);
+    cfg.first_dpid = a.first_dpid.0.max(1);
     cfg.source_addrs = a.source_addrs;
     cfg.version = a.version;
     cfg.duration = seconds(a.duration, "--duration")?;

@@ -266,8 +266,8 @@ pub fn run(a: SwitchArgs) -> anyhow::Result<ExitCode> {
     let mut ch = Channel::open(&cfg).context("opening the control channel")?;
     let info = ch.info().clone();
     eprintln!(
-        "switch {:016x}: {} tables, ports {}",
-        info.datapath_id,
+        "switch {}: {} tables, ports {}",
+        openflow::Dpid(info.datapath_id),
         info.n_tables,
         info.ports
             .iter()

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
+use openflow::Dpid;
 use serde_json::{json, Value};
 
 use client::{segment, Client, Failure, TokenFrom};
@@ -82,8 +83,9 @@ pub struct Args {
     command: Cmd,
 }
 
-/// A DPID as the API takes it.
-const DPID_HELP: &str = "The switch: 00:00:00:00:00:00:00:01, 0000000000000001, 0x1 or decimal 1";
+/// A DPID, read here by the codec's one parser (and sent in its printed form).
+const DPID_HELP: &str =
+    "The switch: 00:00:00:00:00:00:00:01, 0x1, of:0000000000000001, 0000000000000001 or decimal 1";
 
 #[derive(Debug, Subcommand)]
 enum Cmd {
@@ -92,12 +94,12 @@ enum Cmd {
     /// One switch: version, peer, description, features, ports, counters
     Switch {
         #[arg(help = DPID_HELP)]
-        dpid: String,
+        dpid: Dpid,
     },
     /// A switch's ports and their state; with --stats, their traffic (PORT_STATS)
     Ports {
         #[arg(help = DPID_HELP)]
-        dpid: String,
+        dpid: Dpid,
         /// Ask the switch for its port counters
         #[arg(long)]
         stats: bool,
@@ -105,7 +107,7 @@ enum Cmd {
     /// A switch's flow table (FLOW_STATS), one flow a line in ovs-ofctl syntax
     Flows {
         #[arg(help = DPID_HELP)]
-        dpid: String,
+        dpid: Dpid,
         /// Only this table
         #[arg(long, value_name = "N")]
         table: Option<u8>,
@@ -117,7 +119,7 @@ enum Cmd {
     #[command(name = "add-flow")]
     AddFlow {
         #[arg(help = DPID_HELP)]
-        dpid: String,
+        dpid: Dpid,
         /// The flow: 'priority=100,ip,nw_dst=10.0.0.2,actions=output:2'
         flow: String,
     },
@@ -125,7 +127,7 @@ enum Cmd {
     #[command(name = "del-flows")]
     DelFlows {
         #[arg(help = DPID_HELP)]
-        dpid: String,
+        dpid: Dpid,
         /// A match in ovs-ofctl syntax: 'ip,nw_dst=10.0.0.2'
         #[arg(value_name = "MATCH")]
         matches: Option<String>,
@@ -174,7 +176,7 @@ enum Cmd {
     /// Sets a port administratively up or down (PORT_MOD)
     Port {
         #[arg(help = DPID_HELP)]
-        dpid: String,
+        dpid: Dpid,
         /// The port number, or its name
         port: String,
         state: UpDown,
@@ -193,7 +195,7 @@ enum StaticCmd {
     Add {
         name: String,
         #[arg(help = DPID_HELP)]
-        dpid: String,
+        dpid: Dpid,
         /// The flow, in ovs-ofctl syntax
         flow: String,
         /// Replace a static flow of the same name
@@ -398,8 +400,8 @@ fn print_json(doc: &Value) -> std::io::Result<()> {
     out.flush()
 }
 
-fn switch_path(dpid: &str) -> String {
-    format!("/api/v1/switches/{}", segment(dpid))
+fn switch_path(dpid: &Dpid) -> String {
+    format!("/api/v1/switches/{}", segment(&dpid.to_string()))
 }
 
 fn command(c: &Client, args: &Args) -> Result<(), Stop> {
@@ -534,7 +536,7 @@ fn static_command(c: &Client, json: bool, s: &StaticCmd) -> Result<(), Stop> {
             flow,
             replace,
         } => {
-            let mut body = json!({ "name": name, "dpid": dpid, "flow": flow });
+            let mut body = json!({ "name": name, "dpid": dpid.to_string(), "flow": flow });
             if *replace {
                 body["replace"] = json!(true);
             }

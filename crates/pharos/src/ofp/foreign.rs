@@ -13,9 +13,8 @@ use openflow::wire::Reader;
 use openflow::{header, EncodeResult, HEADER_LEN};
 use serde::{Deserialize, Serialize};
 
-/// OFPT_HELLO and OFPT_ERROR: types 0 and 1 in every version.
-const HELLO: u8 = 0;
-const ERROR: u8 = 1;
+// OFPT_HELLO and OFPT_ERROR: types 0 and 1 in every version, 1.1 to 1.5 too.
+use openflow::msg_type::{ERROR, HELLO};
 
 /// A HELLO or ERROR of a version the codec does not speak, with its xid; its JSON is an
 /// envelope like the codec's (`{"xid":1,"version":"1.1","type":"ERROR",...}`).

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use openflow::common::Hello;
 use openflow::header::{self, Version};
 use openflow::wire::{Put, Reader};
-use openflow::Message;
+use openflow::{msg_type, Message};
 
 use crate::ToController;
 
@@ -152,7 +152,12 @@ impl Channel {
             _ => Hello::with_versions(&[if offered.allows(Version::V1_0) { 1 } else { 4 }, 4]),
         };
         let xid = self.xid();
-        let start = header::begin(&mut self.out, offered.highest().wire(), 0, xid);
+        let start = header::begin(
+            &mut self.out,
+            offered.highest().wire(),
+            msg_type::HELLO,
+            xid,
+        );
         if hello.emit(&mut self.out).is_err() || start.finish(&mut self.out).is_err() {
             unreachable!("a HELLO of one bitmap always encodes");
         }
@@ -291,7 +296,7 @@ impl Channel {
             ToController::Action => 1u8,
         };
         // 1.0 §5.4.1 ofp_packet_in; 1.3.3 §7.4.1 ofp_packet_in with its OXM match.
-        let start = header::begin(&mut self.out, version.wire(), 10, 0);
+        let start = header::begin(&mut self.out, version.wire(), msg_type::PACKET_IN, 0);
         self.out.put_u32(buffer_id);
         self.out.put_u16(total_len);
         match version {

@@ -271,7 +271,7 @@ impl<P: PortIo, T: Tables> Agent<P, T> {
             channel.send(&msg, 0);
             CloseReason::NoCommonVersion(why)
         };
-        if frame[1] != 0 {
+        if frame[1] != openflow::msg_type::HELLO {
             let name = Message::decode(frame)
                 .map(|(_, m)| m.type_name())
                 .unwrap_or("an unknown message");

@@ -102,23 +102,21 @@ pub use messages::{BarrierTiming, Received, Sent};
 /// Messages kept for [`Channel::recv`] while a helper waited for something else.
 pub const BACKLOG_MAX: usize = 1 << 16;
 
-/// Message types, the same number in 1.0 and 1.3.
+/// Message types: the codec's numbers ([`openflow::msg_type`] for those alike in 1.0 and
+/// 1.3, the per-version enums for the rest).
 pub mod msg_type {
-    pub const HELLO: u8 = 0;
-    pub const ERROR: u8 = 1;
-    pub const ECHO_REQUEST: u8 = 2;
-    pub const ECHO_REPLY: u8 = 3;
-    pub const FEATURES_REPLY: u8 = 6;
-    pub const PACKET_IN: u8 = 10;
-    pub const FLOW_REMOVED: u8 = 11;
-    pub const PORT_STATUS: u8 = 12;
-    pub const FLOW_MOD: u8 = 14;
+    use openflow::{of10, of13};
+
+    pub use openflow::msg_type::{
+        ECHO_REPLY, ECHO_REQUEST, ERROR, FEATURES_REPLY, FLOW_MOD, FLOW_REMOVED, HELLO, PACKET_IN,
+        PORT_STATUS,
+    };
     /// 1.0 STATS_REPLY.
-    pub const STATS_REPLY_10: u8 = 17;
+    pub const STATS_REPLY_10: u8 = of10::MsgType::StatsReply.to_raw();
     /// 1.3 MULTIPART_REPLY.
-    pub const MULTIPART_REPLY_13: u8 = 19;
-    pub const BARRIER_REPLY_10: u8 = 19;
-    pub const BARRIER_REPLY_13: u8 = 21;
+    pub const MULTIPART_REPLY_13: u8 = of13::MsgType::MultipartReply.to_raw();
+    pub const BARRIER_REPLY_10: u8 = of10::MsgType::BarrierReply.to_raw();
+    pub const BARRIER_REPLY_13: u8 = of13::MsgType::BarrierReply.to_raw();
 }
 
 /// Now, in nanoseconds of `CLOCK_REALTIME`: the clock of every timestamp in this module,

@@ -10,16 +10,17 @@ use openflow::model::{Action, FlowMod, Match};
 use openflow::Version;
 
 use super::*;
-use crate::app::{Flow, Order, Required, SwitchCtx};
-use crate::dispatch::Pipeline;
+use crate::app::{AnyApp, App, Builder, Flow, Order, Required, SwitchCtx};
+use crate::driver::Driver;
 use crate::events::{Publisher, Subscribers};
+use crate::host::{AppHost, Core};
 use crate::info::SwitchInfo;
 use crate::requests::Reply;
 use crate::services::Services;
 
 fn info(dpid: u64) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version: Version::V1_3,
         n_buffers: 256,
         n_tables: 1,
@@ -105,11 +106,11 @@ impl App for Logger {
     }
 }
 
-fn pipeline(apps: Vec<Box<dyn AnyApp>>) -> Pipeline {
-    let p = Pipeline::build(apps, Services::new()).unwrap();
+fn pipeline(apps: Vec<Box<dyn AnyApp>>) -> Core {
+    let p = AppHost::build(apps, Services::new()).unwrap();
     // Nobody answers a switch driven by hand: the flow removal of a stopped app only
     // queues its request.
-    p.set_flow_removal_timeout(Duration::ZERO);
+    p.apps.set_flow_removal_timeout(Duration::ZERO);
     p
 }
 
@@ -118,15 +119,16 @@ fn a_stopped_app_sees_no_message_timer_or_global_tick_and_a_started_one_starts_f
     let log: Log = Arc::default();
     let p = pipeline(vec![Logger::boxed("a", &log, false)]);
     let t0 = Instant::now();
-    let mut sw = p.new_switch(info(1));
+    let mut sw = p.dispatcher.new_switch(info(1));
     let mut out = Vec::new();
-    p.switch_added(&mut sw, &mut out, t0);
-    p.handle(&mut sw, &packet_in(), &mut out, t0);
-    p.handle(&mut sw, &packet_in(), &mut out, t0);
-    p.tick(&mut sw, &mut out, t0 + Duration::from_millis(1));
-    p.global_tick(t0);
+    p.dispatcher.switch_added(&mut sw, &mut out, t0);
+    p.dispatcher.handle(&mut sw, &packet_in(), &mut out, t0);
+    p.dispatcher.handle(&mut sw, &packet_in(), &mut out, t0);
+    p.dispatcher
+        .tick(&mut sw, &mut out, t0 + Duration::from_millis(1));
+    p.dispatcher.global_tick(t0);
     assert_eq!(
-        p.global_tick(t0 + Duration::from_millis(100)),
+        p.dispatcher.global_tick(t0 + Duration::from_millis(100)),
         Some(t0 + Duration::from_millis(200))
     );
     assert_eq!(
@@ -141,13 +143,13 @@ fn a_stopped_app_sees_no_message_timer_or_global_tick_and_a_started_one_starts_f
         ]
     );
 
-    let change = p.stop_app("a", false).unwrap();
+    let change = p.apps.stop_app("a", false).unwrap();
     assert_eq!(change.stopped, ["a"]);
     assert_eq!(take(&log), ["a:stopped"]);
-    let unhandled = p.counters().unhandled;
-    p.handle(&mut sw, &packet_in(), &mut out, t0);
+    let unhandled = p.apps.counters().unhandled;
+    p.dispatcher.handle(&mut sw, &packet_in(), &mut out, t0);
     assert_eq!(
-        p.counters().unhandled,
+        p.apps.counters().unhandled,
         unhandled + 1,
         "no app handled it: counted"
     );
@@ -156,20 +158,20 @@ fn a_stopped_app_sees_no_message_timer_or_global_tick_and_a_started_one_starts_f
         None,
         "its timers left the switch's schedule"
     );
-    assert_eq!(p.global_tick(t0 + Duration::from_secs(1)), None);
+    assert_eq!(p.dispatcher.global_tick(t0 + Duration::from_secs(1)), None);
     assert_eq!(take(&log), Vec::<String>::new());
-    assert_eq!(p.app_status()[0].state, AppState::Stopped);
+    assert_eq!(p.apps.app_status()[0].state, AppState::Stopped);
 
     out.clear();
-    p.start_app("a").unwrap();
+    p.apps.start_app("a").unwrap();
     // An idle switch reaches the change when told (a worker is told by Refresh).
-    p.refresh(&mut sw, &mut out, t0);
+    p.dispatcher.refresh(&mut sw, &mut out, t0);
     assert!(!out.is_empty(), "the initializer sent its FLOW_MOD");
-    p.handle(&mut sw, &packet_in(), &mut out, t0);
+    p.dispatcher.handle(&mut sw, &packet_in(), &mut out, t0);
     // Fresh state: counting starts again at 1.
     assert_eq!(take(&log), ["a:started", "a:init", "a:packet_in:1"]);
     assert!(sw.next_deadline().is_some(), "its timer runs again");
-    assert_eq!(p.app_status()[0].starts, 2);
+    assert_eq!(p.apps.app_status()[0].starts, 2);
 }
 
 #[test]
@@ -189,10 +191,10 @@ fn a_message_never_sees_half_a_change() {
             let mut n = 0;
             while !done.load(Ordering::Relaxed) {
                 match n % 4 {
-                    0 => p.set_order(&["b", "a"]).unwrap(),
-                    1 => p.stop_app("a", false).unwrap(),
-                    2 => p.start_app("a").unwrap(),
-                    _ => p.set_order(&["a", "b"]).unwrap(),
+                    0 => p.apps.set_order(&["b", "a"]).unwrap(),
+                    1 => p.apps.stop_app("a", false).unwrap(),
+                    2 => p.apps.start_app("a").unwrap(),
+                    _ => p.apps.set_order(&["a", "b"]).unwrap(),
                 };
                 n += 1;
             }
@@ -200,15 +202,15 @@ fn a_message_never_sees_half_a_change() {
         })
     };
     let now = Instant::now();
-    let mut sw = p.new_switch(info(2));
+    let mut sw = p.dispatcher.new_switch(info(2));
     let mut out = Vec::new();
-    p.switch_added(&mut sw, &mut out, now);
+    p.dispatcher.switch_added(&mut sw, &mut out, now);
     let mut seen = std::collections::HashSet::new();
     let deadline = Instant::now() + Duration::from_secs(20);
     while seen.len() < 3 && Instant::now() < deadline {
         for _ in 0..200 {
             take(&log);
-            p.handle(&mut sw, &packet_in(), &mut out, now);
+            p.dispatcher.handle(&mut sw, &packet_in(), &mut out, now);
             out.clear();
             let mut one: Vec<String> = take(&log)
                 .into_iter()
@@ -297,10 +299,10 @@ fn stopping_a_provider_is_refused_naming_its_dependents_or_cascades_dependents_f
         user("user", &log),
         user("other", &log),
     ]);
-    let status = p.app_status();
+    let status = p.apps.app_status();
     assert_eq!(status[0].required_by, ["user", "other"]);
     assert_eq!(status[1].requires, ["provider"]);
-    let e = p.stop_app("provider", false).unwrap_err();
+    let e = p.apps.stop_app("provider", false).unwrap_err();
     assert_eq!(
         e,
         LifecycleError::RequiredBy {
@@ -309,13 +311,17 @@ fn stopping_a_provider_is_refused_naming_its_dependents_or_cascades_dependents_f
         }
     );
     assert!(e.to_string().contains("user, other"), "{e}");
-    assert!(p.app_status().iter().all(|s| s.state == AppState::Running));
+    assert!(p
+        .apps
+        .app_status()
+        .iter()
+        .all(|s| s.state == AppState::Running));
     // Stopping a dependent is fine; starting it again too.
-    p.stop_app("other", false).unwrap();
-    assert_eq!(p.app_status()[0].required_by, ["user"]);
-    let change = p.stop_app("provider", true).unwrap();
+    p.apps.stop_app("other", false).unwrap();
+    assert_eq!(p.apps.app_status()[0].required_by, ["user"]);
+    let change = p.apps.stop_app("provider", true).unwrap();
     assert_eq!(change.stopped, ["user", "provider"]);
-    let e = p.start_app("user").unwrap_err();
+    let e = p.apps.start_app("user").unwrap_err();
     assert_eq!(
         e,
         LifecycleError::NeedsProviders {
@@ -323,14 +329,14 @@ fn stopping_a_provider_is_refused_naming_its_dependents_or_cascades_dependents_f
             providers: vec!["provider"],
         }
     );
-    p.start_app("provider").unwrap();
-    p.start_app("user").unwrap();
+    p.apps.start_app("provider").unwrap();
+    p.apps.start_app("user").unwrap();
     assert_eq!(
-        p.stop_app("nobody", false).unwrap_err(),
+        p.apps.stop_app("nobody", false).unwrap_err(),
         LifecycleError::UnknownApp("nobody".into())
     );
     assert_eq!(
-        p.start_app("user").unwrap_err(),
+        p.apps.start_app("user").unwrap_err(),
         LifecycleError::AlreadyRunning("user")
     );
 }
@@ -343,7 +349,7 @@ fn subscriptions_end_when_their_app_stops_and_are_made_again_when_it_starts() {
     let before = counter.subscribers().len();
     counter.subscribers().publish(|| vec![1]);
     assert_eq!(take(&log), ["user:event:1"]);
-    p.stop_app("user", false).unwrap();
+    p.apps.stop_app("user", false).unwrap();
     assert_eq!(
         counter.subscribers().len(),
         before - 1,
@@ -351,13 +357,15 @@ fn subscriptions_end_when_their_app_stops_and_are_made_again_when_it_starts() {
     );
     counter.subscribers().publish(|| vec![2]);
     assert_eq!(take(&log), Vec::<String>::new());
-    p.start_app("user").unwrap();
+    p.apps.start_app("user").unwrap();
     counter.subscribers().publish(|| vec![3]);
     assert_eq!(take(&log), ["user:event:3"]);
     // A required handle works in handlers.
-    let mut sw = p.new_switch(info(3));
-    p.switch_added(&mut sw, &mut Vec::new(), Instant::now());
-    p.handle(&mut sw, &packet_in(), &mut Vec::new(), Instant::now());
+    let mut sw = p.dispatcher.new_switch(info(3));
+    p.dispatcher
+        .switch_added(&mut sw, &mut Vec::new(), Instant::now());
+    p.dispatcher
+        .handle(&mut sw, &packet_in(), &mut Vec::new(), Instant::now());
     assert_eq!(counter.0.load(Ordering::Relaxed), 1);
 }
 
@@ -368,17 +376,17 @@ fn starting_an_app_runs_its_initializers_on_every_connected_switch() {
         Logger::boxed("a", &log, false),
         Logger::boxed("b", &log, false),
     ]);
-    p.stop_app("b", false).unwrap();
+    p.apps.stop_app("b", false).unwrap();
     let now = Instant::now();
-    let mut switches: Vec<_> = (10..13).map(|d| p.new_switch(info(d))).collect();
+    let mut switches: Vec<_> = (10..13).map(|d| p.dispatcher.new_switch(info(d))).collect();
     for sw in &mut switches {
-        p.switch_added(sw, &mut Vec::new(), now);
+        p.dispatcher.switch_added(sw, &mut Vec::new(), now);
     }
     take(&log);
-    p.start_app("b").unwrap();
+    p.apps.start_app("b").unwrap();
     for sw in &mut switches {
         let mut out = Vec::new();
-        p.refresh(sw, &mut out, now);
+        p.dispatcher.refresh(sw, &mut out, now);
         // One FLOW_MOD (type 14 in 1.3), stamped with b's cookie tag.
         assert_eq!(out[1], 14);
         let cookie = u64::from_be_bytes(out[8..16].try_into().unwrap());
@@ -419,44 +427,44 @@ fn a_quarantined_app_is_restarted_with_fresh_state_and_its_old_requests_dropped(
         log: Arc::clone(&log),
     })]);
     let now = Instant::now();
-    let mut sw = p.new_switch(info(5));
+    let mut sw = p.dispatcher.new_switch(info(5));
     let mut out = Vec::new();
-    p.switch_added(&mut sw, &mut out, now);
+    p.dispatcher.switch_added(&mut sw, &mut out, now);
     assert_eq!(sw.pending_requests(), 1, "the barrier waits");
     for _ in 0..3 {
-        p.handle(&mut sw, &packet_in(), &mut out, now);
+        p.dispatcher.handle(&mut sw, &packet_in(), &mut out, now);
     }
-    assert_eq!(p.app_status()[0].state, AppState::Quarantined);
-    assert!(p.app_status()[0].quarantine.is_some());
-    p.handle(&mut sw, &packet_in(), &mut out, now);
+    assert_eq!(p.apps.app_status()[0].state, AppState::Quarantined);
+    assert!(p.apps.app_status()[0].quarantine.is_some());
+    p.dispatcher.handle(&mut sw, &packet_in(), &mut out, now);
     assert_eq!(take(&log), ["packet_in:1", "packet_in:2"]);
 
-    let change = p.start_app("fragile").unwrap();
+    let change = p.apps.start_app("fragile").unwrap();
     assert_eq!(
         (change.stopped, change.started),
         (vec!["fragile"], vec!["fragile"])
     );
-    let status = &p.app_status()[0];
+    let status = &p.apps.app_status()[0];
     assert_eq!(
         (status.state, status.starts, &status.quarantine),
         (AppState::Running, 2, &None)
     );
     assert_eq!(
-        p.panics("fragile"),
+        p.apps.panics("fragile"),
         Some(1),
         "panics are kept over restarts"
     );
     out.clear();
-    p.refresh(&mut sw, &mut out, now);
+    p.dispatcher.refresh(&mut sw, &mut out, now);
     // The old barrier was dropped (its callback never runs), a new one sent.
     assert_eq!(sw.pending_requests(), 1);
     let new_xid = u32::from_be_bytes(out[4..8].try_into().unwrap());
-    p.handle(&mut sw, &packet_in(), &mut out, now);
+    p.dispatcher.handle(&mut sw, &packet_in(), &mut out, now);
     assert_eq!(take(&log), ["packet_in:1"], "fresh state");
     // The new barrier's reply reaches the new start.
     let mut reply = vec![4, 21, 0, 8];
     reply.extend_from_slice(&new_xid.to_be_bytes());
-    p.handle(&mut sw, &reply, &mut out, now);
+    p.dispatcher.handle(&mut sw, &reply, &mut out, now);
     assert_eq!(take(&log).len(), 1);
 }
 
@@ -468,18 +476,20 @@ fn a_new_order_takes_effect_at_the_next_message() {
         Logger::boxed("b", &log, true),
     ]);
     let now = Instant::now();
-    let mut sw = p.new_switch(info(6));
-    p.switch_added(&mut sw, &mut Vec::new(), now);
+    let mut sw = p.dispatcher.new_switch(info(6));
+    p.dispatcher.switch_added(&mut sw, &mut Vec::new(), now);
     take(&log);
-    p.handle(&mut sw, &packet_in(), &mut Vec::new(), now);
+    p.dispatcher
+        .handle(&mut sw, &packet_in(), &mut Vec::new(), now);
     assert_eq!(take(&log), ["a:packet_in:1"]);
-    p.set_order(&["b", "a"]).unwrap();
-    assert_eq!(p.app_names(), ["b", "a"]);
-    p.handle(&mut sw, &packet_in(), &mut Vec::new(), now);
+    p.apps.set_order(&["b", "a"]).unwrap();
+    assert_eq!(p.apps.app_names(), ["b", "a"]);
+    p.dispatcher
+        .handle(&mut sw, &packet_in(), &mut Vec::new(), now);
     assert_eq!(take(&log), ["b:packet_in:1"]);
     for bad in [&["a"][..], &["a", "a"], &["a", "b", "c"]] {
         assert!(
-            matches!(p.set_order(bad), Err(LifecycleError::BadOrder(_))),
+            matches!(p.apps.set_order(bad), Err(LifecycleError::BadOrder(_))),
             "{bad:?}"
         );
     }
@@ -490,32 +500,36 @@ fn apps_added_at_run_time_can_be_replaced_and_removed_but_built_in_ones_only_sto
     let log: Log = Arc::default();
     let p = pipeline(vec![Logger::boxed("a", &log, true)]);
     let now = Instant::now();
-    let mut sw = p.new_switch(info(8));
-    p.switch_added(&mut sw, &mut Vec::new(), now);
+    let mut sw = p.dispatcher.new_switch(info(8));
+    p.dispatcher.switch_added(&mut sw, &mut Vec::new(), now);
     take(&log);
     let loaded = intern("loaded");
-    p.add_app(Logger::boxed(loaded, &log, true), Some(0))
+    p.apps
+        .add_app(Logger::boxed(loaded, &log, true), Some(0))
         .unwrap();
-    assert_eq!(p.app_names(), ["loaded", "a"]);
-    p.handle(&mut sw, &packet_in(), &mut Vec::new(), now);
+    assert_eq!(p.apps.app_names(), ["loaded", "a"]);
+    p.dispatcher
+        .handle(&mut sw, &packet_in(), &mut Vec::new(), now);
     assert_eq!(
         take(&log),
         ["loaded:started", "loaded:init", "loaded:packet_in:1"]
     );
-    assert!(p.app_status()[0].loaded);
+    assert!(p.apps.app_status()[0].loaded);
     assert!(matches!(
-        p.add_app(Logger::boxed("a", &log, true), None),
+        p.apps.add_app(Logger::boxed("a", &log, true), None),
         Err(LifecycleError::Duplicate(_))
     ));
     assert_eq!(
-        p.remove_app("a").unwrap_err(),
+        p.apps.remove_app("a").unwrap_err(),
         LifecycleError::NotLoaded("a")
     );
 
-    p.replace_app("loaded", Logger::boxed(intern("loaded"), &log, true))
+    p.apps
+        .replace_app("loaded", Logger::boxed(intern("loaded"), &log, true))
         .unwrap();
-    assert_eq!(p.app_names(), ["loaded", "a"], "in place");
-    p.handle(&mut sw, &packet_in(), &mut Vec::new(), now);
+    assert_eq!(p.apps.app_names(), ["loaded", "a"], "in place");
+    p.dispatcher
+        .handle(&mut sw, &packet_in(), &mut Vec::new(), now);
     assert_eq!(
         take(&log),
         [
@@ -526,14 +540,17 @@ fn apps_added_at_run_time_can_be_replaced_and_removed_but_built_in_ones_only_sto
         ]
     );
 
-    p.remove_app("loaded").unwrap();
-    assert_eq!(p.app_names(), ["a"]);
-    p.handle(&mut sw, &packet_in(), &mut Vec::new(), now);
+    p.apps.remove_app("loaded").unwrap();
+    assert_eq!(p.apps.app_names(), ["a"]);
+    p.dispatcher
+        .handle(&mut sw, &packet_in(), &mut Vec::new(), now);
     assert_eq!(take(&log), ["loaded:stopped", "a:packet_in:1"]);
     // Its name is free again, and interned once.
     assert!(std::ptr::eq(intern("loaded"), loaded));
-    p.add_app(Logger::boxed(loaded, &log, true), None).unwrap();
-    assert_eq!(p.app_names(), ["a", "loaded"]);
+    p.apps
+        .add_app(Logger::boxed(loaded, &log, true), None)
+        .unwrap();
+    assert_eq!(p.apps.app_names(), ["a", "loaded"]);
 }
 
 #[test]
@@ -541,17 +558,17 @@ fn stopping_an_app_asks_every_switch_to_delete_its_flows() {
     let log: Log = Arc::default();
     let p = pipeline(vec![Logger::boxed("a", &log, true)]);
     let now = Instant::now();
-    let mut sw = p.new_switch(info(9));
-    p.switch_added(&mut sw, &mut Vec::new(), now);
+    let mut sw = p.dispatcher.new_switch(info(9));
+    p.dispatcher.switch_added(&mut sw, &mut Vec::new(), now);
     // Nobody answers a switch driven by hand: the removal waits its whole timeout, which
     // the change reports apart from its time to reach every worker.
     let wait = Duration::from_millis(150);
-    p.set_flow_removal_timeout(wait);
-    let c = p.stop_app("a", false).unwrap();
+    p.apps.set_flow_removal_timeout(wait);
+    let c = p.apps.stop_app("a", false).unwrap();
     assert!(c.flows_took >= wait, "{c:?}");
     assert!(c.took < wait, "{c:?}");
     let mut out = Vec::new();
-    p.take_queued(&mut sw, &mut out, now);
+    p.dispatcher.take_queued(&mut sw, &mut out, now);
     // A 1.3 FLOW_MOD DELETE (command 3) whose cookie and mask name a's tag.
     assert_eq!(out[1], 14, "{out:?}");
     let cookie = u64::from_be_bytes(out[8..16].try_into().unwrap());
@@ -590,15 +607,15 @@ fn the_apps_state_is_read_without_waiting_for_a_change_in_progress() {
     })]));
     let stopper = {
         let p = Arc::clone(&p);
-        std::thread::spawn(move || p.stop_app("slow_stop", false))
+        std::thread::spawn(move || p.apps.stop_app("slow_stop", false))
     };
     // The change is in progress (its stop runs, the lifecycle's lock is held)...
     stopping.recv_timeout(Duration::from_secs(10)).unwrap();
     // ...and the readers answer: the app already left the plan.
-    assert_eq!(p.app_status()[0].state, AppState::Stopped);
-    assert_eq!(p.app_names(), ["slow_stop"]);
-    assert_eq!(p.is_quarantined("slow_stop"), Some(false));
-    let _ = p.handler_timings();
+    assert_eq!(p.apps.app_status()[0].state, AppState::Stopped);
+    assert_eq!(p.apps.app_names(), ["slow_stop"]);
+    assert_eq!(p.apps.is_quarantined("slow_stop"), Some(false));
+    let _ = p.apps.handler_timings();
     go.send(()).unwrap();
     assert_eq!(stopper.join().unwrap().unwrap().stopped, ["slow_stop"]);
 }
@@ -631,18 +648,18 @@ impl App for Counting {
 #[test]
 fn apps_publish_counters_that_outlive_a_stop() {
     let seen = crate::app::Counter::new();
-    let p = Pipeline::build(
+    let p = AppHost::build(
         vec![Box::new(Counting { seen: seen.clone() })],
         Services::new(),
     )
     .unwrap();
-    let mut sw = p.new_switch(info(1));
+    let mut sw = p.dispatcher.new_switch(info(1));
     let (mut out, now) = (Vec::new(), Instant::now());
     for _ in 0..3 {
-        p.handle(&mut sw, &packet_in(), &mut out, now);
+        p.dispatcher.handle(&mut sw, &packet_in(), &mut out, now);
     }
-    let read = |p: &Pipeline| {
-        let c = p.app_counters();
+    let read = |p: &Core| {
+        let c = p.apps.app_counters();
         assert_eq!(c.len(), 1, "{c:?}");
         assert_eq!(
             (c[0].app, c[0].name, c[0].help),
@@ -652,10 +669,10 @@ fn apps_publish_counters_that_outlive_a_stop() {
     };
     assert_eq!(read(&p), 3);
     // Stopped, it counts nothing more but its counter stays listed with its value.
-    p.stop_app("counting", false).unwrap();
-    p.handle(&mut sw, &packet_in(), &mut out, now);
+    p.apps.stop_app("counting", false).unwrap();
+    p.dispatcher.handle(&mut sw, &packet_in(), &mut out, now);
     assert_eq!(read(&p), 3);
-    p.start_app("counting").unwrap();
-    p.handle(&mut sw, &packet_in(), &mut out, now);
+    p.apps.start_app("counting").unwrap();
+    p.dispatcher.handle(&mut sw, &packet_in(), &mut out, now);
     assert_eq!((read(&p), seen.get()), (4, 4));
 }

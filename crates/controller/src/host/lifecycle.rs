@@ -1,182 +1,17 @@
-//! Apps as live things: started, stopped, restarted, re-ordered, added and removed
-//! while switches are connected.
-//!
-//! The [`crate::dispatch::Pipeline`] keeps every app it knows, each at an index that is
-//! never reused, and a *plan*: the ordered handlers of the running apps and a
-//! generation number. A change (the methods below) builds a new plan and publishes it;
-//! each switch compares its plan's generation with the published one before each
-//! message (one relaxed load) and, when they differ, *migrates* on its worker between
-//! two messages: the slots, pending requests and timers of apps that stopped are
-//! dropped (callbacks not run); apps that started get fresh state, and their
-//! initializers and switch-added listeners run on that switch. No message ever sees
-//! half a change: a message runs with one plan, whole. A change also wakes every
-//! worker ([`crate::worker::Command::Refresh`]) so idle switches migrate too, and
-//! returns once every worker has done so ([`Change::took`]).
-//!
-//! ```text
-//! stop("routing") ─► refuse if a running app requires its services (or cascade)
-//!                 ─► app.stop(), its subscriptions end, its global timers stop
-//!                 ─► new Plan (generation + 1) published ─► Refresh to every worker
-//!                 ─► each switch: slots/timers/requests of routing dropped ─► ack
-//! ```
-//!
-//! The lifecycle methods block until the workers acknowledge: never call them on a
-//! worker thread (from a handler); the REST API calls them from a blocking task.
-//!
-//! Apps arrive at run time through an [`AppLoader`] (the WebAssembly host implements
-//! it): `POST /api/v1/apps` gives it a module and a [`LoadSpec`].
+//! The changes: start, stop, restart, re-order, add, remove, load and reload an app
+//! while switches are connected (see the [host](super) for how a change reaches every
+//! switch).
 
-use std::collections::HashSet;
-use std::sync::atomic::Ordering::Acquire;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::app::{AnyApp, App, Builder};
-use crate::dispatch::{register, Apps, Known, Pipeline, Registry};
+use super::{providers, register, AppHost, Apps, Change, Known, LifecycleError, LoadSpec};
+use crate::app::{App, Builder};
+use crate::command::Control;
 use crate::events::{AppEvent, AppGuard};
-use crate::worker::Command;
-
-use crate::events::Quarantine;
+use crate::handlers::{AnyApp, Registry};
 use crate::services::StartError;
-
-/// What `POST /api/v1/apps` uploads: a module and how to run it.
-pub struct LoadSpec {
-    /// The app's name (unique among the pipeline's apps).
-    pub name: String,
-    /// Where its handlers run.
-    pub order: crate::app::Order,
-    /// Its parameters, as JSON text (`"{}"` when none were given).
-    pub params_json: String,
-}
-
-/// Makes an app from an uploaded module (the WASM host implements it).
-pub trait AppLoader: Send + Sync + 'static {
-    /// An app made from `module` as `spec` says, or why not (shown to the user).
-    fn load(&self, spec: &LoadSpec, module: &[u8]) -> Result<Box<dyn crate::app::AnyApp>, String>;
-}
-
-/// App names are `&'static str` (logs, counters, handler timings): a name loaded at run
-/// time is leaked once, and the same name loaded again (a reload) reuses it, so
-/// reloading does not grow memory.
-pub fn intern(name: &str) -> &'static str {
-    static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
-    let mut names = crate::counters::lock(&NAMES);
-    let names = names.get_or_insert_with(HashSet::new);
-    if let Some(n) = names.get(name) {
-        return n;
-    }
-    let n: &'static str = Box::leak(name.to_owned().into_boxed_str());
-    names.insert(n);
-    n
-}
-
-/// Where an app stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AppState {
-    /// Its handlers run.
-    Running,
-    /// Stopped (or never started): none of its code runs.
-    Stopped,
-    /// It panicked: none of its code runs until it is restarted.
-    Quarantined,
-}
-
-/// One app as [`crate::dispatch::Pipeline::app_status`] reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AppStatus {
-    /// The app.
-    pub name: &'static str,
-    /// Running, stopped or quarantined.
-    pub state: AppState,
-    /// Its position in the app order (0 first).
-    pub position: usize,
-    /// The apps whose services it requires ([`crate::app::Builder::require`]).
-    pub requires: Vec<&'static str>,
-    /// The running apps that require its services.
-    pub required_by: Vec<&'static str>,
-    /// Why it is quarantined.
-    pub quarantine: Option<Quarantine>,
-    /// Loaded at run time ([`crate::dispatch::Pipeline::add_app`]): it can be removed.
-    pub loaded: bool,
-    /// Times it was started (1 after start-up; a restart adds one).
-    pub starts: u64,
-}
-
-/// What a change did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    /// The apps started, in the order they started.
-    pub started: Vec<&'static str>,
-    /// The apps stopped, in the order they stopped.
-    pub stopped: Vec<&'static str>,
-    /// The plan's generation now.
-    pub generation: u64,
-    /// From the change's start until every worker had migrated its switches to it (the
-    /// flows' removal, which follows, not included).
-    pub took: Duration,
-    /// Spent removing stopped apps' flows from every switch (a round trip per switch,
-    /// up to the removal timeout for a switch that does not answer); zero when no app
-    /// stopped.
-    pub flows_took: Duration,
-}
-
-impl Change {
-    /// The change, `flows_took` of whose time went to removing flows: told apart.
-    fn without_flows(mut self, flows_took: Duration) -> Change {
-        self.took = self.took.saturating_sub(flows_took);
-        self.flows_took = flows_took;
-        self
-    }
-}
-
-/// Why a change was refused (nothing changed).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LifecycleError {
-    /// No app of that name.
-    #[error("no app is named {0}")]
-    UnknownApp(String),
-    /// Start of an app that runs.
-    #[error("app {0} is running already")]
-    AlreadyRunning(&'static str),
-    /// Stop of an app that is stopped.
-    #[error("app {0} is stopped already")]
-    AlreadyStopped(&'static str),
-    /// Stop of an app whose services running apps require.
-    #[error("app {app} provides services that running apps require: {}; stop them first, or cascade", .dependents.join(", "))]
-    RequiredBy {
-        /// The app.
-        app: &'static str,
-        /// The running apps that require it, dependents first.
-        dependents: Vec<&'static str>,
-    },
-    /// Start of an app whose providers are stopped.
-    #[error("app {app} requires services of stopped apps: {}; start them first", .providers.join(", "))]
-    NeedsProviders {
-        /// The app.
-        app: &'static str,
-        /// The stopped apps providing what it requires.
-        providers: Vec<&'static str>,
-    },
-    /// A new order that is not a permutation of the apps.
-    #[error("bad app order: {0}")]
-    BadOrder(String),
-    /// Remove or replace of an app built into the binary.
-    #[error("app {0} was not loaded at run time; it can be stopped, not removed")]
-    NotLoaded(&'static str),
-    /// An app added with a name already taken.
-    #[error("an app is named {0} already")]
-    Duplicate(String),
-    /// The app's start (or build) failed.
-    #[error(transparent)]
-    Start(#[from] StartError),
-    /// The loader refused the module.
-    #[error("cannot load the app: {0}")]
-    Load(String),
-    /// No loader is configured (`POST /api/v1/apps` answers 501).
-    #[error("no app loader is configured: this controller cannot load apps at run time")]
-    NoLoader,
-}
+use crate::sync::lock;
 
 /// How long a change waits for the workers to move their switches to it.
 const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -192,14 +27,14 @@ impl App for Gone {
     fn build(&self, _: &mut Builder<Self>) {}
 }
 
-impl Pipeline {
+impl AppHost {
     /// Starts the app named `name`: its subscriptions are made, its `start` runs, it
     /// joins the plan, and its initializers and switch-added listeners run on every
     /// connected switch. A quarantined app is restarted. Refused when an app whose
     /// services it requires is stopped. Blocks until every worker has the change.
     pub fn start_app(&self, name: &str) -> Result<Change, LifecycleError> {
         let t0 = Instant::now();
-        let mut apps = crate::counters::lock(&self.apps);
+        let mut apps = lock(&self.apps);
         let i = known_index(&apps, name)?;
         let k = &apps.known[i];
         if k.running && !k.guard.is_quarantined() {
@@ -209,8 +44,7 @@ impl Pipeline {
             drop(apps);
             return self.restart_app(name);
         }
-        let providers: Vec<&'static str> = self
-            .providers(&apps, i)
+        let providers: Vec<&'static str> = providers(&apps, &self.services, i)
             .into_iter()
             .filter(|&p| !apps.known[p].running)
             .map(|p| apps.known[p].name)
@@ -233,7 +67,7 @@ impl Pipeline {
     /// first. Blocks until every worker has the change.
     pub fn stop_app(&self, name: &str, cascade: bool) -> Result<Change, LifecycleError> {
         let t0 = Instant::now();
-        let mut apps = crate::counters::lock(&self.apps);
+        let mut apps = lock(&self.apps);
         let i = known_index(&apps, name)?;
         if !apps.known[i].running {
             return Err(LifecycleError::AlreadyStopped(apps.known[i].name));
@@ -257,7 +91,7 @@ impl Pipeline {
     /// services are the same objects). A stopped app is started.
     pub fn restart_app(&self, name: &str) -> Result<Change, LifecycleError> {
         let t0 = Instant::now();
-        let mut apps = crate::counters::lock(&self.apps);
+        let mut apps = lock(&self.apps);
         let i = known_index(&apps, name)?;
         if !apps.known[i].running {
             drop(apps);
@@ -290,7 +124,7 @@ impl Pipeline {
     /// per-switch listeners. Takes effect at each switch's next message.
     pub fn set_order(&self, names: &[&str]) -> Result<Change, LifecycleError> {
         let t0 = Instant::now();
-        let mut apps = crate::counters::lock(&self.apps);
+        let mut apps = lock(&self.apps);
         let mut order = Vec::with_capacity(names.len());
         for n in names {
             let i = apps
@@ -326,7 +160,7 @@ impl Pipeline {
         position: Option<usize>,
     ) -> Result<Change, LifecycleError> {
         let t0 = Instant::now();
-        let mut apps = crate::counters::lock(&self.apps);
+        let mut apps = lock(&self.apps);
         let i = self.add_known(&mut apps, app, position)?;
         let name = apps.known[i].name;
         if let Err(e) = self.start_index(&mut apps, i) {
@@ -341,7 +175,7 @@ impl Pipeline {
     /// handlers and module freed; its name free again).
     pub fn remove_app(&self, name: &str) -> Result<Change, LifecycleError> {
         let t0 = Instant::now();
-        let mut apps = crate::counters::lock(&self.apps);
+        let mut apps = lock(&self.apps);
         let i = known_index(&apps, name)?;
         if !apps.known[i].loaded {
             return Err(LifecycleError::NotLoaded(apps.known[i].name));
@@ -368,7 +202,7 @@ impl Pipeline {
     /// starts, in one change. If the new one fails to start, the old one is gone.
     pub fn replace_app(&self, name: &str, app: Box<dyn AnyApp>) -> Result<Change, LifecycleError> {
         let t0 = Instant::now();
-        let mut apps = crate::counters::lock(&self.apps);
+        let mut apps = lock(&self.apps);
         let old = known_index(&apps, name)?;
         if !apps.known[old].loaded {
             return Err(LifecycleError::NotLoaded(apps.known[old].name));
@@ -408,21 +242,8 @@ impl Pipeline {
             .without_flows(flows_took))
     }
 
-    /// The loader of apps uploaded at run time (the WASM host); without one,
-    /// [`Pipeline::load_app`] refuses with [`LifecycleError::NoLoader`].
-    pub fn set_loader(&self, loader: Arc<dyn AppLoader>) {
-        *crate::counters::lock(&self.loader) = Some(loader);
-    }
-
-    /// Whether a loader is set.
-    pub fn has_loader(&self) -> bool {
-        crate::counters::lock(&self.loader).is_some()
-    }
-
     fn loaded(&self, spec: &LoadSpec, module: &[u8]) -> Result<Box<dyn AnyApp>, LifecycleError> {
-        let loader = crate::counters::lock(&self.loader)
-            .clone()
-            .ok_or(LifecycleError::NoLoader)?;
+        let loader = lock(&self.loader).clone().ok_or(LifecycleError::NoLoader)?;
         let app = loader.load(spec, module).map_err(LifecycleError::Load)?;
         if app.app_name() != spec.name {
             return Err(LifecycleError::Load(format!(
@@ -435,7 +256,7 @@ impl Pipeline {
     }
 
     /// Loads `module` with the loader as `spec` says and adds the app at `position`
-    /// ([`Pipeline::add_app`]).
+    /// ([`AppHost::add_app`]).
     pub fn load_app(
         &self,
         spec: &LoadSpec,
@@ -447,11 +268,11 @@ impl Pipeline {
     }
 
     /// Loads `module` and puts it in the place of the loaded app `spec.name`
-    /// ([`Pipeline::replace_app`]). The module is loaded before anything stops: a
+    /// ([`AppHost::replace_app`]). The module is loaded before anything stops: a
     /// module that does not load leaves the old app running.
     pub fn reload_app(&self, spec: &LoadSpec, module: &[u8]) -> Result<Change, LifecycleError> {
         {
-            let apps = crate::counters::lock(&self.apps);
+            let apps = lock(&self.apps);
             let i = known_index(&apps, &spec.name)?;
             if !apps.known[i].loaded {
                 return Err(LifecycleError::NotLoaded(apps.known[i].name));
@@ -459,40 +280,6 @@ impl Pipeline {
         }
         let app = self.loaded(spec, module)?;
         self.replace_app(&spec.name, app)
-    }
-
-    /// Every app, in app order: its state, requirements and dependents. Read from the
-    /// plan in force: never waits for a change in progress.
-    pub fn app_status(&self) -> Vec<AppStatus> {
-        let plan = self.current_plan();
-        plan.order
-            .iter()
-            .enumerate()
-            .map(|(position, &i)| {
-                let a = &plan.apps[i];
-                let state = match (a.running, a.quarantined.load(Acquire)) {
-                    (false, _) => AppState::Stopped,
-                    (true, true) => AppState::Quarantined,
-                    (true, false) => AppState::Running,
-                };
-                AppStatus {
-                    name: a.name,
-                    state,
-                    position,
-                    requires: a.requires.iter().map(|&p| plan.apps[p].name).collect(),
-                    required_by: plan
-                        .order
-                        .iter()
-                        .filter(|&&j| j != i && plan.apps[j].running)
-                        .filter(|&&j| plan.apps[j].requires.contains(&i))
-                        .map(|&j| plan.apps[j].name)
-                        .collect(),
-                    quarantine: a.guard.quarantine_reason(),
-                    loaded: a.loaded,
-                    starts: a.start,
-                }
-            })
-            .collect()
     }
 
     /// Starts app `i` (not running): a guard of its own for this start, its
@@ -507,12 +294,12 @@ impl Pipeline {
             Arc::clone(&self.app_events),
         );
         for fill in &k.reg.fills {
-            fill(self.services())?;
+            fill(&self.services)?;
         }
         let mut unsubscribe = Vec::with_capacity(k.reg.subscriptions.len());
         let mut result = Ok(());
         for subscribe in &k.reg.subscriptions {
-            match subscribe(self.services(), &guard) {
+            match subscribe(&self.services, &guard) {
                 Ok(u) => unsubscribe.push(u),
                 Err(e) => {
                     result = Err(e);
@@ -520,7 +307,7 @@ impl Pipeline {
                 }
             }
         }
-        if let Err(e) = result.and_then(|()| k.app.start_app(self.services())) {
+        if let Err(e) = result.and_then(|()| k.app.start_app(&self.services)) {
             for u in unsubscribe {
                 u();
             }
@@ -607,8 +394,8 @@ impl Pipeline {
     fn refresh_workers(&self) {
         let (tx, rx) = std::sync::mpsc::channel();
         let mut told = 0;
-        for w in self.worker_handles() {
-            if w.send(Command::Refresh(tx.clone())) {
+        for w in self.switches.workers() {
+            if w.control(Control::Refresh(tx.clone())) {
                 told += 1;
             }
         }
@@ -630,9 +417,9 @@ impl Pipeline {
     fn removed_flows(&self, app: &'static str) {
         let tag = crate::cookie::app_tag(app);
         let timeout = self.flow_removal_timeout();
-        let report = crate::removal::remove_flows_of(self.switches(), tag, timeout);
+        let report = crate::removal::remove_flows_of(&self.switches, tag, timeout);
         for (dpid, why) in report.failures() {
-            tracing::warn!(app, dpid = %crate::app::Dpid(dpid), why, "the stopped app's flows may remain on this switch");
+            tracing::warn!(app, dpid = %dpid, why, "the stopped app's flows may remain on this switch");
         }
     }
 
@@ -657,7 +444,7 @@ impl Pipeline {
             .into());
         }
         let index = apps.known.len();
-        let reg = register(&app, index, self.timings())?;
+        let reg = register(&app, index, &self.timings)?;
         if !reg.provides_nothing() {
             return Err(LifecycleError::Load(format!(
                 "app {name} provides services: only apps built with the controller can"
@@ -697,29 +484,13 @@ impl Pipeline {
         k.app = Arc::new(Gone(k.name));
     }
 
-    /// The apps whose services app `i` requires (app indexes; the core's left out).
-    pub(crate) fn providers(&self, apps: &Apps, i: usize) -> Vec<usize> {
-        let mut v = Vec::new();
-        for (id, _) in apps.known[i].reg.requires() {
-            let Some(provider) = self.services().provider(*id) else {
-                continue;
-            };
-            if let Some(p) = apps.index(provider) {
-                if p != i && !v.contains(&p) {
-                    v.push(p);
-                }
-            }
-        }
-        v
-    }
-
     /// The running apps that require app `i`'s services, directly.
     fn dependents(&self, apps: &Apps, i: usize) -> Vec<usize> {
         apps.order
             .iter()
             .copied()
             .filter(|&j| j != i && apps.known[j].running)
-            .filter(|&j| self.providers(apps, j).contains(&i))
+            .filter(|&j| providers(apps, &self.services, j).contains(&i))
             .collect()
     }
 
@@ -743,7 +514,7 @@ impl Pipeline {
                 .iter()
                 .position(|&x| {
                     set.iter()
-                        .all(|&y| y == x || !self.providers(apps, y).contains(&x))
+                        .all(|&y| y == x || !providers(apps, &self.services, y).contains(&x))
                 })
                 .unwrap_or(set.len() - 1);
             order.push(set.remove(pos));
@@ -760,7 +531,3 @@ fn known_index(apps: &Apps, name: &str) -> Result<usize, LifecycleError> {
     apps.index(name)
         .ok_or_else(|| LifecycleError::UnknownApp(name.to_string()))
 }
-
-#[cfg(test)]
-#[path = "lifecycle_tests.rs"]
-mod tests;

@@ -4,11 +4,16 @@ use std::time::Instant;
 use openflow::Version;
 
 use super::*;
-use crate::info::SwitchInfo;
+use crate::app::{App, Builder, Flow, MessageKind, Order, StartError};
+use crate::events::{AppEvent, Publisher, Quarantine};
+use crate::host::{AppHost, Core};
+use crate::info::{Dpid, SwitchInfo};
+use crate::services::Services;
+use std::sync::Mutex;
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid,
+        dpid: openflow::Dpid(dpid),
         version,
         n_buffers: 256,
         n_tables: 1,
@@ -74,26 +79,27 @@ impl App for Nothing {
 
 #[test]
 fn an_empty_pipeline_counts_what_nobody_handles() {
-    let p = Pipeline::build(vec![Box::new(Nothing)], Services::new()).unwrap();
-    assert_eq!(p.app_names(), ["nothing"]);
-    let mut sw = p.new_switch(info(1, Version::V1_3));
+    let p = AppHost::build(vec![Box::new(Nothing)], Services::new()).unwrap();
+    assert_eq!(p.apps.app_names(), ["nothing"]);
+    let mut sw = p.dispatcher.new_switch(info(1, Version::V1_3));
     let mut out = Vec::new();
     let now = Instant::now();
-    p.switch_added(&mut sw, &mut out, now);
+    p.dispatcher.switch_added(&mut sw, &mut out, now);
     // A 1.3 BARRIER_REPLY nobody asked for, and a short frame.
-    p.handle(&mut sw, &[4, 21, 0, 8, 0, 0, 0, 9], &mut out, now);
-    p.handle(&mut sw, &[4, 21, 0], &mut out, now);
+    p.dispatcher
+        .handle(&mut sw, &[4, 21, 0, 8, 0, 0, 0, 9], &mut out, now);
+    p.dispatcher.handle(&mut sw, &[4, 21, 0], &mut out, now);
     assert!(out.is_empty());
-    let c = p.counters();
+    let c = p.apps.counters();
     assert_eq!((c.unhandled, c.decode_errors), (1, 1));
-    assert_eq!(p.info(&sw).dpid, 1);
-    p.switch_removed(sw, "test", now);
+    assert_eq!(sw.info().dpid, openflow::Dpid(1));
+    p.dispatcher.disconnected(sw, "test", now);
 }
 
 #[test]
 fn two_apps_with_one_name_are_refused() {
     let e =
-        Pipeline::build(vec![Box::new(Nothing), Box::new(Nothing)], Services::new()).unwrap_err();
+        AppHost::build(vec![Box::new(Nothing), Box::new(Nothing)], Services::new()).unwrap_err();
     assert_eq!(e, StartError::DuplicateApp { app: "nothing" });
 }
 
@@ -129,7 +135,7 @@ mod by_hand {
                 let flood = [Action::output(PortNo::Flood)];
                 let data = n.to_be_bytes();
                 let po = PacketOut::unbuffered(&data, PortNo::Controller, &flood);
-                let r = ctx.switches().send_packet_out(ctx.dpid() + 1, &po);
+                let r = ctx.switches().send_packet_out(Dpid(ctx.dpid().0 + 1), &po);
                 app.log
                     .lock()
                     .unwrap()
@@ -162,60 +168,64 @@ mod by_hand {
         let app = Clocked {
             log: Arc::clone(&log),
         };
-        let p = Pipeline::build(vec![Box::new(app)], Services::new()).unwrap();
+        let p = AppHost::build(vec![Box::new(app)], Services::new()).unwrap();
         let t0 = Instant::now();
-        assert_eq!(p.global_tick(t0), Some(t0 + 50 * MS), "the clock starts");
+        assert_eq!(
+            p.dispatcher.global_tick(t0),
+            Some(t0 + 50 * MS),
+            "the clock starts"
+        );
 
-        let mut a = p.new_switch(info(1, Version::V1_0));
-        let mut b = p.new_switch(info(2, Version::V1_3));
+        let mut a = p.dispatcher.new_switch(info(1, Version::V1_0));
+        let mut b = p.dispatcher.new_switch(info(2, Version::V1_3));
         let (mut out_a, mut out_b) = (Vec::new(), Vec::new());
-        p.switch_added(&mut a, &mut out_a, t0);
-        p.switch_added(&mut b, &mut out_b, t0);
-        assert_eq!(p.switches().dpids(), [1, 2]);
+        p.dispatcher.switch_added(&mut a, &mut out_a, t0);
+        p.dispatcher.switch_added(&mut b, &mut out_b, t0);
+        assert_eq!(p.switches().dpids(), [Dpid(1), Dpid(2)]);
         // The barriers went out; first runs are due at once (no jitter).
         assert_eq!(a.pending_requests(), 1);
         assert_eq!(a.next_deadline(), Some(t0));
 
-        p.tick(&mut a, &mut out_a, t0);
+        p.dispatcher.tick(&mut a, &mut out_a, t0);
         assert_eq!(take(&log), ["tick 1 #1 Ok(())"]);
         assert_eq!(a.next_deadline(), Some(t0 + 100 * MS));
-        p.tick(&mut a, &mut out_a, t0 + 99 * MS);
+        p.dispatcher.tick(&mut a, &mut out_a, t0 + 99 * MS);
         assert!(take(&log).is_empty());
 
         // What A sent B waits in B's queue until taken, in B's version, fresh xid.
         out_b.clear();
-        p.take_queued(&mut b, &mut out_b, t0);
+        p.dispatcher.take_queued(&mut b, &mut out_b, t0);
         let (xid, m) = Message::decode(&out_b).unwrap();
         assert!(xid > 1, "after the barrier's xid");
         assert!(
             matches!(m, Message::V13(of13::Message::PacketOut(ref po)) if po.data == [0, 0, 0, 1])
         );
         out_b.clear();
-        p.take_queued(&mut b, &mut out_b, t0);
+        p.dispatcher.take_queued(&mut b, &mut out_b, t0);
         assert!(out_b.is_empty());
 
         // B's first run, due at t0, runs late (once, not twice) and sends to dpid 3:
         // nobody. Its next run counts from when it ran.
-        p.tick(&mut b, &mut out_b, t0 + 100 * MS);
+        p.dispatcher.tick(&mut b, &mut out_b, t0 + 100 * MS);
         assert_eq!(take(&log), ["tick 2 #1 Err(NotConnected(Dpid(3)))"]);
         assert_eq!(b.next_deadline(), Some(t0 + 200 * MS));
 
-        assert_eq!(p.global_tick(t0 + 49 * MS), Some(t0 + 50 * MS));
+        assert_eq!(p.dispatcher.global_tick(t0 + 49 * MS), Some(t0 + 50 * MS));
         assert!(take(&log).is_empty());
-        assert_eq!(p.global_tick(t0 + 60 * MS), Some(t0 + 110 * MS));
+        assert_eq!(p.dispatcher.global_tick(t0 + 60 * MS), Some(t0 + 110 * MS));
         assert_eq!(take(&log), ["global [1, 2]"]);
 
         // A leaves: its barrier's callback gets SwitchGone, with A already unlisted.
-        p.switch_removed(a, "test", t0 + 150 * MS);
+        p.dispatcher.disconnected(a, "test", t0 + 150 * MS);
         assert_eq!(take(&log), ["barrier 1 after 1: SwitchGone"]);
-        assert_eq!(p.switches().dpids(), [2]);
+        assert_eq!(p.switches().dpids(), [Dpid(2)]);
         let flood = [Action::output(PortNo::Flood)];
         let po = PacketOut::unbuffered(b"x", PortNo::Controller, &flood);
         assert_eq!(
-            p.switches().send_packet_out(1, &po),
+            p.switches().send_packet_out(openflow::Dpid(1), &po),
             Err(SendError::NotConnected(crate::info::Dpid(1)))
         );
-        p.switch_removed(b, "test", t0 + 150 * MS);
+        p.dispatcher.disconnected(b, "test", t0 + 150 * MS);
         assert!(p.switches().is_empty());
         assert_eq!(
             take(&log),
@@ -236,16 +246,16 @@ mod by_hand {
             }
         }
         let run = || {
-            let p = Pipeline::build(vec![Box::new(Jittery)], Services::new()).unwrap();
+            let p = AppHost::build(vec![Box::new(Jittery)], Services::new()).unwrap();
             let t0 = Instant::now();
-            let mut sw = p.new_switch(info(7, Version::V1_3));
+            let mut sw = p.dispatcher.new_switch(info(7, Version::V1_3));
             let mut out = Vec::new();
-            p.switch_added(&mut sw, &mut out, t0);
+            p.dispatcher.switch_added(&mut sw, &mut out, t0);
             let mut due = Vec::new();
             for _ in 0..5 {
                 let t = sw.next_deadline().unwrap();
                 due.push(t - t0);
-                p.tick(&mut sw, &mut out, t);
+                p.dispatcher.tick(&mut sw, &mut out, t);
             }
             due
         };
@@ -269,7 +279,7 @@ mod by_hand {
                 b.provide(Arc::new(Switches::new()));
             }
         }
-        let e = Pipeline::build(vec![Box::new(Impostor)], Services::new()).unwrap_err();
+        let e = AppHost::build(vec![Box::new(Impostor)], Services::new()).unwrap_err();
         assert!(
             matches!(
                 e,
@@ -281,9 +291,13 @@ mod by_hand {
             ),
             "{e}"
         );
-        let p = Pipeline::build(Vec::new(), Services::new()).unwrap();
+        let p = AppHost::build(Vec::new(), Services::new()).unwrap();
         assert!(p.services().get::<Switches>().is_some());
-        assert_eq!(p.global_tick(Instant::now()), None, "no global timers");
+        assert_eq!(
+            p.dispatcher.global_tick(Instant::now()),
+            None,
+            "no global timers"
+        );
     }
 }
 
@@ -301,27 +315,28 @@ impl App for FailsOnAdd {
 
 #[test]
 fn a_quarantine_keeps_its_first_panic_and_is_told_once() {
-    let p = Pipeline::build(
+    let p = AppHost::build(
         vec![Box::new(Nothing), Box::new(FailsOnAdd)],
         Services::new(),
     )
     .unwrap();
     let told: Arc<Mutex<Vec<AppEvent>>> = Arc::default();
     let log = Arc::clone(&told);
-    p.subscribers()
+    p.apps
+        .subscribers()
         .subscribe(Box::new(move |e| log.lock().unwrap().push(e.clone())));
-    assert_eq!(p.quarantine_reason("fails_on_add"), None);
+    assert_eq!(p.apps.quarantine_reason("fails_on_add"), None);
     let mut out = Vec::new();
-    let mut sw = p.new_switch(info(7, Version::V1_3));
-    p.switch_added(&mut sw, &mut out, Instant::now());
+    let mut sw = p.dispatcher.new_switch(info(7, Version::V1_3));
+    p.dispatcher.switch_added(&mut sw, &mut out, Instant::now());
     let want = Quarantine {
         app: "fails_on_add",
         handler: "switch_added".into(),
         panic: "no room for switch".into(),
-        dpid: Some(7),
+        dpid: Some(openflow::Dpid(7)),
     };
-    assert_eq!(p.quarantine_reason("fails_on_add"), Some(want.clone()));
-    assert_eq!(p.quarantine_reason("nothing"), None);
+    assert_eq!(p.apps.quarantine_reason("fails_on_add"), Some(want.clone()));
+    assert_eq!(p.apps.quarantine_reason("nothing"), None);
     assert_eq!(*told.lock().unwrap(), [AppEvent::Quarantined(want)]);
 }
 
@@ -343,20 +358,21 @@ impl App for Counted {
 
 #[test]
 fn handlers_are_counted_on_the_switch_and_published_with_one_call_in_64_timed() {
-    let p = Pipeline::build(vec![Box::new(Nothing), Box::new(Counted)], Services::new()).unwrap();
-    let mut sw = p.new_switch(info(3, Version::V1_3));
+    let p = AppHost::build(vec![Box::new(Nothing), Box::new(Counted)], Services::new()).unwrap();
+    let mut sw = p.dispatcher.new_switch(info(3, Version::V1_3));
     let mut out = Vec::new();
     let now = Instant::now();
-    p.switch_added(&mut sw, &mut out, now);
+    p.dispatcher.switch_added(&mut sw, &mut out, now);
     let mut frame = Vec::new();
     openflow::Message::V13(openflow::of13::Message::BarrierReply)
         .encode(0, &mut frame)
         .unwrap();
     for _ in 0..130 {
-        p.handle(&mut sw, &frame, &mut out, now);
+        p.dispatcher.handle(&mut sw, &frame, &mut out, now);
     }
-    let calls = |p: &Pipeline| -> Vec<(&str, &str, u64)> {
-        p.handler_timings()
+    let calls = |p: &Core| -> Vec<(&str, &str, u64)> {
+        p.apps
+            .handler_timings()
             .iter()
             .map(|t| (t.app, t.handler, t.calls))
             .collect()
@@ -369,7 +385,7 @@ fn handlers_are_counted_on_the_switch_and_published_with_one_call_in_64_timed() 
             ("counted", "switch_added", 0)
         ]
     );
-    p.publish_timings(&mut sw);
+    p.dispatcher.publish_timings(&mut sw);
     assert_eq!(
         calls(&p),
         [
@@ -377,15 +393,15 @@ fn handlers_are_counted_on_the_switch_and_published_with_one_call_in_64_timed() 
             ("counted", "switch_added", 1)
         ]
     );
-    let t = &p.handler_timings()[0];
+    let t = &p.apps.handler_timings()[0];
     // Calls 1, 65 and 129 were timed, standing for 1 + 64 + 64 calls.
     assert_eq!(t.timed_calls, 129);
     assert_eq!(t.buckets.iter().map(|b| b.1).sum::<u64>(), 129);
     assert!(t.time_secs > 0.0);
     // What a switch counted after its last publish is added when it leaves.
-    p.handle(&mut sw, &frame, &mut out, now);
-    p.switch_removed(sw, "test", now);
-    assert_eq!(p.handler_timings()[0].calls, 131);
+    p.dispatcher.handle(&mut sw, &frame, &mut out, now);
+    p.dispatcher.disconnected(sw, "test", now);
+    assert_eq!(p.apps.handler_timings()[0].calls, 131);
 }
 
 /// Counts the PACKET_INs it handles.
@@ -405,8 +421,8 @@ impl App for PacketIns {
 
 #[test]
 fn packet_in_handlers_are_counted_exactly_and_timed_one_packet_in_1024() {
-    let p = Pipeline::build(vec![Box::new(PacketIns)], Services::new()).unwrap();
-    let mut sw = p.new_switch(info(4, Version::V1_0));
+    let p = AppHost::build(vec![Box::new(PacketIns)], Services::new()).unwrap();
+    let mut sw = p.dispatcher.new_switch(info(4, Version::V1_0));
     let mut out = Vec::new();
     let now = Instant::now();
     // An OpenFlow 1.0 PACKET_IN carrying a 60-byte IPv4 frame.
@@ -421,10 +437,11 @@ fn packet_in_handlers_are_counted_exactly_and_timed_one_packet_in_1024() {
     frame[2..4].copy_from_slice(&len.to_be_bytes());
     let n = 1 + crate::timing::PACKET_IN_SAMPLE_EVERY as u64 + 100;
     for _ in 0..n {
-        p.handle(&mut sw, &frame, &mut out, now);
+        p.dispatcher.handle(&mut sw, &frame, &mut out, now);
     }
-    p.publish_timings(&mut sw);
+    p.dispatcher.publish_timings(&mut sw);
     let t = p
+        .apps
         .handler_timings()
         .into_iter()
         .find(|t| t.handler == "PACKET_IN")
@@ -477,8 +494,8 @@ impl App for Batcher {
 
 #[test]
 fn turn_end_handlers_run_once_after_a_turn_with_messages_and_send_after_them() {
-    let p = Pipeline::build(vec![Box::new(Batcher)], Services::new()).unwrap();
-    let mut sw = p.new_switch(info(5, Version::V1_0));
+    let p = AppHost::build(vec![Box::new(Batcher)], Services::new()).unwrap();
+    let mut sw = p.dispatcher.new_switch(info(5, Version::V1_0));
     let mut out = Vec::new();
     let now = Instant::now();
     let mut frame = vec![1, 10, 0, 0, 0, 0, 0, 0];
@@ -487,18 +504,19 @@ fn turn_end_handlers_run_once_after_a_turn_with_messages_and_send_after_them() {
     let len = frame.len() as u16;
     frame[2..4].copy_from_slice(&len.to_be_bytes());
     for _ in 0..3 {
-        p.handle(&mut sw, &frame, &mut out, now);
+        p.dispatcher.handle(&mut sw, &frame, &mut out, now);
     }
     assert!(out.is_empty(), "nothing is sent before the turn ends");
-    p.turn_end(&mut sw, &mut out, now);
+    p.dispatcher.turn_end(&mut sw, &mut out, now);
     let types: Vec<u8> = frames(&out).map(|f| f[1]).collect();
     assert_eq!(types, [18, 18, 18], "three BARRIER_REQUESTs (1.0 type 18)");
     // A turn with no message runs nothing.
     out.clear();
-    p.turn_end(&mut sw, &mut out, now);
+    p.dispatcher.turn_end(&mut sw, &mut out, now);
     assert!(out.is_empty());
-    p.publish_timings(&mut sw);
+    p.dispatcher.publish_timings(&mut sw);
     let t = p
+        .apps
         .handler_timings()
         .into_iter()
         .find(|t| t.handler == "turn_end")
