@@ -157,24 +157,24 @@ impl App for Prober {
         b.on_packet_in(Order::direct(0), |app, ctx, _, p| {
             let text = String::from_utf8_lossy(&p.data()[14..]);
             let text = text.trim_end_matches('\0');
-            app.log(format!("{}:{} got {text}", ctx.dpid(), p.in_port()));
+            app.log(format!("{}:{} got {text}", ctx.dpid().0, p.in_port()));
             Flow::Stop
         });
         b.on_port_status(|app, ctx, _, reason, port| {
             app.log(format!(
                 "{} port {} {reason:?} up={}",
-                ctx.dpid(),
+                ctx.dpid().0,
                 port.port_no,
                 port.is_up()
             ));
         });
         b.on_switch_added(|_, ctx, _| {
             ctx.barrier(S, |app: &Prober, ctx, _, reply| {
-                app.log(format!("{} barrier {reply:?}", ctx.dpid()));
+                app.log(format!("{} barrier {reply:?}", ctx.dpid().0));
             });
         });
         b.on_switch_removed(|app, info, runs| {
-            app.log(format!("{} removed after {runs} runs", info.dpid));
+            app.log(format!("{} removed after {runs} runs", info.dpid.0));
         });
     }
 }

@@ -3,6 +3,12 @@
 //! Rates are summarised over the loops that count (warm-up loops left out); round trips
 //! are exact: every sample is kept (a `u32` of nanoseconds each) and sorted once at the
 //! end, so percentiles are read from the samples themselves, never derived from counts.
+//!
+//! Every percentile the bench reports is a nearest-rank one, by [`nearest_rank`]: the
+//! controller benchmark's round trips ([`Percentiles`]) and its switches' times to join
+//! (`controller_bench::report::JoinReport`), `pharos bench switch`'s delays
+//! (`oflops::probe::Spread`) and the data-path generator's latency histogram
+//! (`datapath::gen::Histogram`, to its buckets' resolution).
 
 use serde::{Serialize, Serializer};
 
@@ -157,9 +163,34 @@ pub struct Percentiles {
     pub samples: u64,
 }
 
+/// The rank (from 1) of the `p`th percentile among `n` sorted samples, by nearest rank:
+/// the smallest rank `r` with `r / n >= p / 100`, that is `ceil(p * n / 100)`, and at
+/// least 1 (so the 0th percentile is the smallest sample and the 100th the largest).
+/// The sample at that rank is the smallest value with at least `p`% of the samples at
+/// or below it. 0 when there are no samples.
+///
+/// `p` is taken to a ten-thousandth of a percent (99.9999%) and the rank computed in
+/// integers, so that floating point never moves it: `0.07 * 100.0` is
+/// `7.000000000000001`, whose ceiling would be rank 8 of 100 for the 7th percentile.
+pub fn nearest_rank(p: f64, n: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let millionths = (p.clamp(0.0, 100.0) * 10_000.0).round() as u128;
+    let rank = (millionths * u128::from(n)).div_ceil(1_000_000);
+    (rank as u64).clamp(1, n)
+}
+
+/// The `p`th percentile of `sorted` (ascending) by nearest rank ([`nearest_rank`]): the
+/// smallest sample with at least `p`% of the samples at or below it; `None` when empty.
+pub fn percentile<T: Copy>(sorted: &[T], p: f64) -> Option<T> {
+    let rank = nearest_rank(p, sorted.len() as u64);
+    (rank > 0).then(|| sorted[rank as usize - 1])
+}
+
 impl Percentiles {
-    /// Percentiles of `samples_ns` (nanoseconds; sorted in place), by nearest rank; `None`
-    /// when there are no samples.
+    /// Percentiles of `samples_ns` (nanoseconds; sorted in place), by nearest rank
+    /// ([`percentile`]); `None` when there are no samples.
     pub fn of(samples_ns: &mut [u32]) -> Option<Percentiles> {
         Percentiles::of_ns(samples_ns)
     }
@@ -173,12 +204,7 @@ impl Percentiles {
         samples_ns.sort_unstable();
         let n = samples_ns.len();
         let us = |v: T| v.into() as f64 / 1000.0;
-        let at = |p: f64| {
-            // Nearest rank: the smallest sample with at least p% of samples at or below it.
-            // (The small epsilon keeps 99.9% of 1000 at rank 999 despite rounding.)
-            let rank = ((p / 100.0) * n as f64 - 1e-9).ceil() as usize;
-            us(samples_ns[rank.clamp(1, n) - 1])
-        };
+        let at = |p: f64| us(percentile(samples_ns, p).expect("samples"));
         let sum: u64 = samples_ns.iter().map(|&s| s.into()).sum();
         Some(Percentiles {
             p50_us: at(50.0),
@@ -223,6 +249,49 @@ mod tests {
         assert_eq!((r.switches, r.min, r.max), (3, 1.0, 3.0));
         assert!((r.jain.unwrap() - 36.0 / 42.0).abs() < 1e-12);
         assert_eq!(SwitchRates::of(&[]), SwitchRates::default());
+    }
+
+    /// The definition itself: the `p`th percentile is the smallest sample with at least
+    /// `p`% of the samples at or below it.
+    #[test]
+    fn the_nearest_rank_is_the_smallest_value_with_p_percent_at_or_below_it() {
+        let ten: Vec<u32> = (1..=10).collect();
+        assert_eq!(percentile(&ten, 50.0), Some(5), "5 of 10 at or below 5");
+        assert_eq!(percentile(&ten, 50.1), Some(6), "5 of 10 is under 50.1%");
+        assert_eq!(percentile(&ten, 10.0), Some(1));
+        assert_eq!(percentile(&ten, 0.0), Some(1), "the 0th is the smallest");
+        assert_eq!(
+            percentile(&ten, 100.0),
+            Some(10),
+            "the 100th is the largest"
+        );
+        assert_eq!(percentile(&[4u32, 4, 4, 9], 75.0), Some(4), "ties count");
+        assert_eq!(percentile::<u32>(&[], 50.0), None);
+        // Floating point does not move a rank: 0.07 * 100 is 7.000000000000001.
+        let hundred: Vec<u32> = (1..=100).collect();
+        for p in 1..=100u32 {
+            assert_eq!(percentile(&hundred, f64::from(p)), Some(p), "p{p}");
+        }
+        assert_eq!(nearest_rank(99.9, 1000), 999);
+        assert_eq!(nearest_rank(99.99, 10_000), 9999);
+        assert_eq!(nearest_rank(50.0, 0), 0);
+        // Against the definition, on uneven series: the value has at least p% at or
+        // below it, and the next smaller sample has not.
+        let series: Vec<u32> = (0..37u32).map(|i| (i * 7919) % 101).collect();
+        let mut sorted = series.clone();
+        sorted.sort_unstable();
+        for p in [1.0, 12.5, 33.3, 50.0, 66.7, 90.0, 99.0, 99.9] {
+            let v = percentile(&sorted, p).unwrap();
+            let at_or_below = |x: u32| series.iter().filter(|&&s| s <= x).count() as f64;
+            let n = series.len() as f64;
+            assert!(at_or_below(v) / n * 100.0 >= p, "p{p}: {v}");
+            if let Some(&smaller) = sorted.iter().rev().find(|&&s| s < v) {
+                assert!(
+                    at_or_below(smaller) / n * 100.0 < p,
+                    "p{p}: {smaller} would do"
+                );
+            }
+        }
     }
 
     #[test]

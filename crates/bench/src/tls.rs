@@ -24,10 +24,10 @@ use rustls::ClientConnection;
 
 /// The client configuration of `--tls-cert FILE --tls-key FILE --tls-ca FILE`: the
 /// switches' certificate and key, and the CA the controller's certificate must be
-/// signed by; `pharos switch`'s own ([`ofswitch::agent::client_config`]). An error
-/// names the file.
+/// signed by; `pharos switch`'s own ([`tls_io::client_config`]). An error names the
+/// file.
 pub fn client_config(cert: &Path, key_file: &Path, ca: &Path) -> Result<Arc<ClientConfig>, String> {
-    ofswitch::agent::client_config(&ofswitch::agent::TlsFiles {
+    tls_io::client_config(&tls_io::TlsFiles {
         ca_cert: ca.to_path_buf(),
         certificate: cert.to_path_buf(),
         private_key: key_file.to_path_buf(),

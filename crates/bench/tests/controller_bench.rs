@@ -411,8 +411,7 @@ fn a_flood_in_alternate_loops_runs_only_in_its_loops_and_is_paired() {
         "{f:?}"
     );
     let e = report.flood_effect.as_ref().expect("the flood's effect");
-    let measured: Vec<&bench::report::LoopResult> =
-        report.loops.iter().filter(|l| l.measured()).collect();
+    let measured: Vec<&bench::LoopResult> = report.loops.iter().filter(|l| l.measured()).collect();
     assert_eq!(measured.len(), 4, "{t}");
     let want_pairs = [
         measured[1].responses_per_sec / measured[0].responses_per_sec,

@@ -191,7 +191,7 @@ fn many_silent_switches_are_summarised() {
     assert_eq!(report.silent_switches.count, 20);
     assert_eq!(
         report.silent_switches.first,
-        (1..=bench::report::FIRST_FEW as u64).collect::<Vec<_>>()
+        (1..=bench::controller_bench::report::FIRST_FEW as u64).collect::<Vec<_>>()
     );
     let table = report.to_table();
     let line = table
@@ -200,7 +200,10 @@ fn many_silent_switches_are_summarised() {
         .expect("a SILENT line");
     assert!(line.starts_with("SILENT: 20 of 20 switches"), "{line}");
     assert!(
-        line.ends_with(&format!(", and {} more", 20 - bench::report::FIRST_FEW)),
+        line.ends_with(&format!(
+            ", and {} more",
+            20 - bench::controller_bench::report::FIRST_FEW
+        )),
         "{line}"
     );
     assert!(
@@ -211,7 +214,7 @@ fn many_silent_switches_are_summarised() {
     assert_eq!(json["silent_switches"]["count"], 20);
     assert_eq!(
         json["silent_switches"]["first"].as_array().unwrap().len(),
-        bench::report::FIRST_FEW
+        bench::controller_bench::report::FIRST_FEW
     );
 }
 

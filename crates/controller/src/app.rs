@@ -99,7 +99,7 @@
 //!             let _ = switches.connected(); // age out what was not seen lately
 //!         });
 //!         b.on_port_status(|_, ctx, _, reason: PortReason, port: &PortInfo| {
-//!             tracing::info!(dpid = ctx.dpid(), port = port.port_no, ?reason, up = port.is_up());
+//!             tracing::info!(dpid = %ctx.dpid(), port = port.port_no, ?reason, up = port.is_up());
 //!         });
 //!     }
 //! }

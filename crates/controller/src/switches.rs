@@ -9,7 +9,9 @@
 //! ```
 //! use std::sync::{Arc, OnceLock};
 //! use std::time::Duration;
-//! use controller::app::{App, Builder, PortInfo, PortReason, Services, StartError, SwitchCtx, Switches};
+//! use controller::app::{
+//!     App, Builder, Dpid, PortInfo, PortReason, Services, StartError, SwitchCtx, Switches,
+//! };
 //! use openflow::model::{Action, PacketOut, PortNo};
 //!
 //! /// Says hello out of every up port of every switch, once a second; notes ports
@@ -39,7 +41,7 @@
 //!             let po = PacketOut::unbuffered(b"hello", PortNo::Controller, &out);
 //!             // To this switch through ctx; to another one (a dpid) through Switches.
 //!             ctx.send_packet_out(&po);
-//!             let _ = ctx.switches().send_packet_out(ctx.dpid() + 1, &po);
+//!             let _ = ctx.switches().send_packet_out(Dpid(ctx.dpid().0 + 1), &po);
 //!         }
 //!     }
 //! }

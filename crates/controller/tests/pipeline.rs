@@ -432,7 +432,7 @@ impl App for Counter {
     fn build(&self, b: &mut Builder<Self>) {
         b.on_packet_in(Order::direct(0), |c, ctx, n, _| {
             *n += 1;
-            c.0.lock().unwrap().push(format!("{}:{n}", ctx.dpid()));
+            c.0.lock().unwrap().push(format!("{}:{n}", ctx.dpid().0));
             Flow::Continue
         });
     }
@@ -567,7 +567,7 @@ impl Asker {
         self.0
             .lock()
             .unwrap()
-            .push(format!("{}#{n} {what}: {r}", ctx.dpid()));
+            .push(format!("{}#{n} {what}: {r}", ctx.dpid().0));
     }
 }
 

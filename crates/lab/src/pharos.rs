@@ -231,7 +231,7 @@ mod tests {
     fn a_switch_command_line_in_the_order_the_lab_always_gave_it() {
         assert_eq!(
             strings(command().argv()).join(" "),
-            "switch --name t1-s2 --dpid 0000000000000002 --of 1.3 \
+            "switch --name t1-s2 --dpid 00:00:00:00:00:00:00:02 --of 1.3 \
              --pidfile /run/pharos-lab/t1/s2.pid --listen punix:/run/pharos-lab/t1/t1-s2.mgmt \
              --controller tcp:127.0.0.1:6653 --port 1=t1-s2-eth1 --port 2=t1-s2-eth2"
         );

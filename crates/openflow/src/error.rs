@@ -5,7 +5,7 @@
 //! offset within the message where the problem starts, so that a logged error is enough
 //! to find the bad byte in a capture.
 
-use crate::Version;
+use crate::version::Version;
 
 /// Why a message could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,7 +52,7 @@ pub enum DecodeError {
         align: usize,
     },
     /// The header's version byte is not one this codec speaks.
-    #[error("unsupported OpenFlow version 0x{version:02x} ({}); Pharos speaks 1.0 (0x01) and 1.3 (0x04)", crate::header::version_name(*.version))]
+    #[error("unsupported OpenFlow version 0x{version:02x} ({}); Pharos speaks 1.0 (0x01) and 1.3 (0x04)", crate::version::version_name(*.version))]
     UnsupportedVersion { version: u8 },
     /// A field holds a value the structure cannot have (for example an OXM field of a
     /// known type with the wrong payload width, or a match type other than OXM in 1.3).
@@ -114,6 +114,12 @@ pub enum EncodeError {
         value: u64,
         reason: &'static str,
     },
+}
+
+/// The [`EncodeError::NotExpressible`] for `what`, which `version` cannot say (the
+/// version-neutral model's and the ofctl syntax's one way of refusing).
+pub(crate) fn not_in(version: Version, what: &'static str) -> EncodeError {
+    EncodeError::NotExpressible { what, version }
 }
 
 pub type DecodeResult<T> = Result<T, DecodeError>;

@@ -11,11 +11,8 @@
 //! message needs (mini-redis's `Frame::check`); [`begin`]/[`MessageStart::finish`] frame an encoded
 //! message in the caller's buffer, patching the length last.
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
-
 use crate::error::{DecodeError, DecodeResult, EncodeResult};
+pub use crate::version::{version_name, Version};
 use crate::wire::{LenMark, Put};
 
 /// Length of `ofp_header`.
@@ -29,25 +26,9 @@ mod field {
     pub const XID: Range<usize> = 4..8;
 }
 
-/// A protocol version this codec speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Version {
-    /// OpenFlow 1.0, wire version 0x01.
-    #[serde(rename = "1.0")]
-    V1_0,
-    /// OpenFlow 1.3, wire version 0x04.
-    #[serde(rename = "1.3")]
-    V1_3,
-}
-
+/// Reading the version byte of an `ofp_header` (the type itself is in `version.rs`,
+/// below the errors).
 impl Version {
-    pub const fn wire(self) -> u8 {
-        match self {
-            Version::V1_0 => 0x01,
-            Version::V1_3 => 0x04,
-        }
-    }
-
     /// The version for a wire byte, or `UnsupportedVersion`.
     #[inline]
     pub const fn from_wire(v: u8) -> DecodeResult<Version> {
@@ -56,29 +37,6 @@ impl Version {
             0x04 => Ok(Version::V1_3),
             version => Err(DecodeError::UnsupportedVersion { version }),
         }
-    }
-}
-
-impl fmt::Display for Version {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Version::V1_0 => "1.0",
-            Version::V1_3 => "1.3",
-        })
-    }
-}
-
-/// The protocol name of a wire version byte, known or not.
-pub fn version_name(v: u8) -> &'static str {
-    match v {
-        0x01 => "OpenFlow 1.0",
-        0x02 => "OpenFlow 1.1",
-        0x03 => "OpenFlow 1.2",
-        0x04 => "OpenFlow 1.3",
-        0x05 => "OpenFlow 1.4",
-        0x06 => "OpenFlow 1.5",
-        0x07 => "OpenFlow 1.6",
-        _ => "not an OpenFlow version",
     }
 }
 

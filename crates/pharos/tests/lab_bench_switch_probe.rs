@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use bench::oflops::channel::{Channel, ChannelConfig, DataPort, Endpoint, Listener};
 use bench::oflops::delay;
-use bench::oflops::insert::FlowSet;
+use bench::oflops::flows::FlowSet;
 use bench::oflops::modify::{self, Case, ModifyConfig};
 use bench::oflops::probe::{self, CaptureOptions, FrameSpec, Session, StreamSpec};
 use harness::{apps_by_name, enabled, serial, Lab, Of};

@@ -12,8 +12,9 @@
 //! table     flow tables: the exact-match hash table, the tuple-space classifier,
 //!           priorities, timeouts, counters, 1.3's pipeline (goto-table, write
 //!           actions, table-miss, groups), and the actions applied to a frame
-//! datapath  ports: Linux interfaces read and written in batches through AF_PACKET
-//!           TPACKET_V3 rings, no allocation per frame
+//! datapath  ports: Linux interfaces read and written in batches, no allocation per
+//!           frame: AF_XDP ports, and the AF_PACKET ones of the `afpacket` crate (shared
+//!           with the bench's traffic generator)
 //! agent     the OpenFlow side: connections to controllers over the codec, the
 //!           handshake, every message the switch answers, and the switch's loop
 //! ```

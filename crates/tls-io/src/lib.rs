@@ -1,6 +1,18 @@
+//! # pharos-tls-io: TLS on the OpenFlow channel
+//!
 //! A rustls session over a non-blocking socket, as a byte stream: the controller's TLS
 //! connections (server sessions) and `pharos switch`'s `ssl:` controllers (client
-//! sessions) both read and write OpenFlow through it.
+//! sessions) both read and write OpenFlow through it. And the client configuration
+//! `pharos switch` and `pharos bench controller`'s emulated switches connect with.
+//!
+//! ## Layout
+//!
+//! ```text
+//! lib.rs   TlsIo: a rustls session (server or client) over a mio socket, as a byte
+//!          stream that reads until WouldBlock and keeps unsent records for later
+//! client   TlsFiles, client_config: a client's certificate, key and CA from PEM
+//!          files; a server's certificate checked against the CA, not its name
+//! ```
 //!
 //! Reads decrypt what the socket has (answering the handshake as it goes); writes hand
 //! plaintext to the session (which buffers it until the handshake is done) and send
@@ -9,11 +21,15 @@
 //! reads until `WouldBlock`, which [`TlsIo::read_plain`] returns only once the socket
 //! said so.
 
+mod client;
+
 use std::io::{self, Read, Write};
 use std::ops::DerefMut;
 
 use mio::net::TcpStream;
 use rustls::{ConnectionCommon, SideData};
+
+pub use client::{client_config, TlsFiles};
 
 /// Plaintext handed to the session per write.
 pub const MAX_WRITE: usize = 64 * 1024;
@@ -21,7 +37,9 @@ pub const MAX_WRITE: usize = 64 * 1024;
 /// A session (`C`: a rustls `ServerConnection` or `ClientConnection`) over a socket.
 #[derive(Debug)]
 pub struct TlsIo<C> {
+    /// The socket the records go over.
     pub tcp: TcpStream,
+    /// The rustls session: the handshake, the keys, the records buffered.
     pub session: C,
     /// Whether a read from the socket has returned bytes (see [`TlsIo::read_plain`]).
     pub first_read_done: bool,

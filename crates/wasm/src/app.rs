@@ -535,3 +535,19 @@ impl App for WasmApp {
         lock(&self.instances).clear();
     }
 }
+
+/// A batch's answers go to the switch through the context (the sink of
+/// [`crate::batch::send_answers`]); the barrier's reply is this app's to take.
+impl crate::batch::Sink for SwitchCtx<'_> {
+    fn flow_mod(&mut self, fm: &openflow::model::FlowMod<'_>) {
+        self.send_flow_mod(fm);
+    }
+    fn packet_out(&mut self, po: &PacketOut<'_>) {
+        self.send_packet_out(po);
+    }
+    fn barrier(&mut self) {
+        // The reply is taken here (nobody else's handler sees it); the guest relies only
+        // on the ordering a barrier gives.
+        self.barrier::<WasmApp>(Duration::from_secs(10), |_, _, _, _| {});
+    }
+}

@@ -3,13 +3,9 @@
 //! the outbox. Lifting the same answers as WIT records cost more per PACKET_IN than
 //! the native learning switch's whole answer (BENCHMARKS.md, "WebAssembly apps").
 
-use std::time::Duration;
-
 use controller::app::PacketIn;
-use controller::app::SwitchCtx;
 use openflow::model::{self, PacketOut, PortNo};
 
-use crate::app::WasmApp;
 use crate::bindings::pharos::app::types as wit;
 use crate::convert;
 use crate::host::Batch;
@@ -155,20 +151,6 @@ pub(crate) trait Sink {
     fn flow_mod(&mut self, fm: &model::FlowMod<'_>);
     fn packet_out(&mut self, po: &PacketOut<'_>);
     fn barrier(&mut self);
-}
-
-impl Sink for SwitchCtx<'_> {
-    fn flow_mod(&mut self, fm: &model::FlowMod<'_>) {
-        self.send_flow_mod(fm);
-    }
-    fn packet_out(&mut self, po: &PacketOut<'_>) {
-        self.send_packet_out(po);
-    }
-    fn barrier(&mut self) {
-        // The reply is taken here (nobody else's handler sees it); the guest relies only
-        // on the ordering a barrier gives.
-        self.barrier::<WasmApp>(Duration::from_secs(10), |_, _, _, _| {});
-    }
 }
 
 /// Sends the answers in `bytes`, in order, for the PACKET_INs of `batch` (a forward

@@ -23,7 +23,8 @@ use openflow::model::{Action, FlowMod, Match, PortNo};
 use serde::Serialize;
 
 use super::channel::{msg_type, now_ns, Channel};
-use super::insert::{reset_table, FlowSet, LiveProbe, TestError};
+use super::flows::{reset_table, FlowSet, TestError};
+use super::live::LiveProbe;
 use super::probe::{parse_stamp, Spread, Stamp, StreamSpec};
 use super::report::{us, us_spread, Plot, Point, Series, Table, TestOutput};
 

@@ -18,9 +18,8 @@ use openflow::model::{FlowMod, FlowModCommand};
 use serde::Serialize;
 
 use super::channel::msg_type;
-use super::insert::{
-    install, reset_table, FlowSet, LiveProbe, MatchKind, TestError, FLOW_PRIORITY,
-};
+use super::flows::{install, reset_table, FlowSet, MatchKind, TestError, FLOW_PRIORITY};
+use super::live::LiveProbe;
 use super::probe::{FrameSpec, Spread, StreamSpec};
 use super::report::{ms, ms_spread, us_spread, Plot, Point, Series, Table, TestOutput};
 use super::stats::Poller;

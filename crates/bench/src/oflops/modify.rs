@@ -26,7 +26,7 @@ use openflow::{MacAddr, Version};
 use serde::Serialize;
 
 use super::channel::{Channel, ChannelError};
-use super::insert::{reset_table, FlowSet, TestError, FLOW_PRIORITY};
+use super::flows::{reset_table, FlowSet, TestError, FLOW_PRIORITY};
 use super::probe::{self, CaptureOptions, FrameSpec, Records, Session, Spread, StreamSpec};
 use super::report::{us, us_spread, Plot, Point, Series, Table, TestOutput};
 

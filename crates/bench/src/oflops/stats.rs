@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::channel::{Channel, ChannelError, FlowStatsCollector, FlowStatsReply, Received};
-use super::insert::{install, reset_table, FlowSet, LiveProbe, MatchKind, TestError};
+use super::flows::{install, reset_table, FlowSet, MatchKind, TestError};
+use super::live::LiveProbe;
 use super::probe::{Records, Spread, StreamSpec};
 use super::report::{us, us_spread, Plot, Point, Series, Table, TestOutput};
 

@@ -139,20 +139,20 @@ mod by_hand {
                 app.log
                     .lock()
                     .unwrap()
-                    .push(format!("tick {} #{n} {r:?}", ctx.dpid()));
+                    .push(format!("tick {} #{n} {r:?}", ctx.dpid().0));
             });
             b.every_global(50 * MS, |app, switches: &Switches, _| {
-                app.log
-                    .lock()
-                    .unwrap()
-                    .push(format!("global {:?}", switches.dpids()));
+                app.log.lock().unwrap().push(format!(
+                    "global {:?}",
+                    switches.dpids().iter().map(|d| d.0).collect::<Vec<_>>()
+                ));
             });
             b.on_switch_added(|_, ctx, _| {
                 ctx.barrier(Duration::from_secs(60), |app: &Clocked, ctx, n, reply| {
                     app.log
                         .lock()
                         .unwrap()
-                        .push(format!("barrier {} after {n}: {reply:?}", ctx.dpid()));
+                        .push(format!("barrier {} after {n}: {reply:?}", ctx.dpid().0));
                 });
             });
         }

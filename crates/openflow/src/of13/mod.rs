@@ -12,8 +12,10 @@
 //! meter           MeterBand, METER_MOD, meter constants
 //! flow            FLOW_MOD, FLOW_REMOVED, PACKET_IN, PACKET_OUT
 //! switch          FEATURES_REPLY, EXPERIMENTER, TABLE_MOD, QUEUE_GET_CONFIG, ROLE, ASYNC
-//! multipart       MULTIPART_REQUEST / MULTIPART_REPLY and their bodies
+//! multipart       MULTIPART_REQUEST / MULTIPART_REPLY and their bodies (flow, table /
+//!                 port / queue, group and meter statistics, one file each)
 //! table_features  the TABLE_FEATURES multipart body and its properties
+//! entries         the entry lists multipart bodies and table features are made of
 //! error_codes     ErrorType and the names of every error code
 //! ```
 //!
@@ -26,6 +28,7 @@ use serde::{Deserialize, Serialize};
 pub mod action;
 #[cfg(test)]
 pub(crate) mod arb;
+mod entries;
 pub mod error_codes;
 pub mod flow;
 pub mod group;

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{DecodeError, DecodeResult, EncodeError, EncodeResult};
+use crate::of13::entries::entry;
 use crate::of13::oxm::{OxmHeader, OXM_CLASS_EXPERIMENTER};
 use crate::open_enum;
 use crate::types::FixedStr;
@@ -63,7 +64,7 @@ impl TableFeatures {
     pub fn parse(r: &mut Reader<'_>) -> DecodeResult<TableFeatures> {
         // §7.3.5.5.1, ofp_table_features: "uint16_t length; /* Length is padded to 64
         // bits. */"; the properties fill the entry after its 64-byte fixed part.
-        let mut e = super::multipart::entry(r, "ofp_table_features", 0, Self::FIXED_LEN)?;
+        let mut e = entry(r, "ofp_table_features", 0, Self::FIXED_LEN)?;
         e.skip(2)?;
         let table_id = e.u8()?;
         e.skip(5)?;

@@ -4,11 +4,12 @@
 use std::fmt::{self, Write as _};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use super::{
-    Flow, FlowAction, FlowEntry, FlowMatch, Masked, PortNo, SetField, Transport, VlanMatch,
+use super::flow::{
+    Flow, FlowAction, FlowEntry, FlowMatch, Masked, SetField, Transport, VlanMatch, ALL_TABLES,
     ETH_ARP, ETH_IPV4, ETH_IPV6, ETH_RARP, PROTO_ICMP, PROTO_ICMPV6, PROTO_SCTP, PROTO_TCP,
     PROTO_UDP,
 };
+use crate::model::PortNo;
 
 /// A port as `ovs-ofctl` names it.
 pub(super) struct Port(pub PortNo);
@@ -326,7 +327,7 @@ impl Flow {
     /// and its mask, the match; no actions.
     pub fn selection_to_ofctl(&self) -> String {
         let mut out = String::new();
-        if self.table != super::parse::ALL_TABLES {
+        if self.table != ALL_TABLES {
             item(&mut out, format_args!("table={}", self.table));
         }
         if self.priority != Flow::DEFAULT_PRIORITY {

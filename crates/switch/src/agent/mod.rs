@@ -53,4 +53,6 @@ pub use handler::{Agent, AgentConfig};
 pub use ports::{config as port_config, PortIo, PortSlot};
 pub use switch::{ListenAddr, Switch, SwitchConfig, Target};
 pub use tables::Tables;
-pub use tls::{client_config, TlsFiles};
+// The TLS client configuration is tls-io's (shared with the bench); named here too, as
+// the switch's.
+pub use tls_io::{client_config, TlsFiles};

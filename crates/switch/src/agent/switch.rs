@@ -127,7 +127,7 @@ pub struct SwitchConfig {
     /// Where to accept controllers (Open vSwitch's `set-controller ptcp:`): served as
     /// the `controllers` are, asynchronous messages included.
     pub listen_controllers: Vec<ListenAddr>,
-    /// The TLS client configuration for `ssl:` controllers ([`super::tls::client_config`]).
+    /// The TLS client configuration for `ssl:` controllers ([`tls_io::client_config`]).
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// Frames read from one port per turn.
     pub batch: usize,

@@ -1,10 +1,8 @@
 //! TLS to controllers (`ssl:` targets), with rustls and its *ring* provider: the
 //! switch presents its certificate (`--certificate`, `--private-key`) and accepts a
-//! controller whose certificate is signed by `--ca-cert`, in TLS 1.2 or 1.3.
-//!
-//! As Open vSwitch does, the controller's certificate is checked against the CA, its
-//! validity dates and its signature, but not against the address connected to: a lab's
-//! or an operator's PKI names its controller as it likes, and the CA is the trust.
+//! controller whose certificate is signed by `--ca-cert`, in TLS 1.2 or 1.3. The client
+//! configuration, and how a controller's certificate is checked, are `tls_io`'s
+//! ([`tls_io::client_config`]), shared with `pharos bench controller`'s switches.
 //!
 //! [`TlsStream`] is a client session over a non-blocking socket: reads decrypt what
 //! the socket has (and answer the handshake), writes hand plaintext to the session
@@ -14,129 +12,18 @@
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mio::net::TcpStream;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::WebPkiServerVerifier;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{
-    CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore,
-    SignatureScheme,
-};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection};
 use tls_io::TlsIo;
-
-/// The switch's TLS files.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TlsFiles {
-    /// The CA a controller's certificate must be signed by (PEM).
-    pub ca_cert: PathBuf,
-    /// The switch's certificate (PEM, the chain if any).
-    pub certificate: PathBuf,
-    /// The switch's private key (PEM).
-    pub private_key: PathBuf,
-}
-
-/// The client configuration of `files`: the switch's certificate and key, and the CA a
-/// controller's certificate must be signed by. An error names the file at fault.
-/// (`pharos bench controller`'s emulated switches use it too.)
-pub fn client_config(files: &TlsFiles) -> Result<Arc<ClientConfig>, String> {
-    let read = |p: &Path| std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
-    let certs = |p: &Path, what: &str| -> Result<Vec<CertificateDer<'static>>, String> {
-        let bytes = read(p)?;
-        let certs = CertificateDer::pem_slice_iter(&bytes)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("{what} {} is not valid PEM: {e}", p.display()))?;
-        if certs.is_empty() {
-            return Err(format!("{what} {} holds no certificate", p.display()));
-        }
-        Ok(certs)
-    };
-    let (ca, cert, key_file) = (&files.ca_cert, &files.certificate, &files.private_key);
-    let mut roots = RootCertStore::empty();
-    for c in certs(ca, "the CA certificate")? {
-        roots.add(c).map_err(|e| {
-            format!(
-                "the CA certificate {}: not a usable CA certificate: {e}",
-                ca.display()
-            )
-        })?;
-    }
-    let chain = certs(cert, "the certificate")?;
-    let key = PrivateKeyDer::from_pem_slice(&read(key_file)?).map_err(|e| {
-        format!(
-            "the private key {} holds no usable key: {e}",
-            key_file.display()
-        )
-    })?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-        .build()
-        .map_err(|e| format!("the CA certificate {}: {e}", ca.display()))?;
-    let config = ClientConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-        .map_err(|e| e.to_string())?
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AnyName(webpki)))
-        .with_client_auth_cert(chain, key)
-        .map_err(|e| format!("{} and {}: {e}", cert.display(), key_file.display()))?;
-    Ok(Arc::new(config))
-}
-
-/// WebPKI's verification of a controller's certificate (chain to the CA, dates,
-/// signatures) without the name check (see the module doc).
-#[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for AnyName {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
-            Err(rustls::Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
 
 /// A rustls client session over a socket (see the module doc): the byte stream shared
 /// with the controller's connections ([`TlsIo`]).
 #[derive(Debug)]
 pub struct TlsStream {
+    /// The client session over the socket, as tls-io's byte stream.
     io: TlsIo<ClientConnection>,
 }
 
@@ -182,70 +69,5 @@ impl Write for TlsStream {
 
     fn flush(&mut self) -> io::Result<()> {
         self.io.send_backlog()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
-
-    fn ca(name: &str) -> (rcgen::Certificate, KeyPair) {
-        let key = KeyPair::generate().unwrap();
-        let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
-        p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        p.distinguished_name.push(rcgen::DnType::CommonName, name);
-        (p.self_signed(&key).unwrap(), key)
-    }
-
-    fn leaf(
-        ca: &(rcgen::Certificate, KeyPair),
-        name: &str,
-        expired: bool,
-    ) -> CertificateDer<'static> {
-        let key = KeyPair::generate().unwrap();
-        let mut p = CertificateParams::new(vec![name.to_string()]).unwrap();
-        if expired {
-            p.not_before = rcgen::date_time_ymd(2020, 1, 1);
-            p.not_after = rcgen::date_time_ymd(2020, 12, 31);
-        }
-        p.signed_by(&key, &ca.0, &ca.1).unwrap().der().clone()
-    }
-
-    /// The controller's certificate is checked for its CA and its dates, not its name.
-    #[test]
-    fn a_controller_certificate_needs_the_ca_and_its_dates_but_not_the_address() {
-        let ours = ca("the controller's CA");
-        let mut roots = RootCertStore::empty();
-        roots.add(ours.0.der().clone()).unwrap();
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let v = AnyName(
-            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
-                .build()
-                .unwrap(),
-        );
-        let address = ServerName::IpAddress(std::net::Ipv4Addr::new(10, 0, 0, 1).into());
-        let check = |cert: &CertificateDer<'_>| {
-            v.verify_server_cert(cert, &[], &address, &[], UnixTime::now())
-                .map(|_| ())
-        };
-        assert_eq!(check(&leaf(&ours, "controller.example", false)), Ok(()));
-        let expired = check(&leaf(&ours, "controller.example", true));
-        assert!(
-            matches!(
-                expired,
-                Err(rustls::Error::InvalidCertificate(
-                    CertificateError::Expired | CertificateError::ExpiredContext { .. }
-                ))
-            ),
-            "an expired certificate from the right CA: {expired:?}"
-        );
-        assert_eq!(
-            check(&leaf(&ca("another CA"), "controller.example", false)),
-            Err(rustls::Error::InvalidCertificate(
-                CertificateError::UnknownIssuer
-            )),
-            "another CA's certificate"
-        );
     }
 }

@@ -170,7 +170,7 @@ impl Redirect {
     /// Loads the program with a map of `queues` entries and attaches it to `ifname`.
     /// Needs CAP_BPF and CAP_NET_ADMIN (root).
     pub fn attach(ifname: &str, mode: XdpMode, queues: u32) -> io::Result<Redirect> {
-        let req = super::sys::ifreq(ifname)?;
+        let req = afpacket::sys::ifreq(ifname)?;
         // SAFETY: `ifr_name` is NUL-terminated (`ifreq` checks the length).
         let ifindex = unsafe { libc::if_nametoindex(req.ifr_name.as_ptr()) };
         if ifindex == 0 {
@@ -292,7 +292,7 @@ impl Redirect {
 mod tests {
     //! On a veth pair in a fresh namespace (root and iproute2 needed).
     use super::*;
-    use crate::datapath::netns::Netns;
+    use afpacket::netns::Netns;
 
     fn xdp_shown(ns: &Netns, ifname: &str) -> String {
         let out = std::process::Command::new("ip")

@@ -27,12 +27,13 @@ use std::num::NonZeroU32;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 
+use afpacket::{iface, napi_threads, sys, Sched};
 use openflow::MacAddr;
 use xdpilone::xdp::XdpDesc;
 use xdpilone::{DeviceQueue, IfInfo, RingRx, RingTx, Socket, SocketConfig, Umem, UmemConfig, User};
 
 use super::xdp::{Redirect, XdpMode};
-use super::{sys, PortCounters};
+use super::PortCounters;
 
 /// Frames in a port's area, and their size.
 const FRAMES: u32 = 4096;
@@ -130,7 +131,7 @@ pub struct XdpPort {
     napi_thread: Option<i32>,
     /// Its scheduling before [`XdpPort::napi_realtime`] changed it, put back when the
     /// port closes.
-    napi_sched_before: Option<super::Sched>,
+    napi_sched_before: Option<Sched>,
     /// The last wakeup failed for good (the interface down): what is on the transmit
     /// ring waits for a later flush to find it up.
     stalled: bool,
@@ -152,7 +153,7 @@ impl XdpPort {
         }
         // SAFETY: a fresh descriptor we own.
         let ctl = unsafe { OwnedFd::from_raw_fd(raw) };
-        let (_, mac, mtu) = super::describe(ctl.as_raw_fd(), ifname)?;
+        let (_, mac, mtu) = iface::describe(ctl.as_raw_fd(), ifname)?;
         if mtu + 18 > (FRAME_SIZE - 256) as usize {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
@@ -278,7 +279,7 @@ impl XdpPort {
 
     /// Whether the link is up, as [`super::Port::link_up`] reads it.
     pub fn link_up(&self) -> bool {
-        super::link_up(self.ctl.as_raw_fd(), &self.name)
+        iface::link_up(self.ctl.as_raw_fd(), &self.name)
     }
 
     /// Calls `f` with each received frame, at most `max`, in place; returns how many.
@@ -516,7 +517,7 @@ impl XdpPort {
                 format!("{}: no NAPI thread (threaded NAPI first)", self.name),
             ));
         };
-        let before = super::Sched::fifo(priority).set(pid)?;
+        let before = Sched::fifo(priority).set(pid)?;
         self.napi_sched_before.get_or_insert(before);
         Ok(())
     }
@@ -569,24 +570,6 @@ fn place_all<T>(items: &[T], mut put: impl FnMut(&[T]) -> u32) -> usize {
         done += n;
     }
     done
-}
-
-/// The kernel threads doing threaded NAPI for `ifname` (`napi/IFNAME-ID`).
-pub fn napi_threads(ifname: &str) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| {
-        let e = e.ok()?;
-        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-        let comm = std::fs::read_to_string(e.path().join("comm")).ok()?;
-        let rest = comm
-            .trim_end()
-            .strip_prefix("napi/")?
-            .strip_prefix(ifname)?;
-        rest.starts_with('-').then_some(pid)
-    })
-    .collect()
 }
 
 /// Receive queues of `ifname` (its `queues/rx-N` entries in sysfs; 1 when unreadable).
