@@ -40,24 +40,22 @@ use openflow::{of10, of13, DecodeError, Message, Version, HEADER_LEN};
 use crate::info::{Dpid, PortInfo, SwitchInfo};
 use openflow::ofctl::FlowEntry;
 
-/// `ofp_type` values shared by 1.0 and 1.3.
+/// The message types the handshake reads, as the codec numbers them.
 mod ty {
-    pub const HELLO: u8 = 0;
-    pub const ERROR: u8 = 1;
-    pub const ECHO_REQUEST: u8 = 2;
-    pub const ECHO_REPLY: u8 = 3;
-    pub const FEATURES_REPLY: u8 = 6;
-    pub const PACKET_IN: u8 = 10;
-    pub const FLOW_REMOVED: u8 = 11;
-    pub const PORT_STATUS: u8 = 12;
+    pub use openflow::msg_type::{
+        ECHO_REPLY, ECHO_REQUEST, ERROR, FEATURES_REPLY, FLOW_REMOVED, HELLO, PACKET_IN,
+        PORT_STATUS,
+    };
+    use openflow::{of10, of13};
+
     /// 1.0 `OFPT_BARRIER_REPLY`.
-    pub const V10_BARRIER_REPLY: u8 = 19;
+    pub const V10_BARRIER_REPLY: u8 = of10::MsgType::BarrierReply.to_raw();
     /// 1.0 `OFPT_STATS_REPLY`.
-    pub const V10_STATS_REPLY: u8 = 17;
+    pub const V10_STATS_REPLY: u8 = of10::MsgType::StatsReply.to_raw();
     /// 1.3 `OFPT_MULTIPART_REPLY`.
-    pub const V13_MULTIPART_REPLY: u8 = 19;
+    pub const V13_MULTIPART_REPLY: u8 = of13::MsgType::MultipartReply.to_raw();
     /// 1.3 `OFPT_BARRIER_REPLY`.
-    pub const V13_BARRIER_REPLY: u8 = 21;
+    pub const V13_BARRIER_REPLY: u8 = of13::MsgType::BarrierReply.to_raw();
 }
 
 /// `OFPET_HELLO_FAILED`, the same number in every version.

@@ -37,6 +37,11 @@ use crate::handshake::{Established, Handshake, HandshakeConfig, Progress};
 use crate::sync::lock;
 use crate::tls::{refusal, Stream};
 
+use self::strikes::Strikes;
+
+mod report;
+mod strikes;
+
 /// Makes the calling thread (admission's) `SCHED_BATCH`: the scheduler then never lets
 /// its wake-ups preempt a running thread, so a worker that shares its core runs out its
 /// time slice, and the connections that arrived meanwhile are taken in one round. Under
@@ -70,97 +75,6 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// read(2) calls per readiness event of a handshaking peer; one that keeps sending
 /// (echo requests, say) is revisited next turn instead of holding the thread.
 const READ_BUDGET: usize = 16;
-/// An address whose failed handshakes (decayed, see [`Strikes`]) reach this score gets
-/// no waiting place: past its handshake slots it is refused at accept.
-const FAILING_SCORE: f64 = 64.0;
-/// Failed handshakes count half as much after this long.
-const STRIKE_HALF_LIFE: Duration = Duration::from_secs(10);
-/// Handshakes a failing address may start per second (and at once, after a lull): a
-/// flood of connections that open like switches (TLS ClientHellos, whose answer costs a
-/// signature each) gets no more of the workers' core than this.
-const FAILING_STARTS_PER_SEC: f64 = 32.0;
-
-/// Failed handshakes per source address (and, once it is failing, connections refused
-/// for it), each weighing less with time (halved every [`STRIKE_HALF_LIFE`]); a
-/// completed handshake takes one away.
-///
-/// Waiting is for switches that will complete their handshake once a slot frees: a lab
-/// of a thousand switches on one host. An address whose handshakes keep failing (a
-/// flood of silent or garbage connections, or connections already reset by the time
-/// their turn came) would only fill its queue with more of the same, each costing an
-/// accept, a registration, a HELLO, a read and a close on the core the workers need;
-/// once its score reaches [`FAILING_SCORE`] it waits no more, and what its slots cannot
-/// take is refused in batches at accept (then left in the kernel's backlog), which
-/// costs a fraction of that.
-#[derive(Debug, Default)]
-struct Strikes {
-    by_ip: HashMap<IpAddr, (f64, Instant)>,
-    /// Handshake starts left to each failing address, and when that was counted.
-    starts: HashMap<IpAddr, (f64, Instant)>,
-}
-
-impl Strikes {
-    fn decayed(score: f64, since: Instant, now: Instant) -> f64 {
-        let halvings =
-            now.saturating_duration_since(since).as_secs_f64() / STRIKE_HALF_LIFE.as_secs_f64();
-        score * 0.5f64.powf(halvings)
-    }
-
-    /// The address's score now.
-    fn score(&self, ip: IpAddr, now: Instant) -> f64 {
-        self.by_ip
-            .get(&ip)
-            .map_or(0.0, |&(s, t)| Strikes::decayed(s, t, now))
-    }
-
-    /// One more failed handshake from `ip`.
-    fn fail(&mut self, ip: IpAddr, now: Instant) {
-        let e = self.by_ip.entry(ip).or_insert((0.0, now));
-        *e = (Strikes::decayed(e.0, e.1, now) + 1.0, now);
-    }
-
-    /// A handshake from `ip` completed.
-    fn succeed(&mut self, ip: IpAddr, now: Instant) {
-        if let Some(e) = self.by_ip.get_mut(&ip) {
-            *e = ((Strikes::decayed(e.0, e.1, now) - 1.0).max(0.0), now);
-        }
-    }
-
-    /// Whether `ip` has lost its waiting places.
-    fn failing(&self, ip: IpAddr, now: Instant) -> bool {
-        self.score(ip, now) >= FAILING_SCORE
-    }
-
-    /// Whether `ip` may start a handshake now: always, unless it is failing, then at
-    /// most [`FAILING_STARTS_PER_SEC`] a second (a token bucket of as many).
-    fn take_start(&mut self, ip: IpAddr, now: Instant) -> bool {
-        if !self.failing(ip, now) {
-            return true;
-        }
-        let e = self
-            .starts
-            .entry(ip)
-            .or_insert((FAILING_STARTS_PER_SEC, now));
-        let refill = now.saturating_duration_since(e.1).as_secs_f64() * FAILING_STARTS_PER_SEC;
-        let tokens = (e.0 + refill).min(FAILING_STARTS_PER_SEC);
-        if tokens >= 1.0 {
-            *e = (tokens - 1.0, now);
-            true
-        } else {
-            *e = (tokens, now);
-            false
-        }
-    }
-
-    /// Forgets addresses whose score has decayed below one failure.
-    fn prune(&mut self, now: Instant) {
-        self.by_ip
-            .retain(|_, &mut (s, t)| Strikes::decayed(s, t, now) >= 1.0);
-        let by_ip = &self.by_ip;
-        self.starts.retain(|ip, _| by_ip.contains_key(ip));
-    }
-}
-
 /// Settings of the admission tier.
 #[derive(Debug, Clone)]
 pub struct AdmissionConfig {
@@ -842,43 +756,6 @@ impl Admission {
             }
         }
     }
-
-    /// The periodic info-level counters line.
-    fn report(&mut self, now: Instant) {
-        let s = self.published.snapshot();
-        let t = &s.total;
-        let secs = (now - self.last_report).as_secs_f64();
-        let rate = if secs > 0.0 {
-            t.packet_ins.saturating_sub(self.last_packet_ins) as f64 / secs
-        } else {
-            0.0
-        };
-        self.last_packet_ins = t.packet_ins;
-        self.last_report = now;
-        self.next_report = now + self.cfg.counters_interval;
-        self.strikes.prune(now);
-        let msgs_in: u64 = t.msgs_in.values().sum();
-        let msgs_out: u64 = t.msgs_out.values().sum();
-        let activity = activity(t);
-        let idle = is_idle(t, self.last_activity);
-        self.last_activity = activity;
-        if idle {
-            return;
-        }
-        info!(
-            switches = t.connected_switches,
-            pending = t.pending_handshakes,
-            waiting = t.waiting_handshakes,
-            packet_ins_per_sec = format_args!("{rate:.1}"),
-            msgs_in,
-            msgs_out,
-            drops = t.drops,
-            disconnects = ?t.disconnects,
-            handshake_failures = ?t.handshake_failures,
-            refused = ?t.refused,
-            "counters"
-        );
-    }
 }
 
 /// Whether the peer's first bytes, already received, are an OpenFlow HELLO (any
@@ -888,7 +765,7 @@ impl Admission {
 fn opens_like_a_switch(stream: &TcpStream) -> bool {
     let mut b = [0u8; 2];
     match stream.peek(&mut b) {
-        Ok(2) => (matches!(b[0], 1..=6) && b[1] == 0) || b[0] == 0x16,
+        Ok(2) => (matches!(b[0], 1..=6) && b[1] == openflow::msg_type::HELLO) || b[0] == 0x16,
         Ok(1) => matches!(b[0], 1..=6 | 0x16),
         _ => false,
     }
@@ -902,27 +779,6 @@ enum Place {
     Wait,
     /// It is closed, for this reason (a cap's name).
     Refuse(&'static str),
-}
-
-/// What moved since the start: connections accepted and refused, handshakes failed,
-/// messages, drops.
-fn activity(t: &crate::counters::TotalSnapshot) -> u64 {
-    let sum = |m: &std::collections::BTreeMap<String, u64>| m.values().sum::<u64>();
-    t.accepted
-        + sum(&t.refused)
-        + sum(&t.handshake_failures)
-        + sum(&t.msgs_in)
-        + sum(&t.msgs_out)
-        + t.drops
-}
-
-/// Whether the counters line has nothing to say: no switch connected, none
-/// handshaking, and nothing moved since the previous line (whose activity was `last`).
-fn is_idle(t: &crate::counters::TotalSnapshot, last: u64) -> bool {
-    t.connected_switches == 0
-        && t.pending_handshakes == 0
-        && t.waiting_handshakes == 0
-        && activity(t) == last
 }
 
 /// Writes what the kernel takes of `out`, keeping the rest (and, over TLS, the
@@ -947,98 +803,8 @@ fn write_some(stream: &mut Stream, out: &mut Vec<u8>) -> io::Result<()> {
 }
 
 #[cfg(test)]
-mod report_tests {
+mod tests {
     use super::*;
-    use crate::counters::TotalSnapshot;
-
-    #[test]
-    fn the_counters_line_is_skipped_only_while_nothing_is_connected_or_moving() {
-        let idle = TotalSnapshot::default();
-        assert!(is_idle(&idle, 0));
-        let one_switch = TotalSnapshot {
-            connected_switches: 1,
-            ..TotalSnapshot::default()
-        };
-        assert!(!is_idle(&one_switch, 0));
-        let handshaking = TotalSnapshot {
-            pending_handshakes: 1,
-            ..TotalSnapshot::default()
-        };
-        assert!(!is_idle(&handshaking, 0));
-        // The last switch left since the previous line: said once more, then quiet.
-        let mut left = TotalSnapshot {
-            accepted: 1,
-            ..TotalSnapshot::default()
-        };
-        left.msgs_in.insert("1.3 PACKET_IN".into(), 5);
-        left.disconnects.insert("closed_by_peer".into(), 1);
-        assert!(!is_idle(&left, 0));
-        assert!(is_idle(&left, activity(&left)));
-        // Refused connections with no switch: reported.
-        let mut refused = left.clone();
-        refused.refused.insert("max_pending".into(), 3);
-        assert!(!is_idle(&refused, activity(&left)));
-    }
-}
-
-#[cfg(test)]
-mod strike_tests {
-    use super::*;
-
-    #[test]
-    fn failures_add_up_decay_and_are_paid_back_by_handshakes() {
-        let ip: IpAddr = "192.0.2.1".parse().unwrap();
-        let other: IpAddr = "192.0.2.2".parse().unwrap();
-        let t0 = Instant::now();
-        let mut s = Strikes::default();
-        for _ in 0..63 {
-            s.fail(ip, t0);
-        }
-        assert!(
-            !s.failing(ip, t0),
-            "63 failures are not yet a failing address"
-        );
-        s.fail(ip, t0);
-        assert!(s.failing(ip, t0));
-        assert!(!s.failing(other, t0), "one address's failures are its own");
-        // Halved after a half-life: no longer failing, still remembered.
-        let later = t0 + STRIKE_HALF_LIFE;
-        assert!((s.score(ip, later) - 32.0).abs() < 1e-6);
-        assert!(!s.failing(ip, later));
-        // A completed handshake takes one away; never below zero.
-        s.succeed(ip, later);
-        assert!((s.score(ip, later) - 31.0).abs() < 1e-6);
-        s.succeed(other, later);
-        assert_eq!(s.score(other, later), 0.0);
-        // Forgotten once below one failure's weight.
-        s.prune(later + STRIKE_HALF_LIFE * 4);
-        assert_eq!(s.by_ip.len(), 1);
-        s.prune(later + STRIKE_HALF_LIFE * 6);
-        assert!(s.by_ip.is_empty());
-    }
-
-    #[test]
-    fn a_failing_address_starts_a_bounded_number_of_handshakes_a_second() {
-        let ip: IpAddr = "192.0.2.1".parse().unwrap();
-        let t0 = Instant::now();
-        let mut s = Strikes::default();
-        assert!(
-            (0..1000).all(|_| s.take_start(ip, t0)),
-            "not failing: no bound"
-        );
-        for _ in 0..100 {
-            s.fail(ip, t0);
-        }
-        let n = FAILING_STARTS_PER_SEC as usize;
-        let started = (0..1000).filter(|_| s.take_start(ip, t0)).count();
-        assert_eq!(started, n, "a burst of one second's worth");
-        let later = t0 + Duration::from_millis(500);
-        let started = (0..1000).filter(|_| s.take_start(ip, later)).count();
-        assert_eq!(started, n / 2, "then the rate");
-        // Forgotten with its strikes.
-        s.prune(t0 + STRIKE_HALF_LIFE * 8);
-        assert!(s.starts.is_empty() && s.by_ip.is_empty());
-    }
 
     /// A pair of connected sockets: ours (accepted, as mio's) and the peer's.
     fn pair() -> (TcpStream, std::net::TcpStream) {
