@@ -9,15 +9,20 @@
 //! examples (a learning switch, a firewall) and the sandbox's test guests are in
 //! `wasm/`, built by `scripts/build-wasm-apps` into `wasm/prebuilt/`.
 //!
-//! - [`loader`]: [`WasmLoader`] compiles a module and links the sandbox (no files,
-//!   network or environment: WASI is linked to traps); it implements
-//!   `controller::host::AppLoader`.
-//! - [`app`]: [`WasmApp`], the loaded module as a controller `App`: one instance per
-//!   worker thread, calls bounded in time, sends queued and written on return.
-//! - [`sandbox`]: the engine, its epoch ticker, and [`Limits`] (64 MiB of memory per
-//!   app, 5 ms per call by default).
-//! - `host`: the guest's imports; `convert`: WIT records to and from the model;
-//!   `batch`: the bytes of `packet-ins` (a turn's PACKET_INs in, the answers out).
+//! ## Layout
+//!
+//! ```text
+//! loader    WasmLoader: compiles a module, links the sandbox (no files, network or
+//!           environment: WASI is linked to traps); implements controller's AppLoader
+//! app       WasmApp: the loaded module as a controller App, one instance per worker
+//!           thread, calls bounded in time, sends queued and written on return
+//! sandbox   the engine, its epoch ticker, and Limits (64 MiB of memory per app, 5 ms
+//!           per call by default)
+//! host      the guest's imports (sending, logging, time, the per-switch store)
+//! convert   WIT records to and from the version-neutral model
+//! batch     the bytes of `packet-ins`: a turn's PACKET_INs in, the answers out
+//! bindings  the host's side of the `pharos:app` world, generated from wit/app.wit
+//! ```
 //!
 //! A trap, an interrupted call or the memory cap reached quarantines the app that
 //! caused it and only it: the handler panics with the app's name and the cause, and
