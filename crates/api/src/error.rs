@@ -8,8 +8,15 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
-use crate::model::ErrorBody;
+/// An error: what went wrong, in a sentence.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong and, where it helps, what would be right.
+    pub error: String,
+}
 
 /// The largest request body taken: 1 MiB (a flow or a batch of them is far smaller).
 pub const MAX_BODY: usize = 1 << 20;

@@ -12,17 +12,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use controller::counters::PipelineCountersSnapshot;
 use controller::counters::{CountersSnapshot, SwitchSnapshot};
 use controller::info::{PortInfo, SwitchInfo, PORT_CONFIG_DOWN, PORT_STATE_LINK_DOWN};
+use openflow::common::DescStats;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::dpid;
-
-/// An error: what went wrong, in a sentence.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct ErrorBody {
-    /// What went wrong and, where it helps, what would be right.
-    pub error: String,
-}
+pub use crate::error::ErrorBody;
 
 /// `GET /healthz`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -182,7 +177,7 @@ pub struct SwitchDetail {
     pub counters: Option<SwitchCounters>,
     /// What the switch says it is (DESC), asked once per connection; `null` until it
     /// answered (the page waits for it at most a second).
-    pub description: Option<crate::switch_model::SwitchDescription>,
+    pub description: Option<SwitchDescription>,
 }
 
 impl SwitchDetail {
@@ -455,4 +450,31 @@ pub struct PortChangeSent {
 /// Unix seconds (0 for a time before 1970, which a clock set wrong can give).
 pub fn unix_secs(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// What a switch says it is (DESC statistics), read once per connection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct SwitchDescription {
+    /// Manufacturer (`Nicira, Inc.`).
+    pub mfr: String,
+    /// Hardware (`Open vSwitch`).
+    pub hw: String,
+    /// Software version (`3.1.0`).
+    pub sw: String,
+    /// Serial number.
+    pub serial: String,
+    /// The datapath's own description (Open vSwitch: the bridge's name).
+    pub dp_desc: String,
+}
+
+impl SwitchDescription {
+    pub fn new(d: &DescStats) -> SwitchDescription {
+        SwitchDescription {
+            mfr: d.mfr_desc.to_string_lossy(),
+            hw: d.hw_desc.to_string_lossy(),
+            sw: d.sw_desc.to_string_lossy(),
+            serial: d.serial_num.to_string_lossy(),
+            dp_desc: d.dp_desc.to_string_lossy(),
+        }
+    }
 }

@@ -9,7 +9,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use openflow::common::DescStats;
 use openflow::of13;
 use openflow::ofctl::{actions_from_of13, Flow, FlowEntry};
 use serde::{Deserialize, Serialize};
@@ -17,36 +16,10 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::error::ApiError;
 use crate::model::Port;
+pub use crate::model::SwitchDescription;
 
 // ---------------------------------------------------------------------------------
 // The documents
-
-/// What a switch says it is (DESC statistics), read once per connection.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct SwitchDescription {
-    /// Manufacturer (`Nicira, Inc.`).
-    pub mfr: String,
-    /// Hardware (`Open vSwitch`).
-    pub hw: String,
-    /// Software version (`3.1.0`).
-    pub sw: String,
-    /// Serial number.
-    pub serial: String,
-    /// The datapath's own description (Open vSwitch: the bridge's name).
-    pub dp_desc: String,
-}
-
-impl SwitchDescription {
-    pub fn new(d: &DescStats) -> SwitchDescription {
-        SwitchDescription {
-            mfr: d.mfr_desc.to_string_lossy(),
-            hw: d.hw_desc.to_string_lossy(),
-            sw: d.sw_desc.to_string_lossy(),
-            serial: d.serial_num.to_string_lossy(),
-            dp_desc: d.dp_desc.to_string_lossy(),
-        }
-    }
-}
 
 /// Each switch's description with the time its connection was listed (a reconnected
 /// switch is asked again); `None` while it is being asked.

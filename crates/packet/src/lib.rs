@@ -119,6 +119,7 @@ pub mod arp;
 pub mod checksum;
 pub mod error;
 pub mod ethernet;
+pub mod ethertype;
 pub mod flow;
 #[doc(hidden)]
 pub mod fuzz;

@@ -6,7 +6,7 @@
 //! order, at most [`MAX_VLAN_TAGS`] deep.
 
 use crate::error::{fits, room, EmitResult, Error, Result};
-use crate::ethernet::EtherType;
+use crate::ethertype::EtherType;
 use crate::macros::{be16, put16};
 
 mod field {

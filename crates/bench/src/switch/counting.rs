@@ -34,8 +34,6 @@ pub(super) const SPAN: u32 = 1 << 30;
 pub(super) const RING: u32 = 1 << 20;
 /// The xid of the ECHO_REQUEST closing a switch's announcements (below [`FIRST_SEQ`]).
 pub(super) const LEARN_DONE_XID: u32 = 0x0fff_fff0;
-/// The xid of announcement `i` is `LEARN_XID + i` (below `LEARN_DONE_XID` for 2^24).
-pub(super) const LEARN_XID: u32 = 0x0e00_0000;
 
 /// The sequence number of PACKET_IN number `n`.
 pub(super) fn seq_of(n: u64) -> u32 {

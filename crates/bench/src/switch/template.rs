@@ -3,8 +3,11 @@
 
 use openflow::{of10, of13, MacAddr, Message, Version};
 
-use super::counting::LEARN_XID;
 use super::hosts::{dst_mac, frame, host_ip, host_mac, host_port, partner, FRAME_LEN, IN_PORT};
+
+/// The xid of announcement `i` is `LEARN_XID + i` (below the counting's
+/// `LEARN_DONE_XID` for 2^24).
+pub(super) const LEARN_XID: u32 = 0x0e00_0000;
 
 /// The buffer id of a PACKET_IN whose frame is all in the message.
 pub const NO_BUFFER: u32 = 0xffff_ffff;
