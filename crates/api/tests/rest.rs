@@ -2,13 +2,6 @@
 //! it lists, how it reads dpids, what it refuses and why, auth, the PORT_MOD it sends;
 //! and every JSON response checked against `/api/v1/openapi.json`.
 
-#[path = "../../controller/tests/emu/mod.rs"]
-mod emu;
-
-mod contract;
-mod http;
-mod sse;
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,6 +18,10 @@ use emu::{host, Emu, Spec};
 use http::{request, Resp};
 use openflow::{of10, of13, Message};
 use serde_json::Value;
+use testkit::contract;
+use testkit::emu;
+use testkit::http;
+use testkit::sse;
 
 const T: Duration = Duration::from_secs(10);
 const TOKEN: &str = "test-token-0123456789abcdef";
@@ -1392,7 +1389,7 @@ fn apps_show_each_handlers_calls_and_time_and_metrics_their_histogram() {
 
 // ---------------------------------------------------------------------------------
 // Routes that ask a switch (routes_switch.rs): the emulated switches keep a flow table
-// and answer statistics (controller/tests/emu/tables.rs).
+// and answer statistics (the test kit's `emu::tables`).
 
 /// An emulated switch connected and listed, left to answer on its own thread.
 fn serve(c: &Running, spec: Spec, setup: impl FnOnce(&mut Emu)) -> emu::Background {

@@ -5,13 +5,6 @@
 //! error, deleted from the switch; every JSON response checked against
 //! `/api/v1/openapi.json`.
 
-#[path = "../../controller/tests/emu/mod.rs"]
-mod emu;
-
-#[allow(dead_code)] // the event checks are for rest.rs
-mod contract;
-mod http;
-
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,6 +24,9 @@ use http::{request, Resp};
 use openflow::common::ErrorBody;
 use openflow::{of10, of13, Message, Version};
 use serde_json::{json, Value};
+use testkit::contract;
+use testkit::emu;
+use testkit::http;
 
 const T: Duration = Duration::from_secs(10);
 const TOKEN: &str = "test-token-static-flows";

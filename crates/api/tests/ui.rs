@@ -2,8 +2,6 @@
 //! client routes, the JSON 404 kept for `/api/...`, no token for any of it even when
 //! reads need one, the security headers, content types, and ETag revalidation.
 
-mod http;
-
 use std::sync::Arc;
 
 use api::auth::{Token, TokenSource};
@@ -13,6 +11,7 @@ use controller::controller::{Controller, Handle};
 use controller::host::AppHost;
 use controller::services::Services;
 use http::{request, Resp};
+use testkit::http;
 
 const TOKEN: &str = "ui-test-token";
 

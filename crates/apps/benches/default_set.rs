@@ -22,7 +22,9 @@ use controller::host::{AppHost, Core};
 use controller::info::{PortInfo, SwitchInfo};
 use controller::services::Services;
 use criterion::{criterion_group, criterion_main, Criterion};
-use openflow::{of10, MacAddr, Message, Version};
+use openflow::view::NO_BUFFER;
+use openflow::{MacAddr, Version};
+use testkit::frames;
 
 const SWITCHES: u64 = 16;
 const MACS: u32 = 1000;
@@ -65,15 +67,9 @@ fn frame(dpid: u64, i: u32) -> Vec<u8> {
 }
 
 fn packet_in(dpid: u64, i: u32) -> Vec<u8> {
-    Message::V10(of10::Message::PacketIn(of10::PacketIn {
-        buffer_id: openflow::view::NO_BUFFER,
-        total_len: 60,
-        in_port: 1,
-        reason: of10::PacketInReason::NoMatch,
-        data: frame(dpid, i),
-    }))
-    .to_bytes(0)
-    .unwrap()
+    frames::packet_in_message(Version::V1_0, 1, &frame(dpid, i), NO_BUFFER)
+        .to_bytes(0)
+        .unwrap()
 }
 
 fn pipeline(apps: &[&str]) -> (Core, Vec<SwitchState>) {

@@ -35,8 +35,7 @@ use controller::services::Services;
 use criterion::{criterion_group, criterion_main, Criterion};
 use openflow::{MacAddr, Version};
 
-#[path = "../tests/frames/mod.rs"]
-mod frames;
+use testkit::frames;
 
 const N: u32 = 100_000;
 const MAX_IDLE: Duration = Duration::from_secs(300);

@@ -23,7 +23,7 @@ use controller::info::SwitchInfo;
 use controller::services::Services;
 use openflow::{MacAddr, Version};
 
-mod frames;
+use testkit::frames;
 
 fn host(i: u32) -> (MacAddr, AttachmentPoint, IpAddr, IpAddr) {
     let [a, b, c, d] = i.to_be_bytes();

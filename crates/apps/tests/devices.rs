@@ -1,4 +1,4 @@
-//! The device app on the sans-IO test network (tests/sim), with the topology app
+//! The device app on the sans-IO test network (crates/sim), with the topology app
 //! discovering the links and, where frames must cross switches, the hub flooding them
 //! (on loop-free networks): hosts are learned where they are plugged in and never on
 //! inter-switch ports, even though copies of their frames reach every switch; what was
@@ -7,9 +7,6 @@
 //! and go with their port or their switch; addresses come from ARP, IPv4, IPv6 and
 //! neighbour discovery; VLANs keep hosts apart; subscribers hear all of it in order.
 //! Switches alternate OpenFlow 1.3 (odd dpids) and 1.0 (even).
-
-mod frames;
-mod sim;
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
@@ -26,6 +23,7 @@ use controller::info::Dpid;
 use frames::{arp_reply, arp_request, ipv4, ipv6, mac, neighbor_advert, tagged, v4, v6};
 use openflow::{MacAddr, Version};
 use sim::Net;
+use testkit::frames;
 
 const S: Duration = Duration::from_secs(1);
 

@@ -1,11 +1,8 @@
-//! The routing app on the sans-IO test network (tests/sim), with the Topology and
+//! The routing app on the sans-IO test network (crates/sim), with the Topology and
 //! Devices services driven by hand as the topology and device apps would: flows along
 //! the whole path for a known host, floods that reach every host once on rings and fat
 //! trees, routes removed with their flows when a link on them fails or their host
 //! moves, FLOW_REMOVED and the bound on installed routes.
-
-mod frames;
-mod sim;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,6 +17,7 @@ use controller::services::Services;
 use openflow::model::{FlowModCommand, Vlan};
 use openflow::{of10, of13, MacAddr, Message, Version};
 use sim::{mac, Net, BROADCAST};
+use testkit::frames;
 
 fn v13(_: u64) -> Version {
     Version::V1_3

@@ -1,9 +1,7 @@
-//! The sans-IO test network itself (tests/sim): frames cross cables, the flow table
+//! The sans-IO test network itself (crates/sim): frames cross cables, the flow table
 //! forwards and expires, a table miss reaches the apps, timers and global timers run on
 //! the hand-moved clock, messages sent through `Switches` are delivered, PORT_STATUS and
 //! disconnections reach the apps, barriers are answered, storms are caught.
-
-mod sim;
 
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};

@@ -1,10 +1,8 @@
-//! The topology app on the sans-IO test network (tests/sim): discovery finds exactly
+//! The topology app on the sans-IO test network (crates/sim): discovery finds exactly
 //! the cables of linear, ring and fat-tree networks of mixed 1.0/1.3 switches; forged,
 //! foreign, stale and looped-back LLDP makes no link and is never flooded; links go
 //! when their frames stop, at once when a port goes down or is deleted or a switch
 //! leaves, and come back; subscribers see every change in order, after the snapshot.
-
-mod sim;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};

@@ -6,7 +6,8 @@
 //! As Open vSwitch does, the controller's certificate is checked against the CA and not
 //! against a name (switches connect to an address; the CA is private to the network).
 //!
-//! [`Transport`] keeps the plain socket's contract the generator relies on: a read
+//! The session is a [`TlsIo`], the TLS byte stream the controller and `pharos switch`
+//! use. [`Transport`] keeps the plain socket's contract the generator relies on: a read
 //! shorter than the buffer means the socket is drained (so it reads until the socket
 //! says `WouldBlock` or the buffer is full), and `flush` writes the records the socket
 //! did not take yet.
@@ -21,6 +22,7 @@ use mio::{Interest, Registry, Token};
 use rustls::pki_types::ServerName;
 pub use rustls::ClientConfig;
 use rustls::ClientConnection;
+use tls_io::TlsIo;
 
 /// The client configuration of `--tls-cert FILE --tls-key FILE --tls-ca FILE`: the
 /// switches' certificate and key, and the CA the controller's certificate must be
@@ -40,7 +42,7 @@ pub enum Transport {
     /// Clear text.
     Plain(TcpStream),
     /// TLS (boxed: the session is large).
-    Tls(Box<(TcpStream, ClientConnection)>),
+    Tls(Box<TlsIo<ClientConnection>>),
 }
 
 /// Whether a socket error means "not yet" (a connection still being made, or full).
@@ -66,7 +68,7 @@ impl Transport {
                     ServerName::IpAddress(server.0.into()),
                 )
                 .map_err(io::Error::other)?;
-                Ok(Transport::Tls(Box::new((tcp, conn))))
+                Ok(Transport::Tls(Box::new(TlsIo::new(tcp, conn))))
             }
         }
     }
@@ -75,7 +77,7 @@ impl Transport {
     pub fn tcp(&mut self) -> &mut TcpStream {
         match self {
             Transport::Plain(s) => s,
-            Transport::Tls(t) => &mut t.0,
+            Transport::Tls(t) => &mut t.tcp,
         }
     }
 }
@@ -85,85 +87,42 @@ impl Transport {
 #[derive(Debug, Clone, Copy)]
 pub struct SocketAddrName(pub std::net::IpAddr);
 
-/// Writes the session's records while the socket takes them.
-fn send_backlog(tcp: &mut TcpStream, conn: &mut ClientConnection) -> io::Result<()> {
-    while conn.wants_write() {
-        match conn.write_tls(tcp) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(_) => {}
-            Err(e) if waits(&e) => return Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
 impl Read for Transport {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let (tcp, conn) = match self {
+        let tls = match self {
             Transport::Plain(s) => return s.read(buf),
-            Transport::Tls(t) => (&mut t.0, &mut t.1),
+            Transport::Tls(t) => t,
         };
         // Fill `buf` until the socket is drained: a short read then says so, as for
         // plain TCP.
         let mut filled = 0;
-        loop {
-            match conn.reader().read(&mut buf[filled..]) {
+        while filled < buf.len() {
+            match tls.read_plain(&mut buf[filled..], |_| Ok(()), io::Error::other) {
+                // The end: what was decrypted, then 0.
+                Ok(0) => return Ok(filled),
                 Ok(n) => filled += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(filled),
-                Err(e) => return Err(e),
-            }
-            if filled == buf.len() {
-                return Ok(filled);
-            }
-            match conn.read_tls(tcp) {
-                Ok(0) => {
-                    // The end: what was decrypted, then 0.
-                    conn.process_new_packets().map_err(io::Error::other)?;
-                    let n = conn.reader().read(&mut buf[filled..]).unwrap_or(0);
-                    return Ok(filled + n);
-                }
-                Ok(_) => {
-                    if let Err(e) = conn.process_new_packets() {
-                        let _ = send_backlog(tcp, conn);
-                        return Err(io::Error::other(e));
-                    }
-                    send_backlog(tcp, conn)?;
-                }
                 Err(e) if waits(&e) => {
                     return if filled > 0 { Ok(filled) } else { Err(e) };
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
         }
+        Ok(filled)
     }
 }
 
 impl Write for Transport {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let (tcp, conn) = match self {
-            Transport::Plain(s) => return s.write(buf),
-            Transport::Tls(t) => (&mut t.0, &mut t.1),
-        };
-        send_backlog(tcp, conn)?;
-        if conn.wants_write() && !conn.is_handshaking() {
-            return Err(io::ErrorKind::WouldBlock.into());
+        match self {
+            Transport::Plain(s) => s.write(buf),
+            Transport::Tls(t) => t.write_plain(buf),
         }
-        let n = conn.writer().write(&buf[..buf.len().min(64 * 1024)])?;
-        if n == 0 && !buf.is_empty() {
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
-        send_backlog(tcp, conn)?;
-        Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Transport::Plain(_) => Ok(()),
-            Transport::Tls(t) => send_backlog(&mut t.0, &mut t.1),
+            Transport::Tls(t) => t.send_backlog(),
         }
     }
 }

@@ -15,7 +15,6 @@
 //! thread. Tests that load the machine run one at a time ([`SERIAL`]); every wait has a
 //! deadline.
 
-mod emu;
 mod harness;
 
 use std::io::{ErrorKind, Read, Write};
@@ -30,6 +29,7 @@ use controller::info::Dpid;
 use emu::{host, Emu, Spec};
 use harness::{eventually, logs, test_config, Running, T};
 use openflow::model::{PacketOut, PortNo};
+use testkit::emu;
 
 /// The heavy tests of this file run one at a time (the machine has few cores).
 static SERIAL: Mutex<()> = Mutex::new(());

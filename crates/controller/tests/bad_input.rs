@@ -1,7 +1,6 @@
 //! Bad input closes only the connection it came on, with a logged reason, while a
 //! healthy switch connected at the same time keeps getting its replies.
 
-mod emu;
 mod harness;
 
 use std::io::Write;
@@ -12,6 +11,7 @@ use controller::config::{CoreConfig, KeepaliveConfig};
 use emu::{host, is_packet_out, output_ports, Emu, Spec, FLOOD};
 use harness::{eventually, logs, test_config, Panicker, Recorder, Running, T};
 use openflow::{of13, Message};
+use testkit::emu;
 
 fn config() -> CoreConfig {
     let mut c = CoreConfig {

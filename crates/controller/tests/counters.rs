@@ -2,13 +2,13 @@
 //! failures by reason, disconnects by reason, a serializable snapshot (what the REST API
 //! will serve), and the periodic info line.
 
-mod emu;
 mod harness;
 
 use std::time::Duration;
 
 use emu::{host, is_flow_mod, Emu, Spec};
 use harness::{eventually, logs, test_config, Running, T};
+use testkit::emu;
 
 #[test]
 fn counters_count_by_type_switch_and_reason() {

@@ -1,8 +1,6 @@
 //! The emulated switch against a scripted controller side (plain std sockets), so that
 //! the integration tests can trust it.
 
-mod emu;
-
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::thread;
@@ -12,6 +10,7 @@ use emu::{Emu, Event, Spec};
 use openflow::common::SwitchConfig;
 use openflow::of13::multipart::{MultipartReplyBody, MultipartRequest, MultipartRequestBody};
 use openflow::{frame_len, of10, of13, Message, Version};
+use testkit::emu;
 
 const T: Duration = Duration::from_secs(5);
 

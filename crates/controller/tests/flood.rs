@@ -4,7 +4,6 @@
 //! And its other side: many well-behaved switches connecting at once from one address
 //! (a lab on one host) wait for a handshake slot instead of being reset.
 
-mod emu;
 mod harness;
 
 use std::net::TcpStream;
@@ -12,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use emu::{host, is_packet_out, Emu, Spec};
 use harness::{eventually, test_config, Running, T};
+use testkit::emu;
 
 #[test]
 fn a_flood_past_the_caps_is_left_in_the_backlog_while_switches_are_served() {

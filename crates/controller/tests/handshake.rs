@@ -1,7 +1,7 @@
 //! The handshake over real loopback TCP: 1.0, 1.3, mixed offers, an incompatible peer,
 //! and what the apps are told about the switch.
 
-mod emu;
+use testkit::emu;
 mod harness;
 
 use emu::{Emu, Event, Spec};

@@ -1,7 +1,6 @@
 //! Echo keepalive, dead-peer detection, and what a disconnect does: switch-removed
 //! fires and the per-switch state is dropped.
 
-mod emu;
 mod harness;
 
 use std::sync::atomic::Ordering;
@@ -10,6 +9,7 @@ use std::time::{Duration, Instant};
 use controller::config::{CoreConfig, KeepaliveConfig};
 use emu::{Emu, Spec};
 use harness::{eventually, logs, test_config, Recorder, Running, T};
+use testkit::emu;
 
 fn fast_keepalive() -> CoreConfig {
     CoreConfig {

@@ -4,7 +4,7 @@
 //! switch buffered it (no PACKET_OUT then), followed by a PACKET_OUT with the bytes
 //! when it did not.
 
-mod emu;
+use testkit::emu;
 mod harness;
 
 use emu::{

@@ -10,8 +10,6 @@
 //! burst must not grow with the number of packets. No tracing subscriber is installed,
 //! as at the default log level no line is written per packet.
 
-mod emu;
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Read;
 use std::net::TcpStream;
@@ -24,6 +22,7 @@ use controller::controller::Controller;
 use controller::host::AppHost;
 use controller::services::Services;
 use emu::{host, Emu, Spec};
+use testkit::emu;
 
 struct Counting;
 

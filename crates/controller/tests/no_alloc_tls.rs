@@ -7,9 +7,6 @@
 //! write: the allocations of a burst, both ends of the channel and the relay counted
 //! together, stay far below one per PACKET_IN.
 
-mod emu;
-mod tlskit;
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Read;
 use std::net::TcpStream;
@@ -22,6 +19,8 @@ use controller::controller::Controller;
 use controller::host::AppHost;
 use controller::services::Services;
 use emu::{host, Emu, Spec};
+use testkit::emu;
+use testkit::tlskit;
 
 struct Counting;
 

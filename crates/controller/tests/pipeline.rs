@@ -26,6 +26,7 @@ use openflow::of10::flow_match as fw;
 use openflow::view::widen_port;
 use openflow::{frame_len, of10, of13, MacAddr, Message, Version};
 use packet::ethernet::{EtherType, EthernetRepr};
+use testkit::frames;
 
 // ---------------------------------------------------------------------------------
 // The fake switch
@@ -61,31 +62,13 @@ fn frame(src: MacAddr, dst: MacAddr) -> Vec<u8> {
     f
 }
 
-/// A PACKET_IN of `version` carrying `data`, received on `in_port`.
+/// A PACKET_IN of `version` carrying `data` (whole: the frames here are under the 128
+/// bytes a buffering switch sends), received on `in_port`, with xid 0.
 fn packet_in(version: Version, in_port: u32, data: &[u8], buffer_id: Option<u32>) -> Vec<u8> {
     let buffer_id = buffer_id.unwrap_or(openflow::view::NO_BUFFER);
-    let msg = match version {
-        Version::V1_0 => Message::V10(of10::Message::PacketIn(of10::PacketIn {
-            buffer_id,
-            total_len: data.len() as u16,
-            in_port: in_port as u16,
-            reason: of10::PacketInReason::NoMatch,
-            data: data.to_vec(),
-        })),
-        Version::V1_3 => Message::V13(of13::Message::PacketIn(of13::PacketIn {
-            buffer_id,
-            total_len: data.len() as u16,
-            reason: of13::PacketInReason::NoMatch,
-            table_id: 0,
-            cookie: 0,
-            match_: of13::Match::new(vec![of13::Oxm::basic(
-                of13::OxmField::InPort,
-                in_port as u64,
-            )]),
-            data: data.to_vec(),
-        })),
-    };
-    msg.to_bytes(0).unwrap()
+    frames::packet_in_message(version, in_port, data, buffer_id)
+        .to_bytes(0)
+        .unwrap()
 }
 
 /// A FLOW_MOD as tests look at it, whatever its version.

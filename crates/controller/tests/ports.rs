@@ -4,7 +4,6 @@
 //! `Switches::info(dpid).ports` both show the change), and before the message handlers
 //! of PORT_STATUS.
 
-mod emu;
 mod harness;
 
 use std::sync::{Arc, Mutex};
@@ -13,6 +12,7 @@ use controller::app::{App, Builder, Flow, MessageKind, Order};
 use controller::info::{PortReason, SwitchInfo, PORT_CONFIG_DOWN, PORT_STATE_LINK_DOWN};
 use emu::{Emu, Spec};
 use harness::{eventually, test_config, Running, T};
+use testkit::emu;
 
 struct Watcher {
     seen: Arc<Mutex<Vec<String>>>,

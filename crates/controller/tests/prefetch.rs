@@ -3,7 +3,6 @@
 //! one handled, each once, and a hint never changes which packets are handled or in
 //! what order.
 
-mod emu;
 mod harness;
 
 use std::sync::{Arc, Mutex};
@@ -12,6 +11,7 @@ use std::time::{Duration, Instant};
 use controller::app::{App, Builder, Flow, Order};
 use emu::{host, Emu, Spec};
 use harness::{test_config, Running, T};
+use testkit::emu;
 
 /// What the app saw, in order: ('p', buffer_id) for a hint, ('h', buffer_id) for a
 /// PACKET_IN handled.

@@ -1,6 +1,5 @@
 //! 1,000 emulated switches connected at once, every one served.
 
-mod emu;
 mod harness;
 
 use std::sync::{Arc, Barrier};
@@ -9,6 +8,7 @@ use std::time::Instant;
 
 use emu::{host, is_packet_out, output_ports, Emu, Spec, FLOOD};
 use harness::{eventually, test_config, Recorder, Running, T};
+use testkit::emu;
 
 const THREADS: usize = 10;
 const PER_THREAD: usize = 100;

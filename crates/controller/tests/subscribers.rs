@@ -14,7 +14,8 @@ use controller::events::{Publisher, Subscribers};
 use controller::host::AppHost;
 use controller::info::SwitchInfo;
 use controller::services::{Services, StartError};
-use openflow::{of10, Message, Version};
+use openflow::Version;
+use testkit::frames;
 
 /// A service that numbers the PACKET_INs its app saw, and tells its subscribers.
 #[derive(Default)]
@@ -87,15 +88,7 @@ fn listening(name: &'static str, fragile: bool) -> (Box<Listening>, Arc<AtomicU3
 }
 
 fn packet_in() -> Vec<u8> {
-    Message::V10(of10::Message::PacketIn(of10::PacketIn {
-        buffer_id: openflow::view::NO_BUFFER,
-        total_len: 14,
-        in_port: 1,
-        reason: of10::PacketInReason::NoMatch,
-        data: vec![0; 14],
-    }))
-    .to_bytes(1)
-    .unwrap()
+    frames::packet_in(Version::V1_0, 1, &[0; 14])
 }
 
 fn info() -> SwitchInfo {

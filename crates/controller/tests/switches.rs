@@ -5,7 +5,6 @@
 //! pending when its switch leaves gets `Reply::SwitchGone`, whether an app or another
 //! thread (`Switches::request`, the REST API's path) made it.
 
-mod emu;
 mod harness;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +20,7 @@ use emu::{host, is_packet_out, Emu, Spec};
 use harness::{eventually, test_config, Running, T};
 use openflow::model::{Action, FlowMod, Ipv6Prefix, Match, PacketOut, PortNo};
 use openflow::{of10, of13, Message, Version};
+use testkit::emu;
 
 const A: u64 = 0xa;
 const B: u64 = 0xb;

@@ -4,7 +4,6 @@
 //! panicking timer quarantines its app; and an idle controller with timers sleeps
 //! between them (its workers' poll turns stay few).
 
-mod emu;
 mod harness;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,6 +15,7 @@ use controller::config::CoreConfig;
 use emu::{is_packet_out, Emu, Spec};
 use harness::{eventually, test_config, Running, T};
 use openflow::model::{Action, PacketOut, PortNo};
+use testkit::emu;
 
 const PERIOD: Duration = Duration::from_millis(200);
 const JITTER: Duration = Duration::from_millis(50);

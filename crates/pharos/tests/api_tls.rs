@@ -4,8 +4,8 @@
 //! with its reason; a missing certificate or a key that does not match refuses the
 //! start, naming the key and the file.
 
-#[path = "common/proc.rs"]
-mod proc;
+mod common;
+use common::proc;
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};

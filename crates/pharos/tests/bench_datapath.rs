@@ -7,8 +7,8 @@
 //! `PHAROS_SKIP_LAB=1` skips it, recorded as the lab tests' skips are. Figures here are
 //! not benchmarks: the run is short and the machine busy.
 
-#[path = "common/proc.rs"]
-mod proc_kit;
+mod common;
+use common::proc as proc_kit;
 
 use std::process::Command;
 

@@ -4,11 +4,6 @@
 //! sends and how it shows answers of routes that are being built elsewhere (flows,
 //! static flows, events, paths, port stats).
 
-#[path = "../../controller/tests/emu/mod.rs"]
-mod emu;
-#[path = "../../api/tests/http/mod.rs"]
-mod http;
-
 mod ctl_kit;
 
 use std::net::TcpListener;
@@ -17,6 +12,8 @@ use std::thread;
 
 use ctl_kit::*;
 use emu::{host, Spec};
+use testkit::emu;
+use testkit::http;
 
 #[test]
 fn ctl_shows_switches_ports_links_hosts_topology_apps_and_health_of_a_real_controller() {

@@ -2,11 +2,6 @@
 //! `pharos run` with its API on a free port, emulated switches cabled together so
 //! discovery finds the link.
 
-#[path = "../../controller/tests/emu/mod.rs"]
-mod emu;
-#[path = "../../api/tests/http/mod.rs"]
-mod http;
-
 mod ctl_kit;
 
 use std::cell::RefCell;
@@ -18,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use ctl_kit::*;
 use emu::{host, Spec};
+use testkit::emu;
 
 const DP1: &str = "00:00:00:00:00:00:00:01";
 const DP2: &str = "00:00:00:00:00:00:00:02";

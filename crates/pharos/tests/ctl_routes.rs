@@ -3,11 +3,6 @@
 //! with its API on a free port, emulated switches that keep a flow table and answer
 //! statistics (`emu/tables.rs`).
 
-#[path = "../../controller/tests/emu/mod.rs"]
-mod emu;
-#[path = "../../api/tests/http/mod.rs"]
-mod http;
-
 mod ctl_kit;
 
 use std::time::{Duration, Instant};
@@ -15,6 +10,7 @@ use std::time::{Duration, Instant};
 use ctl_kit::*;
 use emu::{Emu, Spec};
 use openflow::ofctl::{parse_flow, Flow};
+use testkit::emu;
 
 const DP1: &str = "00:00:00:00:00:00:00:01";
 const DP2: &str = "00:00:00:00:00:00:00:02";

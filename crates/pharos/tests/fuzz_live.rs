@@ -3,17 +3,16 @@
 //! ../shared/openflow-vectors), while two well-behaved switches must keep being served;
 //! then the corpus kept in the repository (crates/bench/fuzz-corpus/live) is replayed.
 //! The controller must close offending connections, serve the others, and never panic.
-//! The same over TLS (certificates made with rcgen, the controller's `tests/tlskit`),
+//! The same over TLS (certificates made with rcgen, `testkit::tlskit`),
 //! with forged records written under some of the sessions, and the corpus replayed over
 //! TLS (its `-raw` streams forged records).
-
-#[path = "../../controller/tests/tlskit/mod.rs"]
-mod tlskit;
 
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use testkit::tlskit;
 
 fn free_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -24,8 +24,8 @@
 //! `PHAROS_SKIP_LAB=1`, when each prints "SKIPPED NAME: PHAROS_SKIP_LAB=1" and records it
 //! in the file `PHAROS_SKIP_LOG` names (scripts/test counts them; CI fails on any).
 
-#[path = "common/lab.rs"]
-mod harness;
+mod common;
+use common::lab as harness;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::process::Command;

@@ -16,14 +16,8 @@
 //! Needs root and Open vSwitch (`scripts/install-test-deps`), like `lab.rs`;
 //! `PHAROS_SKIP_LAB=1` skips it, saying so and recording it.
 
-#[path = "common/lab.rs"]
-mod harness;
-
-#[path = "../../api/tests/contract/mod.rs"]
-#[allow(dead_code)] // the event checks are for the REST tests
-mod contract;
-#[path = "../../api/tests/http/mod.rs"]
-mod http;
+mod common;
+use common::lab as harness;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -32,6 +26,8 @@ use std::time::Duration;
 use contract::Contract;
 use harness::{apps_by_name, enabled, parse_topo, serial, wait_until, Lab, Of, Topo};
 use serde_json::Value;
+use testkit::contract;
+use testkit::http;
 
 /// The default app set of `pharos run`.
 const APPS: &[&str] = &["topology", "device_manager", "routing"];

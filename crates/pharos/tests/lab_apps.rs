@@ -34,8 +34,8 @@
 //! Needs root, Open vSwitch and the rest (`scripts/install-test-deps`), like `lab.rs`;
 //! `PHAROS_SKIP_LAB=1` skips them, saying so and recording it.
 
-#[path = "common/lab.rs"]
-mod harness;
+mod common;
+use common::lab as harness;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -5,8 +5,8 @@
 //! Needs root and Open vSwitch (`scripts/install-test-deps`): without them the test fails
 //! saying so, unless `PHAROS_SKIP_LAB=1`, when the skip is recorded.
 
-#[path = "common/lab.rs"]
-mod harness;
+mod common;
+use common::lab as harness;
 
 use std::net::{SocketAddr, TcpListener};
 use std::process::{Command, Stdio};
@@ -202,13 +202,10 @@ fn silent_switch(listener: TcpListener) {
 /// Whether something listens on 127.0.0.1:`port` (from /proc/net/tcp: a test must not
 /// connect to the bench to find out, it would take the connection for the switch's).
 fn listening(port: u16) -> bool {
-    let want = format!("0100007F:{port:04X}");
-    std::fs::read_to_string("/proc/net/tcp").is_ok_and(|t| {
-        t.lines().any(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            f.len() > 3 && f[1] == want && f[3] == "0A"
-        })
-    })
+    testkit::proc::listening(std::net::SocketAddrV4::new(
+        std::net::Ipv4Addr::LOCALHOST,
+        port,
+    ))
 }
 
 /// A free port on 127.0.0.1 (bound and released: a small race, fine on a test machine).

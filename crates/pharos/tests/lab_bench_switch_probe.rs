@@ -15,8 +15,8 @@
 //! Needs root and Open vSwitch (`scripts/install-test-deps`): without them the tests fail
 //! saying so, unless `PHAROS_SKIP_LAB=1`, when the skip is recorded.
 
-#[path = "common/lab.rs"]
-mod harness;
+mod common;
+use common::lab as harness;
 
 use std::process::Command;
 use std::thread;

@@ -22,10 +22,8 @@
 //! Needs root and Open vSwitch like `tests/lab.rs` (`PHAROS_SKIP_LAB=1` skips it,
 //! recorded); own lab names (`i13r`, `i13s`, `i13j`, `i13k`) and `PHAROS_LAB_DIR`s.
 
-#[path = "common/lab.rs"]
-mod harness;
-#[path = "../../api/tests/http/mod.rs"]
-mod http;
+mod common;
+use common::lab as harness;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -40,6 +38,7 @@ use harness::{
 use openflow::ofctl::{parse_flow_entry, FlowEntry};
 use openflow::Version;
 use serde_json::Value;
+use testkit::http;
 
 /// The apps `pharos run` runs by default, as the controller names them.
 const DEFAULT_APPS: [&str; 3] = ["topology", "device_manager", "routing"];

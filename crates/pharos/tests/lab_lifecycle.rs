@@ -12,8 +12,8 @@
 //! Needs root and Open vSwitch like `tests/lab.rs` (`PHAROS_SKIP_LAB=1` skips it,
 //! recorded); own lab name (`i13c`) and `PHAROS_LAB_DIR`.
 
-#[path = "common/lab.rs"]
-mod harness;
+mod common;
+use common::lab as harness;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -18,8 +18,8 @@
 //! saying so, unless `PHAROS_SKIP_LAB=1`, when the skip is recorded (scripts/test counts
 //! it; CI refuses it).
 
-#[path = "common/lab.rs"]
-mod harness;
+mod common;
+use common::lab as harness;
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;

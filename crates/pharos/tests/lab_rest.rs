@@ -15,10 +15,8 @@
 //! Needs root and Open vSwitch like `tests/lab.rs` (`PHAROS_SKIP_LAB=1` skips it,
 //! recorded); own lab names (`i12r`, `i12p`) and `PHAROS_LAB_DIR`s.
 
-#[path = "common/lab.rs"]
-mod harness;
-#[path = "../../api/tests/http/mod.rs"]
-mod http;
+mod common;
+use common::lab as harness;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -31,6 +29,7 @@ use harness::{
 use openflow::ofctl::{parse_flow, parse_flow_entry, parse_match, FlowEntry};
 use openflow::Version;
 use serde_json::Value;
+use testkit::http;
 
 const CORPUS: &str = include_str!("../../openflow/tests/ofctl_corpus.txt");
 const TOKEN: &str = "lab-rest-token-0123456789";

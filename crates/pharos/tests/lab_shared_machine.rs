@@ -14,8 +14,8 @@
 //! Needs root and Open vSwitch like `tests/lab.rs`; own lab names (`i11h`, `i11f`) and
 //! `PHAROS_LAB_DIR`s.
 
-#[path = "common/lab.rs"]
-mod harness;
+mod common;
+use common::lab as harness;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};

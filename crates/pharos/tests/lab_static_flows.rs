@@ -9,10 +9,8 @@
 //! Needs root and Open vSwitch like `tests/lab.rs`; its own lab name (`i12s`) and
 //! `PHAROS_LAB_DIR`.
 
-#[path = "common/lab.rs"]
-mod harness;
-#[path = "../../api/tests/http/mod.rs"]
-mod http;
+mod common;
+use common::lab as harness;
 
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
@@ -25,6 +23,7 @@ use harness::{
 use openflow::ofctl::{parse_flow, parse_flow_entry, Flow};
 use openflow::Version;
 use serde_json::{json, Value};
+use testkit::http;
 
 const T: Duration = Duration::from_secs(20);
 const TOKEN: &str = "lab-static-flows-token";

@@ -15,10 +15,9 @@
 //! Same rules as the other lab tests (tests/lab.rs): serial, unique lab names, root and
 //! Open vSwitch needed unless `PHAROS_SKIP_LAB=1`, nothing left behind.
 
-#[path = "common/lab.rs"]
-mod harness;
-#[path = "common/proc.rs"]
-mod proc;
+mod common;
+use common::lab as harness;
+use common::proc;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

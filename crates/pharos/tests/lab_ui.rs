@@ -38,10 +38,8 @@
 //!
 //! Alone: `cargo test -p pharos --test lab_ui -- --nocapture`.
 
-#[path = "common/lab.rs"]
-mod harness;
-#[path = "../../api/tests/http/mod.rs"]
-mod http;
+mod common;
+use common::lab as harness;
 
 use std::io::{BufRead, BufReader, Write as _};
 use std::net::SocketAddr;
@@ -58,6 +56,7 @@ use harness::{
     Lab, Of, Topo,
 };
 use serde_json::{json, Value};
+use testkit::http;
 
 const TOKEN: &str = "lab-ui-token-3f9a1d27";
 /// The whole browser run; acceptance.mjs gives up at 170 s on its own.

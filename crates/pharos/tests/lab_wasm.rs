@@ -12,8 +12,8 @@
 //! Needs root, Open vSwitch and the rest (`scripts/install-test-deps`), like `lab.rs`;
 //! `PHAROS_SKIP_LAB=1` skips them, saying so and recording it.
 
-#[path = "common/lab.rs"]
-mod harness;
+mod common;
+use common::lab as harness;
 
 use std::process::Command;
 use std::sync::{Arc, OnceLock};

@@ -1,10 +1,5 @@
 //! `pharos run` as a user runs it: the real binary, a real switch connection, a signal.
 
-#[path = "../../controller/tests/emu/mod.rs"]
-mod emu;
-#[path = "../../api/tests/http/mod.rs"]
-mod http;
-
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -13,6 +8,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use emu::{host, is_packet_out, output_ports, Emu, Spec, FLOOD};
+use testkit::emu;
+use testkit::http;
 
 const T: Duration = Duration::from_secs(20);
 

@@ -2,9 +2,6 @@
 //! parameters, in front of a built-in app, on a real switch connection; and the flag's
 //! mistakes refused with exit status 2, naming the flag.
 
-#[path = "../../controller/tests/emu/mod.rs"]
-mod emu;
-
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::thread;
@@ -12,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use emu::{host, is_packet_out, packet_out_parts, Emu, Spec};
 use openflow::{of13, Message};
+use testkit::emu;
 
 const T: Duration = Duration::from_secs(10);
 const FIREWALL: &str = concat!(

@@ -8,8 +8,8 @@
 //! tests' skips are. Every namespace and interface it makes is removed by a guard, even
 //! when the test fails.
 
-#[path = "common/proc.rs"]
-mod proc_kit;
+mod common;
+use common::proc as proc_kit;
 
 use std::process::{Child, Command, Stdio};
 use std::thread;

@@ -4,15 +4,10 @@
 //! reason logged and counted; bad TLS files stop start-up naming the key and the file.
 //!
 //! The certificates are made with rcgen (a private CA, the controller's, the
-//! switches'; see the controller's `tests/tlskit`). A switch is the emulated one of the
-//! controller's tests behind a TLS relay: the emulator speaks clear OpenFlow to the
+//! switches'; see `testkit::tlskit`). A switch is the test kit's emulated one
+//! (`testkit::emu`) behind a TLS relay: the emulator speaks clear OpenFlow to the
 //! relay on loopback, the relay speaks TLS (rustls, as a switch's client) to the
 //! controller.
-
-#[path = "../../controller/tests/emu/mod.rs"]
-mod emu;
-#[path = "../../controller/tests/tlskit/mod.rs"]
-mod tlskit;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -23,6 +18,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use emu::{host, is_packet_out, Emu, Spec};
+use testkit::emu;
+use testkit::tlskit;
 use tlskit::{relay, tls_handshake, Pki};
 
 const T: Duration = Duration::from_secs(20);

@@ -2,14 +2,16 @@
 //!
 //! A rustls session over a non-blocking socket, as a byte stream: the controller's TLS
 //! connections (server sessions) and `pharos switch`'s `ssl:` controllers (client
-//! sessions) both read and write OpenFlow through it. And the client configuration
+//! sessions) both read and write OpenFlow through it, and so do the bench's emulated
+//! switches and the test kit's TLS relay (client sessions). And the client configuration
 //! `pharos switch` and `pharos bench controller`'s emulated switches connect with.
 //!
 //! ## Layout
 //!
 //! ```text
-//! lib.rs   TlsIo: a rustls session (server or client) over a mio socket, as a byte
-//!          stream that reads until WouldBlock and keeps unsent records for later
+//! lib.rs   TlsIo: a rustls session (server or client) over a non-blocking socket (a
+//!          mio one by default, any Read + Write), as a byte stream that reads until
+//!          WouldBlock and keeps unsent records for later
 //! client   TlsFiles, client_config: a client's certificate, key and CA from PEM
 //!          files; a server's certificate checked against the CA, not its name
 //! ```
@@ -20,6 +22,23 @@
 //! Plaintext can wait decrypted in the session while the socket is empty: a reader
 //! reads until `WouldBlock`, which [`TlsIo::read_plain`] returns only once the socket
 //! said so.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # fn demo(config: Arc<rustls::ClientConfig>) -> std::io::Result<()> {
+//! use rustls::pki_types::ServerName;
+//! use tls_io::TlsIo;
+//!
+//! let tcp = std::net::TcpStream::connect("127.0.0.1:6653")?;
+//! tcp.set_nonblocking(true)?;
+//! let name = ServerName::try_from("localhost").unwrap();
+//! let session = rustls::ClientConnection::new(config, name).map_err(std::io::Error::other)?;
+//! let mut io = TlsIo::new(tcp, session);
+//! io.write_plain(b"plaintext, sent once the handshake is done")?;
+//! let mut buf = [0u8; 4096];
+//! let _ = io.read_plain(&mut buf, |_| Ok(()), std::io::Error::other); // WouldBlock: later
+//! # Ok(()) }
+//! ```
 
 mod client;
 
@@ -34,23 +53,28 @@ pub use client::{client_config, TlsFiles};
 /// Plaintext handed to the session per write.
 pub const MAX_WRITE: usize = 64 * 1024;
 
-/// A session (`C`: a rustls `ServerConnection` or `ClientConnection`) over a socket.
+/// A session (`C`: a rustls `ServerConnection` or `ClientConnection`) over a
+/// non-blocking socket (`S`: a mio [`TcpStream`] unless said otherwise; any `Read +
+/// Write` whose "not now" is `WouldBlock`, such as a non-blocking
+/// `std::net::TcpStream`).
 #[derive(Debug)]
-pub struct TlsIo<C> {
+pub struct TlsIo<C, S = TcpStream> {
     /// The socket the records go over.
-    pub tcp: TcpStream,
+    pub tcp: S,
     /// The rustls session: the handshake, the keys, the records buffered.
     pub session: C,
     /// Whether a read from the socket has returned bytes (see [`TlsIo::read_plain`]).
     pub first_read_done: bool,
 }
 
-impl<C, D> TlsIo<C>
+impl<C, D, S> TlsIo<C, S>
 where
     C: DerefMut<Target = ConnectionCommon<D>>,
     D: SideData,
+    S: Read + Write,
 {
-    pub fn new(tcp: TcpStream, session: C) -> TlsIo<C> {
+    /// `session` over `tcp`, nothing read yet.
+    pub fn new(tcp: S, session: C) -> TlsIo<C, S> {
         TlsIo {
             tcp,
             session,
@@ -59,13 +83,21 @@ where
     }
 
     /// Writes the session's records while the socket takes them; `Ok` when it is full
-    /// (the rest waits).
+    /// (the rest waits), or not connected yet (a non-blocking connect still under way,
+    /// as some systems say; Linux says `WouldBlock`).
     pub fn send_backlog(&mut self) -> io::Result<()> {
         while self.session.wants_write() {
             match self.session.write_tls(&mut self.tcp) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::NotConnected
+                    ) =>
+                {
+                    return Ok(())
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
@@ -82,7 +114,7 @@ where
     pub fn read_plain(
         &mut self,
         buf: &mut [u8],
-        mut before_first: impl FnMut(&mut TcpStream) -> io::Result<()>,
+        mut before_first: impl FnMut(&mut S) -> io::Result<()>,
         failed: impl FnOnce(rustls::Error) -> io::Error,
     ) -> io::Result<usize> {
         if buf.is_empty() {

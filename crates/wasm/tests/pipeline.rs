@@ -1,10 +1,7 @@
 //! WASM apps in a real pipeline, on the sans-IO emulated network of the apps' tests
-//! (crates/apps/tests/sim): the learning switch and the firewall at work on OpenFlow
+//! (crates/sim): the learning switch and the firewall at work on OpenFlow
 //! 1.0 and 1.3 switches, and the sandbox quarantining bad guests while a native app
 //! on the same switch keeps answering.
-
-#[path = "../../apps/tests/sim/mod.rs"]
-mod sim;
 
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
@@ -570,15 +567,12 @@ fn an_apps_memory_is_counted_against_its_cap_and_released_with_its_instances() {
 fn packet_in_10(src: u16, dst: u16, port: u16) -> Vec<u8> {
     let mut frame = sim::eth(mac(src), mac(dst), 0x0800, b"batched");
     frame.resize(60, 0);
-    openflow::Message::V10(openflow::of10::Message::PacketIn(
-        openflow::of10::PacketIn {
-            buffer_id: openflow::view::NO_BUFFER,
-            total_len: 60,
-            in_port: port,
-            reason: openflow::of10::PacketInReason::NoMatch,
-            data: frame,
-        },
-    ))
+    testkit::frames::packet_in_message(
+        Version::V1_0,
+        u32::from(port),
+        &frame,
+        openflow::view::NO_BUFFER,
+    )
     .to_bytes(0)
     .unwrap()
 }

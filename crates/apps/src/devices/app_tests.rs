@@ -20,9 +20,8 @@ use crate::routing::topo::cable;
 use crate::topology::LinkGone;
 use controller::services::Services;
 
-#[path = "../../tests/frames/mod.rs"]
-mod frames;
 use frames::*;
+use testkit::frames;
 
 #[test]
 fn the_sender_of_each_kind_of_frame() {

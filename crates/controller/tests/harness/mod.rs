@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use controller::app::PacketIn;
 use controller::app::{AnyApp, App, Builder, Flow, Order, SwitchCtx};
@@ -185,18 +185,10 @@ impl Panicker {
 
 /// Polls `cond` until it holds or `timeout` passes; returns whether it held. For
 /// state the controller changes on its own threads (there is nothing to read with a
-/// timeout); the interval is short and the deadline is the bound.
-pub fn eventually(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+/// timeout); the interval is short (5 ms) and the deadline is the bound: the test kit's
+/// `poll_until`.
+pub fn eventually(timeout: Duration, cond: impl FnMut() -> bool) -> bool {
+    testkit::wait::poll_until(timeout, Duration::from_millis(5), cond)
 }
 
 /// Every log line of this test process, to check that a reason was logged.

@@ -1,6 +1,21 @@
-//! Running the real `pharos` binary.
+//! What the tests of the `pharos` binary share (each test file declares `mod common;`
+//! and uses what it needs; none uses all of it):
+//!
+//! ```text
+//! mod.rs  the real `pharos` binary run on an input (Run, pharos), the capture
+//!         fixtures and OpenFlow vectors, decode's output taken apart
+//! proc    `pharos run` as a child process (Pharos), free_port, and the skip of a
+//!         test that needs root (skipped)
+//! lab     the harness of the end-to-end lab tests (see its doc), named `harness`
+//! ```
+//!
+//! The emulated switch, the HTTP client, the skip rule and `wait_until` are the shared
+//! test kit's (`testkit`).
 
 #![allow(dead_code)]
+
+pub mod lab;
+pub mod proc;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,8 +1,6 @@
 //! `pharos run` as a child process for a test: its standard error collected as it
 //! comes, killed when dropped.
 
-#![allow(dead_code)]
-
 use std::io::Read as _;
 use std::net::TcpListener;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -15,18 +13,7 @@ use std::time::{Duration, Instant};
 /// names, which scripts/test counts and CI refuses). Otherwise it must be root: the test
 /// fails rather than passing unrun.
 pub fn skipped(test: &str) -> bool {
-    use std::io::Write as _;
-    if std::env::var("PHAROS_SKIP_LAB").is_ok_and(|v| v == "1") {
-        let line = format!("SKIPPED {test}: PHAROS_SKIP_LAB=1");
-        let _ = writeln!(std::io::stderr(), "{line}");
-        if let Some(path) = std::env::var_os("PHAROS_SKIP_LOG") {
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .expect("PHAROS_SKIP_LOG opens");
-            f.write_all(format!("{line}\n").as_bytes()).unwrap();
-        }
+    if testkit::skip_requested(test, "PHAROS_SKIP_LAB") {
         return true;
     }
     // SAFETY: geteuid has no preconditions.

@@ -1,7 +1,7 @@
 //! What the `pharos ctl` tests share: a real `pharos run` with its API on a free port
 //! ([`Controller`]), `pharos ctl` run as a user runs it ([`ctl_env`]), and two emulated
-//! switches cabled together so discovery finds a link ([`Cable`]). The test file that
-//! uses it declares `emu` (the emulated switch) and `http` beside it.
+//! switches cabled together so discovery finds a link ([`Cable`]), from the test kit's
+//! emulated switch (`testkit::emu`).
 #![allow(dead_code)] // each test file uses a different part of it
 
 use std::net::{SocketAddr, TcpListener};
@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::emu::{self, Emu, Event, Spec};
 use openflow::{of10, of13, Message};
+use testkit::emu::{self, Emu, Event, Spec};
 
 pub const T: Duration = Duration::from_secs(20);
 pub const PORT_CONFIG_DOWN: u32 = 1;

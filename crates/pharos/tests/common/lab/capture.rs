@@ -7,7 +7,7 @@ use std::thread;
 use std::time::Duration;
 
 use super::command::{drain, kill_group, which};
-use super::wait::wait_until;
+use testkit::wait_until;
 
 /// dumpcap on loopback, filtered to one TCP port, writing a pcapng file.
 pub struct Capture {

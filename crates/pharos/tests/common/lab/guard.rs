@@ -12,7 +12,7 @@ use super::capture::Capture;
 use super::command::{kill_group, run, Out};
 use super::ctl::{learning_switch, AppSet, Ctl};
 use super::of::Of;
-use super::wait::wait_until;
+use testkit::wait_until;
 
 /// A temporary directory, removed on drop.
 pub struct TempDir(pub PathBuf);

@@ -2,10 +2,8 @@
 //! IPv6 (with neighbour discovery), a VLAN tag on any of them, and LLDP; and the
 //! PACKET_IN a switch would wrap one in.
 //!
-//! Shared by `tests/devices.rs`, `tests/allocations.rs`, `benches/devices.rs` and the
-//! device app's unit tests (`#[path]`).
-
-#![allow(dead_code)]
+//! Used by the apps crate's `tests/devices.rs`, `tests/allocations.rs`,
+//! `benches/devices.rs` and the device app's unit tests.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 

@@ -1,13 +1,12 @@
 //! TLS for the integration tests: a private PKI made with rcgen (a CA, another CA
 //! nobody trusts, the controller's certificate, switch certificates, expired ones) and
 //! a switch's TLS client: a relay between an emulated switch speaking clear OpenFlow on
-//! loopback and the controller's TLS port, or a bare TLS handshake.
-#![allow(dead_code)] // each test file uses a different part of it
+//! loopback and the controller's TLS port (its session a [`tls_io::TlsIo`], the byte
+//! stream the controller and `pharos switch` use), or a bare TLS handshake.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -18,6 +17,7 @@ use rcgen::{
 };
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore};
+use tls_io::TlsIo;
 
 const T: Duration = Duration::from_secs(20);
 
@@ -176,64 +176,70 @@ fn relay_one(
     config: Arc<ClientConfig>,
 ) -> io::Result<String> {
     let (mut clear, _) = front.accept()?;
-    let mut tcp = TcpStream::connect(controller)?;
+    let tcp = TcpStream::connect(controller)?;
     clear.set_nonblocking(true)?;
     tcp.set_nonblocking(true)?;
     let name = ServerName::try_from("localhost").unwrap();
-    let mut tls = ClientConnection::new(config, name).map_err(io::Error::other)?;
+    let session = ClientConnection::new(config, name).map_err(io::Error::other)?;
+    let mut tls = TlsIo::new(tcp, session);
     let mut buf = vec![0u8; 64 * 1024];
-    let stop = AtomicBool::new(false);
-    while !stop.load(Ordering::Relaxed) {
+    loop {
         let mut idle = true;
-        // Emulator -> controller.
+        // Emulator -> controller: into the session (which keeps what the socket does not
+        // take yet), then as much as the socket takes.
         match clear.read(&mut buf) {
             Ok(0) => {
-                tls.send_close_notify();
-                stop.store(true, Ordering::Relaxed);
+                tls.session.send_close_notify();
+                return Ok(match flush(&mut tls) {
+                    Ok(()) => "closed".into(),
+                    Err(e) => format!("write: {e}"),
+                });
             }
             Ok(n) => {
-                tls.writer().write_all(&buf[..n])?;
+                tls.session.writer().write_all(&buf[..n])?;
                 idle = false;
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(e),
         }
-        while tls.wants_write() {
-            match tls.write_tls(&mut tcp) {
-                Ok(_) => idle = false,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    thread::sleep(Duration::from_millis(1));
-                }
-                Err(e) => return Ok(format!("write: {e}")),
-            }
+        if let Err(e) = flush(&mut tls) {
+            return Ok(format!("write: {e}"));
         }
-        // Controller -> emulator.
-        match tls.read_tls(&mut tcp) {
+        // Controller -> emulator, through the one buffer: the relay allocates nothing
+        // per message.
+        let mut rustls_error = None;
+        match tls.read_plain(
+            &mut buf,
+            |_| Ok(()),
+            |e| {
+                let text = format!("tls: {e}");
+                rustls_error = Some(text.clone());
+                io::Error::other(text)
+            },
+        ) {
             Ok(0) => return Ok("closed".into()),
-            Ok(_) => {
+            Ok(n) => {
+                write_all_nonblocking(&mut clear, &buf[..n])?;
                 idle = false;
-                if let Err(e) = tls.process_new_packets() {
-                    let _ = tls.write_tls(&mut tcp);
-                    return Ok(format!("tls: {e}"));
-                }
-                // Into the one buffer: the relay allocates nothing per message.
-                loop {
-                    match tls.reader().read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(n) => write_all_nonblocking(&mut clear, &buf[..n])?,
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                        Err(e) => return Ok(format!("read: {e}")),
-                    }
-                }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(e) => return Ok(format!("read: {e}")),
+            Err(e) => return Ok(rustls_error.unwrap_or_else(|| format!("read: {e}"))),
         }
         if idle {
             thread::sleep(Duration::from_millis(1));
         }
     }
-    Ok("closed".into())
+}
+
+/// Sends every record the session holds, waiting for the socket as long as it takes.
+fn flush(tls: &mut TlsIo<ClientConnection, TcpStream>) -> io::Result<()> {
+    loop {
+        tls.send_backlog()?;
+        if !tls.session.wants_write() {
+            return Ok(());
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
 }
 
 fn write_all_nonblocking(s: &mut TcpStream, mut bytes: &[u8]) -> io::Result<()> {

@@ -15,7 +15,7 @@ use controller::host::{AppHost, Core};
 use controller::info::{PortInfo, PortReason};
 use controller::services::Services;
 
-use super::wait::wait_until;
+use testkit::wait_until;
 
 /// How often the in-process controller publishes its counters: a snapshot is at most
 /// this old.

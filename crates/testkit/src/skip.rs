@@ -1,7 +1,8 @@
-//! The visible-skip rule of the lab tests: a test that did not run in full says so, on
+//! The visible-skip rule of every test: a test that did not run in full says so, on
 //! standard error and in the file `PHAROS_SKIP_LOG` names, so that it never looks like
-//! a test that ran. Nothing here knows of labs; the lab's own checks are in
-//! [`super::preflight`].
+//! a test that ran (scripts/test counts those lines and fails the run under CI=true).
+//! Nothing here knows of labs; the lab's own checks (programs, root) are in the lab
+//! harness of `crates/pharos/tests/common/lab`.
 
 use std::io::Write as _;
 

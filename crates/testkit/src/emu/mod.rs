@@ -9,7 +9,6 @@
 //! echoes left unanswered.
 //!
 //! Blocking sockets with read timeouts: every wait has a deadline, nothing sleeps.
-#![allow(dead_code)] // each test file uses a different part of it
 
 mod tables;
 

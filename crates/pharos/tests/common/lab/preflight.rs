@@ -1,11 +1,11 @@
 //! Whether the lab tests can run here, and one at a time: the programs they drive, root,
 //! and the serial lock. A test asked to skip (`PHAROS_SKIP_LAB=1`) is recorded by the
-//! skip rule ([`super::skip`]).
+//! skip rule ([`testkit::skip`]).
 
 use std::sync::{Mutex, MutexGuard};
 
 use super::command::which;
-use super::skip::skip_requested;
+use testkit::skip_requested;
 
 /// The programs the lab tests drive, each with the Debian package providing it.
 pub const PROGRAMS: &[(&str, &str)] = &[
@@ -32,7 +32,7 @@ pub fn serial() -> MutexGuard<'static, ()> {
 }
 
 /// Whether the lab tests run here. `PHAROS_SKIP_LAB=1`: no, and the skip is recorded
-/// ([`super::skip::record_not_full`]). Otherwise they must be able to run: not root, or a program
+/// ([`testkit::record_not_full`]). Otherwise they must be able to run: not root, or a program
 /// missing, fails the test with the reason and the fix.
 pub fn enabled(test: &str) -> bool {
     if skip_requested(test, "PHAROS_SKIP_LAB") {

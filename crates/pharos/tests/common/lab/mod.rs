@@ -1,5 +1,5 @@
-//! The harness of the end-to-end tests (`tests/lab*.rs`, each including it as
-//! `#[path = "common/lab.rs"] mod harness;`): a Pharos
+//! The harness of the end-to-end tests (`tests/lab*.rs`, each naming it as
+//! `mod common; use common::lab as harness;`): a Pharos
 //! controller in the test process (any set of apps, plus an observer counting PACKET_INs
 //! by kind and recording PORT_STATUS), `pharos lab` run as a user runs it, a guard that
 //! always tears both down, the lab's topology as `pharos lab show --json` reports it, and
@@ -9,8 +9,6 @@
 //! only that group on expiry: nothing it does can reach a process it did not start.
 //!
 //! ```text
-//! skip       the visible-skip rule: SKIPPED / SHORTENED lines in $PHAROS_SKIP_LOG
-//! wait       wait_until: a condition polled until a deadline
 //! preflight  whether the lab tests run here (programs, root), one at a time
 //! command    a command run with a deadline in its own process group (Out)
 //! ctl        Pharos in the test process: apps, the PACKET_IN observer, the REST API
@@ -21,10 +19,10 @@
 //! ofctl      ovs-ofctl against a lab's switches, dump-flows read
 //! ```
 //!
-//! `skip` and `wait` know nothing of labs (the shared test kit's to take); everything
-//! is re-exported here, so a test names it `harness::NAME`.
-
-#![allow(dead_code)]
+//! The visible-skip rule (`record_not_full`, `skip_requested`: SKIPPED / SHORTENED
+//! lines in $PHAROS_SKIP_LOG) and `wait_until` know nothing of labs: they are the test
+//! kit's (`testkit::skip`, `testkit::wait`). Everything is re-exported here, so a test
+//! names it `harness::NAME`.
 
 mod capture;
 mod command;
@@ -34,8 +32,6 @@ mod of;
 mod ofctl;
 mod preflight;
 mod show;
-mod skip;
-mod wait;
 
 // Every test binary uses some of these, none all of them: the rest are not "unused".
 #[allow(unused_imports)]
@@ -51,6 +47,5 @@ pub use {
     ofctl::{dump_flows, flow_lines, ofctl, parse_flow, FlowEntry, OFCTL_TIMEOUT},
     preflight::{enabled, serial, PROGRAMS},
     show::{parse_topo, Host, Switch, SwitchLink, Topo},
-    skip::{record_not_full, skip_requested},
-    wait::wait_until,
+    testkit::{record_not_full, skip_requested, wait_until},
 };
