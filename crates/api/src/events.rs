@@ -416,11 +416,11 @@ pub fn render(p: &Posted) -> Option<(EventType, serde_json::Value)> {
             };
             let link = Link {
                 src: Endpoint {
-                    dpid: dpid::format(l.src.0),
+                    dpid: dpid::format(l.src),
                     port: l.src_port,
                 },
                 dst: Endpoint {
-                    dpid: dpid::format(l.dst.0),
+                    dpid: dpid::format(l.dst),
                     port: l.dst_port,
                 },
             };

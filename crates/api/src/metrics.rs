@@ -249,7 +249,7 @@ impl Collector for Scrape {
 
         let services = self.core.services();
         if let Some(devices) = services.get::<apps::devices::Devices>() {
-            let mut learned: BTreeMap<(u64, Option<u16>), i64> = BTreeMap::new();
+            let mut learned: BTreeMap<(Dpid, Option<u16>), i64> = BTreeMap::new();
             for h in devices.all().iter() {
                 *learned
                     .entry((h.attachment_point().dpid, h.vlan()))
@@ -261,7 +261,7 @@ impl Collector for Scrape {
                 "Hosts the device manager tracks, by the switch they are attached to and VLAN (none: untagged)",
                 learned.into_iter().map(|((d, vlan), n)| {
                     let vlan = vlan.map_or_else(|| "none".to_string(), |v| v.to_string());
-                    (vec![("dp_id", dp_id(Dpid(d))), ("vlan", vlan)], n)
+                    (vec![("dp_id", dp_id(d)), ("vlan", vlan)], n)
                 }),
             )?;
         }

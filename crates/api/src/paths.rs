@@ -22,9 +22,10 @@ use openflow::MacAddr;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::dpid::{self, Dpid};
 use crate::error::ApiError;
 use crate::model::ErrorBody;
-use crate::{dpid, Shared};
+use crate::Shared;
 
 /// One switch on a path.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -55,7 +56,7 @@ pub struct PathBody {
 /// One end of a path, as given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum End {
-    Switch(crate::dpid::Dpid),
+    Switch(Dpid),
     Host(MacAddr),
 }
 
@@ -72,7 +73,7 @@ fn parse_end(text: &str) -> Result<End, ApiError> {
 }
 
 /// The switch and port of an end (`None` port for a switch).
-fn locate(s: &Shared, end: End) -> Result<(u64, Option<u32>), ApiError> {
+fn locate(s: &Shared, end: End) -> Result<(Dpid, Option<u32>), ApiError> {
     match end {
         End::Switch(d) => {
             if !s.core.switches().is_connected(d) {
@@ -81,7 +82,7 @@ fn locate(s: &Shared, end: End) -> Result<(u64, Option<u32>), ApiError> {
                     dpid::format(d)
                 )));
             }
-            Ok((d.0, None))
+            Ok((d, None))
         }
         End::Host(mac) => {
             let devices = s.core.services().get::<Devices>().ok_or_else(|| {
@@ -143,7 +144,7 @@ pub async fn path(
         .path_ports(in_port.unwrap_or(0), out_port.unwrap_or(0))
         .enumerate()
         .map(|(i, h)| Hop {
-            dpid: dpid::format(h.dpid.0),
+            dpid: dpid::format(h.dpid),
             in_port: if i == 0 { in_port } else { Some(h.in_port) },
             out_port: if i == n { out_port } else { Some(h.out_port) },
         })

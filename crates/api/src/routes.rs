@@ -333,11 +333,11 @@ fn link_list(t: &apps::topology::Topology) -> Vec<Link> {
         .iter()
         .map(|l| Link {
             src: Endpoint {
-                dpid: dpid::format(l.src.0),
+                dpid: dpid::format(l.src),
                 port: l.src_port,
             },
             dst: Endpoint {
-                dpid: dpid::format(l.dst.0),
+                dpid: dpid::format(l.dst),
                 port: l.dst_port,
             },
         })

@@ -143,7 +143,7 @@ fn store(s: &Shared) -> Result<Arc<StaticFlows>, ApiError> {
 }
 
 fn info(s: &Shared, f: &StaticFlow) -> StaticFlowInfo {
-    StaticFlowInfo::new(f, s.core.switches().is_connected(Dpid(f.dpid)))
+    StaticFlowInfo::new(f, s.core.switches().is_connected(f.dpid))
 }
 
 impl From<StoreError> for ApiError {
@@ -213,7 +213,7 @@ pub async fn create(
     let dpid = dpid::parse(&new.dpid).map_err(ApiError::bad_request)?;
     let flow =
         parse_flow(&new.flow).map_err(|e| ApiError::bad_request(format!("bad flow: {e}")))?;
-    let (added, old) = store.add(&new.name, dpid.0, flow, new.replace)?;
+    let (added, old) = store.add(&new.name, dpid, flow, new.replace)?;
     let switches = s.core.switches();
     if let Some(old) = old {
         let moved = old.dpid != added.dpid
@@ -249,7 +249,7 @@ pub async fn delete(
     let store = store(&s)?;
     let old = store.remove(&name)?;
     let deleted = info(&s, &old);
-    tracing::info!(name, dpid = %controller::info::Dpid(old.dpid), "REST: static flow deleted");
+    tracing::info!(name, dpid = %old.dpid, "REST: static flow deleted");
     let outcome = remove_from_switch(s.core.switches(), &old, s.switch_timeout).await;
     Ok(Json(DeletedStaticFlow {
         deleted,
@@ -273,7 +273,7 @@ async fn ask(
 
 /// Sends `f` to its switch, if connected, and records what the switch made of it.
 async fn push(store: &StaticFlows, switches: &Switches, f: &StaticFlow, timeout: Duration) {
-    let Some(version) = switches.info(Dpid(f.dpid)).map(|i| i.version) else {
+    let Some(version) = switches.info(f.dpid).map(|i| i.version) else {
         return;
     };
     let msg = match apps::static_flows::flow_mod(&f.flow, version, FlowModCommand::Add) {
@@ -284,7 +284,7 @@ async fn push(store: &StaticFlows, switches: &Switches, f: &StaticFlow, timeout:
             return;
         }
     };
-    let status = match ask(switches, Dpid(f.dpid), &msg, timeout).await {
+    let status = match ask(switches, f.dpid, &msg, timeout).await {
         Some(Reply::Messages(_)) => Status::Installed,
         Some(Reply::Error(e)) => Status::Refused(
             describe(&e).map_or_else(|| "refused with an ERROR".into(), |(_, text)| text),
@@ -293,7 +293,7 @@ async fn push(store: &StaticFlows, switches: &Switches, f: &StaticFlow, timeout:
         _ => Status::Pending,
     };
     if let Status::Refused(why) = &status {
-        tracing::warn!(name = f.name, dpid = %controller::info::Dpid(f.dpid), error = why, "static flow refused by the switch");
+        tracing::warn!(name = f.name, dpid = %f.dpid, error = why, "static flow refused by the switch");
     }
     store.set_status(&f.name, f.generation, status);
 }
@@ -305,12 +305,12 @@ async fn remove_from_switch(
     f: &StaticFlow,
     timeout: Duration,
 ) -> Result<(), String> {
-    let Some(version) = switches.info(Dpid(f.dpid)).map(|i| i.version) else {
+    let Some(version) = switches.info(f.dpid).map(|i| i.version) else {
         return Err(format!("switch {} is not connected", dpid::format(f.dpid)));
     };
     let msg = apps::static_flows::flow_mod(&f.flow, version, FlowModCommand::DeleteStrict)
         .map_err(|e| format!("cannot be sent to this OpenFlow {version} switch: {e}"))?;
-    match ask(switches, Dpid(f.dpid), &msg, timeout).await {
+    match ask(switches, f.dpid, &msg, timeout).await {
         Some(Reply::Messages(_)) => Ok(()),
         Some(Reply::Error(e)) => Err(describe(&e).map_or_else(
             || "refused with an ERROR".into(),

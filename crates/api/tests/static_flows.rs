@@ -22,7 +22,7 @@ use controller::services::Services;
 use emu::{Emu, Spec};
 use http::{request, Resp};
 use openflow::common::ErrorBody;
-use openflow::{of10, of13, Message, Version};
+use openflow::{of10, of13, Dpid, Message, Version};
 use serde_json::{json, Value};
 use testkit::contract;
 use testkit::emu;
@@ -334,7 +334,7 @@ fn bad_requests_say_why_and_change_nothing() {
     let dir = TempDir::new("bad");
     let config = [StaticFlowConfig {
         name: "from-file".into(),
-        dpid: 1,
+        dpid: Dpid(1),
         flow: "arp,actions=flood".into(),
     }];
     let c = Running::start(dir.0.join("static.json"), &config);
@@ -434,7 +434,7 @@ fn flows_are_installed_when_their_switch_connects_and_again_when_it_reconnects()
     .unwrap();
     let config = [StaticFlowConfig {
         name: "from-file".into(),
-        dpid: 2,
+        dpid: Dpid(2),
         flow: "priority=200,ip,actions=drop".into(),
     }];
     let c = Running::start(state, &config);

@@ -43,10 +43,7 @@ const MAX_IDLE: Duration = Duration::from_secs(300);
 fn host(i: u32) -> (MacAddr, AttachmentPoint, IpAddr, IpAddr) {
     let [a, b, c, d] = i.to_be_bytes();
     let mac = MacAddr([0x02, a, b, c, d, 1]);
-    let ap = AttachmentPoint {
-        dpid: u64::from(i / 48) + 1,
-        port: i % 48 + 1,
-    };
+    let ap = AttachmentPoint::new(u64::from(i / 48) + 1, i % 48 + 1);
     let v4 = IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + i));
     let v6 = IpAddr::V6(Ipv6Addr::from((0xfd00_u128 << 112) + u128::from(i)));
     (mac, ap, v4, v6)

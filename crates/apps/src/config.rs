@@ -12,7 +12,7 @@
 //! business, read by the app into its own typed parameters. Errors name the keys from
 //! the top of the file (`apps[1].name`).
 
-use controller::settings::{did_you_mean, ConfigError};
+use controller::app::settings::{did_you_mean, ConfigError};
 use serde::{Deserialize, Serialize};
 
 /// One app to run and its parameters.

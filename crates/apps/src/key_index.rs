@@ -1,6 +1,6 @@
 //! An index from keys to `u32` slots for keys wider than a MAC (routing's source,
 //! destination and VLAN), open-addressed so that a look-up can be prefetched, as the
-//! device table's [`crate::devices::mac_index`] is for MACs.
+//! device table's [`crate::net::mac_index`] is for MACs.
 //!
 //! A std `HashMap` hides where a key's bucket is, so nothing can ask for its line
 //! before the look-up, and a look-up in a map of tens of thousands of routes waits on

@@ -42,10 +42,10 @@ use crate::mac_table::MacTable;
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Seconds without traffic before a learned flow expires (default 60).
-    #[serde(deserialize_with = "controller::config::whole_seconds::deserialize")]
+    #[serde(deserialize_with = "controller::app::settings::whole_seconds::deserialize")]
     pub idle_timeout: u16,
     /// Seconds before a learned flow expires regardless (default 0: never).
-    #[serde(deserialize_with = "controller::config::whole_seconds::deserialize")]
+    #[serde(deserialize_with = "controller::app::settings::whole_seconds::deserialize")]
     pub hard_timeout: u16,
     /// Priority of learned flows (default 0x8000, OpenFlow's default).
     pub priority: u16,
@@ -81,7 +81,7 @@ impl App for LearningSwitch {
 
     fn build(&self, b: &mut Builder<Self>) {
         // A flow found on a switch that connects (a restart) stays while its port does.
-        b.on_adopt(|_, ctx, _, e| controller::reconcile::keep_if_outputs_up(ctx.info(), &e.flow));
+        b.on_adopt(|_, ctx, _, e| controller::app::keep_if_outputs_up(ctx.info(), &e.flow));
         b.on_initialize(|_, ctx, _| send_misses_to_controller(ctx));
         b.on_packet_in(Order::direct(0), LearningSwitch::packet_in);
         b.prefetch_packet_in(|_, macs, p| {
@@ -173,13 +173,11 @@ fn send(ctx: &mut SwitchCtx, p: &PacketIn, actions: &[Action]) {
 /// On 1.3, adds the table-miss entry sending packets to the controller whole
 /// (`max_len` 0xffff, OFPCML_NO_BUFFER), unless the switch kept one when it connected
 /// ([`SwitchCtx::adopted`]). The table is not emptied: the flows found on the switch
-/// were already kept or deleted by their apps ([`controller::reconcile`]), so a
+/// were already kept or deleted by their apps ([`controller::app::Adopt`]), so a
 /// restarted controller does not cut traffic. (1.0 switches send table misses to the
 /// controller by themselves.)
 pub fn send_misses_to_controller(ctx: &mut SwitchCtx) {
-    let kept = ctx
-        .adopted()
-        .is_some_and(controller::reconcile::has_table_miss);
+    let kept = ctx.adopted().is_some_and(controller::app::has_table_miss);
     if ctx.version() == Version::V1_3 && !kept {
         let to_controller = [Action::output(PortNo::Controller)];
         ctx.send_flow_mod(&FlowMod::add(Match::default(), &to_controller).priority(0));

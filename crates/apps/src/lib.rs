@@ -43,6 +43,7 @@ pub mod devices;
 pub mod key_index;
 pub mod learning_switch;
 pub mod mac_table;
+pub mod net;
 pub mod routing;
 pub mod static_flows;
 pub mod topology;
@@ -144,7 +145,7 @@ fn parse<P: serde::de::DeserializeOwned>(app: &str, params: &toml::Table) -> Res
         {
             let expected = expected.trim_start_matches(", ");
             let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-            let guess = controller::settings::did_you_mean(field, &known);
+            let guess = controller::app::settings::did_you_mean(field, &known);
             return ParamError::new(
                 app,
                 Some(field),

@@ -37,7 +37,7 @@ fn mixed(dpid: u64) -> Version {
 }
 
 fn ap(dpid: u64, port: u32) -> AttachmentPoint {
-    AttachmentPoint { dpid, port }
+    AttachmentPoint::new(dpid, port)
 }
 
 fn key(mac: MacAddr) -> HostKey {
@@ -110,7 +110,9 @@ impl Lab {
     }
 
     fn at(&self, mac: MacAddr) -> Option<(u64, u32)> {
-        self.devices.attachment(mac, None)
+        self.devices
+            .attachment(mac, None)
+            .map(|a| (a.dpid.0, a.port))
     }
 
     fn packet_ins(&self) -> u64 {
@@ -180,7 +182,7 @@ fn on_a_fat_tree_nothing_is_learned_on_any_inter_switch_port() {
     for d in &switches {
         for port in 1..=4 {
             lab.net.inject(d.0, port, &arp_request(host, ip, v4(9)));
-            if !lab.topology.is_link_port(d.0, port) {
+            if !lab.topology.is_link_port(*d, port) {
                 edges.push((d.0, port));
             }
             let want = edges.last().copied();
@@ -399,8 +401,14 @@ fn vlan_tagged_hosts_are_hosts_of_their_vlan() {
         .inject(1, 3, &tagged(10, &arp_request(mac(5), v4(5), v4(9))));
     lab.net
         .inject(2, 3, &tagged(20, &ipv4(mac(5), mac(9), v4(50), v4(9))));
-    assert_eq!(lab.devices.attachment(mac(5), Some(10)), Some((1, 3)));
-    assert_eq!(lab.devices.attachment(mac(5), Some(20)), Some((2, 3)));
+    assert_eq!(
+        lab.devices.attachment(mac(5), Some(10)),
+        Some(AttachmentPoint::new(1, 3))
+    );
+    assert_eq!(
+        lab.devices.attachment(mac(5), Some(20)),
+        Some(AttachmentPoint::new(2, 3))
+    );
     assert_eq!(lab.devices.attachment(mac(5), None), None);
     let on_10 = lab.devices.by_ip(IpAddr::V4(v4(5))).unwrap();
     assert_eq!(on_10.vlan(), Some(10));

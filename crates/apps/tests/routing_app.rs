@@ -65,8 +65,8 @@ impl Lab {
         topology.update(|s| {
             let mut events = Vec::new();
             for d in switches {
-                s.set_switch(d.0, Vec::new());
-                events.push(TopologyEvent::SwitchAdded(d.0));
+                s.set_switch(*d, Vec::new());
+                events.push(TopologyEvent::SwitchAdded(*d));
             }
             for &l in links {
                 s.add_link(l);
@@ -88,7 +88,7 @@ impl Lab {
     }
 
     fn learn(&mut self, mac: MacAddr, vlan: Option<u16>, dpid: u64, port: u32) {
-        let ap = AttachmentPoint { dpid, port };
+        let ap = AttachmentPoint::new(dpid, port);
         self.devices.update(|t| {
             t.observe(mac, vlan, ap, None, Instant::now())
                 .into_iter()
@@ -122,7 +122,7 @@ impl Lab {
     /// Both ends of the cable at `dpid:port` go down, and the topology says so.
     fn cut(&mut self, dpid: u64, port: u32) {
         self.net.set_cable(dpid, port, false);
-        let links = self.topology.snapshot().links_at(dpid, port);
+        let links = self.topology.snapshot().links_at(Dpid(dpid), port);
         assert!(!links.is_empty(), "no link at {dpid}:{port}");
         self.links(&links, false);
     }
@@ -520,11 +520,11 @@ fn a_switch_that_leaves_takes_the_routes_through_it() {
     lab.net.disconnect(middle);
     lab.topology.update(|s| {
         let mut events: Vec<TopologyEvent> = s
-            .remove_switch(middle)
+            .remove_switch(Dpid(middle))
             .into_iter()
             .map(|l| TopologyEvent::LinkRemoved(l, LinkGone::SwitchLeft))
             .collect();
-        events.push(TopologyEvent::SwitchRemoved(middle));
+        events.push(TopologyEvent::SwitchRemoved(Dpid(middle)));
         events
     });
     lab.deliver();
@@ -830,7 +830,7 @@ fn with_the_default_apps_a_cut_link_on_the_path_reroutes_at_once() {
         // routing app the flows on it.
         net.set_cable(1, 2, false);
         let topology = net.service::<Topology>();
-        assert!(!topology.is_link_port(1, 2) && !topology.is_link_port(2, 1));
+        assert!(!topology.is_link_port(Dpid(1), 2) && !topology.is_link_port(Dpid(2), 1));
         for (from, to, m) in [(h1, h2, mac(2)), (h2, h1, mac(1))] {
             let src = net.host(from).mac;
             net.send(from, &sim::eth(src, m, 0x0800, b"after"));
@@ -843,7 +843,7 @@ fn with_the_default_apps_a_cut_link_on_the_path_reroutes_at_once() {
         // The cable comes back: rediscovered, and the routes go back to it.
         net.set_cable(1, 2, true);
         net.advance(Duration::from_secs(2));
-        assert!(topology.is_link_port(1, 2));
+        assert!(topology.is_link_port(Dpid(1), 2));
         net.send(h1, &sim::eth(mac(1), mac(2), 0x0800, b"short"));
         assert_eq!(received(&mut net, h2).len(), 1);
         let s1 = net.switch(1);
@@ -868,7 +868,10 @@ fn with_the_default_apps_a_host_that_moves_is_reached_at_its_new_place() {
     net.send(h2, &sim::eth(mac(2), BROADCAST, 0x0806, b"I am here"));
     received(&mut net, h1);
     let devices = net.service::<Devices>();
-    assert_eq!(devices.attachment(mac(2), None), Some((4, 4)));
+    assert_eq!(
+        devices.attachment(mac(2), None),
+        Some(AttachmentPoint::new(4, 4))
+    );
     net.send(h1, &sim::eth(mac(1), mac(2), 0x0800, b"found you"));
     assert_eq!(received(&mut net, h2).len(), 1);
     net.send(h2, &sim::eth(mac(2), mac(1), 0x0800, b"yes"));
@@ -989,7 +992,9 @@ fn starts_without_storm(
         for &h in &hosts {
             let host = net.host(h);
             assert_eq!(
-                devices.attachment(host.mac, None),
+                devices
+                    .attachment(host.mac, None)
+                    .map(|a| (a.dpid.0, a.port)),
                 Some(host.at),
                 "{when}: host {h}"
             );
@@ -1060,7 +1065,10 @@ fn at_start_up_a_host_placed_on_an_undiscovered_cable_gets_its_frame_once_withou
     // from before a restart would carry it): it is "placed" there.
     net.inject(2, 1, &frames::arp_request(mac(9), ip(9), ip(0)));
     let devices = net.service::<Devices>();
-    assert_eq!(devices.attachment(mac(9), None), Some((2, 1)));
+    assert_eq!(
+        devices.attachment(mac(9), None),
+        Some(AttachmentPoint::new(2, 1))
+    );
     net.clear_logs();
     // h1 sends to it: straight out of s2:1, back into s1 by the cable, where the
     // repeat is dropped instead of being sent out of s2:1 again, and again.

@@ -127,8 +127,8 @@ fn discovers_exactly(switches: &[Dpid], links: &[Link], ports: u32) {
         lab.net.advance(S / 5);
         assert_eq!(lab.links(), set(links));
         let snapshot = lab.topo.snapshot();
-        let dpids: Vec<u64> = snapshot.switches().keys().copied().collect();
-        assert_eq!(dpids, switches.iter().map(|d| d.0).collect::<Vec<_>>());
+        let dpids: Vec<Dpid> = snapshot.switches().keys().copied().collect();
+        assert_eq!(dpids, switches);
         // And keeps them, round after round; nothing else shows up.
         lab.net.advance(S * 10);
         assert_eq!(lab.links(), set(links));
@@ -201,8 +201,8 @@ fn every_switch_gets_the_lldp_flow_and_probes_in_its_version() {
         2 * 15 + 1
     );
     // Host ports are not link ports; cabled ones are.
-    assert!(lab.topo.is_link_port(1, 2) && lab.topo.is_link_port(2, 1));
-    assert!(!lab.topo.is_link_port(1, 3) && !lab.topo.is_link_port(2, 3));
+    assert!(lab.topo.is_link_port(Dpid(1), 2) && lab.topo.is_link_port(Dpid(2), 1));
+    assert!(!lab.topo.is_link_port(Dpid(1), 3) && !lab.topo.is_link_port(Dpid(2), 3));
 }
 
 /// An LLDP frame without Pharos's TLV, as a host or a non-OpenFlow switch sends.
@@ -350,7 +350,7 @@ fn a_port_down_removes_its_links_at_once_and_up_brings_them_back() {
     }
     // The snapshot's port list shows it.
     let snapshot = lab.topo.snapshot();
-    let ports = &snapshot.switches()[&2];
+    let ports = &snapshot.switches()[&Dpid(2)];
     assert!(!ports.iter().find(|p| p.port_no == 2).unwrap().is_up());
     // Rounds go by: nothing comes back through a down port.
     lab.net.advance(S * 3);
@@ -381,7 +381,7 @@ fn a_deleted_port_removes_its_links_and_an_added_one_is_probed() {
     assert!(events
         .iter()
         .all(|e| matches!(e, TopologyEvent::LinkRemoved(_, LinkGone::PortDeleted))));
-    assert!(!lab.topo.snapshot().switches()[&1]
+    assert!(!lab.topo.snapshot().switches()[&Dpid(1)]
         .iter()
         .any(|p| p.port_no == 2));
     // Probed at once, and answered: both directions with no clock moving.
@@ -435,13 +435,13 @@ fn a_switch_that_leaves_takes_its_links_and_comes_back() {
     assert!(events[..4]
         .iter()
         .all(|e| matches!(e, TopologyEvent::LinkRemoved(_, LinkGone::SwitchLeft))));
-    assert_eq!(events[4], TopologyEvent::SwitchRemoved(2));
-    assert!(!lab.topo.snapshot().switches().contains_key(&2));
+    assert_eq!(events[4], TopologyEvent::SwitchRemoved(Dpid(2)));
+    assert!(!lab.topo.snapshot().switches().contains_key(&Dpid(2)));
     // Frames still in flight or replayed from s2 make no link while it is away.
     lab.net.advance(S * 2);
     assert!(lab.links().is_empty());
     lab.net.connect(2);
-    assert_eq!(lab.take_events()[0], TopologyEvent::SwitchAdded(2));
+    assert_eq!(lab.take_events()[0], TopologyEvent::SwitchAdded(Dpid(2)));
     lab.net.advance(S + S / 5);
     assert_eq!(lab.links(), set(&links));
 }
@@ -456,7 +456,7 @@ fn a_connection_replaced_by_a_newer_one_keeps_the_switch_and_its_links() {
     lab.net.reconnect(2);
     assert_eq!(lab.links(), set(&links));
     assert_eq!(lab.take_events(), []);
-    assert!(lab.topo.snapshot().switches().contains_key(&2));
+    assert!(lab.topo.snapshot().switches().contains_key(&Dpid(2)));
     lab.net.advance(S * 5);
     assert_eq!(lab.links(), set(&links));
 }
@@ -477,12 +477,12 @@ fn subscribers_see_every_change_in_order_after_the_snapshot() {
     let added_at = |d: u64| {
         events
             .iter()
-            .position(|e| *e == TopologyEvent::SwitchAdded(d))
+            .position(|e| *e == TopologyEvent::SwitchAdded(Dpid(d)))
     };
     let switches: Vec<u64> = events
         .iter()
         .filter_map(|e| match e {
-            TopologyEvent::SwitchAdded(d) => Some(*d),
+            TopologyEvent::SwitchAdded(d) => Some(d.0),
             _ => None,
         })
         .collect();
@@ -514,7 +514,7 @@ fn subscribers_see_every_change_in_order_after_the_snapshot() {
         gone,
         [PortDown, PortDown, Timeout, Timeout, SwitchLeft, SwitchLeft]
     );
-    assert_eq!(events.last(), Some(&TopologyEvent::SwitchRemoved(3)));
+    assert_eq!(events.last(), Some(&TopologyEvent::SwitchRemoved(Dpid(3))));
     assert!(lab.links().is_empty());
     assert!(lab.topo.snapshot().version() > v0);
 }

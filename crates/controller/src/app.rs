@@ -131,6 +131,28 @@ pub use crate::requests::{Reply, ReplyFn};
 pub use crate::services::{Services, StartError};
 pub use crate::switches::{SendError, SwitchEvent, Switches};
 
+/// An app's parameters and its part of `pharos.toml`, read as the core reads its own:
+/// durations as people write them (`deserialize_with` helpers for a typed `serde`
+/// params struct), a refused setting with its key and line, and the known name a slip
+/// of the finger away.
+///
+/// ```
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize)]
+/// struct Params {
+///     /// `2`, `0.5`, `"2s"` or `"500ms"`.
+///     #[serde(deserialize_with = "controller::app::settings::seconds::deserialize")]
+///     interval: f64,
+/// }
+/// let p: Params = toml::from_str("interval = \"500ms\"").unwrap();
+/// assert_eq!(p.interval, 0.5);
+/// ```
+pub mod settings {
+    pub use crate::settings::{did_you_mean, from_toml_str, ConfigError};
+    pub use crate::units::{duration, seconds, whole_seconds};
+}
+
 /// One app: a type with handlers, per-switch state, and optionally services.
 ///
 /// `build` registers handlers and provides services and calls no one; `start` may look

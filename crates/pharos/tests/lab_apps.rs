@@ -747,7 +747,9 @@ fn host_moves(lab: &mut AppsLab, host: &str, to: &str, other: &str) {
         lab.topo.hosts[host].port,
     );
     assert_eq!(
-        lab.devices().attachment(mac, None),
+        lab.devices()
+            .attachment(mac, None)
+            .map(|a| (a.dpid.0, a.port)),
         Some(from),
         "{host} should be known at its place before the move"
     );
@@ -772,7 +774,10 @@ fn host_moves(lab: &mut AppsLab, host: &str, to: &str, other: &str) {
         }
     });
     let learned = wait_until(Duration::from_secs(2), || {
-        lab.devices().attachment(mac, None) == Some(new)
+        lab.devices()
+            .attachment(mac, None)
+            .map(|a| (a.dpid.0, a.port))
+            == Some(new)
     });
     eprintln!(
         "{host} moved to {to} port {}: {host} -> {other} answered after {first:.1?}; Devices \

@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use controller::app::PacketIn;
 use controller::app::{App, Builder, Counter, Flow, Order, Required, SwitchCtx};
-use controller::info::{PortInfo, PortReason};
+use controller::app::{PortInfo, PortReason};
 use openflow::MacAddr;
 use packet::arp::{ArpPacket, ArpRepr};
 use packet::ethernet::{EtherType, EthernetFrame};
@@ -65,7 +65,7 @@ use crate::topology::{Topology, TopologyEvent};
 pub struct Params {
     /// Seconds a host may stay silent before it is forgotten (default 300, from 1 to
     /// 86400).
-    #[serde(deserialize_with = "controller::config::seconds::deserialize")]
+    #[serde(deserialize_with = "controller::app::settings::seconds::deserialize")]
     pub host_timeout: f64,
     /// Hosts tracked at most (default 100,000, about 24 MB; at most 10,000,000): new
     /// hosts beyond are refused, so a host spraying source MACs cannot take the
@@ -77,7 +77,7 @@ pub struct Params {
     /// Seconds a known host must have been quiet at its place, or a port up since the
     /// last switch joined, for a sighting elsewhere to be a move (default 1, from 0 to
     /// 3600; 0: every sighting elsewhere is a move). See [`moves`](super::moves).
-    #[serde(deserialize_with = "controller::config::seconds::deserialize")]
+    #[serde(deserialize_with = "controller::app::settings::seconds::deserialize")]
     pub move_quiet: f64,
 }
 
@@ -271,7 +271,7 @@ impl DeviceManager {
         };
         let topology = &self.topology;
         let ap = AttachmentPoint {
-            dpid: ctx.dpid().0,
+            dpid: ctx.dpid(),
             port: in_port,
         };
         let now = ctx.now();
@@ -336,7 +336,7 @@ impl DeviceManager {
             ages.came_up(port.port_no, ctx.now());
         }
         if reason == PortReason::Delete || !port.is_up() {
-            let (dpid, port) = (ctx.dpid().0, port.port_no);
+            let (dpid, port) = (ctx.dpid(), port.port_no);
             let events = self.devices.update(|t| t.remove_attached_to(dpid, port));
             self.log.log(&events, ctx.now(), Why::PortDown, None);
         }
@@ -366,8 +366,8 @@ impl DeviceManager {
         let (events, why) = match *e {
             TopologyEvent::LinkAdded(l) => (
                 devices.update(|t| {
-                    let mut gone = t.remove_attached_to(l.src.0, l.src_port);
-                    gone.extend(t.remove_attached_to(l.dst.0, l.dst_port));
+                    let mut gone = t.remove_attached_to(l.src, l.src_port);
+                    gone.extend(t.remove_attached_to(l.dst, l.dst_port));
                     gone
                 }),
                 Why::LinkPort,

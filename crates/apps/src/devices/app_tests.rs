@@ -11,12 +11,12 @@ use controller::dispatch::SwitchState;
 use controller::driver::Driver;
 use controller::host::{AppHost, Core};
 use controller::info::SwitchInfo;
-use openflow::{of10, Message, Version};
+use openflow::{of10, Dpid, Message, Version};
 use packet::arp::ArpOperation;
 
 use super::*;
 use crate::devices::table::HostEvent;
-use crate::routing::topo::cable;
+use crate::net::topo::cable;
 use crate::topology::LinkGone;
 use controller::services::Services;
 
@@ -176,7 +176,7 @@ impl Rig {
 }
 
 fn ap(dpid: u64, port: u32) -> AttachmentPoint {
-    AttachmentPoint { dpid, port }
+    AttachmentPoint::new(dpid, port)
 }
 
 #[test]
@@ -185,14 +185,23 @@ fn learns_hosts_at_the_edge_and_never_on_a_link_port() {
     // h1 on s1 port 1 (1.0), h2 on s2 port 3 (1.3).
     r.packet(1, 1, &arp_request(mac(1), v4(1), v4(2)), 0);
     r.packet(2, 3, &arp_reply(mac(2), v4(2), mac(1), v4(1)), 0);
-    assert_eq!(r.devices.attachment(mac(1), None), Some((1, 1)));
-    assert_eq!(r.devices.attachment(mac(2), None), Some((2, 3)));
+    assert_eq!(
+        r.devices.attachment(mac(1), None),
+        Some(AttachmentPoint::new(1, 1))
+    );
+    assert_eq!(
+        r.devices.attachment(mac(2), None),
+        Some(AttachmentPoint::new(2, 3))
+    );
     assert_eq!(r.devices.by_ip(IpAddr::V4(v4(2))).unwrap().mac(), mac(2));
     // The copy of h1's broadcast that s1 flooded to s2 arrived on s2's port 1, before
     // the link s1:2 - s2:1 was discovered: "learned" there (it moved, as far as the
     // table can tell).
     r.packet(2, 1, &arp_request(mac(1), v4(1), v4(2)), 1);
-    assert_eq!(r.devices.attachment(mac(1), None), Some((2, 1)));
+    assert_eq!(
+        r.devices.attachment(mac(1), None),
+        Some(AttachmentPoint::new(2, 1))
+    );
     let k1 = r.devices.by_mac(mac(1))[0].key();
     assert_eq!(
         r.heard(),
@@ -225,11 +234,17 @@ fn learns_hosts_at_the_edge_and_never_on_a_link_port() {
     r.packet(2, 1, &ipv4(mac(1), mac(2), v4(1), v4(2)), 2);
     r.packet(1, 2, &ipv4(mac(2), mac(1), v4(2), v4(1)), 2);
     assert_eq!(r.devices.attachment(mac(1), None), None);
-    assert_eq!(r.devices.attachment(mac(2), None), Some((2, 3)));
+    assert_eq!(
+        r.devices.attachment(mac(2), None),
+        Some(AttachmentPoint::new(2, 3))
+    );
     assert!(r.heard().is_empty());
     // h1 speaks at its edge port again: back.
     r.packet(1, 1, &ipv4(mac(1), mac(2), v4(1), v4(2)), 3);
-    assert_eq!(r.devices.attachment(mac(1), None), Some((1, 1)));
+    assert_eq!(
+        r.devices.attachment(mac(1), None),
+        Some(AttachmentPoint::new(1, 1))
+    );
     assert_eq!(r.devices.len(), 2);
     // Every packet went on to the forwarding app: the device app stops none.
     assert_eq!(r.forwarded(), 6);
@@ -241,13 +256,19 @@ fn lldp_and_reserved_in_ports_teach_nothing() {
     r.packet(2, 4, &lldp(mac(1)), 0);
     r.packet(2, 4, &arp_request(mac(2), v4(2), v4(1)), 0);
     assert_eq!(r.devices.len(), 1);
-    assert_eq!(r.devices.attachment(mac(2), None), Some((2, 4)));
+    assert_eq!(
+        r.devices.attachment(mac(2), None),
+        Some(AttachmentPoint::new(2, 4))
+    );
     // CONTROLLER (0xfffffffd) names no host; LOCAL (0xfffffffe), the switch's own
     // stack, does.
     r.packet(2, 0xffff_fffd, &arp_request(mac(3), v4(3), v4(1)), 0);
     r.packet(2, 0xffff_fffe, &arp_request(mac(4), v4(4), v4(1)), 0);
     assert_eq!(r.devices.attachment(mac(3), None), None);
-    assert_eq!(r.devices.attachment(mac(4), None), Some((2, 0xffff_fffe)));
+    assert_eq!(
+        r.devices.attachment(mac(4), None),
+        Some(AttachmentPoint::new(2, 0xffff_fffe))
+    );
     assert_eq!(r.forwarded(), 4);
 }
 
@@ -288,8 +309,8 @@ fn hosts_go_with_their_switch_their_port_and_their_silence() {
 
     // s2 leaves the topology: h3 and h4 go.
     r.topology.update(|s| {
-        s.remove_switch(2);
-        vec![TopologyEvent::SwitchRemoved(2)]
+        s.remove_switch(Dpid(2));
+        vec![TopologyEvent::SwitchRemoved(Dpid(2))]
     });
     assert_eq!(r.devices.len(), 1);
     assert_eq!(r.heard().len(), 2);
@@ -340,8 +361,14 @@ fn ipv6_vlans_and_moves() {
     // One MAC on two VLANs is two hosts.
     r.packet(2, 5, &tagged(10, &arp_request(mac(5), v4(5), v4(9))), 0);
     r.packet(2, 6, &tagged(20, &ipv4(mac(5), mac(9), v4(55), v4(9))), 0);
-    assert_eq!(r.devices.attachment(mac(5), Some(10)), Some((2, 5)));
-    assert_eq!(r.devices.attachment(mac(5), Some(20)), Some((2, 6)));
+    assert_eq!(
+        r.devices.attachment(mac(5), Some(10)),
+        Some(AttachmentPoint::new(2, 5))
+    );
+    assert_eq!(
+        r.devices.attachment(mac(5), Some(20)),
+        Some(AttachmentPoint::new(2, 6))
+    );
     assert_eq!(r.devices.attachment(mac(5), None), None);
     assert_eq!(r.devices.by_mac(mac(5)).len(), 2);
     r.heard();
@@ -387,7 +414,10 @@ fn a_full_table_refuses_new_hosts() {
     assert_eq!(r.forwarded(), 9, "refused or not, every packet goes on");
     // A known host that moves is still followed (a write).
     r.packet(2, 5, &arp_request(mac(1), v4(1), v4(9)), 5);
-    assert_eq!(r.devices.attachment(mac(1), None), Some((2, 5)));
+    assert_eq!(
+        r.devices.attachment(mac(1), None),
+        Some(AttachmentPoint::new(2, 5))
+    );
     assert_eq!(r.devices.writes(), writes + 1);
 }
 

@@ -15,8 +15,6 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
-use controller::info::Dpid;
-
 use super::table::{AttachmentPoint, HostEvent, HostKey};
 
 /// Host lines written per second at most.
@@ -137,7 +135,7 @@ struct At(AttachmentPoint);
 
 impl std::fmt::Display for At {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", Dpid(self.0.dpid), self.0.port)
+        write!(f, "{}:{}", self.0.dpid, self.0.port)
     }
 }
 
@@ -202,7 +200,7 @@ mod tests {
     }
 
     fn at(dpid: u64, port: u32) -> AttachmentPoint {
-        AttachmentPoint { dpid, port }
+        AttachmentPoint::new(dpid, port)
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //!
 //! let mut hosts = HostTable::default();
 //! let mac = MacAddr([2, 0, 0, 0, 0, 1]);
-//! let (s1p1, s2p3) = (AttachmentPoint { dpid: 1, port: 1 }, AttachmentPoint { dpid: 2, port: 3 });
+//! let (s1p1, s2p3) = (AttachmentPoint::new(1, 1), AttachmentPoint::new(2, 3));
 //! let t0 = Instant::now();
 //! let ip = "10.0.0.1".parse().unwrap();
 //! assert!(matches!(hosts.observe(mac, None, s1p1, Some(ip), t0), Some(HostEvent::Added { .. })));
@@ -41,7 +41,6 @@
 
 pub mod app;
 pub mod host_log;
-pub mod mac_index;
 pub mod moves;
 pub mod service;
 pub mod table;

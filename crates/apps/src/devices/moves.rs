@@ -144,7 +144,7 @@ mod tests {
     const Q: Duration = Duration::from_secs(1);
 
     fn ap(dpid: u64, port: u32) -> AttachmentPoint {
-        AttachmentPoint { dpid, port }
+        AttachmentPoint::new(dpid, port)
     }
 
     #[test]

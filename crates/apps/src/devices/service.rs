@@ -35,9 +35,9 @@ use std::time::{Duration, Instant};
 
 use openflow::MacAddr;
 
-use super::mac_index::Hint;
 use super::table::{AttachmentPoint, Host, HostEvent, HostTable, Limits, Sighting};
-use controller::events::{Publisher, Subscribers};
+use crate::net::mac_index::Hint;
+use controller::app::{Publisher, Subscribers};
 
 /// The service (see the module doc).
 pub struct Devices {
@@ -77,7 +77,7 @@ struct Ahead {
     version: u64,
     mac: MacAddr,
     vlan: Option<u16>,
-    found: Option<(u64, u32)>,
+    found: Option<AttachmentPoint>,
 }
 
 thread_local! {
@@ -135,7 +135,7 @@ impl Devices {
     /// Where the host with this MAC (on this VLAN) is attached: (dpid, port). From
     /// this thread's look-ahead memo when it holds this question and the table has not
     /// changed since (see the module doc), else under the read lock.
-    pub fn attachment(&self, mac: MacAddr, vlan: Option<u16>) -> Option<(u64, u32)> {
+    pub fn attachment(&self, mac: MacAddr, vlan: Option<u16>) -> Option<AttachmentPoint> {
         let a = AHEAD.get();
         if a.id == self.id && a.mac == mac && a.vlan == vlan && a.version == self.version() {
             return a.found;
@@ -288,11 +288,8 @@ impl Devices {
 }
 
 /// Where the host is attached, in `t`.
-fn attachment_in(t: &HostTable, mac: MacAddr, vlan: Option<u16>) -> Option<(u64, u32)> {
-    t.get(mac, vlan).map(|h| {
-        let ap = h.attachment_point();
-        (ap.dpid, ap.port)
-    })
+fn attachment_in(t: &HostTable, mac: MacAddr, vlan: Option<u16>) -> Option<AttachmentPoint> {
+    t.get(mac, vlan).map(|h| h.attachment_point())
 }
 
 impl Publisher<HostEvent> for Devices {
@@ -304,10 +301,11 @@ impl Publisher<HostEvent> for Devices {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use openflow::Dpid;
     use std::sync::{Arc, Mutex};
 
     fn learn(d: &Devices, mac: MacAddr, port: u32) {
-        let ap = AttachmentPoint { dpid: 1, port };
+        let ap = AttachmentPoint::new(1, port);
         d.update(|t| {
             t.observe(mac, None, ap, None, Instant::now())
                 .into_iter()
@@ -316,7 +314,7 @@ mod tests {
     }
 
     fn sight(d: &Devices, mac: MacAddr, ahead: MacAddr) -> Sighting {
-        let ap = AttachmentPoint { dpid: 1, port: 1 };
+        let ap = AttachmentPoint::new(1, 1);
         let fresh = Duration::from_secs(60);
         d.sighting(
             mac,
@@ -341,20 +339,20 @@ mod tests {
         learn(&d, b, 2);
         sight(&d, a, b);
         let reads = d.reads.load(Relaxed);
-        assert_eq!(d.attachment(b, None), Some((1, 2)));
+        assert_eq!(d.attachment(b, None), Some(AttachmentPoint::new(1, 2)));
         assert_eq!(d.reads.load(Relaxed), reads, "answered from the memo");
         // Another question, or the same one on another VLAN: the lock.
-        assert_eq!(d.attachment(a, None), Some((1, 1)));
+        assert_eq!(d.attachment(a, None), Some(AttachmentPoint::new(1, 1)));
         assert_eq!(d.attachment(b, Some(7)), None);
         assert_eq!(d.reads.load(Relaxed), reads + 2);
         // Looked up ahead while unknown, then learned: the memo is stale, not used.
         sight(&d, a, c);
         learn(&d, c, 3);
-        assert_eq!(d.attachment(c, None), Some((1, 3)));
+        assert_eq!(d.attachment(c, None), Some(AttachmentPoint::new(1, 3)));
         // Moved after the look-ahead: the new place.
         sight(&d, a, b);
         learn(&d, b, 4);
-        assert_eq!(d.attachment(b, None), Some((1, 4)));
+        assert_eq!(d.attachment(b, None), Some(AttachmentPoint::new(1, 4)));
         // Another instance never takes this one's memo.
         let other = Devices::new(Limits::default());
         sight(&d, a, b);
@@ -363,7 +361,7 @@ mod tests {
         std::thread::scope(|s| {
             s.spawn(|| {
                 let reads = d.reads.load(Relaxed);
-                assert_eq!(d.attachment(b, None), Some((1, 4)));
+                assert_eq!(d.attachment(b, None), Some(AttachmentPoint::new(1, 4)));
                 assert_eq!(d.reads.load(Relaxed), reads + 1);
             });
         });
@@ -404,11 +402,17 @@ mod tests {
         // Held hosts: found, under the lock.
         for n in 1..=99 {
             assert_eq!(sight(&d, held(n), held(n + 1)), Sighting::Current);
-            assert_eq!(d.attachment(held(n), None), Some((1, 1)));
+            assert_eq!(
+                d.attachment(held(n), None),
+                Some(AttachmentPoint::new(1, 1))
+            );
         }
-        assert_eq!(d.attachment(held(100), None), Some((1, 100)));
+        assert_eq!(
+            d.attachment(held(100), None),
+            Some(AttachmentPoint::new(1, 100))
+        );
         // One gone: room again, so a new sender is a change, not a refusal.
-        d.update(|t| t.remove_attached_to(1, 100));
+        d.update(|t| t.remove_attached_to(Dpid(1), 100));
         assert_eq!(sight(&d, new(5000), held(1)), Sighting::Change);
         assert_eq!(d.attachment(held(100), None), None);
     }
@@ -442,13 +446,16 @@ mod tests {
         devices.subscribe(Box::new(move |e| sink.lock().unwrap().push(e.clone())));
         let mac = MacAddr([2, 0, 0, 0, 0, 7]);
         let ip: IpAddr = "10.0.0.7".parse().unwrap();
-        let ap = AttachmentPoint { dpid: 3, port: 4 };
+        let ap = AttachmentPoint::new(3, 4);
         devices.update(|t| {
             t.observe(mac, None, ap, Some(ip), Instant::now())
                 .into_iter()
                 .collect()
         });
-        assert_eq!(devices.attachment(mac, None), Some((3, 4)));
+        assert_eq!(
+            devices.attachment(mac, None),
+            Some(AttachmentPoint::new(3, 4))
+        );
         assert_eq!(devices.attachment(mac, Some(5)), None);
         assert_eq!(devices.by_ip(ip).unwrap().mac(), mac);
         assert_eq!(devices.by_mac(mac).len(), 1);
@@ -460,7 +467,7 @@ mod tests {
                 .collect()
         });
         assert_eq!(heard.lock().unwrap().len(), 1);
-        devices.update(|t| t.remove_attached_to(3, 4));
+        devices.update(|t| t.remove_attached_to(Dpid(3), 4));
         assert!(devices.is_empty());
         assert!(matches!(
             heard.lock().unwrap()[1],

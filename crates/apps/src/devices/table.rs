@@ -28,9 +28,9 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::{Duration, Instant};
 
-use super::mac_index::{Hint, MacIndex};
+use crate::net::mac_index::{Hint, MacIndex};
 
-use openflow::MacAddr;
+use openflow::{Dpid, MacAddr};
 
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
@@ -82,8 +82,18 @@ const NONE: u32 = u32::MAX;
 /// Where a host is attached: a switch port at the edge of the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct AttachmentPoint {
-    pub dpid: u64,
+    pub dpid: Dpid,
     pub port: u32,
+}
+
+impl AttachmentPoint {
+    /// Port `port` of switch `dpid` (a dpid, or its number).
+    pub fn new(dpid: impl Into<Dpid>, port: u32) -> AttachmentPoint {
+        AttachmentPoint {
+            dpid: dpid.into(),
+            port,
+        }
+    }
 }
 
 /// What identifies a host: its MAC on a VLAN (`None`: untagged).
@@ -483,14 +493,14 @@ impl HostTable {
     /// Removes the hosts attached to port `port` of switch `dpid`: for when the port
     /// turns out to be an inter-switch link (what was learned there was a host behind
     /// another switch), or goes down. A scan of every host.
-    pub fn remove_attached_to(&mut self, dpid: u64, port: u32) -> Vec<HostEvent> {
+    pub fn remove_attached_to(&mut self, dpid: Dpid, port: u32) -> Vec<HostEvent> {
         let ap = AttachmentPoint { dpid, port };
         self.remove_where(|h| h.ap == ap)
     }
 
     /// Removes the hosts attached to switch `dpid`: for when it disconnects. A scan of
     /// every host.
-    pub fn remove_switch(&mut self, dpid: u64) -> Vec<HostEvent> {
+    pub fn remove_switch(&mut self, dpid: Dpid) -> Vec<HostEvent> {
         self.remove_where(|h| h.ap.dpid == dpid)
     }
 

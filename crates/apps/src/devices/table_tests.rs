@@ -9,7 +9,7 @@ fn mac(n: u8) -> MacAddr {
 }
 
 fn ap(dpid: u64, port: u32) -> AttachmentPoint {
-    AttachmentPoint { dpid, port }
+    AttachmentPoint::new(dpid, port)
 }
 
 fn v4(n: u8) -> IpAddr {
@@ -418,7 +418,7 @@ fn ports_that_become_links_and_switches_that_leave() {
     }
     t.observe(mac(2), Some(5), ap(1, 1), None, t0);
     let removed: BTreeSet<_> = t
-        .remove_attached_to(1, 1)
+        .remove_attached_to(Dpid(1), 1)
         .into_iter()
         .map(|e| match e {
             HostEvent::Removed { host } => host.key(),
@@ -433,8 +433,8 @@ fn ports_that_become_links_and_switches_that_leave() {
     );
     assert!(t.by_ip(v4(1)).is_none());
     check(&t);
-    assert!(t.remove_attached_to(1, 1).is_empty());
-    assert_eq!(t.remove_switch(2).len(), 2);
+    assert!(t.remove_attached_to(Dpid(1), 1).is_empty());
+    assert_eq!(t.remove_switch(Dpid(2)).len(), 2);
     assert_eq!(t.iter().map(|h| h.mac()).collect::<Vec<_>>(), [mac(3)]);
     check(&t);
 }
@@ -643,12 +643,12 @@ proptest! {
                 Op::RemovePort(d, p) => {
                     let at = ap(d.into(), p.into());
                     let n = t.iter().filter(|h| h.attachment_point() == at).count();
-                    prop_assert_eq!(t.remove_attached_to(d.into(), p.into()).len(), n);
+                    prop_assert_eq!(t.remove_attached_to(Dpid(d.into()), p.into()).len(), n);
                     prop_assert!(t.iter().all(|h| h.attachment_point() != at));
                 }
                 Op::RemoveSwitch(d) => {
-                    let n = t.iter().filter(|h| h.attachment_point().dpid == u64::from(d)).count();
-                    prop_assert_eq!(t.remove_switch(d.into()).len(), n);
+                    let n = t.iter().filter(|h| h.attachment_point().dpid == Dpid(u64::from(d))).count();
+                    prop_assert_eq!(t.remove_switch(Dpid(d.into())).len(), n);
                 }
                 Op::Remove(m, v) => {
                     let existed = t.get(pool_mac(m), pool_vlan(v)).is_some();

@@ -36,10 +36,11 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::OnceLock;
 
-use controller::info::Dpid;
+use controller::app::Dpid;
 
 use super::graph::Graph;
-use super::{Changes, Link, Route, RoutingEngine};
+use super::route::{Changes, Route, RoutingEngine};
+use crate::net::Link;
 
 const NONE: u32 = u32::MAX;
 

@@ -38,13 +38,11 @@
 use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
-use controller::app::PacketIn;
-use controller::app::{Flow, SwitchCtx};
-use controller::info::{Dpid, SwitchInfo};
+use controller::app::{Dpid, Flow, PacketIn, SwitchCtx, SwitchInfo};
 use openflow::model::{Action, EncodedActions, PacketOut, PortNo};
 use openflow::Version;
 
-use super::{PortHop, SpanningTree};
+use super::tree::SpanningTree;
 
 /// OpenFlow 1.0's OFPPC_NO_FLOOD (bit 4, unused in 1.3): the port is left out of floods.
 const NO_FLOOD: u32 = 1 << 4;
@@ -68,15 +66,6 @@ pub struct Floods {
     /// default apps' time under cbench's load). `None`: not encodable (the flood then
     /// goes through `actions`, and fails there with a logged reason).
     encoded: Option<EncodedActions>,
-    /// Scratch space for the hops of a route the routing app installs from this switch
-    /// (no allocation per route). Not the flood's: it rides here because this is the
-    /// routing app's per-switch state.
-    pub(super) hops: Vec<PortHop>,
-    /// Whether each of this switch's last 32 PACKET_INs looked its route up (bit 0 the
-    /// newest): the routing app's prefetch hint asks for the route's line only while
-    /// a quarter of them did, so that a switch whose packets are flooded (their
-    /// destinations unknown) pays no hash per packet for it. Also not the flood's.
-    pub(super) lookups: u32,
     /// This switch's recent floods: the frame's hash and when, in the set its hash
     /// picks, two per set (empty until the first flood).
     recent: Vec<[Recent; 2]>,
@@ -219,14 +208,14 @@ pub fn deliver(
     floods: &mut Floods,
     hasher: &impl BuildHasher,
     p: &PacketIn,
-    dpid: u64,
+    dpid: Dpid,
     port: u32,
 ) -> bool {
     if p.data().len() < usize::from(p.total_len()) {
         return false;
     }
     let switches = ctx.switches();
-    let Some(info) = switches.info(Dpid(dpid)) else {
+    let Some(info) = switches.info(dpid) else {
         return false;
     };
     if floods.is_repeat(hasher.hash_one(p.data()), ctx.now()) {
@@ -238,9 +227,9 @@ pub fn deliver(
         Version::V1_3 => PortNo::Controller,
     };
     let out = [Action::output(PortNo::from_u32(port))];
-    let sent = switches.send_packet_out(Dpid(dpid), &PacketOut::unbuffered(p.data(), from, &out));
+    let sent = switches.send_packet_out(dpid, &PacketOut::unbuffered(p.data(), from, &out));
     if let Err(e) = &sent {
-        tracing::debug!(dpid = %Dpid(dpid), error = %e, "direct delivery not sent");
+        tracing::debug!(%dpid, error = %e, "direct delivery not sent");
     }
     sent.is_ok()
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::Link;
+use crate::net::Link;
 
 /// One end's view of a link: the local port, the switch at the other end and its port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

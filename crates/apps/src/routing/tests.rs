@@ -1,6 +1,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
-use controller::info::Dpid;
+use controller::app::Dpid;
 use proptest::prelude::*;
 
 use super::topo::{cable, linear, ring, FatTree};

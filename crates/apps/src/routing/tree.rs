@@ -14,10 +14,10 @@
 
 use std::collections::HashSet;
 
-use controller::info::Dpid;
+use controller::app::Dpid;
 
 use super::graph::Graph;
-use super::Link;
+use crate::net::Link;
 
 #[derive(Debug, Clone, Default)]
 pub struct SpanningTree {

@@ -17,7 +17,8 @@
 
 use std::path::PathBuf;
 
-use controller::settings::ConfigError;
+use controller::app::settings::ConfigError;
+use openflow::Dpid;
 use serde::{Deserialize, Serialize};
 
 /// Static flows, as Floodlight's static entry pusher keeps them (`[static_flows]` in
@@ -43,9 +44,9 @@ pub struct StaticFlowsConfig {
 pub struct StaticFlowConfig {
     /// Its name: 1 to 64 letters, digits, `.`, `_` or `-` ([`check_static_flow_name`]).
     pub name: String,
-    /// Its switch: `"00:00:00:00:00:00:00:01"`, `"0x1"`, `1` (see [`controller::dpid`]).
+    /// Its switch: `"00:00:00:00:00:00:00:01"`, `"0x1"`, `1` (see [`openflow::dpid`]).
     #[serde(with = "dpid_value")]
-    pub dpid: u64,
+    pub dpid: Dpid,
     /// The flow, as `ovs-ofctl add-flow` takes it.
     pub flow: String,
 }
@@ -138,17 +139,17 @@ impl StaticFlowsConfig {
     }
 }
 
-/// A dpid in the file: a string in any form [`controller::dpid::parse`] reads, or a
-/// number.
+/// A dpid in the file: a string in any form [`Dpid`] reads, or a number (with this
+/// file's own message for anything else).
 mod dpid_value {
-    use controller::dpid;
+    use openflow::Dpid;
     use serde::{de, Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(d: &u64, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&dpid::format(*d))
+    pub fn serialize<S: Serializer>(d: &Dpid, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(d)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Dpid, D::Error> {
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Raw {
@@ -158,8 +159,9 @@ mod dpid_value {
         match Raw::deserialize(d).map_err(|_: D::Error| {
             de::Error::custom("expected a dpid: \"00:00:00:00:00:00:00:01\", \"0x1\" or 1")
         })? {
-            Raw::Text(t) => dpid::parse(&t).map_err(de::Error::custom),
+            Raw::Text(t) => t.parse().map_err(de::Error::custom),
             Raw::Int(n) => u64::try_from(n)
+                .map(Dpid)
                 .map_err(|_| de::Error::custom(format!("{n} is not a dpid: it is negative"))),
         }
     }
@@ -169,7 +171,7 @@ mod dpid_value {
 mod tests {
     use std::path::{Path, PathBuf};
 
-    use controller::settings::{from_toml_str, ConfigError};
+    use controller::app::settings::{from_toml_str, ConfigError};
 
     use super::*;
 
@@ -211,8 +213,14 @@ mod tests {
         .unwrap();
         assert_eq!(s.state_file(), PathBuf::from("/var/lib/pharos/static.json"));
         assert_eq!(s.flow.len(), 2);
-        assert_eq!((s.flow[0].name.as_str(), s.flow[0].dpid), ("drop-h1-h2", 2));
-        assert_eq!((s.flow[1].name.as_str(), s.flow[1].dpid), ("arp.flood", 1));
+        assert_eq!(
+            (s.flow[0].name.as_str(), s.flow[0].dpid),
+            ("drop-h1-h2", Dpid(2))
+        );
+        assert_eq!(
+            (s.flow[1].name.as_str(), s.flow[1].dpid),
+            ("arp.flood", Dpid(1))
+        );
         assert_eq!(s.flow[1].flow, "arp,actions=flood");
         // None by default.
         assert_eq!(parse("").unwrap(), StaticFlowsConfig::default());

@@ -5,9 +5,9 @@
 //! The flows come from the configuration file (`[[static_flows.flow]]`, read-only, see
 //! [`config`]) and from the REST API (kept in the state file, see [`store`]). `pharos
 //! run` always runs this app, last, without it being listed in `apps`. Its flows carry
-//! its cookie tag like every app's ([`controller::cookie`]): the top 16 bits of a static
+//! its cookie tag like every app's ([`controller::app::app_tag`]): the top 16 bits of a static
 //! flow's cookie are the app's, only the low 48 are the user's. A restarted controller finds them on
-//! the switch and keeps them ([`controller::reconcile`]); they are sent again anyway
+//! the switch and keeps them ([`controller::app::Adopt`]); they are sent again anyway
 //! (an ADD of the same flow replaces it).
 //!
 //! On a switch that connects:
@@ -33,9 +33,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use controller::app::{App, Builder, Flow, MessageKind, Order, SwitchCtx};
-use controller::info::Dpid;
-use controller::requests::Reply;
+use controller::app::{App, Builder, Flow, MessageKind, Order, Reply, SwitchCtx};
 use openflow::common::ErrorBody;
 use openflow::ofctl::FlowModCommand;
 use openflow::{of10, of13, Message};
@@ -75,7 +73,7 @@ impl StaticFlowsApp {
     fn install(&self, ctx: &mut SwitchCtx, sent: &mut Sent) {
         // A new connection: xids of an older one mean nothing here.
         sent.0.clear();
-        let (dpid, version) = (ctx.dpid().0, ctx.version());
+        let (dpid, version) = (ctx.dpid(), ctx.version());
         let flows = self.store.of_switch(dpid);
         if flows.is_empty() {
             return;
@@ -92,7 +90,7 @@ impl StaticFlowsApp {
                 }
                 Err(e) => {
                     let why = format!("cannot be sent to this OpenFlow {version} switch: {e}");
-                    tracing::warn!(dpid = %Dpid(dpid), name = f.name, "static flow not installed: {why}");
+                    tracing::warn!(%dpid, name = f.name, "static flow not installed: {why}");
                     self.store
                         .set_status(&f.name, f.generation, Status::Refused(why));
                 }
@@ -141,7 +139,7 @@ impl StaticFlowsApp {
 }
 
 /// The FLOW_MOD doing `command` with static flow `flow` in `version`, its cookie
-/// carrying this app's tag ([`controller::cookie`]) as the core stamps it on what the
+/// carrying this app's tag ([`controller::app::app_tag`]) as the core stamps it on what the
 /// app sends: the REST API, which sends static flows itself, uses it too, so a
 /// restarted controller finds every static flow to be this app's. On 1.3 a delete is
 /// limited to the app's tag (its cookie mask).
@@ -150,7 +148,7 @@ pub fn flow_mod(
     version: openflow::Version,
     command: FlowModCommand,
 ) -> openflow::EncodeResult<Message> {
-    use controller::cookie::{app_tag, with_tag, TAG_MASK};
+    use controller::app::{app_tag, with_tag, TAG_MASK};
     let mut flow = flow.clone();
     flow.cookie = with_tag(app_tag(NAME), flow.cookie);
     let deletes = matches!(

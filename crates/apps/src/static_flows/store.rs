@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use controller::dpid;
 use openflow::ofctl::{parse_flow, Flow};
+use openflow::Dpid;
 use serde::{Deserialize, Serialize};
 
 use super::config::{check_static_flow_name, StaticFlowConfig};
@@ -62,7 +62,7 @@ pub struct StaticFlow {
     /// Its name, unique among static flows.
     pub name: String,
     /// Its switch.
-    pub dpid: u64,
+    pub dpid: Dpid,
     /// The flow.
     pub flow: Flow,
     /// The configuration file's, or the API's.
@@ -222,7 +222,7 @@ impl StaticFlows {
             for (i, f) in doc.flows.into_iter().enumerate() {
                 let at = |reason: String| bad(format!("flows[{i}] ({:?}): {reason}", f.name));
                 check_static_flow_name(&f.name).map_err(at)?;
-                let dpid = dpid::parse(&f.dpid).map_err(at)?;
+                let dpid = f.dpid.parse::<Dpid>().map_err(|e| at(e.to_string()))?;
                 let flow = parse_flow(&f.flow).map_err(|e| at(e.to_string()))?;
                 let taken: Option<&StaticFlow> = flows.get(&f.name);
                 if taken.is_some_and(|t| t.source == Source::Api) {
@@ -248,7 +248,7 @@ impl StaticFlows {
     fn new_flow(
         &self,
         name: String,
-        dpid: u64,
+        dpid: Dpid,
         flow: Flow,
         source: Source,
         at: SystemTime,
@@ -285,7 +285,7 @@ impl StaticFlows {
     }
 
     /// The flows of switch `dpid`, by name.
-    pub fn of_switch(&self, dpid: u64) -> Vec<StaticFlow> {
+    pub fn of_switch(&self, dpid: Dpid) -> Vec<StaticFlow> {
         lock(&self.flows)
             .values()
             .filter(|f| f.dpid == dpid)
@@ -299,7 +299,7 @@ impl StaticFlows {
     pub fn add(
         &self,
         name: &str,
-        dpid: u64,
+        dpid: Dpid,
         flow: Flow,
         replace: bool,
     ) -> Result<(StaticFlow, Option<StaticFlow>), StoreError> {
@@ -388,7 +388,7 @@ impl StaticFlows {
                 .filter(|f| f.source == Source::Api)
                 .map(|f| FileFlow {
                     name: f.name.clone(),
-                    dpid: dpid::format(f.dpid),
+                    dpid: f.dpid.to_string(),
                     flow: f.flow.to_string(),
                     updated_at: unix_secs(f.updated_at),
                 })

@@ -29,7 +29,7 @@ fn flow(text: &str) -> Flow {
 fn config(name: &str, dpid: u64, flow: &str) -> StaticFlowConfig {
     StaticFlowConfig {
         name: name.into(),
-        dpid,
+        dpid: Dpid(dpid),
         flow: flow.into(),
     }
 }
@@ -45,7 +45,7 @@ fn added_flows_are_kept_in_the_file_and_read_back() {
     let (a, old) = s
         .add(
             "drop-ping",
-            2,
+            Dpid(2),
             flow("priority=1000,icmp,actions=drop"),
             false,
         )
@@ -54,7 +54,7 @@ fn added_flows_are_kept_in_the_file_and_read_back() {
         (a.status.clone(), a.source, old),
         (Status::Pending, Source::Api, None)
     );
-    s.add("arp", 0x0102, flow("arp,actions=flood"), false)
+    s.add("arp", Dpid(0x0102), flow("arp,actions=flood"), false)
         .unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(
@@ -64,7 +64,7 @@ fn added_flows_are_kept_in_the_file_and_read_back() {
     assert!(text.contains("priority=1000,icmp,actions=drop"), "{text}");
 
     let again = StaticFlows::open(&path, &[]).unwrap();
-    let got: Vec<(String, u64, String)> = again
+    let got: Vec<(String, Dpid, String)> = again
         .list()
         .into_iter()
         .map(|f| (f.name, f.dpid, f.flow.to_string()))
@@ -72,10 +72,10 @@ fn added_flows_are_kept_in_the_file_and_read_back() {
     assert_eq!(
         got,
         [
-            ("arp".into(), 0x0102, "arp,actions=FLOOD".into()),
+            ("arp".into(), Dpid(0x0102), "arp,actions=FLOOD".into()),
             (
                 "drop-ping".into(),
-                2,
+                Dpid(2),
                 "priority=1000,icmp,actions=drop".into()
             ),
         ]
@@ -93,12 +93,12 @@ fn names_are_unique_unless_replaced_and_removal_saves() {
     let dir = TempDir::new("replace");
     let path = dir.0.join("s.json");
     let s = StaticFlows::open(&path, &[]).unwrap();
-    let (first, _) = s.add("f", 1, flow("actions=drop"), false).unwrap();
+    let (first, _) = s.add("f", Dpid(1), flow("actions=drop"), false).unwrap();
     assert_eq!(
-        s.add("f", 1, flow("ip,actions=drop"), false),
+        s.add("f", Dpid(1), flow("ip,actions=drop"), false),
         Err(StoreError::Exists("f".into()))
     );
-    let (second, old) = s.add("f", 2, flow("ip,actions=drop"), true).unwrap();
+    let (second, old) = s.add("f", Dpid(2), flow("ip,actions=drop"), true).unwrap();
     assert_eq!(old.unwrap().generation, first.generation);
     assert_ne!(second.generation, first.generation);
     // An answer about the replaced flow changes nothing.
@@ -106,26 +106,27 @@ fn names_are_unique_unless_replaced_and_removal_saves() {
     assert_eq!(s.get("f").unwrap().status, Status::Pending);
     assert!(s.set_status("f", second.generation, Status::Installed));
     assert_eq!(s.get("f").unwrap().status, Status::Installed);
-    assert_eq!(s.of_switch(2).len(), 1);
-    assert!(s.of_switch(1).is_empty());
+    assert_eq!(s.of_switch(Dpid(2)).len(), 1);
+    assert!(s.of_switch(Dpid(1)).is_empty());
 
     // Another name with the same selection on the same switch would fight over one
     // flow entry; on another switch, or at another priority, it is fine.
     assert_eq!(
-        s.add("g", 2, flow("ip,actions=output:1"), false),
+        s.add("g", Dpid(2), flow("ip,actions=output:1"), false),
         Err(StoreError::SameSelection { other: "f".into() })
     );
-    s.add("g", 1, flow("ip,actions=output:1"), false).unwrap();
-    s.add("h", 2, flow("priority=1,ip,actions=output:1"), false)
+    s.add("g", Dpid(1), flow("ip,actions=output:1"), false)
+        .unwrap();
+    s.add("h", Dpid(2), flow("priority=1,ip,actions=output:1"), false)
         .unwrap();
     s.remove("g").unwrap();
     s.remove("h").unwrap();
 
     assert_eq!(s.remove("nope"), Err(StoreError::NotFound("nope".into())));
-    assert_eq!(s.remove("f").unwrap().dpid, 2);
+    assert_eq!(s.remove("f").unwrap().dpid, Dpid(2));
     assert!(StaticFlows::open(&path, &[]).unwrap().list().is_empty());
     assert!(matches!(
-        s.add("a b", 1, flow("actions=drop"), false),
+        s.add("a b", Dpid(1), flow("actions=drop"), false),
         Err(StoreError::BadName(_))
     ));
 }
@@ -136,13 +137,13 @@ fn the_configurations_flows_are_listed_but_read_only_and_not_saved() {
     let path = dir.0.join("s.json");
     let s = StaticFlows::open(&path, &[config("cfg", 1, "arp,actions=flood")]).unwrap();
     let f = s.get("cfg").unwrap();
-    assert_eq!((f.source, f.dpid), (Source::Config, 1));
+    assert_eq!((f.source, f.dpid), (Source::Config, Dpid(1)));
     assert_eq!(
-        s.add("cfg", 1, flow("actions=drop"), true),
+        s.add("cfg", Dpid(1), flow("actions=drop"), true),
         Err(StoreError::FromConfig("cfg".into()))
     );
     assert_eq!(s.remove("cfg"), Err(StoreError::FromConfig("cfg".into())));
-    s.add("api", 1, flow("actions=drop"), false).unwrap();
+    s.add("api", Dpid(1), flow("actions=drop"), false).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("\"api\"") && !text.contains("cfg"), "{text}");
 
@@ -153,7 +154,7 @@ fn the_configurations_flows_are_listed_but_read_only_and_not_saved() {
     )
     .unwrap();
     let s = StaticFlows::open(&path, &[config("cfg", 1, "arp,actions=flood")]).unwrap();
-    assert_eq!(s.get("cfg").unwrap().dpid, 1);
+    assert_eq!(s.get("cfg").unwrap().dpid, Dpid(1));
 }
 
 #[test]
@@ -203,7 +204,9 @@ fn a_failed_write_changes_nothing() {
     let s = StaticFlows::open(&state.join("s.json"), &[]).unwrap();
     // The state file's directory becomes a file: nothing can be written there.
     std::fs::write(&state, "").unwrap();
-    let e = s.add("f", 1, flow("actions=drop"), false).unwrap_err();
+    let e = s
+        .add("f", Dpid(1), flow("actions=drop"), false)
+        .unwrap_err();
     assert!(matches!(e, StoreError::Save { .. }), "{e}");
     assert!(e.to_string().contains("state/s.json"), "{e}");
     assert!(s.list().is_empty());
@@ -215,7 +218,7 @@ fn a_failed_write_changes_nothing() {
 #[test]
 fn in_memory_keeps_flows_without_a_file() {
     let s = StaticFlows::in_memory();
-    s.add("f", 1, flow("actions=drop"), false).unwrap();
+    s.add("f", Dpid(1), flow("actions=drop"), false).unwrap();
     assert_eq!(s.list().len(), 1);
     assert_eq!(s.file(), None);
 }

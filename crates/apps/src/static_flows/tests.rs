@@ -9,7 +9,7 @@ use controller::host::{AppHost, Core};
 use controller::info::SwitchInfo;
 use controller::services::Services;
 use openflow::ofctl::parse_flow;
-use openflow::{Version, HEADER_LEN};
+use openflow::{Dpid, Version, HEADER_LEN};
 
 use super::*;
 use crate::LearningSwitch;
@@ -66,7 +66,7 @@ fn pipeline(store: &Arc<StaticFlows>) -> Core {
 fn store_with(flows: &[(&str, u64, &str)]) -> Arc<StaticFlows> {
     let s = StaticFlows::in_memory();
     for (name, dpid, text) in flows {
-        s.add(name, *dpid, parse_flow(text).unwrap(), false)
+        s.add(name, Dpid(*dpid), parse_flow(text).unwrap(), false)
             .unwrap();
     }
     Arc::new(s)

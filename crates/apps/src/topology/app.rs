@@ -46,8 +46,7 @@ use std::time::{Duration, Instant};
 
 use controller::app::PacketIn;
 use controller::app::{App, Builder, Flow, Order, Required, SwitchCtx};
-use controller::info::{Dpid, PortInfo, PortReason, SwitchInfo};
-use controller::switches::Switches;
+use controller::app::{Dpid, PortInfo, PortReason, SwitchInfo, Switches};
 use openflow::model::{Action, FlowMod, Match, PacketOut, PortNo};
 use openflow::{MacAddr, Version};
 use serde::Deserialize;
@@ -55,16 +54,16 @@ use serde::Deserialize;
 use super::guard::{HostPorts, PortKind};
 use super::lldp::{self, DiscoveryKey, Reject};
 use super::service::{LinkGone, Topology, TopologyEvent};
-use crate::routing::Link;
+use crate::net::Link;
 
 /// The LLDP EtherType.
 pub const ETH_TYPE_LLDP: u16 = 0x88cc;
 /// Priority of the flow sending LLDP to the controller: above anything forwarding.
 pub const LLDP_PRIORITY: u16 = 0xff00;
-/// Cookie of that flow: the app's tag (the core stamps it, [`controller::cookie`])
+/// Cookie of that flow: the app's tag (the core stamps it, [`controller::app::app_tag`])
 /// over "LLDP", to tell it apart in flow dumps.
 pub const LLDP_COOKIE: u64 =
-    controller::cookie::with_tag(controller::cookie::app_tag("topology"), 0x4c4c_4450);
+    controller::app::with_tag(controller::app::app_tag("topology"), 0x4c4c_4450);
 /// Ports from this number up are reserved (LOCAL, CONTROLLER, ...; 1.0's widened).
 const FIRST_RESERVED_PORT: u32 = 0xffff_ff00;
 
@@ -74,13 +73,13 @@ const FIRST_RESERVED_PORT: u32 = 0xffff_ff00;
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Between two discovery frames out of a port (default 1).
-    #[serde(deserialize_with = "controller::config::seconds::deserialize")]
+    #[serde(deserialize_with = "controller::app::settings::seconds::deserialize")]
     pub lldp_interval: f64,
     /// A link not seen for this long is gone (default 3.5: three frames lost).
-    #[serde(deserialize_with = "controller::config::seconds::deserialize")]
+    #[serde(deserialize_with = "controller::app::settings::seconds::deserialize")]
     pub link_timeout: f64,
     /// A discovery frame older than this is a replay (default 1).
-    #[serde(deserialize_with = "controller::config::seconds::deserialize")]
+    #[serde(deserialize_with = "controller::app::settings::seconds::deserialize")]
     pub max_frame_age: f64,
 }
 
@@ -189,7 +188,7 @@ pub struct TopologyApp {
     hosts_full: AtomicBool,
     /// Where the look-up of a MAC in `hosts` starts, readable without its lock: asked
     /// for while a PACKET_IN is still in the read buffer.
-    hosts_hint: Arc<crate::devices::mac_index::Hint>,
+    hosts_hint: Arc<crate::net::mac_index::Hint>,
 }
 
 /// The host-port guard under its write lock; tells `hosts_full` whether it is full when
@@ -278,7 +277,7 @@ impl TopologyApp {
 
     /// Marks the port of a MAC's first PACKET_IN (see [`guard`](super::guard)).
     fn host_traffic(&self, ctx: &SwitchCtx, in_port: u32, frame: &[u8]) {
-        let (dpid, now) = (ctx.dpid().0, ctx.now());
+        let (dpid, now) = (ctx.dpid(), ctx.now());
         if in_port >= FIRST_RESERVED_PORT || frame.len() < 14 {
             return;
         }
@@ -344,7 +343,7 @@ impl TopologyApp {
             .priority(LLDP_PRIORITY)
             .cookie(LLDP_COOKIE);
         ctx.send_flow_mod(&fm);
-        let (dpid, ports) = (ctx.dpid().0, ctx.info().ports.clone());
+        let (dpid, ports) = (ctx.dpid(), ctx.info().ports.clone());
         self.hosts().joined(ctx.now());
         let seen = self.seen();
         self.topology.update(|s| match s.set_switch(dpid, ports) {
@@ -392,7 +391,7 @@ impl TopologyApp {
 
     // 3
     fn packet_in(&self, ctx: &mut SwitchCtx, frame: &mut Vec<u8>, p: &PacketIn) -> Flow {
-        let (dpid, in_port) = (ctx.dpid().0, p.in_port());
+        let (dpid, in_port) = (ctx.dpid(), p.in_port());
         if !lldp::may_be_lldp(p.data()) {
             self.host_traffic(ctx, in_port, p.data());
             return Flow::Continue;
@@ -407,24 +406,25 @@ impl TopologyApp {
             // 3a
             Err(r) => {
                 self.stats.rejected[reject_index(r)].fetch_add(1, Relaxed);
-                tracing::debug!(dpid = %Dpid(dpid), in_port, reason = %r, "LLDP refused");
+                tracing::debug!(%dpid, in_port, reason = %r, "LLDP refused");
                 return Flow::Stop;
             }
         };
         // 3b
-        if (d.dpid, d.port) == (dpid, in_port) {
+        let sender = Dpid(d.dpid);
+        if (sender, d.port) == (dpid, in_port) {
             self.stats.same_port.fetch_add(1, Relaxed);
-            tracing::debug!(dpid = %Dpid(dpid), in_port, "LLDP looped back to its port");
+            tracing::debug!(%dpid, in_port, "LLDP looped back to its port");
             return Flow::Stop;
         }
-        let link = Link::new(d.dpid, d.port, dpid, in_port);
+        let link = Link::new(sender, d.port, dpid, in_port);
         let mut seen = self.seen();
         if let Some(t) = seen.get_mut(&link) {
             *t = ctx.now();
         } else {
             // 3c
             let mut hosts = self.hosts();
-            let ends = [(d.dpid, d.port), (dpid, in_port)];
+            let ends = [(sender, d.port), (dpid, in_port)];
             if ends
                 .iter()
                 .any(|&(s, p)| hosts.kind(s, p, ctx.now()) == PortKind::Host)
@@ -443,7 +443,7 @@ impl TopologyApp {
             drop(hosts);
             // 3d
             let added = self.topology.update(|s| {
-                let known = s.switches().contains_key(&d.dpid) && s.switches().contains_key(&dpid);
+                let known = s.switches().contains_key(&sender) && s.switches().contains_key(&dpid);
                 match known && s.add_link(link) {
                     true => vec![TopologyEvent::LinkAdded(link)],
                     false => Vec::new(),
@@ -479,7 +479,7 @@ impl TopologyApp {
             _ if !port.is_up() => Some(LinkGone::PortDown),
             _ => None,
         };
-        let (dpid, ports) = (ctx.dpid().0, ctx.info().ports.clone());
+        let (dpid, ports) = (ctx.dpid(), ctx.info().ports.clone());
         if gone.is_some() || reason == PortReason::Add {
             // Down, deleted or new: whoever was there may not be when it is up again.
             self.hosts().clear_port(dpid, port.port_no);
@@ -508,7 +508,7 @@ impl TopologyApp {
 
     // 5
     fn switch_removed(&self, info: &SwitchInfo, _: Vec<u8>) {
-        let dpid = info.dpid.0;
+        let dpid = info.dpid;
         // Replaced by a newer connection of the same switch: it is still here.
         if self.switches.is_connected(info.dpid) {
             return;

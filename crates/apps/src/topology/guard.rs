@@ -23,9 +23,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use foldhash::fast::RandomState;
-use openflow::MacAddr;
+use openflow::{Dpid, MacAddr};
 
-use crate::devices::mac_index::{Hint, MacIndex};
+use crate::net::mac_index::{Hint, MacIndex};
 
 /// A marked port: the MACs first seen there, since when, and whether the network was
 /// settled then.
@@ -55,7 +55,7 @@ pub struct HostPorts {
     /// device table's open-addressed index, whose line a PACKET_IN still in the read
     /// buffer can ask for ([`HostPorts::hint`]), as a hash set's cannot.
     first_hop: MacIndex,
-    marks: HashMap<(u64, u32), Mark, RandomState>,
+    marks: HashMap<(Dpid, u32), Mark, RandomState>,
     /// When a switch last joined.
     last_join: Option<Instant>,
     /// How long the network must be settled after a mark for it to hold.
@@ -99,7 +99,7 @@ impl HostPorts {
 
     /// A PACKET_IN from `mac` (a unicast source) on `port` of `dpid`, which is not a
     /// known link port.
-    pub fn traffic(&mut self, mac: MacAddr, dpid: u64, port: u32, now: Instant) {
+    pub fn traffic(&mut self, mac: MacAddr, dpid: Dpid, port: u32, now: Instant) {
         if self.knows(mac) {
             return;
         }
@@ -118,7 +118,7 @@ impl HostPorts {
             .push(mac);
     }
 
-    pub fn kind(&self, dpid: u64, port: u32, now: Instant) -> PortKind {
+    pub fn kind(&self, dpid: Dpid, port: u32, now: Instant) -> PortKind {
         let Some(m) = self.marks.get(&(dpid, port)) else {
             return PortKind::Unmarked;
         };
@@ -131,7 +131,7 @@ impl HostPorts {
     }
 
     /// Forgets the port's mark and the MACs first seen there (they mark their next port).
-    pub fn clear_port(&mut self, dpid: u64, port: u32) {
+    pub fn clear_port(&mut self, dpid: Dpid, port: u32) {
         if let Some(m) = self.marks.remove(&(dpid, port)) {
             for mac in m.macs {
                 self.first_hop.remove(mac);
@@ -140,8 +140,8 @@ impl HostPorts {
     }
 
     /// Forgets every mark on the switch.
-    pub fn clear_switch(&mut self, dpid: u64) {
-        let ports: Vec<(u64, u32)> = self.marks.keys().filter(|k| k.0 == dpid).copied().collect();
+    pub fn clear_switch(&mut self, dpid: Dpid) {
+        let ports: Vec<(Dpid, u32)> = self.marks.keys().filter(|k| k.0 == dpid).copied().collect();
         for (d, p) in ports {
             self.clear_port(d, p);
         }
@@ -171,11 +171,11 @@ mod tests {
     fn the_first_port_of_a_mac_is_marked_not_the_ports_its_copies_reach() {
         let t = Instant::now();
         let mut h = HostPorts::new(HOLD, 10);
-        h.traffic(mac(1), 1, 1, t);
+        h.traffic(mac(1), Dpid(1), 1, t);
         // The flooded copy on another switch's (undiscovered) link port.
-        h.traffic(mac(1), 2, 3, t);
-        assert_eq!(h.kind(1, 1, t + HOLD), PortKind::Host);
-        assert_eq!(h.kind(2, 3, t + HOLD), PortKind::Unmarked);
+        h.traffic(mac(1), Dpid(2), 3, t);
+        assert_eq!(h.kind(Dpid(1), 1, t + HOLD), PortKind::Host);
+        assert_eq!(h.kind(Dpid(2), 3, t + HOLD), PortKind::Unmarked);
     }
 
     #[test]
@@ -183,17 +183,20 @@ mod tests {
         let t = Instant::now();
         let mut h = HostPorts::new(HOLD, 10);
         h.joined(t);
-        h.traffic(mac(1), 1, 1, t + HOLD / 2);
-        assert_eq!(h.kind(1, 1, t + HOLD), PortKind::Provisional);
+        h.traffic(mac(1), Dpid(1), 1, t + HOLD / 2);
+        assert_eq!(h.kind(Dpid(1), 1, t + HOLD), PortKind::Provisional);
         // Another switch joins: settling starts again for the provisional mark.
         h.joined(t + HOLD);
-        assert_eq!(h.kind(1, 1, t + HOLD / 2 + HOLD), PortKind::Provisional);
-        assert_eq!(h.kind(1, 1, t + HOLD * 2), PortKind::Host);
+        assert_eq!(
+            h.kind(Dpid(1), 1, t + HOLD / 2 + HOLD),
+            PortKind::Provisional
+        );
+        assert_eq!(h.kind(Dpid(1), 1, t + HOLD * 2), PortKind::Host);
         // Made in a settled network: holds at once, and through later joins.
-        h.traffic(mac(2), 1, 2, t + HOLD * 3);
-        assert_eq!(h.kind(1, 2, t + HOLD * 3), PortKind::Host);
+        h.traffic(mac(2), Dpid(1), 2, t + HOLD * 3);
+        assert_eq!(h.kind(Dpid(1), 2, t + HOLD * 3), PortKind::Host);
         h.joined(t + HOLD * 4);
-        assert_eq!(h.kind(1, 2, t + HOLD * 4), PortKind::Host);
+        assert_eq!(h.kind(Dpid(1), 2, t + HOLD * 4), PortKind::Host);
     }
 
     /// The all-zero MAC, which the index cannot hold (0 marks an empty entry), marks
@@ -202,10 +205,10 @@ mod tests {
     fn the_all_zero_mac_marks_nothing() {
         let t = Instant::now();
         let mut h = HostPorts::new(HOLD, 10);
-        h.traffic(mac(1), 1, 1, t);
+        h.traffic(mac(1), Dpid(1), 1, t);
         assert!(h.knows(MacAddr([0; 6])));
-        h.traffic(MacAddr([0; 6]), 1, 2, t);
-        assert_eq!(h.kind(1, 2, t + HOLD), PortKind::Unmarked);
+        h.traffic(MacAddr([0; 6]), Dpid(1), 2, t);
+        assert_eq!(h.kind(Dpid(1), 2, t + HOLD), PortKind::Unmarked);
         assert_eq!(h.len(), 1);
         assert!(h.knows(mac(1)) && !h.knows(mac(2)));
     }
@@ -215,17 +218,17 @@ mod tests {
         let t = Instant::now();
         let later = t + HOLD;
         let mut h = HostPorts::new(HOLD, 10);
-        h.traffic(mac(1), 1, 1, t);
-        h.traffic(mac(2), 1, 1, t);
-        h.traffic(mac(3), 1, 2, t);
-        h.clear_port(1, 1);
-        assert_eq!(h.kind(1, 1, later), PortKind::Unmarked);
+        h.traffic(mac(1), Dpid(1), 1, t);
+        h.traffic(mac(2), Dpid(1), 1, t);
+        h.traffic(mac(3), Dpid(1), 2, t);
+        h.clear_port(Dpid(1), 1);
+        assert_eq!(h.kind(Dpid(1), 1, later), PortKind::Unmarked);
         assert_eq!(h.len(), 1);
         // The host moved: its first packet on the new port marks it.
-        h.traffic(mac(1), 4, 5, t);
-        assert_eq!(h.kind(4, 5, later), PortKind::Host);
-        h.clear_switch(1);
-        assert_eq!(h.kind(1, 2, later), PortKind::Unmarked);
+        h.traffic(mac(1), Dpid(4), 5, t);
+        assert_eq!(h.kind(Dpid(4), 5, later), PortKind::Host);
+        h.clear_switch(Dpid(1));
+        assert_eq!(h.kind(Dpid(1), 2, later), PortKind::Unmarked);
         assert_eq!(h.len(), 1);
     }
 
@@ -233,15 +236,15 @@ mod tests {
     fn past_the_cap_new_macs_mark_nothing() {
         let t = Instant::now();
         let mut h = HostPorts::new(HOLD, 1);
-        h.traffic(mac(1), 1, 1, t);
+        h.traffic(mac(1), Dpid(1), 1, t);
         assert!(h.is_full());
-        h.traffic(mac(2), 1, 2, t);
-        assert_eq!(h.kind(1, 2, t + HOLD), PortKind::Unmarked);
+        h.traffic(mac(2), Dpid(1), 2, t);
+        assert_eq!(h.kind(Dpid(1), 2, t + HOLD), PortKind::Unmarked);
         assert_eq!(h.len(), 1);
         // A port cleared makes room again.
-        h.clear_port(1, 1);
+        h.clear_port(Dpid(1), 1);
         assert!(!h.is_full());
-        h.traffic(mac(2), 1, 2, t);
-        assert_eq!(h.kind(1, 2, t + HOLD), PortKind::Host);
+        h.traffic(mac(2), Dpid(1), 2, t);
+        assert_eq!(h.kind(Dpid(1), 2, t + HOLD), PortKind::Host);
     }
 }

@@ -10,10 +10,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, RwLock};
 
-use controller::info::PortInfo;
+use controller::app::{Dpid, PortInfo};
 
-use crate::routing::Link;
-use controller::events::{Publisher, Subscribers};
+use crate::net::Link;
+use controller::app::{Publisher, Subscribers};
 
 /// Why a link went away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -43,8 +43,8 @@ impl std::fmt::Display for LinkGone {
 /// One change, as subscribers see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TopologyEvent {
-    SwitchAdded(u64),
-    SwitchRemoved(u64),
+    SwitchAdded(Dpid),
+    SwitchRemoved(Dpid),
     /// A directed link (frames out of `src_port` on `src` arrive on `dst_port` on `dst`).
     LinkAdded(Link),
     LinkRemoved(Link, LinkGone),
@@ -54,10 +54,10 @@ pub enum TopologyEvent {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TopologySnapshot {
     version: u64,
-    switches: BTreeMap<u64, Vec<PortInfo>>,
+    switches: BTreeMap<Dpid, Vec<PortInfo>>,
     links: BTreeSet<Link>,
     /// (dpid, port) → how many links use it (either end).
-    link_ports: BTreeMap<(u64, u32), u32>,
+    link_ports: BTreeMap<(Dpid, u32), u32>,
     /// Set by every edit that changed something (cleared by `Topology::update`).
     changed: bool,
 }
@@ -69,7 +69,7 @@ impl TopologySnapshot {
     }
 
     /// Connected switches and their current ports.
-    pub fn switches(&self) -> &BTreeMap<u64, Vec<PortInfo>> {
+    pub fn switches(&self) -> &BTreeMap<Dpid, Vec<PortInfo>> {
         &self.switches
     }
 
@@ -79,12 +79,12 @@ impl TopologySnapshot {
     }
 
     /// Whether a discovered link uses this port, at either end.
-    pub fn is_link_port(&self, dpid: u64, port: u32) -> bool {
+    pub fn is_link_port(&self, dpid: Dpid, port: u32) -> bool {
         self.link_ports.contains_key(&(dpid, port))
     }
 
     /// Adds or replaces a switch's port list; true if it is new.
-    pub fn set_switch(&mut self, dpid: u64, ports: Vec<PortInfo>) -> bool {
+    pub fn set_switch(&mut self, dpid: Dpid, ports: Vec<PortInfo>) -> bool {
         if self.switches.get(&dpid) == Some(&ports) {
             return false;
         }
@@ -93,12 +93,12 @@ impl TopologySnapshot {
     }
 
     /// Removes a switch and returns the links that used it (already removed).
-    pub fn remove_switch(&mut self, dpid: u64) -> Vec<Link> {
+    pub fn remove_switch(&mut self, dpid: Dpid) -> Vec<Link> {
         self.changed |= self.switches.remove(&dpid).is_some();
         let gone: Vec<Link> = self
             .links
             .iter()
-            .filter(|l| l.src.0 == dpid || l.dst.0 == dpid)
+            .filter(|l| l.src == dpid || l.dst == dpid)
             .copied()
             .collect();
         for l in &gone {
@@ -113,7 +113,7 @@ impl TopologySnapshot {
             return false;
         }
         self.changed = true;
-        for end in [(link.src.0, link.src_port), (link.dst.0, link.dst_port)] {
+        for end in [(link.src, link.src_port), (link.dst, link.dst_port)] {
             *self.link_ports.entry(end).or_insert(0) += 1;
         }
         true
@@ -125,7 +125,7 @@ impl TopologySnapshot {
             return false;
         }
         self.changed = true;
-        for end in [(link.src.0, link.src_port), (link.dst.0, link.dst_port)] {
+        for end in [(link.src, link.src_port), (link.dst, link.dst_port)] {
             if let Some(n) = self.link_ports.get_mut(&end) {
                 *n -= 1;
                 if *n == 0 {
@@ -137,11 +137,11 @@ impl TopologySnapshot {
     }
 
     /// The links using this port at either end.
-    pub fn links_at(&self, dpid: u64, port: u32) -> Vec<Link> {
+    pub fn links_at(&self, dpid: Dpid, port: u32) -> Vec<Link> {
         self.links
             .iter()
             .filter(|l| {
-                (l.src.0 == dpid && l.src_port == port) || (l.dst.0 == dpid && l.dst_port == port)
+                (l.src == dpid && l.src_port == port) || (l.dst == dpid && l.dst_port == port)
             })
             .copied()
             .collect()
@@ -195,7 +195,7 @@ impl Topology {
     }
 
     /// Whether a discovered link uses this port, at either end.
-    pub fn is_link_port(&self, dpid: u64, port: u32) -> bool {
+    pub fn is_link_port(&self, dpid: Dpid, port: u32) -> bool {
         self.read().current.is_link_port(dpid, port)
     }
 
@@ -279,8 +279,8 @@ mod tests {
     #[test]
     fn a_cable_up_or_down_is_one_info_line() {
         let topo = Topology::new();
-        let [ab, ba] = crate::routing::topo::cable(2, 4, 1, 3);
-        let [cd, dc] = crate::routing::topo::cable(1, 1, 3, 1);
+        let [ab, ba] = crate::net::topo::cable(2, 4, 1, 3);
+        let [cd, dc] = crate::net::topo::cable(1, 1, 3, 1);
         let add = |l: Link| {
             move |s: &mut TopologySnapshot| {
                 s.add_link(l);
@@ -337,16 +337,16 @@ mod tests {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&seen);
         topo.subscribe(Box::new(move |e| sink.lock().unwrap().push(e.clone())));
-        let [ab, ba] = crate::routing::topo::cable(1, 2, 2, 1);
+        let [ab, ba] = crate::net::topo::cable(1, 2, 2, 1);
         topo.update(|s| {
-            s.set_switch(1, Vec::new());
-            s.set_switch(2, Vec::new());
+            s.set_switch(Dpid(1), Vec::new());
+            s.set_switch(Dpid(2), Vec::new());
             s.add_link(ab);
             s.add_link(ba);
             vec![TopologyEvent::LinkAdded(ab), TopologyEvent::LinkAdded(ba)]
         });
-        assert!(topo.is_link_port(1, 2) && topo.is_link_port(2, 1));
-        assert!(!topo.is_link_port(1, 1));
+        assert!(topo.is_link_port(Dpid(1), 2) && topo.is_link_port(Dpid(2), 1));
+        assert!(!topo.is_link_port(Dpid(1), 1));
         let v = topo.snapshot().version();
         // No events: nothing replaced.
         let calls = AtomicUsize::new(0);
@@ -364,21 +364,21 @@ mod tests {
             state: 0,
         };
         let none = topo.update(|s| {
-            s.set_switch(1, vec![port.clone()]);
+            s.set_switch(Dpid(1), vec![port.clone()]);
             Vec::new()
         });
         assert!(none.is_empty());
         assert_eq!(topo.snapshot().version(), v + 1);
-        assert_eq!(topo.snapshot().switches()[&1], [port]);
+        assert_eq!(topo.snapshot().switches()[&Dpid(1)], [port]);
         let held = topo.snapshot();
         topo.update(|s| {
             s.remove_link(ab);
             vec![TopologyEvent::LinkRemoved(ab, LinkGone::PortDown)]
         });
         // One direction left: the ports are still link ports.
-        assert!(topo.is_link_port(1, 2));
+        assert!(topo.is_link_port(Dpid(1), 2));
         let gone = topo.update(|s| {
-            s.remove_switch(2)
+            s.remove_switch(Dpid(2))
                 .into_iter()
                 .map(|l| TopologyEvent::LinkRemoved(l, LinkGone::SwitchLeft))
                 .collect()
@@ -387,7 +387,7 @@ mod tests {
             gone,
             vec![TopologyEvent::LinkRemoved(ba, LinkGone::SwitchLeft)]
         );
-        assert!(!topo.is_link_port(1, 2));
+        assert!(!topo.is_link_port(Dpid(1), 2));
         // A snapshot taken earlier is unchanged.
         assert_eq!(held.links().len(), 2);
         assert_eq!(seen.lock().unwrap().len(), 4);

@@ -591,7 +591,7 @@ fn the_sections_of_the_other_crates_are_read_where_the_file_puts_them() {
             c.static_flows.flow[0].name.as_str(),
             c.static_flows.flow[0].dpid
         ),
-        ("a", 2)
+        ("a", openflow::Dpid(2))
     );
     // Their checks run on the whole file, and the line is the file's.
     let e = err("workers = 1\n\n[api]\nswitch_timeout = \"0s\"\n");

@@ -1,4 +1,5 @@
-//! The host table's MAC index (MAC → first slot of its chain), open-addressed so that
+//! A MAC index (MAC → a slot: the device table's first slot of the host's chain, or
+//! nothing for the topology's host-port guard), open-addressed so that
 //! a look-up can be prefetched.
 //!
 //! Under cbench's load the device app looks up two MACs per PACKET_IN (the source, and

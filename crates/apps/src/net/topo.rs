@@ -1,11 +1,11 @@
 //! Topologies for tests and benchmarks, every cable as two links.
 
-use controller::info::Dpid;
+use openflow::Dpid;
 
 use super::Link;
 
-/// Both directions of the cable `a:pa — b:pb`.
-pub fn cable(a: u64, pa: u32, b: u64, pb: u32) -> [Link; 2] {
+/// Both directions of the cable `a:pa — b:pb` (dpids, or their numbers).
+pub fn cable(a: impl Into<Dpid>, pa: u32, b: impl Into<Dpid>, pb: u32) -> [Link; 2] {
     let l = Link::new(a, pa, b, pb);
     [l, l.reversed()]
 }
@@ -65,12 +65,12 @@ impl FatTree {
         let mut links = Vec::new();
         for pod in 0..self.k {
             for a in 0..h {
-                let agg = self.agg(pod, a).0;
+                let agg = self.agg(pod, a);
                 for e in 0..h {
-                    links.extend(cable(self.edge(pod, e).0, h + 1 + a, agg, 1 + e));
+                    links.extend(cable(self.edge(pod, e), h + 1 + a, agg, 1 + e));
                 }
                 for j in 0..h {
-                    links.extend(cable(agg, h + 1 + j, self.core(a, j).0, 1 + pod));
+                    links.extend(cable(agg, h + 1 + j, self.core(a, j), 1 + pod));
                 }
             }
         }
