@@ -1,7 +1,9 @@
 //! A sans-IO emulated network for app tests: switches (OpenFlow 1.0 or 1.3 each) with
 //! ports, cables between ports, hosts on edge ports, and a clock that moves only when
-//! told. No sockets and no threads: the apps run in a real [`Pipeline`], driven by hand
-//! through [`Pipeline::new_switch`], `handle`, `tick`, `global_tick` and `take_queued`,
+//! told. No sockets and no threads: the apps run in a real dispatcher
+//! ([`controller::dispatch::Dispatcher`]), driven by hand through
+//! [`Dispatcher::new_switch`](controller::dispatch::Dispatcher::new_switch), `handle`,
+//! `tick`, `global_tick` and `take_queued`,
 //! so a test sees exactly what a controller would do, deterministically. The apps'
 //! tests and the WASM host's use it (a dev-dependency; a crate of its own because it
 //! needs the controller and the apps, which the test kit never depends on).
