@@ -1,6 +1,6 @@
 //! What everyone knows about a connected switch: [`SwitchInfo`], built by the handshake
 //! from FEATURES_REPLY (and, for OpenFlow 1.3, the PORT_DESC multipart reply), then
-//! handed to the worker and to every app through the pipeline.
+//! handed to the worker and to every app through the dispatcher.
 //!
 //! The port list stays current: every PORT_STATUS the switch sends is applied
 //! ([`SwitchInfo::apply_port_status`]) before any app's handler sees the message, so
@@ -49,6 +49,22 @@ pub struct PortInfo {
 }
 
 impl SwitchInfo {
+    /// A switch as tests, simulations and benchmarks make one, with the handshake's
+    /// plainest answers: no buffers, one table on 1.0 and 254 on 1.3, no capability
+    /// bits, no ports, peer `127.0.0.1:1`. The fields are public, so a fixture names
+    /// only what differs: `SwitchInfo { ports, ..SwitchInfo::new(dpid, version) }`.
+    pub fn new(dpid: Dpid, version: Version) -> SwitchInfo {
+        SwitchInfo {
+            dpid,
+            version,
+            n_buffers: 0,
+            n_tables: if version == Version::V1_0 { 1 } else { 254 },
+            capabilities: 0,
+            ports: Vec::new(),
+            peer: SocketAddr::from(([127, 0, 0, 1], 1)),
+        }
+    }
+
     /// The port numbered `port_no`, if the switch has it.
     pub fn port(&self, port_no: u32) -> Option<&PortInfo> {
         self.ports.iter().find(|p| p.port_no == port_no)
@@ -189,13 +205,9 @@ mod tests {
     #[test]
     fn port_status_adds_modifies_and_deletes() {
         let mut info = SwitchInfo {
-            dpid: openflow::Dpid(1),
-            version: Version::V1_3,
-            n_buffers: 0,
             n_tables: 1,
-            capabilities: 0,
             ports: vec![port(1, 0, 0), port(2, 0, 0)],
-            peer: SocketAddr::from(([127, 0, 0, 1], 1)),
+            ..SwitchInfo::new(openflow::Dpid(1), Version::V1_3)
         };
         info.apply_port_status(PortReason::Add, &port(3, 0, 0));
         info.apply_port_status(PortReason::Modify, &port(1, 0, PORT_STATE_LINK_DOWN));

@@ -3,7 +3,6 @@
 //! registers the request, replies go through `handle`, deadlines through `tick`; no
 //! network, no sleeping.
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,13 +23,9 @@ const SECOND: Duration = Duration::from_secs(1);
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid: openflow::Dpid(dpid),
-        version,
         n_buffers: 256,
         n_tables: 1,
-        capabilities: 0,
-        ports: Vec::new(),
-        peer: SocketAddr::from(([127, 0, 0, 1], 1)),
+        ..SwitchInfo::new(openflow::Dpid(dpid), version)
     }
 }
 

@@ -39,13 +39,10 @@ const CONTROLLER: u32 = 0xffff_fffd;
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid: openflow::Dpid(dpid),
-        version,
         n_buffers: 256,
         n_tables: 254,
-        capabilities: 0,
-        ports: Vec::new(),
         peer: SocketAddr::from(([127, 0, 0, 1], 40000)),
+        ..SwitchInfo::new(openflow::Dpid(dpid), version)
     }
 }
 

@@ -93,13 +93,8 @@ fn packet_in() -> Vec<u8> {
 
 fn info() -> SwitchInfo {
     SwitchInfo {
-        dpid: openflow::Dpid(7),
-        version: Version::V1_0,
-        n_buffers: 0,
-        n_tables: 1,
-        capabilities: 0,
-        ports: Vec::new(),
         peer: SocketAddr::from(([127, 0, 0, 1], 40000)),
+        ..SwitchInfo::new(openflow::Dpid(7), Version::V1_0)
     }
 }
 

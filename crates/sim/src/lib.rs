@@ -349,13 +349,9 @@ impl Net {
         let sw = self.sw_mut(dpid);
         assert!(sw.state.is_none(), "switch {dpid} is connected already");
         let info = SwitchInfo {
-            dpid: openflow::Dpid(dpid),
-            version: sw.version,
-            n_buffers: 0,
-            n_tables: if sw.version == Version::V1_0 { 1 } else { 254 },
-            capabilities: 0,
             ports: sw.ports.clone(),
             peer: SocketAddr::from(([127, 0, 0, 1], 6653)),
+            ..SwitchInfo::new(openflow::Dpid(dpid), sw.version)
         };
         let mut state = self.pipeline.dispatcher.new_switch(info);
         let mut out = Vec::new();

@@ -23,7 +23,6 @@
 //! ("WebAssembly apps").
 
 use std::hint::black_box;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -53,13 +52,8 @@ fn info(dpid: u64) -> SwitchInfo {
         })
         .collect();
     SwitchInfo {
-        dpid: openflow::Dpid(dpid),
-        version: Version::V1_0,
-        n_buffers: 0,
-        n_tables: 1,
-        capabilities: 0,
         ports,
-        peer: SocketAddr::from(([127, 0, 0, 1], 1)),
+        ..SwitchInfo::new(openflow::Dpid(dpid), Version::V1_0)
     }
 }
 

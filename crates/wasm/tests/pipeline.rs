@@ -590,15 +590,7 @@ fn a_batching_guest_answers_a_turns_packet_ins_at_its_end_in_one_call_in_order()
     let p =
         controller::host::AppHost::build(vec![Box::new(ls)], controller::services::Services::new())
             .unwrap();
-    let info = controller::info::SwitchInfo {
-        dpid: openflow::Dpid(1),
-        version: Version::V1_0,
-        n_buffers: 0,
-        n_tables: 1,
-        capabilities: 0,
-        ports: Vec::new(),
-        peer: std::net::SocketAddr::from(([127, 0, 0, 1], 1)),
-    };
+    let info = controller::info::SwitchInfo::new(openflow::Dpid(1), Version::V1_0);
     let mut sw = p.dispatcher.new_switch(info);
     let now = Instant::now();
     p.dispatcher.switch_added(&mut sw, &mut Vec::new(), now);

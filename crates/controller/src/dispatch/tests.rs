@@ -1,4 +1,3 @@
-use std::net::SocketAddr;
 use std::time::Instant;
 
 use openflow::Version;
@@ -13,13 +12,9 @@ use std::sync::Mutex;
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid: openflow::Dpid(dpid),
-        version,
         n_buffers: 256,
         n_tables: 1,
-        capabilities: 0,
-        ports: Vec::new(),
-        peer: SocketAddr::from(([127, 0, 0, 1], 1)),
+        ..SwitchInfo::new(openflow::Dpid(dpid), version)
     }
 }
 

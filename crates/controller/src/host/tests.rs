@@ -1,7 +1,6 @@
 //! The lifecycle, driven by hand (no network): every change seen by a switch between
 //! two messages, whole.
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -20,13 +19,9 @@ use crate::services::Services;
 
 fn info(dpid: u64) -> SwitchInfo {
     SwitchInfo {
-        dpid: openflow::Dpid(dpid),
-        version: Version::V1_3,
         n_buffers: 256,
         n_tables: 1,
-        capabilities: 0,
-        ports: Vec::new(),
-        peer: SocketAddr::from(([127, 0, 0, 1], 1)),
+        ..SwitchInfo::new(openflow::Dpid(dpid), Version::V1_3)
     }
 }
 
