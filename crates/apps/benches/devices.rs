@@ -117,7 +117,7 @@ fn devices(c: &mut Criterion) {
     });
     g.sample_size(20);
     g.bench_function("remove_attached_to/none", |b| {
-        b.iter(|| black_box(t.remove_attached_to(u64::MAX, 1)))
+        b.iter(|| black_box(t.remove_attached_to(openflow::Dpid(u64::MAX), 1)))
     });
     g.finish();
 }

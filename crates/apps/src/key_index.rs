@@ -25,7 +25,7 @@ use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
-use crate::mac_table::{prefetch_line, shift_back, Slots};
+use crate::lines::{prefetch_line, shift_back, Slots};
 
 /// What a prefetch of a look-up needs, readable without the owner's lock.
 #[derive(Debug)]

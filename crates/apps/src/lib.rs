@@ -26,6 +26,13 @@
 //!                   of the `--apps`
 //! config            AppConfig: one `[[apps]]` entry of pharos.toml (name, params); the
 //!                   list's checks (named, once, known)
+//! net               what the apps share about the network: Link, Cable, the MAC index,
+//!                   test topologies (topology, devices and routing import it, not
+//!                   each other for it)
+//! mac_table, key_index, lines
+//!                   the open-addressed tables (learning switch, route index) and the
+//!                   memory they and the MAC index share: cache lines, prefetch, huge
+//!                   pages
 //! ```
 //!
 //! [`by_name`] turns the names and parameters of `pharos run --apps` and `pharos.toml`
@@ -42,6 +49,7 @@ pub mod config;
 pub mod devices;
 pub mod key_index;
 pub mod learning_switch;
+pub mod lines;
 pub mod mac_table;
 pub mod net;
 pub mod routing;

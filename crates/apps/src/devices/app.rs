@@ -228,17 +228,7 @@ impl App for DeviceManager {
         b.on_packet_in(Order::advise(10), DeviceManager::packet_in);
         // The table's lines for the sender and the destination (looked up ahead for
         // routing), for a PACKET_IN still in the read buffer (`mac_index`).
-        b.prefetch_packet_in(|app, _, p| {
-            let f = p.data();
-            if let (Some(dst), Some(src)) = (f.get(..6), f.get(6..12)) {
-                for m in [src, dst] {
-                    let m = MacAddr(m.try_into().expect("six bytes"));
-                    if !m.is_multicast() {
-                        app.devices.prefetch(m);
-                    }
-                }
-            }
-        });
+        b.prefetch_packet_in(|app, _, p| app.devices.prefetch_frame(p.data()));
         b.on_port_status(DeviceManager::port_status);
         b.counter(
             "hosts_added",

@@ -154,6 +154,21 @@ impl Devices {
         self.hint.prefetch(mac);
     }
 
+    /// [`Devices::prefetch`] for the addresses of a raw frame that a look-up will ask
+    /// for: its sender's (the device app's) and its destination's (routing's), unless
+    /// a group address or the frame is too short.
+    #[inline]
+    pub fn prefetch_frame(&self, frame: &[u8]) {
+        if let (Some(dst), Some(src)) = (frame.get(..6), frame.get(6..12)) {
+            for m in [src, dst] {
+                let m = MacAddr(m.try_into().expect("six bytes"));
+                if !m.is_multicast() {
+                    self.prefetch(m);
+                }
+            }
+        }
+    }
+
     /// The table's version: raised before every change (SeqCst: a thread that has
     /// seen a change made elsewhere sees the version raised).
     fn version(&self) -> u64 {

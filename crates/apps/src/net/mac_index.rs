@@ -62,7 +62,7 @@ use std::sync::Arc;
 
 use openflow::MacAddr;
 
-use crate::mac_table::{prefetch_line, shift_back, Slots};
+use crate::lines::{prefetch_line, shift_back, Slots};
 
 fn key(mac: MacAddr) -> u64 {
     let a = mac.0;

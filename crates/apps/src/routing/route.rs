@@ -89,7 +89,7 @@ impl Changes {
 }
 
 /// A routing engine: told about switches and links, it answers with routes. Another
-/// engine (ECMP, weighted, ...) can replace [`ShortestPaths`] behind this trait.
+/// engine (ECMP, weighted, ...) can replace [`ShortestPaths`](super::ShortestPaths) behind this trait.
 ///
 /// Unknown switches and links are ignored on removal; a link between unknown switches
 /// adds them. Every change to the topology bumps [`RoutingEngine::version`].

@@ -275,6 +275,17 @@ impl TopologyApp {
         }
     }
 
+    /// Asks for the guard's line where [`TopologyApp::host_traffic`] will look the
+    /// frame's source up, for a PACKET_IN still in the read buffer.
+    fn prefetch_host(&self, frame: &[u8]) {
+        if let Some(src) = frame.get(6..12) {
+            let src = MacAddr(src.try_into().expect("six bytes"));
+            if !src.is_multicast() && !self.hosts_full.load(Relaxed) {
+                self.hosts_hint.prefetch(src);
+            }
+        }
+    }
+
     /// Marks the port of a MAC's first PACKET_IN (see [`guard`](super::guard)).
     fn host_traffic(&self, ctx: &SwitchCtx, in_port: u32, frame: &[u8]) {
         let (dpid, now) = (ctx.dpid(), ctx.now());
@@ -316,14 +327,7 @@ impl App for TopologyApp {
         b.on_packet_in(Order::advise(0), TopologyApp::packet_in);
         // The host-port guard's line for the source (`host_traffic`'s look-up), unless
         // the guard is full and nothing is looked up.
-        b.prefetch_packet_in(|app, _, p| {
-            if let Some(src) = p.data().get(6..12) {
-                let src = MacAddr(src.try_into().expect("six bytes"));
-                if !src.is_multicast() && !app.hosts_full.load(Relaxed) {
-                    app.hosts_hint.prefetch(src);
-                }
-            }
-        });
+        b.prefetch_packet_in(|app, _, p| app.prefetch_host(p.data()));
         b.on_port_status(TopologyApp::port_status);
         b.on_switch_removed(TopologyApp::switch_removed);
         let sweep = interval.min(Self::secs(self.params.link_timeout) / 2);
