@@ -14,7 +14,6 @@
 //! default_set`. Figures go in BENCHMARKS.md ("The default app set under pharos bench").
 
 use std::hint::black_box;
-use std::net::SocketAddr;
 use std::time::Instant;
 
 use controller::dispatch::SwitchState;
@@ -40,13 +39,8 @@ fn info(dpid: u64) -> SwitchInfo {
         })
         .collect();
     SwitchInfo {
-        dpid: openflow::Dpid(dpid),
-        version: Version::V1_0,
-        n_buffers: 0,
-        n_tables: 1,
-        capabilities: 0,
         ports,
-        peer: SocketAddr::from(([127, 0, 0, 1], 1)),
+        ..SwitchInfo::new(openflow::Dpid(dpid), Version::V1_0)
     }
 }
 

@@ -145,13 +145,8 @@ fn app(c: &mut Criterion) {
     .unwrap();
     let devices = p.services().require::<Devices>("bench").unwrap();
     let mut sw = p.dispatcher.new_switch(SwitchInfo {
-        dpid: openflow::Dpid(1),
-        version: Version::V1_3,
-        n_buffers: 0,
         n_tables: 1,
-        capabilities: 0,
-        ports: Vec::new(),
-        peer: ([127, 0, 0, 1], 1).into(),
+        ..SwitchInfo::new(openflow::Dpid(1), Version::V1_3)
     });
     let (mut out, t0) = (Vec::new(), Instant::now());
     p.dispatcher.switch_added(&mut sw, &mut out, t0);

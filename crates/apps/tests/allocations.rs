@@ -136,13 +136,8 @@ fn the_device_app_learns_a_known_host_without_allocating() {
     let p = AppHost::build(vec![Box::new(DeviceManager::default())], services).unwrap();
     let devices = p.services().require::<Devices>("test").unwrap();
     let mut sw = p.dispatcher.new_switch(SwitchInfo {
-        dpid: openflow::Dpid(1),
-        version: Version::V1_3,
-        n_buffers: 0,
         n_tables: 1,
-        capabilities: 0,
-        ports: Vec::new(),
-        peer: ([127, 0, 0, 1], 1).into(),
+        ..SwitchInfo::new(openflow::Dpid(1), Version::V1_3)
     });
     let (mut out, t0) = (Vec::with_capacity(4096), Instant::now());
     p.dispatcher.switch_added(&mut sw, &mut out, t0);
@@ -217,13 +212,8 @@ fn the_default_set_floods_from_known_hosts_without_allocating() {
     let mut switches: Vec<_> = (1..=16u64)
         .map(|dpid| {
             let mut sw = p.dispatcher.new_switch(SwitchInfo {
-                dpid: openflow::Dpid(dpid),
-                version: Version::V1_0,
-                n_buffers: 0,
-                n_tables: 1,
-                capabilities: 0,
                 ports: (1..=4).map(|n| port(dpid, n)).collect(),
-                peer: ([127, 0, 0, 1], 1).into(),
+                ..SwitchInfo::new(openflow::Dpid(dpid), Version::V1_0)
             });
             p.dispatcher.switch_added(&mut sw, &mut out, t0);
             sw
@@ -343,13 +333,9 @@ fn routing_forwards_to_a_known_host_without_allocating() {
     };
     let switch = |dpid: u64, ports: u32| {
         p.dispatcher.new_switch(SwitchInfo {
-            dpid: Dpid(dpid),
-            version: Version::V1_3,
-            n_buffers: 0,
             n_tables: 1,
-            capabilities: 0,
             ports: (1..=ports).map(port).collect(),
-            peer: ([127, 0, 0, 1], 1).into(),
+            ..SwitchInfo::new(Dpid(dpid), Version::V1_3)
         })
     };
     let (mut s1, mut s2) = (switch(1, 3), switch(2, 2));

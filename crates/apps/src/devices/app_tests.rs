@@ -2,7 +2,7 @@
 //! app in a pipeline driven by hand, with the Topology service driven by hand too (the
 //! whole app on an emulated network is in `tests/devices.rs`).
 
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -81,13 +81,8 @@ fn the_sender_of_each_kind_of_frame() {
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid: openflow::Dpid(dpid),
-        version,
-        n_buffers: 0,
         n_tables: 1,
-        capabilities: 0,
-        ports: Vec::new(),
-        peer: SocketAddr::from(([127, 0, 0, 1], 1)),
+        ..SwitchInfo::new(openflow::Dpid(dpid), version)
     }
 }
 

@@ -1,7 +1,6 @@
 //! The app on a pipeline driven by hand: what a connecting switch is sent, in what
 //! order, and what the switch's answers make of each flow's status.
 
-use std::net::SocketAddr;
 use std::time::Instant;
 
 use controller::driver::Driver;
@@ -16,13 +15,9 @@ use crate::LearningSwitch;
 
 fn info(dpid: u64, version: Version) -> SwitchInfo {
     SwitchInfo {
-        dpid: openflow::Dpid(dpid),
-        version,
         n_buffers: 256,
         n_tables: 254,
-        capabilities: 0,
-        ports: Vec::new(),
-        peer: SocketAddr::from(([127, 0, 0, 1], 1)),
+        ..SwitchInfo::new(openflow::Dpid(dpid), version)
     }
 }
 
