@@ -85,16 +85,7 @@ impl Contract {
         let Some(schema) = resp["content"]["application/json"].get("schema") else {
             return;
         };
-        // The response's schema as the root, with the document's components beside it
-        // so that its `#/components/schemas/...` references resolve.
-        let mut root = schema.clone();
-        if let Some(obj) = root.as_object_mut() {
-            obj.insert(
-                "$schema".into(),
-                "https://json-schema.org/draft/2020-12/schema".into(),
-            );
-            obj.insert("components".into(), self.doc["components"].clone());
-        }
+        let root = self.rooted(schema);
         let validator = jsonschema::validator_for(&root)
             .unwrap_or_else(|e| panic!("the schema of {method} {t} {}: {e}", r.status));
         let errors: Vec<String> = validator
@@ -108,11 +99,9 @@ impl Contract {
         );
     }
 
-    /// Panics unless `value` validates against the document's component schema
-    /// `name` (an event stream's data, which no response schema describes).
-    pub fn check_component(&self, name: &str, value: &Value) {
-        let schema = &self.doc["components"]["schemas"][name];
-        assert!(schema.is_object(), "no component {name} in openapi.json");
+    /// `schema` as a root document, the document's components beside it so that its
+    /// `#/components/schemas/...` references resolve.
+    fn rooted(&self, schema: &Value) -> Value {
         let mut root = schema.clone();
         if let Some(obj) = root.as_object_mut() {
             obj.insert(
@@ -121,6 +110,15 @@ impl Contract {
             );
             obj.insert("components".into(), self.doc["components"].clone());
         }
+        root
+    }
+
+    /// Panics unless `value` validates against the document's component schema
+    /// `name` (an event stream's data, which no response schema describes).
+    pub fn check_component(&self, name: &str, value: &Value) {
+        let schema = &self.doc["components"]["schemas"][name];
+        assert!(schema.is_object(), "no component {name} in openapi.json");
+        let root = self.rooted(schema);
         let validator = jsonschema::validator_for(&root)
             .unwrap_or_else(|e| panic!("the schema of {name}: {e}"));
         let errors: Vec<String> = validator

@@ -226,11 +226,23 @@ pub fn packet_in(version: Version, in_port: u32, frame: &[u8]) -> Vec<u8> {
 /// `in_port`: with `buffer_id` [`openflow::model::NO_BUFFER`], the whole frame; with
 /// another (the switch buffered it), its first 128 bytes.
 pub fn packet_in_message(version: Version, in_port: u32, frame: &[u8], buffer_id: u32) -> Message {
+    buffered_packet_in(version, in_port, frame, buffer_id, 128)
+}
+
+/// [`packet_in_message`] with the switch's miss_send_len: a buffered frame carries its
+/// first `miss_send_len` bytes (the emulator's SET_CONFIG sets it).
+pub(crate) fn buffered_packet_in(
+    version: Version,
+    in_port: u32,
+    frame: &[u8],
+    buffer_id: u32,
+    miss_send_len: usize,
+) -> Message {
     let total_len = frame.len() as u16;
     let data = if buffer_id == NO_BUFFER {
         frame.to_vec()
     } else {
-        frame[..frame.len().min(128)].to_vec()
+        frame[..frame.len().min(miss_send_len)].to_vec()
     };
     match version {
         Version::V1_0 => Message::V10(of10::Message::PacketIn(of10::PacketIn {

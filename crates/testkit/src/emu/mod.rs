@@ -327,35 +327,9 @@ impl Emu {
 
     /// The PACKET_IN [`Emu::send_packet_in`] sends.
     pub fn packet_in(&self, in_port: u32, frame: &[u8], buffer_id: Option<u32>) -> Message {
-        let total_len = frame.len() as u16;
-        let data = match buffer_id {
-            Some(_) => {
-                frame[..frame.len().min(self.miss_send_len.unwrap_or(128) as usize)].to_vec()
-            }
-            None => frame.to_vec(),
-        };
+        let keep = self.miss_send_len.unwrap_or(128) as usize;
         let buffer_id = buffer_id.unwrap_or(NO_BUFFER);
-        match self.ver() {
-            Version::V1_0 => Message::V10(of10::Message::PacketIn(of10::PacketIn {
-                buffer_id,
-                total_len,
-                in_port: in_port as u16,
-                reason: of10::PacketInReason::NoMatch,
-                data,
-            })),
-            Version::V1_3 => Message::V13(of13::Message::PacketIn(of13::PacketIn {
-                buffer_id,
-                total_len,
-                reason: of13::PacketInReason::NoMatch,
-                table_id: 0,
-                cookie: 0,
-                match_: of13::Match::new(vec![of13::Oxm::basic(
-                    of13::OxmField::InPort,
-                    in_port as u64,
-                )]),
-                data,
-            })),
-        }
+        crate::frames::buffered_packet_in(self.ver(), in_port, frame, buffer_id, keep)
     }
 
     /// Sends a PORT_STATUS: port `port_no` (named and addressed as in the handshake)
