@@ -160,11 +160,16 @@ pub struct ConnLimits {
 /// flight at once, each started several handlings before it is needed.
 pub const PREFETCH_AHEAD: usize = 8;
 
+/// The ring's slots: a power of two over `PREFETCH_AHEAD + 1`, so that its indices are
+/// masked, not divided.
+const RING: usize = (PREFETCH_AHEAD + 1).next_power_of_two();
+
 /// Frames read ahead of the one being handled, their headers checked, in order: the
 /// current one first (a ring on the stack: no allocation per turn).
 struct Ahead<'a> {
-    /// The frames, from `head`, `len` of them.
-    ring: [Option<Frame<'a>>; PREFETCH_AHEAD + 1],
+    /// The frames, from `head`, `len` of them (the other slots hold stale frames or
+    /// `None`).
+    ring: [Option<Frame<'a>>; RING],
     /// Where the first is.
     head: usize,
     /// How many there are.
@@ -174,7 +179,7 @@ struct Ahead<'a> {
 impl<'a> Ahead<'a> {
     fn new() -> Ahead<'a> {
         Ahead {
-            ring: [None; PREFETCH_AHEAD + 1],
+            ring: [None; RING],
             head: 0,
             len: 0,
         }
@@ -182,8 +187,7 @@ impl<'a> Ahead<'a> {
 
     #[inline]
     fn push(&mut self, f: Frame<'a>) {
-        let at = (self.head + self.len) % self.ring.len();
-        self.ring[at] = Some(f);
+        self.ring[(self.head + self.len) & (RING - 1)] = Some(f);
         self.len += 1;
     }
 
@@ -192,8 +196,9 @@ impl<'a> Ahead<'a> {
         if self.len == 0 {
             return None;
         }
-        let f = self.ring[self.head].take();
-        self.head = (self.head + 1) % self.ring.len();
+        // Copied out, not taken: the slot is written again before it is read again.
+        let f = self.ring[self.head];
+        self.head = (self.head + 1) & (RING - 1);
         self.len -= 1;
         f
     }

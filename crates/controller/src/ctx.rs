@@ -46,10 +46,9 @@ pub struct SwitchCtx<'a> {
     pub(crate) app: usize,
     /// Its name, for the log.
     pub(crate) app_name: &'static str,
-    /// Its cookie tag ([`crate::cookie`]).
+    /// Its cookie tag ([`crate::cookie`]), written into its FLOW_MODs by the encoders
+    /// ([`SwitchCtx::owner`]).
     pub(crate) tag: u16,
-    /// Its cookie owner, written into its FLOW_MODs by the encoders.
-    pub(crate) owner: CookieOwner,
     /// While initializers run: the flows found on the switch and kept by their apps
     /// ([`crate::reconcile`]); `None` when the switch's table is not known.
     pub(crate) adopted: Option<&'a [openflow::ofctl::FlowEntry]>,
@@ -75,7 +74,6 @@ impl<'a> SwitchCtx<'a> {
             app: 0,
             app_name: "",
             tag: 0,
-            owner: CookieOwner::NONE,
             adopted: None,
         }
     }
@@ -87,7 +85,13 @@ impl<'a> SwitchCtx<'a> {
         self.app = app;
         self.app_name = name;
         self.tag = tag;
-        self.owner = crate::cookie::owner(tag);
+    }
+
+    /// The running app's cookie owner, for the encoders: made where a FLOW_MOD is,
+    /// not each time the context is pointed at an app (three handlers a PACKET_IN).
+    #[inline]
+    fn owner(&self) -> CookieOwner {
+        crate::cookie::owner(self.tag)
     }
 
     /// The switch, ports current. Borrowed for the whole handler, not from `self`, so
@@ -138,7 +142,7 @@ impl<'a> SwitchCtx<'a> {
     #[inline]
     pub fn send_flow_mod(&mut self, fm: &FlowMod<'_>) -> Option<u32> {
         let xid = self.requests.next_xid();
-        let (version, owner) = (self.info.version, self.owner);
+        let (version, owner) = (self.info.version, self.owner());
         let r = self.out.push(version.wire(), msg_type::FLOW_MOD, |b| {
             fm.encode_owned(version, xid, owner, b)
         });
@@ -194,7 +198,7 @@ impl<'a> SwitchCtx<'a> {
             );
             return None;
         }
-        let owner = self.owner;
+        let owner = self.owner();
         let r = self.out.push(msg.version().wire(), msg.msg_type(), |b| {
             msg.encode_owned(xid, owner, b)
         });

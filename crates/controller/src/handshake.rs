@@ -24,9 +24,15 @@
 //! request with an ERROR, is one whose table is not known: `flows` is `None`, and the
 //! apps behave as on a switch with no flows they know of.
 //!
-//! ECHO_REQUEST is answered at any point after HELLO; the switch's asynchronous messages
-//! (PACKET_IN, FLOW_REMOVED, PORT_STATUS) and ECHO_REPLY are skipped; anything else that
-//! is not the expected reply fails the handshake. Every header is checked: a length under
+//! ECHO_REQUEST is answered at any point after HELLO, and ECHO_REPLY skipped. The
+//! switch's asynchronous messages (PACKET_IN, FLOW_REMOVED, PORT_STATUS) are *held*, in
+//! order, up to [`MAX_HELD`] bytes, and handed over ahead of the leftover bytes, so the
+//! apps see them once the switch is added: a switch may send them as soon as HELLO is
+//! done (cbench teaches the controller its hosts with a PACKET_IN right after its
+//! FEATURES_REPLY; a port may go down while we wait for the barrier). Past the bound
+//! they are dropped and counted ([`Established::dropped`]): a switch flooding us during
+//! the handshake costs a bounded buffer. Anything else that is not the expected reply
+//! fails the handshake. Every header is checked: a length under
 //! 8 or over the limit, or a version other than the negotiated one, fails it.
 
 use std::time::Duration;
@@ -70,6 +76,11 @@ pub const MAX_HELLO_LEN: usize = 1024;
 /// The most flows read from a switch at connection; beyond, its table counts as not
 /// known (the apps then keep nothing they do not install again).
 pub const MAX_FLOWS: usize = 200_000;
+
+/// The most bytes of asynchronous messages held during the handshake for the apps (see
+/// the module doc): a few hundred PACKET_INs of 128 bytes, every PORT_STATUS a switch
+/// of a thousand ports sends at once.
+pub const MAX_HELD: usize = 64 * 1024;
 
 /// The longest message accepted during the handshake after HELLO: the header's 16-bit
 /// length field allows no more, and a 1.0 FEATURES_REPLY with many ports may need it.
@@ -232,9 +243,12 @@ pub struct Established {
     pub capabilities: u32,
     /// The ports (1.0 FEATURES_REPLY, 1.3 PORT_DESC parts in order).
     pub ports: Vec<PortInfo>,
-    /// Bytes received after the handshake's last message: the start of the switch's
-    /// regular traffic, which the worker must process first.
+    /// The asynchronous messages held during the handshake (see the module doc), then
+    /// the bytes received after its last message: the start of the switch's regular
+    /// traffic, which the worker must process first.
     pub leftover: Vec<u8>,
+    /// Asynchronous messages dropped during the handshake, past [`MAX_HELD`].
+    pub dropped: u64,
     /// The switch's flows when it connected (FLOW_STATS); `None` when not known (not
     /// asked, not answered, refused, or over [`MAX_FLOWS`]).
     pub flows: Option<Vec<FlowEntry>>,
@@ -334,6 +348,10 @@ pub struct Handshake {
     flows: Option<Vec<FlowEntry>>,
     /// Whether the last part of the flows came.
     flows_done: bool,
+    /// The asynchronous messages held so far, whole, in order (see the module doc).
+    held: Vec<u8>,
+    /// Asynchronous messages dropped past [`MAX_HELD`].
+    dropped: u64,
 }
 
 impl Handshake {
@@ -359,6 +377,8 @@ impl Handshake {
             flows_xid: None,
             flows: Some(Vec::new()),
             flows_done: false,
+            held: Vec::new(),
+            dropped: 0,
         };
         let mut out = Vec::with_capacity(16);
         let max = *hs.versions.last().unwrap_or(&Version::V1_3);
@@ -405,8 +425,10 @@ impl Handshake {
             pos += len;
             match self.on_message(&frame, out) {
                 Ok(true) => {
-                    let leftover = self.buf[pos..].to_vec();
-                    break Ok(Progress::Established(self.established(leftover)));
+                    let rest = std::mem::take(&mut self.buf);
+                    let est = self.established(&rest[pos..]);
+                    self.buf = rest;
+                    break Ok(Progress::Established(est));
                 }
                 Ok(false) => {}
                 Err(e) => break Err(e),
@@ -477,7 +499,13 @@ impl Handshake {
                 .map_err(|_| HandshakeError::Encode("ECHO_REPLY"))?;
                 return Ok(false);
             }
-            ty::ECHO_REPLY | ty::PACKET_IN | ty::FLOW_REMOVED | ty::PORT_STATUS => {
+            ty::ECHO_REPLY => return Ok(false),
+            ty::PACKET_IN | ty::FLOW_REMOVED | ty::PORT_STATUS => {
+                if self.held.len() + frame.len() <= MAX_HELD {
+                    self.held.extend_from_slice(frame);
+                } else {
+                    self.dropped += 1;
+                }
                 return Ok(false);
             }
             ty::ERROR if self.flows_xid == Some(h.xid()) && self.step == Step::Barrier => {
@@ -716,7 +744,9 @@ impl Handshake {
         }
     }
 
-    fn established(&mut self, leftover: Vec<u8>) -> Established {
+    fn established(&mut self, rest: &[u8]) -> Established {
+        let mut leftover = std::mem::take(&mut self.held);
+        leftover.extend_from_slice(rest);
         Established {
             version: self.version.unwrap_or(Version::V1_3),
             dpid: self.features.dpid,
@@ -725,6 +755,7 @@ impl Handshake {
             capabilities: self.features.capabilities,
             ports: std::mem::take(&mut self.ports),
             leftover,
+            dropped: self.dropped,
             flows: if self.read_flows {
                 self.flows.take()
             } else {

@@ -586,15 +586,61 @@ fn echo_is_answered_during_the_handshake() {
     assert_eq!(xid_of(&out), 0x1234);
 }
 
+/// A 1.0 PACKET_IN of `n` bytes in all, xid `xid` (its body zeros: only framing matters).
+fn packet_in_v10(xid: u32, n: u16) -> Vec<u8> {
+    let mut m = vec![1u8, 10];
+    m.extend_from_slice(&n.to_be_bytes());
+    m.extend_from_slice(&xid.to_be_bytes());
+    m.resize(usize::from(n), 0);
+    m
+}
+
 #[test]
-fn async_messages_during_the_handshake_are_skipped() {
-    let mut hs = start();
+fn async_messages_during_the_handshake_are_held_for_the_apps_in_order() {
+    let (mut hs, _, barrier_xid) = up_to_the_barrier(Version::V1_0);
     let mut out = Vec::new();
-    hs.feed(&hello(0x01, None), &mut out).unwrap();
-    let status = [1u8, 12, 0, 8, 0, 0, 0, 0];
-    assert_eq!(hs.feed(&status, &mut out).unwrap(), Progress::NeedMore);
-    let echo_reply = [1u8, 3, 0, 8, 0, 0, 0, 0];
-    assert_eq!(hs.feed(&echo_reply, &mut out).unwrap(), Progress::NeedMore);
+    // cbench's gratuitous ARP right after its FEATURES_REPLY, a PORT_STATUS, an
+    // ECHO_REPLY (skipped) and a FLOW_REMOVED, all before the barrier's reply.
+    let arp = packet_in_v10(7, 78);
+    let status = [1u8, 12, 0, 8, 0, 0, 0, 8];
+    let echo_reply = [1u8, 3, 0, 8, 0, 0, 0, 9];
+    let removed = [1u8, 11, 0, 8, 0, 0, 0, 10];
+    for m in [&arp[..], &status, &echo_reply, &removed] {
+        assert_eq!(hs.feed(m, &mut out).unwrap(), Progress::NeedMore);
+    }
+    let mut tail = barrier_reply(Version::V1_0, barrier_xid);
+    tail.extend_from_slice(&[1, 10, 0]);
+    let Progress::Established(e) = hs.feed(&tail, &mut out).unwrap() else {
+        panic!("not established");
+    };
+    let mut expected = arp.clone();
+    expected.extend_from_slice(&status);
+    expected.extend_from_slice(&removed);
+    expected.extend_from_slice(&[1, 10, 0]);
+    assert_eq!(e.leftover, expected, "held first, in order, then the rest");
+    assert_eq!(e.dropped, 0);
+}
+
+#[test]
+fn async_messages_past_the_bound_are_dropped_and_counted() {
+    let (mut hs, _, barrier_xid) = up_to_the_barrier(Version::V1_0);
+    let mut out = Vec::new();
+    let n = 1000u16;
+    let fits = MAX_HELD / usize::from(n);
+    for xid in 0..fits as u32 + 5 {
+        hs.feed(&packet_in_v10(xid, n), &mut out).unwrap();
+    }
+    let Progress::Established(e) = hs
+        .feed(&barrier_reply(Version::V1_0, barrier_xid), &mut out)
+        .unwrap()
+    else {
+        panic!("not established");
+    };
+    assert_eq!(e.leftover.len(), fits * usize::from(n));
+    assert!(e.leftover.len() <= MAX_HELD);
+    assert_eq!(e.dropped, 5);
+    // The ones held are the first ones.
+    assert_eq!(&e.leftover[..usize::from(n)], &packet_in_v10(0, n)[..]);
 }
 
 #[test]

@@ -135,6 +135,55 @@ fn the_13_switch_gets_a_table_miss_entry_to_the_controller() {
     assert_eq!(output_ports(&fm), vec![of13::OFPP_CONTROLLER]);
 }
 
+/// What a switch sends before the handshake ends reaches the apps once it does, in
+/// order: cbench teaches the controller its destination host with a PACKET_IN sent
+/// right after its FEATURES_REPLY, before the barrier's reply, and then expects
+/// FLOW_MODs to it. (The handshake used to skip such messages: every later PACKET_IN
+/// was flooded.)
+fn learns_from_a_packet_in_sent_during_the_handshake(mut spec: Spec) {
+    let ctl = start();
+    spec.answer_barrier = false;
+    let mut sw = Emu::connect(ctl.addr, spec).unwrap();
+    let (barrier_xid, _) = sw
+        .wait_for(T, |m| {
+            matches!(
+                m,
+                Message::V10(of10::Message::BarrierRequest)
+                    | Message::V13(of13::Message::BarrierRequest)
+            )
+        })
+        .unwrap();
+    let (a, b) = (host(0x1a), host(0x1b));
+    // A is behind port 2 (cbench's gratuitous ARP, broadcast).
+    sw.send_packet_in(2, &emu::frame(a, openflow::MacAddr::BROADCAST), None)
+        .unwrap();
+    let barrier_reply = match sw.ver() {
+        openflow::Version::V1_0 => Message::V10(of10::Message::BarrierReply),
+        openflow::Version::V1_3 => Message::V13(of13::Message::BarrierReply),
+    };
+    sw.send_raw(&barrier_reply.to_bytes(barrier_xid).unwrap())
+        .unwrap();
+    // The broadcast is flooded once the switch is added...
+    let (_, out) = sw.wait_for(T, is_packet_out).unwrap();
+    assert_eq!(output_ports(&out), vec![FLOOD]);
+    // ... and A was learned from it: B → A gets a FLOW_MOD out port 2.
+    sw.send_packet_in(1, &emu::frame(b, a), Some(7)).unwrap();
+    let (_, fm) = sw
+        .wait_for(T, |m| is_flow_mod(m) && output_ports(m) == vec![2])
+        .unwrap();
+    assert_eq!(flow_match(&fm), Some((1, b.0, a.0, IDLE)), "{fm:?}");
+}
+
+#[test]
+fn a_packet_in_during_the_handshake_is_learned_from_on_openflow_10() {
+    learns_from_a_packet_in_sent_during_the_handshake(Spec::v10(0xe10));
+}
+
+#[test]
+fn a_packet_in_during_the_handshake_is_learned_from_on_openflow_13() {
+    learns_from_a_packet_in_sent_during_the_handshake(Spec::v13(0xe13));
+}
+
 #[test]
 fn mac_tables_are_per_switch() {
     let ctl = start();

@@ -668,8 +668,18 @@ impl Admission {
         self.strikes.succeed(p.peer.ip(), now);
         let mut est = est;
         let flows = est.flows.take();
+        let dropped = est.dropped;
         let (info, leftover) = est.into_info(p.peer);
         let dpid = info.dpid;
+        if dropped > 0 {
+            warn!(
+                dpid = %dpid,
+                peer = %p.peer,
+                dropped,
+                held = crate::handshake::MAX_HELD,
+                "asynchronous messages sent during the handshake past the bytes held for the apps were dropped"
+            );
+        }
         let uid = token as u64;
         let mut reg = lock(&self.registry);
         let worker = match reg.get(&dpid) {

@@ -130,6 +130,7 @@ impl<'r> Run<'r> {
     ) {
         let mut stopped = false;
         let mut clock = self.timing.sample_packet_in().then(self.clock);
+        let dpid = Some(self.ctx.dpid());
         for h in handlers {
             let observe = h.order.phase == Phase::Observe;
             if (stopped && !observe) || skipped(self.plan, h.app) {
@@ -139,7 +140,6 @@ impl<'r> Run<'r> {
             self.ctx.run_as(h.app, a.name, a.tag);
             self.timing.count_only(h.id);
             let (ctx, slot) = (&mut self.ctx, &mut self.slots[h.app]);
-            let dpid = Some(ctx.dpid());
             let flow = guarded(&a.guard, dpid, what, || call(&h.call, ctx, slot));
             if let Some(before) = clock {
                 let after = (self.clock)();
