@@ -425,10 +425,7 @@ impl Handshake {
             pos += len;
             match self.on_message(&frame, out) {
                 Ok(true) => {
-                    let rest = std::mem::take(&mut self.buf);
-                    let est = self.established(&rest[pos..]);
-                    self.buf = rest;
-                    break Ok(Progress::Established(est));
+                    break Ok(Progress::Established(self.established(pos)));
                 }
                 Ok(false) => {}
                 Err(e) => break Err(e),
@@ -744,9 +741,10 @@ impl Handshake {
         }
     }
 
-    fn established(&mut self, rest: &[u8]) -> Established {
+    /// The result, the bytes fed from `pos` on being the leftover (after the held ones).
+    fn established(&mut self, pos: usize) -> Established {
         let mut leftover = std::mem::take(&mut self.held);
-        leftover.extend_from_slice(rest);
+        leftover.extend_from_slice(&self.buf[pos..]);
         Established {
             version: self.version.unwrap_or(Version::V1_3),
             dpid: self.features.dpid,
